@@ -1,0 +1,125 @@
+"""The central object: equations of motion, as every exporter receives them.
+
+Whatever the method, the equations are stored in one first-order form with states
+``x = (q, u)``:
+
+* kinematics      ``q' = K(q, u, t)``                        (n equations)
+* dynamics        ``M(q, u, t) [u', lambda] = F(q, u, t)``   (p + m equations, solved numerically)
+
+For the full methods (lagrange, nielsen) ``u = q'`` and ``lambda`` are the constraint
+multipliers; for the reduced methods (maggi, appell, chaplygin) ``u`` are the independent
+velocities and there are no multipliers. ``acceleration_map`` gives q'' in terms of
+(q, u, u', t). No exporter re-derives anything from the system.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import sympy as sp
+
+from . import symbols as S
+from .system import System
+
+
+@dataclass(frozen=True)
+class DerivationStats:
+    """How much work a derivation took."""
+
+    seconds: float
+    differentiations_partial: int = 0
+    differentiations_time: int = 0
+    diff_calls: int = 0
+    counted: bool = False
+
+    @property
+    def differentiations(self) -> int:
+        return self.differentiations_partial + self.differentiations_time
+
+
+@dataclass(frozen=True)
+class EquationsOfMotion:
+    """Equations of motion of one system by one method (immutable)."""
+
+    system: System
+    method: str
+    u: tuple[sp.Symbol, ...]
+    kinematics: sp.ImmutableMatrix
+    acceleration_map: sp.ImmutableMatrix
+    mass_matrix: sp.ImmutableMatrix
+    forcing: sp.ImmutableMatrix
+    multipliers: tuple[sp.Symbol, ...] = ()
+    velocity_constraints: tuple[sp.Expr, ...] = ()
+    independent: tuple[str, ...] = ()
+    dependent: tuple[str, ...] = ()
+    constraint_jacobian: sp.ImmutableMatrix | None = None  # A(q, t), m x n
+    baumgarte: tuple[float, float] | None = None
+    forms: tuple[tuple[str, sp.Basic], ...] = ()
+    stats: DerivationStats = field(default_factory=lambda: DerivationStats(0.0))
+
+    # -- views -----------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self.system.name
+
+    @property
+    def q(self) -> tuple[sp.Symbol, ...]:
+        return self.system.q
+
+    @property
+    def qd(self) -> tuple[sp.Symbol, ...]:
+        return self.system.qd
+
+    @property
+    def qdd(self) -> tuple[sp.Symbol, ...]:
+        return self.system.qdd
+
+    @property
+    def du(self) -> tuple[sp.Symbol, ...]:
+        return tuple(S.qdd(S.base_name(s)) for s in self.u)
+
+    @property
+    def dependent_index(self) -> tuple[int, ...]:
+        names = [c.name for c in self.system.coordinates]
+        return tuple(names.index(nm) for nm in self.dependent)
+
+    @property
+    def unknowns(self) -> tuple[sp.Symbol, ...]:
+        return self.du + self.multipliers
+
+    @property
+    def is_reduced(self) -> bool:
+        return len(self.u) < self.system.n
+
+    @property
+    def holonomic(self) -> tuple[sp.Expr, ...]:
+        return self.system.holonomic
+
+    @property
+    def outputs(self) -> Mapping[str, sp.Expr]:
+        return self.system.outputs
+
+    @property
+    def parameters(self):
+        return self.system.parameters
+
+    @property
+    def inputs(self):
+        return self.system.inputs
+
+    def form(self, name: str) -> sp.Basic:
+        return dict(self.forms)[name]
+
+    def equations(self) -> list[sp.Eq]:
+        """The dynamic equations ``(M [u', lambda])_i = F_i`` as sympy equalities."""
+        lhs = self.mass_matrix * sp.Matrix(self.unknowns)
+        return [sp.Eq(lhs[i], self.forcing[i]) for i in range(lhs.shape[0])]
+
+    @functools.cached_property
+    def numeric(self):
+        """Compiled numeric evaluation of this model (see :class:`bridge.numeric_model.NumericModel`)."""
+        from .numeric_model import NumericModel
+
+        return NumericModel(self)

@@ -1,0 +1,536 @@
+"""Reading and checking system files.
+
+Every problem found is collected and reported at once as a :class:`SystemFileError`,
+one paragraph per problem naming the file, the entry and the fix.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import sympy as sp
+
+from . import symbols as S
+from .errors import ProblemCollector, SystemFileError
+from .expressions import FUNCTIONS, SPECIAL_NAMES, ExpressionError, caret, parse_expression
+from .numeric import compile_exprs
+from .system import Coordinate, Input, Parameter, System, finite, total_derivative
+
+MODELICA_KEYWORDS = frozenset("""
+algorithm and annotation assert block break class connect connector constant constrainedby der
+discrete each else elseif elsewhen encapsulated end enumeration equation expandable extends external
+false final flow for function if import impure in initial inner input loop model not operator or outer
+output package parameter partial protected public pure record redeclare replaceable return stream then
+true type when while within time
+""".split())
+C_KEYWORDS = frozenset("""
+auto break case char const continue default do double else enum extern float for goto if inline int long
+register restrict return short signed sizeof static struct switch typedef union unsigned void volatile
+while _Bool _Complex _Imaginary bool true false NULL main
+""".split())
+RESERVED = MODELICA_KEYWORDS | C_KEYWORDS | frozenset(FUNCTIONS) | frozenset(SPECIAL_NAMES)
+IDENTIFIER = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
+
+TOP_LEVEL = {"name", "description", "coordinates", "parameters", "inputs", "definitions", "energy",
+             "forces", "constraints", "outputs", "method", "simulation", "reference"}
+COORDINATE_KEYS = {"start", "velocity", "unit", "description"}
+PARAMETER_KEYS = {"value", "unit", "description"}
+INPUT_KEYS = {"start", "unit", "description"}
+ENERGY_KEYS = {"kinetic", "potential", "dissipation"}
+CONSTRAINT_KEYS = {"holonomic", "nonholonomic"}
+METHOD_KEYS = {"independent"}
+SIMULATION_KEYS = {"stop_time", "interval", "rtol", "atol"}
+START_TOL = 1e-9
+
+
+def _suggest(word: str, choices) -> str:
+    close = difflib.get_close_matches(word, list(choices), n=1)
+    return f"did you mean {close[0]!r}?" if close else ""
+
+
+def load_system(path: str | Path) -> System:
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise SystemFileError(f"{path}: cannot read the system file ({exc.strerror or exc})") from exc
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SystemFileError(f"{path}: the file is not UTF-8 text (byte {exc.start}); save it as UTF-8") from exc
+    return parse_system(text, str(path))
+
+
+def parse_system(text: str, source: str = "<string>") -> System:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        col = ProblemCollector(source)
+        col.add("toml", f"malformed TOML ({exc})",
+                "check quotes, brackets and that each key appears once; see the format in README.md")
+        raise SystemFileError(col.problems) from exc
+    return build_system(data, source)
+
+
+def build_system(data: Mapping[str, Any], source: str = "<python>") -> System:
+    return _Builder(data, source).build()
+
+
+class _Builder:
+    """One pass over the mapping; collects problems instead of stopping at the first."""
+
+    def __init__(self, data: Mapping[str, Any], source: str):
+        self.data = data
+        self.source = source
+        self.p = ProblemCollector(source)
+        self.names: dict[str, str] = {}  # name -> kind
+        self.symbols: dict[str, sp.Expr] = {}
+        self.definition_text: dict[str, Any] = {}
+        self.definitions: dict[str, sp.Expr] = {}
+        self._defining: list[str] = []
+        self.coords: list[Coordinate] = []
+        self.params: list[Parameter] = []
+        self.inputs: list[Input] = []
+
+    # -- small helpers -------------------------------------------------------------
+    def table(self, key: str, required: bool = False) -> dict:
+        value = self.data.get(key, {})
+        if key not in self.data and required:
+            self.p.add(key, f"the [{key}] table is missing", f"add a [{key}] table")
+            return {}
+        if not isinstance(value, dict):
+            self.p.add(key, f"{key} must be a table, not {type(value).__name__}", f"write it as [{key}]")
+            return {}
+        return value
+
+    def check_keys(self, entry: str, value: dict, allowed: set[str]) -> None:
+        for key in value:
+            if key not in allowed:
+                hint = _suggest(key, allowed) or "allowed keys: " + ", ".join(sorted(allowed))
+                self.p.add(f"{entry}.{key}" if entry else key, f"unknown key {key!r}", hint)
+
+    def declare(self, entry: str, name: str, kind: str) -> bool:
+        if not isinstance(name, str) or not name.isascii():
+            self.p.add(entry, f"name {name!r} contains non-ASCII characters",
+                       "use ASCII letters, digits and underscores, e.g. theta instead of \u03b8")
+            return False
+        if not IDENTIFIER.match(name):
+            self.p.add(entry, f"{name!r} is not a valid identifier",
+                       "names start with a letter and contain only letters, digits and underscores")
+            return False
+        if name in RESERVED or name.startswith("fmi") or name.startswith("nhb_"):
+            what = ("a Modelica keyword" if name in MODELICA_KEYWORDS else "a C keyword" if name in C_KEYWORDS
+                    else "a reserved name of the expression language" if name in FUNCTIONS or name in SPECIAL_NAMES
+                    else "reserved for generated code")
+            self.p.add(entry, f"{name!r} is {what} and cannot be used as a name",
+                       f"rename it, e.g. {name}_")
+            return False
+        if name in self.names:
+            self.p.add(entry, f"{name!r} is already declared as a {self.names[name]}",
+                       "every name must be unique across coordinates, parameters, inputs, definitions and outputs")
+            return False
+        self.names[name] = kind
+        return True
+
+    def number(self, entry: str, value: Any, required: bool = True, default: float = 0.0) -> float:
+        if value is None:
+            if required:
+                self.p.add(entry, "value is missing", "give a number")
+            return default
+        if not finite(value):
+            self.p.add(entry, f"expected a finite number, got {value!r}", "write a number like 1.5 (no quotes)")
+            return default
+        return float(value)
+
+    def text(self, entry: str, value: Any) -> str:
+        if value is None:
+            return ""
+        if not isinstance(value, str):
+            self.p.add(entry, f"expected a string, got {type(value).__name__}", 'write it in quotes, e.g. "m"')
+            return ""
+        return value
+
+    # -- expression parsing --------------------------------------------------------
+    def resolve(self, name: str, pos: int) -> sp.Expr:
+        if name in self.symbols:
+            return self.symbols[name]
+        if name in self.definition_text:
+            return self.definition(name)
+        if name == "t":
+            return S.t
+        hint = _suggest(name, list(self.symbols) + list(self.definition_text))
+        raise ExpressionError(f"unknown name {name!r}", pos,
+                              hint or "declare it under [coordinates], [parameters], [inputs] or [definitions]")
+
+    def der(self, expr: sp.Expr, pos: int) -> sp.Expr:
+        inputs = [u.symbol for u in self.inputs if u.symbol in expr.free_symbols]
+        if inputs:
+            raise ExpressionError(f"der() of the input {inputs[0]} is not available", pos,
+                                  "inputs are external signals without a known derivative; "
+                                  "add its rate as another input")
+        qdd = {c.acceleration_symbol for c in self.coords}
+        if expr.free_symbols & qdd:
+            raise ExpressionError("der() of an acceleration (third derivative) is not supported", pos)
+        q = [c.symbol for c in self.coords]
+        return total_derivative(expr, q, [c.velocity_symbol for c in self.coords],
+                                [c.acceleration_symbol for c in self.coords])
+
+    def definition(self, name: str) -> sp.Expr:
+        if name in self.definitions:
+            return self.definitions[name]
+        if name in self._defining:
+            cycle = " -> ".join(self._defining[self._defining.index(name):] + [name])
+            raise ExpressionError(f"definitions refer to each other in a cycle: {cycle}", None,
+                                  "remove the cycle")
+        self._defining.append(name)
+        try:
+            expr = self.parse(f"definitions.{name}", self.definition_text[name], nested=True)
+        finally:
+            self._defining.pop()
+        self.definitions[name] = expr
+        return expr
+
+    def parse(self, entry: str, text: Any, nested: bool = False) -> sp.Expr | None:
+        """Parse one expression entry; on error record a problem and return None."""
+        if isinstance(text, sp.Basic):
+            return self.check_sympy(entry, text)
+        if isinstance(text, (int, float)) and not isinstance(text, bool) and math.isfinite(text):
+            return sp.nsimplify(text, rational=True)
+        if not isinstance(text, str):
+            self.p.add(entry, f"expected an expression string, got {type(text).__name__}",
+                       'write the expression in quotes, e.g. "m*g*y"')
+            return None
+        try:
+            return parse_expression(text, self.resolve, self.der)
+        except ExpressionError as exc:
+            if nested:
+                raise
+            self.p.add(entry, f"{exc.message}{caret(text, exc.position)}", exc.hint)
+            return None
+        except RecursionError:
+            self.p.add(entry, "expression is nested too deep", "split it with [definitions]")
+            return None
+
+    def check_sympy(self, entry: str, expr: sp.Basic) -> sp.Expr | None:
+        known = set(self.symbols.values()) | {S.t} | {c.velocity_symbol for c in self.coords} | {
+            c.acceleration_symbol for c in self.coords}
+        unknown = [s for s in expr.free_symbols if s not in known]
+        if unknown:
+            self.p.add(entry, f"unknown symbol(s) {', '.join(sorted(map(str, unknown)))}",
+                       "use bridge.symbols.q/qd for coordinates and Symbol(name) for declared parameters")
+            return None
+        return expr
+
+    # -- the sections --------------------------------------------------------------
+    def build(self) -> System:
+        d = self.data
+        for key in d:
+            if key not in TOP_LEVEL:
+                self.p.add(key, f"unknown entry [{key}]", _suggest(key, TOP_LEVEL)
+                           or "allowed: " + ", ".join(sorted(TOP_LEVEL)))
+        name = d.get("name")
+        if name is None:
+            self.p.add("name", "the model name is missing", 'add name = "MyModel" at the top of the file')
+            name = "Model"
+        elif not isinstance(name, str):
+            self.p.add("name", "the model name must be a string", 'write name = "MyModel"')
+            name = "Model"
+        else:
+            self.declare("name", name, "model name")
+        description = self.text("description", d.get("description", ""))
+
+        for cname, spec in self.table("coordinates", required=True).items():
+            entry = f"coordinates.{cname}"
+            if not isinstance(spec, dict):
+                self.p.add(entry, "expected an inline table", f"write {cname} = {{ start = 0.0, velocity = 0.0 }}")
+                continue
+            self.check_keys(entry, spec, COORDINATE_KEYS)
+            if self.declare(entry, cname, "coordinate"):
+                c = Coordinate(cname, self.number(f"{entry}.start", spec.get("start")),
+                               self.number(f"{entry}.velocity", spec.get("velocity"), required=False),
+                               self.text(f"{entry}.unit", spec.get("unit")),
+                               self.text(f"{entry}.description", spec.get("description")))
+                self.coords.append(c)
+                self.symbols[cname] = c.symbol
+        if not self.coords and "coordinates" in d:
+            self.p.add("coordinates", "no coordinates are declared", "declare at least one coordinate")
+
+        for pname, spec in self.table("parameters").items():
+            entry = f"parameters.{pname}"
+            if not isinstance(spec, dict):
+                spec = {"value": spec}
+            self.check_keys(entry, spec, PARAMETER_KEYS)
+            if self.declare(entry, pname, "parameter"):
+                par = Parameter(pname, self.number(f"{entry}.value", spec.get("value")),
+                                self.text(f"{entry}.unit", spec.get("unit")),
+                                self.text(f"{entry}.description", spec.get("description")))
+                self.params.append(par)
+                self.symbols[pname] = par.symbol
+
+        for uname, spec in self.table("inputs").items():
+            entry = f"inputs.{uname}"
+            if not isinstance(spec, dict):
+                self.p.add(entry, "expected an inline table", f"write {uname} = {{ start = 0.0, unit = \"N\" }}")
+                continue
+            self.check_keys(entry, spec, INPUT_KEYS)
+            if self.declare(entry, uname, "input"):
+                u = Input(uname, self.number(f"{entry}.start", spec.get("start"), required=False),
+                          self.text(f"{entry}.unit", spec.get("unit")),
+                          self.text(f"{entry}.description", spec.get("description")))
+                self.inputs.append(u)
+                self.symbols[uname] = u.symbol
+
+        for dname, text in self.table("definitions").items():
+            if self.declare(f"definitions.{dname}", dname, "definition"):
+                self.definition_text[dname] = text
+        for dname in list(self.definition_text):
+            try:
+                self.definition(dname)
+            except ExpressionError as exc:
+                raw = self.definition_text[dname]
+                self.p.add(f"definitions.{dname}",
+                           f"{exc.message}{caret(raw, exc.position) if isinstance(raw, str) else ''}", exc.hint)
+                self.definitions[dname] = sp.nan
+            except RecursionError:
+                self.p.add(f"definitions.{dname}", "definitions are nested too deep", "simplify them")
+                self.definitions[dname] = sp.nan
+
+        q = {c.symbol for c in self.coords}
+        qd = {c.velocity_symbol for c in self.coords}
+        qdd = {c.acceleration_symbol for c in self.coords}
+        inputs = {u.symbol for u in self.inputs}
+
+        def check_vars(entry: str, expr: sp.Expr | None, *, velocities: bool, inputs_ok: bool,
+                       what: str) -> sp.Expr | None:
+            if expr is None:
+                return None
+            if expr.has(sp.nan):
+                return None  # a broken definition was already reported
+            free = expr.free_symbols
+            if free & qdd:
+                self.p.add(entry, f"{what} must not contain accelerations (der(der(...)))",
+                           "write it in terms of coordinates and velocities")
+                return None
+            if not velocities and free & qd:
+                names = ", ".join(sorted(str(s) for s in free & qd))
+                self.p.add(entry, f"{what} must not depend on velocities, but contains {names}",
+                           "velocity-dependent terms belong in [forces] or the dissipation function")
+                return None
+            if not inputs_ok and free & inputs:
+                names = ", ".join(sorted(str(s) for s in free & inputs))
+                self.p.add(entry, f"{what} must not depend on inputs ({names})",
+                           "inputs may appear in [forces], the potential energy and [outputs]")
+                return None
+            if expr.has(sp.zoo) or expr.has(sp.oo):
+                self.p.add(entry, f"{what} is infinite", "check for a division by zero")
+                return None
+            return expr
+
+        energy = self.table("energy", required=True)
+        self.check_keys("energy", energy, ENERGY_KEYS)
+        if "energy" in d and "kinetic" not in energy:
+            self.p.add("energy.kinetic", "the kinetic energy is missing",
+                       'add kinetic = "m/2*der(x)^2" (an expression in coordinates and der(coordinates))')
+        T = check_vars("energy.kinetic", self.parse("energy.kinetic", energy.get("kinetic", "0")),
+                       velocities=True, inputs_ok=False, what="the kinetic energy")
+        V = check_vars("energy.potential", self.parse("energy.potential", energy.get("potential", "0")),
+                       velocities=False, inputs_ok=True, what="the potential energy")
+        D = check_vars("energy.dissipation", self.parse("energy.dissipation", energy.get("dissipation", "0")),
+                       velocities=True, inputs_ok=True, what="the dissipation function")
+        if T is not None and self.coords and not (T.free_symbols & qd):
+            self.p.add("energy.kinetic", "the kinetic energy does not depend on any velocity",
+                       "write T in terms of der(<coordinate>)")
+
+        forces: dict[str, sp.Expr] = {}
+        coord_names = [c.name for c in self.coords]
+        for fname, text in self.table("forces").items():
+            entry = f"forces.{fname}"
+            if fname not in coord_names:
+                self.p.add(entry, f"{fname!r} is not a coordinate",
+                           _suggest(fname, coord_names) or "forces are given per coordinate name")
+                continue
+            f = check_vars(entry, self.parse(entry, text), velocities=True, inputs_ok=True, what="the force")
+            if f is not None:
+                forces[fname] = f
+
+        cons = self.table("constraints")
+        self.check_keys("constraints", cons, CONSTRAINT_KEYS)
+        holonomic: list[sp.Expr] = []
+        nonholonomic: list[sp.Expr] = []
+        for kind, target in (("holonomic", holonomic), ("nonholonomic", nonholonomic)):
+            items = cons.get(kind, [])
+            if isinstance(items, str):
+                items = [items]
+            if not isinstance(items, list):
+                self.p.add(f"constraints.{kind}", "expected a list of expression strings",
+                           f'write {kind} = ["..."]')
+                continue
+            for i, text in enumerate(items):
+                entry = f"constraints.{kind}[{i + 1}]"
+                expr = check_vars(entry, self.parse(entry, text), velocities=kind == "nonholonomic",
+                                  inputs_ok=False, what=f"a {kind} constraint")
+                if expr is None:
+                    target.append(sp.nan)
+                    continue
+                if kind == "holonomic" and not (expr.free_symbols & q):
+                    self.p.add(entry, "the constraint does not depend on any coordinate",
+                               "a holonomic constraint is phi(q, t) = 0 in the coordinates")
+                if kind == "nonholonomic":
+                    vel = expr.free_symbols & qd
+                    if not vel:
+                        self.p.add(entry, "the constraint contains no velocity der(...)",
+                                   "a constraint in coordinates only belongs under holonomic")
+                    else:
+                        bad = [v for v in vel if any(sp.diff(expr, v, w) != 0 for w in vel)]
+                        if bad:
+                            self.p.add(entry, "the nonholonomic constraint is not linear in the velocities "
+                                       f"(it is non-linear in {bad[0]})",
+                                       "nhbridge handles constraints A(q,t)*der(q) + a0(q,t) = 0; "
+                                       "rewrite it linearly or use a holonomic form")
+                target.append(expr)
+
+        outputs: dict[str, sp.Expr] = {}
+        for oname, text in self.table("outputs").items():
+            entry = f"outputs.{oname}"
+            if self.declare(entry, oname, "output"):
+                o = check_vars(entry, self.parse(entry, text), velocities=True, inputs_ok=True, what="an output")
+                if o is not None:
+                    outputs[oname] = o
+
+        method = self.table("method")
+        self.check_keys("method", method, METHOD_KEYS)
+        independent = method.get("independent")
+        if independent is not None:
+            if not isinstance(independent, list) or not all(isinstance(x, str) for x in independent):
+                self.p.add("method.independent", "expected a list of coordinate names", 'write ["x", "theta"]')
+                independent = None
+            else:
+                for nm in independent:
+                    if nm not in coord_names:
+                        self.p.add("method.independent", f"{nm!r} is not a coordinate",
+                                   _suggest(nm, coord_names) or "list coordinate names")
+                if len(set(independent)) != len(independent):
+                    self.p.add("method.independent", "a coordinate is listed twice", "list each name once")
+                m = len(holonomic) + len(nonholonomic)
+                if len(independent) != len(self.coords) - m:
+                    self.p.add("method.independent",
+                               f"{len(independent)} independent velocities given, but the system has "
+                               f"{len(self.coords)} coordinates and {m} constraints, so exactly "
+                               f"{len(self.coords) - m} are independent", "list that many coordinates")
+                independent = tuple(independent)
+
+        sim = self.table("simulation")
+        self.check_keys("simulation", sim, SIMULATION_KEYS)
+        stop_time = self.number("simulation.stop_time", sim.get("stop_time"), required=False, default=10.0)
+        if stop_time <= 0:
+            self.p.add("simulation.stop_time", f"stop_time must be positive, got {stop_time}",
+                       "give the simulated duration in seconds, e.g. 10.0")
+        for key in ("interval", "rtol", "atol"):
+            if key in sim and self.number(f"simulation.{key}", sim[key]) <= 0:
+                self.p.add(f"simulation.{key}", f"{key} must be positive", "give a positive number")
+
+        if len(holonomic) + len(nonholonomic) >= len(self.coords) > 0:
+            self.p.add("constraints", f"{len(holonomic) + len(nonholonomic)} constraints on {len(self.coords)} "
+                       "coordinates leave no degree of freedom", "remove constraints or add coordinates")
+        self.p.raise_if_any()
+
+        system = System(
+            name=name, description=description, coordinates=tuple(self.coords), parameters=tuple(self.params),
+            inputs=tuple(self.inputs), kinetic=T, potential=V, dissipation=D, forces=forces,
+            holonomic=tuple(holonomic), nonholonomic=tuple(nonholonomic), outputs=outputs,
+            definitions=dict(self.definitions), independent=independent, stop_time=stop_time, source=self.source,
+        )
+        return check_start(system, self.p)
+
+
+def check_start(system: System, problems: ProblemCollector) -> System:
+    """Check the constraints at the start state: independent and satisfied.
+
+    With ``[method] independent`` the dependent positions (Newton on phi = 0) and velocities
+    (solving A q' = -a0 for the dependent ones) are computed instead of checked.
+    """
+    if system.m == 0:
+        return system
+    q, qd = system.q, system.qd
+    A_sym, a0_sym = system.constraint_matrix()
+    args = [S.t, *q, *system.parameter_values]
+    par = list(system.parameter_values.values())
+    fA = compile_exprs(args, list(A_sym) + list(a0_sym))
+    fphi = compile_exprs(args, list(system.holonomic)) if system.holonomic else None
+    m, n = system.m, system.n
+
+    def evaluate(qv: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        flat = np.asarray(fA(np.concatenate([[0.0], qv, par])), dtype=float).ravel()
+        return flat[: m * n].reshape(m, n), flat[m * n:]
+
+    q0 = np.array([c.start for c in system.coordinates])
+    v0 = np.array([c.velocity for c in system.coordinates])
+    names = [entry for entry, _ in system.constraints]
+    A, a0 = evaluate(q0)
+    if not np.all(np.isfinite(A)) or not np.all(np.isfinite(a0)):
+        problems.add("constraints", "the constraints cannot be evaluated at the start state (not finite)",
+                     "check the start values against the constraint expressions")
+        problems.raise_if_any()
+    # independence: add rows one at a time, the first that adds no rank is dependent
+    scale = max(1.0, float(np.abs(A).max()))
+    rank = 0
+    for k in range(m):
+        r = np.linalg.matrix_rank(A[: k + 1], tol=1e-9 * scale)
+        if r == rank:
+            problems.add(names[k], "this constraint is dependent on (redundant with) the constraints before it "
+                         "at the start state", "remove it, or check the start state is not a singular configuration")
+        rank = r
+    problems.raise_if_any()
+
+    if system.independent is None:
+        phi = np.asarray(fphi(np.concatenate([[0.0], q0, par])), dtype=float).ravel() if fphi else np.zeros(0)
+        for k, value in enumerate(phi):
+            if abs(value) > START_TOL * max(1.0, float(np.abs(q0).max())):
+                problems.add(names[k], f"the start positions violate this constraint (residual {value:.6g})",
+                             "correct the start values, or list the independent coordinates under "
+                             "[method] independent to have the dependent ones computed")
+        res = A @ v0 + a0
+        for k, value in enumerate(res):
+            size = max(1.0, float(np.abs(A[k] * v0).sum() + abs(a0[k])))
+            if abs(value) > START_TOL * size:
+                problems.add(names[k], f"the start velocities violate this constraint (residual {value:.6g})",
+                             "correct the start velocities, or list the independent coordinates under "
+                             "[method] independent to have the dependent ones computed")
+        problems.raise_if_any()
+        return system
+
+    indep = [system.q.index(S.q(nm)) for nm in system.independent]
+    dep = [i for i in range(n) if i not in indep]
+    if abs(np.linalg.det(A[:, dep])) < 1e-12 * max(1.0, np.abs(A[:, dep]).max()) ** len(dep):
+        problems.add("method.independent", "with these independent coordinates the constraints cannot be "
+                     "solved for the dependent velocities at the start state", "choose another set")
+        problems.raise_if_any()
+    qv = q0.copy()
+    adjusted: list[str] = []
+    if fphi is not None:
+        mh = len(system.holonomic)
+        for _ in range(50):
+            phi = np.asarray(fphi(np.concatenate([[0.0], qv, par])), dtype=float).ravel()
+            if np.abs(phi).max() < 1e-14 * max(1.0, np.abs(qv).max()):
+                break
+            Ah, _a = evaluate(qv)
+            step = np.linalg.lstsq(Ah[:mh][:, dep], -phi, rcond=None)[0]
+            qv[dep] += step
+        else:
+            problems.add("method.independent", "the dependent start positions could not be found from the "
+                         "holonomic constraints (Newton did not converge)", "give start values closer to a solution")
+            problems.raise_if_any()
+        adjusted += [system.coordinates[i].name for i in dep if abs(qv[i] - q0[i]) > 0]
+    A, a0 = evaluate(qv)
+    vv = v0.copy()
+    vv[dep] = np.linalg.solve(A[:, dep], -(a0 + A[:, indep] @ v0[indep]))
+    adjusted += [f"der({system.coordinates[i].name})" for i in dep if abs(vv[i] - v0[i]) > 0]
+    names_q = [c.name for c in system.coordinates]
+    return system.with_start(dict(zip(names_q, qv)), dict(zip(names_q, vv)), tuple(adjusted))

@@ -1,0 +1,123 @@
+"""The interface every derivation method implements, and the registry."""
+
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import replace
+
+import numpy as np
+import sympy as sp
+
+from .. import symbols as S
+from ..eom import DerivationStats, EquationsOfMotion
+from ..errors import DerivationError, Problem, SystemFileError
+from ..mechanics import Differentiator, state_args
+from ..numeric import compile_exprs
+from ..system import System
+
+
+class Method(ABC):
+    """A classical method of analytical mechanics turning a :class:`System` into equations.
+
+    Subclasses state their equations in the class docstring and implement :meth:`_derive`.
+    Methods hold no state between calls.
+    """
+
+    name: str = ""
+    title: str = ""
+    reduced: bool = False  # eliminates the multipliers (independent velocities as states)
+
+    def accepts_split(self, system: System, independent: Sequence[int]) -> bool:
+        """Whether the method can use this choice of independent velocities (reduced methods)."""
+        return True
+
+    def applicable(self, system: System) -> str | None:
+        """None if the method applies to ``system``, else the reason it does not."""
+        return None
+
+    @abstractmethod
+    def _derive(self, system: System, d: Differentiator, independent: Sequence[str] | None,
+                baumgarte: tuple[float, float] | None) -> EquationsOfMotion:
+        ...
+
+    def derive(self, system: System, independent: Sequence[str] | None = None,
+               baumgarte: tuple[float, float] | None = None, count: bool = False,
+               reference: np.ndarray | None = None) -> EquationsOfMotion:
+        """Derive the equations of motion; ``count`` tallies differentiation operations.
+
+        ``reference`` is the state ``[t, q, q', parameters, inputs]`` at which the split and the
+        mass matrix are checked numerically (default: the start state).
+        """
+        reason = self.applicable(system)
+        if reason:
+            raise DerivationError(Problem("", f"method {self.name!r} does not apply to {system.name}: {reason}",
+                                          "choose another method (nhbridge methods lists them)", system.source))
+        start = time.perf_counter()
+        d = Differentiator(system, count=count, reference=reference)
+        eom = self._derive(system, d, independent, baumgarte)
+        stats = DerivationStats(time.perf_counter() - start, d.counts.partial, d.counts.time, d.counts.calls,
+                                count)
+        eom = replace(eom, stats=stats)
+        check_mass_matrix(eom, d.reference)
+        return eom
+
+    def describe(self) -> str:
+        doc = (self.__class__.__doc__ or "").strip()
+        return doc
+
+
+def check_mass_matrix(eom: EquationsOfMotion, at: np.ndarray) -> None:
+    """The dynamic matrix must be regular at the start state; otherwise say which velocities lack inertia."""
+    system = eom.system
+    M = eom.mass_matrix
+    if M.shape[0] == 0:
+        return
+    # evaluate at the start state, expressed in (q, q') and the speeds u
+    f = compile_exprs(state_args(system), list(M))
+    vals = at
+    Mn = np.asarray(f(vals), dtype=float).reshape(M.shape)
+    if not np.all(np.isfinite(Mn)):
+        raise SystemFileError(Problem("energy.kinetic", "the mass matrix is not finite at the start state",
+                                      "check the kinetic energy and the start values", system.source))
+    sv = np.linalg.svd(Mn, compute_uv=True)
+    s = sv[1]
+    if s[-1] <= 1e-12 * max(1.0, s[0]):
+        null = sv[2][-1]
+        names = [str(x) for x, w in zip(eom.unknowns, null) if abs(w) > 0.1]
+        raise SystemFileError(Problem(
+            "energy.kinetic",
+            f"the mass matrix is singular at the start state (method {eom.method}): no inertia resists "
+            f"the accelerations {', '.join(names)}",
+            "every velocity must appear in the kinetic energy, unless constraints determine it", system.source))
+
+
+class Registry(dict):
+    """name -> Method instance."""
+
+    def register(self, method: Method) -> Method:
+        self[method.name] = method
+        return method
+
+    def get_method(self, name: str) -> Method:
+        try:
+            return self[name]
+        except KeyError:
+            raise DerivationError(f"unknown method {name!r}; available: {', '.join(self)}") from None
+
+
+METHODS = Registry()
+
+
+def derive(system: System, method: str = "lagrange", independent: Sequence[str] | None = None,
+           baumgarte: tuple[float, float] | None = None, count: bool = False,
+           reference: np.ndarray | None = None) -> EquationsOfMotion:
+    """Derive the equations of motion of ``system`` with the named method."""
+    if independent is None:
+        independent = system.independent
+    return METHODS.get_method(method).derive(system, independent, baumgarte, count, reference)
+
+
+def speeds_for(system: System, independent_idx: Sequence[int]) -> tuple[sp.Symbol, ...]:
+    return tuple(S.qd(system.coordinates[i].name) for i in independent_idx)

@@ -1,0 +1,347 @@
+"""Methods in independent velocities: Maggi, Gibbs-Appell and Chaplygin (Do Sanh's matrix form)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import symengine as se
+import sympy as sp
+
+from ..eom import EquationsOfMotion
+from ..errors import DerivationError, Problem
+from ..mechanics import (Differentiator, LinearForm, Split, choose_independent, cyclic_coordinates,
+                         generalized_forces,
+                         independent_from_names, solve_split, state_args, to_se, to_sp,
+                         to_sp_matrix, velocity_constraints)
+from ..numeric import compile_exprs
+from ..system import System
+from .base import METHODS, Method, speeds_for
+
+ZERO = se.Integer(0)
+
+
+@dataclass
+class Reduction:
+    """A split with its kinematics ``q' = K(q, u, t)`` and ``q'' = C u' + a(q, u, t)``."""
+
+    split: Split
+    u: tuple                 # symengine speed symbols (q' of the independent coordinates)
+    du: tuple                # their accelerations
+    kin: list                # q' in terms of (q, u, t)
+    C: list                  # n x p: dq'/du
+    acc_rest: list           # n: q'' at u' = 0
+    sub: dict                # q'_dep -> K_dep
+
+    def substitute(self, expr):
+        return expr.xreplace(self.sub) if self.sub else expr
+
+
+def _split_regular(system: System, split: Split, at: np.ndarray) -> bool:
+    if not split.A_dep:
+        return True
+    f = compile_exprs(state_args(system), [e for row in split.A_dep for e in row])
+    s = len(split.A_dep)
+    Ad = np.asarray(f(at), dtype=float).reshape(s, s)
+    scale = max(1.0, float(np.abs(Ad).max()))
+    return bool(np.all(np.isfinite(Ad))) and abs(np.linalg.det(Ad / scale)) > 1e-10
+
+
+def reduce(system: System, d: Differentiator, independent: Sequence[int], A, a0) -> Reduction:
+    split = solve_split(system, A, a0, independent)
+    if not _split_regular(system, split, d.reference):
+        names = ", ".join(system.coordinates[i].name for i in split.dependent)
+        raise DerivationError(Problem(
+            "method.independent",
+            f"the constraints cannot be solved for the dependent velocities ({names}) at the reference state",
+            "choose other independent coordinates", system.source))
+    u = tuple(d.qd[i] for i in split.independent)
+    du = tuple(d.qdd[i] for i in split.independent)
+    kin = split.kinematics(system.n, u)
+    sub = {d.qd[i]: kin[i] for i in split.dependent}
+    C = [[se.diff(kin[i], uk) for uk in u] for i in range(system.n)]
+    acc_rest = []
+    for i in range(system.n):
+        if i in split.independent:
+            acc_rest.append(ZERO)
+            continue
+        # d/dt of the kinematic relation (the B' u + beta' terms); q'' of u enters through C
+        form = d.time(kin[i])
+        acc_rest.append(form.rest.xreplace(sub))
+    return Reduction(split, u, du, kin, C, acc_rest, sub)
+
+
+def _finish(system: System, method: str, red: Reduction, A, mass, forcing, forms) -> EquationsOfMotion:
+    p = len(red.u)
+    n = system.n
+    acc = [sum((red.C[i][k] * red.du[k] for k in range(p)), red.acc_rest[i]) for i in range(n)]
+    return EquationsOfMotion(
+        system=system, method=method, u=speeds_for(system, red.split.independent),
+        kinematics=to_sp_matrix(red.kin), acceleration_map=to_sp_matrix(acc),
+        mass_matrix=to_sp_matrix(mass, p), forcing=to_sp_matrix(forcing),
+        velocity_constraints=tuple(sp.sympify(x) for x in system.velocity_constraints()),
+        independent=tuple(system.coordinates[i].name for i in red.split.independent),
+        dependent=tuple(system.coordinates[i].name for i in red.split.dependent),
+        constraint_jacobian=to_sp_matrix(A, n), forms=tuple(forms),
+    )
+
+
+def pick_independent(system: System, d: Differentiator, A, independent: Sequence[str] | None,
+                     accept=None) -> tuple[int, ...]:
+    if independent:
+        return independent_from_names(system, independent)
+    ind = choose_independent(system, A, d.reference, accept=accept)
+    if ind is None:
+        raise DerivationError(Problem("constraints", "no choice of independent velocities is regular at the "
+                                      "reference state: the constraints cannot be solved for any set of dependent "
+                                      "velocities", "check the constraints and the start state", system.source))
+    return ind
+
+
+class Maggi(Method):
+    """Maggi's equations in the independent velocities (kinematic parameters) u.
+
+    With ``q' = C(q,t) u + c0(q,t)`` solving the constraints ``A q' + a0 = 0`` for the
+    dependent velocities, ``sum_i C_ik [d/dt(dT/dq'_i) - dT/dq_i] = Phi_k = sum_i C_ik Q~_i``
+    (k = 1..p), the multipliers eliminated since ``A C = 0``. Substituting
+    ``q'' = C u' + C' u + c0'`` gives ``(C^T M C) u' = C^T (Q~ - M (C'u + c0') - r)``.
+    """
+
+    name = "maggi"
+    title = "Maggi's equations"
+    reduced = True
+
+    def _derive(self, system, d, independent, baumgarte):
+        n = system.n
+        _, A, a0 = velocity_constraints(system, d)
+        red = reduce(system, d, pick_independent(system, d, A, independent), A, a0)
+        T = to_se(system.kinetic)
+        Q = generalized_forces(system, d)
+        E: list[LinearForm] = []
+        for i in range(n):
+            E.append(d.time(d.partial(T, d.qd[i])) - d.partial(T, d.q[i]))
+        p = len(red.u)
+        mass = [[ZERO] * p for _ in range(p)]
+        forcing = []
+        phi = []
+        for k in range(p):
+            rhs = ZERO
+            Phi_k = ZERO
+            for i in range(n):
+                c = red.C[i][k]
+                if c == 0:
+                    continue
+                Ei = E[i]
+                Phi_k += c * Q[i]
+                rest = Ei.rest + sum((Ei.coeffs[j] * red.acc_rest[j] for j in range(n)), ZERO)
+                rhs += c * rest
+                for l_ in range(p):
+                    mass[k][l_] += c * sum((Ei.coeffs[j] * red.C[j][l_] for j in range(n)), ZERO)
+            forcing.append(red.substitute(Phi_k - rhs))
+            phi.append(red.substitute(Phi_k))
+        mass = [[red.substitute(x) for x in row] for row in mass]
+        forms = [("C", to_sp_matrix(red.C, p)), ("Phi", to_sp_matrix(phi))]
+        return _finish(system, self.name, red, A, mass, forcing, forms)
+
+
+def _natural(T: se.Basic, d: Differentiator, M) -> bool:
+    """T = 1/2 q'^T M(q) q' exactly, without explicit time."""
+    if d.t in T.free_symbols:
+        return False
+    qd = set(d.qd)
+    if any(set(x.free_symbols) & qd for row in M for x in row):
+        return False
+    quad = sum((M[i][j] * d.qd[i] * d.qd[j] for i in range(len(M)) for j in range(len(M))), ZERO) / 2
+    return se.expand(T - quad) == 0
+
+
+class GibbsAppell(Method):
+    """Gibbs-Appell equations in quasi-accelerations.
+
+    The acceleration energy ``S = 1/2 q''^T M q'' + q''^T h`` with
+    ``h_i = sum_jk Gamma_ijk q'_j q'_k`` and the Christoffel symbols of the first kind
+    ``Gamma_ijk = 1/2 (dM_ij/dq_k + dM_ik/dq_j - dM_jk/dq_i)`` of the inertia matrix
+    (for a kinetic energy that is not ``1/2 q'^T M(q) q'`` the velocity terms h are those of
+    ``d/dt dT/dq' - dT/dq``). S is expressed in the quasi-accelerations u' via
+    ``q'' = C u' + a`` and ``dS/du'_k = Pi_k = sum_i C_ik Q~_i`` (k = 1..p).
+    """
+
+    name = "appell"
+    title = "Gibbs-Appell equations"
+    reduced = True
+
+    def _derive(self, system, d, independent, baumgarte):
+        n = system.n
+        _, A, a0 = velocity_constraints(system, d)
+        red = reduce(system, d, pick_independent(system, d, A, independent), A, a0)
+        T = to_se(system.kinetic)
+        grad = [d.partial(T, v) for v in d.qd]
+        M = [[d.partial(grad[i], d.qd[j]) if j >= i else None for j in range(n)] for i in range(n)]
+        for i in range(n):
+            for j in range(i):
+                M[i][j] = M[j][i]
+        if _natural(T, d, M):
+            dM = [[[d.partial(M[i][j], d.q[k]) for k in range(n)] for j in range(n)] for i in range(n)]
+            h = []
+            for i in range(n):
+                hi = ZERO
+                for j in range(n):
+                    for k in range(n):
+                        gamma = (dM[i][j][k] + dM[i][k][j] - dM[j][k][i]) / 2
+                        if gamma != 0:
+                            hi += gamma * d.qd[j] * d.qd[k]
+                h.append(hi)
+        else:
+            h = [(d.time(grad[i]) - d.partial(T, d.q[i])).rest for i in range(n)]
+        Q = generalized_forces(system, d)
+        p = len(red.u)
+        qdd = [sum((red.C[i][k] * red.du[k] for k in range(p)), red.acc_rest[i]) for i in range(n)]
+        h = [red.substitute(x) for x in h]
+        Mr = [[red.substitute(x) for x in row] for row in M]
+        S = ZERO
+        for i in range(n):
+            if qdd[i] == 0:
+                continue
+            S += qdd[i] * h[i]
+            S += qdd[i] * qdd[i] * Mr[i][i] / 2
+            for j in range(i + 1, n):
+                if Mr[i][j] != 0:
+                    S += qdd[i] * qdd[j] * Mr[i][j]
+        zero_du = {x: ZERO for x in red.du}
+        mass, forcing, Pi = [], [], []
+        for k in range(p):
+            dS = d.partial(S, red.du[k])
+            Pi_k = red.substitute(sum((red.C[i][k] * Q[i] for i in range(n)), ZERO))
+            mass.append([se.diff(dS, red.du[l_]) for l_ in range(p)])
+            forcing.append(Pi_k - dS.xreplace(zero_du))
+            Pi.append(Pi_k)
+        forms = [("S", to_sp(S)), ("Pi", to_sp_matrix(Pi))]
+        return _finish(system, self.name, red, A, mass, forcing, forms)
+
+
+class Chaplygin(Method):
+    """Chaplygin systems in Do Sanh's matrix form.
+
+    Coordinates split into independent ``sigma`` (k) and dependent ``xi`` (s) with
+    ``xi' = B(sigma, t) sigma'``; ``xi`` must not appear in the inertia matrix A, in B, or in the
+    forces. With ``A = [[A1, A4], [A3, A2]]`` (sigma rows first) and
+    ``G = dT/dq - d/dt(dT/dq') + A q''`` (the velocity terms of the inertia forces):
+    ``A_sigma sigma'' = Q_sigma + G_sigma + B^T (Q_xi + G_xi) - A* sigma'`` with
+    ``A_sigma = A1 + B^T A3 + A4 B + B^T A2 B`` and ``A* = (A4 + B^T A2) B'``.
+    """
+
+    name = "chaplygin"
+    title = "Chaplygin's equations in Do Sanh's matrix form"
+    reduced = True
+
+    def accepts_split(self, system: System, independent: Sequence[int]) -> bool:
+        cyclic = cyclic_coordinates(system)
+        return all(i in cyclic for i in range(system.n) if i not in independent)
+
+    def applicable(self, system: System) -> str | None:
+        if system.holonomic:
+            return ("it has holonomic constraints; Do Sanh's form needs only nonholonomic constraints "
+                    "xi' = B sigma' (use maggi or lagrange)")
+        if not system.nonholonomic:
+            return "it has no nonholonomic constraint (use lagrange)"
+        return None
+
+    @staticmethod
+    def violations(system: System, d: Differentiator, A, a0, independent: Sequence[int],
+                   M, Q) -> list[str]:
+        """Why the split is not a Chaplygin split (empty when it is)."""
+        dep = [i for i in range(system.n) if i not in independent]
+        reasons = []
+        for i in dep:
+            x = d.q[i]
+            nm = system.coordinates[i].name
+            if any(x in e.free_symbols for row in M for e in row):
+                reasons.append(f"dependent coordinate {nm} appears in the inertia matrix")
+            if any(x in e.free_symbols for row in A for e in row):
+                reasons.append(f"dependent coordinate {nm} appears in the constraint coefficients")
+            if any(x in e.free_symbols for e in Q):
+                reasons.append(f"dependent coordinate {nm} appears in the generalized forces")
+            if x in to_se(system.kinetic).free_symbols and not reasons:
+                reasons.append(f"dependent coordinate {nm} appears in the kinetic energy")
+        for k, e in enumerate(a0):
+            if e != 0:
+                reasons.append(f"constraint {k + 1} has a term without velocities (xi' = B sigma' + beta); "
+                               "Do Sanh's form needs homogeneous constraints")
+                break
+        return reasons
+
+    def _derive(self, system, d, independent, baumgarte):
+        n = system.n
+        _, A, a0 = velocity_constraints(system, d)
+        T = to_se(system.kinetic)
+        grad = [d.partial(T, v) for v in d.qd]
+        E = [d.time(grad[i]) - d.partial(T, d.q[i]) for i in range(n)]
+        M = [E[i].coeffs for i in range(n)]
+        G = [-E[i].rest for i in range(n)]   # velocity terms of the inertia forces
+        Q = generalized_forces(system, d)
+        if independent:
+            ind = independent_from_names(system, independent)
+            why = self.violations(system, d, A, a0, ind, M, Q)
+            if why:
+                raise DerivationError(Problem("method.independent", f"not a Chaplygin system with independent "
+                                              f"{', '.join(independent)}: {'; '.join(why)}",
+                                              "choose other independent coordinates or use maggi", system.source))
+        else:
+            cyclic = cyclic_coordinates(system)
+            ind = choose_independent(system, A, d.reference,
+                                     accept=lambda c: all(i in cyclic for i in range(n) if i not in c))
+            if ind is None:
+                best = choose_independent(system, A, d.reference) or tuple(range(n - system.m))
+                why = self.violations(system, d, A, a0, best, M, Q) or [
+                    "the constraints cannot be solved for the dependent velocities"]
+                dep = ", ".join(system.coordinates[i].name for i in range(n) if i not in best)
+                raise DerivationError(Problem(
+                    "constraints", f"{system.name} is not a Chaplygin system: with dependent {dep}, "
+                    f"{'; '.join(why)} (and no other choice of dependent coordinates works)",
+                    "use maggi, appell or lagrange", system.source))
+        red = reduce(system, d, ind, A, a0)
+        sig, xi = list(red.split.independent), list(red.split.dependent)
+        B = [list(r) for r in red.split.B]
+        k, s = len(sig), len(xi)
+        # B' = dB/dsigma sigma' + dB/dt (B depends on sigma and t only)
+        Bdot = [[d.time(B[r][c]).rest for c in range(k)] for r in range(s)]
+        A1 = [[M[i][j] for j in sig] for i in sig]
+        A4 = [[M[i][j] for j in xi] for i in sig]
+        A3 = [[M[i][j] for j in sig] for i in xi]
+        A2 = [[M[i][j] for j in xi] for i in xi]
+
+        def mm(X, Y):
+            return [[sum((X[i][l_] * Y[l_][j] for l_ in range(len(Y))), ZERO) for j in range(len(Y[0]))]
+                    for i in range(len(X))]
+
+        def tr(X, rows, cols):
+            return [[X[j][i] for j in range(rows)] for i in range(cols)] if rows else [[] for _ in range(cols)]
+
+        Bt = tr(B, s, k)
+        BtA2 = mm(Bt, A2) if s else [[ZERO] * 0 for _ in range(k)]
+        A_sigma = [[A1[i][j] + (sum((Bt[i][l_] * A3[l_][j] for l_ in range(s)), ZERO))
+                    + sum((A4[i][l_] * B[l_][j] for l_ in range(s)), ZERO)
+                    + sum((BtA2[i][l_] * B[l_][j] for l_ in range(s)), ZERO)
+                    for j in range(k)] for i in range(k)]
+        A_star = [[sum(((A4[i][l_] + BtA2[i][l_]) * Bdot[l_][j] for l_ in range(s)), ZERO) for j in range(k)]
+                  for i in range(k)]
+        sigd = [d.qd[i] for i in sig]
+        forcing = []
+        for i in range(k):
+            f = Q[sig[i]] + G[sig[i]]
+            f += sum((Bt[i][r] * (Q[xi[r]] + G[xi[r]]) for r in range(s)), ZERO)
+            f -= sum((A_star[i][j] * sigd[j] for j in range(k)), ZERO)
+            forcing.append(red.substitute(f))
+        A_sigma = [[red.substitute(x) for x in row] for row in A_sigma]
+        A_star = [[red.substitute(x) for x in row] for row in A_star]
+        Gs = [red.substitute(x) for x in G]
+        forms = [("A", to_sp_matrix(M, n)), ("B", to_sp_matrix(B, k)), ("B_dot", to_sp_matrix(Bdot, k)),
+                 ("G", to_sp_matrix(Gs)), ("Q", to_sp_matrix([red.substitute(x) for x in Q])),
+                 ("A_sigma", to_sp_matrix(A_sigma, k)), ("A_star", to_sp_matrix(A_star, k))]
+        return _finish(system, self.name, red, A, A_sigma, forcing, forms)
+
+
+METHODS.register(Maggi())
+METHODS.register(GibbsAppell())
+METHODS.register(Chaplygin())

@@ -1,0 +1,118 @@
+"""Numeric evaluation of an :class:`EquationsOfMotion`: the right-hand side for integrators.
+
+The dynamic system ``M [u', lambda] = F`` is solved by LU with partial pivoting at every
+evaluation; it is never solved symbolically.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import scipy.linalg
+
+from . import symbols as S
+from .errors import SimulationError
+from .mechanics import split_health
+from .numeric import compile_exprs
+
+SINGULAR_RCOND = 1e-13
+
+
+class NumericModel:
+    """Compiled callables for one set of equations; states ``x = (q, u)``."""
+
+    def __init__(self, eom, parameters: Mapping[str, float] | None = None):
+        self.eom = eom
+        system = eom.system
+        self.n = system.n
+        self.p = len(eom.u)
+        self.m = len(eom.multipliers)
+        self.params = np.array([p.value for p in system.parameters], dtype=float)
+        self.inputs = np.array([u.start for u in system.inputs], dtype=float)
+        if parameters:
+            self.set_parameters(parameters)
+        par_syms = [p.symbol for p in system.parameters]
+        inp_syms = [u.symbol for u in system.inputs]
+        base = [S.t, *system.q, *eom.u, *par_syms, *inp_syms]
+        size = self.p + self.m
+        self.size = size
+        self._dyn = compile_exprs(base, list(eom.mass_matrix) + list(eom.forcing))
+        self._kin = compile_exprs(base, list(eom.kinematics))
+        self._acc = compile_exprs(base + list(eom.du), list(eom.acceleration_map))
+        full = [S.t, *system.q, *system.qd, *par_syms, *inp_syms]
+        self.output_names = list(system.outputs)
+        self._out = compile_exprs(full, list(system.outputs.values()))
+        self.n_holonomic = len(system.holonomic)
+        self._con = compile_exprs(full, list(system.holonomic) + list(eom.velocity_constraints))
+        self._jac = (compile_exprs(full, list(eom.constraint_jacobian))
+                     if eom.is_reduced and eom.constraint_jacobian is not None and eom.dependent else None)
+        idx = [system.qd.index(s) for s in eom.u]
+        self.independent_index = np.array(idx, dtype=int)
+
+    def set_parameters(self, values: Mapping[str, float]) -> None:
+        names = [p.name for p in self.eom.system.parameters]
+        for k, v in values.items():
+            if k not in names:
+                raise SimulationError(f"unknown parameter {k!r}; parameters: {', '.join(names)}")
+            self.params[names.index(k)] = float(v)
+
+    # -- evaluation ------------------------------------------------------------
+    def _base(self, t: float, q: np.ndarray, u: np.ndarray) -> np.ndarray:
+        return np.concatenate([[t], q, u, self.params, self.inputs])
+
+    def solve(self, t: float, q: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """The unknowns ``[u', lambda]`` at a state."""
+        vals = np.asarray(self._dyn(self._base(t, q, u)), dtype=float).ravel()
+        size = self.size
+        M = vals[: size * size].reshape(size, size)
+        F = vals[size * size:]
+        if not (np.all(np.isfinite(M)) and np.all(np.isfinite(F))):
+            raise SimulationError(f"at t = {t:.9g} the equations are not finite (NaN or Inf) "
+                                  f"[method {self.eom.method}]; check the state and expressions for singularities")
+        lu, piv = scipy.linalg.lu_factor(M, check_finite=False)
+        diag = np.abs(np.diag(lu))
+        if diag.min() <= SINGULAR_RCOND * max(diag.max(), 1e-300):
+            raise SimulationError(f"at t = {t:.9g} the mass matrix of method {self.eom.method} is singular "
+                                  "(the configuration is singular or the constraints became dependent)")
+        return scipy.linalg.lu_solve((lu, piv), F, check_finite=False)
+
+    def kinematics(self, t: float, q: np.ndarray, u: np.ndarray) -> np.ndarray:
+        return np.asarray(self._kin(self._base(t, q, u)), dtype=float).ravel()
+
+    def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
+        q, u = x[: self.n], x[self.n:]
+        sol = self.solve(t, q, u)
+        return np.concatenate([self.kinematics(t, q, u), sol[: self.p]])
+
+    def accelerations(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        """q'' at a state given by all velocities (which must satisfy the constraints)."""
+        u = np.asarray(qd, dtype=float)[self.independent_index]
+        du = self.solve(t, q, u)[: self.p]
+        return np.asarray(self._acc(np.concatenate([self._base(t, q, u), du])), dtype=float).ravel()
+
+    def multipliers(self, t: float, q: np.ndarray, u: np.ndarray) -> np.ndarray:
+        return self.solve(t, q, u)[self.p:]
+
+    def state(self, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        return np.concatenate([q, np.asarray(qd, dtype=float)[self.independent_index]])
+
+    def _full(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        return np.concatenate([[t], q, qd, self.params, self.inputs])
+
+    def outputs(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        return np.asarray(self._out(self._full(t, q, qd)), dtype=float).ravel()
+
+    def constraint_residuals(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        """[phi(q, t); A q' + a0] at a state."""
+        return np.asarray(self._con(self._full(t, q, qd)), dtype=float).ravel()
+
+    def constraint_matrix(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        A = self.eom.constraint_jacobian
+        return np.asarray(self._jac(self._full(t, q, qd)), dtype=float).reshape(A.shape)
+
+    def split_health(self, t: float, q: np.ndarray, qd: np.ndarray) -> float:
+        """sigma_min(A_dep) / sigma_max(A) in [0, 1]; 0 means the split is singular."""
+        if self._jac is None:
+            return 1.0
+        return split_health(self.constraint_matrix(t, q, qd), self.eom.dependent_index)

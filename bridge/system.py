@@ -1,0 +1,203 @@
+"""The mechanical system as the user described it: coordinates, energies, forces, constraints.
+
+A :class:`System` is immutable and holds sympy expressions over the symbols of
+:mod:`bridge.symbols` (definitions already substituted). It is built from a TOML
+system file (:func:`load_system`, :func:`parse_system`) or from a plain mapping whose
+expression entries may be strings or sympy expressions (:func:`build_system`); both
+paths run the same checks and report every problem at once.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import sympy as sp
+
+from . import symbols as S
+from .errors import SystemFileError
+
+__all__ = ["Coordinate", "Parameter", "Input", "System", "load_system", "parse_system", "build_system"]
+
+
+@dataclass(frozen=True)
+class Coordinate:
+    """A generalized coordinate q with its start position and velocity."""
+
+    name: str
+    start: float
+    velocity: float = 0.0
+    unit: str = ""
+    description: str = ""
+
+    @property
+    def symbol(self) -> sp.Symbol:
+        return S.q(self.name)
+
+    @property
+    def velocity_symbol(self) -> sp.Symbol:
+        return S.qd(self.name)
+
+    @property
+    def acceleration_symbol(self) -> sp.Symbol:
+        return S.qdd(self.name)
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """A constant; a Modelica parameter and a tunable FMU parameter."""
+
+    name: str
+    value: float
+    unit: str = ""
+    description: str = ""
+
+    @property
+    def symbol(self) -> sp.Symbol:
+        return sp.Symbol(self.name)
+
+
+@dataclass(frozen=True)
+class Input:
+    """An external signal u(t), held at ``start`` by the native simulation."""
+
+    name: str
+    start: float = 0.0
+    unit: str = ""
+    description: str = ""
+
+    @property
+    def symbol(self) -> sp.Symbol:
+        return sp.Symbol(self.name)
+
+
+@dataclass(frozen=True)
+class System:
+    """A mechanical system: T(q, q', t), V(q, t), D(q, q'), Q, phi(q, t) = 0, A(q, t) q' + a0(q, t) = 0."""
+
+    name: str
+    description: str
+    coordinates: tuple[Coordinate, ...]
+    parameters: tuple[Parameter, ...]
+    inputs: tuple[Input, ...]
+    kinetic: sp.Expr
+    potential: sp.Expr = sp.Integer(0)
+    dissipation: sp.Expr = sp.Integer(0)
+    forces: Mapping[str, sp.Expr] = field(default_factory=dict)
+    holonomic: tuple[sp.Expr, ...] = ()
+    nonholonomic: tuple[sp.Expr, ...] = ()
+    outputs: Mapping[str, sp.Expr] = field(default_factory=dict)
+    definitions: Mapping[str, sp.Expr] = field(default_factory=dict)
+    independent: tuple[str, ...] | None = None
+    stop_time: float = 10.0
+    source: str = "<system>"
+    adjusted_start: tuple[str, ...] = ()  # coordinates/velocities computed from constraints
+
+    # -- symbols ---------------------------------------------------------------
+    @property
+    def q(self) -> tuple[sp.Symbol, ...]:
+        return tuple(c.symbol for c in self.coordinates)
+
+    @property
+    def qd(self) -> tuple[sp.Symbol, ...]:
+        return tuple(c.velocity_symbol for c in self.coordinates)
+
+    @property
+    def qdd(self) -> tuple[sp.Symbol, ...]:
+        return tuple(c.acceleration_symbol for c in self.coordinates)
+
+    @property
+    def n(self) -> int:
+        return len(self.coordinates)
+
+    @property
+    def constraints(self) -> tuple[tuple[str, sp.Expr], ...]:
+        """All constraints with their entry names, holonomic ones first."""
+        return tuple([(f"constraints.holonomic[{i + 1}]", e) for i, e in enumerate(self.holonomic)]
+                     + [(f"constraints.nonholonomic[{i + 1}]", e) for i, e in enumerate(self.nonholonomic)])
+
+    @property
+    def m(self) -> int:
+        return len(self.holonomic) + len(self.nonholonomic)
+
+    @property
+    def dof(self) -> int:
+        """Number of independent velocities n - m."""
+        return self.n - self.m
+
+    @property
+    def parameter_values(self) -> dict[sp.Symbol, float]:
+        return {p.symbol: p.value for p in self.parameters}
+
+    @property
+    def input_values(self) -> dict[sp.Symbol, float]:
+        return {u.symbol: u.start for u in self.inputs}
+
+    def coordinate(self, name: str) -> Coordinate:
+        for c in self.coordinates:
+            if c.name == name:
+                return c
+        raise KeyError(name)
+
+    def generalized_forces(self) -> list[sp.Expr]:
+        """Q_i from [forces] (non-potential), by coordinate order."""
+        return [self.forces.get(c.name, sp.Integer(0)) for c in self.coordinates]
+
+    def velocity_constraints(self) -> list[sp.Expr]:
+        """Every constraint at velocity level: d(phi)/dt for holonomic ones, then the nonholonomic ones."""
+        return [total_derivative(e, self.q, self.qd, self.qdd) for e in self.holonomic] + list(self.nonholonomic)
+
+    def constraint_matrix(self) -> tuple[sp.Matrix, sp.Matrix]:
+        """(A, a0) with velocity constraints A(q, t) q' + a0(q, t) = 0."""
+        rows = self.velocity_constraints()
+        A = sp.Matrix(len(rows), self.n, lambda i, j: sp.diff(rows[i], self.qd[j]))
+        zero = {v: 0 for v in self.qd}
+        a0 = sp.Matrix([r.subs(zero) for r in rows])
+        return A, a0
+
+    def with_start(self, positions: Mapping[str, float], velocities: Mapping[str, float],
+                   adjusted: tuple[str, ...] = ()) -> System:
+        from dataclasses import replace
+        coords = tuple(replace(c, start=float(positions.get(c.name, c.start)),
+                               velocity=float(velocities.get(c.name, c.velocity))) for c in self.coordinates)
+        return replace(self, coordinates=coords, adjusted_start=adjusted)
+
+
+def total_derivative(expr: sp.Expr, q, qd, qdd) -> sp.Expr:
+    """d/dt expr = sum dexpr/dq q' + dexpr/dq' q'' + dexpr/dt."""
+    result = sp.diff(expr, S.t)
+    free = expr.free_symbols
+    for a, b, c in zip(q, qd, qdd):
+        if a in free:
+            result += sp.diff(expr, a) * b
+        if b in free:
+            result += sp.diff(expr, b) * c
+    return result
+
+
+def load_system(path: str | Path) -> System:
+    """Read and check a TOML system file."""
+    from .loader import load_system as _load
+
+    return _load(path)
+
+
+def parse_system(text: str, source: str = "<string>") -> System:
+    """Check a system given as TOML text."""
+    from .loader import parse_system as _parse
+
+    return _parse(text, source)
+
+
+def build_system(data: Mapping[str, Any], source: str = "<python>") -> System:
+    """Build a system from a mapping laid out like the TOML file; expressions may be sympy objects."""
+    from .loader import build_system as _build
+
+    return _build(data, source)
+
+
+def finite(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
