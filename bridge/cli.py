@@ -140,16 +140,22 @@ def cmd_derive(args) -> int:
                 continue
             rows.append((name, eom, ""))
         lines = [f"{system.name}: derivation statistics",
-                 f"{'method':<10} {'partial':>8} {'time':>6} {'total':>6} {'ops after CSE':>14} {'seconds':>8}"]
+                 f"{'method':<10} {'partial':>8} {'time':>6} {'total':>6} {'inertia term':>13} {'ops after CSE':>14} "
+                 f"{'seconds':>8}"]
         for name, eom, reason in rows:
             if eom is None:
                 lines.append(f"{name:<10} not applicable: {reason}")
                 continue
             s = eom.stats
+            first = dict(s.breakdown).get("inertia term")
             lines.append(f"{name:<10} {s.differentiations_partial:>8} {s.differentiations_time:>6} "
-                         f"{s.differentiations:>6} {eom_operation_count(eom):>14} {s.seconds:>8.3f}")
-        lines.append("partial/time: elementary differentiations counted term by term (see bridge/diffcount.py); "
-                     "ops: + * / ^ and function calls of mass matrix, forcing and kinematics after one joint CSE.")
+                         f"{s.differentiations:>6} {'' if first is None else first:>13} "
+                         f"{eom_operation_count(eom):>14} {s.seconds:>8.3f}")
+        lines.append("partial/time: elementary differentiations, counted term by term on the expanded operands "
+                     "(bridge/diffcount.py);")
+        lines.append("inertia term: those spent on d/dt(dT/dq') (lagrange) resp. dT'/dq' (nielsen), "
+                     "the quantity the seed compares;")
+        lines.append("ops: + - * / ^ and function calls in mass matrix, forcing and kinematics after one joint CSE.")
         text = "\n".join(lines) + "\n"
     else:
         eom = METHODS[args.method or "lagrange"].derive(system, args.independent or system.independent,

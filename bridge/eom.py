@@ -33,6 +33,7 @@ class DerivationStats:
     differentiations_time: int = 0
     diff_calls: int = 0
     counted: bool = False
+    breakdown: tuple[tuple[str, int], ...] = ()  # e.g. ("inertia term", 68)
 
     @property
     def differentiations(self) -> int:

@@ -20,10 +20,15 @@ class Problem:
 
     def __str__(self) -> str:
         where = ": ".join(p for p in (self.source, self.entry) if p)
-        text = self.message.rstrip(".") + "."
+        text = _sentence(self.message)
         if self.hint:
-            text += " " + self.hint.rstrip(".") + "."
+            text += " " + _sentence(self.hint[0].upper() + self.hint[1:])
         return f"{where}: {text}" if where else text
+
+
+def _sentence(text: str) -> str:
+    text = text.strip()
+    return text if text.endswith((".", "?", "!")) else text + "."
 
 
 class BridgeError(Exception):

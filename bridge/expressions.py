@@ -22,7 +22,7 @@ from fractions import Fraction
 import sympy as sp
 
 MAX_LENGTH = 200_000
-MAX_DEPTH = 200
+MAX_DEPTH = 100
 MAX_EXPONENT = 1000
 
 FUNCTIONS: dict[str, tuple[Callable[..., sp.Expr], int, int]] = {

@@ -436,9 +436,6 @@ class _Builder:
             if key in sim and self.number(f"simulation.{key}", sim[key]) <= 0:
                 self.p.add(f"simulation.{key}", f"{key} must be positive", "give a positive number")
 
-        if len(holonomic) + len(nonholonomic) >= len(self.coords) > 0:
-            self.p.add("constraints", f"{len(holonomic) + len(nonholonomic)} constraints on {len(self.coords)} "
-                       "coordinates leave no degree of freedom", "remove constraints or add coordinates")
         self.p.raise_if_any()
 
         system = System(
@@ -487,6 +484,9 @@ def check_start(system: System, problems: ProblemCollector) -> System:
             problems.add(names[k], "this constraint is dependent on (redundant with) the constraints before it "
                          "at the start state", "remove it, or check the start state is not a singular configuration")
         rank = r
+    if not problems and m >= n:
+        problems.add("constraints", f"{m} independent constraints on {n} coordinates leave no degree of freedom",
+                     "remove constraints or add coordinates")
     problems.raise_if_any()
 
     if system.independent is None:

@@ -10,9 +10,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
 import math
+from collections.abc import Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from itertools import combinations
 
 import numpy as np
@@ -49,6 +50,7 @@ class DiffCounts:
     partial: int = 0
     time: int = 0
     calls: int = 0
+    tallies: dict = field(default_factory=dict)
 
     @property
     def total(self) -> int:
@@ -68,6 +70,15 @@ class Differentiator:
         self.count = count
         self.counts = DiffCounts()
         self._timed = frozenset(system.q) | frozenset(system.qd) | {S.t}
+
+    @contextmanager
+    def tally(self, label: str):
+        """Attribute the differentiations made inside the block to ``label`` as well."""
+        before = self.counts.total
+        try:
+            yield
+        finally:
+            self.counts.tallies[label] = self.counts.tallies.get(label, 0) + self.counts.total - before
 
     def partial(self, expr: Expr, var: Expr) -> Expr:
         self.counts.calls += 1

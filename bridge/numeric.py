@@ -12,10 +12,13 @@ import sympy as sp
 def compile_exprs(args: Sequence[sp.Basic], exprs: Sequence[sp.Basic]):
     """A callable ``f(values) -> ndarray`` evaluating ``exprs`` at ``args = values``.
 
-    One common-subexpression pass covers all expressions together.
+    One common-subexpression pass covers all expressions together. The arguments are renamed
+    to private symbols first: symengine names its CSE temporaries ``x0, x1, ...``, which would
+    otherwise capture user symbols of the same names.
     """
     if not exprs:
         return lambda values: np.zeros(0)
-    se_args = [se.sympify(a) for a in args]
-    se_exprs = [se.sympify(e) for e in exprs]
-    return se.Lambdify(se_args, se_exprs, cse=True, real=True)
+    private = [se.Symbol(f"_nhb_arg{i}") for i in range(len(args))]
+    rename = {se.sympify(a): p for a, p in zip(args, private)}
+    se_exprs = [se.sympify(e).xreplace(rename) for e in exprs]
+    return se.Lambdify(private, se_exprs, cse=True, real=True)

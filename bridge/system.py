@@ -18,7 +18,6 @@ from typing import Any
 import sympy as sp
 
 from . import symbols as S
-from .errors import SystemFileError
 
 __all__ = ["Coordinate", "Parameter", "Input", "System", "load_system", "parse_system", "build_system"]
 

@@ -6,9 +6,13 @@ seed prints equations it exposes, per printed equation, a ``SeedEquation`` with
 * ``printed``   -- the equation as printed/OCR'd, transcribed literally where legible
                    (``None`` where it is not legible at all),
 * ``corrected`` -- the form re-derived by hand and checked with sympy (never copied),
-* ``note``      -- empty if the print is right, otherwise what exactly the print has,
+* ``note``      -- where printed and corrected differ: what exactly the print has,
                    whether it is an OCR error or a printed typo, and why the correction
-                   is right.
+                   is right; otherwise empty or a remark on legibility/conventions.
+
+A discrepancy is exactly an entry whose ``printed`` differs from ``corrected``
+(``None`` inside ``printed`` marks an illegible equation, not an error).  Remarks on the
+seeds' text that involve no equation are collected in ``TEXT_NOTES``.
 
 Conventions
 -----------
@@ -17,8 +21,9 @@ Conventions
   their name in the example files (examples/*.toml), time ``Symbol("t")``, multiplier
   ``Symbol("lambda[1]")``.  All symbols are plain (no assumptions).
 * An equation is an expression ``lhs - rhs`` (== 0); an equation set is a tuple of them.
-  Matrices are ``sympy.ImmutableMatrix`` in the seed's own row/column order (given in
-  each note where it differs from the coordinate order of the example file).
+  Matrices are ``sympy.ImmutableMatrix`` in the seed's own row/column order (stated in the
+  section comment where it differs from the coordinate order of the example file: the
+  car's matrices are ordered phi, x, y).
 * Definitions of the example files are substituted (car: ``l = a + b`` and the steering
   angle ``steer = steer0 + steer1*sin(steer_w*t)``; the seed's steering angle theta is
   this ``steer``).  Generalized forces of the examples are substituted for the seed's
@@ -46,7 +51,7 @@ __all__ = [
     "SeedEquation", "q", "qd", "qdd", "t", "lam",
     "SPHERE", "SPHERE_DEPENDENT", "CAR", "CAR_DEPENDENT", "CAR_STEER",
     "DRIVE", "DRIVE_DEPENDENT", "DRIVE_FORCES", "HYDRO", "HYDRO_DEPENDENT", "HYDRO_FORCES",
-    "EXCITER", "EXCITER_DIFFERENTIATION_COUNTS", "PENDULUM", "CARTESIAN_PENDULUM", "ALL",
+    "EXCITER", "EXCITER_DIFFERENTIATION_COUNTS", "PENDULUM", "CARTESIAN_PENDULUM", "TEXT_NOTES", "ALL",
 ]
 
 
@@ -55,7 +60,7 @@ class SeedEquation:
     label: str          # equation number(s) in the seed, e.g. "(3.12)"
     printed: Any        # as printed (literal transcription), None if illegible
     corrected: Any      # re-derived form
-    note: str = ""      # "" if printed == corrected, else the discrepancy and its correction
+    note: str = ""      # discrepancy and its justification, or a remark ("" if nothing to say)
 
 
 # --- symbols (api-contract conventions; defined here so the module does not import bridge) ---
@@ -230,9 +235,10 @@ CAR = {
         printed=M([-bc, ac * cos(_st)]),
         corrected=M([bc, -ac * cos(_st)]),
         note="Printed C_sigma = [-b; a c(theta)], but by (2.20)/(2.22) C_sigma holds the "
-             "coefficients of phi' in (3.14), which are +b and -a c(theta).  The sign slip is "
-             "compensated in (3.18) (which then solves C_xi B = +C_sigma), so the printed B "
-             "(3.19) is right: with the printed C_sigma, (2.23) would give -B (printed typo).",
+             "coefficients of phi' in (3.14), which are +b and -a c(theta) (printed sign typo).  "
+             "(3.18) and the middle expression of (3.19), -C_xi^-1 [-b; a c(theta)], use the printed "
+             "C_sigma and evaluate to -B; the final B printed in (3.19) is nevertheless right: it "
+             "solves C_xi B = -C_sigma with the correct C_sigma (checked with l = a + b).",
     ),
     "B": SeedEquation("(3.19)", printed=_car_B, corrected=_car_B,
                       note=""),  # solves C_xi B = -C_sigma (correct C_sigma) using l = a + b
@@ -298,27 +304,27 @@ CAR = {
 # Coordinates phi1, phi2, x.  Seed torques M1, M2 replaced by the example's forces.
 # Maggi / Gibbs-Appell kinematic parameters: e1 = phi1', e2 = x'.
 # =====================================================================================
-I1, I2, I3, m3, ms, mb, l, R, aa, c, k2, k3, x0 = _p("I1 I2 I3 m3 ms mb l R a c k2 k3 x0")
+I1, I2, I3, m3, ms, mb, lr, R, aa, c, k2, k3, x0 = _p("I1 I2 I3 m3 ms mb l R a c k2 k3 x0")
 M0, w0, Mr_, cr = _p("M0 w0 Mr cr")
 p1, p2, xx = q("phi1"), q("phi2"), q("x")
 p1d, p2d, xxd = qd("phi1"), qd("phi2"), qd("x")
 p1dd, p2dd, xxdd = qdd("phi1"), qdd("phi2"), qdd("x")
 DRIVE_FORCES = {"M1": M0 * (1 - p1d / w0), "M2": -Mr_ - cr * p2d}
 _M1, _M2 = DRIVE_FORCES["M1"], DRIVE_FORCES["M2"]
-_K2 = I2 + R**2 / aa**2 * I3 + Rational(1, 2) * mb * (4 * l**2 - xx**2)   # phi2 inertia
-_Kx = m3 + ms + 2 * l**2 * mb / (4 * l**2 - xx**2)                      # x inertia
+_K2 = I2 + R**2 / aa**2 * I3 + Rational(1, 2) * mb * (4 * lr**2 - xx**2)   # phi2 inertia
+_Kx = m3 + ms + 2 * lr**2 * mb / (4 * lr**2 - xx**2)                      # x inertia
 _Ix = I2 + R**2 / aa**2 * I3
 DRIVE_DEPENDENT = {
     p2d: (xx - c) / R * p1d,
     p2dd: (xx - c) / R * p1dd + xxd * p1d / R,
 }
 _M2_indep = _M2.subs(p2d, (xx - c) / R * p1d)
-_x_eq = (_Kx * xxdd + 2 * l**2 * mb * xx * xxd**2 / (4 * l**2 - xx**2)**2
+_x_eq = (_Kx * xxdd + 2 * lr**2 * mb * xx * xxd**2 / (4 * lr**2 - xx**2)**2
          + Rational(1, 2) * mb * xx * p2d**2 + (k2 + k3) * (xx - x0))
-_ga1_mass = I1 + _Ix * (xx - c)**2 / R**2 + mb * (xx - c)**2 * (4 * l**2 - xx**2) / (2 * R**2)
-_ga1_gyro = _Ix * (xx - c) / R**2 + mb / (2 * R**2) * (xx - c) * (4 * l**2 - 3 * xx**2 + 2 * c * xx)
+_ga1_mass = I1 + _Ix * (xx - c)**2 / R**2 + mb * (xx - c)**2 * (4 * lr**2 - xx**2) / (2 * R**2)
+_ga1_gyro = _Ix * (xx - c) / R**2 + mb / (2 * R**2) * (xx - c) * (4 * lr**2 - 3 * xx**2 + 2 * c * xx)
 _ga2_lhs = (_Kx * xxdd + mb * (Rational(1, 2) * (xx - c)**2 / R**2 * p1d**2
-                               + 2 * l**2 / (4 * l**2 - xx**2)**2 * xxd**2) * xx)
+                               + 2 * lr**2 / (4 * lr**2 - xx**2)**2 * xxd**2) * xx)
 
 DRIVE = {
     "T": SeedEquation(
@@ -370,7 +376,7 @@ DRIVE = {
     "gibbs_appell": SeedEquation(
         "(4.348)",
         printed=(
-            (I1 + _Ix * (xx - c)**2 / R**2 + (xx - c)**2 * (4 * l**2 - xx**2) / (2 * R**2)) * p1dd
+            (I1 + _Ix * (xx - c)**2 / R**2 + (xx - c)**2 * (4 * lr**2 - xx**2) / (2 * R**2)) * p1dd
             + _ga1_gyro * p1d * xxd - (_M1 + (xx - c) / R * _M2_indep),
             _ga2_lhs + (k2 - k3) * (xx - x0),
         ),
@@ -593,6 +599,32 @@ CARTESIAN_PENDULUM = {
                    px * pxdd + py * pydd + pxd**2 + pyd**2),
         note="Moment about the pivot (multiplier eliminated) and the twice-differentiated constraint; "
              "with x = l sin(theta), y = -l cos(theta) the first is l * (m l^2 theta'' + m g l sin theta)/l.",
+    ),
+}
+
+TEXT_NOTES = {
+    "rolling_sphere": (
+        "Text says theta, psi, phi are chosen independent, but all matrices use the order "
+        "theta, phi, psi (then x, y).",
+    ),
+    "car": (
+        "(3.24) reads 'Q_sigma(1x1) = O, G_xi(1x2) = O': G_sigma (1x1) and G_xi (2x1) are meant "
+        "(G = 0 because A is constant); the Q_sigma label duplicates (3.23).",
+        "Text says the constraints are 'of the form (2.16)'; (2.18) is meant.",
+    ),
+    "constant_speed_drive": (
+        "'l = 5 - b = 2' (before (4.322)/(4.324)) is the OCR of 's - b' with s = 3, b = 1.",
+        "After eliminating lambda the text says the result is 'identical to (4.341)'; (4.345) is meant.",
+    ),
+    "hydropulsator": (
+        "'l = 5 - b = 3' before (4.357) is the OCR of 's - b' with s = 4, b = 1.",
+        "The text says further rotation of the disposer reverses the flow, but (4.351)/(4.356) use "
+        "1 + cos(2 psi) = 2 cos^2(psi) >= 0, which never reverses: the platform moves in strokes "
+        "in one direction (the example follows (4.356) as printed).",
+    ),
+    "vibratory_exciter": (
+        "The seed's claim that Nielsen needs 2s + 1 instead of 3s differentiations refers to "
+        "the number of derivative 'headers'; the paper's own counts are 68 (Lagrange) vs 76 (Nielsen).",
     ),
 }
 

@@ -58,7 +58,7 @@ class Method(ABC):
         d = Differentiator(system, count=count, reference=reference)
         eom = self._derive(system, d, independent, baumgarte)
         stats = DerivationStats(time.perf_counter() - start, d.counts.partial, d.counts.time, d.counts.calls,
-                                count)
+                                count, tuple(sorted(d.counts.tallies.items())))
         eom = replace(eom, stats=stats)
         check_mass_matrix(eom, d.reference)
         return eom

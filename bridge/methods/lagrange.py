@@ -9,10 +9,12 @@ import sympy as sp
 
 from .. import symbols as S
 from ..eom import EquationsOfMotion
-from ..mechanics import (Differentiator, LinearForm, generalized_forces, to_se, to_sp, to_sp_matrix,
-                         velocity_constraints)
+from ..mechanics import Differentiator, LinearForm, generalized_forces, to_se, to_sp, to_sp_matrix, velocity_constraints
 from ..system import System
 from .base import METHODS, Method
+
+#: the first term of the equations, d/dt(dT/dq') resp. dT'/dq', whose differentiations the seed counts
+INERTIA_TERM = "inertia term"
 
 
 def multiplier_form(system: System, d: Differentiator, E: list[LinearForm], method: str,
@@ -77,8 +79,9 @@ class Lagrange(Method):
         T = to_se(system.kinetic)
         E = []
         for i in range(system.n):
-            p = d.partial(T, d.qd[i])            # dT/dq'_i
-            dp = d.time(p)                       # d/dt (dT/dq'_i), linear in q''
+            with d.tally(INERTIA_TERM):
+                p = d.partial(T, d.qd[i])        # dT/dq'_i
+                dp = d.time(p)                   # d/dt (dT/dq'_i), linear in q''
             E.append(dp - d.partial(T, d.q[i]))  # - dT/dq_i
         return multiplier_form(system, d, E, self.name, baumgarte, [])
 
@@ -98,10 +101,12 @@ class Nielsen(Method):
     def _derive(self, system: System, d: Differentiator, independent: Sequence[str] | None,
                 baumgarte: tuple[float, float] | None) -> EquationsOfMotion:
         T = to_se(system.kinetic)
-        Tdot = d.time(T)  # T' as a form linear in q''
+        with d.tally(INERTIA_TERM):
+            Tdot = d.time(T)  # T' as a form linear in q''
         E = []
         for i in range(system.n):
-            dTdot = Tdot.partial(d, d.qd[i])
+            with d.tally(INERTIA_TERM):
+                dTdot = Tdot.partial(d, d.qd[i])
             E.append(dTdot - 2 * d.partial(T, d.q[i]))
         forms = [("T_dot", to_sp(Tdot.expr(d)))]
         return multiplier_form(system, d, E, self.name, baumgarte, forms)

@@ -11,10 +11,21 @@ import sympy as sp
 
 from ..eom import EquationsOfMotion
 from ..errors import DerivationError, Problem
-from ..mechanics import (Differentiator, LinearForm, Split, choose_independent, cyclic_coordinates,
-                         generalized_forces,
-                         independent_from_names, solve_split, state_args, to_se, to_sp,
-                         to_sp_matrix, velocity_constraints)
+from ..mechanics import (
+    Differentiator,
+    LinearForm,
+    Split,
+    choose_independent,
+    cyclic_coordinates,
+    generalized_forces,
+    independent_from_names,
+    solve_split,
+    state_args,
+    to_se,
+    to_sp,
+    to_sp_matrix,
+    velocity_constraints,
+)
 from ..numeric import compile_exprs
 from ..system import System
 from .base import METHODS, Method, speeds_for
