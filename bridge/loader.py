@@ -455,7 +455,7 @@ def check_start(system: System, problems: ProblemCollector) -> System:
     """
     if system.m == 0:
         return system
-    q, qd = system.q, system.qd
+    q = system.q
     A_sym, a0_sym = system.constraint_matrix()
     args = [S.t, *q, *system.parameter_values]
     par = list(system.parameter_values.values())

@@ -107,7 +107,7 @@ def simulate(eom: EquationsOfMotion, stop_time: float | None = None, *, rtol: fl
     while True:
         n = system.n
 
-        def split_event(t, xx, num=num):
+        def split_event(t, xx, num=num, n=n):
             qd = num.kinematics(t, xx[:n], xx[n:])
             return num.split_health(t, xx[:n], qd) - SPLIT_THRESHOLD
 
@@ -151,7 +151,7 @@ def simulate(eom: EquationsOfMotion, stop_time: float | None = None, *, rtol: fl
         A = [[current.constraint_jacobian[i, j] for j in range(system.n)]
              for i in range(current.constraint_jacobian.shape[0])]
         old_idx = tuple(system.coordinates.index(system.coordinate(nm)) for nm in current.independent)
-        new_idx = choose_independent(system, A, ref, accept=lambda c: method.accepts_split(system, c),
+        new_idx = choose_independent(system, A, ref, accept=lambda c, method=method: method.accepts_split(system, c),
                                      exclude=old_idx)
         if new_idx is None:
             raise SimulationError(
