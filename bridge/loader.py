@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import symengine as se
 import sympy as sp
 
 from . import symbols as S
@@ -388,7 +389,10 @@ class _Builder:
                         self.p.add(entry, "the constraint contains no velocity der(...)",
                                    "a constraint in coordinates only belongs under holonomic")
                     else:
-                        bad = [v for v in vel if any(sp.diff(expr, v, w) != 0 for w in vel)]
+                        # affine in the velocities iff no first derivative contains a velocity
+                        se_expr = se.sympify(expr)
+                        se_vel = {se.sympify(v) for v in qd}
+                        bad = [v for v in vel if se_expr.diff(se.sympify(v)).free_symbols & se_vel]
                         if bad:
                             self.p.add(entry, "the nonholonomic constraint is not linear in the velocities "
                                        f"(it is non-linear in {bad[0]})",
@@ -447,6 +451,22 @@ class _Builder:
         return check_start(system, self.p)
 
 
+def velocity_constraint_matrix(system: System) -> tuple[list, list]:
+    """(A, a0) of the velocity constraints as symengine expressions (fast, for numeric checks)."""
+    q = [se.sympify(x) for x in system.q]
+    qd = [se.sympify(x) for x in system.qd]
+    t = se.sympify(S.t)
+    rows = []
+    for phi in system.holonomic:
+        e = se.sympify(phi)
+        rows.append(e.diff(t) + sum((e.diff(a) * b for a, b in zip(q, qd)), se.Integer(0)))
+    rows += [se.sympify(e) for e in system.nonholonomic]
+    zero = {v: se.Integer(0) for v in qd}
+    A = [[r.diff(v) for v in qd] for r in rows]
+    a0 = [r.xreplace(zero) for r in rows]
+    return [x for row in A for x in row], a0
+
+
 def check_start(system: System, problems: ProblemCollector) -> System:
     """Check the constraints at the start state: independent and satisfied.
 
@@ -456,10 +476,10 @@ def check_start(system: System, problems: ProblemCollector) -> System:
     if system.m == 0:
         return system
     q = system.q
-    A_sym, a0_sym = system.constraint_matrix()
+    A_sym, a0_sym = velocity_constraint_matrix(system)
     args = [S.t, *q, *system.parameter_values]
     par = list(system.parameter_values.values())
-    fA = compile_exprs(args, list(A_sym) + list(a0_sym))
+    fA = compile_exprs(args, A_sym + a0_sym)
     fphi = compile_exprs(args, list(system.holonomic)) if system.holonomic else None
     m, n = system.m, system.n
 

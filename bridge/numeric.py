@@ -22,3 +22,15 @@ def compile_exprs(args: Sequence[sp.Basic], exprs: Sequence[sp.Basic]):
     rename = {se.sympify(a): p for a, p in zip(args, private)}
     se_exprs = [se.sympify(e).xreplace(rename) for e in exprs]
     return se.Lambdify(private, se_exprs, cse=True, real=True)
+
+
+def evaluate_once(args: Sequence[sp.Basic], exprs: Sequence[sp.Basic], values: Sequence[float]) -> np.ndarray:
+    """Evaluate ``exprs`` at one point by substitution (cheaper than compiling for a single use)."""
+    point = {se.sympify(a): se.Float(float(v)) for a, v in zip(args, values, strict=True)}
+    out = []
+    for e in exprs:
+        try:
+            out.append(float(se.sympify(e).xreplace(point)))
+        except (RuntimeError, TypeError, ValueError):
+            out.append(float("nan"))  # not a real number at this point (e.g. a division by zero)
+    return np.array(out, dtype=float)

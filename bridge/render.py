@@ -10,6 +10,18 @@ from .eom import EquationsOfMotion
 from .methods import METHODS
 
 
+TIDY_LIMIT = 150
+
+
+def tidy(expr):
+    """Trigonometric simplification for display, for expressions small enough to simplify quickly."""
+    if isinstance(expr, sp.MatrixBase):
+        return expr.applyfunc(tidy)
+    if sp.count_ops(expr) > TIDY_LIMIT:
+        return expr
+    return sp.trigsimp(expr)
+
+
 def latex_names(eom: EquationsOfMotion) -> dict[sp.Symbol, str]:
     names: dict[sp.Symbol, str] = {}
     for c in eom.system.coordinates:
@@ -25,7 +37,7 @@ def to_latex(eom: EquationsOfMotion) -> str:
     names = latex_names(eom)
 
     def tex(e) -> str:
-        return sp.latex(e, symbol_names=names)
+        return sp.latex(tidy(e), symbol_names=names)
 
     lines = [f"% {eom.system.name}: {METHODS[eom.method].title} (nhbridge)"]
     if eom.is_reduced:
@@ -59,7 +71,7 @@ def to_text(eom: EquationsOfMotion) -> str:
     out.append(f"unknowns: {', '.join(map(str, eom.unknowns))}")
     out.append("equations (mass matrix * unknowns = forcing):")
     for i, eq in enumerate(eom.equations()):
-        out.append(f"  [{i + 1}] {sp.sstr(eq.lhs)} = {sp.sstr(eq.rhs)}")
+        out.append(f"  [{i + 1}] {sp.sstr(tidy(eq.lhs))} = {sp.sstr(tidy(eq.rhs))}")
     if eom.multipliers:
         out.append("constraints (velocity level, = 0):")
         for g in eom.velocity_constraints:

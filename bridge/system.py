@@ -166,15 +166,20 @@ class System:
 
 
 def total_derivative(expr: sp.Expr, q, qd, qdd) -> sp.Expr:
-    """d/dt expr = sum dexpr/dq q' + dexpr/dq' q'' + dexpr/dt."""
-    result = sp.diff(expr, S.t)
-    free = expr.free_symbols
+    """d/dt expr = sum dexpr/dq q' + dexpr/dq' q'' + dexpr/dt (differentiated by symengine)."""
+    import symengine as se
+
+    e = se.sympify(expr)
+    free = e.free_symbols
+    t = se.sympify(S.t)
+    result = e.diff(t) if t in free else se.Integer(0)
     for a, b, c in zip(q, qd, qdd):
+        a, b, c = se.sympify(a), se.sympify(b), se.sympify(c)
         if a in free:
-            result += sp.diff(expr, a) * b
+            result += e.diff(a) * b
         if b in free:
-            result += sp.diff(expr, b) * c
-    return result
+            result += e.diff(b) * c
+    return sp.sympify(result)
 
 
 def load_system(path: str | Path) -> System:

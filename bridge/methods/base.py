@@ -14,7 +14,7 @@ from .. import symbols as S
 from ..eom import DerivationStats, EquationsOfMotion
 from ..errors import DerivationError, Problem, SystemFileError
 from ..mechanics import Differentiator, state_args
-from ..numeric import compile_exprs
+from ..numeric import evaluate_once
 from ..system import System
 
 
@@ -75,9 +75,7 @@ def check_mass_matrix(eom: EquationsOfMotion, at: np.ndarray) -> None:
     if M.shape[0] == 0:
         return
     # evaluate at the start state, expressed in (q, q') and the speeds u
-    f = compile_exprs(state_args(system), list(M))
-    vals = at
-    Mn = np.asarray(f(vals), dtype=float).reshape(M.shape)
+    Mn = evaluate_once(state_args(system), list(M), at).reshape(M.shape)
     if not np.all(np.isfinite(Mn)):
         raise SystemFileError(Problem("energy.kinetic", "the mass matrix is not finite at the start state",
                                       "check the kinetic energy and the start values", system.source))
