@@ -9,7 +9,6 @@ import sympy as sp
 from .eom import EquationsOfMotion
 from .methods import METHODS
 
-
 TIDY_LIMIT = 150
 
 
