@@ -21,6 +21,7 @@ import sympy as sp
 from . import symbols as S
 from .errors import ProblemCollector, SystemFileError
 from .expressions import FUNCTIONS, SPECIAL_NAMES, ExpressionError, caret, parse_expression
+from .mechanics import Differentiator, velocity_constraints
 from .numeric import compile_exprs
 from .system import Coordinate, Input, Parameter, System, finite, total_derivative
 
@@ -451,22 +452,6 @@ class _Builder:
         return check_start(system, self.p)
 
 
-def velocity_constraint_matrix(system: System) -> tuple[list, list]:
-    """(A, a0) of the velocity constraints as symengine expressions (fast, for numeric checks)."""
-    q = [se.sympify(x) for x in system.q]
-    qd = [se.sympify(x) for x in system.qd]
-    t = se.sympify(S.t)
-    rows = []
-    for phi in system.holonomic:
-        e = se.sympify(phi)
-        rows.append(e.diff(t) + sum((e.diff(a) * b for a, b in zip(q, qd)), se.Integer(0)))
-    rows += [se.sympify(e) for e in system.nonholonomic]
-    zero = {v: se.Integer(0) for v in qd}
-    A = [[r.diff(v) for v in qd] for r in rows]
-    a0 = [r.xreplace(zero) for r in rows]
-    return [x for row in A for x in row], a0
-
-
 def check_start(system: System, problems: ProblemCollector) -> System:
     """Check the constraints at the start state: independent and satisfied.
 
@@ -476,7 +461,8 @@ def check_start(system: System, problems: ProblemCollector) -> System:
     if system.m == 0:
         return system
     q = system.q
-    A_sym, a0_sym = velocity_constraint_matrix(system)
+    _, A_rows, a0_sym = velocity_constraints(system, Differentiator(system))
+    A_sym = [x for row in A_rows for x in row]
     args = [S.t, *q, *system.parameter_values]
     par = list(system.parameter_values.values())
     fA = compile_exprs(args, A_sym + a0_sym)
