@@ -154,7 +154,6 @@ class Split:
     B: tuple[tuple[Expr, ...], ...]   # s x p
     beta: tuple[Expr, ...]            # s
     A_dep: tuple[tuple[Expr, ...], ...]  # s x s block whose singularity invalidates the split
-    A_ind: tuple[tuple[Expr, ...], ...] = field(default=())
 
     def kinematics(self, n: int, u: Sequence[Expr]) -> list[Expr]:
         """q' as expressions of (q, u, t) in coordinate order."""
@@ -182,7 +181,7 @@ def solve_split(system: System, A: list[list[Expr]], a0: list[Expr], independent
     Ai = sp.Matrix([[to_sp(A[r][i]) for i in ind] for r in range(len(A))])
     b0 = sp.Matrix([to_sp(x) for x in a0])
     if Ad.shape[0] == 0:
-        return Split(ind, dep, (), (), (), ())
+        return Split(ind, dep, (), (), ())
     if Ad.is_diagonal():
         inv = sp.diag(*[1 / Ad[i, i] for i in range(Ad.shape[0])])
         Bm, beta = -inv * Ai, -inv * b0
@@ -195,8 +194,7 @@ def solve_split(system: System, A: list[list[Expr]], a0: list[Expr], independent
     return Split(ind, dep,
                  tuple(tuple(to_se(Bm[r, k]) for k in range(Bm.shape[1])) for r in range(Bm.shape[0])),
                  tuple(to_se(x) for x in beta),
-                 tuple(tuple(to_se(Ad[r, k]) for k in range(Ad.shape[1])) for r in range(Ad.shape[0])),
-                 tuple(tuple(to_se(Ai[r, k]) for k in range(Ai.shape[1])) for r in range(Ai.shape[0])))
+                 tuple(tuple(to_se(Ad[r, k]) for k in range(Ad.shape[1])) for r in range(Ad.shape[0])))
 
 
 def start_values(system: System, t: float = 0.0) -> np.ndarray:

@@ -23,6 +23,7 @@ from .atomic import write_text
 from .eom import EquationsOfMotion
 from .errors import BridgeError, SimulationError
 from .mechanics import choose_independent
+from .numeric_model import NumericModel
 
 DEFAULT_RTOL = 1e-10
 DEFAULT_ATOL = 1e-12
@@ -96,8 +97,16 @@ def simulate(eom: EquationsOfMotion, stop_time: float | None = None, *, rtol: fl
     v0 = np.array([c.velocity for c in system.coordinates], dtype=float)
 
     models: dict[tuple[str, ...], EquationsOfMotion] = {eom.independent: eom}
+    compiled: dict[tuple[str, ...], NumericModel] = {}
+
+    def numeric(model: EquationsOfMotion) -> NumericModel:
+        """The compiled model, with the parameter overrides applied (compiled once per split)."""
+        if model.independent not in compiled:
+            compiled[model.independent] = NumericModel(model, parameters) if parameters else model.numeric
+        return compiled[model.independent]
+
     current = eom
-    num = current.numeric if not parameters else _with_params(current, parameters)
+    num = numeric(current)
     x = num.state(q0, v0)
     t0 = 0.0
     times: list[np.ndarray] = []
@@ -167,7 +176,7 @@ def simulate(eom: EquationsOfMotion, stop_time: float | None = None, *, rtol: fl
                     f"singular and method {current.method} cannot use another split ({exc}); use maggi or "
                     "lagrange") from exc
         current = models[new_names]
-        num = current.numeric if not parameters else _with_params(current, parameters)
+        num = numeric(current)
         x = num.state(qe, qde)
         t0 = te
         repartitions.append((te, new_names))
@@ -176,7 +185,7 @@ def simulate(eom: EquationsOfMotion, stop_time: float | None = None, *, rtol: fl
     q_rows, qd_rows, out_rows, lam_rows, res_rows = [], [], [], [], []
     k = 0
     for model, ys in states:
-        nm = model.numeric if not parameters else _with_params(model, parameters)
+        nm = numeric(model)
         for row in ys:
             t = t_all[k]
             k += 1
@@ -196,12 +205,6 @@ def simulate(eom: EquationsOfMotion, stop_time: float | None = None, *, rtol: fl
         repartitions=tuple(repartitions), nfev=nfev,
         settings={"stop_time": T, "rtol": rtol, "atol": atol, "interval": interval},
     )
-
-
-def _with_params(eom: EquationsOfMotion, parameters: Mapping[str, float]):
-    from .numeric_model import NumericModel
-
-    return NumericModel(eom, parameters)
 
 
 __all__ = ["SimulationResult", "simulate"]

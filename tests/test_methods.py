@@ -254,3 +254,18 @@ def test_eom_is_immutable():
     with pytest.raises(AttributeError):
         eom.method = "x"  # type: ignore[misc]
     assert eom.unknowns == eom.du  # no multipliers in a reduced method
+
+
+def test_parameter_override_equals_edited_file():
+    text = (Path(__file__).parent.parent / "examples" / "simple_pendulum.toml").read_text()
+    base = bridge.parse_system(text)
+    length = base.parameter_values[__import__("sympy").Symbol("l")]
+    edited = bridge.parse_system(text.replace(f"value = {length}", "value = 1.7", 1))
+    assert edited.parameter_values != base.parameter_values
+    a = bridge.simulate(bridge.derive(base, "lagrange"), 3.0, parameters={"l": 1.7})
+    b = bridge.simulate(bridge.derive(edited, "lagrange"), 3.0)
+    c = bridge.simulate(bridge.derive(base, "lagrange"), 3.0)
+    assert np.abs(a.q - b.q).max() < 1e-12
+    assert np.abs(a.q - c.q).max() > 1e-3
+    with pytest.raises(SimulationError, match="unknown parameter"):
+        bridge.simulate(bridge.derive(base, "lagrange"), 1.0, parameters={"nope": 1.0})
