@@ -15,13 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import symengine as se
 import sympy as sp
 
 from . import symbols as S
 from .errors import ProblemCollector, SystemFileError
 from .expressions import FUNCTIONS, SPECIAL_NAMES, ExpressionError, caret, parse_expression
-from .mechanics import Differentiator, velocity_constraints
+from .mechanics import Differentiator, to_se, velocity_constraints
 from .numeric import compile_exprs
 from .system import Coordinate, Input, Parameter, System, finite, total_derivative
 
@@ -391,9 +390,9 @@ class _Builder:
                                    "a constraint in coordinates only belongs under holonomic")
                     else:
                         # affine in the velocities iff no first derivative contains a velocity
-                        se_expr = se.sympify(expr)
-                        se_vel = {se.sympify(v) for v in qd}
-                        bad = [v for v in vel if se_expr.diff(se.sympify(v)).free_symbols & se_vel]
+                        se_expr = to_se(expr)
+                        se_vel = {to_se(v) for v in qd}
+                        bad = [v for v in vel if se_expr.diff(to_se(v)).free_symbols & se_vel]
                         if bad:
                             self.p.add(entry, "the nonholonomic constraint is not linear in the velocities "
                                        f"(it is non-linear in {bad[0]})",

@@ -30,6 +30,9 @@ Expr = se.Basic
 
 
 def to_se(expr) -> Expr:
+    """A sympy (or symengine) object as symengine; text is refused (it is parsed by bridge.expressions only)."""
+    if isinstance(expr, str):
+        raise TypeError("to_se converts expressions, not text")
     return se.sympify(expr)
 
 
