@@ -83,6 +83,17 @@ def build_parser() -> argparse.ArgumentParser:
     sm.add_argument("--interval", type=_positive, default=None, help="output interval (default stop_time/1000)")
     sm.add_argument("-o", "--output", default=None, help="CSV file (default: <name>.csv)")
 
+    mo = sub.add_parser("modelica", help="export Modelica models (one file, or a package of several)")
+    mo.add_argument("files", nargs="+", metavar="FILE")
+    method_opts(mo)
+    mo.add_argument("--constraint-level", choices=["index1", "given"], default="index1",
+                    help="multiplier DAE: constraints at acceleration level (index1) or as given, "
+                         "left to the Modelica tool's index reduction")
+    mo.add_argument("--package", default=None, metavar="NAME", help="write a package NAME into the -o directory")
+    mo.add_argument("-o", "--output", required=True, help="the .mo file, or the directory for --package")
+    mo.add_argument("--check", choices=["rumoca", "openmodelica"], default=None,
+                    help="compile, simulate and compare each model with a Modelica tool")
+
     sub.add_parser("methods", help="list the derivation methods")
     return p
 
@@ -192,6 +203,44 @@ def cmd_simulate(args) -> int:
     return EXIT_OK
 
 
+def cmd_modelica(args) -> int:
+    from .methods import METHODS
+    from .modelica_check import CHECKERS
+    from .modelica_export import write_model, write_package
+    from .system import load_system
+
+    if args.package is None and len(args.files) > 1:
+        raise BridgeError("several system files need --package NAME (and a directory as -o)")
+    if args.package is not None:
+        from .loader import IDENTIFIER
+
+        if not IDENTIFIER.match(args.package):
+            raise BridgeError(f"--package {args.package!r} is not a valid Modelica identifier")
+    eoms = []
+    for path in args.files:  # derive everything first: nothing is written if any system fails
+        system = load_system(path)
+        eoms.append(METHODS[args.method].derive(system, args.independent or system.independent, args.baumgarte))
+    if args.package is None:
+        target = write_model(eoms[0], args.output, args.constraint_level)
+        print(f"wrote {target}")
+    else:
+        target = write_package(eoms, args.output, args.package, args.constraint_level)
+        print(f"wrote package {args.package} ({len(eoms)} models) to {target}")
+    failed = 0
+    if args.check:
+        for eom in eoms:
+            try:
+                report = CHECKERS[args.check](eom, args.constraint_level)
+            except BridgeError as exc:
+                print(f"  {args.check}: {eom.system.name} FAILED: {exc}", file=sys.stderr)
+                failed += 1
+                continue
+            ok = report.balanced and report.max_error <= 1e-6
+            failed += not ok
+            print(f"  {'ok' if ok else 'FAILED'} {report.summary()}")
+    return EXIT_FAIL if failed else EXIT_OK
+
+
 def cmd_methods(args) -> int:
     from .methods import METHODS
 
@@ -204,7 +253,8 @@ def cmd_methods(args) -> int:
     return EXIT_OK
 
 
-COMMANDS = {"check": cmd_check, "derive": cmd_derive, "simulate": cmd_simulate, "methods": cmd_methods}
+COMMANDS = {"check": cmd_check, "derive": cmd_derive, "simulate": cmd_simulate, "modelica": cmd_modelica,
+            "methods": cmd_methods}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -36,7 +36,10 @@ auto break case char const continue default do double else enum extern float for
 register restrict return short signed sizeof static struct switch typedef union unsigned void volatile
 while _Bool _Complex _Imaginary bool true false NULL main
 """.split())
-RESERVED = MODELICA_KEYWORDS | C_KEYWORDS | frozenset(FUNCTIONS) | frozenset(SPECIAL_NAMES)
+#: names the exporters generate (velocity variables der_<q>, multipliers, residuals, temporaries)
+GENERATED_NAMES = frozenset({"lambda", "residual"})
+RESERVED_PREFIXES = ("der_", "nhb_", "fmi")
+RESERVED = MODELICA_KEYWORDS | C_KEYWORDS | frozenset(FUNCTIONS) | frozenset(SPECIAL_NAMES) | GENERATED_NAMES
 IDENTIFIER = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
 
 TOP_LEVEL = {"name", "description", "coordinates", "parameters", "inputs", "definitions", "energy",
@@ -126,7 +129,7 @@ class _Builder:
             self.p.add(entry, f"{name!r} is not a valid identifier",
                        "names start with a letter and contain only letters, digits and underscores")
             return False
-        if name in RESERVED or name.startswith("fmi") or name.startswith("nhb_"):
+        if name in RESERVED or name.startswith(RESERVED_PREFIXES):
             what = ("a Modelica keyword" if name in MODELICA_KEYWORDS else "a C keyword" if name in C_KEYWORDS
                     else "a reserved name of the expression language" if name in FUNCTIONS or name in SPECIAL_NAMES
                     else "reserved for generated code")

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# Set up nhbridge and run the main job on an example: system file -> checks -> equations -> simulation.
+# Set up nhbridge and run the main job on an example: system file -> checks -> equations -> simulation
+# -> Modelica model checked by Rumoca against the native simulation.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 example="${1:-examples/rolling_sphere.toml}"
-python3 -m pip install --quiet --disable-pip-version-check -e .
+python3 -m pip install --quiet --disable-pip-version-check --only-binary rumoca -e ".[modelica]"
 mkdir -p out
 nhbridge check "$example"
 nhbridge derive "$example" --method chaplygin --format latex -o out/equations.tex
 nhbridge derive "$example" --stats
 nhbridge simulate "$example" --method maggi -o out/simulation.csv
+name=$(python3 -c "import bridge,sys; print(bridge.load_system(sys.argv[1]).name)" "$example")
+nhbridge modelica "$example" --method lagrange -o "out/$name.mo" --check rumoca

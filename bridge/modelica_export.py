@@ -1,0 +1,306 @@
+"""Modelica models from an :class:`EquationsOfMotion`.
+
+One model per system, named as the system. Every coordinate is a variable of the same name and
+every velocity a variable ``der_<name>``, with ``der(<name>) = der_<name>``. Two forms exist:
+
+* the multiplier DAE (``lagrange``, ``nielsen``): ``M der(der_q) - A^T lambda = f`` with the
+  constraints either at acceleration level (index 1, optionally Baumgarte-stabilised; what nhbridge
+  simulates) or as given (positions and velocities; the Modelica tool reduces the index);
+* the reduced ODE (``maggi``, ``appell``, ``chaplygin``): the independent velocities are states and
+  the dependent ones follow from the kinematic relations.
+
+The mass-matrix system stays implicit (scalar equations ``sum_j M_ij der(u_j) = F_i``); it is
+never inverted symbolically. Expressions go through :class:`ModelicaCodePrinter` after one joint
+common-subexpression pass whose temporaries are protected variables ``nhb_cse<k>``. The
+accelerations are algebraic variables ``der_der_<name>`` with ``der(der_<name>) = der_der_<name>``
+(semi-explicit form: the linear system in accelerations and multipliers is left to the tool).
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import sympy as sp
+
+from . import __version__
+from . import symbols as S
+from .atomic import write_text
+from .eom import EquationsOfMotion
+from .errors import ExportError
+from .methods import METHODS
+from .modelica_printer import ModelicaCodePrinter
+
+LEVELS = ("index1", "given")
+
+
+@dataclass(frozen=True)
+class ModelicaModel:
+    """The text of one model and the names a checker needs."""
+
+    name: str
+    source: str
+    level: str
+    method: str
+
+
+def velocity_unit(unit: str) -> str:
+    if not unit:
+        return ""
+    return "s-1" if unit == "1" else f"{unit}.s-1"
+
+
+def acceleration_unit(unit: str) -> str:
+    if not unit:
+        return ""
+    return "s-2" if unit == "1" else f"{unit}.s-2"
+
+
+def _quote(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def _modifiers(**items) -> str:
+    parts = [f"{k}={v}" for k, v in items.items() if v not in (None, "")]
+    return f"({', '.join(parts)})" if parts else ""
+
+
+def _unit(unit: str) -> str | None:
+    return f'"{_quote(unit)}"' if unit else None
+
+
+def _num(x: float) -> str:
+    return repr(float(x))
+
+
+class ModelicaWriter:
+    """Writes the model text for one set of equations."""
+
+    def __init__(self, eom: EquationsOfMotion, level: str = "index1", cse: bool = True):
+        if level not in LEVELS:
+            raise ExportError(f"unknown constraint level {level!r}; choose one of {', '.join(LEVELS)}")
+        if level == "given" and not eom.multipliers and eom.system.m:
+            level = "index1"  # a reduced ODE has no constraint equations to keep
+        self.eom = eom
+        self.level = level
+        self.cse = cse
+        system = eom.system
+        names: dict[sp.Symbol, str] = {}
+        for c in system.coordinates:
+            names[c.velocity_symbol] = f"der_{c.name}"
+            names[c.acceleration_symbol] = f"der_der_{c.name}"
+        for k, lam in enumerate(eom.multipliers):
+            names[lam] = f"lambda[{k + 1}]"
+        self.printer = ModelicaCodePrinter(names)
+
+    def code(self, expr) -> str:
+        return self.printer.doprint(expr)
+
+    # -- pieces ---------------------------------------------------------------------
+    def _dynamics(self) -> tuple[list[sp.Expr], list[sp.Expr], list[tuple[sp.Symbol, sp.Expr]]]:
+        """Rows ``lhs = rhs`` of the dynamic equations, after one joint CSE pass."""
+        eom = self.eom
+        n_rows = eom.mass_matrix.shape[0]
+        if self.level == "given":
+            n_rows = len(eom.u)  # the constraints are written as given instead of at acceleration level
+        x = sp.Matrix(eom.unknowns)
+        lhs = [sum((eom.mass_matrix[i, j] * x[j] for j in range(len(x)) if eom.mass_matrix[i, j] != 0),
+                   sp.Integer(0)) for i in range(n_rows)]
+        rhs = [eom.forcing[i] for i in range(n_rows)]
+        if not self.cse:
+            return lhs, rhs, []
+        # CSE over the coefficients only: the unknowns must stay visible in the equations
+        coeffs = [eom.mass_matrix[i, j] for i in range(n_rows) for j in range(len(x))]
+        temps = sp.numbered_symbols("nhb_cse_")
+        repl, reduced = sp.cse(coeffs + rhs, symbols=temps, order="canonical")
+        ncols = len(x)
+        lhs = [sum((reduced[i * ncols + j] * x[j] for j in range(ncols) if reduced[i * ncols + j] != 0),
+                   sp.Integer(0)) for i in range(n_rows)]
+        rhs = list(reduced[n_rows * ncols:])
+        # the temporaries become nhb_cse<k> (scalars: Rumoca 0.9 mis-matches arrays of algebraic variables)
+        index = {sym: sp.Symbol(f"nhb_cse{k + 1}") for k, (sym, _) in enumerate(repl)}
+        repl = [(index[s], e.xreplace(index)) for s, e in repl]
+        lhs = [e.xreplace(index) for e in lhs]
+        rhs = [e.xreplace(index) for e in rhs]
+        return lhs, rhs, repl
+
+    def _fixed(self) -> set[str]:
+        """Names whose start values are fixed: all, except dependent ones when constraints stay as given."""
+        system = self.eom.system
+        names = {c.name for c in system.coordinates} | {f"der_{c.name}" for c in system.coordinates}
+        if self.level != "given" or not system.m:
+            return names
+        from .mechanics import Differentiator, choose_independent, velocity_constraints
+
+        _, A, _ = velocity_constraints(system, Differentiator(system))
+        ind = choose_independent(system, A) or ()
+        keep = {system.coordinates[i].name for i in ind}
+        dep_pos = set()
+        if system.holonomic:  # positions determined by the holonomic constraints
+            hol_dep = [c.name for i, c in enumerate(system.coordinates) if i not in ind][: len(system.holonomic)]
+            dep_pos = set(hol_dep)
+        return ({c.name for c in system.coordinates} - dep_pos) | {f"der_{n}" for n in keep}
+
+    def source(self, within: str | None = None) -> str:
+        eom, system = self.eom, self.eom.system
+        method = METHODS[eom.method]
+        lhs, rhs, repl = self._dynamics()
+        fixed = self._fixed()
+        out: list[str] = []
+        if within is not None:
+            out.append(f"within {within};" if within else "within;")
+        out.append(f'model {system.name} "{_quote(system.description or system.name)}"')
+        if system.parameters:
+            out.append("  // parameters")
+        for p in system.parameters:
+            out.append(f"  parameter Real {p.name}{_modifiers(unit=_unit(p.unit))} = {_num(p.value)}"
+                       f' "{_quote(p.description or p.name)}";')
+        if system.inputs:
+            out.append("  // inputs")
+        for u in system.inputs:
+            out.append(f"  input Real {u.name}{_modifiers(start=_num(u.start), unit=_unit(u.unit))}"
+                       f' "{_quote(u.description or u.name)}";')
+        out.append("  // generalized coordinates")
+        for c in system.coordinates:
+            out.append(f"  Real {c.name}{_modifiers(start=_num(c.start), fixed=str(c.name in fixed).lower(), unit=_unit(c.unit))}"  # noqa: E501
+                       f' "{_quote(c.description or c.name)}";')
+        out.append("  // generalized velocities")
+        speeds = {S.base_name(s) for s in eom.u}
+        for c in system.coordinates:
+            v = f"der_{c.name}"
+            if c.name in speeds:
+                mods = _modifiers(start=_num(c.velocity), fixed=str(v in fixed).lower(),
+                                  unit=_unit(velocity_unit(c.unit)))
+                what = "velocity"
+            else:
+                mods = _modifiers(unit=_unit(velocity_unit(c.unit)))
+                what = "dependent velocity, from the constraints"
+            out.append(f'  Real {v}{mods} "{what} der({c.name})";')
+        for c in system.coordinates:
+            if c.name in speeds:
+                out.append(f'  Real der_der_{c.name}{_modifiers(unit=_unit(acceleration_unit(c.unit)))} '
+                           f'"acceleration der(der({c.name}))";')
+        if eom.multipliers:
+            out.append(f'  Real lambda[{len(eom.multipliers)}] "constraint multipliers: generalized constraint '
+                       'forces A^T*lambda";')
+        for name in system.outputs:
+            out.append(f'  output Real {name} "output {name}";')
+        if system.m:
+            out.append(f'  Real residual[{system.m}] "constraint residuals at velocity level (holonomic ones '
+                       'differentiated); stay near 0";')
+        if repl:
+            out.append("protected")
+            for k in range(len(repl)):
+                out.append(f'  Real nhb_cse{k + 1} "common subexpression";')
+        out.append("equation")
+        out.append("  // kinematics")
+        for c in system.coordinates:
+            out.append(f"  der({c.name}) = der_{c.name};")
+        for c in system.coordinates:
+            if c.name in speeds:
+                out.append(f"  der(der_{c.name}) = der_der_{c.name};")
+        if eom.is_reduced and eom.dependent:
+            out.append(f"  // dependent velocities: kinematic relations solved from the constraints "
+                       f"(independent: {', '.join(eom.independent)})")
+            for i, c in enumerate(system.coordinates):
+                if c.name in eom.dependent:
+                    out.append(f"  der_{c.name} = {self.code(eom.kinematics[i])};")
+        if repl:
+            out.append("  // common subexpressions")
+            for sym, expr in repl:
+                out.append(f"  {self.code(sym)} = {self.code(expr)};")
+        n_dyn = len(eom.u)
+        out.append(f"  // dynamics: {method.title} (mass matrix * accelerations = forcing)")
+        for i in range(n_dyn):
+            out.append(f"  {self.code(lhs[i])} = {self.code(rhs[i])};")
+        if eom.multipliers:
+            names = [entry for entry, _ in system.constraints]
+            if self.level == "given":
+                out.append("  // constraints as given (the Modelica tool differentiates them as needed)")
+                for entry, expr in system.constraints:
+                    out.append(f"  // {entry}")
+                    out.append(f"  {self.code(expr)} = 0;")
+            else:
+                stab = (f", Baumgarte alpha = {eom.baumgarte[0]:g}, beta = {eom.baumgarte[1]:g}"
+                        if eom.baumgarte else "")
+                out.append(f"  // constraints at acceleration level (index 1{stab})")
+                for k in range(len(eom.multipliers)):
+                    out.append(f"  // {names[k]}")
+                    out.append(f"  {self.code(lhs[n_dyn + k])} = {self.code(rhs[n_dyn + k])};")
+        if system.m:
+            out.append("  // constraint residuals (velocity level)")
+            for k, g in enumerate(system.velocity_constraints()):
+                out.append(f"  residual[{k + 1}] = {self.code(g)};")
+        if system.outputs:
+            out.append("  // outputs")
+            for name, expr in system.outputs.items():
+                out.append(f"  {name} = {self.code(expr)};")
+        out.append("  annotation(")
+        out.append(f"    experiment(StopTime={_num(system.stop_time)}, Interval={_num(system.stop_time / 1000)}, "
+                   "Tolerance=1e-08),")
+        out.append(f'    Documentation(info="{_quote(self.documentation())}"));')
+        out.append(f"end {system.name};")
+        return "\n".join(out) + "\n"
+
+    def documentation(self) -> str:
+        eom, system = self.eom, self.eom.system
+        method = METHODS[eom.method]
+        level = ("as given (index reduction by the tool)" if self.level == "given"
+                 else "at acceleration level (index 1)")
+        form = ("reduced ODE in the independent velocities " + ", ".join(eom.independent)
+                if eom.is_reduced else "multiplier DAE, constraints " + level)
+
+        def esc(text: str) -> str:
+            return html.escape(text, quote=False)
+
+        lines = [
+            f"<p>{esc(system.description or system.name)}</p>",
+            f"<p>Equations of motion derived by nhbridge {__version__} with <b>{esc(method.title)}</b>"
+            f" (method <code>{eom.method}</code>): {esc(form)}.</p>",
+            "<p>Variables: each generalized coordinate under its own name, its velocity as <code>der_&lt;name&gt;"
+            "</code>; <code>residual</code> monitors the constraints.</p>",
+        ]
+        if system.inputs:
+            lines.append("<p>Inputs: " + ", ".join(esc(u.name) for u in system.inputs) + ".</p>")
+        return "\n".join(lines)
+
+
+def model_source(eom: EquationsOfMotion, level: str = "index1", within: str | None = None) -> str:
+    return ModelicaWriter(eom, level).source(within)
+
+
+def write_model(eom: EquationsOfMotion, path: str | Path, level: str = "index1") -> Path:
+    path = Path(path)
+    if path.suffix != ".mo":
+        raise ExportError(f"{path}: a Modelica file must end in .mo")
+    return write_text(path, model_source(eom, level))
+
+
+def package_files(eoms: Sequence[EquationsOfMotion], package: str, level: str = "index1",
+                  description: str = "Nonholonomic mechanical systems exported by nhbridge") -> dict[str, str]:
+    """File name -> text of a Modelica package: package.mo, package.order and one file per model."""
+    names = [e.system.name for e in eoms]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise ExportError(f"two systems have the same name {', '.join(dupes)}; a package needs unique names")
+    files = {
+        "package.mo": (f'within;\npackage {package} "{_quote(description)}"\n  annotation(Documentation(info='
+                       f'"<p>{html.escape(description)}; generated by nhbridge {__version__}.</p>"), quote=False);\n'
+                       f"end {package};\n"),
+        "package.order": "".join(f"{n}\n" for n in names),
+    }
+    for eom in eoms:
+        files[f"{eom.system.name}.mo"] = model_source(eom, level, within=package)
+    return files
+
+
+def write_package(eoms: Sequence[EquationsOfMotion], directory: str | Path, package: str,
+                  level: str = "index1") -> Path:
+    """Write the package into ``directory/package``; every file is written atomically."""
+    files = package_files(eoms, package, level)
+    target = Path(directory) / package
+    for name, text in files.items():
+        write_text(target / name, text)
+    return target

@@ -1,0 +1,47 @@
+within NonholonomicExamples;
+model CartesianPendulum "Simple pendulum in Cartesian coordinates of the bob, the rod kept as the holonomic displacement constraint x^2 + y^2 - l^2 = 0 (Lagrange's equation with displacement constraints, Section 4.2 of the constrained-systems seed): T = m/2*(der(x)^2 + der(y)^2), V = m*g*y, pivot at the origin, y up. Same m, g, l and start as SimplePendulum (theta0 = 0.5 rad, der(theta)0 = 0.3 rad/s): x = l*sin(theta0), y = -l*cos(theta0), der(x) = l*cos(theta0)*der(theta)0, der(y) = l*sin(theta0)*der(theta)0, so theta = atan2(x, -y) can be compared with SimplePendulum.theta."
+  // parameters
+  parameter Real m(unit="kg") = 0.5 "mass of the bob";
+  parameter Real l(unit="m") = 0.8 "length of the rod";
+  parameter Real g(unit="m/s2") = 9.81 "gravitational acceleration";
+  // generalized coordinates
+  Real x(start=0.3835404308833624, fixed=true, unit="m") "horizontal position of the bob";
+  Real y(start=-0.7020660495122982, fixed=true, unit="m") "vertical position of the bob (up positive)";
+  // generalized velocities
+  Real der_x(start=0.21061981485368947, fixed=true, unit="m.s-1") "velocity der(x)";
+  Real der_y(start=0.11506212926500872, fixed=true, unit="m.s-1") "velocity der(y)";
+  Real der_der_x(unit="m.s-2") "acceleration der(der(x))";
+  Real der_der_y(unit="m.s-2") "acceleration der(der(y))";
+  Real lambda[1] "constraint multipliers: generalized constraint forces A^T*lambda";
+  output Real theta "output theta";
+  output Real energy "output energy";
+  Real residual[1] "constraint residuals at velocity level (holonomic ones differentiated); stay near 0";
+protected
+  Real nhb_cse1 "common subexpression";
+  Real nhb_cse2 "common subexpression";
+equation
+  // kinematics
+  der(x) = der_x;
+  der(y) = der_y;
+  der(der_x) = der_der_x;
+  der(der_y) = der_der_y;
+  // common subexpressions
+  nhb_cse1 = 2*x;
+  nhb_cse2 = 2*y;
+  // dynamics: Lagrange's equations with multipliers (mass matrix * accelerations = forcing)
+  der_der_x*m - lambda[1]*nhb_cse1 = 0;
+  der_der_y*m - lambda[1]*nhb_cse2 = -g*m;
+  // constraints at acceleration level (index 1)
+  // constraints.holonomic[1]
+  der_der_x*nhb_cse1 + der_der_y*nhb_cse2 = -2*der_x^2 - 2*der_y^2;
+  // constraint residuals (velocity level)
+  residual[1] = 2*der_x*x + 2*der_y*y;
+  // outputs
+  theta = atan2(x, -y);
+  energy = g*m*(l + y) + (0.5)*m*(der_x^2 + der_y^2);
+  annotation(
+    experiment(StopTime=10.0, Interval=0.01, Tolerance=1e-08),
+    Documentation(info="<p>Simple pendulum in Cartesian coordinates of the bob, the rod kept as the holonomic displacement constraint x^2 + y^2 - l^2 = 0 (Lagrange's equation with displacement constraints, Section 4.2 of the constrained-systems seed): T = m/2*(der(x)^2 + der(y)^2), V = m*g*y, pivot at the origin, y up. Same m, g, l and start as SimplePendulum (theta0 = 0.5 rad, der(theta)0 = 0.3 rad/s): x = l*sin(theta0), y = -l*cos(theta0), der(x) = l*cos(theta0)*der(theta)0, der(y) = l*sin(theta0)*der(theta)0, so theta = atan2(x, -y) can be compared with SimplePendulum.theta.</p>
+<p>Equations of motion derived by nhbridge 0.1.0 with <b>Lagrange's equations with multipliers</b> (method <code>lagrange</code>): multiplier DAE, constraints at acceleration level (index 1).</p>
+<p>Variables: each generalized coordinate under its own name, its velocity as <code>der_&lt;name&gt;</code>; <code>residual</code> monitors the constraints.</p>"));
+end CartesianPendulum;

@@ -1,0 +1,48 @@
+within NonholonomicExamples;
+model ChaplyginSleigh "Rigid body on a plane with a knife edge behind its centre of mass"
+  // parameters
+  parameter Real m(unit="kg") = 1.5 "mass";
+  parameter Real J(unit="kg.m2") = 0.12 "moment of inertia about the centre of mass";
+  parameter Real a(unit="m") = 0.2 "knife edge distance behind the centre of mass";
+  // generalized coordinates
+  Real x(start=0.0, fixed=true, unit="m") "centre of mass, x";
+  Real y(start=0.0, fixed=true, unit="m") "centre of mass, y";
+  Real theta(start=0.0, fixed=true, unit="rad") "heading: angle of the body axis (knife edge direction) to the x axis";
+  // generalized velocities
+  Real der_x(start=0.3, fixed=true, unit="m.s-1") "velocity der(x)";
+  Real der_y(start=0.16, fixed=true, unit="m.s-1") "velocity der(y)";
+  Real der_theta(start=0.8, fixed=true, unit="rad.s-1") "velocity der(theta)";
+  Real der_der_x(unit="m.s-2") "acceleration der(der(x))";
+  Real der_der_y(unit="m.s-2") "acceleration der(der(y))";
+  Real der_der_theta(unit="rad.s-2") "acceleration der(der(theta))";
+  Real lambda[1] "constraint multipliers: generalized constraint forces A^T*lambda";
+  Real residual[1] "constraint residuals at velocity level (holonomic ones differentiated); stay near 0";
+protected
+  Real nhb_cse1 "common subexpression";
+  Real nhb_cse2 "common subexpression";
+equation
+  // kinematics
+  der(x) = der_x;
+  der(y) = der_y;
+  der(theta) = der_theta;
+  der(der_x) = der_der_x;
+  der(der_y) = der_der_y;
+  der(der_theta) = der_der_theta;
+  // common subexpressions
+  nhb_cse1 = sin(theta);
+  nhb_cse2 = cos(theta);
+  // dynamics: Lagrange's equations with multipliers (mass matrix * accelerations = forcing)
+  der_der_x*m + lambda[1]*nhb_cse1 = 0;
+  der_der_y*m - lambda[1]*nhb_cse2 = 0;
+  J*der_der_theta + a*lambda[1] = 0;
+  // constraints at acceleration level (index 1)
+  // constraints.nonholonomic[1]
+  -a*der_der_theta - der_der_x*nhb_cse1 + der_der_y*nhb_cse2 = -der_theta*(-der_x*nhb_cse2 - der_y*nhb_cse1);
+  // constraint residuals (velocity level)
+  residual[1] = -a*der_theta - der_x*sin(theta) + der_y*cos(theta);
+  annotation(
+    experiment(StopTime=20.0, Interval=0.02, Tolerance=1e-08),
+    Documentation(info="<p>Rigid body on a plane with a knife edge behind its centre of mass</p>
+<p>Equations of motion derived by nhbridge 0.1.0 with <b>Lagrange's equations with multipliers</b> (method <code>lagrange</code>): multiplier DAE, constraints at acceleration level (index 1).</p>
+<p>Variables: each generalized coordinate under its own name, its velocity as <code>der_&lt;name&gt;</code>; <code>residual</code> monitors the constraints.</p>"));
+end ChaplyginSleigh;

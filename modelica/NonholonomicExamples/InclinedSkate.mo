@@ -1,0 +1,58 @@
+within NonholonomicExamples;
+model InclinedSkate "Skate (knife edge) on a plane inclined at angle alpha, x down the line of steepest slope, y horizontal; the blade points along (cos(theta), sin(theta)) and cannot slide sideways: sin(theta)*der(x) - cos(theta)*der(y) = 0. The blade is turned at the constant rate w (holonomic, time-dependent constraint theta - w*t = 0). Starting from rest at the origin with the blade pointing down the slope (theta = 0), the speed along the blade obeys der(v) = g*sin(alpha)*cos(w*t), so v = g*sin(alpha)/w*sin(w*t) and the exact solution is x = g*sin(alpha)/(2*w^2)*sin(w*t)^2, y = g*sin(alpha)/(2*w)*(t - sin(2*w*t)/(2*w)) (a cycloid-like path drifting sideways); outputs x_exact and y_exact."
+  // parameters
+  parameter Real m(unit="kg") = 1.0 "mass of the skate";
+  parameter Real J(unit="kg.m2") = 0.01 "moment of inertia about the vertical axis through the contact point";
+  parameter Real g(unit="m/s2") = 9.81 "gravitational acceleration";
+  parameter Real alpha(unit="rad") = 0.3 "inclination angle of the plane";
+  parameter Real w(unit="rad/s") = 1.0 "prescribed turning rate of the blade";
+  // generalized coordinates
+  Real x(start=0.0, fixed=true, unit="m") "position of the contact point down the slope";
+  Real y(start=0.0, fixed=true, unit="m") "horizontal position of the contact point across the slope";
+  Real theta(start=0.0, fixed=true, unit="rad") "blade direction measured from the downhill x axis (der(theta) = w)";
+  // generalized velocities
+  Real der_x(start=0.0, fixed=true, unit="m.s-1") "velocity der(x)";
+  Real der_y(start=0.0, fixed=true, unit="m.s-1") "velocity der(y)";
+  Real der_theta(start=1.0, fixed=true, unit="rad.s-1") "velocity der(theta)";
+  Real der_der_x(unit="m.s-2") "acceleration der(der(x))";
+  Real der_der_y(unit="m.s-2") "acceleration der(der(y))";
+  Real der_der_theta(unit="rad.s-2") "acceleration der(der(theta))";
+  Real lambda[2] "constraint multipliers: generalized constraint forces A^T*lambda";
+  output Real x_exact "output x_exact";
+  output Real y_exact "output y_exact";
+  Real residual[2] "constraint residuals at velocity level (holonomic ones differentiated); stay near 0";
+protected
+  Real nhb_cse1 "common subexpression";
+  Real nhb_cse2 "common subexpression";
+equation
+  // kinematics
+  der(x) = der_x;
+  der(y) = der_y;
+  der(theta) = der_theta;
+  der(der_x) = der_der_x;
+  der(der_y) = der_der_y;
+  der(der_theta) = der_der_theta;
+  // common subexpressions
+  nhb_cse1 = sin(theta);
+  nhb_cse2 = cos(theta);
+  // dynamics: Lagrange's equations with multipliers (mass matrix * accelerations = forcing)
+  der_der_x*m - lambda[2]*nhb_cse1 = g*m*sin(alpha);
+  der_der_y*m + lambda[2]*nhb_cse2 = 0;
+  J*der_der_theta - lambda[1] = 0;
+  // constraints at acceleration level (index 1)
+  // constraints.holonomic[1]
+  der_der_theta = 0;
+  // constraints.nonholonomic[1]
+  der_der_x*nhb_cse1 - der_der_y*nhb_cse2 = -der_theta*(der_x*nhb_cse2 + der_y*nhb_cse1);
+  // constraint residuals (velocity level)
+  residual[1] = der_theta - w;
+  residual[2] = der_x*sin(theta) - der_y*cos(theta);
+  // outputs
+  x_exact = (0.5)*g*sin(alpha)*sin(time*w)^2/w^2;
+  y_exact = (0.5)*g*(time - (0.5)*sin(2*time*w)/w)*sin(alpha)/w;
+  annotation(
+    experiment(StopTime=10.0, Interval=0.01, Tolerance=1e-08),
+    Documentation(info="<p>Skate (knife edge) on a plane inclined at angle alpha, x down the line of steepest slope, y horizontal; the blade points along (cos(theta), sin(theta)) and cannot slide sideways: sin(theta)*der(x) - cos(theta)*der(y) = 0. The blade is turned at the constant rate w (holonomic, time-dependent constraint theta - w*t = 0). Starting from rest at the origin with the blade pointing down the slope (theta = 0), the speed along the blade obeys der(v) = g*sin(alpha)*cos(w*t), so v = g*sin(alpha)/w*sin(w*t) and the exact solution is x = g*sin(alpha)/(2*w^2)*sin(w*t)^2, y = g*sin(alpha)/(2*w)*(t - sin(2*w*t)/(2*w)) (a cycloid-like path drifting sideways); outputs x_exact and y_exact.</p>
+<p>Equations of motion derived by nhbridge 0.1.0 with <b>Lagrange's equations with multipliers</b> (method <code>lagrange</code>): multiplier DAE, constraints at acceleration level (index 1).</p>
+<p>Variables: each generalized coordinate under its own name, its velocity as <code>der_&lt;name&gt;</code>; <code>residual</code> monitors the constraints.</p>"));
+end InclinedSkate;

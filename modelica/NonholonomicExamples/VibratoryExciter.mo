@@ -1,0 +1,101 @@
+within NonholonomicExamples;
+model VibratoryExciter "Vibratory device with a controlled two-unbalance exciter of circular translational vibrations (Zhyhylii, Poltava 2024, 'On Lagrange's equations of the second kind and Nielsen's equations'): platform centre (xC, yC) on springs kx, ky, drive rotation varphi, control (phase) angle theta between the two unbalances (theta = 0: the unbalances cancel). Kinetic energy exactly the printed 11 terms (M, m, I1, I2, e); the inertia matrix is positive definite for all angles with these values (Schur complement determinant >= 7.1e-5 kg^2.m^4). Motor torque Md - cd*der(varphi) on varphi; a PD controller -kt*(theta - theta_ref) - ct*der(theta) holds the phase angle."
+  // parameters
+  parameter Real M(unit="kg") = 50.0 "total mass of the vibrating part";
+  parameter Real m(unit="kg") = 2.0 "mass of one unbalance";
+  parameter Real e(unit="m") = 0.05 "eccentricity of the unbalances";
+  parameter Real I1(unit="kg.m2") = 0.02 "moment of inertia of the rotating parts about the drive axis";
+  parameter Real I2(unit="kg.m2") = 0.005 "moment of inertia of the phase-shifted rotor";
+  parameter Real kx(unit="N/m") = 20000.0 "stiffness of the suspension in x";
+  parameter Real ky(unit="N/m") = 20000.0 "stiffness of the suspension in y";
+  parameter Real Md(unit="N.m") = 2.0 "motor stall torque";
+  parameter Real cd(unit="N.m.s/rad") = 0.02 "slope of the motor torque-speed characteristic";
+  parameter Real kt(unit="N.m/rad") = 10.0 "proportional gain of the phase controller";
+  parameter Real ct(unit="N.m.s/rad") = 0.5 "derivative gain of the phase controller";
+  parameter Real theta_ref(unit="rad") = 1.0 "phase angle set point";
+  // generalized coordinates
+  Real xC(start=0.0, fixed=true, unit="m") "x coordinate of the platform centre C";
+  Real yC(start=0.0, fixed=true, unit="m") "y coordinate of the platform centre C";
+  Real varphi(start=0.0, fixed=true, unit="rad") "rotation angle of the exciter drive";
+  Real theta(start=1.0, fixed=true, unit="rad") "control angle (phase shift) between the two unbalances";
+  // generalized velocities
+  Real der_xC(start=0.0, fixed=true, unit="m.s-1") "velocity der(xC)";
+  Real der_yC(start=0.0, fixed=true, unit="m.s-1") "velocity der(yC)";
+  Real der_varphi(start=10.0, fixed=true, unit="rad.s-1") "velocity der(varphi)";
+  Real der_theta(start=0.0, fixed=true, unit="rad.s-1") "velocity der(theta)";
+  Real der_der_xC(unit="m.s-2") "acceleration der(der(xC))";
+  Real der_der_yC(unit="m.s-2") "acceleration der(der(yC))";
+  Real der_der_varphi(unit="rad.s-2") "acceleration der(der(varphi))";
+  Real der_der_theta(unit="rad.s-2") "acceleration der(der(theta))";
+  output Real amplitude "output amplitude";
+protected
+  Real nhb_cse1 "common subexpression";
+  Real nhb_cse2 "common subexpression";
+  Real nhb_cse3 "common subexpression";
+  Real nhb_cse4 "common subexpression";
+  Real nhb_cse5 "common subexpression";
+  Real nhb_cse6 "common subexpression";
+  Real nhb_cse7 "common subexpression";
+  Real nhb_cse8 "common subexpression";
+  Real nhb_cse9 "common subexpression";
+  Real nhb_cse10 "common subexpression";
+  Real nhb_cse11 "common subexpression";
+  Real nhb_cse12 "common subexpression";
+  Real nhb_cse13 "common subexpression";
+  Real nhb_cse14 "common subexpression";
+  Real nhb_cse15 "common subexpression";
+  Real nhb_cse16 "common subexpression";
+  Real nhb_cse17 "common subexpression";
+  Real nhb_cse18 "common subexpression";
+  Real nhb_cse19 "common subexpression";
+  Real nhb_cse20 "common subexpression";
+  Real nhb_cse21 "common subexpression";
+  Real nhb_cse22 "common subexpression";
+  Real nhb_cse23 "common subexpression";
+equation
+  // kinematics
+  der(xC) = der_xC;
+  der(yC) = der_yC;
+  der(varphi) = der_varphi;
+  der(theta) = der_theta;
+  der(der_xC) = der_der_xC;
+  der(der_yC) = der_der_yC;
+  der(der_varphi) = der_der_varphi;
+  der(der_theta) = der_der_theta;
+  // common subexpressions
+  nhb_cse1 = e*m;
+  nhb_cse2 = nhb_cse1*cos(varphi);
+  nhb_cse3 = theta - varphi;
+  nhb_cse4 = nhb_cse1*cos(nhb_cse3);
+  nhb_cse5 = -nhb_cse4;
+  nhb_cse6 = -nhb_cse2 - nhb_cse5;
+  nhb_cse7 = sin(varphi);
+  nhb_cse8 = nhb_cse1*nhb_cse7;
+  nhb_cse9 = nhb_cse1*sin(nhb_cse3);
+  nhb_cse10 = -nhb_cse8 - nhb_cse9;
+  nhb_cse11 = -I2;
+  nhb_cse12 = der_theta*nhb_cse9;
+  nhb_cse13 = der_varphi*nhb_cse9;
+  nhb_cse14 = der_theta*nhb_cse4;
+  nhb_cse15 = der_varphi*nhb_cse4;
+  nhb_cse16 = nhb_cse14 - nhb_cse15;
+  nhb_cse17 = der_varphi*nhb_cse2;
+  nhb_cse18 = der_xC*nhb_cse12;
+  nhb_cse19 = der_yC*nhb_cse14;
+  nhb_cse20 = der_xC*nhb_cse13;
+  nhb_cse21 = der_yC*nhb_cse15;
+  nhb_cse22 = der_xC*nhb_cse9 + der_yC*nhb_cse4;
+  nhb_cse23 = -nhb_cse22;
+  // dynamics: Lagrange's equations with multipliers (mass matrix * accelerations = forcing)
+  M*der_der_xC + der_der_theta*nhb_cse5 + der_der_varphi*nhb_cse6 = -der_theta*(nhb_cse12 - nhb_cse13) - der_varphi*(der_varphi*nhb_cse8 - nhb_cse12 + nhb_cse13) - kx*xC;
+  M*der_der_yC + der_der_theta*nhb_cse9 + der_der_varphi*nhb_cse10 = -der_theta*nhb_cse16 - der_varphi*(-nhb_cse16 - nhb_cse17) - ky*yC;
+  I1*der_der_varphi + der_der_theta*nhb_cse11 + der_der_xC*nhb_cse6 + der_der_yC*nhb_cse10 = Md - cd*der_varphi - der_theta*nhb_cse23 + der_varphi*der_xC*e*m*nhb_cse7 - der_varphi*(der_xC*nhb_cse8 - der_yC*nhb_cse2 + nhb_cse22) - der_yC*nhb_cse17 - nhb_cse18 - nhb_cse19 + nhb_cse20 + nhb_cse21;
+  I2*der_der_theta + der_der_varphi*nhb_cse11 + der_der_xC*nhb_cse5 + der_der_yC*nhb_cse9 = -ct*der_theta - der_theta*nhb_cse22 - der_varphi*nhb_cse23 - kt*(theta - theta_ref) + nhb_cse18 + nhb_cse19 - nhb_cse20 - nhb_cse21;
+  // outputs
+  amplitude = sqrt(xC^2 + yC^2);
+  annotation(
+    experiment(StopTime=5.0, Interval=0.005, Tolerance=1e-08),
+    Documentation(info="<p>Vibratory device with a controlled two-unbalance exciter of circular translational vibrations (Zhyhylii, Poltava 2024, 'On Lagrange's equations of the second kind and Nielsen's equations'): platform centre (xC, yC) on springs kx, ky, drive rotation varphi, control (phase) angle theta between the two unbalances (theta = 0: the unbalances cancel). Kinetic energy exactly the printed 11 terms (M, m, I1, I2, e); the inertia matrix is positive definite for all angles with these values (Schur complement determinant &gt;= 7.1e-5 kg^2.m^4). Motor torque Md - cd*der(varphi) on varphi; a PD controller -kt*(theta - theta_ref) - ct*der(theta) holds the phase angle.</p>
+<p>Equations of motion derived by nhbridge 0.1.0 with <b>Lagrange's equations with multipliers</b> (method <code>lagrange</code>): multiplier DAE, constraints at acceleration level (index 1).</p>
+<p>Variables: each generalized coordinate under its own name, its velocity as <code>der_&lt;name&gt;</code>; <code>residual</code> monitors the constraints.</p>"));
+end VibratoryExciter;

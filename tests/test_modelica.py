@@ -1,0 +1,136 @@
+"""Modelica export: printer, model text, package, and real compilers (Rumoca; OpenModelica where present)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import sympy as sp
+
+import bridge
+from bridge.cli import main
+from bridge.modelica_check import check_openmodelica, check_rumoca, find_omc
+from bridge.modelica_export import package_files
+from bridge.modelica_printer import modelica_code
+
+ROOT = Path(__file__).parent.parent
+EXAMPLES = sorted((ROOT / "examples").glob("*.toml"))
+X, Y = sp.symbols("x y")
+
+# Rumoca 0.9.13's BDF integrator stops ("step size is too small") on these models with every solver
+# choice and tolerance tried (exciter at t = 1.27 s near resonance, hydropulsator's multiplier DAE at
+# t = 1.41 s); nhbridge's own integrator and all five methods agree on them. Marked strict: a Rumoca
+# that integrates them turns these into failures to be looked at.
+RUMOCA_CANNOT_INTEGRATE = {("vibratory_exciter", "lagrange"), ("vibratory_exciter", "maggi"),
+                           ("hydropulsator", "lagrange")}
+
+
+@pytest.mark.parametrize("expr, text", [
+    (-X**2, "-x^2"),
+    (X**-2, "1.0/x^2"),
+    (X**Y, "x^y"),
+    (X**(Y + 1), "x^(y + 1)"),
+    ((X + Y)**2, "(x + y)^2"),
+    (sp.Rational(3, 10) * X, "0.3*x"),
+    (sp.sqrt(X), "sqrt(x)"),
+    (sp.Abs(X) + sp.sign(Y), "abs(x) + sign(y)"),
+    (sp.atan2(Y, X), "atan2(y, x)"),
+    (bridge.symbols.t, "time"),
+])
+def test_printer(expr, text):
+    assert modelica_code(expr).replace("(0.3)", "0.3") == text
+
+
+def test_printer_renames_reserved_words_and_maps_symbols():
+    assert modelica_code(sp.Symbol("end") + 1) == "end_ + 1"
+    assert modelica_code(sp.Symbol("der(x)") * 2, {sp.Symbol("der(x)"): "der_x"}) == "2*der_x"
+
+
+def test_full_precision_numbers():
+    assert modelica_code(sp.Rational(1, 3)) == "1.0/3.0"
+    assert modelica_code(sp.Float(0.1234567890123456789, 20)) == repr(0.12345678901234568)
+
+
+def test_model_text_follows_msl_conventions():
+    system = bridge.load_system(ROOT / "examples" / "chaplygin_sleigh.toml")
+    text = bridge.modelica_export.model_source(bridge.derive(system, "lagrange"))
+    assert text.startswith('model ChaplyginSleigh "')
+    assert 'parameter Real m(unit="kg") = 1.5 "mass";' in text
+    assert "Real x(start=0.0, fixed=true, unit=\"m\")" in text
+    assert "// constraints.nonholonomic[1]" in text and "residual[1] =" in text
+    assert "experiment(StopTime=20.0" in text and "Documentation(info=" in text
+    assert "Lagrange's equations with multipliers" in text
+    assert text.rstrip().endswith("end ChaplyginSleigh;")
+
+
+def test_deterministic_output():
+    system = bridge.load_system(ROOT / "examples" / "rolling_sphere.toml")
+    a = bridge.modelica_export.model_source(bridge.derive(system, "chaplygin"))
+    b = bridge.modelica_export.model_source(bridge.derive(bridge.load_system(ROOT / "examples" / "rolling_sphere.toml"),
+                                                         "chaplygin"))
+    assert a == b
+
+
+def test_committed_library_is_regenerated_identically():
+    eoms = [bridge.derive(bridge.load_system(p), "lagrange") for p in EXAMPLES]
+    files = package_files(eoms, "NonholonomicExamples")
+    folder = ROOT / "modelica" / "NonholonomicExamples"
+    assert sorted(files) == sorted(p.name for p in folder.iterdir())
+    for name, text in files.items():
+        assert (folder / name).read_text(encoding="utf-8") == text, f"{name}: run nhbridge modelica examples/*.toml " \
+            "--package NonholonomicExamples -o modelica/"
+
+
+@pytest.mark.parametrize("method", ["lagrange", "maggi"])
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
+def test_rumoca_compiles_simulates_and_matches(path, method):
+    pytest.importorskip("rumoca")
+    system = bridge.load_system(path)
+    eom = bridge.derive(system, method)
+    if (path.stem, method) in RUMOCA_CANNOT_INTEGRATE:
+        import rumoca
+
+        model = rumoca.loads(bridge.modelica_export.model_source(eom), model=system.name)
+        assert model.structure().is_balanced
+        with pytest.raises(bridge.ValidationError, match="Step size is too small"):
+            check_rumoca(eom, stop_time=min(system.stop_time, 4.0))
+        return
+    report = check_rumoca(eom, stop_time=min(system.stop_time, 4.0))
+    assert report.balanced
+    assert report.max_error < 1e-6, report.summary()
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
+def test_constraints_as_given_parse_and_balance(path):
+    rumoca = pytest.importorskip("rumoca")
+    system = bridge.load_system(path)
+    text = bridge.modelica_export.model_source(bridge.derive(system, "lagrange"), level="given")
+    model = rumoca.loads(text, model=system.name)
+    assert model.structure().is_balanced
+    if system.m:
+        assert "constraints as given" in text
+
+
+def test_openmodelica(tmp_path):
+    if find_omc() is None:
+        pytest.skip("OpenModelica's omc is not on PATH or in OPENMODELICAHOME (not installable on this machine)")
+    system = bridge.load_system(ROOT / "examples" / "chaplygin_sleigh.toml")
+    report = check_openmodelica(bridge.derive(system, "lagrange"), stop_time=5.0)
+    assert report.max_error < 1e-6
+
+
+def test_openmodelica_missing_is_a_clear_error(monkeypatch, capsys, tmp_path):
+    monkeypatch.setenv("PATH", "/nonexistent")
+    monkeypatch.delenv("OPENMODELICAHOME", raising=False)
+    code = main(["modelica", str(EXAMPLES[0]), "-o", str(tmp_path / "M.mo"), "--check", "openmodelica"])
+    assert code == 1
+    assert "omc was not found on PATH or in OPENMODELICAHOME" in capsys.readouterr().err
+
+
+def test_cli_modelica_errors(capsys, tmp_path):
+    assert main(["modelica", *map(str, EXAMPLES[:2]), "-o", str(tmp_path)]) == 2
+    assert "--package" in capsys.readouterr().err
+    assert main(["modelica", str(EXAMPLES[0]), "-o", str(tmp_path / "model.txt")]) == 2
+    bad = ROOT / "tests" / "bad_inputs" / "nonholonomic_not_linear.toml"
+    assert main(["modelica", str(EXAMPLES[0]), str(bad), "--package", "P", "-o", str(tmp_path / "lib")]) == 2
+    assert not (tmp_path / "lib").exists()  # nothing written when one system fails
