@@ -20,7 +20,7 @@ import sympy as sp
 from . import symbols as S
 from .errors import ProblemCollector, SystemFileError
 from .expressions import FUNCTIONS, SPECIAL_NAMES, ExpressionError, caret, parse_expression
-from .mechanics import Differentiator, to_se, velocity_constraints
+from .mechanics import Differentiator, split_health, to_se, velocity_constraints
 from .numeric import compile_exprs
 from .system import Coordinate, Input, Parameter, System, finite, total_derivative
 
@@ -516,7 +516,7 @@ def check_start(system: System, problems: ProblemCollector) -> System:
 
     indep = [system.q.index(S.q(nm)) for nm in system.independent]
     dep = [i for i in range(n) if i not in indep]
-    if abs(np.linalg.det(A[:, dep])) < 1e-12 * max(1.0, np.abs(A[:, dep]).max()) ** len(dep):
+    if split_health(A, dep) < 1e-10:
         problems.add("method.independent", "with these independent coordinates the constraints cannot be "
                      "solved for the dependent velocities at the start state", "choose another set")
         problems.raise_if_any()

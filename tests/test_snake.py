@@ -120,3 +120,9 @@ def test_snake_toml_parses(n):
     assert len(system.nonholonomic) == n
     assert system.dof == 2
     assert system.name == f"Snake{n}"
+
+
+def test_independent_split_accepted_for_long_snakes():
+    """The solvability test of [method] independent is scale-free (det ~ (L/2)^(n-1) is tiny for n = 16)."""
+    system = bridge.parse_system(snake.snake_toml(16, independent=True))
+    assert system.independent == ("x", "th1")
