@@ -11,9 +11,10 @@ every velocity a variable ``der_<name>``, with ``der(<name>) = der_<name>``. Two
 
 The mass-matrix system stays implicit (scalar equations ``sum_j M_ij der(u_j) = F_i``); it is
 never inverted symbolically. Expressions go through :class:`ModelicaCodePrinter` after one joint
-common-subexpression pass whose temporaries are protected variables ``nhb_cse<k>``. The
-accelerations are algebraic variables ``der_der_<name>`` with ``der(der_<name>) = der_der_<name>``
-(semi-explicit form: the linear system in accelerations and multipliers is left to the tool).
+common-subexpression pass whose temporaries are protected variables ``nhb_cse<k>``. With
+``accelerations="variables"`` the accelerations become algebraic variables ``der_der_<name>`` with
+``der(der_<name>) = der_der_<name>`` (a semi-explicit text of the same equations, which some
+solvers handle better).
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ from .methods import METHODS
 from .modelica_printer import ModelicaCodePrinter
 
 LEVELS = ("index1", "given")
+#: how accelerations appear: implicitly as der(der_q) in M*der(v) = f, or as algebraic variables der_der_q
+ACCELERATION_FORMS = ("implicit", "variables")
 
 
 @dataclass(frozen=True)
@@ -78,9 +81,14 @@ def _num(x: float) -> str:
 class ModelicaWriter:
     """Writes the model text for one set of equations."""
 
-    def __init__(self, eom: EquationsOfMotion, level: str = "index1", cse: bool = True):
+    def __init__(self, eom: EquationsOfMotion, level: str = "index1", cse: bool = True,
+                 accelerations: str = "implicit"):
         if level not in LEVELS:
             raise ExportError(f"unknown constraint level {level!r}; choose one of {', '.join(LEVELS)}")
+        if accelerations not in ACCELERATION_FORMS:
+            raise ExportError(f"unknown acceleration form {accelerations!r}; choose one of "
+                              f"{', '.join(ACCELERATION_FORMS)}")
+        self.accelerations = accelerations
         if level == "given" and not eom.multipliers and eom.system.m:
             level = "index1"  # a reduced ODE has no constraint equations to keep
         self.eom = eom
@@ -90,7 +98,8 @@ class ModelicaWriter:
         names: dict[sp.Symbol, str] = {}
         for c in system.coordinates:
             names[c.velocity_symbol] = f"der_{c.name}"
-            names[c.acceleration_symbol] = f"der_der_{c.name}"
+            names[c.acceleration_symbol] = (f"der_der_{c.name}" if accelerations == "variables"
+                                            else f"der(der_{c.name})")
         for k, lam in enumerate(eom.multipliers):
             names[lam] = f"lambda[{k + 1}]"
         self.printer = ModelicaCodePrinter(names)
@@ -179,7 +188,7 @@ class ModelicaWriter:
                 what = "dependent velocity, from the constraints"
             out.append(f'  Real {v}{mods} "{what} der({c.name})";')
         for c in system.coordinates:
-            if c.name in speeds:
+            if c.name in speeds and self.accelerations == "variables":
                 out.append(f'  Real der_der_{c.name}{_modifiers(unit=_unit(acceleration_unit(c.unit)))} '
                            f'"acceleration der(der({c.name}))";')
         if eom.multipliers:
@@ -199,7 +208,7 @@ class ModelicaWriter:
         for c in system.coordinates:
             out.append(f"  der({c.name}) = der_{c.name};")
         for c in system.coordinates:
-            if c.name in speeds:
+            if c.name in speeds and self.accelerations == "variables":
                 out.append(f"  der(der_{c.name}) = der_der_{c.name};")
         if eom.is_reduced and eom.dependent:
             out.append(f"  // dependent velocities: kinematic relations solved from the constraints "
@@ -267,8 +276,9 @@ class ModelicaWriter:
         return "\n".join(lines)
 
 
-def model_source(eom: EquationsOfMotion, level: str = "index1", within: str | None = None) -> str:
-    return ModelicaWriter(eom, level).source(within)
+def model_source(eom: EquationsOfMotion, level: str = "index1", within: str | None = None,
+                 accelerations: str = "implicit") -> str:
+    return ModelicaWriter(eom, level, accelerations=accelerations).source(within)
 
 
 def write_model(eom: EquationsOfMotion, path: str | Path, level: str = "index1") -> Path:

@@ -10,8 +10,6 @@ model CartesianPendulum "Simple pendulum in Cartesian coordinates of the bob, th
   // generalized velocities
   Real der_x(start=0.21061981485368947, fixed=true, unit="m.s-1") "velocity der(x)";
   Real der_y(start=0.11506212926500872, fixed=true, unit="m.s-1") "velocity der(y)";
-  Real der_der_x(unit="m.s-2") "acceleration der(der(x))";
-  Real der_der_y(unit="m.s-2") "acceleration der(der(y))";
   Real lambda[1] "constraint multipliers: generalized constraint forces A^T*lambda";
   output Real theta "output theta";
   output Real energy "output energy";
@@ -23,17 +21,15 @@ equation
   // kinematics
   der(x) = der_x;
   der(y) = der_y;
-  der(der_x) = der_der_x;
-  der(der_y) = der_der_y;
   // common subexpressions
   nhb_cse1 = 2*x;
   nhb_cse2 = 2*y;
   // dynamics: Lagrange's equations with multipliers (mass matrix * accelerations = forcing)
-  der_der_x*m - lambda[1]*nhb_cse1 = 0;
-  der_der_y*m - lambda[1]*nhb_cse2 = -g*m;
+  der(der_x)*m - lambda[1]*nhb_cse1 = 0;
+  der(der_y)*m - lambda[1]*nhb_cse2 = -g*m;
   // constraints at acceleration level (index 1)
   // constraints.holonomic[1]
-  der_der_x*nhb_cse1 + der_der_y*nhb_cse2 = -2*der_x^2 - 2*der_y^2;
+  der(der_x)*nhb_cse1 + der(der_y)*nhb_cse2 = -2*der_x^2 - 2*der_y^2;
   // constraint residuals (velocity level)
   residual[1] = 2*der_x*x + 2*der_y*y;
   // outputs

@@ -12,9 +12,6 @@ model ChaplyginSleigh "Rigid body on a plane with a knife edge behind its centre
   Real der_x(start=0.3, fixed=true, unit="m.s-1") "velocity der(x)";
   Real der_y(start=0.16, fixed=true, unit="m.s-1") "velocity der(y)";
   Real der_theta(start=0.8, fixed=true, unit="rad.s-1") "velocity der(theta)";
-  Real der_der_x(unit="m.s-2") "acceleration der(der(x))";
-  Real der_der_y(unit="m.s-2") "acceleration der(der(y))";
-  Real der_der_theta(unit="rad.s-2") "acceleration der(der(theta))";
   Real lambda[1] "constraint multipliers: generalized constraint forces A^T*lambda";
   Real residual[1] "constraint residuals at velocity level (holonomic ones differentiated); stay near 0";
 protected
@@ -25,19 +22,16 @@ equation
   der(x) = der_x;
   der(y) = der_y;
   der(theta) = der_theta;
-  der(der_x) = der_der_x;
-  der(der_y) = der_der_y;
-  der(der_theta) = der_der_theta;
   // common subexpressions
   nhb_cse1 = sin(theta);
   nhb_cse2 = cos(theta);
   // dynamics: Lagrange's equations with multipliers (mass matrix * accelerations = forcing)
-  der_der_x*m + lambda[1]*nhb_cse1 = 0;
-  der_der_y*m - lambda[1]*nhb_cse2 = 0;
-  J*der_der_theta + a*lambda[1] = 0;
+  der(der_x)*m + lambda[1]*nhb_cse1 = 0;
+  der(der_y)*m - lambda[1]*nhb_cse2 = 0;
+  J*der(der_theta) + a*lambda[1] = 0;
   // constraints at acceleration level (index 1)
   // constraints.nonholonomic[1]
-  -a*der_der_theta - der_der_x*nhb_cse1 + der_der_y*nhb_cse2 = -der_theta*(-der_x*nhb_cse2 - der_y*nhb_cse1);
+  -a*der(der_theta) - der(der_x)*nhb_cse1 + der(der_y)*nhb_cse2 = -der_theta*(-der_x*nhb_cse2 - der_y*nhb_cse1);
   // constraint residuals (velocity level)
   residual[1] = -a*der_theta - der_x*sin(theta) + der_y*cos(theta);
   annotation(

@@ -26,9 +26,6 @@ model ConstantSpeedDrive "Novoselov's constant speed drive (Gutowski-type case s
   Real der_phi1(start=5.0, fixed=true, unit="rad.s-1") "velocity der(phi1)";
   Real der_phi2(start=34.99999999999999, fixed=true, unit="rad.s-1") "velocity der(phi2)";
   Real der_x(start=0.01, fixed=true, unit="m.s-1") "velocity der(x)";
-  Real der_der_phi1(unit="rad.s-2") "acceleration der(der(phi1))";
-  Real der_der_phi2(unit="rad.s-2") "acceleration der(der(phi2))";
-  Real der_der_x(unit="m.s-2") "acceleration der(der(x))";
   Real lambda[1] "constraint multipliers: generalized constraint forces A^T*lambda";
   output Real ratio "output ratio";
   output Real vartheta "output vartheta";
@@ -44,9 +41,6 @@ equation
   der(phi1) = der_phi1;
   der(phi2) = der_phi2;
   der(x) = der_x;
-  der(der_phi1) = der_der_phi1;
-  der(der_phi2) = der_der_phi2;
-  der(der_x) = der_der_x;
   // common subexpressions
   nhb_cse1 = c - x;
   nhb_cse2 = l^2;
@@ -54,12 +48,12 @@ equation
   nhb_cse4 = (0.5)*mb;
   nhb_cse5 = 2*mb*nhb_cse2;
   // dynamics: Lagrange's equations with multipliers (mass matrix * accelerations = forcing)
-  I1*der_der_phi1 + lambda[1]*nhb_cse1 = M0*(-der_phi1/w0 + 1);
-  R*lambda[1] + der_der_phi2*(I2 + I3*R^2/a^2 + nhb_cse3*nhb_cse4) = -Mr - cr*der_phi2 + der_phi2*der_x*mb*x;
-  der_der_x*(m3 + ms + nhb_cse5/nhb_cse3) = -der_phi2^2*nhb_cse4*x - der_x^2*nhb_cse5*x/nhb_cse3^2 - 2*((0.5)*k2 + (0.5)*k3)*(x - x0);
+  I1*der(der_phi1) + lambda[1]*nhb_cse1 = M0*(-der_phi1/w0 + 1);
+  R*lambda[1] + der(der_phi2)*(I2 + I3*R^2/a^2 + nhb_cse3*nhb_cse4) = -Mr - cr*der_phi2 + der_phi2*der_x*mb*x;
+  der(der_x)*(m3 + ms + nhb_cse5/nhb_cse3) = -der_phi2^2*nhb_cse4*x - der_x^2*nhb_cse5*x/nhb_cse3^2 - 2*((0.5)*k2 + (0.5)*k3)*(x - x0);
   // constraints at acceleration level (index 1)
   // constraints.nonholonomic[1]
-  -R*der_der_phi2 - der_der_phi1*nhb_cse1 = -der_phi1*der_x;
+  -R*der(der_phi2) - der(der_phi1)*nhb_cse1 = -der_phi1*der_x;
   // constraint residuals (velocity level)
   residual[1] = -R*der_phi2 + der_phi1*(-c + x);
   // outputs

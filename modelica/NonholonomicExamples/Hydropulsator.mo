@@ -23,10 +23,6 @@ model Hydropulsator "Rotary hydropulsator (case study 4.4.5.2, eqs. 4.350-4.373)
   Real der_x2(start=0.12, fixed=true, unit="m.s-1") "velocity der(x2)";
   Real der_phi(start=20.0, fixed=true, unit="rad.s-1") "velocity der(phi)";
   Real der_psi(start=10.0, fixed=true, unit="rad.s-1") "velocity der(psi)";
-  Real der_der_x1(unit="m.s-2") "acceleration der(der(x1))";
-  Real der_der_x2(unit="m.s-2") "acceleration der(der(x2))";
-  Real der_der_phi(unit="rad.s-2") "acceleration der(der(phi))";
-  Real der_der_psi(unit="rad.s-2") "acceleration der(der(psi))";
   Real lambda[1] "constraint multipliers: generalized constraint forces A^T*lambda";
   output Real relative_displacement "output relative_displacement";
   output Real platform_speed "output platform_speed";
@@ -42,23 +38,19 @@ equation
   der(x2) = der_x2;
   der(phi) = der_phi;
   der(psi) = der_psi;
-  der(der_x1) = der_der_x1;
-  der(der_x2) = der_der_x2;
-  der(der_phi) = der_der_phi;
-  der(der_psi) = der_der_psi;
   // common subexpressions
   nhb_cse1 = 2*psi;
   nhb_cse2 = c/A;
   nhb_cse3 = (0.5)*nhb_cse2*(cos(nhb_cse1) + 1);
   nhb_cse4 = k*(x1 - x2);
   // dynamics: Lagrange's equations with multipliers (mass matrix * accelerations = forcing)
-  der_der_x1*m1 = -nhb_cse4;
-  der_der_x2*m2 - lambda[1] = nhb_cse4;
-  Ir*der_der_phi + lambda[1]*nhb_cse3 = Mr - der_phi*hr;
-  Id*der_der_psi = Md - der_psi*hd;
+  der(der_x1)*m1 = -nhb_cse4;
+  der(der_x2)*m2 - lambda[1] = nhb_cse4;
+  Ir*der(der_phi) + lambda[1]*nhb_cse3 = Mr - der_phi*hr;
+  Id*der(der_psi) = Md - der_psi*hd;
   // constraints at acceleration level (index 1)
   // constraints.nonholonomic[1]
-  -der_der_phi*nhb_cse3 + der_der_x2 = -der_phi*der_psi*nhb_cse2*sin(nhb_cse1);
+  -der(der_phi)*nhb_cse3 + der(der_x2) = -der_phi*der_psi*nhb_cse2*sin(nhb_cse1);
   // constraint residuals (velocity level)
   residual[1] = der_x2 - (0.5)*c*der_phi*(cos(2*psi) + 1)/A;
   // outputs

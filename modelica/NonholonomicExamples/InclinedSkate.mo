@@ -14,9 +14,6 @@ model InclinedSkate "Skate (knife edge) on a plane inclined at angle alpha, x do
   Real der_x(start=0.0, fixed=true, unit="m.s-1") "velocity der(x)";
   Real der_y(start=0.0, fixed=true, unit="m.s-1") "velocity der(y)";
   Real der_theta(start=1.0, fixed=true, unit="rad.s-1") "velocity der(theta)";
-  Real der_der_x(unit="m.s-2") "acceleration der(der(x))";
-  Real der_der_y(unit="m.s-2") "acceleration der(der(y))";
-  Real der_der_theta(unit="rad.s-2") "acceleration der(der(theta))";
   Real lambda[2] "constraint multipliers: generalized constraint forces A^T*lambda";
   output Real x_exact "output x_exact";
   output Real y_exact "output y_exact";
@@ -29,21 +26,18 @@ equation
   der(x) = der_x;
   der(y) = der_y;
   der(theta) = der_theta;
-  der(der_x) = der_der_x;
-  der(der_y) = der_der_y;
-  der(der_theta) = der_der_theta;
   // common subexpressions
   nhb_cse1 = sin(theta);
   nhb_cse2 = cos(theta);
   // dynamics: Lagrange's equations with multipliers (mass matrix * accelerations = forcing)
-  der_der_x*m - lambda[2]*nhb_cse1 = g*m*sin(alpha);
-  der_der_y*m + lambda[2]*nhb_cse2 = 0;
-  J*der_der_theta - lambda[1] = 0;
+  der(der_x)*m - lambda[2]*nhb_cse1 = g*m*sin(alpha);
+  der(der_y)*m + lambda[2]*nhb_cse2 = 0;
+  J*der(der_theta) - lambda[1] = 0;
   // constraints at acceleration level (index 1)
   // constraints.holonomic[1]
-  der_der_theta = 0;
+  der(der_theta) = 0;
   // constraints.nonholonomic[1]
-  der_der_x*nhb_cse1 - der_der_y*nhb_cse2 = -der_theta*(der_x*nhb_cse2 + der_y*nhb_cse1);
+  der(der_x)*nhb_cse1 - der(der_y)*nhb_cse2 = -der_theta*(der_x*nhb_cse2 + der_y*nhb_cse1);
   // constraint residuals (velocity level)
   residual[1] = der_theta - w;
   residual[2] = der_x*sin(theta) - der_y*cos(theta);

@@ -16,11 +16,6 @@ model RollingSphere "Uniform sphere rolling without slipping on a horizontal pla
   Real der_psi(start=-1.0, fixed=true, unit="rad.s-1") "velocity der(psi)";
   Real der_x(start=-0.10831292237858771, fixed=true, unit="m.s-1") "velocity der(x)";
   Real der_y(start=-0.08584269326975483, fixed=true, unit="m.s-1") "velocity der(y)";
-  Real der_der_theta(unit="rad.s-2") "acceleration der(der(theta))";
-  Real der_der_phi(unit="rad.s-2") "acceleration der(der(phi))";
-  Real der_der_psi(unit="rad.s-2") "acceleration der(der(psi))";
-  Real der_der_x(unit="m.s-2") "acceleration der(der(x))";
-  Real der_der_y(unit="m.s-2") "acceleration der(der(y))";
   Real lambda[2] "constraint multipliers: generalized constraint forces A^T*lambda";
   output Real omega_z "output omega_z";
   output Real kinetic_energy "output kinetic_energy";
@@ -44,11 +39,6 @@ equation
   der(psi) = der_psi;
   der(x) = der_x;
   der(y) = der_y;
-  der(der_theta) = der_der_theta;
-  der(der_phi) = der_der_phi;
-  der(der_psi) = der_der_psi;
-  der(der_x) = der_der_x;
-  der(der_y) = der_der_y;
   // common subexpressions
   nhb_cse1 = a*sin(psi);
   nhb_cse2 = a*cos(psi);
@@ -62,16 +52,16 @@ equation
   nhb_cse10 = der_phi*nhb_cse3;
   nhb_cse11 = der_theta*nhb_cse1;
   // dynamics: Lagrange's equations with multipliers (mass matrix * accelerations = forcing)
-  J*der_der_theta + lambda[1]*nhb_cse1 - lambda[2]*nhb_cse2 = -der_phi*nhb_cse8;
-  J*der_der_phi + der_der_psi*nhb_cse4 - lambda[1]*nhb_cse6 - lambda[2]*nhb_cse7 = der_theta*nhb_cse8;
-  J*der_der_psi + der_der_phi*nhb_cse4 = J*der_phi*der_theta*nhb_cse5;
-  der_der_x*m - lambda[1] = 0;
-  der_der_y*m - lambda[2] = 0;
+  J*der(der_theta) + lambda[1]*nhb_cse1 - lambda[2]*nhb_cse2 = -der_phi*nhb_cse8;
+  J*der(der_phi) + der(der_psi)*nhb_cse4 - lambda[1]*nhb_cse6 - lambda[2]*nhb_cse7 = der_theta*nhb_cse8;
+  J*der(der_psi) + der(der_phi)*nhb_cse4 = J*der_phi*der_theta*nhb_cse5;
+  der(der_x)*m - lambda[1] = 0;
+  der(der_y)*m - lambda[2] = 0;
   // constraints at acceleration level (index 1)
   // constraints.nonholonomic[1]
-  der_der_phi*nhb_cse6 - der_der_theta*nhb_cse1 + der_der_x = -der_psi*(-der_phi*nhb_cse7 - nhb_cse9) - nhb_cse10*nhb_cse9;
+  der(der_phi)*nhb_cse6 - der(der_theta)*nhb_cse1 + der(der_x) = -der_psi*(-der_phi*nhb_cse7 - nhb_cse9) - nhb_cse10*nhb_cse9;
   // constraints.nonholonomic[2]
-  der_der_phi*nhb_cse7 + der_der_theta*nhb_cse2 + der_der_y = -der_psi*(der_phi*nhb_cse6 - nhb_cse11) - nhb_cse10*nhb_cse11;
+  der(der_phi)*nhb_cse7 + der(der_theta)*nhb_cse2 + der(der_y) = -der_psi*(der_phi*nhb_cse6 - nhb_cse11) - nhb_cse10*nhb_cse11;
   // constraint residuals (velocity level)
   residual[1] = a*der_phi*sin(theta)*cos(psi) - a*der_theta*sin(psi) + der_x;
   residual[2] = a*der_phi*sin(psi)*sin(theta) + a*der_theta*cos(psi) + der_y;

@@ -8,14 +8,12 @@ model SimplePendulum "Simple pendulum (Huston, Dynamics of Mechanical Systems, E
   Real theta(start=0.5, fixed=true, unit="rad") "angle of the rod from the downward vertical";
   // generalized velocities
   Real der_theta(start=0.3, fixed=true, unit="rad.s-1") "velocity der(theta)";
-  Real der_der_theta(unit="rad.s-2") "acceleration der(der(theta))";
   output Real energy "output energy";
 equation
   // kinematics
   der(theta) = der_theta;
-  der(der_theta) = der_der_theta;
   // dynamics: Lagrange's equations with multipliers (mass matrix * accelerations = forcing)
-  der_der_theta*l^2*m = -g*l*m*sin(theta);
+  der(der_theta)*l^2*m = -g*l*m*sin(theta);
   // outputs
   energy = (0.5)*der_theta^2*l^2*m + g*l*m*(1 - cos(theta));
   annotation(

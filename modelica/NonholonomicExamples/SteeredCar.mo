@@ -19,9 +19,6 @@ model SteeredCar "Car (bicycle model) in a horizontal plane with a prescribed st
   Real der_x(start=0.9588292556793241, fixed=true, unit="m.s-1") "velocity der(x)";
   Real der_y(start=0.2, fixed=true, unit="m.s-1") "velocity der(y)";
   Real der_phi(start=0.5, fixed=true, unit="rad.s-1") "velocity der(phi)";
-  Real der_der_x(unit="m.s-2") "acceleration der(der(x))";
-  Real der_der_y(unit="m.s-2") "acceleration der(der(y))";
-  Real der_der_phi(unit="rad.s-2") "acceleration der(der(phi))";
   Real lambda[2] "constraint multipliers: generalized constraint forces A^T*lambda";
   output Real speed "output speed";
   output Real steering_angle "output steering_angle";
@@ -44,9 +41,6 @@ equation
   der(x) = der_x;
   der(y) = der_y;
   der(phi) = der_phi;
-  der(der_x) = der_der_x;
-  der(der_y) = der_der_y;
-  der(der_phi) = der_der_phi;
   // common subexpressions
   nhb_cse1 = sin(phi);
   nhb_cse2 = steer_w*time;
@@ -60,14 +54,14 @@ equation
   nhb_cse10 = steer1*steer_w*cos(nhb_cse2);
   nhb_cse11 = der_y*nhb_cse5;
   // dynamics: Lagrange's equations with multipliers (mass matrix * accelerations = forcing)
-  der_der_x*m - lambda[1]*nhb_cse1 - lambda[2]*nhb_cse5 = F*nhb_cse6 - c_d*der_x;
-  der_der_y*m + lambda[1]*nhb_cse6 + lambda[2]*nhb_cse7 = F*nhb_cse1 - c_d*der_y;
-  J*der_der_phi - b*lambda[1] + lambda[2]*nhb_cse8 = 0;
+  der(der_x)*m - lambda[1]*nhb_cse1 - lambda[2]*nhb_cse5 = F*nhb_cse6 - c_d*der_x;
+  der(der_y)*m + lambda[1]*nhb_cse6 + lambda[2]*nhb_cse7 = F*nhb_cse1 - c_d*der_y;
+  J*der(der_phi) - b*lambda[1] + lambda[2]*nhb_cse8 = 0;
   // constraints at acceleration level (index 1)
   // constraints.nonholonomic[1]
-  b*der_der_phi + der_der_x*nhb_cse1 - der_der_y*nhb_cse6 = -der_phi*(der_x*nhb_cse6 + der_y*nhb_cse1);
+  b*der(der_phi) + der(der_x)*nhb_cse1 - der(der_y)*nhb_cse6 = -der_phi*(der_x*nhb_cse6 + der_y*nhb_cse1);
   // constraints.nonholonomic[2]
-  -der_der_phi*nhb_cse8 + der_der_x*nhb_cse5 - der_der_y*nhb_cse7 = -a*der_phi*nhb_cse10*sin(nhb_cse3) - der_phi*(nhb_cse11 + nhb_cse9) - nhb_cse10*nhb_cse11 - nhb_cse10*nhb_cse9;
+  -der(der_phi)*nhb_cse8 + der(der_x)*nhb_cse5 - der(der_y)*nhb_cse7 = -a*der_phi*nhb_cse10*sin(nhb_cse3) - der_phi*(nhb_cse11 + nhb_cse9) - nhb_cse10*nhb_cse11 - nhb_cse10*nhb_cse9;
   // constraint residuals (velocity level)
   residual[1] = b*der_phi + der_x*sin(phi) - der_y*cos(phi);
   residual[2] = -a*der_phi*cos(steer0 + steer1*sin(steer_w*time)) + der_x*sin(phi + steer0 + steer1*sin(steer_w*time)) - der_y*cos(phi + steer0 + steer1*sin(steer_w*time));

@@ -23,10 +23,6 @@ model VibratoryExciter "Vibratory device with a controlled two-unbalance exciter
   Real der_yC(start=0.0, fixed=true, unit="m.s-1") "velocity der(yC)";
   Real der_varphi(start=10.0, fixed=true, unit="rad.s-1") "velocity der(varphi)";
   Real der_theta(start=0.0, fixed=true, unit="rad.s-1") "velocity der(theta)";
-  Real der_der_xC(unit="m.s-2") "acceleration der(der(xC))";
-  Real der_der_yC(unit="m.s-2") "acceleration der(der(yC))";
-  Real der_der_varphi(unit="rad.s-2") "acceleration der(der(varphi))";
-  Real der_der_theta(unit="rad.s-2") "acceleration der(der(theta))";
   output Real amplitude "output amplitude";
 protected
   Real nhb_cse1 "common subexpression";
@@ -58,10 +54,6 @@ equation
   der(yC) = der_yC;
   der(varphi) = der_varphi;
   der(theta) = der_theta;
-  der(der_xC) = der_der_xC;
-  der(der_yC) = der_der_yC;
-  der(der_varphi) = der_der_varphi;
-  der(der_theta) = der_der_theta;
   // common subexpressions
   nhb_cse1 = e*m;
   nhb_cse2 = nhb_cse1*cos(varphi);
@@ -87,10 +79,10 @@ equation
   nhb_cse22 = der_xC*nhb_cse9 + der_yC*nhb_cse4;
   nhb_cse23 = -nhb_cse22;
   // dynamics: Lagrange's equations with multipliers (mass matrix * accelerations = forcing)
-  M*der_der_xC + der_der_theta*nhb_cse5 + der_der_varphi*nhb_cse6 = -der_theta*(nhb_cse12 - nhb_cse13) - der_varphi*(der_varphi*nhb_cse8 - nhb_cse12 + nhb_cse13) - kx*xC;
-  M*der_der_yC + der_der_theta*nhb_cse9 + der_der_varphi*nhb_cse10 = -der_theta*nhb_cse16 - der_varphi*(-nhb_cse16 - nhb_cse17) - ky*yC;
-  I1*der_der_varphi + der_der_theta*nhb_cse11 + der_der_xC*nhb_cse6 + der_der_yC*nhb_cse10 = Md - cd*der_varphi - der_theta*nhb_cse23 + der_varphi*der_xC*e*m*nhb_cse7 - der_varphi*(der_xC*nhb_cse8 - der_yC*nhb_cse2 + nhb_cse22) - der_yC*nhb_cse17 - nhb_cse18 - nhb_cse19 + nhb_cse20 + nhb_cse21;
-  I2*der_der_theta + der_der_varphi*nhb_cse11 + der_der_xC*nhb_cse5 + der_der_yC*nhb_cse9 = -ct*der_theta - der_theta*nhb_cse22 - der_varphi*nhb_cse23 - kt*(theta - theta_ref) + nhb_cse18 + nhb_cse19 - nhb_cse20 - nhb_cse21;
+  M*der(der_xC) + der(der_theta)*nhb_cse5 + der(der_varphi)*nhb_cse6 = -der_theta*(nhb_cse12 - nhb_cse13) - der_varphi*(der_varphi*nhb_cse8 - nhb_cse12 + nhb_cse13) - kx*xC;
+  M*der(der_yC) + der(der_theta)*nhb_cse9 + der(der_varphi)*nhb_cse10 = -der_theta*nhb_cse16 - der_varphi*(-nhb_cse16 - nhb_cse17) - ky*yC;
+  I1*der(der_varphi) + der(der_theta)*nhb_cse11 + der(der_xC)*nhb_cse6 + der(der_yC)*nhb_cse10 = Md - cd*der_varphi - der_theta*nhb_cse23 + der_varphi*der_xC*e*m*nhb_cse7 - der_varphi*(der_xC*nhb_cse8 - der_yC*nhb_cse2 + nhb_cse22) - der_yC*nhb_cse17 - nhb_cse18 - nhb_cse19 + nhb_cse20 + nhb_cse21;
+  I2*der(der_theta) + der(der_varphi)*nhb_cse11 + der(der_xC)*nhb_cse5 + der(der_yC)*nhb_cse9 = -ct*der_theta - der_theta*nhb_cse22 - der_varphi*nhb_cse23 - kt*(theta - theta_ref) + nhb_cse18 + nhb_cse19 - nhb_cse20 - nhb_cse21;
   // outputs
   amplitude = sqrt(xC^2 + yC^2);
   annotation(
