@@ -484,10 +484,12 @@ def check_start(system: System, problems: ProblemCollector) -> System:
                      "check the start values against the constraint expressions")
         problems.raise_if_any()
     # independence: add rows one at a time, the first that adds no rank is dependent
-    scale = max(1.0, float(np.abs(A).max()))
+    # rows normalised to unit length, so that the rank test does not depend on the units
+    norms = np.linalg.norm(A, axis=1)
+    An = A / np.where(norms > 0, norms, 1.0)[:, None]
     rank = 0
     for k in range(m):
-        r = np.linalg.matrix_rank(A[: k + 1], tol=1e-9 * scale)
+        r = np.linalg.matrix_rank(An[: k + 1], tol=1e-9)
         if r == rank:
             problems.add(names[k], "this constraint is dependent on (redundant with) the constraints before it "
                          "at the start state", "remove it, or check the start state is not a singular configuration")

@@ -81,7 +81,7 @@ def check_mass_matrix(eom: EquationsOfMotion, at: np.ndarray) -> None:
                                       "check the kinetic energy and the start values", system.source))
     sv = np.linalg.svd(Mn, compute_uv=True)
     s = sv[1]
-    if s[-1] <= 1e-12 * max(1.0, s[0]):
+    if s[0] == 0 or s[-1] <= 1e-13 * s[0]:  # relative, so that any choice of units works
         null = sv[2][-1]
         names = [str(x) for x, w in zip(eom.unknowns, null) if abs(w) > 0.1]
         raise SystemFileError(Problem(
