@@ -94,6 +94,14 @@ def build_parser() -> argparse.ArgumentParser:
     mo.add_argument("--check", choices=["rumoca", "openmodelica"], default=None,
                     help="compile, simulate and compare each model with a Modelica tool")
 
+    fm = sub.add_parser("fmu", help="build an FMU (Model Exchange and Co-Simulation)")
+    fm.add_argument("file", metavar="FILE")
+    method_opts(fm)
+    fm.add_argument("--fmi-version", type=int, choices=[2, 3], default=2)
+    fm.add_argument("--backend", choices=["native"], default="native",
+                    help="native: generated C plus nhbridge's FMI runtime, compiled with $CC (default: cc/gcc)")
+    fm.add_argument("-o", "--output", required=True, help="the .fmu file")
+
     sub.add_parser("methods", help="list the derivation methods")
     return p
 
@@ -241,6 +249,20 @@ def cmd_modelica(args) -> int:
     return EXIT_FAIL if failed else EXIT_OK
 
 
+def cmd_fmu(args) -> int:
+    from .fmu_export import build_fmu
+    from .methods import METHODS
+    from .system import load_system
+
+    system = load_system(args.file)
+    eom = METHODS[args.method].derive(system, args.independent or system.independent, args.baumgarte)
+    t0 = time.perf_counter()
+    path = build_fmu(eom, args.output, args.fmi_version)
+    print(f"wrote {path} (FMI {args.fmi_version}.0, Model Exchange and Co-Simulation, method {eom.method}, "
+          f"built in {time.perf_counter() - t0:.2f} s)")
+    return EXIT_OK
+
+
 def cmd_methods(args) -> int:
     from .methods import METHODS
 
@@ -254,7 +276,7 @@ def cmd_methods(args) -> int:
 
 
 COMMANDS = {"check": cmd_check, "derive": cmd_derive, "simulate": cmd_simulate, "modelica": cmd_modelica,
-            "methods": cmd_methods}
+            "fmu": cmd_fmu, "methods": cmd_methods}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -44,7 +44,7 @@ IDENTIFIER = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
 
 TOP_LEVEL = {"name", "description", "coordinates", "parameters", "inputs", "definitions", "energy",
              "forces", "constraints", "outputs", "method", "simulation", "reference"}
-COORDINATE_KEYS = {"start", "velocity", "unit", "description"}
+COORDINATE_KEYS = {"start", "velocity", "unit", "description", "nominal"}
 PARAMETER_KEYS = {"value", "unit", "description"}
 INPUT_KEYS = {"start", "unit", "description"}
 ENERGY_KEYS = {"kinetic", "potential", "dissipation"}
@@ -257,10 +257,17 @@ class _Builder:
                 continue
             self.check_keys(entry, spec, COORDINATE_KEYS)
             if self.declare(entry, cname, "coordinate"):
+                nominal = None
+                if "nominal" in spec:
+                    nominal = self.number(f"{entry}.nominal", spec["nominal"], default=1.0)
+                    if nominal <= 0:
+                        self.p.add(f"{entry}.nominal", f"nominal must be positive, got {nominal}",
+                                   "give the typical magnitude of the coordinate, e.g. 0.01")
+                        nominal = None
                 c = Coordinate(cname, self.number(f"{entry}.start", spec.get("start")),
                                self.number(f"{entry}.velocity", spec.get("velocity"), required=False),
                                self.text(f"{entry}.unit", spec.get("unit")),
-                               self.text(f"{entry}.description", spec.get("description")))
+                               self.text(f"{entry}.description", spec.get("description")), nominal)
                 self.coords.append(c)
                 self.symbols[cname] = c.symbol
         if not self.coords and "coordinates" in d:

@@ -173,7 +173,9 @@ class ModelicaWriter:
                        f' "{_quote(u.description or u.name)}";')
         out.append("  // generalized coordinates")
         for c in system.coordinates:
-            out.append(f"  Real {c.name}{_modifiers(start=_num(c.start), fixed=str(c.name in fixed).lower(), unit=_unit(c.unit))}"  # noqa: E501
+            mods = _modifiers(start=_num(c.start), fixed=str(c.name in fixed).lower(), unit=_unit(c.unit),
+                              nominal=_num(c.nominal) if c.nominal else None)
+            out.append(f"  Real {c.name}{mods}"
                        f' "{_quote(c.description or c.name)}";')
         out.append("  // generalized velocities")
         speeds = {S.base_name(s) for s in eom.u}

@@ -31,6 +31,7 @@ class Coordinate:
     velocity: float = 0.0
     unit: str = ""
     description: str = ""
+    nominal: float | None = None  # magnitude of the coordinate; scales absolute tolerances of importers
 
     @property
     def symbol(self) -> sp.Symbol:

@@ -21,7 +21,7 @@ model ConstantSpeedDrive "Novoselov's constant speed drive (Gutowski-type case s
   // generalized coordinates
   Real phi1(start=0.0, fixed=true, unit="rad") "rotation angle of the driving shaft 1 (motor side)";
   Real phi2(start=0.0, fixed=true, unit="rad") "rotation angle of the driven shaft 2 (machine side)";
-  Real x(start=0.1, fixed=true, unit="m") "translation of the governor sleeve and of the pulley on shaft 3";
+  Real x(start=0.1, fixed=true, unit="m", nominal=0.001) "translation of the governor sleeve and of the pulley on shaft 3";
   // generalized velocities
   Real der_phi1(start=5.0, fixed=true, unit="rad.s-1") "velocity der(phi1)";
   Real der_phi2(start=34.99999999999999, fixed=true, unit="rad.s-1") "velocity der(phi2)";

