@@ -98,8 +98,9 @@ def build_parser() -> argparse.ArgumentParser:
     fm.add_argument("file", metavar="FILE")
     method_opts(fm)
     fm.add_argument("--fmi-version", type=int, choices=[2, 3], default=2)
-    fm.add_argument("--backend", choices=["native"], default="native",
-                    help="native: generated C plus nhbridge's FMI runtime, compiled with $CC (default: cc/gcc)")
+    fm.add_argument("--backend", choices=["native", "rumoca"], default="native",
+                    help="native: generated C plus nhbridge's FMI runtime, compiled with $CC (default: cc/gcc); "
+                         "rumoca: the exported .mo compiled by Rumoca's fmi2 code generation (FMI 2.0 only)")
     fm.add_argument("-o", "--output", required=True, help="the .fmu file")
 
     sub.add_parser("methods", help="list the derivation methods")
@@ -250,16 +251,21 @@ def cmd_modelica(args) -> int:
 
 
 def cmd_fmu(args) -> int:
-    from .fmu_export import build_fmu
+    from .fmu_export import build_fmu, build_rumoca_fmu
     from .methods import METHODS
     from .system import load_system
 
+    if args.backend == "rumoca" and args.fmi_version != 2:
+        raise BridgeError("the rumoca backend builds FMI 2.0 only; use --fmi-version 2 or --backend native")
     system = load_system(args.file)
     eom = METHODS[args.method].derive(system, args.independent or system.independent, args.baumgarte)
     t0 = time.perf_counter()
-    path = build_fmu(eom, args.output, args.fmi_version)
+    if args.backend == "rumoca":
+        path = build_rumoca_fmu(eom, args.output)
+    else:
+        path = build_fmu(eom, args.output, args.fmi_version)
     print(f"wrote {path} (FMI {args.fmi_version}.0, Model Exchange and Co-Simulation, method {eom.method}, "
-          f"built in {time.perf_counter() - t0:.2f} s)")
+          f"backend {args.backend}, built in {time.perf_counter() - t0:.2f} s)")
     return EXIT_OK
 
 

@@ -115,3 +115,29 @@ def test_bad_output_and_compiler(tmp_path, monkeypatch, capsys):
     assert main(["fmu", example, "-o", str(tmp_path / "y.fmu")]) == 2
     assert "CC" in capsys.readouterr().err
     assert not (tmp_path / "y.fmu").exists()
+
+
+def test_rumoca_backend_pendulum(tmp_path):
+    """Rumoca's fmi2 FMU: real, simulates correctly in ME, but its modelDescription fails fmpy's validation."""
+    pytest.importorskip("rumoca")
+    from bridge.fmu_export import build_rumoca_fmu
+
+    eom = bridge.derive(bridge.load_system(ROOT / "examples" / "simple_pendulum.toml"), "lagrange")
+    fmu = build_rumoca_fmu(eom, tmp_path / "p.fmu")
+    problems = validate_fmu(str(fmu))
+    assert any("is not defined" in p for p in problems)  # units used without UnitDefinitions
+    assert any('initial="calculated" but provides a start value' in p for p in problems)
+    res = fmpy.simulate_fmu(str(fmu), validate=False, fmi_type="ModelExchange", solver="CVode",
+                            relative_tolerance=1e-10, stop_time=STOP, output_interval=0.01, output=["theta"])
+    assert max_rel(res, native(eom), ["theta"]) < 1e-7
+
+
+def test_rumoca_backend_reports_codegen_failure(tmp_path, capsys):
+    pytest.importorskip("rumoca")
+    # Rumoca 0.9.13's fmi2 template fails on time-dependent constraints (the car's steering)
+    code = main(["fmu", str(ROOT / "examples" / "car.toml"), "--backend", "rumoca", "-o", str(tmp_path / "c.fmu")])
+    assert code == 2
+    assert "Rumoca cannot generate an FMU" in capsys.readouterr().err
+    assert not (tmp_path / "c.fmu").exists()
+    assert main(["fmu", str(EXAMPLES[0]), "--backend", "rumoca", "--fmi-version", "3", "-o",
+                 str(tmp_path / "d.fmu")]) == 2
