@@ -98,9 +98,10 @@ def build_parser() -> argparse.ArgumentParser:
     fm.add_argument("file", metavar="FILE")
     method_opts(fm)
     fm.add_argument("--fmi-version", type=int, choices=[2, 3], default=2)
-    fm.add_argument("--backend", choices=["native", "rumoca"], default="native",
+    fm.add_argument("--backend", choices=["native", "rumoca", "openmodelica"], default="native",
                     help="native: generated C plus nhbridge's FMI runtime, compiled with $CC (default: cc/gcc); "
-                         "rumoca: the exported .mo compiled by Rumoca's fmi2 code generation (FMI 2.0 only)")
+                         "rumoca: the exported .mo compiled by Rumoca's fmi2 code generation (FMI 2.0 only); "
+                         "openmodelica: the .mo compiled by omc (OMPython)")
     fm.add_argument("-o", "--output", required=True, help="the .fmu file")
 
     sub.add_parser("methods", help="list the derivation methods")
@@ -251,7 +252,7 @@ def cmd_modelica(args) -> int:
 
 
 def cmd_fmu(args) -> int:
-    from .fmu_export import build_fmu, build_rumoca_fmu
+    from .fmu_export import build_fmu, build_openmodelica_fmu, build_rumoca_fmu
     from .methods import METHODS
     from .system import load_system
 
@@ -262,6 +263,8 @@ def cmd_fmu(args) -> int:
     t0 = time.perf_counter()
     if args.backend == "rumoca":
         path = build_rumoca_fmu(eom, args.output)
+    elif args.backend == "openmodelica":
+        path = build_openmodelica_fmu(eom, args.output, args.fmi_version)
     else:
         path = build_fmu(eom, args.output, args.fmi_version)
     print(f"wrote {path} (FMI {args.fmi_version}.0, Model Exchange and Co-Simulation, method {eom.method}, "

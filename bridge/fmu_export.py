@@ -477,3 +477,51 @@ def build_rumoca_fmu(eom: EquationsOfMotion, path: str | Path, level: str = "ind
             Path(tmp_zip).unlink(missing_ok=True)
             raise ExportError(f"{path}: cannot write the FMU ({exc.strerror or exc})") from exc
     return path
+
+
+OMC_MISSING_FMU = ("OpenModelica's omc was not found on PATH or in OPENMODELICAHOME; install OpenModelica or use "
+                   "--backend native")
+
+
+def build_openmodelica_fmu(eom: EquationsOfMotion, path: str | Path, fmi_version: int = 2,
+                           level: str = "index1") -> Path:
+    """The exported Modelica model compiled by OpenModelica (``buildModelFMU`` in omc, through OMPython)."""
+    from .modelica_check import find_omc
+    from .modelica_export import model_source
+
+    path = Path(path)
+    if path.suffix != ".fmu":
+        raise ExportError(f"{path}: an FMU file must end in .fmu")
+    omc_path = find_omc()
+    if omc_path is None:
+        raise ExportError(OMC_MISSING_FMU)
+    try:
+        from OMPython import OMCSessionZMQ
+    except ImportError as exc:
+        raise ExportError("OMPython is not installed; pip install OMPython (OpenModelica's Python API)") from exc
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ExportError(f"{path}: cannot write here ({exc.strerror or exc})") from exc
+    name = eom.system.name
+    with tempfile.TemporaryDirectory(prefix="nhbridge-omc-") as tmp:
+        mo = Path(tmp) / f"{name}.mo"
+        mo.write_text(model_source(eom, level), encoding="utf-8")
+        omc = OMCSessionZMQ(omhome=str(Path(omc_path).parent.parent))
+        try:
+            omc.sendExpression(f'cd("{Path(tmp).as_posix()}")')
+            if not omc.sendExpression(f'loadFile("{mo.as_posix()}")'):
+                raise ExportError(f"omc could not load {mo.name}: {omc.sendExpression('getErrorString()')}")
+            built = omc.sendExpression(f'buildModelFMU({name}, version="{fmi_version}.0", fmuType="me_cs")')
+            if not built or not Path(str(built)).exists():
+                raise ExportError(f"omc could not build an FMU for {name}: {omc.sendExpression('getErrorString()')}")
+            fd, tmp_fmu = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+            os.close(fd)
+            shutil.copyfile(str(built), tmp_fmu)
+            os.replace(tmp_fmu, path)
+        finally:
+            try:
+                omc.sendExpression("quit()")
+            except Exception:  # noqa: BLE001 - the session ends either way
+                pass
+    return path

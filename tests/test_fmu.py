@@ -141,3 +141,22 @@ def test_rumoca_backend_reports_codegen_failure(tmp_path, capsys):
     assert not (tmp_path / "c.fmu").exists()
     assert main(["fmu", str(EXAMPLES[0]), "--backend", "rumoca", "--fmi-version", "3", "-o",
                  str(tmp_path / "d.fmu")]) == 2
+
+
+def test_openmodelica_backend(tmp_path, monkeypatch, capsys):
+    from bridge.modelica_check import find_omc
+
+    if find_omc() is None:
+        monkeypatch.delenv("OPENMODELICAHOME", raising=False)
+        code = main(["fmu", str(EXAMPLES[0]), "--backend", "openmodelica", "-o", str(tmp_path / "o.fmu")])
+        assert code == 2
+        assert ("OpenModelica's omc was not found on PATH or in OPENMODELICAHOME; install OpenModelica or use "
+                "--backend native") in capsys.readouterr().err
+        pytest.skip("OpenModelica's omc is not on PATH or in OPENMODELICAHOME (not installable on this machine)")
+    eom = bridge.derive(bridge.load_system(ROOT / "examples" / "simple_pendulum.toml"), "lagrange")
+    from bridge.fmu_export import build_openmodelica_fmu
+
+    fmu = build_openmodelica_fmu(eom, tmp_path / "o.fmu")
+    res = fmpy.simulate_fmu(str(fmu), fmi_type="ModelExchange", solver="CVode", relative_tolerance=1e-10,
+                            stop_time=STOP, output_interval=0.01, output=["theta"])
+    assert max_rel(res, native(eom), ["theta"]) < 1e-7
