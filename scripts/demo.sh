@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Set up nhbridge and run the main job on an example: system file -> checks -> equations -> simulation
-# -> Modelica model checked by Rumoca against the native simulation.
+# -> Modelica model checked by Rumoca against the native simulation -> FMI 2.0 and 3.0 FMUs (ME + CS).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 example="${1:-examples/rolling_sphere.toml}"
@@ -12,3 +12,5 @@ nhbridge derive "$example" --stats
 nhbridge simulate "$example" --method maggi -o out/simulation.csv
 name=$(python3 -c "import bridge,sys; print(bridge.load_system(sys.argv[1]).name)" "$example")
 nhbridge modelica "$example" --method lagrange -o "out/$name.mo" --check rumoca
+nhbridge fmu "$example" -o "out/$name.fmu"
+nhbridge fmu "$example" --fmi-version 3 -o "out/${name}_fmi3.fmu"
