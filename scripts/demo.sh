@@ -7,7 +7,7 @@ example="${1:-examples/rolling_sphere.toml}"
 python3 -m pip install --quiet --disable-pip-version-check --only-binary rumoca -e ".[modelica]"
 mkdir -p out
 nhbridge check "$example"
-nhbridge derive "$example" --method chaplygin --format latex -o out/equations.tex
+nhbridge derive "$example" --method lagrange --format latex -o out/equations.tex
 nhbridge derive "$example" --stats
 nhbridge simulate "$example" --method maggi -o out/simulation.csv
 name=$(python3 -c "import bridge,sys; print(bridge.load_system(sys.argv[1]).name)" "$example")
