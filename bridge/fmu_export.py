@@ -23,6 +23,7 @@ from sympy.printing.c import C99CodePrinter
 
 from . import __version__
 from . import symbols as S
+from .atomic import atomic_file
 from .eom import EquationsOfMotion
 from .errors import ExportError
 
@@ -215,7 +216,7 @@ def model_c(eom: EquationsOfMotion, lay: FmuLayout, guid: str) -> str:
     for k in range(size):
         lines.append(f"    F[{k}] = {dyn[size * size + k]};")
     for i in range(nq):
-        lines.append(f"    dx[{i}] = {dyn[2 * 0 + size * size + size + i]};")
+        lines.append(f"    dx[{i}] = {dyn[size * size + size + i]};")
     lines += [
         f"    int bad = nhb_lu_solve({size}, M, F);",
         "    if (bad) {",
@@ -361,10 +362,8 @@ def compiler() -> str:
     return cc
 
 
-def build_fmu(eom: EquationsOfMotion, path: str | Path, fmi_version: int = 2) -> Path:
-    """Generate, compile and pack a source FMU with the Linux x86-64 binary; written atomically."""
-    if fmi_version not in (2, 3):
-        raise ExportError(f"FMI version must be 2 or 3, got {fmi_version}")
+def _output_path(path: str | Path) -> Path:
+    """The FMU's target path, checked: it ends in .fmu and its folder exists or can be made."""
     path = Path(path)
     if path.suffix != ".fmu":
         raise ExportError(f"{path}: an FMU file must end in .fmu")
@@ -372,48 +371,52 @@ def build_fmu(eom: EquationsOfMotion, path: str | Path, fmi_version: int = 2) ->
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ExportError(f"{path}: cannot write here ({exc.strerror or exc}); choose a writable output path") from exc
+    return path
+
+
+def _compile(cc: str, binary: Path, sources: list[Path], flags: list[str], what: str) -> None:
+    """Compile ``sources`` into the shared library ``binary`` (C99, -O2, position independent)."""
+    binary.parent.mkdir(parents=True, exist_ok=True)
+    cmd = [*cc.split(), "-std=c99", "-O2", "-fPIC", "-shared", *flags, "-o", str(binary), *map(str, sources), "-lm"]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise ExportError(f"compiling {what} failed ({cmd[0]}): {proc.stderr.strip()[:2000]}")
+
+
+def _pack(path: Path, folder: Path) -> Path:
+    """Zip modelDescription.xml, binaries/ and sources/ of ``folder`` into the FMU ``path`` atomically."""
+    members = [folder / "modelDescription.xml", *sorted((folder / "binaries").rglob("*.so")),
+               *sorted((folder / "sources").iterdir())]
+    with atomic_file(path) as tmp, zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zf:
+        for f in members:
+            zf.write(f, f.relative_to(folder).as_posix())
+    return path
+
+
+def build_fmu(eom: EquationsOfMotion, path: str | Path, fmi_version: int = 2) -> Path:
+    """Generate, compile and pack a source FMU with the Linux x86-64 binary; written atomically."""
+    if fmi_version not in (2, 3):
+        raise ExportError(f"FMI version must be 2 or 3, got {fmi_version}")
+    path = _output_path(path)
     cc = compiler()
     system = eom.system
     lay = layout(eom, fmi_version)
     guid = "{" + str(uuid.uuid5(uuid.NAMESPACE_URL, f"nhbridge:{system.name}:{eom.method}:{model_c_hash(eom)}")) + "}"
-    code = model_c(eom, lay, guid)
-    xml = model_description(eom, lay, guid)
     sources = RUNTIME_SOURCES[fmi_version]
-    include = RUNTIME / "include" / f"fmi{fmi_version}"
     with tempfile.TemporaryDirectory(prefix="nhbridge-fmu-") as tmp:
-        tmpdir = Path(tmp)
-        src = tmpdir / "sources"
+        folder = Path(tmp)
+        src = folder / "sources"
         src.mkdir()
-        (src / "model.c").write_text(code, encoding="utf-8")
+        (src / "model.c").write_text(model_c(eom, lay, guid), encoding="utf-8")
         for name in [*sources, "nhb_model.h", "nhb_core.h"]:
             shutil.copy(RUNTIME / name, src / name)
-        for header in include.glob("*.h"):
+        for header in (RUNTIME / "include" / f"fmi{fmi_version}").glob("*.h"):
             shutil.copy(header, src / header.name)
-        binary = tmpdir / "binaries" / PLATFORM[fmi_version] / f"{system.name}.so"
-        binary.parent.mkdir(parents=True)
-        cmd = [*cc.split(), "-std=c99", "-O2", "-fPIC", "-shared", "-fvisibility=hidden", "-Wall", "-Wextra",
-               f"-I{src}", "-o", str(binary), str(src / "model.c"), *[str(src / s) for s in sources], "-lm"]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise ExportError(f"compiling {system.name} failed ({' '.join(cmd[:1])}): {proc.stderr.strip()[:2000]}")
-        (tmpdir / "modelDescription.xml").write_bytes(xml)
-        try:
-            fd, tmp_zip = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-            os.close(fd)
-        except OSError as exc:
-            raise ExportError(f"{path}: cannot write here ({exc.strerror or exc}); choose a writable output path") \
-                from exc
-        try:
-            with zipfile.ZipFile(tmp_zip, "w", zipfile.ZIP_DEFLATED) as zf:
-                zf.write(tmpdir / "modelDescription.xml", "modelDescription.xml")
-                zf.write(binary, f"binaries/{PLATFORM[fmi_version]}/{system.name}.so")
-                for f in sorted(src.iterdir()):
-                    zf.write(f, f"sources/{f.name}")
-            os.replace(tmp_zip, path)
-        except OSError as exc:
-            Path(tmp_zip).unlink(missing_ok=True)
-            raise ExportError(f"{path}: cannot write the FMU ({exc.strerror or exc})") from exc
-    return path
+        _compile(cc, folder / "binaries" / PLATFORM[fmi_version] / f"{system.name}.so",
+                 [src / "model.c", *[src / s for s in sources]],
+                 ["-fvisibility=hidden", "-Wall", "-Wextra", f"-I{src}"], system.name)
+        (folder / "modelDescription.xml").write_bytes(model_description(eom, lay, guid))
+        return _pack(path, folder)
 
 
 def model_c_hash(eom: EquationsOfMotion) -> str:
@@ -437,13 +440,7 @@ def build_rumoca_fmu(eom: EquationsOfMotion, path: str | Path, level: str = "ind
                           "--backend native") from exc
     from .modelica_export import model_source
 
-    path = Path(path)
-    if path.suffix != ".fmu":
-        raise ExportError(f"{path}: an FMU file must end in .fmu")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ExportError(f"{path}: cannot write here ({exc.strerror or exc}); choose a writable output path") from exc
+    path = _output_path(path)
     cc = compiler()
     name = eom.system.name
     try:
@@ -452,31 +449,11 @@ def build_rumoca_fmu(eom: EquationsOfMotion, path: str | Path, level: str = "ind
     except (rumoca.RumocaError, RuntimeError) as exc:  # codegen template errors surface as RuntimeError
         raise ExportError(f"Rumoca cannot generate an FMU for {name}: {exc}; use --backend native") from exc
     with tempfile.TemporaryDirectory(prefix="nhbridge-rumoca-") as tmp:
-        tmpdir = Path(tmp)
-        generated.save_all(str(tmpdir))
-        binary = tmpdir / "binaries" / "linux64" / f"{name}.so"
-        binary.parent.mkdir(parents=True)
-        sources = sorted((tmpdir / "sources").glob("*.c"))
-        cmd = [*cc.split(), "-std=c99", "-O2", "-fPIC", "-shared", "-o", str(binary), *map(str, sources), "-lm"]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise ExportError(f"compiling Rumoca's C for {name} failed: {proc.stderr.strip()[:2000]}")
-        try:
-            fd, tmp_zip = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-            os.close(fd)
-        except OSError as exc:
-            raise ExportError(f"{path}: cannot write here ({exc.strerror or exc})") from exc
-        try:
-            with zipfile.ZipFile(tmp_zip, "w", zipfile.ZIP_DEFLATED) as zf:
-                zf.write(tmpdir / "modelDescription.xml", "modelDescription.xml")
-                zf.write(binary, f"binaries/linux64/{name}.so")
-                for f in sorted((tmpdir / "sources").iterdir()):
-                    zf.write(f, f"sources/{f.name}")
-            os.replace(tmp_zip, path)
-        except OSError as exc:
-            Path(tmp_zip).unlink(missing_ok=True)
-            raise ExportError(f"{path}: cannot write the FMU ({exc.strerror or exc})") from exc
-    return path
+        folder = Path(tmp)
+        generated.save_all(str(folder))
+        _compile(cc, folder / "binaries" / "linux64" / f"{name}.so", sorted((folder / "sources").glob("*.c")), [],
+                 f"Rumoca's C for {name}")
+        return _pack(path, folder)
 
 
 OMC_MISSING_FMU = ("OpenModelica's omc was not found on PATH or in OPENMODELICAHOME; install OpenModelica or use "
@@ -486,42 +463,14 @@ OMC_MISSING_FMU = ("OpenModelica's omc was not found on PATH or in OPENMODELICAH
 def build_openmodelica_fmu(eom: EquationsOfMotion, path: str | Path, fmi_version: int = 2,
                            level: str = "index1") -> Path:
     """The exported Modelica model compiled by OpenModelica (``buildModelFMU`` in omc, through OMPython)."""
-    from .modelica_check import find_omc
-    from .modelica_export import model_source
+    from .modelica_check import omc_session
 
-    path = Path(path)
-    if path.suffix != ".fmu":
-        raise ExportError(f"{path}: an FMU file must end in .fmu")
-    omc_path = find_omc()
-    if omc_path is None:
-        raise ExportError(OMC_MISSING_FMU)
-    try:
-        from OMPython import OMCSessionZMQ
-    except ImportError as exc:
-        raise ExportError("OMPython is not installed; pip install OMPython (OpenModelica's Python API)") from exc
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ExportError(f"{path}: cannot write here ({exc.strerror or exc})") from exc
+    path = _output_path(path)
     name = eom.system.name
-    with tempfile.TemporaryDirectory(prefix="nhbridge-omc-") as tmp:
-        mo = Path(tmp) / f"{name}.mo"
-        mo.write_text(model_source(eom, level), encoding="utf-8")
-        omc = OMCSessionZMQ(omhome=str(Path(omc_path).parent.parent))
-        try:
-            omc.sendExpression(f'cd("{Path(tmp).as_posix()}")')
-            if not omc.sendExpression(f'loadFile("{mo.as_posix()}")'):
-                raise ExportError(f"omc could not load {mo.name}: {omc.sendExpression('getErrorString()')}")
-            built = omc.sendExpression(f'buildModelFMU({name}, version="{fmi_version}.0", fmuType="me_cs")')
-            if not built or not Path(str(built)).exists():
-                raise ExportError(f"omc could not build an FMU for {name}: {omc.sendExpression('getErrorString()')}")
-            fd, tmp_fmu = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-            os.close(fd)
-            shutil.copyfile(str(built), tmp_fmu)
-            os.replace(tmp_fmu, path)
-        finally:
-            try:
-                omc.sendExpression("quit()")
-            except Exception:  # noqa: BLE001 - the session ends either way
-                pass
+    with omc_session(eom, level, OMC_MISSING_FMU, ExportError) as (omc, _):
+        built = omc.sendExpression(f'buildModelFMU({name}, version="{fmi_version}.0", fmuType="me_cs")')
+        if not built or not Path(str(built)).exists():
+            raise ExportError(f"omc could not build an FMU for {name}: {omc.sendExpression('getErrorString()')}")
+        with atomic_file(path) as tmp:
+            shutil.copyfile(str(built), tmp)
     return path

@@ -8,17 +8,19 @@
 
 from __future__ import annotations
 
+import csv
 import os
 import shutil
 import tempfile
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from .eom import EquationsOfMotion
-from .errors import ExportError, ValidationError
+from .errors import BridgeError, ExportError, ValidationError
 from .modelica_export import model_source
 from .simulate import simulate
 
@@ -115,50 +117,60 @@ def find_omc() -> str | None:
     return None
 
 
-def check_openmodelica(eom: EquationsOfMotion, level: str = "index1", stop_time: float | None = None,
-                       rtol: float = 1e-8) -> CheckReport:
-    """Load the model in omc through OMPython, run checkModel, simulate, and compare with native."""
+@contextmanager
+def omc_session(eom: EquationsOfMotion, level: str, missing: str, error: type[BridgeError]):
+    """An omc session (OMPython) in a temporary directory holding the exported model, loaded.
+
+    ``missing`` is the message when omc is not installed; load failures raise ``error``.
+    Yields ``(omc, directory)``; the session is closed afterwards.
+    """
     omc_path = find_omc()
     if omc_path is None:
-        raise ExportError(OMC_MISSING)
+        raise ExportError(missing)
     try:
         from OMPython import OMCSessionZMQ
     except ImportError as exc:
         raise ExportError("OMPython is not installed; pip install OMPython (OpenModelica's Python API)") from exc
-    system = eom.system
-    T = float(stop_time if stop_time is not None else system.stop_time)
+    name = eom.system.name
     with tempfile.TemporaryDirectory(prefix="nhbridge-omc-") as tmp:
-        path = Path(tmp) / f"{system.name}.mo"
+        path = Path(tmp) / f"{name}.mo"
         path.write_text(model_source(eom, level), encoding="utf-8")
         omc = OMCSessionZMQ(omhome=str(Path(omc_path).parent.parent))
         try:
             omc.sendExpression(f'cd("{Path(tmp).as_posix()}")')
             if not omc.sendExpression(f'loadFile("{path.as_posix()}")'):
-                raise ValidationError(f"omc could not load {path.name}: {omc.sendExpression('getErrorString()')}")
-            check = omc.sendExpression(f"checkModel({system.name})")
-            balanced = "has" in str(check) and "equation(s) and" in str(check)
-            if "Error" in str(omc.sendExpression("getErrorString()")):
-                raise ValidationError(f"omc checkModel failed for {system.name}: {check}")
-            start = time.perf_counter()
-            sim = omc.sendExpression(f"simulate({system.name}, stopTime={T}, numberOfIntervals=500, "
-                                     f"tolerance={rtol}, outputFormat=\"csv\")")
-            seconds = time.perf_counter() - start
-            result_file = sim.get("resultFile", "") if isinstance(sim, dict) else ""
-            if not result_file:
-                raise ValidationError(f"omc could not simulate {system.name}: {sim}")
-            import csv
-
-            with open(result_file, newline="") as fh:
-                rows = list(csv.reader(fh))
-            header = [h.strip('"') for h in rows[0]]
-            data = np.array(rows[1:], dtype=float)
-            col = {h: data[:, k] for k, h in enumerate(header)}
-            errors = _relative_errors(eom, col["time"], lambda n: col[n], T, T / 500, rtol)
+                raise error(f"omc could not load {path.name}: {omc.sendExpression('getErrorString()')}")
+            yield omc, Path(tmp)
         finally:
             try:
                 omc.sendExpression("quit()")
             except Exception:  # noqa: BLE001 - the session is gone either way
                 pass
+
+
+def check_openmodelica(eom: EquationsOfMotion, level: str = "index1", stop_time: float | None = None,
+                       rtol: float = 1e-8) -> CheckReport:
+    """Load the model in omc through OMPython, run checkModel, simulate, and compare with native."""
+    system = eom.system
+    T = float(stop_time if stop_time is not None else system.stop_time)
+    with omc_session(eom, level, OMC_MISSING, ValidationError) as (omc, _):
+        check = omc.sendExpression(f"checkModel({system.name})")
+        balanced = "has" in str(check) and "equation(s) and" in str(check)
+        if "Error" in str(omc.sendExpression("getErrorString()")):
+            raise ValidationError(f"omc checkModel failed for {system.name}: {check}")
+        start = time.perf_counter()
+        sim = omc.sendExpression(f"simulate({system.name}, stopTime={T}, numberOfIntervals=500, "
+                                 f"tolerance={rtol}, outputFormat=\"csv\")")
+        seconds = time.perf_counter() - start
+        result_file = sim.get("resultFile", "") if isinstance(sim, dict) else ""
+        if not result_file:
+            raise ValidationError(f"omc could not simulate {system.name}: {sim}")
+        with open(result_file, newline="") as fh:
+            rows = list(csv.reader(fh))
+        header = [h.strip('"') for h in rows[0]]
+        data = np.array(rows[1:], dtype=float)
+        col = {h: data[:, k] for k, h in enumerate(header)}
+        errors = _relative_errors(eom, col["time"], lambda n: col[n], T, T / 500, rtol)
     return CheckReport("openmodelica", system.name, balanced, errors=errors, seconds=seconds, messages=str(check))
 
 
