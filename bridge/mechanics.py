@@ -156,7 +156,6 @@ class Split:
     dependent: tuple[int, ...]
     B: tuple[tuple[Expr, ...], ...]   # s x p
     beta: tuple[Expr, ...]            # s
-    A_dep: tuple[tuple[Expr, ...], ...]  # s x s block whose singularity invalidates the split
 
     def kinematics(self, n: int, u: Sequence[Expr]) -> list[Expr]:
         """q' as expressions of (q, u, t) in coordinate order."""
@@ -184,7 +183,7 @@ def solve_split(system: System, A: list[list[Expr]], a0: list[Expr], independent
     Ai = sp.Matrix([[to_sp(A[r][i]) for i in ind] for r in range(len(A))])
     b0 = sp.Matrix([to_sp(x) for x in a0])
     if Ad.shape[0] == 0:
-        return Split(ind, dep, (), (), ())
+        return Split(ind, dep, (), ())
     if Ad.is_diagonal():
         inv = sp.diag(*[1 / Ad[i, i] for i in range(Ad.shape[0])])
         Bm, beta = -inv * Ai, -inv * b0
@@ -196,8 +195,7 @@ def solve_split(system: System, A: list[list[Expr]], a0: list[Expr], independent
     beta = beta.applyfunc(_simplify)
     return Split(ind, dep,
                  tuple(tuple(to_se(Bm[r, k]) for k in range(Bm.shape[1])) for r in range(Bm.shape[0])),
-                 tuple(to_se(x) for x in beta),
-                 tuple(tuple(to_se(Ad[r, k]) for k in range(Ad.shape[1])) for r in range(Ad.shape[0])))
+                 tuple(to_se(x) for x in beta))
 
 
 def start_values(system: System, t: float = 0.0) -> np.ndarray:

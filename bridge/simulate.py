@@ -113,10 +113,10 @@ def simulate(eom: EquationsOfMotion, stop_time: float | None = None, *, rtol: fl
     states: list[tuple[EquationsOfMotion, np.ndarray]] = []
     repartitions: list[tuple[float, tuple[str, ...]]] = []
     nfev = 0
+    n = system.n
     while True:
-        n = system.n
 
-        def split_event(t, xx, num=num, n=n):
+        def split_event(t, xx, num=num):
             qd = num.kinematics(t, xx[:n], xx[n:])
             return num.split_health(t, xx[:n], qd) - SPLIT_THRESHOLD
 
@@ -159,9 +159,8 @@ def simulate(eom: EquationsOfMotion, stop_time: float | None = None, *, rtol: fl
         ref = np.concatenate([[te], qe, qde, num.params, num.inputs])
         A = [[current.constraint_jacobian[i, j] for j in range(system.n)]
              for i in range(current.constraint_jacobian.shape[0])]
-        old_idx = tuple(system.coordinates.index(system.coordinate(nm)) for nm in current.independent)
         new_idx = choose_independent(system, A, ref, accept=lambda c, method=method: method.accepts_split(system, c),
-                                     exclude=old_idx)
+                                     exclude=tuple(int(i) for i in num.independent_index))
         if new_idx is None:
             raise SimulationError(
                 f"at t = {te:.9g} the split with independent {', '.join(current.independent)} becomes singular "
@@ -169,7 +168,7 @@ def simulate(eom: EquationsOfMotion, stop_time: float | None = None, *, rtol: fl
         new_names = tuple(system.coordinates[i].name for i in new_idx)
         if new_names not in models:
             try:
-                models[new_names] = METHODS.get_method(current.method).derive(system, new_names, reference=ref)
+                models[new_names] = method.derive(system, new_names, reference=ref)
             except BridgeError as exc:
                 raise SimulationError(
                     f"at t = {te:.9g} the split with independent {', '.join(current.independent)} becomes "

@@ -7,7 +7,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import symengine as se
-import sympy as sp
 
 from ..eom import EquationsOfMotion
 from ..errors import DerivationError, Problem
@@ -19,14 +18,14 @@ from ..mechanics import (
     cyclic_coordinates,
     generalized_forces,
     independent_from_names,
+    numeric_constraint_matrix,
     solve_split,
-    state_args,
+    split_health,
     to_se,
     to_sp,
     to_sp_matrix,
     velocity_constraints,
 )
-from ..numeric import compile_exprs
 from ..system import System
 from .base import METHODS, Method, speeds_for
 
@@ -48,22 +47,20 @@ class Reduction:
     def substitute(self, expr):
         return expr.xreplace(self.sub) if self.sub else expr
 
+    def accelerations(self) -> list:
+        """q'' = C u' + a for every coordinate."""
+        p = len(self.u)
+        return [sum((row[k] * self.du[k] for k in range(p)), rest) for row, rest in zip(self.C, self.acc_rest)]
 
-def _split_regular(system: System, split: Split, at: np.ndarray) -> bool:
-    if not split.A_dep:
-        return True
-    f = compile_exprs(state_args(system), [e for row in split.A_dep for e in row])
-    s = len(split.A_dep)
-    Ad = np.asarray(f(at), dtype=float).reshape(s, s)
-    if not np.all(np.isfinite(Ad)):
-        return False
-    sv = np.linalg.svd(Ad, compute_uv=False)
-    return bool(sv[0] > 0 and sv[-1] > 1e-10 * sv[0])  # scale-free: a condition number below 1e10
+
+def _split_regular(system: System, A, dependent: Sequence[int], at: np.ndarray) -> bool:
+    """The dependent velocities can be solved for at the state ``at`` (the same scale-free test as the loader's)."""
+    return split_health(numeric_constraint_matrix(system, A, at), dependent) > 1e-10
 
 
 def reduce(system: System, d: Differentiator, independent: Sequence[int], A, a0) -> Reduction:
     split = solve_split(system, A, a0, independent)
-    if not _split_regular(system, split, d.reference):
+    if not _split_regular(system, A, split.dependent, d.reference):
         names = ", ".join(system.coordinates[i].name for i in split.dependent)
         raise DerivationError(Problem(
             "method.independent",
@@ -85,15 +82,15 @@ def reduce(system: System, d: Differentiator, independent: Sequence[int], A, a0)
     return Reduction(split, u, du, kin, C, acc_rest, sub)
 
 
-def _finish(system: System, method: str, red: Reduction, A, mass, forcing, forms) -> EquationsOfMotion:
+def _finish(system: System, method: str, red: Reduction, g, A, mass, forcing, forms) -> EquationsOfMotion:
+    """The equations object; ``g`` and ``A`` are the velocity constraints and their Jacobian."""
     p = len(red.u)
     n = system.n
-    acc = [sum((red.C[i][k] * red.du[k] for k in range(p)), red.acc_rest[i]) for i in range(n)]
     return EquationsOfMotion(
         system=system, method=method, u=speeds_for(system, red.split.independent),
-        kinematics=to_sp_matrix(red.kin), acceleration_map=to_sp_matrix(acc),
+        kinematics=to_sp_matrix(red.kin), acceleration_map=to_sp_matrix(red.accelerations()),
         mass_matrix=to_sp_matrix(mass, p), forcing=to_sp_matrix(forcing),
-        velocity_constraints=tuple(sp.sympify(x) for x in system.velocity_constraints()),
+        velocity_constraints=tuple(to_sp(x) for x in g),
         independent=tuple(system.coordinates[i].name for i in red.split.independent),
         dependent=tuple(system.coordinates[i].name for i in red.split.dependent),
         constraint_jacobian=to_sp_matrix(A, n), forms=tuple(forms),
@@ -127,7 +124,7 @@ class Maggi(Method):
 
     def _derive(self, system, d, independent, baumgarte):
         n = system.n
-        _, A, a0 = velocity_constraints(system, d)
+        g, A, a0 = velocity_constraints(system, d)
         red = reduce(system, d, pick_independent(system, d, A, independent), A, a0)
         T = to_se(system.kinetic)
         Q = generalized_forces(system, d)
@@ -155,7 +152,7 @@ class Maggi(Method):
             phi.append(red.substitute(Phi_k))
         mass = [[red.substitute(x) for x in row] for row in mass]
         forms = [("C", to_sp_matrix(red.C, p)), ("Phi", to_sp_matrix(phi))]
-        return _finish(system, self.name, red, A, mass, forcing, forms)
+        return _finish(system, self.name, red, g, A, mass, forcing, forms)
 
 
 def _natural(T: se.Basic, d: Differentiator, M) -> bool:
@@ -186,7 +183,7 @@ class GibbsAppell(Method):
 
     def _derive(self, system, d, independent, baumgarte):
         n = system.n
-        _, A, a0 = velocity_constraints(system, d)
+        g, A, a0 = velocity_constraints(system, d)
         red = reduce(system, d, pick_independent(system, d, A, independent), A, a0)
         T = to_se(system.kinetic)
         grad = [d.partial(T, v) for v in d.qd]
@@ -209,7 +206,7 @@ class GibbsAppell(Method):
             h = [(d.time(grad[i]) - d.partial(T, d.q[i])).rest for i in range(n)]
         Q = generalized_forces(system, d)
         p = len(red.u)
-        qdd = [sum((red.C[i][k] * red.du[k] for k in range(p)), red.acc_rest[i]) for i in range(n)]
+        qdd = red.accelerations()
         h = [red.substitute(x) for x in h]
         Mr = [[red.substitute(x) for x in row] for row in M]
         S = ZERO
@@ -230,7 +227,7 @@ class GibbsAppell(Method):
             forcing.append(Pi_k - dS.xreplace(zero_du))
             Pi.append(Pi_k)
         forms = [("S", to_sp(S)), ("Pi", to_sp_matrix(Pi))]
-        return _finish(system, self.name, red, A, mass, forcing, forms)
+        return _finish(system, self.name, red, g, A, mass, forcing, forms)
 
 
 class Chaplygin(Method):
@@ -286,7 +283,7 @@ class Chaplygin(Method):
 
     def _derive(self, system, d, independent, baumgarte):
         n = system.n
-        _, A, a0 = velocity_constraints(system, d)
+        g, A, a0 = velocity_constraints(system, d)
         T = to_se(system.kinetic)
         grad = [d.partial(T, v) for v in d.qd]
         E = [d.time(grad[i]) - d.partial(T, d.q[i]) for i in range(n)]
@@ -352,7 +349,7 @@ class Chaplygin(Method):
         forms = [("A", to_sp_matrix(M, n)), ("B", to_sp_matrix(B, k)), ("B_dot", to_sp_matrix(Bdot, k)),
                  ("G", to_sp_matrix(Gs)), ("Q", to_sp_matrix([red.substitute(x) for x in Q])),
                  ("A_sigma", to_sp_matrix(A_sigma, k)), ("A_star", to_sp_matrix(A_star, k))]
-        return _finish(system, self.name, red, A, A_sigma, forcing, forms)
+        return _finish(system, self.name, red, g, A, A_sigma, forcing, forms)
 
 
 METHODS.register(Maggi())
