@@ -20,7 +20,14 @@ import sympy as sp
 from . import symbols as S
 from .errors import ProblemCollector, SystemFileError
 from .expressions import FUNCTIONS, SPECIAL_NAMES, ExpressionError, caret, parse_expression
-from .mechanics import Differentiator, split_health, to_se, velocity_constraints
+from .mechanics import (
+    SINGULAR_SPLIT,
+    Differentiator,
+    independent_from_names,
+    split_health,
+    to_se,
+    velocity_constraints,
+)
 from .numeric import compile_exprs
 from .system import Coordinate, Input, Parameter, System, finite, total_derivative
 
@@ -523,9 +530,9 @@ def check_start(system: System, problems: ProblemCollector) -> System:
         problems.raise_if_any()
         return system
 
-    indep = [system.q.index(S.q(nm)) for nm in system.independent]
+    indep = list(independent_from_names(system, system.independent))
     dep = [i for i in range(n) if i not in indep]
-    if split_health(A, dep) < 1e-10:
+    if split_health(A, dep) < SINGULAR_SPLIT:
         problems.add("method.independent", "with these independent coordinates the constraints cannot be "
                      "solved for the dependent velocities at the start state", "choose another set")
         problems.raise_if_any()

@@ -208,6 +208,10 @@ def state_args(system: System) -> list[sp.Symbol]:
     return [S.t, *system.q, *system.qd, *[p.symbol for p in system.parameters], *[u.symbol for u in system.inputs]]
 
 
+#: below this split health the dependent velocities count as not solvable
+SINGULAR_SPLIT = 1e-10
+
+
 def split_health(A: np.ndarray, dependent: Sequence[int]) -> float:
     """sigma_min(A[:, dep]) / sigma_max(A): 0 when the dependent velocities cannot be solved for."""
     if A.shape[0] == 0:

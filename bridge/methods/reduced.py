@@ -11,6 +11,7 @@ import symengine as se
 from ..eom import EquationsOfMotion
 from ..errors import DerivationError, Problem
 from ..mechanics import (
+    SINGULAR_SPLIT,
     Differentiator,
     LinearForm,
     Split,
@@ -55,7 +56,7 @@ class Reduction:
 
 def _split_regular(system: System, A, dependent: Sequence[int], at: np.ndarray) -> bool:
     """The dependent velocities can be solved for at the state ``at`` (the same scale-free test as the loader's)."""
-    return split_health(numeric_constraint_matrix(system, A, at), dependent) > 1e-10
+    return split_health(numeric_constraint_matrix(system, A, at), dependent) > SINGULAR_SPLIT
 
 
 def reduce(system: System, d: Differentiator, independent: Sequence[int], A, a0) -> Reduction:
