@@ -108,6 +108,14 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _derive(args, system, method: str | None = None, count: bool = False):
+    """The equations of ``system`` by the chosen method, with the split and stabilisation from the options."""
+    from .methods import METHODS
+
+    return METHODS[method or args.method or "lagrange"].derive(system, args.independent or system.independent,
+                                                                 args.baumgarte, count=count)
+
+
 def cmd_check(args) -> int:
     from .methods import METHODS
     from .system import load_system
@@ -154,8 +162,7 @@ def cmd_derive(args) -> int:
                 rows.append((name, None, reason))
                 continue
             try:
-                eom = METHODS[name].derive(system, args.independent or system.independent, args.baumgarte,
-                                           count=True)
+                eom = _derive(args, system, name, count=True)
             except BridgeError as exc:
                 rows.append((name, None, str(exc).split(": ", 2)[-1]))
                 continue
@@ -179,8 +186,7 @@ def cmd_derive(args) -> int:
         lines.append("ops: + - * / ^ and function calls in mass matrix, forcing and kinematics after one joint CSE.")
         text = "\n".join(lines) + "\n"
     else:
-        eom = METHODS[args.method or "lagrange"].derive(system, args.independent or system.independent,
-                                                        args.baumgarte)
+        eom = _derive(args, system)
         text = FORMATS[args.format](eom)
     if args.output:
         write_text(args.output, text)
@@ -191,13 +197,12 @@ def cmd_derive(args) -> int:
 
 
 def cmd_simulate(args) -> int:
-    from .methods import METHODS
     from .simulate import DEFAULT_ATOL, DEFAULT_RTOL, simulate
     from .system import load_system
 
     system = load_system(args.file)
     t0 = time.perf_counter()
-    eom = METHODS[args.method].derive(system, args.independent or system.independent, args.baumgarte)
+    eom = _derive(args, system)
     t1 = time.perf_counter()
     result = simulate(eom, args.stop_time, rtol=args.rtol or DEFAULT_RTOL, atol=args.atol or DEFAULT_ATOL,
                       interval=args.interval)
@@ -214,7 +219,6 @@ def cmd_simulate(args) -> int:
 
 
 def cmd_modelica(args) -> int:
-    from .methods import METHODS
     from .modelica_check import CHECKERS
     from .modelica_export import write_model, write_package
     from .system import load_system
@@ -229,7 +233,7 @@ def cmd_modelica(args) -> int:
     eoms = []
     for path in args.files:  # derive everything first: nothing is written if any system fails
         system = load_system(path)
-        eoms.append(METHODS[args.method].derive(system, args.independent or system.independent, args.baumgarte))
+        eoms.append(_derive(args, system))
     if args.package is None:
         target = write_model(eoms[0], args.output, args.constraint_level)
         print(f"wrote {target}")
@@ -253,13 +257,12 @@ def cmd_modelica(args) -> int:
 
 def cmd_fmu(args) -> int:
     from .fmu_export import build_fmu, build_openmodelica_fmu, build_rumoca_fmu
-    from .methods import METHODS
     from .system import load_system
 
     if args.backend == "rumoca" and args.fmi_version != 2:
         raise BridgeError("the rumoca backend builds FMI 2.0 only; use --fmi-version 2 or --backend native")
     system = load_system(args.file)
-    eom = METHODS[args.method].derive(system, args.independent or system.independent, args.baumgarte)
+    eom = _derive(args, system)
     t0 = time.perf_counter()
     if args.backend == "rumoca":
         path = build_rumoca_fmu(eom, args.output)

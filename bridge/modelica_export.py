@@ -141,10 +141,9 @@ class ModelicaWriter:
         names = {c.name for c in system.coordinates} | {f"der_{c.name}" for c in system.coordinates}
         if self.level != "given" or not system.m:
             return names
-        from .mechanics import Differentiator, choose_independent, velocity_constraints
+        from .mechanics import choose_independent
 
-        _, A, _ = velocity_constraints(system, Differentiator(system))
-        ind = choose_independent(system, A) or ()
+        ind = choose_independent(system, self.eom.constraint_jacobian.tolist()) or ()
         keep = {system.coordinates[i].name for i in ind}
         dep_pos = set()
         if system.holonomic:  # positions determined by the holonomic constraints

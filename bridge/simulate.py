@@ -157,9 +157,8 @@ def simulate(eom: EquationsOfMotion, stop_time: float | None = None, *, rtol: fl
 
         method = METHODS.get_method(current.method)
         ref = np.concatenate([[te], qe, qde, num.params, num.inputs])
-        A = [[current.constraint_jacobian[i, j] for j in range(system.n)]
-             for i in range(current.constraint_jacobian.shape[0])]
-        new_idx = choose_independent(system, A, ref, accept=lambda c, method=method: method.accepts_split(system, c),
+        new_idx = choose_independent(system, current.constraint_jacobian.tolist(), ref,
+                                     accept=lambda c, method=method: method.accepts_split(system, c),
                                      exclude=tuple(int(i) for i in num.independent_index))
         if new_idx is None:
             raise SimulationError(
