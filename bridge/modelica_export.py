@@ -109,31 +109,23 @@ class ModelicaWriter:
 
     # -- pieces ---------------------------------------------------------------------
     def _dynamics(self) -> tuple[list[sp.Expr], list[sp.Expr], list[tuple[sp.Symbol, sp.Expr]]]:
-        """Rows ``lhs = rhs`` of the dynamic equations, after one joint CSE pass."""
+        """Rows ``lhs = rhs`` of the dynamic equations, after one joint CSE pass over coefficients and forcing.
+
+        The CSE covers the mass-matrix coefficients only, so that the unknowns stay visible in the
+        equations; its temporaries are scalars ``nhb_cse<k>`` (Rumoca 0.9 mis-matches arrays of
+        algebraic variables).
+        """
         eom = self.eom
-        n_rows = eom.mass_matrix.shape[0]
-        if self.level == "given":
-            n_rows = len(eom.u)  # the constraints are written as given instead of at acceleration level
-        x = sp.Matrix(eom.unknowns)
-        lhs = [sum((eom.mass_matrix[i, j] * x[j] for j in range(len(x)) if eom.mass_matrix[i, j] != 0),
-                   sp.Integer(0)) for i in range(n_rows)]
-        rhs = [eom.forcing[i] for i in range(n_rows)]
-        if not self.cse:
-            return lhs, rhs, []
-        # CSE over the coefficients only: the unknowns must stay visible in the equations
-        coeffs = [eom.mass_matrix[i, j] for i in range(n_rows) for j in range(len(x))]
-        temps = sp.numbered_symbols("nhb_cse_")
-        repl, reduced = sp.cse(coeffs + rhs, symbols=temps, order="canonical")
+        n_rows = len(eom.u) if self.level == "given" else eom.mass_matrix.shape[0]  # "given": constraints as written
+        x = list(eom.unknowns)
         ncols = len(x)
-        lhs = [sum((reduced[i * ncols + j] * x[j] for j in range(ncols) if reduced[i * ncols + j] != 0),
-                   sp.Integer(0)) for i in range(n_rows)]
-        rhs = list(reduced[n_rows * ncols:])
-        # the temporaries become nhb_cse<k> (scalars: Rumoca 0.9 mis-matches arrays of algebraic variables)
-        index = {sym: sp.Symbol(f"nhb_cse{k + 1}") for k, (sym, _) in enumerate(repl)}
-        repl = [(index[s], e.xreplace(index)) for s, e in repl]
-        lhs = [e.xreplace(index) for e in lhs]
-        rhs = [e.xreplace(index) for e in rhs]
-        return lhs, rhs, repl
+        exprs = [eom.mass_matrix[i, j] for i in range(n_rows) for j in range(ncols)] + list(eom.forcing[:n_rows])
+        repl: list[tuple[sp.Symbol, sp.Expr]] = []
+        if self.cse:
+            repl, exprs = sp.cse(exprs, symbols=sp.numbered_symbols("nhb_cse", start=1), order="canonical")
+        lhs = [sum((exprs[i * ncols + j] * x[j] for j in range(ncols) if exprs[i * ncols + j] != 0), sp.Integer(0))
+               for i in range(n_rows)]
+        return lhs, list(exprs[n_rows * ncols:]), repl
 
     def _fixed(self) -> set[str]:
         """Names whose start values are fixed: all, except dependent ones when constraints stay as given."""
