@@ -105,6 +105,18 @@ def build_parser() -> argparse.ArgumentParser:
     fm.add_argument("-o", "--output", required=True, help="the .fmu file")
 
     sub.add_parser("methods", help="list the derivation methods")
+
+    from .validation.command import add_parser as add_validate
+
+    add_validate(sub)
+
+    from .validation.crosscheck import add_parser as add_crosscheck
+
+    add_crosscheck(sub)
+
+    from .cosim.cli import add_parsers as add_cosim
+
+    add_cosim(sub, _positive)
     return p
 
 
@@ -287,8 +299,33 @@ def cmd_methods(args) -> int:
     return EXIT_OK
 
 
+def _cmd_validate(args) -> int:
+    from .validation.command import cmd_validate
+
+    return cmd_validate(args)
+
+
+def _cmd_cosim(args) -> int:
+    from .cosim.cli import cmd_cosim
+
+    return cmd_cosim(args)
+
+
+def _cmd_ssp(args) -> int:
+    from .cosim.cli import cmd_ssp
+
+    return cmd_ssp(args)
+
+
+def _cmd_crosscheck(args) -> int:
+    from .validation.crosscheck import cmd_crosscheck
+
+    return cmd_crosscheck(args)
+
+
 COMMANDS = {"check": cmd_check, "derive": cmd_derive, "simulate": cmd_simulate, "modelica": cmd_modelica,
-            "fmu": cmd_fmu, "methods": cmd_methods}
+            "fmu": cmd_fmu, "methods": cmd_methods, "validate": _cmd_validate, "cosim": _cmd_cosim, "ssp": _cmd_ssp,
+            "crosscheck": _cmd_crosscheck}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -55,6 +55,11 @@ class SimulationError(BridgeError):
     """Numerical integration cannot continue (singular split, singular mass matrix, NaN)."""
 
 
+class SplitLimitError(SimulationError):
+    """A reduced method's split of the velocities became singular and the method has no other usable split:
+    a limit of the method's form for this motion, not a numerical failure."""
+
+
 class ExportError(BridgeError):
     """Writing Modelica, C or an FMU failed."""
 

@@ -255,6 +255,30 @@ def model_c(eom: EquationsOfMotion, lay: FmuLayout, guid: str) -> str:
 
 
 # -- modelDescription.xml ------------------------------------------------------------------------------
+def output_dependencies(eom: EquationsOfMotion, lay: FmuLayout) -> dict[str, list[Variable]]:
+    """The knowns (continuous states, inputs) each output depends on directly, read off its expression.
+
+    An input in an output's expression is direct feedthrough. A dependent velocity (reduced methods)
+    depends on every state.
+    """
+    system = eom.system
+    states = [v for v in lay.variables if v.kind == STATE]
+    by_name = {v.name: v for v in lay.variables}
+    result: dict[str, list[Variable]] = {}
+    for name, expr in system.outputs.items():
+        free = expr.free_symbols
+        deps = set()
+        for c in system.coordinates:
+            if c.symbol in free:
+                deps.add(by_name[c.name])
+            if c.velocity_symbol in free:
+                vel = by_name[f"der({c.name})"]
+                deps.update([vel] if vel.kind == STATE else states)
+        deps.update(by_name[u.name] for u in system.inputs if u.symbol in free)
+        result[name] = sorted(deps, key=lambda v: v.vr)
+    return result
+
+
 def model_description(eom: EquationsOfMotion, lay: FmuLayout, guid: str) -> bytes:
     from lxml import etree
 
@@ -326,9 +350,11 @@ def model_description(eom: EquationsOfMotion, lay: FmuLayout, guid: str) -> byte
     derivs.sort(key=lambda v: state_order[v.derivative_of])
     # initial unknowns: outputs and the derivatives that are calculated (a velocity state is exact)
     initial = sorted({*outputs, *(v for v in derivs if v.kind != STATE)}, key=lambda v: v.vr)
+    depends = output_dependencies(eom, lay)  # declared, so that importers can tell direct feedthrough
     if v3:
         for v in outputs:
-            etree.SubElement(ms, "Output", valueReference=str(v.vr))
+            etree.SubElement(ms, "Output", valueReference=str(v.vr),
+                             dependencies=" ".join(str(d.vr) for d in depends[v.name]))
         for v in derivs:
             etree.SubElement(ms, "ContinuousStateDerivative", valueReference=str(v.vr))
         for v in initial:
@@ -337,7 +363,8 @@ def model_description(eom: EquationsOfMotion, lay: FmuLayout, guid: str) -> byte
         if outputs:
             out_el = etree.SubElement(ms, "Outputs")
             for v in outputs:
-                etree.SubElement(out_el, "Unknown", index=str(index_of[v.name]))
+                etree.SubElement(out_el, "Unknown", index=str(index_of[v.name]),
+                                 dependencies=" ".join(str(index_of[d.name]) for d in depends[v.name]))
         der_el = etree.SubElement(ms, "Derivatives")
         for v in derivs:
             etree.SubElement(der_el, "Unknown", index=str(index_of[v.name]))

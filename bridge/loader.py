@@ -50,7 +50,7 @@ RESERVED = MODELICA_KEYWORDS | C_KEYWORDS | frozenset(FUNCTIONS) | frozenset(SPE
 IDENTIFIER = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
 
 TOP_LEVEL = {"name", "description", "coordinates", "parameters", "inputs", "definitions", "energy",
-             "forces", "constraints", "outputs", "method", "simulation", "reference"}
+             "forces", "constraints", "outputs", "method", "simulation", "reference", "validation"}
 COORDINATE_KEYS = {"start", "velocity", "unit", "description", "nominal"}
 PARAMETER_KEYS = {"value", "unit", "description"}
 INPUT_KEYS = {"start", "unit", "description"}

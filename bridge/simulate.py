@@ -21,7 +21,7 @@ from scipy.integrate import solve_ivp
 
 from .atomic import write_text
 from .eom import EquationsOfMotion
-from .errors import BridgeError, SimulationError
+from .errors import BridgeError, SimulationError, SplitLimitError
 from .mechanics import choose_independent
 from .numeric_model import NumericModel
 
@@ -148,7 +148,7 @@ def simulate(eom: EquationsOfMotion, stop_time: float | None = None, *, rtol: fl
         qe = xe[:n]
         qde = num.kinematics(te, qe, xe[n:])
         if system.independent is not None:
-            raise SimulationError(
+            raise SplitLimitError(
                 f"at t = {te:.9g} the split with independent velocities {', '.join(current.independent)} "
                 f"(method {current.method}) becomes singular: the constraints can no longer be solved for "
                 f"{', '.join(current.dependent)}. Remove [method] independent to let nhbridge re-partition, "
@@ -161,7 +161,7 @@ def simulate(eom: EquationsOfMotion, stop_time: float | None = None, *, rtol: fl
                                      accept=lambda c, method=method: method.accepts_split(system, c),
                                      exclude=tuple(int(i) for i in num.independent_index))
         if new_idx is None:
-            raise SimulationError(
+            raise SplitLimitError(
                 f"at t = {te:.9g} the split with independent {', '.join(current.independent)} becomes singular "
                 f"and method {current.method} has no other usable split; use maggi or lagrange")
         new_names = tuple(system.coordinates[i].name for i in new_idx)
@@ -169,7 +169,7 @@ def simulate(eom: EquationsOfMotion, stop_time: float | None = None, *, rtol: fl
             try:
                 models[new_names] = method.derive(system, new_names, reference=ref)
             except BridgeError as exc:
-                raise SimulationError(
+                raise SplitLimitError(
                     f"at t = {te:.9g} the split with independent {', '.join(current.independent)} becomes "
                     f"singular and method {current.method} cannot use another split ({exc}); use maggi or "
                     "lagrange") from exc

@@ -261,7 +261,7 @@ nhb_status nhb_init(nhb_instance *inst, const char *name, int interface, void *(
     inst->v = alloc_doubles(inst, alloc_count(NHB_NV));
     inst->y = alloc_doubles(inst, alloc_count(NHB_NY));
     inst->r = alloc_doubles(inst, alloc_count(NHB_NRES));
-    inst->work = alloc_doubles(inst, 9 * alloc_count(NHB_NX));
+    inst->work = alloc_doubles(inst, NHB_WORK_VECTORS * alloc_count(NHB_NX));
     inst->lam_work = alloc_doubles(inst, alloc_count(NHB_NLAM));
     if (!inst->x || !inst->p || !inst->in || !inst->dx || !inst->lam || !inst->v || !inst->y || !inst->r ||
         !inst->work || !inst->lam_work) {
@@ -304,7 +304,10 @@ void nhb_reset(nhb_instance *inst)
     inst->stop_time_defined = 0;
     inst->rtol = NHB_DEFAULT_RTOL;
     inst->atol = NHB_DEFAULT_RTOL * NHB_ATOL_FACTOR;
-    inst->h_next = 0.0;
+    inst->h_next[0] = inst->h_next[1] = 0.0;
+    inst->rk_cost[0] = inst->rk_cost[1] = 0.0;
+    inst->rk_age[0] = inst->rk_age[1] = 0;
+    inst->rk_warm[0] = inst->rk_warm[1] = 0;
     inst->mode = NHB_MODE_INSTANTIATED;
     invalidate_caches(inst);
 }
@@ -403,7 +406,7 @@ nhb_status nhb_setup_experiment(nhb_instance *inst, const char *func, int tolera
                                 double tolerance, double start_time, int stop_time_defined,
                                 double stop_time)
 {
-    /* below this the DOPRI5 error estimate drowns in round-off */
+    /* below this the error estimates drown in round-off */
     const double min_rtol = 100.0 * DBL_EPSILON;
 
     if (!isfinite(start_time)) {
@@ -653,71 +656,181 @@ nhb_status nhb_get_event_indicators(nhb_instance *inst, const char *func, double
 }
 
 /* ============================================================================================== */
-/* Co-Simulation: adaptive Dormand-Prince 5(4)                                                    */
+/* Co-Simulation: adaptive explicit Runge-Kutta, Dormand-Prince 5(4) and DOP853                   */
 /* ============================================================================================== */
 
-/* Butcher tableau of Dormand & Prince (1980): nodes C, coefficients A, 5th-order weights in the
- * last row of A (FSAL: the 7th stage is f at the new point), error weights E = b5 - b4, as in
- * DOPRI5 of Hairer, Norsett & Wanner, Solving Ordinary Differential Equations I. */
-#define C2 (1.0 / 5.0)
-#define C3 (3.0 / 10.0)
-#define C4 (4.0 / 5.0)
-#define C5 (8.0 / 9.0)
-#define A21 (1.0 / 5.0)
-#define A31 (3.0 / 40.0)
-#define A32 (9.0 / 40.0)
-#define A41 (44.0 / 45.0)
-#define A42 (-56.0 / 15.0)
-#define A43 (32.0 / 9.0)
-#define A51 (19372.0 / 6561.0)
-#define A52 (-25360.0 / 2187.0)
-#define A53 (64448.0 / 6561.0)
-#define A54 (-212.0 / 729.0)
-#define A61 (9017.0 / 3168.0)
-#define A62 (-355.0 / 33.0)
-#define A63 (46732.0 / 5247.0)
-#define A64 (49.0 / 176.0)
-#define A65 (-5103.0 / 18656.0)
-#define A71 (35.0 / 384.0)
-#define A73 (500.0 / 1113.0)
-#define A74 (125.0 / 192.0)
-#define A75 (-2187.0 / 6784.0)
-#define A76 (11.0 / 84.0)
-#define E1 (71.0 / 57600.0)
-#define E3 (-71.0 / 16695.0)
-#define E4 (71.0 / 1920.0)
-#define E5 (-17253.0 / 339200.0)
-#define E6 (22.0 / 525.0)
-#define E7 (-1.0 / 40.0)
+/* An embedded explicit Runge-Kutta pair, as in the codes DOPRI5 and DOP853 of Hairer, Norsett &
+ * Wanner, Solving Ordinary Differential Equations I (2nd ed., II.4-II.5, II.10). A step of size h
+ * from (t, x) evaluates the stages k[0..s) (k[0] = f(t, x)), forms the new state
+ * x_new = x + h sum_j b_j k_j and evaluates k[s] = f(t + h, x_new), which is k[0] of the next
+ * step (FSAL: "first same as last"). */
+typedef struct {
+    const char *name;
+    int stages;          /* s */
+    int error_order;     /* q: the error estimate is O(h^(q+1)); the controller uses err^(-1/(q+1)) */
+    int fsal_in_error;   /* 1: the error estimate needs k[s] (DOPRI5), 0: k[s] only after acceptance */
+    const double *c;     /* nodes c[0..s) */
+    const double *a;     /* a[i][j], j < i, packed by rows: a[i * (i - 1) / 2 + j] */
+    const double *b;     /* weights of x_new, b[0..s) */
+    const double *e;     /* error weights e[0..s] (the last one multiplies k[s]) */
+    const double *e3;    /* DOP853: weights of the 3rd-order error estimate, else NULL */
+    double fac_min, fac_max; /* limits of the step-size change factor */
+} rk_method;
 
-/* Step-size controller: h_new = h * clamp(SAFETY * err^(-1/5), FAC_MIN, FAC_MAX). */
+/* Dormand & Prince (1980): 5th-order solution, error b5 - b4 (which needs k[6] = f(t + h, x_new)). */
+static const double DP5_C[6] = {0.0, 1.0 / 5.0, 3.0 / 10.0, 4.0 / 5.0, 8.0 / 9.0, 1.0};
+static const double DP5_A[15] = {
+    1.0 / 5.0,
+    3.0 / 40.0, 9.0 / 40.0,
+    44.0 / 45.0, -56.0 / 15.0, 32.0 / 9.0,
+    19372.0 / 6561.0, -25360.0 / 2187.0, 64448.0 / 6561.0, -212.0 / 729.0,
+    9017.0 / 3168.0, -355.0 / 33.0, 46732.0 / 5247.0, 49.0 / 176.0, -5103.0 / 18656.0,
+};
+static const double DP5_B[6] = {35.0 / 384.0, 0.0, 500.0 / 1113.0, 125.0 / 192.0, -2187.0 / 6784.0, 11.0 / 84.0};
+static const double DP5_E[7] = {71.0 / 57600.0, 0.0, -71.0 / 16695.0, 71.0 / 1920.0, -17253.0 / 339200.0,
+                                22.0 / 525.0, -1.0 / 40.0};
+
+/* DOP853 (Dormand & Prince 1980; Hairer, Norsett & Wanner): 12 stages, 8th-order solution, error
+ * estimate from an embedded 5th-order (E5) and 3rd-order (E3) pair, combined as
+ * err = h |E5|^2 / sqrt(|E5|^2 + 0.01 |E3|^2). Coefficients as in Hairer's dop853.f (the same
+ * values are in scipy/integrate/_ivp/dop853_coefficients.py). */
+static const double DOP853_C[12] = {
+    0.0, 0.526001519587677318785587544488e-01, 0.789002279381515978178381316732e-01,
+    0.118350341907227396726757197510, 0.281649658092772603273242802490, 0.333333333333333333333333333333,
+    0.25, 0.307692307692307692307692307692, 0.651282051282051282051282051282,
+    0.6, 0.857142857142857142857142857142, 1.0
+};
+static const double DOP853_A[66] = {
+    /* row 1 */
+    5.26001519587677318785587544488e-2,
+    /* row 2 */
+    1.97250569845378994544595329183e-2, 5.91751709536136983633785987549e-2,
+    /* row 3 */
+    2.95875854768068491816892993775e-2, 0.0, 8.87627564304205475450678981324e-2,
+    /* row 4 */
+    2.41365134159266685502369798665e-1, 0.0, -8.84549479328286085344864962717e-1,
+    9.24834003261792003115737966543e-1,
+    /* row 5 */
+    3.7037037037037037037037037037e-2, 0.0, 0.0,
+    1.70828608729473871279604482173e-1, 1.25467687566822425016691814123e-1,
+    /* row 6 */
+    3.7109375e-2, 0.0, 0.0,
+    1.70252211019544039314978060272e-1, 6.02165389804559606850219397283e-2, -1.7578125e-2,
+    /* row 7 */
+    3.70920001185047927108779319836e-2, 0.0, 0.0,
+    1.70383925712239993810214054705e-1, 1.07262030446373284651809199168e-1, -1.53194377486244017527936158236e-2,
+    8.27378916381402288758473766002e-3,
+    /* row 8 */
+    6.24110958716075717114429577812e-1, 0.0, 0.0,
+    -3.36089262944694129406857109825, -8.68219346841726006818189891453e-1, 2.75920996994467083049415600797e1,
+    2.01540675504778934086186788979e1, -4.34898841810699588477366255144e1,
+    /* row 9 */
+    4.77662536438264365890433908527e-1, 0.0, 0.0,
+    -2.48811461997166764192642586468, -5.90290826836842996371446475743e-1, 2.12300514481811942347288949897e1,
+    1.52792336328824235832596922938e1, -3.32882109689848629194453265587e1, -2.03312017085086261358222928593e-2,
+    /* row 10 */
+    -9.3714243008598732571704021658e-1, 0.0, 0.0,
+    5.18637242884406370830023853209, 1.09143734899672957818500254654, -8.14978701074692612513997267357,
+    -1.85200656599969598641566180701e1, 2.27394870993505042818970056734e1, 2.49360555267965238987089396762,
+    -3.0467644718982195003823669022,
+    /* row 11 */
+    2.27331014751653820792359768449, 0.0, 0.0,
+    -1.05344954667372501984066689879e1, -2.00087205822486249909675718444, -1.79589318631187989172765950534e1,
+    2.79488845294199600508499808837e1, -2.85899827713502369474065508674, -8.87285693353062954433549289258,
+    1.23605671757943030647266201528e1, 6.43392746015763530355970484046e-1,
+};
+static const double DOP853_B[12] = {
+    5.42937341165687622380535766363e-2, 0.0, 0.0,
+    0.0, 0.0, 4.45031289275240888144113950566,
+    1.89151789931450038304281599044, -5.8012039600105847814672114227, 3.1116436695781989440891606237e-1,
+    -1.52160949662516078556178806805e-1, 2.01365400804030348374776537501e-1, 4.47106157277725905176885569043e-2,
+};
+static const double DOP853_E5[13] = {
+    0.1312004499419488073250102996e-1, 0.0, 0.0,
+    0.0, 0.0, -0.1225156446376204440720569753e+1,
+    -0.4957589496572501915214079952, 0.1664377182454986536961530415e+1, -0.3503288487499736816886487290,
+    0.3341791187130174790297318841, 0.8192320648511571246570742613e-1, -0.2235530786388629525884427845e-1,
+    0.0,
+};
+static const double DOP853_E3[13] = {
+    5.42937341165687622380535766363e-2 - 0.244094488188976377952755905512, 0.0,
+    0.0, 0.0,
+    0.0, 4.45031289275240888144113950566,
+    1.89151789931450038304281599044, -5.8012039600105847814672114227,
+    3.1116436695781989440891606237e-1 - 0.733846688281611857341361741547, -1.52160949662516078556178806805e-1,
+    2.01365400804030348374776537501e-1, 4.47106157277725905176885569043e-2 - 0.220588235294117647058823529412e-1,
+    0.0,
+};
+
+static const rk_method RK_METHODS[2] = {
+    {"Dormand-Prince 5(4)", 6, 4, 1, DP5_C, DP5_A, DP5_B, DP5_E, NULL, 0.2, 5.0},
+    {"DOP853", 12, 7, 0, DOP853_C, DOP853_A, DOP853_B, DOP853_E5, DOP853_E3, 1.0 / 3.0, 6.0},
+};
+
+enum { RK_DOPRI5 = 0, RK_DOP853 = 1 };
+
+/* Step-size controller: h_new = h * clamp(SAFETY * err^(-1/(q+1)), fac_min, fac_max). */
 #define SAFETY 0.9
-#define FAC_MIN 0.2
-#define FAC_MAX 5.0
 
-/* Weighted RMS norm of e with the scale atol + rtol * max(|a_i|, |b_i|). NaN propagates. */
-static double wrms_norm(const nhb_instance *inst, const double *e, const double *a, const double *b)
+/* Error scale of component i: atol * nominal + rtol * max(|a|, |b|). */
+static double error_scale(const nhb_instance *inst, int i, double a, double b)
 {
-    double sum = 0.0;
-    int i;
-    for (i = 0; i < NHB_NX; i++) {
-        double sk = inst->atol * NHB_NOMINALS[i] + inst->rtol * fmax(fabs(a[i]), fabs(b[i]));
-        double q = e[i] / sk;
-        sum += q * q;
+    return inst->atol * NHB_NOMINALS[i] + inst->rtol * fmax(fabs(a), fabs(b));
+}
+
+/* out = sum_{j < count} w[j] k[j], skipping zero weights (w[0] is never zero here). */
+static void combine(int n, int count, const double *w, double *const *k, double *out)
+{
+    int i, j;
+    for (i = 0; i < n; i++)
+        out[i] = w[0] * k[0][i];
+    for (j = 1; j < count; j++) {
+        const double wj = w[j], *kj = k[j];
+        if (wj == 0.0)
+            continue;
+        for (i = 0; i < n; i++)
+            out[i] += wj * kj[i];
     }
-    return sqrt(sum / NHB_NX);
+}
+
+/* Norm of the local error estimate of a step of size h from x to xn (accept if <= 1): the
+ * weighted RMS norm for DOPRI5, Hairer's combination of the 5th- and 3rd-order estimates for DOP853.
+ * e5 and e3 are scratch vectors. NaN propagates. */
+static double error_norm(const nhb_instance *inst, const rk_method *m, double h, double *const *k,
+                         const double *x, const double *xn, double *e5, double *e3)
+{
+    const int n = NHB_NX;
+    double sum5 = 0.0, sum3 = 0.0, deno;
+    int i;
+
+    combine(n, m->stages + 1, m->e, k, e5);
+    if (m->e3 != NULL)
+        combine(n, m->stages + 1, m->e3, k, e3);
+    for (i = 0; i < n; i++) {
+        double sk = error_scale(inst, i, x[i], xn[i]);
+        sum5 += (e5[i] / sk) * (e5[i] / sk);
+        if (m->e3 != NULL)
+            sum3 += (e3[i] / sk) * (e3[i] / sk);
+    }
+    if (m->e3 == NULL)
+        return fabs(h) * sqrt(sum5 / n);
+    deno = sum5 + 0.01 * sum3;
+    if (deno <= 0.0) /* both estimates are exactly zero */
+        deno = 1.0;
+    return fabs(h) * sum5 / sqrt(n * deno);
 }
 
 /* Initial step size (Hairer, Norsett & Wanner, Solving ODEs I, II.4): from the size of x0, f0
- * and an estimate of the second derivative by one explicit Euler step. x1 and f1 are scratch. */
-static double initial_step(nhb_instance *inst, double t, const double *x0, const double *f0,
-                           double span, double *x1, double *f1)
+ * and an estimate of the second derivative by one explicit Euler step. x1 and f1 are scratch.
+ * Counts its model evaluation in *n_evals. */
+static double initial_step(nhb_instance *inst, const rk_method *m, double t, const double *x0,
+                           const double *f0, double span, double *x1, double *f1, long *n_evals)
 {
     double d0 = 0.0, d1 = 0.0, d2 = 0.0, h0, h1, dmax;
     int i, n = NHB_NX;
 
     for (i = 0; i < n; i++) {
-        double sk = inst->atol * NHB_NOMINALS[i] + inst->rtol * fabs(x0[i]);
+        double sk = error_scale(inst, i, x0[i], x0[i]);
         d0 += (x0[i] / sk) * (x0[i] / sk);
         d1 += (f0[i] / sk) * (f0[i] / sk);
     }
@@ -728,29 +841,35 @@ static double initial_step(nhb_instance *inst, double t, const double *x0, const
 
     for (i = 0; i < n; i++)
         x1[i] = x0[i] + h0 * f0[i];
+    ++*n_evals;
     if (eval_rhs(inst, t + h0, x1, f1, inst->lam_work))
         return h0; /* the step loop reduces h further if needed */
     for (i = 0; i < n; i++) {
-        double sk = inst->atol * NHB_NOMINALS[i] + inst->rtol * fabs(x0[i]);
+        double sk = error_scale(inst, i, x0[i], x0[i]);
         d2 += ((f1[i] - f0[i]) / sk) * ((f1[i] - f0[i]) / sk);
     }
     d2 = sqrt(d2 / n) / h0;
 
     dmax = fmax(d1, d2);
-    h1 = dmax <= 1e-15 ? fmax(1e-6, h0 * 1e-3) : pow(0.01 / dmax, 1.0 / 5.0);
+    h1 = dmax <= 1e-15 ? fmax(1e-6, h0 * 1e-3) : pow(0.01 / dmax, 1.0 / (m->error_order + 1));
     return fmin(fmin(100.0 * h0, h1), span);
 }
 
-/* Integrate inst->x from inst->time to t_end (> inst->time). */
-static nhb_status integrate(nhb_instance *inst, const char *func, double t_end)
+/* Integrate inst->x from inst->time to t_end (> inst->time) with method RK_METHODS[mi]. On entry
+ * inst->dx holds f(time, x) if inst->rhs_valid; on success inst->work[0..NX) holds f(t_end, x),
+ * inst->lam_work the multipliers of that evaluation, and *evals the number of model evaluations. */
+static nhb_status integrate(nhb_instance *inst, const char *func, int mi, double t_end, long *evals)
 {
-    const int n = NHB_NX;
-    double *k1 = inst->work, *k2 = k1 + n, *k3 = k2 + n, *k4 = k3 + n, *k5 = k4 + n, *k6 = k5 + n;
-    double *k7 = k6 + n, *xs = k7 + n, *xn = xs + n; /* stage state, new state */
+    const rk_method *m = &RK_METHODS[mi];
+    const int n = NHB_NX, s = m->stages;
+    const double expo = -1.0 / (m->error_order + 1);
+    double *k[NHB_RK_MAX_STAGES + 1];
+    double *xs = inst->work + (NHB_RK_MAX_STAGES + 1) * (size_t)n; /* stage state */
+    double *xn = xs + n, *e3 = xn + n;                               /* new state, error scratch */
     double *x = inst->x, *lam = inst->lam_work;
     const double t_start = inst->time;
     double t = t_start, h;
-    long n_accepted = 0, n_rejected = 0;
+    long n_accepted = 0, n_rejected = 0, n_evals = 0;
     int rejected_last = 0, i;
     char model_msg[NHB_MSG_LEN] = ""; /* last failure of the model at a trial point */
 
@@ -758,19 +877,27 @@ static nhb_status integrate(nhb_instance *inst, const char *func, double t_end)
         inst->time = t_end;
         return NHB_OK;
     }
+    for (i = 0; i <= s; i++)
+        k[i] = inst->work + (size_t)i * n;
 
-    /* k1 = f(t, x): also re-evaluated at the start of every doStep because parameters and inputs
-     * may have changed since the previous one */
-    if (eval_rhs(inst, t, x, k1, lam)) {
-        nhb_log(inst, NHB_ERROR, "%s: model evaluation failed at t = %.17g: %s", func, t, inst->msg);
-        inst->mode = NHB_MODE_ERROR;
-        return NHB_ERROR;
+    /* k[0] = f(t, x): from the cache (the last stage of the previous doStep, or an evaluation by a
+     * getter) unless states, parameters, inputs or time were set since */
+    if (inst->rhs_valid) {
+        memcpy(k[0], inst->dx, (size_t)n * sizeof(double));
+    } else {
+        n_evals++;
+        if (eval_rhs(inst, t, x, k[0], lam)) {
+            nhb_log(inst, NHB_ERROR, "%s: model evaluation failed at t = %.17g: %s", func, t, inst->msg);
+            inst->mode = NHB_MODE_ERROR;
+            return NHB_ERROR;
+        }
     }
-    h = inst->h_next > 0.0 ? inst->h_next : initial_step(inst, t, x, k1, t_end - t, xs, k2);
+    h = inst->h_next[mi] > 0.0 ? inst->h_next[mi]
+                               : initial_step(inst, m, t, x, k[0], t_end - t, xs, k[1], &n_evals);
 
     for (;;) {
-        double h_try, err = 0.0, fac;
-        int last = 0, failed;
+        double h_try, t_new, err = 0.0, fac;
+        int last = 0, failed = 0;
 
         if (n_accepted + n_rejected >= NHB_MAX_STEPS) {
             nhb_log(inst, NHB_ERROR, "%s: maximum number of integration steps (%ld) reached at t = %.17g "
@@ -786,47 +913,39 @@ static nhb_status integrate(nhb_instance *inst, const char *func, double t_end)
         } else {
             h_try = h;
         }
+        t_new = last ? t_end : t + h_try;
 
-        /* stages 2..7; a failing model evaluation rejects the step like a too-large error */
-        for (i = 0; i < n; i++)
-            xs[i] = x[i] + h_try * A21 * k1[i];
-        failed = eval_rhs(inst, t + C2 * h_try, xs, k2, lam);
-        if (!failed) {
-            for (i = 0; i < n; i++)
-                xs[i] = x[i] + h_try * (A31 * k1[i] + A32 * k2[i]);
-            failed = eval_rhs(inst, t + C3 * h_try, xs, k3, lam);
+        /* stages 1..s-1; a failing model evaluation rejects the step like a too-large error */
+        for (i = 1; i < s && !failed; i++) {
+            int r;
+            combine(n, i, m->a + i * (i - 1) / 2, k, xs);
+            for (r = 0; r < n; r++)
+                xs[r] = x[r] + h_try * xs[r];
+            n_evals++;
+            failed = eval_rhs(inst, t + m->c[i] * h_try, xs, k[i], lam);
         }
         if (!failed) {
-            for (i = 0; i < n; i++)
-                xs[i] = x[i] + h_try * (A41 * k1[i] + A42 * k2[i] + A43 * k3[i]);
-            failed = eval_rhs(inst, t + C4 * h_try, xs, k4, lam);
+            int r;
+            combine(n, s, m->b, k, xn);
+            for (r = 0; r < n; r++)
+                xn[r] = x[r] + h_try * xn[r];
+            if (m->fsal_in_error) {
+                n_evals++;
+                failed = eval_rhs(inst, t_new, xn, k[s], lam);
+            }
         }
         if (!failed) {
-            for (i = 0; i < n; i++)
-                xs[i] = x[i] + h_try * (A51 * k1[i] + A52 * k2[i] + A53 * k3[i] + A54 * k4[i]);
-            failed = eval_rhs(inst, t + C5 * h_try, xs, k5, lam);
+            err = error_norm(inst, m, h_try, k, x, xn, xs, e3);
+            if (!m->fsal_in_error && err <= 1.0) {
+                n_evals++;
+                failed = eval_rhs(inst, t_new, xn, k[s], lam);
+            }
         }
-        if (!failed) {
-            for (i = 0; i < n; i++)
-                xs[i] = x[i] + h_try * (A61 * k1[i] + A62 * k2[i] + A63 * k3[i] + A64 * k4[i] + A65 * k5[i]);
-            failed = eval_rhs(inst, t + h_try, xs, k6, lam);
-        }
-        if (!failed) {
-            for (i = 0; i < n; i++)
-                xn[i] = x[i] + h_try * (A71 * k1[i] + A73 * k3[i] + A74 * k4[i] + A75 * k5[i] + A76 * k6[i]);
-            failed = eval_rhs(inst, t + h_try, xn, k7, lam);
-        }
-        if (!failed) {
-            /* local error estimate (into xs) and its weighted norm */
-            for (i = 0; i < n; i++)
-                xs[i] = h_try * (E1 * k1[i] + E3 * k3[i] + E4 * k4[i] + E5 * k5[i] + E6 * k6[i] + E7 * k7[i]);
-            err = wrms_norm(inst, xs, x, xn);
-        } else {
+        if (failed)
             memcpy(model_msg, inst->msg, sizeof model_msg);
-        }
 
         if (failed || !(err <= 1.0)) { /* also catches err = NaN */
-            fac = (failed || !isfinite(err)) ? FAC_MIN : fmax(FAC_MIN, SAFETY * pow(err, -0.2));
+            fac = (failed || !isfinite(err)) ? m->fac_min : fmax(m->fac_min, SAFETY * pow(err, expo));
             h = h_try * fac;
             n_rejected++;
             rejected_last = 1;
@@ -841,14 +960,14 @@ static nhb_status integrate(nhb_instance *inst, const char *func, double t_end)
 
         /* accepted */
         n_accepted++;
-        fac = err > 0.0 ? SAFETY * pow(err, -0.2) : FAC_MAX;
-        fac = fmin(FAC_MAX, fmax(FAC_MIN, fac));
+        fac = err > 0.0 ? SAFETY * pow(err, expo) : m->fac_max;
+        fac = fmin(m->fac_max, fmax(m->fac_min, fac));
         if (rejected_last)
             fac = fmin(fac, 1.0); /* no growth right after a rejection */
         rejected_last = 0;
         memcpy(x, xn, (size_t)n * sizeof(double));
-        memcpy(k1, k7, (size_t)n * sizeof(double)); /* FSAL */
-        t = last ? t_end : t + h_try;
+        memcpy(k[0], k[s], (size_t)n * sizeof(double)); /* FSAL */
+        t = t_new;
         inst->time = t;
 
         if (last) {
@@ -857,23 +976,55 @@ static nhb_status integrate(nhb_instance *inst, const char *func, double t_end)
                 /* the last step was shortened to hit t_end: its capped growth factor understates
                  * the step size the controller wanted; keep the earlier proposal unless the error
                  * estimate of the short step says it is too large */
-                double h_opt = err > 0.0 ? SAFETY * h_try * pow(err, -0.2) : HUGE_VAL;
+                double h_opt = err > 0.0 ? SAFETY * h_try * pow(err, expo) : HUGE_VAL;
                 h_new = fmax(h_new, fmin(h, h_opt));
             }
-            inst->h_next = h_new;
+            inst->h_next[mi] = h_new;
             break;
         }
         h = h_try * fac;
     }
 
-    nhb_log(inst, NHB_OK, "%s: t = %.17g -> %.17g: %ld accepted and %ld rejected steps, next h = %g", func,
-            t_start, t_end, n_accepted, n_rejected, inst->h_next);
+    *evals = n_evals;
+    nhb_log(inst, NHB_OK, "%s: t = %.17g -> %.17g: %s, %ld accepted and %ld rejected steps, %ld model "
+            "evaluations, next h = %g", func, t_start, t_end, m->name, n_accepted, n_rejected, n_evals,
+            inst->h_next[mi]);
     return NHB_OK;
+}
+
+/* The method of the next doStep. Each doStep uses the method that needed fewer model evaluations
+ * per unit of time in its latest use; the other one is tried again after NHB_RK_RETRY doSteps, so
+ * that the choice follows the tolerance, the communication step size and the dynamics. Costs are
+ * compared only once measured with a step size carried over from an earlier doStep (the first use
+ * of a method starts with a small initial step and costs more): so the first doSteps use the
+ * starting method twice (DOP853 below rtol 1e-9, else DOPRI5), then the other one twice. One step
+ * per communication interval costs 6 evaluations with DOPRI5 and 12 with DOP853: DOPRI5 wins at
+ * small communication steps and loose tolerances, DOP853 at large steps or tight tolerances. */
+static int select_method(const nhb_instance *inst)
+{
+    int first, best;
+
+#if defined(NHB_CS_METHOD) /* for tests and measurements only: -DNHB_CS_METHOD=0 or 1 */
+    (void)inst;
+    (void)first;
+    (void)best;
+    return NHB_CS_METHOD;
+#else
+    first = inst->rtol < 1e-9 ? RK_DOP853 : RK_DOPRI5;
+    if (!inst->rk_warm[first])
+        return first;
+    if (!inst->rk_warm[1 - first])
+        return 1 - first;
+    best = inst->rk_cost[RK_DOP853] < inst->rk_cost[RK_DOPRI5] ? RK_DOP853 : RK_DOPRI5;
+    return inst->rk_age[1 - best] >= NHB_RK_RETRY ? 1 - best : best;
+#endif
 }
 
 nhb_status nhb_do_step(nhb_instance *inst, const char *func, double current_time, double step)
 {
     nhb_status status;
+    long n_evals = 0;
+    int mi, warm;
 
     if (!isfinite(current_time) || !isfinite(step) || step < 0.0) {
         nhb_log(inst, NHB_ERROR, "%s: invalid communication point %g or step size %g", func, current_time, step);
@@ -885,11 +1036,34 @@ nhb_status nhb_do_step(nhb_instance *inst, const char *func, double current_time
                 "%.17g", func, current_time, inst->time);
         return NHB_ERROR;
     }
-    inst->time = current_time;
+    if (current_time != inst->time) {
+        /* adopt the importer's clock; cached evaluations survive a difference of a few ulps (the
+         * rounding of current + step), not more */
+        if (fabs(current_time - inst->time) > 4.0 * DBL_EPSILON * fabs(inst->time))
+            invalidate_caches(inst);
+        inst->time = current_time;
+    }
     if (step == 0.0)
         return NHB_OK;
 
-    status = integrate(inst, func, current_time + step);
-    invalidate_caches(inst);
+    mi = select_method(inst);
+    warm = inst->h_next[mi] > 0.0; /* starts from the step size proposed by an earlier doStep */
+    status = integrate(inst, func, mi, current_time + step, &n_evals);
+    inst->out_valid = 0;
+    if (status == NHB_OK) {
+        inst->rk_cost[mi] = (double)n_evals / step;
+        inst->rk_warm[mi] = warm;
+        inst->rk_age[mi] = 0;
+        inst->rk_age[1 - mi]++;
+    }
+    if (status == NHB_OK && NHB_NX > 0) {
+        /* the last stage, f(t_end, x), is the state derivative at the new point: cache it */
+        memcpy(inst->dx, inst->work, (size_t)NHB_NX * sizeof(double));
+        if (NHB_NLAM > 0)
+            memcpy(inst->lam, inst->lam_work, (size_t)NHB_NLAM * sizeof(double));
+        inst->rhs_valid = 1;
+    } else {
+        invalidate_caches(inst);
+    }
     return status;
 }

@@ -2,7 +2,8 @@
  *
  * The core owns the model data of one instance (time, states, parameters, inputs and cached
  * evaluations of the generated nhb_rhs()/nhb_outputs()), the value-reference table look-up, the
- * message logging and the adaptive Dormand-Prince 5(4) integrator used by Co-Simulation.
+ * message logging and the adaptive Runge-Kutta integrators used by Co-Simulation (Dormand-Prince
+ * 5(4) and DOP853).
  *
  * The FMI layers (fmi2_runtime.c, fmi3_runtime.c) embed an nhb_instance as the FIRST member of
  * their own instance struct, check the FMI state machine (nhb_allowed) and translate arguments and
@@ -57,6 +58,9 @@ enum {
 #define NHB_DEFAULT_RTOL 1e-8     /* relative tolerance when none is given */
 #define NHB_ATOL_FACTOR 1e-2      /* atol = rtol * NHB_ATOL_FACTOR */
 #define NHB_MAX_STEPS 1000000L    /* integration steps (accepted + rejected) per doStep */
+#define NHB_RK_MAX_STAGES 12      /* stages of the largest method (DOP853) */
+#define NHB_WORK_VECTORS (NHB_RK_MAX_STAGES + 4) /* stages, FSAL stage, stage state, new state, scratch */
+#define NHB_RK_RETRY 50           /* doSteps after which the method not in use is tried again */
 
 typedef struct nhb_instance nhb_instance;
 
@@ -90,9 +94,14 @@ struct nhb_instance {
     int rhs_valid, out_valid;              /* cache flags, cleared by every set */
 
     /* integrator workspace and memory */
-    double *work;                          /* 9 * NHB_NX doubles: k1..k7, stage state, new state */
-    double *lam_work;                      /* multipliers of the stage evaluations (discarded) */
-    double h_next;                         /* proposed step size for the next doStep (0: none) */
+    double *work;                          /* NHB_WORK_VECTORS * NHB_NX doubles: stages, states */
+    double *lam_work;                      /* multipliers of the stage evaluations */
+    double h_next[2];                      /* proposed step size for the next doStep per method
+                                              (0: none): DOPRI5, DOP853 */
+    double rk_cost[2];                     /* model evaluations per unit time in the method's latest
+                                              doStep (0: not measured) */
+    long rk_age[2];                        /* doSteps since the method was last used */
+    int rk_warm[2];                        /* rk_cost measured with a carried-over step size */
 
     char msg[NHB_MSG_LEN];                 /* message buffer for the model functions */
 };
@@ -185,9 +194,12 @@ nhb_status nhb_get_event_indicators(nhb_instance *inst, const char *func, double
 
 /* Co-Simulation --------------------------------------------------------------------------------- */
 
-/* Integrate from current_time over step (inputs held constant) with the adaptive DOPRI5 method and
- * land exactly on current_time + step. On failure the instance keeps the last accepted state and
- * time (see inst->time for the last successful time) and the mode becomes Error. */
+/* Integrate from current_time over step (inputs held constant) with an adaptive explicit
+ * Runge-Kutta method, Dormand-Prince 5(4) or DOP853, whichever needed fewer model evaluations per
+ * unit time recently (see select_method in nhb_core.c), and land exactly on current_time + step.
+ * On failure the instance keeps the last accepted state and time (see inst->time for the last
+ * successful time) and the mode becomes Error. On success the last stage, f(t, x) at the new
+ * point, is kept as the cached state derivative (and first stage of the next doStep). */
 nhb_status nhb_do_step(nhb_instance *inst, const char *func, double current_time, double step);
 
 #endif

@@ -24,13 +24,29 @@ int nhb_lu_solve(int n, double *A, double *b)
     if (n <= 0)
         return 0;
 
-    /* Largest absolute entry of A; a NaN entry makes amax NaN, which fails every test below. */
-    for (i = 0; i < n * n; i++) {
-        double a = fabs(A[i]);
-        if (a > amax || a != a)
-            amax = a;
-        if (amax != amax)
-            break;
+    /* Largest absolute entry of A, and whether all entries are finite (a - a is 0 for a finite a,
+     * NaN for an infinite or NaN one). Four independent maxima and two sums, without branches, so
+     * that the scan does not cost as much as the elimination (n = 18: 1/3 of the time otherwise). */
+    {
+        const int nn = n * n;
+        double m0 = 0.0, m1 = 0.0, m2 = 0.0, m3 = 0.0, z0 = 0.0, z1 = 0.0;
+        for (i = 0; i + 4 <= nn; i += 4) {
+            double a0 = fabs(A[i]), a1 = fabs(A[i + 1]), a2 = fabs(A[i + 2]), a3 = fabs(A[i + 3]);
+            m0 = a0 > m0 ? a0 : m0;
+            m1 = a1 > m1 ? a1 : m1;
+            m2 = a2 > m2 ? a2 : m2;
+            m3 = a3 > m3 ? a3 : m3;
+            z0 += (a0 - a0) + (a1 - a1);
+            z1 += (a2 - a2) + (a3 - a3);
+        }
+        for (; i < nn; i++) {
+            double a = fabs(A[i]);
+            m0 = a > m0 ? a : m0;
+            z0 += a - a;
+        }
+        if (!(z0 + z1 == 0.0)) /* a NaN or infinite entry: fail at the first pivot */
+            return 1;
+        amax = fmax(fmax(m0, m1), fmax(m2, m3));
     }
     tol = NHB_LU_PIVOT_RTOL * amax;
 
@@ -47,9 +63,9 @@ int nhb_lu_solve(int n, double *A, double *b)
                 p = i;
             }
         }
-        /* "!(pmax > tol)" rather than "pmax <= tol": also true when pmax or tol is NaN; and tol is
-         * +Inf (the test fails) when A has an infinite entry. */
-        if (!(pmax > tol) || isinf(tol))
+        /* "!(pmax > tol)" rather than "pmax <= tol": also true when pmax is NaN (a NaN that
+         * appears during the elimination, e.g. from an overflow) */
+        if (!(pmax > tol))
             return k + 1;
 
         if (p != k) {

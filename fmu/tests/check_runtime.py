@@ -4,8 +4,11 @@
 
 Steps (each prints a line; the exit code is the number of failed checks):
 
-1. C unit tests: nhb_lu_solve (test_linalg.c) and the runtime through both FMI APIs
-   (test_runtime.c with model_scalar.c), with -fsanitize=address,undefined when available.
+1. C unit tests: nhb_lu_solve (test_linalg.c), the runtime through both FMI APIs (test_runtime.c
+   with model_scalar.c; once more with DOP853 as the only Co-Simulation method) and the Co-Simulation
+   integrators against the closed form of the harmonic oscillator (test_integrator.c with
+   model_oscillator.c; DOPRI5 only, DOP853 only, automatic choice), with
+   -fsanitize=address,undefined when available.
 2. Build the FMI 2.0 and FMI 3.0 pendulum FMUs (build_test_fmu.sh).
 3. Exported symbols: exactly the functions of fmi2FunctionTypes.h / fmi3FunctionTypes.h.
 4. fmpy.validation.validate_fmu: no problems.
@@ -69,15 +72,23 @@ def run_c_tests(workdir: Path) -> None:
     print("C unit tests")
     san = sanitizer_flags(workdir)
     base = ["gcc", "-std=c99", "-O1", "-g", "-Wall", "-Wextra", "-Werror", *san]
-    tests = {
-        "test_linalg": [HERE / "test_linalg.c", FMU_DIR / "nhb_linalg.c"],
-        "test_runtime": [HERE / "test_runtime.c", FMU_DIR / "fmi2_runtime.c", FMU_DIR / "fmi3_runtime.c",
-                         FMU_DIR / "nhb_core.c", FMU_DIR / "nhb_linalg.c", HERE / "model_scalar.c"],
+    runtime = [FMU_DIR / "fmi2_runtime.c", FMU_DIR / "fmi3_runtime.c", FMU_DIR / "nhb_core.c",
+               FMU_DIR / "nhb_linalg.c"]
+    forced = {"dopri5": ["-DNHB_CS_METHOD=0"], "dop853": ["-DNHB_CS_METHOD=1"]}  # one Co-Simulation method
+    tests = {  # name: (sources, extra flags)
+        "test_linalg": ([HERE / "test_linalg.c", FMU_DIR / "nhb_linalg.c"], []),
+        "test_runtime": ([HERE / "test_runtime.c", *runtime, HERE / "model_scalar.c"], []),
+        "test_runtime_dop853": ([HERE / "test_runtime.c", *runtime, HERE / "model_scalar.c"], forced["dop853"]),
+        "test_integrator": ([HERE / "test_integrator.c", *runtime, HERE / "model_oscillator.c"], []),
+        "test_integrator_dopri5": ([HERE / "test_integrator.c", *runtime, HERE / "model_oscillator.c"],
+                                   forced["dopri5"]),
+        "test_integrator_dop853": ([HERE / "test_integrator.c", *runtime, HERE / "model_oscillator.c"],
+                                   forced["dop853"]),
     }
     includes = [f"-I{FMU_DIR}", f"-I{FMU_DIR / 'include' / 'fmi2'}", f"-I{FMU_DIR / 'include' / 'fmi3'}"]
-    for name, sources in tests.items():
+    for name, (sources, flags) in tests.items():
         exe = workdir / name
-        build = subprocess.run([*base, *includes, *map(str, sources), "-lm", "-o", str(exe)],
+        build = subprocess.run([*base, *flags, *includes, *map(str, sources), "-lm", "-o", str(exe)],
                                capture_output=True, text=True)
         if build.returncode != 0:
             report(False, f"{name}: compile\n{build.stderr}")

@@ -117,6 +117,26 @@ int main(void)
         double A[4] = {1.0, INFINITY, 0.0, 1.0}, b[2] = {1.0, 1.0};
         check(nhb_lu_solve(2, A, b) != 0, "Inf entry");
     }
+    /* n * n not a multiple of 4: the last entry is scanned separately */
+    {
+        double A[9] = {2.0, 0.0, 0.0, 0.0, 2.0, 0.0, 0.0, 0.0, NAN}, b[3] = {1.0, 1.0, 1.0};
+        check(nhb_lu_solve(3, A, b) != 0, "NaN as the 9th of 9 entries");
+    }
+    {
+        double A[9] = {2.0, 0.0, 0.0, 0.0, 2.0, 0.0, 0.0, 0.0, -INFINITY}, b[3] = {1.0, 1.0, 1.0};
+        check(nhb_lu_solve(3, A, b) != 0, "-Inf as the 9th of 9 entries");
+    }
+    {
+        double A[9] = {2.0, 0.0, 0.0, 0.0, 2.0, 0.0, 0.0, 0.0, -4.0}, b[3] = {1.0, 1.0, 1.0};
+        check(nhb_lu_solve(3, A, b) == 0 && b[0] == 0.5 && b[1] == 0.5 && b[2] == -0.25,
+              "3 x 3 diagonal with its largest entry last");
+    }
+    /* the scale of the pivot test comes from the largest entry wherever it is (here the 16th of 16) */
+    {
+        double A[16] = {1e-3, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1e12};
+        double b[4] = {1.0, 1.0, 1.0, 1.0};
+        check(nhb_lu_solve(4, A, b) == 1, "pivot 1e-3 is zero next to 1e12 (ratio below 1e-14)");
+    }
 
     /* n = 0: nothing to do */
     check(nhb_lu_solve(0, NULL, NULL) == 0, "n = 0");

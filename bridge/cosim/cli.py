@@ -1,0 +1,80 @@
+"""``nhbridge cosim`` and ``nhbridge ssp``: the co-simulation commands (registered in :mod:`bridge.cli`)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+
+def add_parsers(sub, positive: Callable[[str], float]) -> None:
+    """Add the ``cosim`` and ``ssp`` subcommands to the ``nhbridge`` parser."""
+    cs = sub.add_parser("cosim", help="co-simulate FMUs: a scenario file (.toml) or an SSP package (.ssp)",
+                        description="Run a co-simulation and write the recorded signals as CSV. Everything is "
+                                    "checked before the run; nothing is written when a check fails.")
+    cs.add_argument("scenario", metavar="SCENARIO", help="scenario file (.toml) or SSP package (.ssp)")
+    cs.add_argument("-o", "--output", default=None, help="CSV file (default: <scenario name>.csv)")
+    cs.add_argument("--plot", default=None, metavar="FILE", help="also plot the recorded signals (.png, .pdf, .svg; "
+                    "needs matplotlib)")
+    cs.add_argument("--step", type=positive, default=None, help="communication step in s (default: master.step); "
+                    "with --adaptive the initial step")
+    cs.add_argument("--stop-time", type=positive, default=None, help="default: master.stop_time")
+    cs.add_argument("--algorithm", choices=["jacobi", "gauss-seidel"], default=None,
+                    help="ordering of the component steps (default: master.algorithm)")
+    cs.add_argument("--adaptive", action="store_true", default=None,
+                    help="control the communication step by step doubling (needs components that can undo a step)")
+    cs.add_argument("--tolerance", type=positive, default=None,
+                    help="adaptive: error per unit time on each coupling signal, relative to 1 + |y| "
+                         "(default: master.tolerance, 1e-4)")
+    cs.add_argument("--progress", action="store_true",
+                    help="show progress on stderr (default: only when stderr is a terminal)")
+    sp = sub.add_parser("ssp", help="export a scenario as an SSP 1.0 package (FMUs included)",
+                        description="Build the scenario's FMUs, check the scenario and write an SSP package for "
+                                    "OMSimulator, fmpy and other SSP tools.")
+    sp.add_argument("scenario", metavar="SCENARIO", help="scenario file (.toml) or SSP package (.ssp)")
+    sp.add_argument("-o", "--output", required=True, help="the .ssp file")
+
+
+def cmd_cosim(args: argparse.Namespace) -> int:
+    from ..errors import BridgeError
+    from .results import pyplot
+    from .session import prepare
+
+    if args.plot:
+        pyplot()  # fail before the run when matplotlib is missing
+    for path in (args.output, args.plot):
+        if path and Path(path).is_dir():
+            raise BridgeError(f"{path}: is a folder; give a file name")
+    with prepare(args.scenario) as cosim:
+        scenario = cosim.scenario
+        progress = args.progress or sys.stderr.isatty()
+        result = cosim.run(step=args.step, stop_time=args.stop_time, algorithm=args.algorithm,
+                           adaptive=args.adaptive, tolerance=args.tolerance, progress=progress)
+    out = args.output or f"{scenario.name}.csv"
+    result.write_csv(out)
+    st = result.stats
+    mode = "adaptive step" if st["adaptive"] else f"step {st['step']:g} s"
+    print(f"{scenario.name}: {len(scenario.components)} components, {st['algorithm']}, {mode}; "
+          f"{st['steps']} communication steps to t = {result.time[-1]:g} s in {st['seconds']:.3f} s "
+          f"({st['steps_per_second']:,.0f} steps/s)")
+    if st["adaptive"]:
+        print(f"  {st['rejected']} rejected steps; steps between {st['smallest_step']:.3g} and "
+              f"{st['largest_step']:.3g} s")
+    print(f"  wrote {out} ({len(result.time)} rows, {len(result.names)} signals)")
+    if args.plot:
+        result.plot(args.plot, title=scenario.name)
+        print(f"  wrote {args.plot}")
+    return 0
+
+
+def cmd_ssp(args: argparse.Namespace) -> int:
+    from .session import prepare
+    from .ssp import write_ssp
+
+    with prepare(args.scenario) as cosim:
+        path = write_ssp(cosim.plan, cosim.fmus, args.output)
+        names = ", ".join(f"{c.name} ({c.kind})" for c in cosim.scenario.components)
+    print(f"wrote {path}: SSP 1.0 package of {cosim.scenario.name} with {names}; "
+          f"{len(cosim.scenario.connections)} connections")
+    return 0

@@ -1,0 +1,251 @@
+"""One FMU instance behind a single interface for FMI 2.0 (fmpy ``FMU2Slave``) and 3.0 (``FMU3Slave``).
+
+Every FMI call that fails becomes a :class:`CosimRunError` naming the component, the function, the
+time and the status, followed by the last messages the FMU logged. :class:`Rollback` saves and restores
+an instance for the adaptive step: with ``get/setFMUState`` where the FMU can, trivially for a stateless
+FMU, and for nhbridge FMUs, whose whole state is their continuous state, by re-initializing at the saved
+time with the saved states as start values.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .components import ModelInfo
+from .errors import CosimRunError
+
+STATUS = ["OK", "Warning", "Discard", "Error", "Fatal", "Pending"]
+# fmpy's FMI 2 logger proxy (which formats the printf-style messages) calls the Python logger registered last,
+# for every instance; messages are therefore routed by instance name.
+_FMI2_LOGS: dict[str, deque[str]] = {}
+
+
+class Slave:
+    """An instantiated Co-Simulation FMU with its value references resolved."""
+
+    def __init__(self, name: str, info: ModelInfo, unzipdir: str, fmu_tolerance: float, start_time: float,
+                 stop_time: float, parameters: Sequence[tuple[str, float]], start: Sequence[tuple[str, float]],
+                 label: str = ""):
+        self.name, self.info, self.unzipdir = name, info, unzipdir
+        self.label = label or info.path.name  # the file the user gave (system file, .mo or .fmu)
+        self.tolerance, self.start_time, self.stop_time = fmu_tolerance, start_time, stop_time
+        self.values = [(info.variables[n].vr, v) for n, v in [*parameters, *start]]
+        self.log: deque[str] = deque(maxlen=8)
+        self.time = start_time
+        self.fmu: Any = None
+        self._callbacks: Any = None
+
+    # -- helpers -------------------------------------------------------------------------------------
+    def vr(self, variable: str) -> int:
+        return self.info.variables[variable].vr
+
+    def _fail(self, what: str, exc: Exception, t: float | None = None) -> CosimRunError:
+        status = getattr(exc, "status", None)
+        label = f"status {STATUS[status]}" if isinstance(status, int) and 0 <= status < len(STATUS) else str(exc)
+        when = f" at t = {self.time if t is None else t:.10g} s"
+        messages = f"; the FMU logged: {' | '.join(self.log)}" if self.log else ""
+        return CosimRunError(f"component {self.name} ({self.label}): {what}{when} failed with {label}"
+                             f"{messages}")
+
+    def _call(self, what: str, fn, *args, t: float | None = None):
+        try:
+            return fn(*args)
+        except CosimRunError:
+            raise
+        except Exception as exc:  # fmpy raises FMICallException (with .status) or plain Exception
+            raise self._fail(what, exc, t) from exc
+
+    def _logger(self, *args) -> None:
+        """FMI 2 (component, instance, status, category, message) or FMI 3 (env, status, category, message)."""
+        status, message = args[-3], args[-1]
+        text = message.decode("utf-8", "replace") if isinstance(message, bytes) else str(message)
+        log = self.log
+        if len(args) == 5 and isinstance(args[1], bytes):
+            log = _FMI2_LOGS.get(args[1].decode("utf-8", "replace"), log)
+        if isinstance(status, int) and status >= 1:  # warnings and worse
+            label = STATUS[status] if 0 <= status < len(STATUS) else str(status)
+            log.append(f"[{label}] {text}")
+
+    # -- life cycle ----------------------------------------------------------------------------------
+    def instantiate(self) -> None:
+        kwargs = dict(guid=self.info.guid, unzipDirectory=self.unzipdir, modelIdentifier=self.info.identifier,
+                      instanceName=self.name)
+        if self.info.fmi_version == 3:
+            from fmpy.fmi3 import FMU3Slave
+
+            self.fmu = self._call("loading the binary", lambda: FMU3Slave(**kwargs))
+            self._call("fmi3InstantiateCoSimulation", lambda: self.fmu.instantiate(logMessage=self._logger))
+        else:
+            from ctypes import byref
+
+            from fmpy import calloc, free
+            from fmpy.fmi2 import (
+                FMU2Slave,
+                fmi2CallbackAllocateMemoryTYPE,
+                fmi2CallbackFreeMemoryTYPE,
+                fmi2CallbackFunctions,
+                fmi2CallbackLoggerTYPE,
+            )
+
+            cb = fmi2CallbackFunctions()
+            cb.logger = fmi2CallbackLoggerTYPE(self._logger)
+            cb.allocateMemory = fmi2CallbackAllocateMemoryTYPE(calloc)
+            cb.freeMemory = fmi2CallbackFreeMemoryTYPE(free)
+            try:
+                from fmpy.logging import addLoggerProxy
+
+                addLoggerProxy(byref(cb))  # formats the printf-style arguments of the FMI 2 logger
+            except Exception:  # pragma: no cover - fmpy without its logging library: messages stay unformatted
+                pass
+            self._callbacks = cb
+            _FMI2_LOGS[self.name] = self.log
+            self.fmu = self._call("loading the binary", lambda: FMU2Slave(**kwargs))
+            self._call("fmi2Instantiate", lambda: self.fmu.instantiate(callbacks=cb))
+
+    def enter_initialization(self, t: float) -> None:
+        """Set up the experiment at ``t``, apply parameters and start values, enter Initialization Mode."""
+        self.time = t
+        if self.info.fmi_version == 2:
+            self._call("fmi2SetupExperiment", self.fmu.setupExperiment, self.tolerance, t, self.stop_time)
+            self.set_start_values()
+            self._call("fmi2EnterInitializationMode", self.fmu.enterInitializationMode)
+        else:
+            self.set_start_values()
+            self._call("fmi3EnterInitializationMode", self.fmu.enterInitializationMode, self.tolerance, t,
+                       self.stop_time)
+
+    def set_start_values(self, extra: Sequence[tuple[int, float]] = ()) -> None:
+        values = [*self.values, *extra]
+        if values:
+            self.set([vr for vr, _ in values], [v for _, v in values])
+
+    def exit_initialization(self) -> None:
+        self._call("ExitInitializationMode", self.fmu.exitInitializationMode)
+
+    def free(self) -> None:
+        if self.fmu is None:
+            return
+        fmu, self.fmu = self.fmu, None
+        try:
+            fmu.terminate()
+        except Exception:  # an instance in the Error state may refuse to terminate; free it anyway
+            pass
+        try:
+            fmu.freeInstance()
+        except Exception:
+            pass
+
+    # -- values and steps ------------------------------------------------------------------------------
+    def set(self, vrs: list[int], values: list[float]) -> None:
+        if not vrs:
+            return
+        if self.info.fmi_version == 3:
+            self._call("fmi3SetFloat64", self.fmu.setFloat64, vrs, values)
+        else:
+            self._call("fmi2SetReal", self.fmu.setReal, vrs, values)
+
+    def get(self, vrs: list[int]) -> list[float]:
+        if not vrs:
+            return []
+        if self.info.fmi_version == 3:
+            return self._call("fmi3GetFloat64", self.fmu.getFloat64, vrs)
+        return self._call("fmi2GetReal", self.fmu.getReal, vrs)
+
+    def do_step(self, t: float, h: float) -> None:
+        """Advance from ``t`` to ``t + h``; raise :class:`StepRejected` on Discard, CosimRunError otherwise."""
+        try:
+            result = self.fmu.doStep(t, h)
+        except Exception as exc:
+            if getattr(exc, "status", None) == 2:
+                raise StepRejected(self._fail(f"doStep(h = {h:.6g})", exc, t)) from exc
+            raise self._fail(f"doStep(h = {h:.6g})", exc, t) from exc
+        if self.info.fmi_version == 3 and result is not None:
+            _event, terminate, early, last = result
+            if terminate:
+                raise CosimRunError(f"component {self.name} ({self.label}): asked to terminate the "
+                                    f"simulation in doStep at t = {t:.10g} s (reached t = {last:.10g} s)")
+            if early:
+                raise StepRejected(CosimRunError(f"component {self.name}: returned early from doStep at t = "
+                                                 f"{last:.10g} s"))
+        self.time = t + h
+
+
+class StepRejected(Exception):
+    """A component returned Discard (or returned early); the adaptive master retries with a smaller step."""
+
+    def __init__(self, error: CosimRunError):
+        super().__init__(str(error))
+        self.error = error
+
+
+@dataclass
+class Saved:
+    time: float
+    handle: Any = None
+    values: list[float] | None = None
+
+
+class Rollback:
+    """Save and restore one instance, by the method :attr:`ModelInfo.rollback` names."""
+
+    def __init__(self, slave: Slave):
+        self.slave = slave
+        self.method = slave.info.rollback
+        info = slave.info
+        self.state_vrs = [info.variables[s].vr for s in info.states]
+
+    def save(self) -> Saved:
+        s = self.slave
+        if self.method == "fmu-state":
+            get = s.fmu.getFMUState if s.info.fmi_version == 3 else s.fmu.getFMUstate
+            return Saved(s.time, handle=s._call("getFMUState", get))
+        if self.method == "reinit":
+            return Saved(s.time, values=s.get(self.state_vrs))
+        return Saved(s.time)
+
+    def restore(self, saved: Saved) -> None:
+        s = self.slave
+        if self.method == "fmu-state":
+            put = s.fmu.setFMUState if s.info.fmi_version == 3 else s.fmu.setFMUstate
+            s._call("setFMUState", put, saved.handle, t=saved.time)
+        elif self.method == "reinit":
+            s._call("Reset", s.fmu.reset, t=saved.time)
+            s.time = saved.time
+            if s.info.fmi_version == 2:
+                s._call("fmi2SetupExperiment", s.fmu.setupExperiment, s.tolerance, saved.time, s.stop_time)
+                s.set_start_values(list(zip(self.state_vrs, saved.values or [])))
+                s._call("fmi2EnterInitializationMode", s.fmu.enterInitializationMode)
+            else:
+                s.set_start_values(list(zip(self.state_vrs, saved.values or [])))
+                s._call("fmi3EnterInitializationMode", s.fmu.enterInitializationMode, s.tolerance, saved.time,
+                        s.stop_time)
+            s.exit_initialization()
+        s.time = saved.time
+
+    def discard(self, saved: Saved) -> None:
+        if self.method == "fmu-state" and saved.handle is not None and self.slave.fmu is not None:
+            s = self.slave
+            free = s.fmu.freeFMUState if s.info.fmi_version == 3 else s.fmu.freeFMUstate
+            try:
+                free(saved.handle)
+            except Exception:
+                pass
+            saved.handle = None
+
+
+def extract(path: str, folder: str) -> str:
+    """Unzip the FMU at ``path`` into a new folder below ``folder`` (fmpy checks the member names)."""
+    import tempfile
+
+    import fmpy
+
+    target = tempfile.mkdtemp(prefix="fmu-", dir=folder)
+    try:
+        return fmpy.extract(path, unzipdir=target)
+    except Exception as exc:
+        shutil.rmtree(target, ignore_errors=True)
+        raise CosimRunError(f"{path}: cannot unzip the FMU ({exc})") from exc

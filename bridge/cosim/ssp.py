@@ -1,0 +1,360 @@
+"""SSP 1.0 packages (System Structure and Parameterization): write a scenario as ``.ssp``, read one back.
+
+Written: ``SystemStructure.ssd`` and ``resources/<model>.fmu`` (each distinct FMU once). The SSD has
+
+- one ``ssd:Component`` per component (``source="resources/..."``) with a connector for every input and
+  output of its FMU (``ssc:Real`` with the unit) and the parameter and start values as an inline
+  ``ssv:ParameterSet`` in ``ssd:ParameterBindings``;
+- one ``ssd:Connection`` per connection, with ``ssc:LinearTransformation`` when gain or offset is not
+  (1, 0) and ``suppressUnitConversion="true"`` for ``ignore_units``;
+- ``ssd:Units`` (base-unit exponents, :mod:`.units`) and ``ssd:DefaultExperiment`` (start and stop time);
+- the master settings and recorded signals, which SSP 1.0 has no element for, in an
+  ``ssc:Annotation type="org.nhbridge.cosim"`` that other tools ignore.
+
+Read: a flat system of FMU components as written above, also from other tools: parameter sets inline or
+as ``.ssv`` files in the package, with an optional ``prefix``; connections between components with an
+optional linear transformation. Not supported (reported as errors): nested systems, connectors of the
+system itself, parameter mappings, signal dictionaries, non-FMU components. The XML is parsed without
+entity resolution or network access, and FMU sources must lie inside the package.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import math
+import posixpath
+import re
+import zipfile
+from pathlib import Path
+
+from .. import __version__
+from ..atomic import atomic_file
+from ..errors import ProblemCollector
+from .checks import Plan
+from .errors import CosimError
+from .scenario import ALGORITHMS, IDENTIFIER, ComponentSpec, Connection, MasterSettings, Scenario, split_signal
+from .units import parse_unit
+
+NS = {
+    "ssd": "http://ssp-standard.org/SSP1/SystemStructureDescription",
+    "ssc": "http://ssp-standard.org/SSP1/SystemStructureCommon",
+    "ssv": "http://ssp-standard.org/SSP1/SystemStructureParameterValues",
+    "ssm": "http://ssp-standard.org/SSP1/SystemStructureParameterMapping",
+    "ssb": "http://ssp-standard.org/SSP1/SystemStructureSignalDictionary",
+}
+NHB = "urn:nhbridge:cosim:1"
+ANNOTATION = "org.nhbridge.cosim"
+FMU_TYPE = "application/x-fmu-sharedlibrary"
+ZIP_TIME = (1980, 1, 1, 0, 0, 0)
+
+
+def _q(prefix: str, tag: str) -> str:
+    return f"{{{NS[prefix] if prefix != 'nhb' else NHB}}}{tag}"
+
+
+def _num(x: float) -> str:
+    return repr(float(x))
+
+
+# -- writing ------------------------------------------------------------------------------------------
+def ssd_document(plan: Plan, sources: dict[str, str]) -> bytes:
+    """``SystemStructure.ssd`` for a checked scenario; ``sources`` maps component -> path inside the package."""
+    from lxml import etree
+
+    scenario, m = plan.scenario, plan.scenario.master
+    root = etree.Element(_q("ssd", "SystemStructureDescription"),
+                         nsmap={"ssd": NS["ssd"], "ssc": NS["ssc"], "ssv": NS["ssv"]})
+    root.set("version", "1.0")
+    root.set("name", scenario.name)
+    root.set("generationTool", f"nhbridge {__version__}")
+    system = etree.SubElement(root, _q("ssd", "System"), name=scenario.name)
+    if scenario.description:
+        system.set("description", scenario.description)
+    elements = etree.SubElement(system, _q("ssd", "Elements"))
+    units: dict[str, dict[str, str]] = {}
+
+    def unit_attr(el, unit: str) -> None:
+        base = parse_unit(unit) if unit else None
+        if base is not None:
+            units[unit] = base.attributes()
+            el.set("unit", unit)
+
+    for spec in scenario.components:
+        info = plan.infos[spec.name]
+        comp = etree.SubElement(elements, _q("ssd", "Component"), name=spec.name, type=FMU_TYPE,
+                                source=sources[spec.name])
+        if spec.description:
+            comp.set("description", spec.description)
+        connectors = [v for v in info.variables.values() if v.causality in ("input", "output")]
+        connectors.sort(key=lambda v: (v.causality != "input", list(info.variables).index(v.name)))
+        if connectors:
+            cons = etree.SubElement(comp, _q("ssd", "Connectors"))
+            for v in connectors:
+                con = etree.SubElement(cons, _q("ssd", "Connector"), name=v.name, kind=v.causality)
+                if v.type in ("Real", "Float64", "Float32"):
+                    unit_attr(etree.SubElement(con, _q("ssc", "Real")), v.unit)
+        values = [*spec.parameters, *spec.start]
+        if values:
+            binding = etree.SubElement(etree.SubElement(comp, _q("ssd", "ParameterBindings")),
+                                       _q("ssd", "ParameterBinding"))
+            pset = etree.SubElement(etree.SubElement(binding, _q("ssd", "ParameterValues")),
+                                    _q("ssv", "ParameterSet"), version="1.0", name=spec.name)
+            params = etree.SubElement(pset, _q("ssv", "Parameters"))
+            for name, value in values:
+                real = etree.SubElement(etree.SubElement(params, _q("ssv", "Parameter"), name=name),
+                                        _q("ssv", "Real"), value=_num(value))
+                unit_attr(real, info.variables[name].unit)
+    if scenario.connections:
+        conns = etree.SubElement(system, _q("ssd", "Connections"))
+        for c in scenario.connections:
+            el = etree.SubElement(conns, _q("ssd", "Connection"), startElement=c.source, startConnector=c.output,
+                                  endElement=c.target, endConnector=c.input)
+            if c.ignore_units:
+                el.set("suppressUnitConversion", "true")
+            if c.gain != 1.0 or c.offset != 0.0:
+                etree.SubElement(el, _q("ssc", "LinearTransformation"), factor=_num(c.gain), offset=_num(c.offset))
+    if units:
+        ul = etree.SubElement(root, _q("ssd", "Units"))
+        for name in sorted(units):
+            etree.SubElement(etree.SubElement(ul, _q("ssc", "Unit"), name=name), _q("ssc", "BaseUnit"),
+                             **units[name])
+    etree.SubElement(root, _q("ssd", "DefaultExperiment"), startTime=_num(m.start_time), stopTime=_num(m.stop_time))
+    ann = etree.SubElement(etree.SubElement(root, _q("ssd", "Annotations")), _q("ssc", "Annotation"), type=ANNOTATION)
+    master = etree.SubElement(ann, _q("nhb", "Master"), nsmap={"nhb": NHB}, step=_num(m.step), algorithm=m.algorithm,
+                              adaptive=str(m.adaptive).lower(), tolerance=_num(m.tolerance),
+                              fmuTolerance=_num(m.fmu_tolerance))
+    if m.order:
+        master.set("order", " ".join(m.order))
+    if m.min_step is not None:
+        master.set("minStep", _num(m.min_step))
+    if m.max_step is not None:
+        master.set("maxStep", _num(m.max_step))
+    for signal in scenario.record:
+        etree.SubElement(master, _q("nhb", "Record"), signal=signal)
+    return etree.tostring(root, pretty_print=True, xml_declaration=True, encoding="UTF-8")
+
+
+def write_ssp(plan: Plan, fmus: dict[str, Path], path: str | Path) -> Path:
+    """Write the checked scenario with its FMUs as an SSP package, atomically.
+
+    The archive is deterministic (fixed member order and time stamps): the same FMUs give the same bytes.
+    """
+    path = Path(path)
+    if path.suffix != ".ssp":
+        raise CosimError(f"{path}: an SSP package must end in .ssp")
+    resources: dict[str, str] = {}     # content hash -> member name
+    sources: dict[str, str] = {}
+    payload: dict[str, bytes] = {}
+    for spec in plan.scenario.components:
+        data = Path(fmus[spec.name]).read_bytes()
+        digest = hashlib.sha256(data).hexdigest()
+        if digest not in resources:
+            stem = re.sub(r"[^A-Za-z0-9_.-]", "_", plan.infos[spec.name].model_name) or spec.name
+            member, k = f"resources/{stem}.fmu", 1
+            while member in payload:
+                k += 1
+                member = f"resources/{stem}_{k}.fmu"
+            resources[digest] = member
+            payload[member] = data
+        sources[spec.name] = resources[digest]
+    ssd = ssd_document(plan, sources)
+    with atomic_file(path) as tmp, zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zf:
+        for member, data in [("SystemStructure.ssd", ssd), *sorted(payload.items())]:
+            info = zipfile.ZipInfo(member, date_time=ZIP_TIME)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = 0o644 << 16
+            zf.writestr(info, data)
+    return path
+
+
+# -- reading ------------------------------------------------------------------------------------------
+def _parse_xml(data: bytes, what: str):
+    from lxml import etree
+
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, remove_comments=True, huge_tree=False)
+    try:
+        return etree.parse(io.BytesIO(data), parser).getroot()
+    except etree.XMLSyntaxError as exc:
+        raise CosimError(f"{what}: not well-formed XML ({exc}); fix or regenerate the package") from exc
+
+
+def _member(name: str) -> str | None:
+    """A safe member name inside the package for a relative URI, or None (absolute, a scheme, or '..')."""
+    if not name or re.match(r"^[A-Za-z][A-Za-z0-9+.-]*:", name) or name.startswith(("/", "\\")) or "\\" in name:
+        return None
+    norm = posixpath.normpath(name)
+    if norm.startswith("..") or norm.startswith("/"):
+        return None
+    return norm
+
+
+def _float(pc: ProblemCollector, entry: str, text: str | None, default: float | None = None) -> float | None:
+    if text is None:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value):
+        pc.add(entry, f"{text!r} is not a finite number", "fix the value")
+        return default
+    return value
+
+
+def _parameter_set(pc: ProblemCollector, entry: str, pset, prefix: str) -> list[tuple[str, float]]:
+    values = []
+    for p in pset.findall("ssv:Parameters/ssv:Parameter", NS):
+        name = p.get("name", "")
+        if prefix:
+            if not name.startswith(prefix):
+                continue
+            name = name[len(prefix):]
+        real = p.find("ssv:Real", NS)
+        if real is None:
+            pc.add(f"{entry}: parameter {name!r}", "only Real parameter values are supported",
+                   "give the value as ssv:Real")
+            continue
+        value = _float(pc, f"{entry}: parameter {name!r}", real.get("value"))
+        if value is not None:
+            values.append((name, value))
+    return values
+
+
+def read_ssp(path: str | Path, folder: str | Path) -> Scenario:
+    """Read an SSP package into a :class:`Scenario`; its FMUs are unpacked into ``folder``."""
+    path, folder = Path(path), Path(folder)
+    pc = ProblemCollector(str(path))
+    try:
+        zf = zipfile.ZipFile(path)
+    except (OSError, zipfile.BadZipFile) as exc:
+        raise CosimError(f"{path}: not a readable SSP package (a zip file): {exc}") from exc
+    with zf:
+        names = set(zf.namelist())
+        if "SystemStructure.ssd" not in names:
+            raise CosimError(f"{path}: no SystemStructure.ssd in the package; an SSP package must contain it")
+        root = _parse_xml(zf.read("SystemStructure.ssd"), f"{path}: SystemStructure.ssd")
+        if root.tag != _q("ssd", "SystemStructureDescription"):
+            raise CosimError(f"{path}: SystemStructure.ssd is not an SSP 1.0 system structure description "
+                             f"(root element {root.tag})")
+        system = root.find("ssd:System", NS)
+        if system is None:
+            raise CosimError(f"{path}: SystemStructure.ssd has no ssd:System")
+        name = root.get("name") or system.get("name") or path.stem
+        description = system.get("description", "")
+        if not IDENTIFIER.match(name):
+            name = re.sub(r"\W", "_", name).lstrip("0123456789") or "Cosim"
+        if system.find("ssd:Elements/ssd:System", NS) is not None:
+            pc.add("ssd:System", "nested systems are not supported", "flatten the system into one level")
+        if system.find("ssd:SignalDictionaries", NS) is not None or \
+                system.find("ssd:Elements/ssd:SignalDictionaryReference", NS) is not None:
+            pc.add("ssd:System", "signal dictionaries are not supported", "connect the components directly")
+        if system.find("ssd:Connectors", NS) is not None:
+            pc.add("ssd:System", "connectors of the system itself are not supported (no external inputs)",
+                   "connect the components to each other only")
+        components: list[ComponentSpec] = []
+        extracted: dict[str, Path] = {}
+        for comp in system.findall("ssd:Elements/ssd:Component", NS):
+            cname = comp.get("name", "")
+            entry = f"Component {cname!r}"
+            if not IDENTIFIER.match(cname):
+                pc.add(entry, "the component name is not an identifier", "rename it (letters, digits, _)")
+                continue
+            ctype = comp.get("type", FMU_TYPE)
+            if ctype != FMU_TYPE:
+                pc.add(entry, f"component type {ctype!r} is not supported", f"use FMUs ({FMU_TYPE})")
+                continue
+            member = _member(comp.get("source", ""))
+            if member is None or member not in names:
+                pc.add(entry, f"source {comp.get('source')!r} is not a file inside the package",
+                       "put the FMU into the package (resources/) and refer to it relatively")
+                continue
+            if member not in extracted:
+                target = folder / f"ssp-{hashlib.sha256(member.encode()).hexdigest()[:8]}-{Path(member).name}"
+                target.write_bytes(zf.read(member))
+                extracted[member] = target
+            values: list[tuple[str, float]] = []
+            for binding in comp.findall("ssd:ParameterBindings/ssd:ParameterBinding", NS):
+                if binding.find("ssd:ParameterMapping", NS) is not None:
+                    pc.add(entry, "parameter mappings are not supported", "give the values directly")
+                prefix = binding.get("prefix", "")
+                source = binding.get("source")
+                if source is not None:
+                    ssv = _member(source)
+                    if ssv is None or ssv not in names:
+                        pc.add(entry, f"parameter set {source!r} is not a file inside the package",
+                               "put the .ssv file into the package")
+                        continue
+                    pset = _parse_xml(zf.read(ssv), f"{path}: {ssv}")
+                    values += _parameter_set(pc, f"{entry}: {ssv}", pset, prefix)
+                for pset in binding.findall("ssd:ParameterValues/ssv:ParameterSet", NS):
+                    values += _parameter_set(pc, entry, pset, prefix)
+            components.append(ComponentSpec(cname, "fmu", extracted[member], parameters=tuple(values),
+                                            description=comp.get("description", "")))
+        connections: list[Connection] = []
+        for k, c in enumerate(system.findall("ssd:Connections/ssd:Connection", NS)):
+            entry = f"Connection {k + 1}"
+            if not c.get("startElement") or not c.get("endElement"):
+                pc.add(entry, "connections to the system's own connectors are not supported",
+                       "connect components directly")
+                continue
+            gain, offset = 1.0, 0.0
+            for tag in ("ssc:LinearTransformation", "ssd:LinearTransformation"):
+                t = c.find(tag, NS)
+                if t is not None:
+                    gain = _float(pc, entry, t.get("factor"), 1.0)
+                    offset = _float(pc, entry, t.get("offset"), 0.0)
+            for tag in ("BooleanMappingTransformation", "IntegerMappingTransformation",
+                        "EnumerationMappingTransformation"):
+                if c.find(f"ssc:{tag}", NS) is not None:
+                    pc.add(entry, f"{tag} is not supported", "connect Real signals")
+            connections.append(Connection(c.get("startElement"), c.get("startConnector", ""), c.get("endElement"),
+                                          c.get("endConnector", ""), gain, offset,
+                                          c.get("suppressUnitConversion", "false") in ("true", "1"),
+                                          f"SystemStructure.ssd: {entry}"))
+        exp = root.find("ssd:DefaultExperiment", NS)
+        start = _float(pc, "DefaultExperiment", exp.get("startTime") if exp is not None else None, 0.0)
+        stop = _float(pc, "DefaultExperiment", exp.get("stopTime") if exp is not None else None, None)
+        master, record = _master(pc, root, start, stop)
+    pc.raise_if_any(CosimError)
+    # partition the values into parameters and start values by causality, as a TOML scenario has them
+    from .components import read_model_info
+
+    final = []
+    for spec in components:
+        info = read_model_info(spec.source)
+        params = tuple((n, v) for n, v in spec.parameters if getattr(info.variables.get(n), "causality", "parameter")
+                       == "parameter")
+        starts = tuple((n, v) for n, v in spec.parameters if (n, v) not in params)
+        final.append(ComponentSpec(spec.name, "fmu", spec.source, parameters=params, start=starts,
+                                   description=spec.description))
+    return Scenario(name, tuple(final), tuple(connections), master, record, description, str(path), path.parent)
+
+
+def _master(pc: ProblemCollector, root, start: float, stop: float | None) -> tuple[MasterSettings, tuple[str, ...]]:
+    """Master settings from nhbridge's annotation; without it: Jacobi with (stop - start) / 1000 steps."""
+    el = root.find(f"ssd:Annotations/ssc:Annotation[@type='{ANNOTATION}']/{{{NHB}}}Master", NS)
+    stop = stop if stop is not None else start + 1.0
+    if not stop > start:
+        pc.add("DefaultExperiment", f"stopTime {stop} is not after startTime {start}", "fix the times")
+        stop = start + 1.0
+    if el is None:
+        return MasterSettings(step=(stop - start) / 1000, stop_time=stop, start_time=start), ()
+    entry = "nhbridge annotation"
+    step = _float(pc, entry, el.get("step"), (stop - start) / 1000)
+    algorithm = el.get("algorithm", "jacobi")
+    if algorithm not in ALGORITHMS:
+        pc.add(entry, f"unknown algorithm {algorithm!r}", f"use one of {', '.join(ALGORITHMS)}")
+        algorithm = "jacobi"
+    record = tuple(r.get("signal", "") for r in el.findall(f"{{{NHB}}}Record"))
+    for r in record:
+        if split_signal(r) is None:
+            pc.add(entry, f"recorded signal {r!r} is not of the form component.variable", "fix it")
+    settings = MasterSettings(step=step if step and step > 0 else (stop - start) / 1000, stop_time=stop,
+                              start_time=start, algorithm=algorithm, order=tuple(el.get("order", "").split()),
+                              adaptive=el.get("adaptive", "false") in ("true", "1"),
+                              tolerance=_float(pc, entry, el.get("tolerance"), 1e-4),
+                              min_step=_float(pc, entry, el.get("minStep"), None),
+                              max_step=_float(pc, entry, el.get("maxStep"), None),
+                              fmu_tolerance=_float(pc, entry, el.get("fmuTolerance"), 1e-8))
+    return settings, record

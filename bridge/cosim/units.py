@@ -1,0 +1,82 @@
+"""Unit strings as FMI and the system files write them (``N.m``, ``rad/s``, ``kg.m2``, ``m3/rad``).
+
+A unit is parsed into a factor and exponents of the SSP base units (kg, m, s, A, K, mol, cd, rad):
+``N.m.s/rad`` = kg m² s⁻¹ rad⁻¹. Two units are compatible when their exponents and factors agree,
+so ``N.m`` and ``J`` match and ``rad/s`` and ``rpm`` do not (their factors differ).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+BASE = ("kg", "m", "s", "A", "K", "mol", "cd", "rad")
+
+
+@dataclass(frozen=True)
+class BaseUnit:
+    """factor * kg^kg m^m s^s A^A K^K mol^mol cd^cd rad^rad (the SSP ``ssc:BaseUnit``)."""
+
+    exponents: tuple[int, ...]
+    factor: float = 1.0
+
+    def __mul__(self, other: BaseUnit) -> BaseUnit:
+        return BaseUnit(tuple(a + b for a, b in zip(self.exponents, other.exponents)), self.factor * other.factor)
+
+    def __pow__(self, k: int) -> BaseUnit:
+        return BaseUnit(tuple(a * k for a in self.exponents), self.factor ** k)
+
+    def compatible(self, other: BaseUnit) -> bool:
+        return self.exponents == other.exponents and math.isclose(self.factor, other.factor, rel_tol=1e-12)
+
+    def attributes(self) -> dict[str, str]:
+        """Attributes of ``ssc:BaseUnit`` (zero exponents and a unit factor left out)."""
+        attrs = {n: str(e) for n, e in zip(BASE, self.exponents) if e}
+        if self.factor != 1.0:
+            attrs["factor"] = repr(self.factor)
+        return attrs
+
+
+def _b(factor: float = 1.0, **exps: int) -> BaseUnit:
+    return BaseUnit(tuple(exps.get(n, 0) for n in BASE), factor)
+
+
+ATOMS: dict[str, BaseUnit] = {
+    "1": _b(), "kg": _b(kg=1), "g": _b(1e-3, kg=1), "m": _b(m=1), "mm": _b(1e-3, m=1), "cm": _b(1e-2, m=1),
+    "km": _b(1e3, m=1), "s": _b(s=1), "ms": _b(1e-3, s=1), "min": _b(60.0, s=1), "h": _b(3600.0, s=1),
+    "A": _b(A=1), "K": _b(K=1), "mol": _b(mol=1), "cd": _b(cd=1), "rad": _b(rad=1), "deg": _b(math.pi / 180, rad=1),
+    "rev": _b(2 * math.pi, rad=1), "rpm": _b(2 * math.pi / 60, rad=1, s=-1),
+    "N": _b(kg=1, m=1, s=-2), "J": _b(kg=1, m=2, s=-2), "W": _b(kg=1, m=2, s=-3), "Pa": _b(kg=1, m=-1, s=-2),
+    "bar": _b(1e5, kg=1, m=-1, s=-2), "Hz": _b(s=-1), "V": _b(kg=1, m=2, s=-3, A=-1), "l": _b(1e-3, m=3),
+}
+_FACTOR = re.compile(r"^([A-Za-z]+|1)(-?\d+)?$")
+
+
+def parse_unit(text: str) -> BaseUnit | None:
+    """The base-unit form of ``text``, or None when it is not a product/quotient of known units."""
+    text = text.strip()
+    if not text:
+        return None
+    parts = text.split("/")
+    if len(parts) > 2:
+        return None
+    result = _b()
+    for sign, part in zip((1, -1), parts):
+        for factor in part.split("."):
+            match = _FACTOR.match(factor)
+            if not match or match.group(1) not in ATOMS:
+                return None
+            result = result * ATOMS[match.group(1)] ** (sign * int(match.group(2) or 1))
+    return result
+
+
+def compatible(a: str, b: str) -> bool:
+    """Whether values in unit ``a`` may be passed unchanged to a variable in unit ``b``.
+
+    Equal strings always are; otherwise both must parse to the same base unit and factor.
+    """
+    if a == b:
+        return True
+    pa, pb = parse_unit(a), parse_unit(b)
+    return pa is not None and pb is not None and pa.compatible(pb)

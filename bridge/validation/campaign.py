@@ -1,0 +1,461 @@
+"""A validation campaign: every system file against its reference, every run type, one verdict.
+
+For each system: the reference is the native simulation (method ``lagrange``, DOP853 at rtol
+1e-12) on a uniform grid of step ``h``; signals with a closed form in ``[reference]`` take the
+closed form instead. Each run is compared signal by signal (:mod:`.metrics`); besides, along every
+run the constraint residuals ``phi(q, t)`` and ``A(q, t) q' + a0(q, t)`` are evaluated from the
+run's own ``q, q'``, and for conservative systems the Jacobi integral
+``h = sum q'_i dT/dq'_i - T + V`` (the energy) is checked for drift.
+
+A run passes when every signal passes its tolerance and tube, the residual stays below its bound
+and (conservative systems) the energy drift too. Exit status of a campaign: 2 when some input was
+bad (system file, ``[reference]``, an FMU that does not load, an output path), else 1 when a run
+failed, else 0.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+import tomllib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import sympy as sp
+
+from .. import symbols as S
+from ..eom import EquationsOfMotion
+from ..errors import BridgeError, ProblemCollector
+from ..numeric import compile_exprs
+from ..system import System
+from .metrics import SignalMetrics, compare
+from .reference import ClosedForm, parse_reference, signal_names
+from .runs import (
+    RunFailure,
+    RunNotApplicable,
+    RunSpec,
+    Trajectory,
+    describe_fmu,
+    fmu_interfaces,
+    fmu_run,
+    guard,
+    native_run,
+    rumoca_modelica_run,
+)
+from .settings import DEFAULT_STEP, REFERENCE_RTOL, Settings, parse_overrides
+
+GROUPS = ("methods", "modelica", "fmu", "openmodelica", "rumoca-fmu")
+DEFAULT_GROUPS = ("methods", "modelica", "fmu", "openmodelica")
+PASSED, FAILED, ERROR, SKIPPED = "passed", "failed", "error", "skipped"
+RUMOCA_FMU_OPT_IN = ("not requested (--runs rumoca-fmu): Rumoca 0.9's fmi2 FMUs fail fmpy's modelDescription "
+                     "validation, and its Co-Simulation is fixed-step explicit Euler (see README)")
+
+
+@dataclass
+class RunResult:
+    id: str
+    run_type: str
+    label: str
+    status: str
+    reason: str = ""
+    tolerance: float = 0.0
+    metrics: list[SignalMetrics] = field(default_factory=list)
+    residual: float | None = None
+    energy_drift: float | None = None
+    seconds: float = 0.0
+    notes: tuple[str, ...] = ()
+    input_error: bool = False
+    trajectory: Trajectory | None = None
+    residual_series: np.ndarray | None = None
+    energy_series: np.ndarray | None = None
+
+    @property
+    def worst(self) -> SignalMetrics | None:
+        return max(self.metrics, key=lambda m: m.max_rel) if self.metrics else None
+
+
+@dataclass
+class SystemValidation:
+    source: str
+    name: str = ""
+    problems: list[str] = field(default_factory=list)  # bad input: reported, exit code 2
+    runs: list[RunResult] = field(default_factory=list)
+    reference: Trajectory | None = None
+    reference_label: str = ""
+    closed_forms: dict[str, str] = field(default_factory=dict)
+    conservative: str = ""  # empty when conservative, else why the energy is not checked
+    settings: Settings = field(default_factory=Settings)
+    stop_time: float = 0.0
+    step: float = 0.0
+    reference_energy: np.ndarray | None = None
+    reference_residual: np.ndarray | None = None
+
+    @property
+    def status(self) -> str:
+        if self.problems or any(r.input_error for r in self.runs):
+            return ERROR
+        if any(r.status in (FAILED, ERROR) for r in self.runs):
+            return FAILED
+        return PASSED
+
+
+@dataclass
+class Campaign:
+    systems: list[SystemValidation]
+    seconds: float = 0.0
+    output_problems: list[str] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        if self.output_problems or any(s.status == ERROR for s in self.systems):
+            return 2
+        return 1 if any(s.status == FAILED for s in self.systems) else 0
+
+    def failures(self) -> list[str]:
+        """One line per failure or input problem."""
+        lines = []
+        for s in self.systems:
+            lines += [f"{s.name or s.source}: {p}" for p in s.problems]
+            lines += [f"{s.name}: {r.id}: {r.reason}" for r in s.runs if r.status in (FAILED, ERROR)]
+        return lines + self.output_problems
+
+
+@dataclass(frozen=True)
+class Options:
+    """What to run: run groups, methods, FMI versions, FMUs from other tools, setting overrides."""
+
+    groups: Sequence[str] = DEFAULT_GROUPS
+    methods: Sequence[str] | None = None
+    fmi_versions: Sequence[int] = (2, 3)
+    external: Sequence[str] = ()
+    overrides: dict = field(default_factory=dict)
+    workdir: str | None = None
+
+
+# -- physics along a run ---------------------------------------------------------------------------
+def conservative_reason(system: System) -> str:
+    """Empty when the Jacobi integral is a first integral, else why not."""
+    t = S.t
+    reasons = []
+    forced = [k for k, f in system.forces.items() if sp.simplify(f) != 0]
+    if forced:
+        reasons.append(f"applied forces on {', '.join(forced)}")
+    if system.dissipation != 0:
+        reasons.append("a dissipation function")
+    if any(t in e.free_symbols for e in (system.kinetic, system.potential, *system.holonomic, *system.nonholonomic)):
+        reasons.append("explicit time dependence")
+    else:
+        _, a0 = system.constraint_matrix()
+        if any(sp.simplify(e) != 0 for e in a0):
+            reasons.append("non-homogeneous velocity constraints")
+    return "; ".join(reasons)
+
+
+class Physics:
+    """Residuals and energy evaluated along any trajectory that has ``q`` and ``q'``."""
+
+    def __init__(self, eom: EquationsOfMotion):
+        system = eom.system
+        self.system = system
+        self.q_names = [c.name for c in system.coordinates]
+        self.qd_names = [f"der({n})" for n in self.q_names]
+        args = [S.t, *system.q, *system.qd, *[p.symbol for p in system.parameters], *[u.symbol for u in system.inputs]]
+        self.fixed = [p.value for p in system.parameters] + [u.start for u in system.inputs]
+        rows = list(system.holonomic) + list(eom.velocity_constraints)
+        self._res = compile_exprs(args, rows) if rows else None
+        T, V = system.kinetic, system.potential
+        h = sum((v * sp.diff(T, v) for v in system.qd), sp.Integer(0)) - T + V
+        self._energy = compile_exprs(args, [h, T])
+
+    def _args(self, traj: Trajectory) -> np.ndarray | None:
+        if not all(n in traj.signals for n in self.q_names + self.qd_names):
+            return None
+        cols = [traj.time] + [traj.signals[n] for n in self.q_names + self.qd_names]
+        cols += [np.full_like(traj.time, v) for v in self.fixed]
+        return np.column_stack(cols)
+
+    def residuals(self, traj: Trajectory) -> np.ndarray | None:
+        args = self._args(traj)
+        if args is None or self._res is None:
+            return None
+        return np.abs(np.asarray(self._res(args), dtype=float).reshape(len(traj.time), -1)).max(axis=1)
+
+    def energy(self, traj: Trajectory) -> tuple[np.ndarray, float] | None:
+        """The Jacobi integral along the run and its scale ``max(|h(0)|, max T)``."""
+        args = self._args(traj)
+        if args is None:
+            return None
+        vals = np.asarray(self._energy(args), dtype=float).reshape(len(traj.time), 2)
+        h, T = vals[:, 0], vals[:, 1]
+        return h, max(abs(float(h[0])), float(np.abs(T).max()), 1e-300)
+
+
+# -- one system ------------------------------------------------------------------------------------
+def _load(path: Path, result: SystemValidation) -> tuple[System, dict] | None:
+    from ..system import load_system
+
+    try:
+        system = load_system(path)
+    except BridgeError as exc:
+        result.problems += [str(p) for p in exc.problems]
+        return None
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:  # read fine a moment ago
+        result.problems.append(f"{path}: cannot read the file again ({exc})")
+        return None
+    return system, raw
+
+
+def _plan(system: System, eom: EquationsOfMotion, stop: float, step: float, options: Options, workdir: Path,
+          reference_run: Trajectory | None) -> list[RunSpec]:
+    from ..fmu_export import build_fmu, build_openmodelica_fmu, build_rumoca_fmu
+    from ..methods import METHODS
+    from ..modelica_check import find_omc
+    from ..simulate import DEFAULT_RTOL
+
+    specs: list[RunSpec] = []
+    names = signal_names(system)
+    units = {c.name: c.unit for c in system.coordinates}
+    units |= {f"der({c.name})": f"{c.unit}/s" for c in system.coordinates if c.unit}
+    if reference_run is not None:
+        specs.append(RunSpec("native-reference", "native", f"native lagrange, rtol {REFERENCE_RTOL:g}, "
+                             "against the closed forms", lambda: reference_run, group="methods"))
+    if "methods" in options.groups:
+        for name, method in METHODS.items():
+            if options.methods and name not in options.methods:
+                continue
+            label = f"native {name}, scipy DOP853 rtol {DEFAULT_RTOL:g}"
+            why = method.applicable(system)
+            if why:
+                specs.append(RunSpec(f"native-{name}", "native", label, skip_reason=f"not applicable: {why}"))
+                continue
+
+            def run(name=name):
+                model = eom if name == "lagrange" else METHODS[name].derive(system, system.independent)
+                return native_run(model, stop, step)
+
+            specs.append(RunSpec(f"native-{name}", "native", label, guard(run), group="methods"))
+    if "modelica" in options.groups:
+        specs.append(RunSpec("modelica-rumoca", "modelica", "exported .mo simulated by Rumoca",
+                             guard(lambda: rumoca_modelica_run(eom, stop, step)), group="modelica"))
+
+    def fmu_specs(prefix: str, label: str, build: Callable[[Path], Path], versions, validate_fails: bool,
+                  group: str) -> None:
+        for version in versions:
+            built: dict[str, Path] = {}
+
+            def path_for(version=version, built=built):
+                if "path" not in built:
+                    built["path"] = build(workdir / f"{prefix}{version}_{system.name}.fmu", version)
+                return built["path"]
+
+            for kind, short, ttype in (("ModelExchange", "me", "fmu-me"), ("CoSimulation", "cs", "fmu-cs")):
+                def run(kind=kind, path_for=path_for):
+                    return fmu_run(path_for(), kind, stop, step, names, units, invalid_fails=validate_fails)
+
+                how = "fmpy CVode rtol 1e-10" if kind == "ModelExchange" else f"communication step {step:g} s"
+                specs.append(RunSpec(f"{prefix}{version}-{short}", ttype, f"{label} FMI {version}.0 {kind}, {how}",
+                                     guard(run), group=group))
+
+    if "fmu" in options.groups:
+        fmu_specs("fmu", "native FMU", lambda p, v: build_fmu(eom, p, v), options.fmi_versions, True, "fmu")
+    if "openmodelica" in options.groups:
+        omc = find_omc()
+        if omc:
+            fmu_specs("om-fmu", "OpenModelica FMU", lambda p, v: build_openmodelica_fmu(eom, p, v),
+                      options.fmi_versions, False, "openmodelica")
+        else:
+            specs.append(RunSpec("om-fmu", "fmu-me", "OpenModelica FMU", skip_reason="omc not found on PATH or in "
+                                 "OPENMODELICAHOME (install OpenModelica to include these runs)"))
+    if "rumoca-fmu" in options.groups:
+        fmu_specs("rumoca-fmu", "Rumoca FMU", lambda p, v: build_rumoca_fmu(eom, p), (2,), False, "rumoca-fmu")
+    else:
+        specs.append(RunSpec("rumoca-fmu", "fmu-me", "Rumoca FMU", skip_reason=RUMOCA_FMU_OPT_IN))
+    for ext in options.external:
+        stem = Path(ext).stem
+
+        def external(kind: str, ext=ext):
+            return fmu_run(ext, kind, stop, step, names, units, validate=True, invalid_fails=False)
+
+        try:
+            kinds = fmu_interfaces(describe_fmu(ext))
+        except RunFailure as exc:
+            specs.append(RunSpec(f"external-{stem}", "external", f"FMU {ext}", skip_reason=exc.reason,
+                                 extras={"input_error": "yes"}))
+            continue
+        for kind in kinds:
+            short = "me" if kind == "ModelExchange" else "cs"
+            specs.append(RunSpec(f"external-{stem}-{short}", "external", f"FMU {ext} ({kind})",
+                                 guard(lambda kind=kind, fn=external: fn(kind)), group="external"))
+    return specs
+
+
+def _judge(run: RunResult, ref: Trajectory, physics: Physics, settings: Settings, conservative: bool,
+           stop: float) -> None:
+    traj = run.trajectory
+    assert traj is not None
+    failures = []
+    missing = [n for n in ref.signals if n not in traj.signals]
+    if missing:
+        failures.append(f"no values for {', '.join(missing)}")
+    for name, reference in ref.signals.items():
+        if name in traj.signals:
+            run.metrics.append(compare(name, ref.time, reference, traj.time, traj.signals[name], settings.tube,
+                                       settings.time_tolerance * stop))
+    for m in sorted(run.metrics, key=lambda m: -m.max_rel):
+        if m.max_rel > run.tolerance:
+            failures.append(f"{m.signal}: max error {m.max_rel:.3g} of its range (abs {m.max_abs:.3g}) at "
+                            f"t = {m.worst_time:.4g} s exceeds {run.tolerance:g}")
+            break
+    outside = [m for m in run.metrics if not m.tube_ok]
+    if outside:
+        m = max(outside, key=lambda m: m.tube_violations)
+        failures.append(f"{m.signal}: {m.tube_violations} sample(s) outside the tube "
+                        f"(±{settings.tube:g} of the range, ±{settings.time_tolerance * stop:g} s)")
+    res = physics.residuals(traj)
+    if res is not None:
+        run.residual_series = res
+        run.residual = float(res.max())
+        if not run.residual <= settings.residual:
+            failures.append(f"constraint residual {run.residual:.3g} exceeds {settings.residual:g}")
+    if conservative:
+        energy = physics.energy(traj)
+        if energy is not None:
+            h, scale = energy
+            run.energy_series = h
+            run.energy_drift = float(np.abs(h - h[0]).max() / scale)
+            if not run.energy_drift <= settings.energy:
+                failures.append(f"energy drift {run.energy_drift:.3g} exceeds {settings.energy:g}")
+    run.status = FAILED if failures else PASSED
+    run.reason = "; ".join(failures)
+
+
+def validate_system(path: str | Path, options: Options = Options(),
+                    progress: Callable[[str, int, int, RunResult], None] | None = None) -> SystemValidation:
+    """Validate one system file (never raises for bad input: it is recorded in the result)."""
+    from ..methods import derive
+
+    path = Path(path)
+    result = SystemValidation(str(path))
+    loaded = _load(path, result)
+    if loaded is None:
+        return result
+    system, raw = loaded
+    result.name = system.name
+    problems = ProblemCollector(str(path))
+    overrides = parse_overrides(raw.get("validation"), problems)
+    closed: dict[str, ClosedForm] = parse_reference(raw.get("reference"), system, problems)
+    result.problems += [str(p) for p in problems.problems]
+    settings = Settings().merged(overrides).merged(options.overrides)
+    result.settings = settings
+    stop = float(settings.stop_time or system.stop_time)
+    step = float(settings.step or min(DEFAULT_STEP, stop / 100))
+    result.stop_time, result.step = stop, step
+    try:
+        eom = derive(system, "lagrange")
+        native = native_run(eom, stop, step, rtol=REFERENCE_RTOL, atol=REFERENCE_RTOL * 1e-2)
+    except BridgeError as exc:
+        result.problems.append(f"the reference simulation failed: {exc}".replace("\n", " "))
+        return result
+    signals = dict(native.signals)
+    for name, form in closed.items():
+        signals[name] = form(native.time)
+        result.closed_forms[name] = form.text
+    ref = Trajectory(native.time, signals, native.notes)
+    result.reference = ref
+    result.reference_label = (f"native lagrange, DOP853 rtol {REFERENCE_RTOL:g}"
+                              + (f"; closed forms for {', '.join(closed)}" if closed else ""))
+    result.conservative = conservative_reason(system)
+    physics = Physics(eom)
+    result.reference_residual = physics.residuals(ref)
+    if not result.conservative:
+        energy = physics.energy(native)
+        result.reference_energy = energy[0] if energy else None
+    with tempfile.TemporaryDirectory(prefix="nhbridge-validate-", dir=options.workdir) as tmp:
+        specs = _plan(system, eom, stop, step, options, Path(tmp), native if closed else None)
+        for k, spec in enumerate(specs):
+            run = RunResult(spec.id, spec.run_type, spec.label, SKIPPED,
+                            tolerance=settings.tolerance(spec.run_type))
+            if spec.execute is None:
+                run.reason = spec.skip_reason
+                if spec.extras.get("input_error"):
+                    run.status, run.input_error = ERROR, True
+            else:
+                t0 = time.perf_counter()
+                try:
+                    run.trajectory = spec.execute()
+                    run.notes = run.trajectory.notes
+                    _judge(run, ref, physics, settings, not result.conservative, stop)
+                except RunFailure as exc:
+                    run.status, run.reason, run.input_error = ERROR, exc.reason, exc.input
+                except RunNotApplicable as exc:
+                    run.status, run.reason = SKIPPED, f"not applicable: {exc}"
+                run.seconds = time.perf_counter() - t0
+            result.runs.append(run)
+            if progress:
+                progress(system.name, k + 1, len(specs), run)
+    return result
+
+
+def planned_runs(path: str | Path, options: Options = Options()) -> tuple[SystemValidation, list[RunSpec]]:
+    """The runs :func:`validate_system` would carry out (nothing is simulated); problems are recorded."""
+    from ..methods import derive
+
+    path = Path(path)
+    result = SystemValidation(str(path))
+    loaded = _load(path, result)
+    if loaded is None:
+        return result, []
+    system, raw = loaded
+    result.name = system.name
+    try:
+        eom = derive(system, "lagrange")
+    except BridgeError as exc:
+        result.problems.append(str(exc).replace("\n", " "))
+        return result, []
+    closed = isinstance(raw.get("reference"), dict) and bool(raw["reference"])
+    placeholder = Trajectory(np.zeros(0), {}) if closed else None
+    return result, _plan(system, eom, system.stop_time, DEFAULT_STEP, options, Path("."), placeholder)
+
+
+def validate(paths: Sequence[str | Path], options: Options = Options(),
+             progress: Callable[[str, int, int, RunResult], None] | None = None) -> Campaign:
+    """Validate several system files; FMUs in ``options.external`` go to the system of their model name."""
+    t0 = time.perf_counter()
+    systems = []
+    externals = _assign_external(paths, options.external)
+    for path in paths:
+        opts = Options(options.groups, options.methods, options.fmi_versions, externals.get(str(path), ()),
+                       options.overrides, options.workdir)
+        systems.append(validate_system(path, opts, progress))
+    return Campaign(systems, time.perf_counter() - t0)
+
+
+def _assign_external(paths: Sequence[str | Path], external: Sequence[str]) -> dict[str, tuple[str, ...]]:
+    """With one system every FMU goes to it; with several, each FMU to the system named like its model."""
+    if not external:
+        return {}
+    if len(paths) == 1:
+        return {str(paths[0]): tuple(external)}
+    from ..system import load_system
+
+    by_name: dict[str, str] = {}
+    for p in paths:
+        try:
+            by_name[load_system(p).name] = str(p)
+        except BridgeError:
+            continue
+    out: dict[str, list[str]] = {}
+    for fmu in external:
+        try:
+            model = describe_fmu(fmu).modelName
+        except RunFailure:
+            model = None
+        target = by_name.get(model) if model else None
+        if target is None:
+            target = str(paths[0])  # reported there as not matching / not loadable
+        out.setdefault(target, []).append(fmu)
+    return {k: tuple(v) for k, v in out.items()}

@@ -1,0 +1,111 @@
+"""``nhbridge validate``: the command-line face of a validation campaign."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..errors import BridgeError
+from .campaign import DEFAULT_GROUPS, GROUPS, Options, RunResult, validate
+from .settings import RUN_TYPES, SCALARS
+
+
+def _tolerance(text: str) -> tuple[str, float]:
+    kind, _, value = text.partition("=")
+    if kind not in RUN_TYPES:
+        raise argparse.ArgumentTypeError(f"unknown run type {kind!r} in {text!r}; run types: {', '.join(RUN_TYPES)}")
+    try:
+        number = float(value)
+    except ValueError:
+        number = -1.0
+    if not number > 0:
+        raise argparse.ArgumentTypeError(f"expected TYPE=POSITIVE_NUMBER, e.g. fmu-cs=1e-5, got {text!r}")
+    return kind, number
+
+
+def _groups(text: str) -> tuple[str, ...]:
+    items = tuple(x.strip() for x in text.split(",") if x.strip())
+    if items == ("all",):
+        return GROUPS
+    bad = [x for x in items if x not in GROUPS]
+    if bad or not items:
+        raise argparse.ArgumentTypeError(f"unknown run group(s) {', '.join(bad) or '(none)'}; "
+                                         f"choose from {', '.join(GROUPS)} or all")
+    return items
+
+
+def _versions(text: str) -> tuple[int, ...]:
+    items = tuple(x.strip() for x in text.split(",") if x.strip())
+    if not items or any(x not in ("2", "3") for x in items):
+        raise argparse.ArgumentTypeError(f"FMI versions are 2 and/or 3 (e.g. 2,3), got {text!r}")
+    return tuple(int(x) for x in items)
+
+
+def _positive(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        v = -1.0
+    if not v > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return v
+
+
+def add_parser(sub) -> argparse.ArgumentParser:
+    from ..methods import METHODS
+
+    va = sub.add_parser("validate", help="validate every method, backend and FMU against the reference",
+                        description="Simulate each system every way nhbridge can (and any --fmu given), compare "
+                        "every signal with the reference (tight native simulation, or the [reference] closed "
+                        "forms) and report. Exit code 0: all passed; 1: a run failed; 2: bad input.")
+    va.add_argument("files", nargs="+", metavar="FILE", help="system files")
+    va.add_argument("--fmu", action="append", default=[], metavar="FMU",
+                    help="an FMU made by another tool, compared by variable name (repeatable; with several "
+                         "systems each FMU goes to the system named like its model)")
+    va.add_argument("--report", metavar="HTML", help="write a self-contained HTML report with plots")
+    va.add_argument("--json", metavar="JSON", help="write every metric as JSON")
+    va.add_argument("--csv", metavar="CSV", help="write one row per system, run and signal")
+    va.add_argument("--runs", type=_groups, default=DEFAULT_GROUPS, metavar="GROUPS",
+                    help=f"run groups: {', '.join(GROUPS)}, or all (default: {','.join(DEFAULT_GROUPS)})")
+    va.add_argument("--methods", type=lambda s: tuple(x for x in s.split(",") if x), default=None,
+                    metavar="M1,M2", help=f"derivation methods to run natively (default all: {', '.join(METHODS)})")
+    va.add_argument("--fmi-version", type=_versions, default=(2, 3), metavar="2,3")
+    va.add_argument("--stop-time", type=_positive, default=None, help="default: [simulation] stop_time")
+    va.add_argument("--step", type=_positive, default=None, help="output and communication step (default 0.01 s)")
+    va.add_argument("--tolerance", type=_tolerance, action="append", default=[], metavar="TYPE=TOL",
+                    help="bound on max error / range per run type ("
+                         + ", ".join(f"{k} {v:g}" for k, v in RUN_TYPES.items()) + ")")
+    for key in ("tube", "time_tolerance", "energy", "residual"):
+        va.add_argument(f"--{key.replace('_', '-')}", type=_positive, default=None, help=SCALARS[key])
+    va.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
+    va.add_argument("--no-plots", action="store_true", help="HTML report without plots (faster)")
+    return va
+
+
+def cmd_validate(args) -> int:
+    from ..methods import METHODS
+    from .report import terminal, write_reports
+
+    if args.methods:
+        unknown = [m for m in args.methods if m not in METHODS]
+        if unknown:
+            raise BridgeError(f"unknown method(s) {', '.join(unknown)}; available: {', '.join(METHODS)}")
+    overrides: dict = {}
+    if args.tolerance:
+        overrides["tolerances"] = dict(args.tolerance)
+    for key in ("tube", "time_tolerance", "energy", "residual", "step", "stop_time"):
+        if getattr(args, key) is not None:
+            overrides[key] = getattr(args, key)
+    options = Options(groups=args.runs, methods=args.methods, fmi_versions=args.fmi_version,
+                      external=tuple(args.fmu), overrides=overrides)
+
+    def progress(system: str, k: int, n: int, run: RunResult) -> None:
+        if not args.quiet:
+            print(f"[{k}/{n}] {system}: {run.id} {run.status} ({run.seconds:.2f} s)", file=sys.stderr, flush=True)
+
+    campaign = validate(args.files, options, progress)
+    written = write_reports(campaign, args.report, args.json, args.csv, plots=not args.no_plots)
+    print(terminal(campaign))
+    for path in written:
+        print(f"wrote {path}")
+    return campaign.exit_code

@@ -1,0 +1,273 @@
+"""The runs a validation compares: native methods, the Modelica model in Rumoca, FMUs in fmpy.
+
+Every runner returns a :class:`Trajectory` (time and named signals: ``x``, ``der(x)``, outputs) on
+the campaign's output grid, or raises :class:`RunFailure` with a one-line reason. FMUs are simulated
+in a child process, so an FMU that crashes (e.g. a segmentation fault in its binary) is reported
+as a failed run instead of taking the validator down.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import re
+import signal as _signal
+import traceback
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..eom import EquationsOfMotion
+from ..errors import BridgeError, SplitLimitError
+
+FMU_TIMEOUT = 600.0
+
+
+class RunFailure(Exception):
+    """A run could not be carried out or its output cannot be compared; ``input`` marks bad user input."""
+
+    def __init__(self, reason: str, input: bool = False):
+        super().__init__(reason)
+        self.reason = reason
+        self.input = input
+
+
+class RunNotApplicable(Exception):
+    """The run's method cannot represent this motion (e.g. a Chaplygin split that turns singular)."""
+
+
+@dataclass(frozen=True)
+class Trajectory:
+    time: np.ndarray
+    signals: Mapping[str, np.ndarray]
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One planned run: ``id`` is unique within a system, ``run_type`` selects the tolerance."""
+
+    id: str
+    run_type: str
+    label: str
+    execute: Callable[[], Trajectory] | None = None
+    skip_reason: str = ""
+    group: str = ""
+    extras: Mapping[str, str] = field(default_factory=dict)
+
+
+# -- native ----------------------------------------------------------------------------------------
+def native_run(eom: EquationsOfMotion, stop: float, step: float, rtol: float = 1e-10,
+               atol: float | None = None) -> Trajectory:
+    from ..simulate import simulate
+
+    res = simulate(eom, stop, interval=step, rtol=rtol, atol=atol if atol is not None else rtol * 1e-2)
+    cols = res.columns()
+    signals = {k: v for k, v in cols.items() if k != "time" and not k.startswith("lambda[")}
+    notes = tuple(f"re-partitioned at t = {t:.6g}: independent {', '.join(ind)}" for t, ind in res.repartitions)
+    return Trajectory(res.time, signals, notes)
+
+
+def _version(package: str) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(package)
+    except PackageNotFoundError:
+        return "(version unknown)"
+
+
+# -- Modelica through Rumoca ---------------------------------------------------------------------
+def rumoca_modelica_run(eom: EquationsOfMotion, stop: float, step: float, rtol: float = 1e-10) -> Trajectory:
+    """The exported model simulated by Rumoca (implicit accelerations, or accelerations as variables)."""
+    try:
+        import rumoca
+    except ImportError as exc:
+        raise RunFailure('Rumoca is not installed (pip install --only-binary rumoca "rumoca>=0.9.9,<0.10")') from exc
+    from ..modelica_export import model_source
+
+    system = eom.system
+    failures = []
+    for form in ("implicit", "variables"):
+        try:
+            model = rumoca.loads(model_source(eom, "index1", accelerations=form), model=system.name,
+                                 filename=f"{system.name}.mo")
+            result = model.simulate((0.0, stop), config=rumoca.SimConfig(rtol=rtol, atol=rtol * 1e-2, dt=step))
+        except rumoca.RumocaError as exc:
+            failures.append(f"{form} accelerations: {str(exc).splitlines()[0] if str(exc) else exc}")
+            continue
+        available = set(result.names)
+        signals = {}
+        for c in system.coordinates:
+            for name, tool in ((c.name, c.name), (f"der({c.name})", f"der_{c.name}")):
+                if tool in available:
+                    signals[name] = np.asarray(result[tool], dtype=float)
+        for name in system.outputs:
+            if name in available:
+                signals[name] = np.asarray(result[name], dtype=float)
+        notes = (f"Rumoca {_version('rumoca')}, {form} accelerations",)
+        return Trajectory(np.asarray(result.time, dtype=float), signals, notes)
+    raise RunFailure("Rumoca could not simulate the model: " + "; ".join(failures))
+
+
+# -- FMUs ------------------------------------------------------------------------------------------
+_UNIT_TOKEN = re.compile(r"([A-Za-z]+)(-?\d+)?")
+
+
+def unit_dimensions(unit: str) -> tuple[tuple[str, int], ...] | None:
+    """``"m/s2"``, ``"m.s-2"``, ``"N.m"`` -> sorted (base, exponent) pairs; None when not understood."""
+    text = unit.replace(" ", "")
+    if text in ("", "1"):
+        return ()
+    parts = text.split("/")
+    if len(parts) > 2:
+        return None
+    dims: dict[str, int] = {}
+    for sign, part in zip((1, -1), parts):
+        if part in ("", "1"):
+            continue
+        for factor in re.split(r"[.*]", part):
+            m = _UNIT_TOKEN.fullmatch(factor)
+            if not m:
+                return None
+            dims[m.group(1)] = dims.get(m.group(1), 0) + sign * int(m.group(2) or 1)
+    return tuple(sorted((k, v) for k, v in dims.items() if v))
+
+
+def same_unit(a: str, b: str) -> bool:
+    da, db = unit_dimensions(a), unit_dimensions(b)
+    return a == b if da is None or db is None else da == db
+
+
+def describe_fmu(path: str | Path):
+    """fmpy's model description, or RunFailure(input=True) naming what is wrong with the file."""
+    import fmpy
+
+    path = Path(path)
+    if not path.is_file():
+        raise RunFailure(f"{path}: no such FMU file", input=True)
+    try:
+        return fmpy.read_model_description(str(path), validate=False)
+    except Exception as exc:  # fmpy raises plain Exceptions for broken archives and XML
+        raise RunFailure(f"{path}: not a loadable FMU ({str(exc).splitlines()[0] if str(exc) else exc})",
+                         input=True) from exc
+
+
+def fmu_interfaces(md) -> list[str]:
+    kinds = []
+    if md.modelExchange is not None:
+        kinds.append("ModelExchange")
+    if md.coSimulation is not None:
+        kinds.append("CoSimulation")
+    return kinds
+
+
+def check_variables(md, wanted: Sequence[str], units: Mapping[str, str]) -> tuple[list[str], list[str]]:
+    """Present signals of ``wanted``, and problems: missing variables and differing units."""
+    variables = {v.name: v for v in md.modelVariables}
+    present = [n for n in wanted if n in variables]
+    problems = []
+    missing = [n for n in wanted if n not in variables]
+    if missing:
+        problems.append(f"lacks the variable(s) {', '.join(missing)}")
+    for name in present:
+        v = variables[name]
+        unit = v.unit or (v.declaredType.unit if v.declaredType is not None else None) or ""
+        ours = units.get(name, "")
+        if unit and ours and not same_unit(unit, ours):
+            problems.append(f"{name} has unit {unit!r}, the system file says {ours!r}")
+    return present, problems
+
+
+def _simulate_child(conn, path: str, kind: str, stop: float, step: float, names: list[str], rtol: float,
+                    start_values: dict, validate: bool) -> None:
+    try:
+        import fmpy
+
+        kw = dict(fmi_type=kind, stop_time=stop, output_interval=step, output=names, start_values=start_values,
+                  relative_tolerance=rtol, validate=validate)
+        if kind == "ModelExchange":
+            kw["solver"] = "CVode"
+        result = fmpy.simulate_fmu(path, **kw)
+        conn.send(("ok", {n: np.asarray(result[n], dtype=float) for n in result.dtype.names}))
+    except BaseException as exc:  # report everything to the parent; it decides
+        message = str(exc).strip().splitlines()
+        conn.send(("error", f"{type(exc).__name__}: {message[-1] if message else ''}",
+                   traceback.format_exc(limit=3)))
+    finally:
+        conn.close()
+
+
+def isolated(target: Callable, *args, timeout: float = FMU_TIMEOUT):
+    """Run ``target(conn, *args)`` in a child process; its message, or RunFailure for a crash or timeout."""
+    ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
+    parent, child = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=target, args=(child, *args), daemon=True)
+    proc.start()
+    child.close()
+    try:
+        if not parent.poll(timeout):
+            proc.kill()
+            raise RunFailure(f"no result within {timeout:g} s; the run was stopped")
+        message = parent.recv()
+    except EOFError:
+        proc.join(5)
+        code = proc.exitcode
+        what = (f"signal {_signal.Signals(-code).name}" if code is not None and code < 0
+                else f"exit code {code}")
+        raise RunFailure(f"the FMU crashed the simulation process ({what})") from None
+    finally:
+        proc.join(5)
+        if proc.is_alive():
+            proc.kill()
+        parent.close()
+    return message
+
+
+def fmu_run(path: str | Path, kind: str, stop: float, step: float, names: Sequence[str], units: Mapping[str, str],
+            rtol: float = 1e-10, start_values: Mapping[str, float] | None = None, validate: bool = True,
+            strict_names: bool = True, invalid_fails: bool = False) -> Trajectory:
+    """Simulate an FMU with fmpy (ME: CVode; CS: its own integrator at communication step ``step``).
+
+    Missing variables and differing units fail the run (``strict_names``); problems found by
+    ``fmpy.validation.validate_fmu`` fail it with ``invalid_fails`` and are otherwise noted.
+    """
+    md = describe_fmu(path)
+    if kind not in fmu_interfaces(md):
+        raise RunFailure(f"the FMU has no {kind} interface (it provides {', '.join(fmu_interfaces(md)) or 'none'})")
+    present, problems = check_variables(md, names, units)
+    if problems and strict_names:
+        raise RunFailure("; ".join(problems))
+    notes = []
+    if validate:
+        from fmpy.validation import validate_fmu
+
+        found = validate_fmu(str(path))
+        if found and invalid_fails:
+            raise RunFailure(f"fmpy.validation.validate_fmu reports {len(found)} problem(s): "
+                             + "; ".join(p.splitlines()[0] for p in found))
+        if found:
+            notes.append(f"fmpy validation: {len(found)} problem(s): " + "; ".join(p.splitlines()[0] for p in found))
+            validate = False
+    message = isolated(_simulate_child, str(path), kind, float(stop), float(step), list(present), float(rtol),
+                       dict(start_values or {}), validate)
+    if message[0] != "ok":
+        raise RunFailure(f"the FMU failed during the run: {message[1]}")
+    data = message[1]
+    signals = {n: data[n] for n in present if n in data}
+    return Trajectory(data["time"], signals, tuple(notes + problems))
+
+
+def guard(fn: Callable[[], Trajectory]) -> Callable[[], Trajectory]:
+    """Turn nhbridge's own errors into RunFailure (one line)."""
+
+    def run() -> Trajectory:
+        try:
+            return fn()
+        except SplitLimitError as exc:
+            raise RunNotApplicable(str(exc).replace("\n", " ")) from exc
+        except BridgeError as exc:
+            raise RunFailure(str(exc).replace("\n", " ")) from exc
+
+    return run

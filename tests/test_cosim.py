@@ -1,0 +1,408 @@
+"""Co-simulation (issue 6): the master against the monolithic model, SSP in and out, fmpy's SSP runner, bad input.
+
+The scenario is the seeds' own case: the hydropulsator FMU (nhbridge) driven by two motor FMUs that nhbridge
+did not make (Rumoca compiles them from examples/cosim/Motor.mo), against examples/cosim/
+hydropulsator_monolithic.toml, the same coupled system in one model, simulated natively at rtol 1e-10.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import zipfile
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+fmpy = pytest.importorskip("fmpy")
+pytest.importorskip("rumoca")
+
+import bridge  # noqa: E402
+from bridge.cli import main  # noqa: E402
+from bridge.cosim import CosimError, CosimRunError, check_scenario, parse_scenario, prepare, read_ssp  # noqa: E402
+from bridge.cosim.ssp import ssd_document, write_ssp  # noqa: E402
+from bridge.cosim.units import compatible, parse_unit  # noqa: E402
+
+ROOT = Path(__file__).parent.parent
+COSIM = ROOT / "examples" / "cosim"
+SCENARIO = COSIM / "hydropulsator_motors.toml"
+COMMITTED_SSP = COSIM / "hydropulsator_motors.ssp"
+T = 1.0                                              # stop time of the comparisons
+STEPS = (0.02, 0.01, 0.005, 0.0025, 0.00125)         # all divide 0.02: every run has the coarse grid
+PAIRS = {"pulsator.w_r": "der(phi)", "pulsator.w_d": "der(psi)", "pulsator.x1": "x1", "pulsator.x2": "x2",
+         "pulsator.phi": "phi"}
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("cosim")
+
+
+@pytest.fixture(scope="module")
+def cosim(work):
+    with prepare(SCENARIO, work / "build") as cs:
+        yield cs
+
+
+@pytest.fixture(scope="module")
+def motors(cosim) -> dict[str, float]:
+    """The motor parameters of the scenario, under the monolithic model's names."""
+    params = {c.name: dict(c.parameters) for c in cosim.scenario.components}
+    return {"M0r": params["motor_r"]["M0"], "w0r": params["motor_r"]["w0"],
+            "M0d": params["motor_d"]["M0"], "w0d": params["motor_d"]["w0"]}
+
+
+@pytest.fixture(scope="module")
+def monolithic(motors):
+    eom = bridge.derive(bridge.load_system(COSIM / "hydropulsator_monolithic.toml"), "lagrange")
+    return eom, bridge.simulate(eom, T, interval=0.02, parameters=motors).columns()
+
+
+def errors(result, reference, every: int) -> dict[str, float]:
+    """Largest deviation from the monolithic run of each compared signal, on the 0.02 s grid."""
+    return {sig: float(np.max(np.abs(result[sig][::every] - reference[col]))) for sig, col in PAIRS.items()}
+
+
+def relative(errs: dict[str, float], reference) -> float:
+    return max(errs[s] / np.ptp(reference[c]) if np.ptp(reference[c]) > 0 else errs[s] for s, c in PAIRS.items())
+
+
+# -- the scenario and its checks ---------------------------------------------------------------------------
+def test_scenario_file_is_read_into_a_frozen_scenario(cosim):
+    sc = cosim.scenario
+    assert [(c.name, c.kind) for c in sc.components] == [("pulsator", "system"), ("motor_r", "modelica"),
+                                                         ("motor_d", "modelica")]
+    assert [c.text for c in sc.connections] == ["pulsator.w_r -> motor_r.w", "motor_r.tau -> pulsator.Mr",
+                                                "pulsator.w_d -> motor_d.w", "motor_d.tau -> pulsator.Md"]
+    assert sc.master.step == 0.005 and sc.master.stop_time == 2.0 and sc.master.algorithm == "gauss-seidel"
+    assert dict(sc.component("motor_r").parameters) == {"M0": 5.0, "w0": 50.0}
+    with pytest.raises(AttributeError):
+        sc.name = "x"  # frozen
+
+
+def test_feedthrough_rollback_and_gauss_seidel_order(cosim):
+    infos = cosim.plan.infos
+    # nhbridge declares its outputs' dependencies: the speeds are states, no feedthrough from the torques
+    assert infos["pulsator"].feedthrough["w_r"] == () and "w_r" in infos["pulsator"].declared
+    # Rumoca declares none: FMI's rule, every input, so the static characteristic is feedthrough
+    assert infos["motor_r"].feedthrough["tau"] == ("w",) and not infos["motor_r"].declared
+    assert infos["motor_r"].generation_tool == "Rumoca" and not infos["motor_r"].made_by_nhbridge
+    assert cosim.plan.order[0] == "pulsator"  # the motors step after the pulsator, with its new speeds
+    assert {n: i.rollback for n, i in infos.items()} == {"pulsator": "reinit", "motor_r": "stateless",
+                                                         "motor_d": "stateless"}
+
+
+def test_units():
+    assert compatible("N.m", "J") and compatible("rad/s", "rad/s") and not compatible("rad/s", "rpm")
+    assert not compatible("N.m", "rad/s") and not compatible("N", "m")
+    assert parse_unit("N.m.s/rad").exponents == (1, 2, -1, 0, 0, 0, 0, -1)
+    assert parse_unit("kg.m2").exponents[:2] == (1, 2) and parse_unit("furlong") is None
+
+
+# -- the master against the monolithic model -----------------------------------------------------------
+def test_initial_values_are_resolved_through_the_feedthrough(cosim, motors):
+    """At t0 each motor's torque is M0 (1 - w(0)/w0) and the pulsator's input already holds it."""
+    sc = replace(cosim.scenario, record=("pulsator.Mr", "pulsator.Md", "motor_r.tau", "motor_d.w"))
+    with prepare(sc, cosim.folder / "init") as cs:
+        r = cs.run(stop_time=0.01)
+    assert r["motor_r.tau"][0] == pytest.approx(motors["M0r"] * (1 - 20.0 / motors["w0r"]), rel=1e-14)
+    assert r["pulsator.Mr"][0] == r["motor_r.tau"][0]
+    assert r["pulsator.Md"][0] == pytest.approx(motors["M0d"] * (1 - 10.0 / motors["w0d"]), rel=1e-14)
+    assert r["motor_d.w"][0] == 10.0
+
+
+def test_convergence_to_the_monolithic_model(cosim, monolithic):
+    """First order in the communication step for Jacobi and Gauss-Seidel; Gauss-Seidel is the more accurate."""
+    _, ref = monolithic
+    table = {}
+    for algorithm in ("jacobi", "gauss-seidel"):
+        errs = []
+        for h in STEPS:
+            r = cosim.run(step=h, stop_time=T, algorithm=algorithm)
+            assert r.time[-1] == T and len(r.time) == round(T / h) + 1
+            errs.append(errors(r, ref, round(0.02 / h)))
+        table[algorithm] = errs
+        for sig in PAIRS:
+            e = [x[sig] for x in errs]
+            orders = [math.log2(a / b) for a, b in zip(e, e[1:])]
+            assert all(o >= 0.8 for o in orders), (algorithm, sig, e, orders)
+            assert orders[-1] == pytest.approx(1.0, abs=0.15)  # zero-order hold: first order
+        # h = 1.25 ms: within 1.2 % (Jacobi) and 0.5 % (Gauss-Seidel) of each signal's range (measured 0.9, 0.3)
+        assert relative(errs[-1], ref) < {"jacobi": 1.2e-2, "gauss-seidel": 5e-3}[algorithm]
+    for k in range(len(STEPS)):
+        assert table["gauss-seidel"][k]["pulsator.w_r"] < 0.6 * table["jacobi"][k]["pulsator.w_r"]
+
+
+def test_fmi3_component_with_fmi2_components(cosim, work):
+    """The pulsator as an FMI 3.0 FMU (FMU3Slave) with the FMI 2.0 motors gives the FMI 2.0 result."""
+    text = SCENARIO.read_text().replace('system = "pulsator.toml"', 'system = "pulsator.toml"\nfmi_version = 3')
+    sc = parse_scenario(text, "fmi3.toml", COSIM)
+    with prepare(sc, work / "fmi3") as cs3:
+        assert cs3.plan.infos["pulsator"].fmi_version == 3
+        r3 = cs3.run(stop_time=T)
+    r2 = cosim.run(stop_time=T)
+    assert np.max(np.abs(r3.values - r2.values)) < 1e-6
+
+
+def test_adaptive_step_keeps_the_tolerance(cosim, monolithic, motors):
+    """Step doubling, error per unit step: the global error follows the tolerance and stays below its bound."""
+    eom, _ = monolithic
+    previous = None
+    for tol in (1e-2, 1e-3):
+        r = cosim.run(step=0.001, stop_time=0.5, adaptive=True, tolerance=tol, algorithm="jacobi")
+        st = r.stats
+        assert r.time[-1] == 0.5 and np.all(np.diff(r.time) > 0)
+        assert st["smallest_step"] < st["largest_step"]  # the step really adapts
+        ref = bridge.simulate(eom, 0.5, interval=0.5 / 2000, parameters=motors).columns()
+        w = np.interp(r.time, ref["time"], ref["der(phi)"])
+        err = float(np.max(np.abs(r["pulsator.w_r"] - w)))
+        bound = tol * (1 + np.max(np.abs(w))) * 0.5  # tol (1 + |y|) (t_stop - t_start)
+        assert err < bound, (tol, err, bound)
+        if previous:
+            assert err < 0.3 * previous[0] and st["steps"] > 3 * previous[1]
+        previous = (err, st["steps"])
+
+
+def test_adaptive_is_refused_for_a_stateful_fmu_without_rollback(cosim):
+    infos = dict(cosim.plan.infos)
+    infos["pulsator"] = replace(infos["pulsator"], generation_tool="SomeTool 1.0")  # not ours, no FMU state
+    with pytest.raises(CosimError) as exc:
+        check_scenario(cosim.scenario.with_master(adaptive=True), infos)
+    message = str(exc.value)
+    assert "components.pulsator" in message and "canGetAndSetFMUstate" in message and "adaptive = false" in message
+    check_scenario(cosim.scenario, infos)  # a fixed step is fine
+
+
+def test_progress_is_shown_on_request(cosim, capsys):
+    cosim.run(stop_time=0.05, step=0.01, progress=True)
+    err = capsys.readouterr().err
+    assert "cosim: t = 0.05 s of 0.05 s (100.0 %), 5 steps" in err
+
+
+def test_a_step_the_fmu_rejects_stops_the_run_with_component_time_and_status(work, tmp_path):
+    text = SCENARIO.read_text().replace("M0 = 5.0, w0 = 50.0", "M0 = 1e300, w0 = 50.0")
+    sc = parse_scenario(text, "huge.toml", COSIM)
+    with prepare(sc, work / "huge") as cs, pytest.raises(CosimRunError) as exc:
+        cs.run()
+    message = str(exc.value)
+    assert "component pulsator (pulsator.toml): doStep(h = 0.005) at t = 0 s failed with status Error" in message
+    assert "the FMU logged: [Error] fmi2DoStep" in message
+
+
+# -- SSP ------------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def ssp(cosim, work) -> Path:
+    return write_ssp(cosim.plan, cosim.fmus, work / "system.ssp")
+
+
+def test_ssp_is_accepted_by_fmpy_and_reads_back_to_the_same_scenario(cosim, ssp, work):
+    from fmpy.ssp.ssd import read_ssd
+
+    ssd = read_ssd(str(ssp), validate=True)  # fmpy checks it against the SSP 1.0 schema
+    assert [c.name for c in ssd.system.elements] == ["pulsator", "motor_r", "motor_d"]
+    assert [(c.startElement, c.startConnector, c.endElement, c.endConnector) for c in ssd.system.connections][1] == \
+        ("motor_r", "tau", "pulsator", "Mr")
+    assert {p.name: float(p.value) for p in ssd.system.elements[2].parameterBindings[0].parameterValues[0]
+            .parameters} == {"M0": 3.0, "w0": 30.0}
+    back = read_ssp(ssp, work)
+    sc = cosim.scenario
+    assert back.name == sc.name and back.master == sc.master and back.record == sc.record
+    assert back.connections == tuple(replace(c, entry=b.entry) for c, b in zip(sc.connections, back.connections))
+    assert [(c.name, c.parameters, c.start) for c in back.components] == \
+        [(c.name, c.parameters, c.start) for c in sc.components]
+
+
+def test_ssp_round_trip_gives_the_same_result(cosim, ssp, work):
+    with prepare(ssp, work / "from_ssp") as back:
+        for algorithm in ("jacobi", "gauss-seidel"):
+            a = cosim.run(stop_time=0.5, algorithm=algorithm)
+            b = back.run(stop_time=0.5, algorithm=algorithm)
+            assert np.array_equal(a.time, b.time) and np.array_equal(a.values, b.values)
+
+
+def test_gain_offset_and_suppressed_units_survive_the_round_trip(cosim, work):
+    text = SCENARIO.read_text().replace('"motor_d.tau -> pulsator.Md",',
+                                        '{ from = "motor_d.tau", to = "pulsator.Md", gain = 0.5, offset = 0.25, '
+                                        'ignore_units = true },')
+    sc = parse_scenario(text, "gain.toml", COSIM)
+    plan = check_scenario(sc, cosim.plan.infos)
+    xml = ssd_document(plan, {c.name: f"resources/{c.name}.fmu" for c in sc.components}).decode()
+    assert '<ssc:LinearTransformation factor="0.5" offset="0.25"/>' in xml and 'suppressUnitConversion="true"' in xml
+    path = write_ssp(plan, cosim.fmus, work / "gain.ssp")
+    back = read_ssp(path, work)
+    conn = back.connections[3]
+    assert (conn.gain, conn.offset, conn.ignore_units) == (0.5, 0.25, True)
+    with prepare(sc, work / "gain") as cs:
+        r = cs.run(stop_time=0.01)
+    assert r["pulsator.w_d"][0] == 10.0
+    tau = 3.0 * (1 - 10.0 / 30.0)
+    with prepare(replace(sc, record=("pulsator.Md",)), work / "gain2") as cs:
+        assert cs.run(stop_time=0.01)["pulsator.Md"][0] == pytest.approx(0.5 * tau + 0.25, rel=1e-14)
+
+
+def test_committed_ssp_matches_a_regenerated_one(ssp):
+    """examples/cosim/hydropulsator_motors.ssp is `nhbridge ssp examples/cosim/hydropulsator_motors.toml`."""
+    with zipfile.ZipFile(COMMITTED_SSP) as old, zipfile.ZipFile(ssp) as new:
+        assert old.namelist() == new.namelist() == ["SystemStructure.ssd", "resources/Motor.fmu",
+                                                    "resources/Pulsator.fmu"]
+        assert old.read("SystemStructure.ssd") == new.read("SystemStructure.ssd")
+        for member in ("resources/Motor.fmu", "resources/Pulsator.fmu"):  # binaries may differ; the interface not
+            mds = [zipfile.ZipFile(z.open(member)).read("modelDescription.xml") for z in (old, new)]
+            assert mds[0] == mds[1]
+
+
+def test_fmpy_simulate_ssp_runs_our_package_and_converges_to_the_monolithic_model(ssp, cosim, motors):
+    """fmpy's SSP master (FMI 2.0, Jacobi, connectors start at 0, no ParameterBindings: the values are passed in)."""
+    from fmpy.ssp.simulation import simulate_ssp
+    from fmpy.ssp.ssd import Parameter, ParameterSet
+
+    pset = ParameterSet(parameters=[Parameter(name=f"{c.name}.{n}", type="Real", value=str(v))
+                                    for c in cosim.scenario.components for n, v in c.parameters])
+    eom = bridge.derive(bridge.load_system(COSIM / "hydropulsator_monolithic.toml"), "lagrange")
+    errs = []
+    for h in (0.01, 0.005):
+        rows = simulate_ssp(str(ssp), stop_time=0.5, step_size=h, parameter_set=pset)
+        ref = bridge.simulate(eom, 0.5 + 2 * h, interval=h, parameters=motors).columns()["der(phi)"]
+        n = len(rows)  # row k holds the values after the step to (k + 1) h
+        errs.append(float(np.max(np.abs(rows["pulsator.w_r"] - ref[1:n + 1]))))
+    assert errs[1] < 0.6 * errs[0] and errs[1] < 2.0  # first order (its first step runs with zero torques)
+
+
+# -- the command line and bad input ------------------------------------------------------------------------
+def test_cli_cosim_ssp_and_back(work, tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    out, png, package = tmp_path / "cosim.csv", tmp_path / "cosim.png", tmp_path / "system.ssp"
+    assert main(["cosim", str(SCENARIO), "-o", str(out), "--plot", str(png), "--step", "0.01", "--stop-time",
+                 "0.2", "--algorithm", "jacobi"]) == 0
+    with open(out, newline="") as fh:
+        rows = list(csv.reader(fh))
+    assert rows[0] == ["time", "pulsator.x1", "pulsator.x2", "pulsator.phi", "pulsator.psi", "pulsator.w_r",
+                       "pulsator.w_d", "motor_r.tau", "motor_d.tau"]
+    assert len(rows) == 22 and float(rows[-1][0]) == 0.2
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert main(["ssp", str(SCENARIO), "-o", str(package)]) == 0
+    out2 = tmp_path / "back.csv"
+    assert main(["cosim", str(package), "-o", str(out2), "--step", "0.01", "--stop-time", "0.2", "--algorithm",
+                 "jacobi"]) == 0
+    assert out2.read_text() == out.read_text()
+    assert main(["cosim", str(SCENARIO), "-o", str(tmp_path / "a.csv"), "--adaptive", "--tolerance", "1e-2",
+                 "--stop-time", "0.1"]) == 0
+    assert "rejected steps" in capsys.readouterr().out
+
+
+@pytest.fixture(scope="module")
+def model_exchange_only(cosim, work) -> Path:
+    """The pulsator FMU without its CoSimulation element."""
+    src = cosim.fmus["pulsator"]
+    target = work / "PulsatorME.fmu"
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(target, "w") as zout:
+        for item in zin.infolist():
+            data = zin.read(item)
+            if item.filename == "modelDescription.xml":
+                text = data.decode()
+                start = text.index("<CoSimulation")
+                data = (text[:start] + text[text.index("/>", start) + 2:]).encode()
+            zout.writestr(item, data)
+    return target
+
+
+def bad_scenario(cosim, connections: str, extra: str = "", pulsator: str | None = None) -> str:
+    fmus = cosim.fmus
+    return f"""name = "Bad"
+connections = [{connections}]
+[components.pulsator]
+fmu = "{pulsator or fmus['pulsator']}"
+[components.motor_r]
+fmu = "{fmus['motor_r']}"
+parameters = {{ M0 = 5.0, w0 = 50.0 }}
+[components.motor_d]
+fmu = "{fmus['motor_d']}"
+{extra}
+[master]
+step = 0.01
+stop_time = 0.1
+"""
+
+
+OK_CONNECTIONS = '"pulsator.w_r -> motor_r.w", "motor_r.tau -> pulsator.Mr"'
+BAD = {
+    "missing variable": ('"pulsator.w_x -> motor_r.w", "motor_r.tau -> pulsator.Mr"', "",
+                         ["connections[1]", "pulsator.w_x -> motor_r.w: pulsator has no variable 'w_x'",
+                          "did you mean 'w_r'"]),
+    "output to output": ('"pulsator.w_r -> motor_r.tau"', "",
+                         ["motor_r.tau is an output: an output cannot be connected to an output",
+                          "connect to an input of motor_r"]),
+    "input as source": ('"motor_r.w -> pulsator.Mr"', "",
+                        ["motor_r.w is an input", "did you swap the two ends?"]),
+    "unit mismatch": ('"pulsator.w_r -> motor_r.w", "motor_r.tau -> motor_d.w"', "",
+                      ["unit mismatch: motor_r.tau is in 'N.m', motor_d.w in 'rad/s'",
+                       "ignore_units = true"]),
+    "algebraic loop": ('{ from = "motor_r.tau", to = "motor_d.w", ignore_units = true }, '
+                       '{ from = "motor_d.tau", to = "motor_r.w", ignore_units = true }', "",
+                       ["algebraic loop through direct feedthrough: motor_r.tau -> motor_d.w -> motor_d.tau -> "
+                        "motor_r.w -> motor_r.tau", "break the loop"]),
+    "input twice": ('"pulsator.w_r -> motor_r.w", "pulsator.w_d -> motor_r.w"', "",
+                    ["connections[2]", "motor_r.w already has a source (connections[1]"]),
+    "unknown parameter": (OK_CONNECTIONS, "parameters = { M1 = 2.0 }",
+                          ["components.motor_d.parameters.M1", "did you mean 'M0'"]),
+    "expression as gain": ('{ from = "pulsator.w_r", to = "motor_r.w", gain = "2*3" }', "",
+                           ["connections[1].gain: must be a finite number, got '2*3'", "not evaluated"]),
+    "missing component": ('"pulsator.w_r -> motor_x.w"', "", ["no component 'motor_x'"]),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD))
+def test_bad_input_is_reported_before_the_run(case, cosim, tmp_path, capsys):
+    connections, extra, expected = BAD[case]
+    path = tmp_path / "bad.toml"
+    path.write_text(bad_scenario(cosim, connections, extra))
+    out = tmp_path / "out.csv"
+    assert main(["cosim", str(path), "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    for text in expected:
+        assert text in err, (case, err)
+    assert not out.exists()
+
+
+def test_a_model_exchange_only_fmu_is_refused(cosim, model_exchange_only, tmp_path, capsys):
+    path = tmp_path / "me.toml"
+    path.write_text(bad_scenario(cosim, OK_CONNECTIONS, pulsator=str(model_exchange_only)))
+    assert main(["cosim", str(path), "-o", str(tmp_path / "out.csv")]) == 2
+    err = capsys.readouterr().err
+    assert "components.pulsator: PulsatorME.fmu has no Co-Simulation interface (Model Exchange only)" in err
+    assert not (tmp_path / "out.csv").exists()
+
+
+def test_all_problems_of_a_file_are_reported_at_once(cosim, tmp_path, capsys):
+    path = tmp_path / "many.toml"
+    path.write_text(bad_scenario(cosim, '"pulsator.w_x -> motor_r.w", "pulsator.w_r -> motor_r.tau"',
+                                 "parameters = { M1 = 2.0 }"))
+    assert main(["cosim", str(path), "-o", str(tmp_path / "o.csv")]) == 2
+    err = capsys.readouterr().err
+    assert "'w_x'" in err and "an output cannot be connected to an output" in err and "M1" in err
+
+
+def test_a_failed_step_exits_with_1_and_writes_nothing(tmp_path, capsys):
+    path = tmp_path / "huge.toml"
+    path.write_text(SCENARIO.read_text().replace("M0 = 5.0, w0 = 50.0", "M0 = 1e300, w0 = 50.0")
+                    .replace('"pulsator.toml"', f'"{COSIM / "pulsator.toml"}"')
+                    .replace('"Motor.mo"', f'"{COSIM / "Motor.mo"}"'))
+    assert main(["cosim", str(path), "-o", str(tmp_path / "o.csv"), "--stop-time", "0.1"]) == 1
+    err = capsys.readouterr().err
+    assert "simulation failed" in err and "component pulsator" in err and "Traceback" not in err
+    assert not (tmp_path / "o.csv").exists()
+
+
+def test_unsafe_ssp_sources_are_refused(tmp_path):
+    ssd = COMMITTED_SSP
+    with zipfile.ZipFile(ssd) as z:
+        text = z.read("SystemStructure.ssd").decode().replace('source="resources/Pulsator.fmu"',
+                                                              'source="../../etc/passwd.fmu"')
+    bad = tmp_path / "bad.ssp"
+    with zipfile.ZipFile(bad, "w") as z:
+        z.writestr("SystemStructure.ssd", text)
+    with pytest.raises(CosimError, match="is not a file inside the package"):
+        read_ssp(bad, tmp_path)

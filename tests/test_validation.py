@@ -1,0 +1,252 @@
+"""nhbridge validate: every example passes, known answers hold, and the validator does fail when it should."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import signal
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import bridge
+from bridge.cli import main
+from bridge.fmu_export import build_fmu
+from bridge.validation.campaign import FAILED, PASSED, SKIPPED, Options, validate_system
+from bridge.validation.metrics import compare, signal_scale
+from bridge.validation.runs import RunFailure, isolated, same_unit
+
+pytest.importorskip("fmpy")
+pytest_plugins = ["pytester"]
+
+ROOT = Path(__file__).parent.parent
+EXAMPLES = sorted((ROOT / "examples").glob("*.toml"))
+PENDULUM = ROOT / "examples" / "simple_pendulum.toml"
+PENDULUM_TEXT = PENDULUM.read_text()
+FAST = Options(groups=("methods", "fmu"), methods=("lagrange",), fmi_versions=(2,), overrides={"stop_time": 2.0})
+
+
+@pytest.fixture(scope="module")
+def campaign(tmp_path_factory):
+    """All examples, every method and backend, through the CLI, with every report."""
+    out = tmp_path_factory.mktemp("validation")
+    reports = {k: out / f"v.{k}" for k in ("html", "json", "csv")}
+    code = main(["validate", *map(str, EXAMPLES), "-q", "--report", str(reports["html"]), "--json",
+                 str(reports["json"]), "--csv", str(reports["csv"])])
+    return code, reports, json.loads(reports["json"].read_text())
+
+
+def runs_of(data, name):
+    system = next(s for s in data["systems"] if s["name"] == name)
+    return {r["id"]: r for r in system["runs"]}
+
+
+def test_every_example_passes(campaign):
+    code, reports, data = campaign
+    assert code == 0, data["failures"]
+    assert len(data["systems"]) == len(EXAMPLES)
+    for system in data["systems"]:
+        ran = [r for r in system["runs"] if r["status"] != SKIPPED]
+        kinds = {r["id"] for r in ran}
+        # every example is run by lagrange natively, through Rumoca's Modelica simulation and 4 native FMU runs
+        assert {"native-lagrange", "modelica-rumoca", "fmu2-me", "fmu2-cs", "fmu3-me", "fmu3-cs"} <= kinds
+        assert all(r["status"] == PASSED for r in ran)
+        for r in ran:
+            signals = {m["signal"] for m in r["signals"]}
+            assert {"der(" + s + ")" for s in signals if not s.startswith("der(")} & signals  # velocities compared
+            assert all(m["max_rel"] <= r["tolerance"] and m["tube_ok"] for m in r["signals"])
+    skipped = [r for s in data["systems"] for r in s["runs"] if r["status"] == SKIPPED]
+    assert all(r["reason"] for r in skipped)
+
+
+def test_reports_are_written(campaign):
+    _, reports, data = campaign
+    page = reports["html"].read_text()
+    assert page.count("data:image/png;base64,") >= len(EXAMPLES)  # plots embedded, self-contained
+    assert "<script" not in page and "http" not in page.split("<body>")[1].split("nhbridge validation report")[0]
+    rows = list(csv.DictReader(reports["csv"].open()))
+    assert {r["system"] for r in rows} == {s["name"] for s in data["systems"]}
+    assert all(float(r["max_rel"]) <= float(r["tolerance"]) for r in rows if r["max_rel"])
+
+
+def test_skate_matches_its_closed_form(campaign):
+    """x = g sin(a)/(2w^2) sin^2(wt), y = g sin(a)/(2w) (t - sin(2wt)/(2w)): 1e-8 natively, 1e-6 in FMUs."""
+    _, _, data = campaign
+    system = next(s for s in data["systems"] if s["name"] == "InclinedSkate")
+    assert set(system["closed_forms"]) >= {"x", "y"}
+    runs = runs_of(data, "InclinedSkate")
+    for rid, run in runs.items():
+        if run["status"] == SKIPPED:
+            continue
+        errors = {m["signal"]: m["max_rel"] for m in run["signals"] if m["signal"] in ("x", "y")}
+        bound = 1e-8 if rid.startswith("native") else 1e-6
+        assert set(errors) == {"x", "y"} and max(errors.values()) < bound, (rid, errors)
+
+
+def test_rolling_sphere_keeps_its_first_integral(campaign):
+    _, _, data = campaign
+    for rid, run in runs_of(data, "RollingSphere").items():
+        if run["status"] == SKIPPED:
+            continue
+        assert run["energy_drift"] is not None and run["energy_drift"] < 1e-6, rid  # conservative: checked
+        omega = next(m for m in run["signals"] if m["signal"] == "omega_z")
+        # cos(theta) phi' + psi' is constant: measured against its magnitude, it holds to 1e-7 in every run
+        assert omega["max_rel"] < 1e-7, rid
+
+
+def test_energy_checked_only_for_conservative_systems(campaign):
+    _, _, data = campaign
+    checked = {s["name"]: s["energy_checked"] for s in data["systems"]}
+    assert checked["SimplePendulum"] and checked["ChaplyginSleigh"] and checked["RollingSphere"]
+    assert not checked["Hydropulsator"] and not checked["InclinedSkate"] and not checked["SteeredCar"]
+
+
+def perturbed_fmu(tmp_path, text: str, name: str = "p.fmu") -> Path:
+    eom = bridge.derive(bridge.parse_system(text, "variant"), "lagrange")
+    return build_fmu(eom, tmp_path / name, 2)
+
+
+def test_perturbed_fmu_is_flagged(tmp_path, capsys):
+    """A validator that cannot fail is worthless: l = 0.8 -> 0.81 in an FMU is caught."""
+    fmu = perturbed_fmu(tmp_path, PENDULUM_TEXT.replace("value = 0.8,", "value = 0.81,"))
+    same = perturbed_fmu(tmp_path, PENDULUM_TEXT, "same.fmu")
+    args = ["validate", str(PENDULUM), "--runs", "methods", "--methods", "lagrange", "-q", "--stop-time", "3"]
+    assert main([*args, "--fmu", str(same)]) == 0
+    capsys.readouterr()
+    assert main([*args, "--fmu", str(fmu), "--json", str(tmp_path / "r.json")]) == 1
+    out = capsys.readouterr().out
+    assert "FAILED SimplePendulum: external-p-me: der(theta): max error 0.03" in out
+    runs = runs_of(json.loads((tmp_path / "r.json").read_text()), "SimplePendulum")
+    assert runs["external-p-me"]["status"] == FAILED and runs["external-p-cs"]["status"] == FAILED
+    assert runs["native-lagrange"]["status"] == PASSED  # the other runs are still reported
+
+
+def test_external_fmu_with_missing_variables_and_other_units(tmp_path):
+    cart = build_fmu(bridge.derive(bridge.load_system(ROOT / "examples" / "cartesian_pendulum.toml"), "lagrange"),
+                     tmp_path / "cart.fmu", 2)
+    degrees = perturbed_fmu(tmp_path, PENDULUM_TEXT.replace('unit = "rad"', 'unit = "deg"'), "deg.fmu")
+    result = validate_system(PENDULUM, Options(groups=(), external=(str(cart), str(degrees)),
+                                               overrides={"stop_time": 1.0}))
+    runs = {r.id: r for r in result.runs}
+    assert "lacks the variable(s) der(theta)" in runs["external-cart-me"].reason  # (theta is one of its outputs)
+    assert "theta has unit 'deg', the system file says 'rad'" in runs["external-deg-me"].reason
+    assert all(r.status == "error" and not r.input_error for k, r in runs.items() if k.startswith("external"))
+    assert same_unit("m/s2", "m.s-2") and same_unit("N.m", "m.N") and not same_unit("rad/s", "rad")
+
+
+def test_fmu_failing_mid_run_and_unloadable_fmu(tmp_path, capsys):
+    # the force sqrt(1 - t) is NaN after t = 1: the FMU reports an error at run time
+    text = PENDULUM_TEXT.replace("[constraints]", '[forces]\ntheta = "sqrt(1 - t)"\n\n[constraints]')
+    broken = perturbed_fmu(tmp_path, text, "broken.fmu")
+    junk = tmp_path / "junk.fmu"
+    junk.write_bytes(b"not a zip archive")
+    code = main(["validate", str(PENDULUM), "--runs", "methods", "--methods", "lagrange", "-q", "--stop-time", "2",
+                 "--fmu", str(broken), "--fmu", str(junk), "--json", str(tmp_path / "r.json")])
+    assert code == 2  # the unloadable FMU is bad input
+    out = capsys.readouterr().out
+    assert "external-broken-me: the FMU failed during the run" in out
+    assert "junk.fmu: not a loadable FMU" in out
+    runs = runs_of(json.loads((tmp_path / "r.json").read_text()), "SimplePendulum")
+    assert runs["native-lagrange"]["status"] == PASSED
+
+
+def test_a_crashing_process_is_reported_not_fatal():
+    def crash(conn):
+        os.kill(os.getpid(), signal.SIGSEGV)
+
+    with pytest.raises(RunFailure, match="crashed the simulation process \\(signal SIGSEGV\\)"):
+        isolated(crash, timeout=30)
+
+
+def test_bad_reference_and_validation_tables(tmp_path, capsys):
+    bad = tmp_path / "bad.toml"
+    bad.write_text(PENDULUM_TEXT + '\n[reference]\ntheta = "0.5*cos(omega*t)"\nphi = "1"\n'
+                   '\n[validation]\ntube = -1\ntolerance = { fmu-xx = 1e-3 }\n')
+    code = main(["validate", str(bad), "--runs", "methods", "--methods", "lagrange", "-q", "--stop-time", "1"])
+    assert code == 2
+    out = capsys.readouterr().out
+    assert "reference.theta: unknown name 'omega'" in out
+    assert "reference.phi: 'phi' is not a signal of SimplePendulum" in out
+    assert "validation.tube: expected a positive number" in out
+    assert "validation.tolerance.fmu-xx: unknown run type" in out
+    assert "native-lagrange    pass" in out  # the runs are still carried out and reported
+
+
+def test_wrong_closed_form_fails(tmp_path):
+    wrong = tmp_path / "wrong.toml"
+    wrong.write_text(PENDULUM_TEXT + '\n[reference]\ntheta = "0.5*cos(sqrt(g/l)*t)"\n')  # small-angle formula
+    result = validate_system(wrong, FAST)
+    assert result.closed_forms and not result.problems
+    run = next(r for r in result.runs if r.id == "native-lagrange")
+    assert run.status == FAILED and run.reason.startswith("theta: max error")
+
+
+def test_unwritable_report_path(tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    code = main(["validate", str(PENDULUM), "--runs", "methods", "--methods", "lagrange", "-q", "--stop-time", "1",
+                 "--report", str(blocker / "r.html"), "--json", str(tmp_path / "r.json")])
+    assert code == 2
+    out = capsys.readouterr().out
+    assert f"{blocker / 'r.html'}: {blocker} is not a directory" in out
+    data = json.loads((tmp_path / "r.json").read_text())
+    assert data["exit_code"] == 2 and any("is not a directory" in f for f in data["failures"])
+    assert not (blocker / "r.html").exists()
+
+
+def test_bad_system_file_still_reports_the_others(tmp_path, capsys):
+    bad = tmp_path / "bad.toml"
+    bad.write_text("name = 'X'\n[coordinates]\nx = { start = 0 }\n[energy]\nkinetic = 'm*der(x)^2'\n")
+    code = main(["validate", str(bad), str(PENDULUM), "--runs", "methods", "--methods", "lagrange", "-q",
+                 "--stop-time", "1"])
+    assert code == 2
+    out = capsys.readouterr().out
+    assert "unknown name 'm'" in out and "SimplePendulum       native-lagrange    pass" in out
+
+
+def test_tolerances_from_system_file_and_command_line(tmp_path):
+    strict = tmp_path / "strict.toml"
+    strict.write_text(PENDULUM_TEXT + "\n[validation]\ntolerance = { fmu-me = 1e-12 }\nstop_time = 2.0\n")
+    result = validate_system(strict, Options(groups=("fmu",), fmi_versions=(2,)))
+    runs = {r.id: r for r in result.runs}
+    assert runs["fmu2-me"].status == FAILED and runs["fmu2-me"].tolerance == 1e-12
+    assert runs["fmu2-cs"].status == PASSED and result.stop_time == 2.0
+    looser = validate_system(strict, Options(groups=("fmu",), fmi_versions=(2,),
+                                             overrides={"tolerances": {"fmu-me": 1e-5}}))
+    assert {r.id: r.status for r in looser.runs}["fmu2-me"] == PASSED
+
+
+def test_metrics_and_tube():
+    t = np.linspace(0, 1, 1001)
+    ref = np.sin(2 * np.pi * t) ** 3
+    shifted = np.sin(2 * np.pi * (t - 0.002)) ** 3  # a time shift of 2 ms: inside a 5 ms time tolerance
+    m = compare("y", t, ref, t, shifted, 0.002, 0.005)
+    assert m.tube_ok and abs(m.max_rel - np.abs(shifted - ref).max() / 2) < 1e-15
+    assert abs(m.rms - np.sqrt(np.mean((shifted - ref) ** 2))) < 1e-15
+    assert not compare("y", t, ref, t, shifted, 0.002, 0.0).tube_ok  # no time tolerance: outside
+    offset = compare("y", t, ref, t, ref + 0.005, 0.002, 0.0)  # 0.0025 of the range 2
+    assert not offset.tube_ok and offset.tube_violations == t.size
+    coarse = compare("y", t, ref, t[::10], ref[::10], 0.002, 0.0)  # other grid: interpolated
+    assert 0 < coarse.max_rel < 1e-3 and coarse.tube_ok
+    assert signal_scale(np.full(5, -3.0)) == 3.0 and signal_scale(np.array([1.0, 1.5])) == 0.5
+    nan = compare("y", t, ref, t, np.where(t > 0.5, np.nan, ref), 0.002, 0.0)
+    assert not nan.tube_ok and nan.max_rel == float("inf") and nan.worst_time > 0.5
+
+
+def test_pytest_plugin_on_a_folder(pytester):
+    folder = pytester.mkdir("systems")
+    (folder / "pendulum.toml").write_text(PENDULUM_TEXT + "\n[validation]\nstop_time = 2.0\n")
+    (folder / "wrong.toml").write_text(PENDULUM_TEXT.replace('"SimplePendulum"', '"WrongPendulum"')
+                                       + '\n[reference]\ntheta = "0.5*cos(sqrt(g/l)*t)"\n'
+                                       + "\n[validation]\nstop_time = 2.0\n")
+    (folder / "broken.toml").write_text("name = 'X'\n")
+    result = pytester.runpytest("--nhbridge-validate", str(folder), "--nhbridge-runs", "methods,fmu", "-p",
+                                "no:cacheprovider", "-rs")
+    outcomes = result.parseoutcomes()
+    # pendulum: 4 methods + 4 FMU runs pass, chaplygin and rumoca-fmu skipped; wrong: every run but the
+    # skipped ones (and the reference run itself) fails against the closed form; broken: its system-file item fails
+    assert outcomes["passed"] == 8 and outcomes["failed"] == 10 and outcomes["skipped"] == 4
+    result.stdout.fnmatch_lines(["*broken.toml: bad input*", "*coordinates: the [[]coordinates[]] table is missing*",
+                                 "*WrongPendulum native-maggi (native maggi*): theta: max error*"])
