@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Set up nhbridge and run the main job on an example: system file -> checks -> equations -> simulation
-# -> Modelica model checked by Rumoca against the native simulation -> FMI 2.0 and 3.0 FMUs (ME + CS).
+# -> Modelica model checked by Rumoca against the native simulation -> FMI 2.0 and 3.0 FMUs (ME + CS)
+# -> validation report (every method, the Modelica model, every FMU against the reference).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 example="${1:-examples/rolling_sphere.toml}"
-python3 -m pip install --quiet --disable-pip-version-check --only-binary rumoca -e ".[modelica]"
+python3 -m pip install --quiet --disable-pip-version-check --only-binary rumoca -e ".[modelica,fmu]"
 mkdir -p out
 nhbridge check "$example"
 nhbridge derive "$example" --method lagrange --format latex -o out/equations.tex
@@ -14,3 +15,4 @@ name=$(python3 -c "import bridge,sys; print(bridge.load_system(sys.argv[1]).name
 nhbridge modelica "$example" --method lagrange -o "out/$name.mo" --check rumoca
 nhbridge fmu "$example" -o "out/$name.fmu"
 nhbridge fmu "$example" --fmi-version 3 -o "out/${name}_fmi3.fmu"
+nhbridge validate "$example" --report out/validation.html --json out/validation.json --csv out/validation.csv
