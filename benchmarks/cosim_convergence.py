@@ -34,7 +34,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--stop-time", type=float, default=2.0)
     ap.add_argument("--steps", type=float, nargs="+", default=[0.02, 0.01, 0.005, 0.0025, 0.00125])
-    ap.add_argument("--tolerances", type=float, nargs="*", default=[1e-2, 1e-3, 1e-4])
+    ap.add_argument("--tolerances", type=float, nargs="*", default=[1e-2, 1e-3])
     args = ap.parse_args()
     steps = sorted(args.steps, reverse=True)
     coarse = steps[0]

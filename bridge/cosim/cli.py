@@ -69,9 +69,12 @@ def cmd_cosim(args: argparse.Namespace) -> int:
 
 
 def cmd_ssp(args: argparse.Namespace) -> int:
+    from .errors import CosimError
     from .session import prepare
     from .ssp import write_ssp
 
+    if Path(args.output).suffix != ".ssp":
+        raise CosimError(f"{args.output}: an SSP package must end in .ssp")
     with prepare(args.scenario) as cosim:
         path = write_ssp(cosim.plan, cosim.fmus, args.output)
         names = ", ".join(f"{c.name} ({c.kind})" for c in cosim.scenario.components)

@@ -80,10 +80,10 @@ class Master:
         self.in_links = [[lk for lk in self.links if lk.dst == i] for i in range(n)]
         self.in_vrs = [[lk.dst_vr for lk in self.in_links[i]] for i in range(n)]
         self.out_vrs = [sorted({lk.src_vr for lk in self.links if lk.src == i}) for i in range(n)]
+        self.out_keys = [[(i, vr) for vr in self.out_vrs[i]] for i in range(n)]
         self.y: dict[tuple[int, int], float] = {}
         self.order = [index[name] for name in plan.order]
-        self.record_groups: list[tuple[int, list[int], list[int]]] = []  # (component, vrs, columns)
-        groups: dict[int, tuple[list[int], list[int]]] = {}
+        groups: dict[int, tuple[list[int], list[int]]] = {}  # component -> (value references, columns)
         for col, signal in enumerate(plan.record):
             comp, var = split_signal(signal)
             i = index[comp]
@@ -96,17 +96,21 @@ class Master:
         self.resolution = self._resolution_order()
 
     # -- exchange ----------------------------------------------------------------------------------------
+    def _ports(self) -> None:
+        """Readers and writers with preallocated arrays, once the instances exist."""
+        self.readers = [s.reader(self.out_vrs[i]) for i, s in enumerate(self.slaves)]
+        self.writers = [s.writer(self.in_vrs[i]) for i, s in enumerate(self.slaves)]
+        self.recorders = [(self.slaves[i].reader(vrs), cols) for i, vrs, cols in self.record_groups]
+
     def _read(self, i: int) -> None:
-        vrs = self.out_vrs[i]
-        if vrs:
-            for vr, v in zip(vrs, self.slaves[i].get(vrs)):
-                self.y[(i, vr)] = v
+        if self.out_vrs[i]:
+            self.y.update(zip(self.out_keys[i], self.readers[i]()))
 
     def _write(self, i: int) -> None:
         links = self.in_links[i]
         if links:
             y = self.y
-            self.slaves[i].set(self.in_vrs[i], [lk.gain * y[(lk.src, lk.src_vr)] + lk.offset for lk in links])
+            self.writers[i]([lk.gain * y[(lk.src, lk.src_vr)] + lk.offset for lk in links])
 
     def _resolution_order(self) -> list[tuple[str, int, int]]:
         """Connected outputs ("y") and inputs ("u") in the topological order of the feedthrough graph."""
@@ -165,8 +169,8 @@ class Master:
         self.macro_steps += 1
 
     def _record(self, row: np.ndarray) -> None:
-        for i, vrs, cols in self.record_groups:
-            row[cols] = self.slaves[i].get(vrs)
+        for read, cols in self.recorders:
+            row[cols] = read()
 
     # -- runs ----------------------------------------------------------------------------------------
     def run(self) -> CosimResult:
@@ -176,6 +180,7 @@ class Master:
         try:
             for slave in self.slaves:
                 slave.instantiate()
+            self._ports()
             for slave in self.slaves:
                 slave.enter_initialization(s.start_time)
             self._resolve()

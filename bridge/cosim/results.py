@@ -76,7 +76,7 @@ def pyplot():
     try:
         import matplotlib
     except ImportError as exc:
-        raise ExportError('plotting needs matplotlib: pip install "nhbridge[plot]" (or pip install matplotlib), '
+        raise ExportError('plotting needs matplotlib (a dependency of nhbridge): pip install matplotlib, '
                           "or leave out --plot") from exc
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

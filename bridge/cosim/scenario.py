@@ -3,6 +3,11 @@
 A scenario file is TOML (parsed with ``tomllib``; every value is checked, nothing is evaluated)::
 
     name = "HydropulsatorMotors"
+    connections = [                   # top-level keys come before the first [table]
+        "pulsator.w_r -> motor_r.w",
+        { from = "motor_r.tau", to = "pulsator.Mr", gain = 1.0, offset = 0.0 },
+    ]
+    record = ["pulsator.phi", "pulsator.w_r", "motor_r.tau"]   # default: every output
     [components.pulsator]
     system = "pulsator.toml"          # an nhbridge system file, built into an FMU for the run
     parameters = { hr = 0.1 }
@@ -11,15 +16,10 @@ A scenario file is TOML (parsed with ``tomllib``; every value is checked, nothin
     parameters = { M0 = 5.0, w0 = 50.0 }
     [components.other]
     fmu = "controller.fmu"            # or any FMI 2.0/3.0 Co-Simulation FMU
-    connections = [
-        "pulsator.w_r -> motor_r.w",
-        { from = "motor_r.tau", to = "pulsator.Mr", gain = 1.0, offset = 0.0 },
-    ]
     [master]
     step = 0.005                      # communication step h
     stop_time = 2.0
     algorithm = "gauss-seidel"        # or "jacobi"
-    record = ["pulsator.phi", "pulsator.w_r", "motor_r.tau"]
 
 :func:`parse_scenario` collects every problem of the file and raises them together; whether the
 variables exist and fit is checked later against the FMUs (:mod:`bridge.cosim.checks`).

@@ -6,7 +6,6 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import replace
 from pathlib import Path
 
 from ..errors import BridgeError, ProblemCollector
@@ -15,7 +14,7 @@ from .components import ModelInfo, build_component, read_model_info
 from .errors import CosimError
 from .master import Master
 from .results import CosimResult
-from .scenario import Scenario, load_scenario
+from .scenario import ALGORITHMS, Scenario, load_scenario
 from .slaves import extract
 
 
@@ -35,13 +34,13 @@ class Cosimulation:
         """Run once; the keyword arguments override the scenario's master settings."""
         scenario = self.scenario.with_master(step=step, stop_time=stop_time, algorithm=algorithm,
                                              adaptive=adaptive, tolerance=tolerance)
-        plan = self.plan
-        if scenario is not self.scenario:
-            plan = check_scenario(scenario, plan.infos)  # e.g. adaptive needs rollback: checked again
-            plan = replace(plan, record=self.plan.record)
         master = scenario.master
         if not master.stop_time > master.start_time:
             raise CosimError(f"the stop time {master.stop_time} must be after the start time {master.start_time}")
+        if master.algorithm not in ALGORITHMS:
+            raise CosimError(f"unknown algorithm {master.algorithm!r}; use one of {', '.join(ALGORITHMS)}")
+        # changed settings are checked again (e.g. an adaptive step needs components that can undo a step)
+        plan = self.plan if scenario is self.scenario else check_scenario(scenario, self.plan.infos)
         return Master(plan, self.unzipdirs, master, progress).run()
 
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import shutil
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from ctypes import c_double, c_uint
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,6 +39,7 @@ class Slave:
         self.time = start_time
         self.fmu: Any = None
         self._callbacks: Any = None
+        self._do_step2: Any = None  # fmi2DoStep itself, called directly in the stepping loop
 
     # -- helpers -------------------------------------------------------------------------------------
     def vr(self, variable: str) -> int:
@@ -105,6 +107,7 @@ class Slave:
             _FMI2_LOGS[self.name] = self.log
             self.fmu = self._call("loading the binary", lambda: FMU2Slave(**kwargs))
             self._call("fmi2Instantiate", lambda: self.fmu.instantiate(callbacks=cb))
+            self._do_step2 = self._raw("fmi2DoStep")
 
     def enter_initialization(self, t: float) -> None:
         """Set up the experiment at ``t``, apply parameters and start values, enter Initialization Mode."""
@@ -129,7 +132,7 @@ class Slave:
     def free(self) -> None:
         if self.fmu is None:
             return
-        fmu, self.fmu = self.fmu, None
+        fmu, self.fmu, self._do_step2 = self.fmu, None, None
         try:
             fmu.terminate()
         except Exception:  # an instance in the Error state may refuse to terminate; free it anyway
@@ -155,8 +158,59 @@ class Slave:
             return self._call("fmi3GetFloat64", self.fmu.getFloat64, vrs)
         return self._call("fmi2GetReal", self.fmu.getReal, vrs)
 
+    def reader(self, vrs: list[int]) -> Callable[[], list[float]]:
+        """A function that reads ``vrs`` through the FMI function with preallocated arrays (the stepping loop)."""
+        if not vrs:
+            return list
+        raw = self._raw("fmi3GetFloat64" if self.info.fmi_version == 3 else "fmi2GetReal")
+        if raw is None:
+            return lambda: self.get(vrs)
+        n, comp = len(vrs), self.fmu.component
+        refs, values = (c_uint * n)(*vrs), (c_double * n)()
+        args = (comp, refs, n, values, n) if self.info.fmi_version == 3 else (comp, refs, n, values)
+
+        def read() -> list[float]:
+            status = raw(*args)
+            if status > 1:
+                raise self._fail("GetReal", _Status(status))
+            return values[:]
+
+        return read
+
+    def writer(self, vrs: list[int]) -> Callable[[list[float]], None]:
+        """A function that sets ``vrs`` through the FMI function with preallocated arrays."""
+        if not vrs:
+            return lambda values: None
+        raw = self._raw("fmi3SetFloat64" if self.info.fmi_version == 3 else "fmi2SetReal")
+        if raw is None:
+            return lambda values: self.set(vrs, values)
+        n, comp = len(vrs), self.fmu.component
+        refs, buffer = (c_uint * n)(*vrs), (c_double * n)()
+        args = (comp, refs, n, buffer, n) if self.info.fmi_version == 3 else (comp, refs, n, buffer)
+
+        def write(values: list[float]) -> None:
+            buffer[:] = values
+            status = raw(*args)
+            if status > 1:
+                raise self._fail("SetReal", _Status(status))
+
+        return write
+
+    def _raw(self, function: str):
+        """The C function as fmpy prepared it (argument types set), or None where fmpy's internals differ."""
+        functions = getattr(self.fmu, "_functions", None)
+        fn = functions.get(function) if isinstance(functions, dict) else None
+        return fn if fn is not None and getattr(fn, "argtypes", None) else None
+
     def do_step(self, t: float, h: float) -> None:
         """Advance from ``t`` to ``t + h``; raise :class:`StepRejected` on Discard, CosimRunError otherwise."""
+        if self._do_step2 is not None:
+            status = self._do_step2(self.fmu.component, t, h, 1)
+            if status > 1:
+                error = self._fail(f"doStep(h = {h:.6g})", _Status(status), t)
+                raise StepRejected(error) if status == 2 else error
+            self.time = t + h
+            return
         try:
             result = self.fmu.doStep(t, h)
         except Exception as exc:
@@ -172,6 +226,12 @@ class Slave:
                 raise StepRejected(CosimRunError(f"component {self.name}: returned early from doStep at t = "
                                                  f"{last:.10g} s"))
         self.time = t + h
+
+
+class _Status(Exception):
+    def __init__(self, status: int):
+        super().__init__(f"status {status}")
+        self.status = status
 
 
 class StepRejected(Exception):

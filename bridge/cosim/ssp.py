@@ -3,13 +3,14 @@
 Written: ``SystemStructure.ssd`` and ``resources/<model>.fmu`` (each distinct FMU once). The SSD has
 
 - one ``ssd:Component`` per component (``source="resources/..."``) with a connector for every input and
-  output of its FMU (``ssc:Real`` with the unit) and the parameter and start values as an inline
-  ``ssv:ParameterSet`` in ``ssd:ParameterBindings``;
+  output of its FMU and for every parameter it sets (``ssc:Real`` with the unit), and the parameter and
+  start values as an inline ``ssv:ParameterSet`` in ``ssd:ParameterBindings``;
 - one ``ssd:Connection`` per connection, with ``ssc:LinearTransformation`` when gain or offset is not
   (1, 0) and ``suppressUnitConversion="true"`` for ``ignore_units``;
 - ``ssd:Units`` (base-unit exponents, :mod:`.units`) and ``ssd:DefaultExperiment`` (start and stop time);
 - the master settings and recorded signals, which SSP 1.0 has no element for, in an
-  ``ssc:Annotation type="org.nhbridge.cosim"`` that other tools ignore.
+  ``ssc:Annotation type="org.nhbridge.cosim"`` that other tools ignore; and the step once more in
+  OMSimulator's ``org.openmodelica`` annotation of the system (``oms:FixedStepMaster``).
 
 Read: a flat system of FMU components as written above, also from other tools: parameter sets inline or
 as ``.ssv`` files in the package, with an optional ``prefix``; connections between components with an
@@ -44,6 +45,7 @@ NS = {
     "ssb": "http://ssp-standard.org/SSP1/SystemStructureSignalDictionary",
 }
 NHB = "urn:nhbridge:cosim:1"
+OMS = "https://raw.githubusercontent.com/OpenModelica/OMSimulator/master/schema/oms.xsd"
 ANNOTATION = "org.nhbridge.cosim"
 FMU_TYPE = "application/x-fmu-sharedlibrary"
 ZIP_TIME = (1980, 1, 1, 0, 0, 0)
@@ -86,8 +88,11 @@ def ssd_document(plan: Plan, sources: dict[str, str]) -> bytes:
                                 source=sources[spec.name])
         if spec.description:
             comp.set("description", spec.description)
-        connectors = [v for v in info.variables.values() if v.causality in ("input", "output")]
-        connectors.sort(key=lambda v: (v.causality != "input", list(info.variables).index(v.name)))
+        bound = {n for n, _ in spec.parameters}
+        connectors = [v for v in info.variables.values()
+                      if v.causality in ("input", "output") or (v.causality == "parameter" and v.name in bound)]
+        kinds = ("input", "output", "parameter")
+        connectors.sort(key=lambda v: (kinds.index(v.causality), list(info.variables).index(v.name)))
         if connectors:
             cons = etree.SubElement(comp, _q("ssd", "Connectors"))
             for v in connectors:
@@ -114,6 +119,11 @@ def ssd_document(plan: Plan, sources: dict[str, str]) -> bytes:
                 el.set("suppressUnitConversion", "true")
             if c.gain != 1.0 or c.offset != 0.0:
                 etree.SubElement(el, _q("ssc", "LinearTransformation"), factor=_num(c.gain), offset=_num(c.offset))
+    # OMSimulator's own annotation for its fixed-step master (as OMSimulator writes it; other tools ignore it)
+    oms = etree.SubElement(etree.SubElement(etree.SubElement(system, _q("ssd", "Annotations")), _q("ssc", "Annotation"),
+                                            type="org.openmodelica"), f"{{{OMS}}}Annotations", nsmap={"oms": OMS})
+    etree.SubElement(etree.SubElement(oms, f"{{{OMS}}}SimulationInformation"), f"{{{OMS}}}FixedStepMaster",
+                     description="oms-ma", stepSize=_num(m.step), relativeTolerance=_num(m.fmu_tolerance))
     if units:
         ul = etree.SubElement(root, _q("ssd", "Units"))
         for name in sorted(units):
