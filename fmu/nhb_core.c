@@ -1002,15 +1002,13 @@ static nhb_status integrate(nhb_instance *inst, const char *func, int mi, double
  * small communication steps and loose tolerances, DOP853 at large steps or tight tolerances. */
 static int select_method(const nhb_instance *inst)
 {
-    int first, best;
-
 #if defined(NHB_CS_METHOD) /* for tests and measurements only: -DNHB_CS_METHOD=0 or 1 */
     (void)inst;
-    (void)first;
-    (void)best;
     return NHB_CS_METHOD;
 #else
-    first = inst->rtol < 1e-9 ? RK_DOP853 : RK_DOPRI5;
+    const int first = inst->rtol < 1e-9 ? RK_DOP853 : RK_DOPRI5;
+    int best;
+
     if (!inst->rk_warm[first])
         return first;
     if (!inst->rk_warm[1 - first])

@@ -4,7 +4,7 @@
 
 Steps (each prints a line; the exit code is the number of failed checks):
 
-1. C unit tests: nhb_lu_solve (test_linalg.c), the runtime through both FMI APIs (test_runtime.c
+1. C unit tests: nhb_lu_solve (test_linalg.c; also without the vector loop), the runtime through both FMI APIs (test_runtime.c
    with model_scalar.c; once more with DOP853 as the only Co-Simulation method) and the Co-Simulation
    integrators against the closed form of the harmonic oscillator (test_integrator.c with
    model_oscillator.c; DOPRI5 only, DOP853 only, automatic choice), with
@@ -77,6 +77,7 @@ def run_c_tests(workdir: Path) -> None:
     forced = {"dopri5": ["-DNHB_CS_METHOD=0"], "dop853": ["-DNHB_CS_METHOD=1"]}  # one Co-Simulation method
     tests = {  # name: (sources, extra flags)
         "test_linalg": ([HERE / "test_linalg.c", FMU_DIR / "nhb_linalg.c"], []),
+        "test_linalg_scalar": ([HERE / "test_linalg.c", FMU_DIR / "nhb_linalg.c"], ["-DNHB_LU_SCALAR"]),
         "test_runtime": ([HERE / "test_runtime.c", *runtime, HERE / "model_scalar.c"], []),
         "test_runtime_dop853": ([HERE / "test_runtime.c", *runtime, HERE / "model_scalar.c"], forced["dop853"]),
         "test_integrator": ([HERE / "test_integrator.c", *runtime, HERE / "model_oscillator.c"], []),
