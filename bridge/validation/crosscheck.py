@@ -507,7 +507,8 @@ def _export_readme(system, fmi_version: int, fmi_type: str, step: float, stop: f
             f"Generated from the nhbridge system file `{source.name}` (SHA-256 `{_sha256(source)[:16]}…`). "
             f"`{model}.fmu` is a source FMU with the {PLATFORM} binary and provides both Model Exchange and "
             "Co-Simulation; the same file is submitted under `me/` and `cs/`. Co-Simulation integrates with an "
-            "adaptive Dormand–Prince 5(4) method at the importer's tolerance and lands on the communication points.",
+            "adaptive Dormand–Prince 5(4) or 8(5,3) method (whichever needs fewer evaluations) at the "
+            "importer's tolerance and lands on the communication points.",
             "", "### Reference solution", "",
             f"`{model}_ref.csv`: nhbridge's native simulation: equations of motion by the Lagrange method with "
             f"multipliers, integrated by scipy's DOP853 at RelTol {REFERENCE_RTOL:g} and AbsTol {REFERENCE_ATOL:g}, "
