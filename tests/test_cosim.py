@@ -458,3 +458,20 @@ def test_an_ssp_from_another_tool_with_ssv_file_and_without_our_annotation(cosim
         a = foreign.run(stop_time=0.4)
     b = cosim.run(stop_time=0.4, step=0.002, algorithm="jacobi")
     assert np.array_equal(a["pulsator.w_r"], b["pulsator.w_r"]) and np.array_equal(a["motor_r.tau"], b["motor_r.tau"])
+
+
+def test_fmpy_logging_is_safe_after_a_cosimulation(tmp_path):
+    """fmpy's FMI 2 logger proxy keeps a raw pointer to the last Python logger registered; after a co-simulation
+    an FMU that logs (here: an error) through fmpy's default callbacks must not find a freed one (a segfault)."""
+    from bridge.cosim import prepare
+    from bridge.fmu_export import build_fmu
+
+    with prepare(SCENARIO) as cosim:
+        cosim.run(step=0.01, stop_time=0.05)
+    import gc
+
+    gc.collect()
+    eom = bridge.derive(bridge.load_system(ROOT / "examples" / "simple_pendulum.toml"), "lagrange")
+    fmu = build_fmu(eom, tmp_path / "p.fmu", 2)
+    with pytest.raises(Exception, match="status 3"):
+        fmpy.simulate_fmu(str(fmu), fmi_type="ModelExchange", stop_time=0.1, start_values={"m": 0.0})

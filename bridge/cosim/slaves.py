@@ -23,6 +23,44 @@ STATUS = ["OK", "Warning", "Discard", "Error", "Fatal", "Pending"]
 # fmpy's FMI 2 logger proxy (which formats the printf-style messages) calls the Python logger registered last,
 # for every instance; messages are therefore routed by instance name.
 _FMI2_LOGS: dict[str, deque[str]] = {}
+# The proxy (a C global) keeps a raw pointer to the last Python logger registered with it. Every callback
+# structure handed to it is kept alive here, and after a slave is freed fmpy's own printing logger is
+# registered again, so that no later FMU of the process (ours or fmpy's simulate_fmu) logs through a freed
+# callback: that crashed the interpreter.
+_REGISTERED: list[Any] = []
+_DEFAULT_LOGGER: list[Any] = []
+
+
+def _register_logger_proxy(callbacks: Any) -> None:
+    from ctypes import byref
+
+    from fmpy.logging import addLoggerProxy
+
+    _REGISTERED.append(callbacks)
+    addLoggerProxy(byref(callbacks))
+
+
+def _restore_default_logger() -> None:
+    """Point fmpy's FMI 2 logger proxy back at fmpy's ``printLogMessage`` (kept alive for the process)."""
+    try:
+        if not _DEFAULT_LOGGER:
+            from fmpy import calloc, free
+            from fmpy.fmi2 import (
+                fmi2CallbackAllocateMemoryTYPE,
+                fmi2CallbackFreeMemoryTYPE,
+                fmi2CallbackFunctions,
+                fmi2CallbackLoggerTYPE,
+                printLogMessage,
+            )
+
+            cb = fmi2CallbackFunctions()
+            cb.logger = fmi2CallbackLoggerTYPE(printLogMessage)
+            cb.allocateMemory = fmi2CallbackAllocateMemoryTYPE(calloc)
+            cb.freeMemory = fmi2CallbackFreeMemoryTYPE(free)
+            _DEFAULT_LOGGER.append(cb)
+        _register_logger_proxy(_DEFAULT_LOGGER[0])
+    except Exception:  # pragma: no cover - fmpy without its logging library
+        pass
 
 
 class Slave:
@@ -82,7 +120,6 @@ class Slave:
             self.fmu = self._call("loading the binary", lambda: FMU3Slave(**kwargs))
             self._call("fmi3InstantiateCoSimulation", lambda: self.fmu.instantiate(logMessage=self._logger))
         else:
-            from ctypes import byref
 
             from fmpy import calloc, free
             from fmpy.fmi2 import (
@@ -98,9 +135,7 @@ class Slave:
             cb.allocateMemory = fmi2CallbackAllocateMemoryTYPE(calloc)
             cb.freeMemory = fmi2CallbackFreeMemoryTYPE(free)
             try:
-                from fmpy.logging import addLoggerProxy
-
-                addLoggerProxy(byref(cb))  # formats the printf-style arguments of the FMI 2 logger
+                _register_logger_proxy(cb)  # formats the printf-style arguments of the FMI 2 logger
             except Exception:  # pragma: no cover - fmpy without its logging library: messages stay unformatted
                 pass
             self._callbacks = cb
@@ -141,6 +176,8 @@ class Slave:
             fmu.freeInstance()
         except Exception:
             pass
+        if self.info.fmi_version == 2:
+            _restore_default_logger()
 
     # -- values and steps ------------------------------------------------------------------------------
     def set(self, vrs: list[int], values: list[float]) -> None:
