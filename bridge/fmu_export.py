@@ -109,7 +109,8 @@ def layout(eom: EquationsOfMotion, fmi_version: int = 2) -> FmuLayout:
         add(name=u.name, kind=INPUT, index=k, causality="input", start=u.start, unit=u.unit,
             description=u.description or u.name)
     for k, name in enumerate(system.outputs):
-        add(name=name, kind=OUTPUT, index=k, causality="output", description=f"output {name}")
+        add(name=name, kind=OUTPUT, index=k, causality="output", unit=system.output_units.get(name, ""),
+            description=system.output_descriptions.get(name, f"output {name}"))
     for k in range(len(eom.multipliers)):
         add(name=f"lambda[{k + 1}]", kind=MULTIPLIER, index=k, description=f"constraint multiplier {k + 1}")
     for k, (entry, _) in enumerate(system.constraints):

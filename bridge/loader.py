@@ -54,6 +54,7 @@ TOP_LEVEL = {"name", "description", "coordinates", "parameters", "inputs", "defi
 COORDINATE_KEYS = {"start", "velocity", "unit", "description", "nominal"}
 PARAMETER_KEYS = {"value", "unit", "description"}
 INPUT_KEYS = {"start", "unit", "description"}
+OUTPUT_KEYS = {"expr", "unit", "description"}
 ENERGY_KEYS = {"kinetic", "potential", "dissipation"}
 CONSTRAINT_KEYS = {"holonomic", "nonholonomic"}
 METHOD_KEYS = {"independent"}
@@ -418,9 +419,24 @@ class _Builder:
                 target.append(expr)
 
         outputs: dict[str, sp.Expr] = {}
+        output_units: dict[str, str] = {}
+        output_descriptions: dict[str, str] = {}
         for oname, text in self.table("outputs").items():
             entry = f"outputs.{oname}"
-            if self.declare(entry, oname, "output"):
+            if isinstance(text, dict):  # { expr = "...", unit = "rad/s", description = "..." }
+                self.check_keys(entry, text, OUTPUT_KEYS)
+                if "expr" not in text:
+                    self.p.add(f"{entry}.expr", "the expression is missing",
+                               f'write {oname} = {{ expr = "...", unit = "..." }} or {oname} = "..."')
+                    continue
+                unit = self.text(f"{entry}.unit", text.get("unit"))
+                description = self.text(f"{entry}.description", text.get("description"))
+                entry, text = f"{entry}.expr", text["expr"]
+                if unit:
+                    output_units[oname] = unit
+                if description:
+                    output_descriptions[oname] = description
+            if self.declare(f"outputs.{oname}", oname, "output"):
                 o = check_vars(entry, self.parse(entry, text), velocities=True, inputs_ok=True, what="an output")
                 if o is not None:
                     outputs[oname] = o
@@ -463,6 +479,7 @@ class _Builder:
             name=name, description=description, coordinates=tuple(self.coords), parameters=tuple(self.params),
             inputs=tuple(self.inputs), kinetic=T, potential=V, dissipation=D, forces=forces,
             holonomic=tuple(holonomic), nonholonomic=tuple(nonholonomic), outputs=outputs,
+            output_units=output_units, output_descriptions=output_descriptions,
             definitions=dict(self.definitions), independent=independent, stop_time=stop_time, source=self.source,
         )
         return check_start(system, self.p)

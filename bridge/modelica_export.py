@@ -188,7 +188,9 @@ class ModelicaWriter:
             out.append(f'  Real lambda[{len(eom.multipliers)}] "constraint multipliers: generalized constraint '
                        'forces A^T*lambda";')
         for name in system.outputs:
-            out.append(f'  output Real {name} "output {name}";')
+            unit = _modifiers(unit=_unit(system.output_units.get(name, "")))
+            text = _quote(system.output_descriptions.get(name, f"output {name}"))
+            out.append(f'  output Real {name}{unit} "{text}";')
         if system.m:
             out.append(f'  Real residual[{system.m}] "constraint residuals at velocity level (holonomic ones '
                        'differentiated); stay near 0";')

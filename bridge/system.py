@@ -90,6 +90,8 @@ class System:
     holonomic: tuple[sp.Expr, ...] = ()
     nonholonomic: tuple[sp.Expr, ...] = ()
     outputs: Mapping[str, sp.Expr] = field(default_factory=dict)
+    output_units: Mapping[str, str] = field(default_factory=dict)
+    output_descriptions: Mapping[str, str] = field(default_factory=dict)
     definitions: Mapping[str, sp.Expr] = field(default_factory=dict)
     independent: tuple[str, ...] | None = None
     stop_time: float = 10.0

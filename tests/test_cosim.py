@@ -353,6 +353,9 @@ BAD = {
     "unit mismatch": ('"pulsator.w_r -> motor_r.w", "motor_r.tau -> motor_d.w"', "",
                       ["unit mismatch: motor_r.tau is in 'N.m', motor_d.w in 'rad/s'",
                        "set ignore_units = true"]),
+    "unit mismatch of a system-file output": ('"pulsator.relative_displacement -> motor_r.w"', "",
+                                              ["unit mismatch: pulsator.relative_displacement is in 'm', "
+                                               "motor_r.w in 'rad/s'"]),
     "algebraic loop": ('{ from = "motor_r.tau", to = "motor_d.w", ignore_units = true }, '
                        '{ from = "motor_d.tau", to = "motor_r.w", ignore_units = true }', "",
                        ["algebraic loop through direct feedthrough: motor_r.tau -> motor_d.w -> motor_d.tau -> "

@@ -160,3 +160,14 @@ def test_openmodelica_backend(tmp_path, monkeypatch, capsys):
     res = fmpy.simulate_fmu(str(fmu), fmi_type="ModelExchange", solver="CVode", relative_tolerance=1e-10,
                             stop_time=STOP, output_interval=0.01, output=["theta"])
     assert max_rel(res, native(eom), ["theta"]) < 1e-7
+
+
+def test_output_units_and_descriptions_reach_fmu_and_modelica(tmp_path):
+    """[outputs] x = { expr, unit, description }: the unit and text appear in modelDescription.xml and the .mo."""
+    eom = bridge.derive(bridge.load_system(ROOT / "examples" / "hydropulsator.toml"), "lagrange")
+    md = fmpy.read_model_description(str(build_fmu(eom, tmp_path / "h.fmu", 3)))
+    speed = next(v for v in md.modelVariables if v.name == "platform_speed")
+    assert speed.unit == "m/s" and speed.description == "inflow per piston area, eq. (4.356)"
+    assert speed.causality == "output"
+    source = bridge.modelica_export.model_source(eom)
+    assert 'output Real platform_speed(unit="m/s") "inflow per piston area, eq. (4.356)";' in source

@@ -220,6 +220,7 @@ def _plan(system: System, eom: EquationsOfMotion, stop: float, step: float, opti
     names = signal_names(system)
     units = {c.name: c.unit for c in system.coordinates}
     units |= {f"der({c.name})": f"{c.unit}/s" for c in system.coordinates if c.unit}
+    units |= dict(system.output_units)
     if reference_run is not None:
         specs.append(RunSpec("native-reference", "native", f"native lagrange, rtol {REFERENCE_RTOL:g}, "
                              "against the closed forms", lambda: reference_run, group="methods"))
