@@ -1,9 +1,10 @@
 """pytest plugin: ``pytest --nhbridge-validate=folder/`` turns system files into validation tests.
 
-Every ``*.toml`` system file below the folder becomes a test file with one item per planned run
-(``native-maggi``, ``fmu2-cs``, ...); an item fails with the failing metric as its message, and is
-skipped (with the reason) where the run does not apply. The runs of one system are carried out
-together the first time one of its items runs. Registered through the ``pytest11`` entry point.
+Every ``*.toml`` system file below the folder (co-simulation scenarios excepted) becomes a test
+file with one item per planned run (``native-maggi``, ``fmu2-cs``, ...); an item fails with the
+failing metric as its message, and is skipped (with the reason) where the run does not apply. The
+runs of one system are carried out together the first time one of its items runs. Registered
+through the ``pytest11`` entry point.
 
 Options: ``--nhbridge-runs`` (run groups, as ``nhbridge validate --runs``), ``--nhbridge-stop-time``.
 Without other test paths on the command line only the validation items are collected.
@@ -46,9 +47,19 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector):
     if file_path.suffix != ".toml":
         return None
     folders = _folders(parent.config)
-    if any(file_path.resolve().is_relative_to(f) for f in folders):
+    if any(file_path.resolve().is_relative_to(f) for f in folders) and not _is_scenario(file_path):
         return SystemFile.from_parent(parent, path=file_path)
     return None
+
+
+def _is_scenario(path: Path) -> bool:
+    """Co-simulation scenario files (a [components] table) live beside system files; they are not validated."""
+    import tomllib
+
+    try:
+        return "components" in tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return False  # a broken file is collected, and its system-file item reports the problem
 
 
 class ValidationFailure(Exception):

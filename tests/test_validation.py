@@ -245,6 +245,7 @@ def test_pytest_plugin_on_a_folder(pytester):
                                        + '\n[reference]\ntheta = "0.5*cos(sqrt(g/l)*t)"\n'
                                        + "\n[validation]\nstop_time = 2.0\n")
     (folder / "broken.toml").write_text("name = 'X'\n")
+    (folder / "scenario.toml").write_text('[components.a]\nfmu = "a.fmu"\n')  # a co-simulation scenario: not collected
     result = pytester.runpytest("--nhbridge-validate", str(folder), "--nhbridge-runs", "methods,fmu", "-p",
                                 "no:cacheprovider", "-rs")
     outcomes = result.parseoutcomes()
