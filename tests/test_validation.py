@@ -254,3 +254,16 @@ def test_pytest_plugin_on_a_folder(pytester):
     assert outcomes["passed"] == 8 and outcomes["failed"] == 10 and outcomes["skipped"] == 4
     result.stdout.fnmatch_lines(["*broken.toml: bad input*", "*coordinates: the [[]coordinates[]] table is missing*",
                                  "*WrongPendulum native-maggi (native maggi*): theta: max error*"])
+
+
+def test_aliases_match_an_fmu_with_other_names(tmp_path, capsys):
+    renamed = perturbed_fmu(tmp_path, PENDULUM_TEXT.replace("theta", "angle").replace("energy = {", "E = {"),
+                            "renamed.fmu")
+    args = ["validate", str(PENDULUM), "--runs", "methods", "--methods", "lagrange", "-q", "--stop-time", "2",
+            "--fmu", str(renamed)]
+    assert main(args) == 1  # matched by name: nothing to compare
+    assert "lacks the variable(s) theta, der(theta), energy" in capsys.readouterr().out
+    assert main([*args, "--alias", "theta=angle", "--alias", "der(theta)=der(angle)", "--alias", "energy=E"]) == 0
+    capsys.readouterr()
+    assert main([*args, "--alias", "omega=w"]) == 2
+    assert "--alias: omega is not a signal of SimplePendulum" in capsys.readouterr().out

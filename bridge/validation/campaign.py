@@ -18,8 +18,8 @@ from __future__ import annotations
 import tempfile
 import time
 import tomllib
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -132,6 +132,7 @@ class Options:
     external: Sequence[str] = ()
     overrides: dict = field(default_factory=dict)
     workdir: str | None = None
+    aliases: Mapping[str, str] = field(default_factory=dict)  # our signal name -> the external FMUs' name
 
 
 # -- physics along a run ---------------------------------------------------------------------------
@@ -279,7 +280,8 @@ def _plan(system: System, eom: EquationsOfMotion, stop: float, step: float, opti
         stem = Path(ext).stem
 
         def external(kind: str, ext=ext):
-            return fmu_run(ext, kind, stop, step, names, units, validate=True, invalid_fails=False)
+            return fmu_run(ext, kind, stop, step, names, units, validate=True, invalid_fails=False,
+                           aliases=options.aliases)
 
         try:
             kinds = fmu_interfaces(describe_fmu(ext))
@@ -349,6 +351,10 @@ def validate_system(path: str | Path, options: Options = Options(),
     problems = ProblemCollector(str(path))
     overrides = parse_overrides(raw.get("validation"), problems)
     closed: dict[str, ClosedForm] = parse_reference(raw.get("reference"), system, problems)
+    unknown = [a for a in options.aliases if a not in signal_names(system)]
+    if unknown:
+        problems.add("--alias", f"{', '.join(unknown)} is not a signal of {system.name}",
+                     "alias a coordinate, a velocity der(x) or an output: --alias OURS=THEIRS")
     result.problems += [str(p) for p in problems.problems]
     settings = Settings().merged(overrides).merged(options.overrides)
     result.settings = settings
@@ -429,8 +435,7 @@ def validate(paths: Sequence[str | Path], options: Options = Options(),
     systems = []
     externals = _assign_external(paths, options.external)
     for path in paths:
-        opts = Options(options.groups, options.methods, options.fmi_versions, externals.get(str(path), ()),
-                       options.overrides, options.workdir)
+        opts = replace(options, external=externals.get(str(path), ()))
         systems.append(validate_system(path, opts, progress))
     return Campaign(systems, time.perf_counter() - t0)
 

@@ -23,6 +23,13 @@ def _tolerance(text: str) -> tuple[str, float]:
     return kind, number
 
 
+def _alias(text: str) -> tuple[str, str]:
+    ours, sep, theirs = text.partition("=")
+    if not sep or not ours.strip() or not theirs.strip():
+        raise argparse.ArgumentTypeError(f"expected OURS=THEIRS, e.g. der(x)=vx, got {text!r}")
+    return ours.strip(), theirs.strip()
+
+
 def _groups(text: str) -> tuple[str, ...]:
     items = tuple(x.strip() for x in text.split(",") if x.strip())
     if items == ("all",):
@@ -62,6 +69,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
     va.add_argument("--fmu", action="append", default=[], metavar="FMU",
                     help="an FMU made by another tool, compared by variable name (repeatable; with several "
                          "systems each FMU goes to the system named like its model)")
+    va.add_argument("--alias", action="append", default=[], type=_alias, metavar="OURS=THEIRS",
+                    help="the --fmu FMUs' name for one of our signals, e.g. der(x)=vx (repeatable)")
     va.add_argument("--report", metavar="HTML", help="write a self-contained HTML report with plots")
     va.add_argument("--json", metavar="JSON", help="write every metric as JSON")
     va.add_argument("--csv", metavar="CSV", help="write one row per system, run and signal")
@@ -97,7 +106,7 @@ def cmd_validate(args) -> int:
         if getattr(args, key) is not None:
             overrides[key] = getattr(args, key)
     options = Options(groups=args.runs, methods=args.methods, fmi_versions=args.fmi_version,
-                      external=tuple(args.fmu), overrides=overrides)
+                      external=tuple(args.fmu), overrides=overrides, aliases=dict(args.alias))
 
     def progress(system: str, k: int, n: int, run: RunResult) -> None:
         if not args.quiet:

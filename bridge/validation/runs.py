@@ -227,16 +227,21 @@ def isolated(target: Callable, *args, timeout: float = FMU_TIMEOUT):
 
 def fmu_run(path: str | Path, kind: str, stop: float, step: float, names: Sequence[str], units: Mapping[str, str],
             rtol: float = 1e-10, start_values: Mapping[str, float] | None = None, validate: bool = True,
-            strict_names: bool = True, invalid_fails: bool = False) -> Trajectory:
+            strict_names: bool = True, invalid_fails: bool = False,
+            aliases: Mapping[str, str] | None = None) -> Trajectory:
     """Simulate an FMU with fmpy (ME: CVode; CS: its own integrator at communication step ``step``).
 
-    Missing variables and differing units fail the run (``strict_names``); problems found by
+    Signals are looked up by name, or by ``aliases[name]`` (the FMU's name for our signal). Missing
+    variables and differing units fail the run (``strict_names``); problems found by
     ``fmpy.validation.validate_fmu`` fail it with ``invalid_fails`` and are otherwise noted.
     """
     md = describe_fmu(path)
     if kind not in fmu_interfaces(md):
         raise RunFailure(f"the FMU has no {kind} interface (it provides {', '.join(fmu_interfaces(md)) or 'none'})")
-    present, problems = check_variables(md, names, units)
+    theirs = {n: (aliases or {}).get(n, n) for n in names}
+    ours = {v: k for k, v in theirs.items()}
+    present, problems = check_variables(md, list(theirs.values()),
+                                        {theirs[n]: u for n, u in units.items() if n in theirs})
     if problems and strict_names:
         raise RunFailure("; ".join(problems))
     notes = []
@@ -255,7 +260,7 @@ def fmu_run(path: str | Path, kind: str, stop: float, step: float, names: Sequen
     if message[0] != "ok":
         raise RunFailure(f"the FMU failed during the run: {message[1]}")
     data = message[1]
-    signals = {n: data[n] for n in present if n in data}
+    signals = {ours[n]: data[n] for n in present if n in data}
     return Trajectory(data["time"], signals, tuple(notes + problems))
 
 

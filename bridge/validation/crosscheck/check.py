@@ -1,0 +1,230 @@
+"""Check an FMU of a cross-check model folder against its reference: simulate with fmpy, compare, write results.
+
+Every signal of ``_ref.csv`` gets two tests, and ``passed`` needs both:
+
+1. the cross-check band of the repository's validator (:mod:`.band`): the reference on 1000 points, ±10 samples
+   in time, ±10 % of its range in value; fails when more than 10 % of the result's samples lie outside;
+2. nhbridge's csv-compare tube (:func:`bridge.validation.metrics.compare`): ±``tube`` (0.002) of the signal's
+   range in value and ±``time_tolerance`` (1e-3) of the time span; fails on any sample outside.
+
+The band alone would pass clearly wrong results (10 % of the range, 10 % of the samples), so the tube decides as
+well; a ``passed`` written here is always one the repository's validator accepts. The results folder holds exactly
+one marker, ``passed`` or ``failed`` (``rejected`` is not written: an FMU nhbridge cannot load is bad input),
+``{Model_Name}_out.csv`` (``validate_vendor_repo`` reads it whenever ``passed`` exists) and ``ReadMe.md``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+from ... import __version__
+from ..metrics import compare
+from ..settings import DEFAULT_TIME_TOLERANCE, DEFAULT_TUBE
+from .band import BAND_OUTLIERS, BAND_POINTS, BAND_WIDTH, BAND_WINDOW, band_outliers, band_width
+from .export import REFERENCE_INTERVALS
+from .files import MAX_CSV_BYTES, csv_text
+from .layout import FMI_TYPE_TITLES, FMI_TYPES, README_NAME, TOOL_NAME, parse_layout
+from .output import FolderSwap, write_file
+from .plan import CheckPlan, plan_check
+from .result import CrosscheckResult, SignalCheck
+
+ME_RTOL_FLOOR = 1e-10       # CVode is not asked for more than this, whatever RelTol says
+
+
+def _simulate_fmu_child(conn, path: str, kind: str, start: float, stop: float, step: float, interval: float,
+                        rtol: float | None, names: list[str], inputs) -> None:
+    """fmpy's ``simulate_fmu`` in the child process of :func:`bridge.validation.runs.isolated`."""
+    import traceback
+
+    try:
+        import fmpy
+
+        kw = dict(fmi_type=kind, start_time=start, stop_time=stop, output_interval=interval, output=names,
+                  relative_tolerance=rtol, input=inputs, validate=False)
+        if kind == "ModelExchange":
+            kw["solver"] = "CVode"
+        else:
+            kw["step_size"] = step
+        result = fmpy.simulate_fmu(path, **kw)
+        conn.send(("ok", {n: np.asarray(result[n], dtype=float) for n in result.dtype.names}))
+    except BaseException as exc:  # report everything to the parent
+        lines = str(exc).strip().splitlines()
+        conn.send(("error", f"{type(exc).__name__}: {lines[-1] if lines else ''}", traceback.format_exc(limit=3)))
+    finally:
+        conn.close()
+
+
+def _check_readme(res: CrosscheckResult, plan: CheckPlan, how: str, tube: float, time_tol: float, fmpy_version: str,
+                  wrote_out: bool) -> str:
+    lay = plan.layout
+    rows = [f"## {res.model}: FMI Cross-Check result ({res.status})", "",
+            f"|Model Name|{res.model}|", "|-|-|", f"|FMI Version|{res.fmi_version}|",
+            f"|FMI Type|{FMI_TYPE_TITLES[res.fmi_type]}|", f"|Platform|{lay.platform}|",
+            f"|Importing Tool|{TOOL_NAME} {__version__} (simulation by FMPy {fmpy_version})|",
+            f"|Exporting Tool|{lay.tool} {lay.tool_version}|", f"|Result|{res.status}|", "",
+            "### How the FMU was simulated", "", how, "",
+            "### Comparison", "",
+            f"Every signal of `{res.model}_ref.csv` against the result; `passed` needs both tests for every signal:",
+            "",
+            f"1. the cross-check band of `fmpy.cross_check.validate_result`: the reference on {BAND_POINTS} points, "
+            f"±{BAND_WINDOW // 2} samples in time, ±{BAND_WIDTH:.0%} of its range in value; at most "
+            f"{BAND_OUTLIERS:.0%} of the samples outside;",
+            f"2. nhbridge's csv-compare tube: ±{tube:g} of the signal's range in value, ±{time_tol:g} s in time; "
+            "no sample outside.", "",
+            "| signal | max abs error | max error / range | at t (s) | outside band | outside tube | verdict |",
+            "|-|-|-|-|-|-|-|"]
+    for s in res.signals:
+        m = s.metrics
+        rows.append(f"| `{s.signal}` | {m.max_abs:.3g} | {m.max_rel:.3g} | {m.worst_time:.4g} | "
+                    f"{s.band_outside}/{s.samples} | {m.tube_violations} | {'passed' if s.passed else 'failed'} |")
+    if res.reasons:
+        rows += ["", "### Reasons", ""] + [f"- {r}" for r in res.reasons]
+    if res.notes:
+        rows += ["", "### Notes", ""] + [f"- {n}" for n in res.notes]
+    rows += ["", "### Files", ""]
+    if wrote_out:
+        rows.append(f"- `{res.model}_out.csv`: the simulated values of the reference's signals.")
+    rows.append(f"- `{res.status}`: the result (FMI Cross-Check rules §9.2.3).")
+    if parse_layout(res.model_dir) is not None:
+        where = Path(os.path.abspath(res.model_dir)).relative_to(plan.layout.root)
+        rows += ["", "### Reproduce (in the folder that holds `fmus/`)", "", "```",
+                 f"nhbridge crosscheck --check {where}", "```", ""]
+    else:
+        rows += ["", "### Reproduce", "", "```", f"nhbridge crosscheck --check {res.model_dir} --fmi-type "
+                 f"{res.fmi_type} -o {plan.layout.root}", "```", ""]
+    return "\n".join(rows)
+
+
+def check_crosscheck(model_dir: str | Path, results_dir: str | Path | None = None, fmi_type: str | None = None,
+                     tube: float = DEFAULT_TUBE, time_tolerance: float = DEFAULT_TIME_TOLERANCE) -> CrosscheckResult:
+    """Simulate the FMU of a cross-check model folder with fmpy and compare it with ``_ref.csv``.
+
+    ``results_dir`` is the root that receives ``results/...`` (rules §9.2.4); by default the root of the
+    tree the model folder is in. Writes ``{Model}_out.csv``, ``passed`` or ``failed`` and ``ReadMe.md``
+    there (a folder written beside its target and renamed into place). Bad input (missing or malformed
+    files, an FMU that does not load or lacks the folder's interface, an unwritable output) raises
+    :class:`ValidationError` naming every problem, and nothing is written. ME runs with CVode at the
+    ``_ref.opt`` RelTol (not tighter than 1e-10), CS at communication step StepSize (or the output
+    interval when StepSize is 0), with the ``_in.csv`` inputs (linear interpolation) when present.
+    """
+    import fmpy
+
+    from ..runs import RunFailure, isolated
+
+    model_dir = Path(model_dir)
+    plan = plan_check(model_dir, results_dir, fmi_type)
+    lay, opts, ref = plan.layout, plan.opts, plan.reference
+    start, stop = float(opts["StartTime"]), float(opts["StopTime"])
+    step = float(opts["StepSize"])
+    # output interval: OutputIntervalLength, else StepSize, else the reference's own spacing
+    interval = float(opts.get("OutputIntervalLength", 0.0)) or step or float(np.median(np.diff(ref.time)))
+    interval = interval if interval > 0 else (stop - start) / REFERENCE_INTERVALS
+    step = step or interval  # StepSize 0 (variable step): CS communicates at the output interval
+    rtol_opt = float(opts["RelTol"])
+    rtol = max(rtol_opt, ME_RTOL_FLOOR) if rtol_opt > 0 else None  # RelTol 0: the FMU's default tolerance
+    time_tol = time_tolerance * (stop - start)
+    res = CrosscheckResult(lay.model, model_dir, lay.fmi_version, lay.fmi_type, results_dir=plan.target,
+                           settings=f"band ±{BAND_WIDTH:g}·range (fmpy), tube ±{tube:g}·range, ±{time_tol:g} s")
+    res.notes += ref.notes + (plan.inputs.notes if plan.inputs else [])
+
+    variables = {v.name: v for v in plan.md.modelVariables}
+    present = [n for n in ref.names if n in variables]
+    missing = [n for n in ref.names if n not in variables]
+    if missing:
+        res.reasons.append(f"the FMU lacks the variable(s) {', '.join(missing)} of {ref.path.name}")
+    fmu_inputs = [n for n, v in variables.items() if v.causality == "input"]
+    input_array = None
+    if plan.inputs is not None:
+        wrong = [n for n in plan.inputs.names if n not in fmu_inputs]
+        if wrong:
+            res.reasons.append(f"{plan.inputs.path.name} names {', '.join(wrong)}, which the FMU does not have as "
+                               f"input(s)")
+        used = [n for n in plan.inputs.names if n in fmu_inputs]
+        unset = [n for n in fmu_inputs if n not in used]
+        if unset:
+            res.notes.append(f"input(s) {', '.join(unset)} not in {plan.inputs.path.name}: held at their start values")
+        input_array = plan.inputs.structured(used) if used else None
+    elif fmu_inputs:
+        res.notes.append(f"the FMU has input(s) {', '.join(fmu_inputs)} but the folder has no _in.csv: held at their "
+                         "start values")
+    from fmpy.validation import validate_fmu
+
+    try:
+        found = validate_fmu(str(plan.fmu))
+    except Exception as exc:  # fmpy raises plain exceptions for broken XML
+        found = [str(exc)]
+    if found:
+        res.notes.append(f"fmpy.validation.validate_fmu reports {len(found)} problem(s): "
+                         + "; ".join(p.splitlines()[0] for p in found[:3]))
+
+    kind = FMI_TYPES[lay.fmi_type]
+    if kind == "ModelExchange":
+        tol = "the FMU's default tolerance (RelTol 0 in `_ref.opt`)" if rtol is None else \
+            f"relative tolerance {rtol:g} (RelTol {rtol_opt:g} of `_ref.opt`, not tighter than {ME_RTOL_FLOOR:g})"
+        how = f"FMPy `simulate_fmu`, Model Exchange, CVode at {tol}, output every {interval:.6g} s"
+    else:
+        tol = "its default tolerance" if rtol is None else f"tolerance {rtol:g}"
+        how = (f"FMPy `simulate_fmu`, Co-Simulation at communication step {step:.6g} s, {tol} passed to the FMU, "
+               f"output every {interval:.6g} s")
+    how += f", from {start:g} to {stop:g} s"
+    how += (f", inputs from `{plan.inputs.path.name}` (linear interpolation)." if input_array is not None
+            else ", no inputs." if not fmu_inputs else ", inputs at their start values.")
+    how += " The FMU runs in a child process, so a crash fails the check instead of stopping it."
+
+    data = None
+    if present and not res.reasons:
+        try:
+            message = isolated(_simulate_fmu_child, str(plan.fmu), kind, start, stop, step, interval, rtol, present,
+                               input_array)
+        except RunFailure as exc:
+            message = ("error", exc.reason)
+        if message[0] == "ok":
+            data = message[1]
+        else:
+            res.reasons.append(f"the simulation failed: {message[1]}")
+    elif not present:
+        res.reasons.append("no signal of the reference can be compared")
+
+    if data is not None:
+        t = data["time"]
+        if t.size < 2 or t[0] > start + 1e-9 * (stop - start) or t[-1] < stop - 1e-9 * (stop - start):
+            res.reasons.append(f"the result covers {t[0]:g} to {t[-1]:g} s, not {start:g} to {stop:g} s")
+        in_span = (ref.time >= start) & (ref.time <= stop)
+        for name in present:
+            if name not in data:
+                res.reasons.append(f"{name}: no values in the result")
+                continue
+            metrics = compare(name, ref.time[in_span], ref.columns[name][in_span], t, data[name], tube, time_tol)
+            outside = band_outliers(t, data[name], ref.time, ref.columns[name], start, stop)
+            width = band_width(ref.time, ref.columns[name], start, stop)[2]
+            check = SignalCheck(name, metrics, int(outside.sum()), int(t.size), width)
+            res.signals.append(check)
+            if not check.band_ok:
+                res.reasons.append(f"{name}: {check.band_outside} of {check.samples} samples "
+                                   f"({check.band_fraction:.0%}) outside the cross-check band (±{width:.3g}: "
+                                   f"{BAND_WIDTH:.0%} of the reference's range), more than {BAND_OUTLIERS:.0%}")
+            if not metrics.tube_ok:
+                res.reasons.append(f"{name}: {metrics.tube_violations} sample(s) outside the tube (±{tube:g} of the "
+                                   f"range, ±{time_tol:g} s); max error {metrics.max_rel:.3g} of the range "
+                                   f"(abs {metrics.max_abs:.3g}) at t = {metrics.worst_time:.4g} s")
+    res.passed = not res.reasons and bool(res.signals)
+
+    out_name = f"{lay.model}_out.csv"
+    out_text = None
+    if data is not None:
+        out_text = csv_text(data["time"], {n: data[n] for n in present if n in data})
+        if len(out_text.encode()) > MAX_CSV_BYTES:
+            res.notes.append(f"{out_name} is larger than the 1 MB the rules allow")
+    readme = _check_readme(res, plan, how, tube, time_tol, fmpy.__version__, out_text is not None)
+    with FolderSwap() as swap:
+        staging = swap.stage(plan.target)
+        if out_text is not None:
+            write_file(staging / out_name, out_text)
+        write_file(staging / res.status, "")
+        write_file(staging / README_NAME, readme)
+        target = swap.commit()[0]
+    res.files = sorted(target / p.name for p in target.iterdir())
+    return res

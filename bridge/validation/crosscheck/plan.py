@@ -1,0 +1,122 @@
+"""Read and check a model folder before its FMU is simulated: every problem at once, nothing written."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from ...errors import Problem, ValidationError
+from .files import CsvData, add_problem, read_csv_file, read_ref_opt
+from .layout import FMI_TYPES, PLATFORM, Layout, parse_layout, results_folder
+from .output import check_output_dir
+
+
+@dataclass(frozen=True)
+class CheckPlan:
+    layout: Layout
+    fmu: Path
+    md: object
+    opts: dict
+    reference: CsvData
+    inputs: CsvData | None
+    target: Path
+
+
+def _generation_tool(md) -> tuple[str, str]:
+    text = (getattr(md, "generationTool", None) or "").strip()
+    parts = text.split()
+    safe = [re.sub(r"[^A-Za-z0-9._+-]", "_", p) for p in parts]
+    if len(safe) >= 2:
+        return safe[0], safe[-1]
+    return (safe[0], "unknown") if safe else ("unknown", "unknown")
+
+
+def plan_check(model_dir: Path, results_root: str | Path | None, fmi_type: str | None) -> CheckPlan:
+    """Read and check everything in the model folder; ValidationError naming every problem."""
+    from ..runs import RunFailure, describe_fmu
+
+    problems: list[Problem] = []
+    if not model_dir.exists():
+        raise ValidationError(Problem("", "no such folder", "give the model folder, e.g. "
+                                      "DIR/fmus/2.0/me/linux64/nhbridge/0.1.0/Model", str(model_dir)))
+    if not model_dir.is_dir():
+        raise ValidationError(Problem("", "not a folder", "give the model folder that holds Model.fmu and "
+                                      "Model_ref.csv", str(model_dir)))
+    try:
+        import fmpy  # noqa: F401
+    except ImportError as exc:
+        raise ValidationError("checking an FMU needs fmpy: pip install fmpy") from exc
+    layout = parse_layout(model_dir)
+    model = Path(os.path.abspath(model_dir)).name
+    fmu = model_dir / f"{model}.fmu"
+    md = None
+    if not fmu.is_file():
+        others = sorted(p.name for p in model_dir.glob("*.fmu"))
+        hint = (f"the rules name the FMU after its folder: rename {others[0]} or the folder" if others else
+                "put the FMU into the folder, named after it")
+        if (model_dir / f"{model}.nofmu").exists():
+            hint = "the exporter submitted a .nofmu file instead of the FMU; there is nothing to simulate"
+        add_problem(problems, fmu, "", "the FMU is missing", hint)
+    else:
+        try:
+            md = describe_fmu(fmu)
+        except RunFailure as exc:
+            problems.append(Problem("", exc.reason.split(": ", 1)[-1], "replace it with a valid FMU", str(fmu)))
+    opts = read_ref_opt(model_dir / f"{model}_ref.opt", problems)
+    reference = read_csv_file(model_dir / f"{model}_ref.csv", problems, "the reference _ref.csv")
+    in_path = model_dir / f"{model}_in.csv"
+    inputs = read_csv_file(in_path, problems, "the input file _in.csv") if in_path.exists() else None
+    if reference is not None and not reference.names:
+        add_problem(problems, reference.path, "line 1", "no signal besides the time", "add the variables to compare")
+    if reference is not None and opts is not None:
+        start, stop = float(opts["StartTime"]), float(opts["StopTime"])
+        eps = 1e-9 * max(1.0, abs(stop - start))
+        if reference.time[0] > start + eps or reference.time[-1] < stop - eps:
+            add_problem(problems, reference.path, "", f"the reference covers {reference.time[0]:g} to {reference.time[-1]:g} "
+                 f"s, not StartTime {start:g} to StopTime {stop:g} s of _ref.opt",
+                 "the rules ask the reference to contain StartTime and StopTime")
+    version = layout.fmi_version if layout else None
+    if md is not None:
+        if version is not None and md.fmiVersion != version:
+            problems.append(Problem("", f"an FMI {md.fmiVersion} FMU in an FMI {version} folder",
+                                    "put it under the folder of its FMI version", str(fmu)))
+        version = version or md.fmiVersion
+    kinds = {"me": getattr(md, "modelExchange", None), "cs": getattr(md, "coSimulation", None)}
+    if fmi_type is not None and fmi_type not in FMI_TYPES:
+        problems.append(Problem("--fmi-type", f"checking takes one FMI type, me or cs, got {fmi_type!r}",
+                                "the folder's place in fmus/<version>/<me|cs>/... decides it"))
+        fmi_type = None
+    if layout is not None:
+        if fmi_type is not None and fmi_type != layout.fmi_type:
+            problems.append(Problem("--fmi-type", f"the folder is a {layout.fmi_type} folder, not {fmi_type}",
+                                    "leave out --fmi-type", str(model_dir)))
+        fmi_type = layout.fmi_type
+    elif fmi_type is None and md is not None:
+        offered = [k for k, v in kinds.items() if v is not None]
+        if len(offered) == 1:
+            fmi_type = offered[0]
+        else:
+            problems.append(Problem("", "the folder is not in a cross-check tree (fmus/<FMI version>/<me|cs>/"
+                                    "<platform>/<tool>/<version>/<model>) and the FMU offers both interfaces",
+                                    "pass --fmi-type me or --fmi-type cs", str(model_dir)))
+    if md is not None and fmi_type in FMI_TYPES and kinds[fmi_type] is None:
+        where = f"the folder is a {fmi_type} folder" if layout is not None else f"--fmi-type {fmi_type} asks for it"
+        problems.append(Problem("", f"the FMU has no {FMI_TYPES[fmi_type]} interface, but {where}",
+                                "check it as the interface it has", str(fmu)))
+    if results_root is None and layout is None:
+        problems.append(Problem("-o", "the folder is not in a cross-check tree, so the results have no default place",
+                                "give -o DIR: the results go to DIR/results/...", str(model_dir)))
+    if results_root is not None:
+        check_output_dir(results_root, problems, "results folder")
+    if problems:
+        raise ValidationError(problems)
+    if layout is None:
+        tool, tool_version = _generation_tool(md)
+        layout = Layout(Path(os.path.abspath(results_root)), version, fmi_type, PLATFORM, tool, tool_version, model)
+    root = Path(results_root) if results_root is not None else layout.root
+    target = results_folder(root, layout.fmi_version, layout.fmi_type, layout.platform, layout.tool,
+                            layout.tool_version, model)
+    return CheckPlan(layout, fmu, md, opts, reference, inputs, target)
+
