@@ -117,7 +117,7 @@ class Campaign:
         """One line per failure or input problem."""
         lines = []
         for s in self.systems:
-            lines += [f"{s.name or s.source}: {p}" for p in s.problems]
+            lines += [p if p.startswith(s.source) else f"{s.name or s.source}: {p}" for p in s.problems]
             lines += [f"{s.name}: {r.id}: {r.reason}" for r in s.runs if r.status in (FAILED, ERROR)]
         return lines + self.output_problems
 
