@@ -349,7 +349,7 @@ def test_failed_commit_keeps_the_previous_export(tree, tmp_path, monkeypatch):
             raise OSError(28, "No space left on device")
         return real_rename(src, dst)
 
-    monkeypatch.setattr(xc.os, "rename", rename)
+    monkeypatch.setattr(os, "rename", rename)
     with pytest.raises(BridgeError, match="No space left on device"):
         xc.export_crosscheck(EXAMPLES / "simple_pendulum.toml", tmp_path)
     monkeypatch.undo()

@@ -37,4 +37,3 @@ def band_outliers(t: np.ndarray, y: np.ndarray, t_ref: np.ndarray, y_ref: np.nda
     y_max = np.interp(t, t_band, maximum_filter1d(y_band, BAND_WINDOW) + width)
     outside = (y < y_min) | (y > y_max) | ~np.isfinite(y)  # nhbridge: a NaN is outside too
     return outside & (t >= t_start) & (t <= t_stop)
-

@@ -31,7 +31,7 @@ from .output import FolderSwap, write_file
 from .plan import CheckPlan, plan_check
 from .result import CrosscheckResult, SignalCheck
 
-ME_RTOL_FLOOR = 1e-10       # CVode is not asked for more than this, whatever RelTol says
+ME_RTOL_FLOOR = 1e-10  # CVode is not asked for more than this, whatever RelTol says
 
 
 def _simulate_fmu_child(conn, path: str, kind: str, start: float, stop: float, step: float, interval: float,

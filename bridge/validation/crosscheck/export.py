@@ -1,7 +1,9 @@
-"""Export a system's cross-check folders: its FMU with the reference ``_ref.csv``, ``_ref.opt``, ``_in.csv``, ReadMe.
+"""Export a system's cross-check folders (rules §9.1.4, §9.1.5): the FMU and its reference.
 
-Signals constant up to integration noise (a conserved energy) are left out of ``_ref.csv`` and named in the
-ReadMe: the cross-check band (:mod:`.band`) is 10 % of such a signal's noise, and no importer could pass.
+Each model folder holds ``{Model_Name}.fmu`` (at most 10 MB, ``validate_vendor_repo``), ``{Model_Name}_ref.csv``,
+``{Model_Name}_ref.opt``, ``{Model_Name}_in.csv`` (only when the FMU has inputs) and ``ReadMe.md``. Signals
+constant up to integration noise (a conserved energy) are left out of ``_ref.csv`` and named in the ReadMe: the
+cross-check band (:mod:`.band`) is 10 % of such a signal's noise, and no importer could pass.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ def reference_step(stop: float) -> float:
     exp = math.floor(math.log10(raw))
     nice = next(m * 10.0 ** exp for m in (1, 2, 5, 10) if m * 10.0 ** exp >= raw * (1 - 1e-9))
     return stop / max(1, round(stop / nice))
+
 
 def _compiler_version() -> str:
     from ...fmu_export import compiler

@@ -21,7 +21,7 @@ import numpy as np
 
 from ...errors import ExportError, Problem
 
-MAX_CSV_BYTES = 1_000_000   # Appendix B: a CSV file must not be larger than 1 MB
+MAX_CSV_BYTES = 1_000_000  # Appendix B: a CSV file must not be larger than 1 MB
 NUMERIC_OPTIONS = ("StartTime", "StopTime", "StepSize", "RelTol", "AbsTol", "OutputIntervalLength")
 REQUIRED_OPTIONS = ("StartTime", "StopTime", "StepSize", "RelTol")
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
@@ -79,6 +79,7 @@ class CsvData:
 
 
 def add_problem(problems: list[Problem], source: Path, entry: str, message: str, hint: str = "") -> None:
+    """Append a :class:`Problem` at ``entry`` (a line, an element) of the file ``source``."""
     problems.append(Problem(entry, message, hint, str(source)))
 
 
@@ -116,7 +117,7 @@ def read_csv_file(path: str | Path, problems: list[Problem], what: str = "the CS
         notes.append(f"{path.name}: the names in line 1 are not all in double quotes, as the rules ask")
     if not names or names[0] != "time":
         add_problem(problems, path, "line 1", f'the first column must be "time", found {names[0] if names else ""!r}',
-             'write the header as "time","x",...')
+                    'write the header as "time","x",...')
     if any(not n for n in names):
         add_problem(problems, path, "line 1", "a column has no name", "remove trailing commas; name every column")
     duplicates = sorted({n for n in names if names.count(n) > 1 and n})
@@ -137,22 +138,23 @@ def read_csv_file(path: str | Path, problems: list[Problem], what: str = "the CS
             bad += 1
             if bad <= MAX_LINE_PROBLEMS:
                 add_problem(problems, path, f"line {lineno}", message,
-                     "write only comma-separated numbers as C literals (e.g. 0.5, -1e-3), no units or comments")
+                            "write only comma-separated numbers as C literals (e.g. 0.5, -1e-3), no units or comments")
             continue
         rows.append([float(f) for f in fields])
     if bad > MAX_LINE_PROBLEMS:
         add_problem(problems, path, "", f"{bad - MAX_LINE_PROBLEMS} more line(s) with problems", "")
     if not bad and len(rows) < 2:
         add_problem(problems, path, "", f"{what} has {len(rows)} data row(s), at least 2 are needed",
-             "give the values at StartTime and StopTime at least")
+                    "give the values at StartTime and StopTime at least")
     if len(problems) > before:
         return None
     data = np.array(rows, dtype=float)
     time = data[:, 0]
     down = np.nonzero(np.diff(time) < 0)[0]
     if down.size:
-        add_problem(problems, path, f"line {down[0] + 3}", f"time decreases from {time[down[0]]:g} to {time[down[0] + 1]:g}",
-             "the time in the first column must increase monotonically")
+        add_problem(problems, path, f"line {down[0] + 3}",
+                    f"time decreases from {time[down[0]]:g} to {time[down[0] + 1]:g}",
+                    "the time in the first column must increase monotonically")
         return None
     if path.stat().st_size > MAX_CSV_BYTES:
         notes.append(f"{path.name} is larger than the 1 MB the rules allow")
@@ -187,7 +189,7 @@ def read_ref_opt(path: str | Path, problems: list[Problem]) -> dict[str, float |
     missing = [k for k in REQUIRED_OPTIONS if k not in opts]
     if missing:
         add_problem(problems, path, "", f"missing required element(s) {', '.join(missing)}",
-             "the rules require StartTime, StopTime, StepSize and RelTol")
+                    "the rules require StartTime, StopTime, StepSize and RelTol")
     if len(problems) > before:
         return None
     start, stop, step, rtol = (float(opts[k]) for k in REQUIRED_OPTIONS)
@@ -195,7 +197,7 @@ def read_ref_opt(path: str | Path, problems: list[Problem]) -> dict[str, float |
         add_problem(problems, path, "StopTime", f"StopTime {stop:g} is not after StartTime {start:g}", "")
     elif not 0 <= step <= stop - start:
         add_problem(problems, path, "StepSize", f"StepSize {step:g} is not within [0, StopTime - StartTime]",
-             "use 0 for a variable-step solver")
+                    "use 0 for a variable-step solver")
     if rtol < 0:
         add_problem(problems, path, "RelTol", f"RelTol {rtol:g} is negative", "")
     if float(opts.get("OutputIntervalLength", 1.0)) <= 0:

@@ -28,9 +28,10 @@ def check_output_dir(path: str | Path, problems: list[Problem], what: str = "out
     base = _existing_ancestor(path)
     if not base.is_dir():
         add_problem(problems, path, "", f"cannot create the {what}: {base} is a file, not a folder",
-             "choose a writable output folder")
+                    "choose a writable output folder")
     elif not os.access(base, os.W_OK | os.X_OK):
-        add_problem(problems, path, "", f"cannot create the {what}: {base} is not writable", "choose a writable output folder")
+        add_problem(problems, path, "", f"cannot create the {what}: {base} is not writable",
+                    "choose a writable output folder")
 
 
 class FolderSwap:
@@ -130,6 +131,7 @@ class FolderSwap:
 
 
 def write_file(path: Path, data: str | bytes) -> None:
+    """Write text (UTF-8, newlines as given) or bytes; an OSError becomes an :class:`ExportError`."""
     try:
         if isinstance(data, str):
             path.write_text(data, encoding="utf-8", newline="")
@@ -138,4 +140,3 @@ def write_file(path: Path, data: str | bytes) -> None:
     except OSError as exc:
         raise ExportError(f"{path}: cannot write the file ({exc.strerror or exc}); choose a writable output "
                           "folder") from exc
-

@@ -15,6 +15,8 @@ from .output import check_output_dir
 
 @dataclass(frozen=True)
 class CheckPlan:
+    """A model folder read and checked: its layout, FMU, options, reference and inputs, and the results folder."""
+
     layout: Layout
     fmu: Path
     md: object
@@ -74,9 +76,10 @@ def plan_check(model_dir: Path, results_root: str | Path | None, fmi_type: str |
         start, stop = float(opts["StartTime"]), float(opts["StopTime"])
         eps = 1e-9 * max(1.0, abs(stop - start))
         if reference.time[0] > start + eps or reference.time[-1] < stop - eps:
-            add_problem(problems, reference.path, "", f"the reference covers {reference.time[0]:g} to {reference.time[-1]:g} "
-                 f"s, not StartTime {start:g} to StopTime {stop:g} s of _ref.opt",
-                 "the rules ask the reference to contain StartTime and StopTime")
+            add_problem(problems, reference.path, "",
+                        f"the reference covers {reference.time[0]:g} to {reference.time[-1]:g} s, not StartTime "
+                        f"{start:g} to StopTime {stop:g} s of _ref.opt",
+                        "the rules ask the reference to contain StartTime and StopTime")
     version = layout.fmi_version if layout else None
     if md is not None:
         if version is not None and md.fmiVersion != version:
@@ -119,4 +122,3 @@ def plan_check(model_dir: Path, results_root: str | Path | None, fmi_type: str |
     target = results_folder(root, layout.fmi_version, layout.fmi_type, layout.platform, layout.tool,
                             layout.tool_version, model)
     return CheckPlan(layout, fmu, md, opts, reference, inputs, target)
-

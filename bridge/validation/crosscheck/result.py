@@ -51,4 +51,3 @@ class CrosscheckResult:
     @property
     def status(self) -> str:
         return "passed" if self.passed else "failed"
-
