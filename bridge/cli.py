@@ -103,6 +103,9 @@ def build_parser() -> argparse.ArgumentParser:
                          "rumoca: the exported .mo compiled by Rumoca's fmi2 code generation (FMI 2.0 only); "
                          "openmodelica: the .mo compiled by omc (OMPython)")
     fm.add_argument("-o", "--output", required=True, help="the .fmu file")
+    fm.add_argument("--jacobian", action=argparse.BooleanOptionalAction, default=None,
+                    help="native backend: generate the Jacobian code for directional derivatives (default: only for "
+                         "systems with at most 14 states; it lengthens the build)")
 
     sub.add_parser("methods", help="list the derivation methods")
 
@@ -281,7 +284,7 @@ def cmd_fmu(args) -> int:
     elif args.backend == "openmodelica":
         path = build_openmodelica_fmu(eom, args.output, args.fmi_version)
     else:
-        path = build_fmu(eom, args.output, args.fmi_version)
+        path = build_fmu(eom, args.output, args.fmi_version, "auto" if args.jacobian is None else args.jacobian)
     print(f"wrote {path} (FMI {args.fmi_version}.0, Model Exchange and Co-Simulation, method {eom.method}, "
           f"backend {args.backend}, built in {time.perf_counter() - t0:.2f} s)")
     return EXIT_OK

@@ -58,6 +58,7 @@ class FmuLayout:
     variables: tuple[Variable, ...]
     nq: int
     nx: int
+    jacobian: bool = False  # model.c has nhb_jacobian: the FMU provides directional derivatives
 
     def by_name(self, name: str) -> Variable:
         for v in self.variables:
@@ -72,7 +73,9 @@ def _speed_unit(unit: str, power: int) -> str:
     return f"{unit}/s" if power == 1 else f"{unit}/s2"
 
 
-def layout(eom: EquationsOfMotion, fmi_version: int = 2) -> FmuLayout:
+def layout(eom: EquationsOfMotion, fmi_version: int = 2, jacobian: bool | str | None = "auto") -> FmuLayout:
+    from .fmu_jacobian import jacobian_enabled
+
     system = eom.system
     speeds = [S.base_name(s) for s in eom.u]
     nq = system.n
@@ -115,7 +118,7 @@ def layout(eom: EquationsOfMotion, fmi_version: int = 2) -> FmuLayout:
         add(name=f"lambda[{k + 1}]", kind=MULTIPLIER, index=k, description=f"constraint multiplier {k + 1}")
     for k, (entry, _) in enumerate(system.constraints):
         add(name=f"residual[{k + 1}]", kind=RESIDUAL, index=k, description=f"velocity residual of {entry}")
-    return FmuLayout(fmi_version, tuple(out), nq, nq + len(speeds))
+    return FmuLayout(fmi_version, tuple(out), nq, nq + len(speeds), jacobian_enabled(eom, jacobian))
 
 
 # -- C ---------------------------------------------------------------------------------------------
@@ -252,6 +255,9 @@ def model_c(eom: EquationsOfMotion, lay: FmuLayout, guid: str) -> str:
     for k in range(system.m):
         lines.append(f"    r[{k}] = {outs[ny + k]};")
     lines += ["    return 0;", "}", ""]
+    from .fmu_jacobian import jacobian_c
+
+    lines += jacobian_c(eom, lay.jacobian)
     return "\n".join(lines)
 
 
@@ -300,10 +306,17 @@ def model_description(eom: EquationsOfMotion, lay: FmuLayout, guid: str) -> byte
     if not v3:
         for el in (me, cs):
             el.set("canNotUseMemoryManagementFunctions", "true")
-            el.set("canGetAndSetFMUstate", "false")
-            el.set("canSerializeFMUstate", "false")
-            el.set("providesDirectionalDerivative", "false")
+            el.set("canGetAndSetFMUstate", "true")  # the runtime's FMU states (nhb_state_* in nhb_core.c)
+            el.set("canSerializeFMUstate", "true")
+            el.set("providesDirectionalDerivative", "true" if lay.jacobian else "false")
         cs.set("canInterpolateInputs", "false")
+    else:
+        for el in (me, cs):
+            el.set("canGetAndSetFMUState", "true")
+            el.set("canSerializeFMUState", "true")
+    if v3 and lay.jacobian:
+        for el in (me, cs):
+            el.set("providesDirectionalDerivatives", "true")
     units = sorted({v.unit for v in lay.variables if v.unit})
     if units:
         ud = etree.SubElement(root, "UnitDefinitions")
@@ -377,8 +390,8 @@ def model_description(eom: EquationsOfMotion, lay: FmuLayout, guid: str) -> byte
 
 
 # -- build ---------------------------------------------------------------------------------------------
-RUNTIME_SOURCES = {2: ["nhb_linalg.c", "nhb_core.c", "fmi2_runtime.c"], 3: ["nhb_linalg.c", "nhb_core.c",
-                                                                           "fmi3_runtime.c"]}
+RUNTIME_SOURCES = {2: ["nhb_linalg.c", "nhb_core.c", "nhb_jacobian.c", "fmi2_runtime.c"],
+                   3: ["nhb_linalg.c", "nhb_core.c", "nhb_jacobian.c", "fmi3_runtime.c"]}
 
 
 def compiler() -> str:
@@ -421,22 +434,29 @@ def _pack(path: Path, folder: Path) -> Path:
     return path
 
 
-def build_fmu(eom: EquationsOfMotion, path: str | Path, fmi_version: int = 2) -> Path:
-    """Generate, compile and pack a source FMU with the Linux x86-64 binary; written atomically."""
+def build_fmu(eom: EquationsOfMotion, path: str | Path, fmi_version: int = 2,
+              jacobian: bool | str | None = "auto") -> Path:
+    """Generate, compile and pack a source FMU with the Linux x86-64 binary; written atomically.
+
+    ``jacobian``: generate the Jacobian code for directional derivatives (``True``/``False``; ``"auto"``: when
+    the system has at most ``bridge.fmu_jacobian.JACOBIAN_MAX_STATES`` states).
+    """
     if fmi_version not in (2, 3):
         raise ExportError(f"FMI version must be 2 or 3, got {fmi_version}")
     path = _output_path(path)
     cc = compiler()
     system = eom.system
-    lay = layout(eom, fmi_version)
-    guid = "{" + str(uuid.uuid5(uuid.NAMESPACE_URL, f"nhbridge:{system.name}:{eom.method}:{model_c_hash(eom)}")) + "}"
+    lay = layout(eom, fmi_version, jacobian)
+    jac = ":jacobian" if lay.jacobian else ""
+    guid = "{" + str(uuid.uuid5(uuid.NAMESPACE_URL,
+                                f"nhbridge:{system.name}:{eom.method}:{model_c_hash(eom)}{jac}")) + "}"
     sources = RUNTIME_SOURCES[fmi_version]
     with tempfile.TemporaryDirectory(prefix="nhbridge-fmu-") as tmp:
         folder = Path(tmp)
         src = folder / "sources"
         src.mkdir()
         (src / "model.c").write_text(model_c(eom, lay, guid), encoding="utf-8")
-        for name in [*sources, "nhb_model.h", "nhb_core.h"]:
+        for name in [*sources, "nhb_model.h", "nhb_core.h", "nhb_jacobian.h"]:
             shutil.copy(RUNTIME / name, src / name)
         for header in (RUNTIME / "include" / f"fmi{fmi_version}").glob("*.h"):
             shutil.copy(header, src / header.name)

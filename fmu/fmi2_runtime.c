@@ -1,9 +1,10 @@
 /* nhbridge FMU runtime: the FMI 2.0 API (Model Exchange and Co-Simulation in one binary).
  *
  * A thin layer over nhb_core.c: argument and state-machine checks, status translation and the
- * FMI 2 logger. Not provided (declared so in modelDescription.xml):
- *   canGetAndSetFMUstate = false, canSerializeFMUstate = false, providesDirectionalDerivative = false,
- *   canInterpolateInputs = false, maxOutputDerivativeOrder = 0, canRunAsynchronuously = false.
+ * FMI 2 logger. FMU states: canGetAndSetFMUstate = true, canSerializeFMUstate = true. Directional
+ * derivatives (nhb_jacobian.c) when the model has the Jacobian code. Not provided (declared so in
+ * modelDescription.xml): canInterpolateInputs = false, maxOutputDerivativeOrder = 0,
+ * canRunAsynchronuously = false.
  * The models have no events and no event indicators.
  */
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 
 #include "fmi2Functions.h"
 #include "nhb_core.h"
+#include "nhb_jacobian.h"
 
 /* An FMI 2 instance: the core (first member, so that an fmi2Component is also an nhb_instance*)
  * plus the importer's callbacks. */
@@ -308,62 +310,81 @@ fmi2Status fmi2SetString(fmi2Component c, const fmi2ValueReference vr[], size_t 
 }
 
 /* ---------------------------------------------------------------------------------------------- */
-/* FMU state and partial derivatives: not provided                                                */
+/* FMU state (the state is its own serialized form, see nhb_core.h)                               */
 /* ---------------------------------------------------------------------------------------------- */
+
+/* Modes a state may carry when it is set into an instance of the given interface. */
+static unsigned state_modes(const nhb_instance *inst)
+{
+    const unsigned common = NHB_MODE_INSTANTIATED | NHB_MODE_INIT | NHB_MODE_TERMINATED | NHB_MODE_ERROR;
+    return common | (inst->interface == NHB_ME ? NHB_MODE_EVENT | NHB_MODE_CONT : NHB_MODE_STEP);
+}
 
 fmi2Status fmi2GetFMUstate(fmi2Component c, fmi2FMUstate *FMUstate)
 {
-    (void)FMUstate;
-    return not_supported(c, "fmi2GetFMUstate", "canGetAndSetFMUstate = false");
+    nhb_instance *inst = begin(c, "fmi2GetFMUstate", NHB_MODE_ANY, ANY_INTERFACE);
+    if (inst == NULL)
+        return fmi2Error;
+    return to_fmi2(nhb_state_get(inst, "fmi2GetFMUstate", (void **)FMUstate));
 }
 
 fmi2Status fmi2SetFMUstate(fmi2Component c, fmi2FMUstate FMUstate)
 {
-    (void)FMUstate;
-    return not_supported(c, "fmi2SetFMUstate", "canGetAndSetFMUstate = false");
+    nhb_instance *inst = begin(c, "fmi2SetFMUstate", NHB_MODE_ANY, ANY_INTERFACE);
+    if (inst == NULL)
+        return fmi2Error;
+    return to_fmi2(nhb_state_set(inst, "fmi2SetFMUstate", FMUstate, state_modes(inst)));
 }
 
 fmi2Status fmi2FreeFMUstate(fmi2Component c, fmi2FMUstate *FMUstate)
 {
-    (void)FMUstate;
-    return not_supported(c, "fmi2FreeFMUstate", "canGetAndSetFMUstate = false");
+    nhb_instance *inst = begin(c, "fmi2FreeFMUstate", NHB_MODE_ANY, ANY_INTERFACE);
+    if (inst == NULL)
+        return fmi2Error;
+    return to_fmi2(nhb_state_free(inst, "fmi2FreeFMUstate", (void **)FMUstate));
 }
 
 fmi2Status fmi2SerializedFMUstateSize(fmi2Component c, fmi2FMUstate FMUstate, size_t *size)
 {
-    (void)FMUstate;
-    (void)size;
-    return not_supported(c, "fmi2SerializedFMUstateSize", "canSerializeFMUstate = false");
+    nhb_instance *inst = begin(c, "fmi2SerializedFMUstateSize", NHB_MODE_ANY, ANY_INTERFACE);
+    if (inst == NULL)
+        return fmi2Error;
+    return to_fmi2(nhb_state_size(inst, "fmi2SerializedFMUstateSize", FMUstate, size));
 }
 
 fmi2Status fmi2SerializeFMUstate(fmi2Component c, fmi2FMUstate FMUstate, fmi2Byte serializedState[], size_t size)
 {
-    (void)FMUstate;
-    (void)serializedState;
-    (void)size;
-    return not_supported(c, "fmi2SerializeFMUstate", "canSerializeFMUstate = false");
+    nhb_instance *inst = begin(c, "fmi2SerializeFMUstate", NHB_MODE_ANY, ANY_INTERFACE);
+    if (inst == NULL)
+        return fmi2Error;
+    return to_fmi2(nhb_state_serialize(inst, "fmi2SerializeFMUstate", FMUstate, (unsigned char *)serializedState,
+                                       size));
 }
 
 fmi2Status fmi2DeSerializeFMUstate(fmi2Component c, const fmi2Byte serializedState[], size_t size,
                                    fmi2FMUstate *FMUstate)
 {
-    (void)serializedState;
-    (void)size;
-    (void)FMUstate;
-    return not_supported(c, "fmi2DeSerializeFMUstate", "canSerializeFMUstate = false");
+    nhb_instance *inst = begin(c, "fmi2DeSerializeFMUstate", NHB_MODE_ANY, ANY_INTERFACE);
+    if (inst == NULL)
+        return fmi2Error;
+    return to_fmi2(nhb_state_deserialize(inst, "fmi2DeSerializeFMUstate", (const unsigned char *)serializedState,
+                                         size, (void **)FMUstate));
 }
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Partial derivatives                                                                            */
+/* ---------------------------------------------------------------------------------------------- */
 
 fmi2Status fmi2GetDirectionalDerivative(fmi2Component c, const fmi2ValueReference vUnknown_ref[], size_t nUnknown,
                                         const fmi2ValueReference vKnown_ref[], size_t nKnown,
                                         const fmi2Real dvKnown[], fmi2Real dvUnknown[])
 {
-    (void)vUnknown_ref;
-    (void)nUnknown;
-    (void)vKnown_ref;
-    (void)nKnown;
-    (void)dvKnown;
-    (void)dvUnknown;
-    return not_supported(c, "fmi2GetDirectionalDerivative", "providesDirectionalDerivative = false");
+    /* unknowns: derivatives, outputs (and multipliers, states); knowns: states, inputs (nhb_jacobian.c) */
+    nhb_instance *inst = begin(c, "fmi2GetDirectionalDerivative", MODES_GET, ANY_INTERFACE);
+    if (inst == NULL)
+        return fmi2Error;
+    return to_fmi2(nhb_directional_derivative(inst, "fmi2GetDirectionalDerivative", vUnknown_ref, nUnknown,
+                                              vKnown_ref, nKnown, dvKnown, dvUnknown));
 }
 
 /* ---------------------------------------------------------------------------------------------- */

@@ -2,8 +2,9 @@
  *
  * A thin layer over nhb_core.c: argument and state-machine checks, status translation and the
  * FMI 3 logger. All variables are scalar Float64 (value reference 0 is the independent variable
- * time). Not provided (declared so in modelDescription.xml): Scheduled Execution, FMU state,
- * directional and adjoint derivatives, variable dependencies, clocks, structural parameters
+ * time). FMU states can be got, set and serialized. Directional derivatives (nhb_jacobian.c) when the
+ * model has the Jacobian code. Not provided (declared so in modelDescription.xml): Scheduled
+ * Execution, adjoint derivatives, variable dependencies, clocks, structural parameters
  * (configuration mode), output derivatives, early return, event mode in Co-Simulation (accepted:
  * with eventModeUsed = true the state machine passes through Event Mode, but no event ever occurs).
  * Every function of fmi3FunctionTypes.h is defined and exported; the unsupported ones return
@@ -15,6 +16,7 @@
 
 #include "fmi3Functions.h"
 #include "nhb_core.h"
+#include "nhb_jacobian.h"
 
 /* An FMI 3 instance: the core (first member, so that an fmi3Instance is also an nhb_instance*)
  * plus the importer's callbacks. */
@@ -393,7 +395,7 @@ fmi3Status fmi3SetClock(fmi3Instance instance, const fmi3ValueReference valueRef
 }
 
 /* ---------------------------------------------------------------------------------------------- */
-/* Variable dependencies, FMU state, partial derivatives, configuration: not provided             */
+/* FMU state; variable dependencies, partial derivatives, configuration: not provided             */
 /* ---------------------------------------------------------------------------------------------- */
 
 fmi3Status fmi3GetNumberOfVariableDependencies(fmi3Instance instance, fmi3ValueReference valueReference,
@@ -418,47 +420,65 @@ fmi3Status fmi3GetVariableDependencies(fmi3Instance instance, fmi3ValueReference
     return not_supported(instance, "fmi3GetVariableDependencies", "providesPerElementDependencies = false");
 }
 
+/* FMU state (the state is its own serialized form, see nhb_core.h). A state may carry the modes an
+ * instance of its interface can be in (Event Mode for Co-Simulation only with eventModeUsed). */
+static unsigned state_modes(fmi3Instance instance)
+{
+    const nhb_instance *inst = (const nhb_instance *)instance;
+    unsigned modes = NHB_MODE_INSTANTIATED | NHB_MODE_INIT | NHB_MODE_TERMINATED | NHB_MODE_ERROR;
+    if (inst->interface == NHB_ME)
+        return modes | NHB_MODE_EVENT | NHB_MODE_CONT;
+    return modes | NHB_MODE_STEP | (((const fmi3_instance *)instance)->event_mode_used ? NHB_MODE_EVENT : 0u);
+}
+
 fmi3Status fmi3GetFMUState(fmi3Instance instance, fmi3FMUState *FMUState)
 {
-    (void)FMUState;
-    return not_supported(instance, "fmi3GetFMUState", "canGetAndSetFMUState = false");
+    nhb_instance *inst = begin(instance, "fmi3GetFMUState", NHB_MODE_ANY, ANY_INTERFACE);
+    if (inst == NULL)
+        return fmi3Error;
+    return to_fmi3(nhb_state_get(inst, "fmi3GetFMUState", (void **)FMUState));
 }
 
 fmi3Status fmi3SetFMUState(fmi3Instance instance, fmi3FMUState FMUState)
 {
-    (void)FMUState;
-    return not_supported(instance, "fmi3SetFMUState", "canGetAndSetFMUState = false");
+    nhb_instance *inst = begin(instance, "fmi3SetFMUState", NHB_MODE_ANY, ANY_INTERFACE);
+    if (inst == NULL)
+        return fmi3Error;
+    return to_fmi3(nhb_state_set(inst, "fmi3SetFMUState", FMUState, state_modes(instance)));
 }
 
 fmi3Status fmi3FreeFMUState(fmi3Instance instance, fmi3FMUState *FMUState)
 {
-    (void)FMUState;
-    return not_supported(instance, "fmi3FreeFMUState", "canGetAndSetFMUState = false");
+    nhb_instance *inst = begin(instance, "fmi3FreeFMUState", NHB_MODE_ANY, ANY_INTERFACE);
+    if (inst == NULL)
+        return fmi3Error;
+    return to_fmi3(nhb_state_free(inst, "fmi3FreeFMUState", (void **)FMUState));
 }
 
 fmi3Status fmi3SerializedFMUStateSize(fmi3Instance instance, fmi3FMUState FMUState, size_t *size)
 {
-    (void)FMUState;
-    (void)size;
-    return not_supported(instance, "fmi3SerializedFMUStateSize", "canSerializeFMUState = false");
+    nhb_instance *inst = begin(instance, "fmi3SerializedFMUStateSize", NHB_MODE_ANY, ANY_INTERFACE);
+    if (inst == NULL)
+        return fmi3Error;
+    return to_fmi3(nhb_state_size(inst, "fmi3SerializedFMUStateSize", FMUState, size));
 }
 
 fmi3Status fmi3SerializeFMUState(fmi3Instance instance, fmi3FMUState FMUState, fmi3Byte serializedState[],
                                  size_t size)
 {
-    (void)FMUState;
-    (void)serializedState;
-    (void)size;
-    return not_supported(instance, "fmi3SerializeFMUState", "canSerializeFMUState = false");
+    nhb_instance *inst = begin(instance, "fmi3SerializeFMUState", NHB_MODE_ANY, ANY_INTERFACE);
+    if (inst == NULL)
+        return fmi3Error;
+    return to_fmi3(nhb_state_serialize(inst, "fmi3SerializeFMUState", FMUState, serializedState, size));
 }
 
 fmi3Status fmi3DeserializeFMUState(fmi3Instance instance, const fmi3Byte serializedState[], size_t size,
                                    fmi3FMUState *FMUState)
 {
-    (void)serializedState;
-    (void)size;
-    (void)FMUState;
-    return not_supported(instance, "fmi3DeserializeFMUState", "canSerializeFMUState = false");
+    nhb_instance *inst = begin(instance, "fmi3DeserializeFMUState", NHB_MODE_ANY, ANY_INTERFACE);
+    if (inst == NULL)
+        return fmi3Error;
+    return to_fmi3(nhb_state_deserialize(inst, "fmi3DeserializeFMUState", serializedState, size, FMUState));
 }
 
 fmi3Status fmi3GetDirectionalDerivative(fmi3Instance instance, const fmi3ValueReference unknowns[],
@@ -466,15 +486,18 @@ fmi3Status fmi3GetDirectionalDerivative(fmi3Instance instance, const fmi3ValueRe
                                         const fmi3Float64 seed[], size_t nSeed, fmi3Float64 sensitivity[],
                                         size_t nSensitivity)
 {
-    (void)unknowns;
-    (void)nUnknowns;
-    (void)knowns;
-    (void)nKnowns;
-    (void)seed;
-    (void)nSeed;
-    (void)sensitivity;
-    (void)nSensitivity;
-    return not_supported(instance, "fmi3GetDirectionalDerivative", "providesDirectionalDerivatives = false");
+    /* unknowns: derivatives, outputs (and multipliers, states); knowns: states, inputs (nhb_jacobian.c) */
+    nhb_instance *inst = begin(instance, "fmi3GetDirectionalDerivative", MODES_GET, ANY_INTERFACE);
+    if (inst == NULL)
+        return fmi3Error;
+    if (nSeed != nKnowns || nSensitivity != nUnknowns) {
+        nhb_log(inst, NHB_ERROR, "fmi3GetDirectionalDerivative: nSeed (%lu) must equal nKnowns (%lu) and "
+                "nSensitivity (%lu) nUnknowns (%lu): all variables are scalars", (unsigned long)nSeed,
+                (unsigned long)nKnowns, (unsigned long)nSensitivity, (unsigned long)nUnknowns);
+        return fmi3Error;
+    }
+    return to_fmi3(nhb_directional_derivative(inst, "fmi3GetDirectionalDerivative", unknowns, nUnknowns, knowns,
+                                              nKnowns, seed, sensitivity));
 }
 
 fmi3Status fmi3GetAdjointDerivative(fmi3Instance instance, const fmi3ValueReference unknowns[],

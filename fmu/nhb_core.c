@@ -22,13 +22,16 @@ static double *alloc_doubles(const nhb_instance *inst, size_t n)
     return (double *)inst->alloc_mem(n, sizeof(double));
 }
 
+/* A set of states, parameters, inputs or time: the cached evaluations are stale, and the integration
+ * point (which may lie past the communication point) no longer continues the trajectory. */
 static void invalidate_caches(nhb_instance *inst)
 {
     inst->rhs_valid = 0;
     inst->out_valid = 0;
+    inst->int_valid = 0;
 }
 
-static const char *kind_name(int kind)
+const char *nhb_kind_name(int kind)
 {
     switch (kind) {
     case NHB_TIME: return "time";
@@ -61,8 +64,8 @@ static int kind_count(int kind)
     }
 }
 
-/* Binary search in NHB_VARIABLES (sorted by vr, checked in nhb_init). NULL if not found. */
-static const nhb_variable *find_variable(unsigned int vr)
+const nhb_variable *nhb_find_variable(const nhb_instance *inst, const char *func, unsigned int vr,
+                                      const char *where)
 {
     int lo = 0, hi = NHB_NVARS - 1;
     while (lo <= hi) {
@@ -74,6 +77,7 @@ static const nhb_variable *find_variable(unsigned int vr)
         else
             hi = mid - 1;
     }
+    nhb_log(inst, NHB_ERROR, "%s: unknown value reference %u%s", func, vr, where);
     return NULL;
 }
 
@@ -226,7 +230,7 @@ static int check_model_tables(const nhb_instance *inst)
         }
         if (var->index < 0 || var->index >= count) {
             nhb_log(inst, NHB_ERROR, "model.c: NHB_VARIABLES entry %d (vr %u, %s) has index %d outside "
-                    "0..%d", i, var->vr, kind_name(var->kind), var->index, count - 1);
+                    "0..%d", i, var->vr, nhb_kind_name(var->kind), var->index, count - 1);
             return 0;
         }
     }
@@ -263,8 +267,12 @@ nhb_status nhb_init(nhb_instance *inst, const char *name, int interface, void *(
     inst->r = alloc_doubles(inst, alloc_count(NHB_NRES));
     inst->work = alloc_doubles(inst, NHB_WORK_VECTORS * alloc_count(NHB_NX));
     inst->lam_work = alloc_doubles(inst, alloc_count(NHB_NLAM));
+    inst->xi = alloc_doubles(inst, alloc_count(NHB_NX));
+    inst->fi = alloc_doubles(inst, alloc_count(NHB_NX));
+    inst->lam_i = alloc_doubles(inst, alloc_count(NHB_NLAM));
+    inst->dense = alloc_doubles(inst, NHB_DENSE_VECTORS * alloc_count(NHB_NX));
     if (!inst->x || !inst->p || !inst->in || !inst->dx || !inst->lam || !inst->v || !inst->y || !inst->r ||
-        !inst->work || !inst->lam_work) {
+        !inst->work || !inst->lam_work || !inst->xi || !inst->fi || !inst->lam_i || !inst->dense) {
         nhb_log(inst, NHB_ERROR, "out of memory");
         return NHB_ERROR;
     }
@@ -275,7 +283,8 @@ nhb_status nhb_init(nhb_instance *inst, const char *name, int interface, void *(
 void nhb_release(nhb_instance *inst)
 {
     double **arrays[] = {&inst->x, &inst->p, &inst->in, &inst->dx, &inst->lam, &inst->v, &inst->y,
-                         &inst->r, &inst->work, &inst->lam_work};
+                         &inst->r, &inst->work, &inst->lam_work, &inst->xi, &inst->fi, &inst->lam_i,
+                         &inst->dense, &inst->jac};
     size_t i;
 
     if (inst->free_mem == NULL)
@@ -304,10 +313,16 @@ void nhb_reset(nhb_instance *inst)
     inst->stop_time_defined = 0;
     inst->rtol = NHB_DEFAULT_RTOL;
     inst->atol = NHB_DEFAULT_RTOL * NHB_ATOL_FACTOR;
+    inst->t_int = 0.0;
+    inst->dense_t0 = inst->dense_h = 0.0;
+    inst->dense_method = 0;
     inst->h_next[0] = inst->h_next[1] = 0.0;
-    inst->rk_cost[0] = inst->rk_cost[1] = 0.0;
+    inst->rk_evals[0] = inst->rk_evals[1] = 0.0;
+    inst->rk_span[0] = inst->rk_span[1] = 0.0;
+    inst->rk_steps[0] = inst->rk_steps[1] = 0;
     inst->rk_age[0] = inst->rk_age[1] = 0;
-    inst->rk_warm[0] = inst->rk_warm[1] = 0;
+    inst->rk_settled[0] = inst->rk_settled[1] = 0;
+    inst->rk_last = -1;
     inst->mode = NHB_MODE_INSTANTIATED;
     invalidate_caches(inst);
 }
@@ -315,6 +330,14 @@ void nhb_reset(nhb_instance *inst)
 /* ============================================================================================== */
 /* Model evaluation                                                                               */
 /* ============================================================================================== */
+
+int nhb_model_failed(nhb_instance *inst, const char *function, int rc)
+{
+    inst->msg[sizeof inst->msg - 1] = '\0';
+    if (rc != 0 && inst->msg[0] == '\0')
+        snprintf(inst->msg, sizeof inst->msg, "%s failed (code %d) without a message", function, rc);
+    return rc != 0;
+}
 
 /* Index of the first non-finite entry of a[0..n), or -1. */
 static int first_non_finite(const double *a, int n)
@@ -330,16 +353,11 @@ static int first_non_finite(const double *a, int n)
  * results. Returns 0, or 1 with the reason in inst->msg. */
 static int eval_rhs(nhb_instance *inst, double t, const double *x, double *dx, double *lam)
 {
-    int rc, i;
+    int i;
 
     inst->msg[0] = '\0';
-    rc = nhb_rhs(t, x, inst->p, inst->in, dx, lam, inst->msg, sizeof inst->msg);
-    inst->msg[sizeof inst->msg - 1] = '\0';
-    if (rc != 0) {
-        if (inst->msg[0] == '\0')
-            snprintf(inst->msg, sizeof inst->msg, "nhb_rhs failed (code %d) without a message", rc);
+    if (nhb_model_failed(inst, "nhb_rhs", nhb_rhs(t, x, inst->p, inst->in, dx, lam, inst->msg, sizeof inst->msg)))
         return 1;
-    }
     if ((i = first_non_finite(dx, NHB_NX)) >= 0) {
         snprintf(inst->msg, sizeof inst->msg, "non-finite state derivative dx[%d] = %g", i, dx[i]);
         return 1;
@@ -368,28 +386,27 @@ static nhb_status ensure_rhs(nhb_instance *inst, const char *func)
 /* Make inst->v, inst->y and inst->r valid at the current point; on failure log, enter Error mode. */
 static nhb_status ensure_outputs(nhb_instance *inst, const char *func)
 {
-    int rc, i = -1;
+    int failed, i = -1;
     const char *what = "";
 
     if (inst->out_valid)
         return NHB_OK;
     inst->msg[0] = '\0';
-    rc = nhb_outputs(inst->time, inst->x, inst->p, inst->in, inst->v, inst->y, inst->r, inst->msg,
-                     sizeof inst->msg);
-    inst->msg[sizeof inst->msg - 1] = '\0';
-    if (rc != 0) {
-        if (inst->msg[0] == '\0')
-            snprintf(inst->msg, sizeof inst->msg, "nhb_outputs failed (code %d) without a message", rc);
-    } else if ((i = first_non_finite(inst->v, NHB_NV)) >= 0) {
-        what = "velocity v";
-    } else if ((i = first_non_finite(inst->y, NHB_NY)) >= 0) {
-        what = "output y";
-    } else if ((i = first_non_finite(inst->r, NHB_NRES)) >= 0) {
-        what = "constraint residual r";
-    }
-    if (rc != 0 || i >= 0) {
-        if (rc == 0)
+    failed = nhb_model_failed(inst, "nhb_outputs", nhb_outputs(inst->time, inst->x, inst->p, inst->in, inst->v,
+                                                                 inst->y, inst->r, inst->msg, sizeof inst->msg));
+    if (!failed) {
+        if ((i = first_non_finite(inst->v, NHB_NV)) >= 0)
+            what = "velocity v";
+        else if ((i = first_non_finite(inst->y, NHB_NY)) >= 0)
+            what = "output y";
+        else if ((i = first_non_finite(inst->r, NHB_NRES)) >= 0)
+            what = "constraint residual r";
+        if (i >= 0) {
             snprintf(inst->msg, sizeof inst->msg, "non-finite %s[%d]", what, i);
+            failed = 1;
+        }
+    }
+    if (failed) {
         nhb_log(inst, NHB_ERROR, "%s: model evaluation failed at t = %.17g: %s", func, inst->time, inst->msg);
         inst->mode = NHB_MODE_ERROR;
         return NHB_ERROR;
@@ -462,11 +479,9 @@ nhb_status nhb_get_float64(nhb_instance *inst, const char *func, const unsigned 
         return nhb_null_argument(inst, func, "values");
 
     for (i = 0; i < n; i++) {
-        const nhb_variable *var = find_variable(vr[i]);
-        if (var == NULL) {
-            nhb_log(inst, NHB_ERROR, "%s: unknown value reference %u", func, vr[i]);
+        const nhb_variable *var = nhb_find_variable(inst, func, vr[i], "");
+        if (var == NULL)
             return NHB_ERROR;
-        }
         switch (var->kind) {
         case NHB_TIME:
             values[i] = inst->time;
@@ -517,6 +532,7 @@ nhb_status nhb_set_float64(nhb_instance *inst, const char *func, const unsigned 
                            const double values[])
 {
     size_t i;
+    int changed = 0;
 
     if (n == 0)
         return NHB_OK;
@@ -527,21 +543,19 @@ nhb_status nhb_set_float64(nhb_instance *inst, const char *func, const unsigned 
 
     /* first check everything, so that a failing call changes nothing */
     for (i = 0; i < n; i++) {
-        const nhb_variable *var = find_variable(vr[i]);
+        const nhb_variable *var = nhb_find_variable(inst, func, vr[i], "");
         unsigned modes;
-        if (var == NULL) {
-            nhb_log(inst, NHB_ERROR, "%s: unknown value reference %u", func, vr[i]);
+        if (var == NULL)
             return NHB_ERROR;
-        }
         modes = settable_modes(var->kind);
         if (modes == 0) {
             nhb_log(inst, NHB_ERROR, "%s: value reference %u (%s) cannot be set", func, vr[i],
-                    kind_name(var->kind));
+                    nhb_kind_name(var->kind));
             return NHB_ERROR;
         }
         if (!(inst->mode & modes)) {
             nhb_log(inst, NHB_ERROR, "%s: the %s with value reference %u cannot be set in %s%s", func,
-                    kind_name(var->kind), vr[i], nhb_mode_name(inst->mode),
+                    nhb_kind_name(var->kind), vr[i], nhb_mode_name(inst->mode),
                     var->kind == NHB_STATE ? " (after initialization states are set only through "
                                              "SetContinuousStates, Model Exchange)" : "");
             return NHB_ERROR;
@@ -552,12 +566,18 @@ nhb_status nhb_set_float64(nhb_instance *inst, const char *func, const unsigned 
             return NHB_ERROR;
         }
     }
+    /* a value set to what it already is (bit for bit) changes nothing: the caches and the integration
+     * point stay valid (importers often set every input before every doStep) */
     for (i = 0; i < n; i++) {
-        const nhb_variable *var = find_variable(vr[i]);
+        const nhb_variable *var = nhb_find_variable(inst, func, vr[i], ""); /* checked above */
         double *target = var->kind == NHB_STATE ? inst->x : var->kind == NHB_PARAMETER ? inst->p : inst->in;
-        target[var->index] = values[i];
+        if (memcmp(&target[var->index], &values[i], sizeof(double)) != 0) {
+            target[var->index] = values[i];
+            changed = 1;
+        }
     }
-    invalidate_caches(inst);
+    if (changed)
+        invalidate_caches(inst);
     return NHB_OK;
 }
 
@@ -762,6 +782,61 @@ static const double DOP853_E3[13] = {
     0.0,
 };
 
+/* Continuous extensions (dense output). DOPRI5: Shampine's quartic (Hairer's contd5, scipy's RK45.P),
+ * from the stages of the step and the FSAL stage, no extra evaluation:
+ *   x(t0 + s h) = x0 + h sum_j k_j (P[j][0] s + P[j][1] s^2 + P[j][2] s^3 + P[j][3] s^4). */
+static const double DP5_P[7][4] = {
+    {1.0, -8048581381.0 / 2820520608.0, 8663915743.0 / 2820520608.0, -12715105075.0 / 11282082432.0},
+    {0.0, 0.0, 0.0, 0.0},
+    {0.0, 131558114200.0 / 32700410799.0, -68118460800.0 / 10900136933.0, 87487479700.0 / 32700410799.0},
+    {0.0, -1754552775.0 / 470086768.0, 14199869525.0 / 1410260304.0, -10690763975.0 / 1880347072.0},
+    {0.0, 127303824393.0 / 49829197408.0, -318862633887.0 / 49829197408.0, 701980252875.0 / 199316789632.0},
+    {0.0, -282668133.0 / 205662961.0, 2019193451.0 / 616988883.0, -1453857185.0 / 822651844.0},
+    {0.0, 40617522.0 / 29380423.0, -110615467.0 / 29380423.0, 69997945.0 / 29380423.0},
+};
+
+/* DOP853: the 7th-order continuous extension of Hairer's dop853.f (contd8) needs three more stages
+ * k[13..15] (at t0 + c h, from k[0..12], k[12] the FSAL stage); the same coefficients as scipy's
+ * dop853_coefficients.py (A[13..15], C[13..15], D). With F0 = x1 - x0, F1 = h k0 - F0,
+ * F2 = 2 F0 - h (k12 + k0), F3..F6 = h sum_j D[.][j] k_j and s1 = 1 - s:
+ *   x(t0 + s h) = x0 + s (F0 + s1 (F1 + s (F2 + s1 (F3 + s (F4 + s1 (F5 + s F6)))))). */
+static const double DOP853_C_EXTRA[3] = {0.1, 0.2, 0.777777777777777777777777777778};
+static const double DOP853_A_EXTRA[3][16] = {
+    {5.61675022830479523392909219681e-2, 0.0, 0.0, 0.0, 0.0, 0.0, 2.53500210216624811088794765333e-1,
+     -2.46239037470802489917441475441e-1, -1.24191423263816360469010140626e-1, 1.5329179827876569731206322685e-1,
+     8.20105229563468988491666602057e-3, 7.56789766054569976138603589584e-3, -8.298e-3, 0.0, 0.0, 0.0},
+    {3.18346481635021405060768473261e-2, 0.0, 0.0, 0.0, 0.0, 2.83009096723667755288322961402e-2,
+     5.35419883074385676223797384372e-2, -5.49237485713909884646569340306e-2, 0.0, 0.0,
+     -1.08347328697249322858509316994e-4, 3.82571090835658412954920192323e-4, -3.40465008687404560802977114492e-4,
+     1.41312443674632500278074618366e-1, 0.0, 0.0},
+    {-4.28896301583791923408573538692e-1, 0.0, 0.0, 0.0, 0.0, -4.69762141536116384314449447206,
+     7.68342119606259904184240953878, 4.06898981839711007970213554331, 3.56727187455281109270669543021e-1, 0.0,
+     0.0, 0.0, -1.39902416515901462129418009734e-3, 2.9475147891527723389556272149, -9.15095847217987001081870187138,
+     0.0},
+};
+static const double DOP853_D[4][16] = {
+    {-0.84289382761090128651353491142e+1, 0.0, 0.0, 0.0, 0.0, 0.56671495351937776962531783590,
+     -0.30689499459498916912797304727e+1, 0.23846676565120698287728149680e+1, 0.21170345824450282767155149946e+1,
+     -0.87139158377797299206789907490, 0.22404374302607882758541771650e+1, 0.63157877876946881815570249290,
+     -0.88990336451333310820698117400e-1, 0.18148505520854727256656404962e+2, -0.91946323924783554000451984436e+1,
+     -0.44360363875948939664310572000e+1},
+    {0.10427508642579134603413151009e+2, 0.0, 0.0, 0.0, 0.0, 0.24228349177525818288430175319e+3,
+     0.16520045171727028198505394887e+3, -0.37454675472269020279518312152e+3, -0.22113666853125306036270938578e+2,
+     0.77334326684722638389603898808e+1, -0.30674084731089398182061213626e+2, -0.93321305264302278729567221706e+1,
+     0.15697238121770843886131091075e+2, -0.31139403219565177677282850411e+2, -0.93529243588444783865713862664e+1,
+     0.35816841486394083752465898540e+2},
+    {0.19985053242002433820987653617e+2, 0.0, 0.0, 0.0, 0.0, -0.38703730874935176555105901742e+3,
+     -0.18917813819516756882830838328e+3, 0.52780815920542364900561016686e+3, -0.11573902539959630126141871134e+2,
+     0.68812326946963000169666922661e+1, -0.10006050966910838403183860980e+1, 0.77771377980534432092869265740,
+     -0.27782057523535084065932004339e+1, -0.60196695231264120758267380846e+2, 0.84320405506677161018159903784e+2,
+     0.11992291136182789328035130030e+2},
+    {-0.25693933462703749003312586129e+2, 0.0, 0.0, 0.0, 0.0, -0.15418974869023643374053993627e+3,
+     -0.23152937917604549567536039109e+3, 0.35763911791061412378285349910e+3, 0.93405324183624310003907691704e+2,
+     -0.37458323136451633156875139351e+2, 0.10409964950896230045147246184e+3, 0.29840293426660503123344363579e+2,
+     -0.43533456590011143754432175058e+2, 0.96324553959188282948394950600e+2, -0.39177261675615439165231486172e+2,
+     -0.14972683625798562581422125276e+3},
+};
+
 static const rk_method RK_METHODS[2] = {
     {"Dormand-Prince 5(4)", 6, 4, 1, DP5_C, DP5_A, DP5_B, DP5_E, NULL, 0.2, 5.0},
     {"DOP853", 12, 7, 0, DOP853_C, DOP853_A, DOP853_B, DOP853_E5, DOP853_E3, 1.0 / 3.0, 6.0},
@@ -855,151 +930,90 @@ static double initial_step(nhb_instance *inst, const rk_method *m, double t, con
     return fmin(fmin(100.0 * h0, h1), span);
 }
 
-/* Integrate inst->x from inst->time to t_end (> inst->time) with method RK_METHODS[mi]. On entry
- * inst->dx holds f(time, x) if inst->rhs_valid; on success inst->work[0..NX) holds f(t_end, x),
- * inst->lam_work the multipliers of that evaluation, and *evals the number of model evaluations. */
-static nhb_status integrate(nhb_instance *inst, const char *func, int mi, double t_end, long *evals)
+/* Prepare the dense output of the accepted step of method mi from (t, x0) over h to x1, with the
+ * stages k[0..s] (k[s] = f(t + h, x1)). DOP853 evaluates its three extra stages here (counted in
+ * *n_evals; xs is scratch; their multipliers go to inst->lam, whose cache is cleared: the state at
+ * the communication point is about to change); returns 1 if one of them fails (inst->msg says why). */
+static int dense_prepare(nhb_instance *inst, int mi, double t, double h, const double *x0, const double *x1,
+                         double *const *k, double *xs, long *n_evals)
 {
-    const rk_method *m = &RK_METHODS[mi];
-    const int n = NHB_NX, s = m->stages;
-    const double expo = -1.0 / (m->error_order + 1);
-    double *k[NHB_RK_MAX_STAGES + 1];
-    double *xs = inst->work + (NHB_RK_MAX_STAGES + 1) * (size_t)n; /* stage state */
-    double *xn = xs + n, *e3 = xn + n;                               /* new state, error scratch */
-    double *x = inst->x, *lam = inst->lam_work;
-    const double t_start = inst->time;
-    double t = t_start, h;
-    long n_accepted = 0, n_rejected = 0, n_evals = 0;
-    int rejected_last = 0, i;
-    char model_msg[NHB_MSG_LEN] = ""; /* last failure of the model at a trial point */
+    const int n = NHB_NX;
+    double *d = inst->dense;
+    int i, j, r;
 
-    if (n == 0) {
-        inst->time = t_end;
-        return NHB_OK;
-    }
-    for (i = 0; i <= s; i++)
-        k[i] = inst->work + (size_t)i * n;
-
-    /* k[0] = f(t, x): from the cache (the last stage of the previous doStep, or an evaluation by a
-     * getter) unless states, parameters, inputs or time were set since */
-    if (inst->rhs_valid) {
-        memcpy(k[0], inst->dx, (size_t)n * sizeof(double));
+    memcpy(d, x0, (size_t)n * sizeof(double));
+    if (mi == RK_DOPRI5) {
+        for (j = 0; j < 4; j++) {
+            double w[7], *q = d + (size_t)(j + 1) * n;
+            for (i = 0; i < 7; i++)
+                w[i] = DP5_P[i][j];
+            combine(n, 7, w, k, q);
+            for (r = 0; r < n; r++)
+                q[r] *= h;
+        }
     } else {
-        n_evals++;
-        if (eval_rhs(inst, t, x, k[0], lam)) {
-            nhb_log(inst, NHB_ERROR, "%s: model evaluation failed at t = %.17g: %s", func, t, inst->msg);
-            inst->mode = NHB_MODE_ERROR;
-            return NHB_ERROR;
+        double *f[4];
+        for (i = 0; i < 3; i++) {
+            const int s = 13 + i;
+            combine(n, s, DOP853_A_EXTRA[i], k, xs);
+            for (r = 0; r < n; r++)
+                xs[r] = x0[r] + h * xs[r];
+            ++*n_evals;
+            inst->rhs_valid = 0;
+            if (eval_rhs(inst, t + DOP853_C_EXTRA[i] * h, xs, k[s], inst->lam))
+                return 1;
+        }
+        for (r = 0; r < n; r++) {
+            double dx = x1[r] - x0[r], bspl = h * k[0][r] - dx;
+            d[n + r] = dx;
+            d[2 * n + r] = bspl;
+            d[3 * n + r] = dx - h * k[12][r] - bspl; /* = 2 dx - h (k12 + k0) */
+        }
+        for (j = 0; j < 4; j++) {
+            f[j] = d + (size_t)(4 + j) * n;
+            combine(n, 16, DOP853_D[j], k, f[j]);
+            for (r = 0; r < n; r++)
+                f[j][r] *= h;
         }
     }
-    h = inst->h_next[mi] > 0.0 ? inst->h_next[mi]
-                               : initial_step(inst, m, t, x, k[0], t_end - t, xs, k[1], &n_evals);
-
-    for (;;) {
-        double h_try, t_new, err = 0.0, fac;
-        int last = 0, failed = 0;
-
-        if (n_accepted + n_rejected >= NHB_MAX_STEPS) {
-            nhb_log(inst, NHB_ERROR, "%s: maximum number of integration steps (%ld) reached at t = %.17g "
-                    "(h = %g) before the communication point %.17g", func, NHB_MAX_STEPS, t, h, t_end);
-            inst->mode = NHB_MODE_ERROR;
-            return NHB_ERROR;
-        }
-
-        /* land exactly on t_end; stretch by up to 1 % rather than leave a sliver */
-        if (t + 1.01 * h >= t_end) {
-            h_try = t_end - t;
-            last = 1;
-        } else {
-            h_try = h;
-        }
-        t_new = last ? t_end : t + h_try;
-
-        /* stages 1..s-1; a failing model evaluation rejects the step like a too-large error */
-        for (i = 1; i < s && !failed; i++) {
-            int r;
-            combine(n, i, m->a + i * (i - 1) / 2, k, xs);
-            for (r = 0; r < n; r++)
-                xs[r] = x[r] + h_try * xs[r];
-            n_evals++;
-            failed = eval_rhs(inst, t + m->c[i] * h_try, xs, k[i], lam);
-        }
-        if (!failed) {
-            int r;
-            combine(n, s, m->b, k, xn);
-            for (r = 0; r < n; r++)
-                xn[r] = x[r] + h_try * xn[r];
-            if (m->fsal_in_error) {
-                n_evals++;
-                failed = eval_rhs(inst, t_new, xn, k[s], lam);
-            }
-        }
-        if (!failed) {
-            err = error_norm(inst, m, h_try, k, x, xn, xs, e3);
-            if (!m->fsal_in_error && err <= 1.0) {
-                n_evals++;
-                failed = eval_rhs(inst, t_new, xn, k[s], lam);
-            }
-        }
-        if (failed)
-            memcpy(model_msg, inst->msg, sizeof model_msg);
-
-        if (failed || !(err <= 1.0)) { /* also catches err = NaN */
-            fac = (failed || !isfinite(err)) ? m->fac_min : fmax(m->fac_min, SAFETY * pow(err, expo));
-            h = h_try * fac;
-            n_rejected++;
-            rejected_last = 1;
-            if (h < 16.0 * DBL_EPSILON * fmax(fabs(t), fabs(t_end - t_start))) {
-                nhb_log(inst, NHB_ERROR, "%s: step size too small (h = %g) at t = %.17g%s%s", func, h, t,
-                        model_msg[0] ? "; the model fails near this point: " : "", model_msg);
-                inst->mode = NHB_MODE_ERROR;
-                return NHB_ERROR;
-            }
-            continue;
-        }
-
-        /* accepted */
-        n_accepted++;
-        fac = err > 0.0 ? SAFETY * pow(err, expo) : m->fac_max;
-        fac = fmin(m->fac_max, fmax(m->fac_min, fac));
-        if (rejected_last)
-            fac = fmin(fac, 1.0); /* no growth right after a rejection */
-        rejected_last = 0;
-        memcpy(x, xn, (size_t)n * sizeof(double));
-        memcpy(k[0], k[s], (size_t)n * sizeof(double)); /* FSAL */
-        t = t_new;
-        inst->time = t;
-
-        if (last) {
-            double h_new = h_try * fac;
-            if (h_try < h) {
-                /* the last step was shortened to hit t_end: its capped growth factor understates
-                 * the step size the controller wanted; keep the earlier proposal unless the error
-                 * estimate of the short step says it is too large */
-                double h_opt = err > 0.0 ? SAFETY * h_try * pow(err, expo) : HUGE_VAL;
-                h_new = fmax(h_new, fmin(h, h_opt));
-            }
-            inst->h_next[mi] = h_new;
-            break;
-        }
-        h = h_try * fac;
-    }
-
-    *evals = n_evals;
-    nhb_log(inst, NHB_OK, "%s: t = %.17g -> %.17g: %s, %ld accepted and %ld rejected steps, %ld model "
-            "evaluations, next h = %g", func, t_start, t_end, m->name, n_accepted, n_rejected, n_evals,
-            inst->h_next[mi]);
-    return NHB_OK;
+    inst->dense_t0 = t;
+    inst->dense_h = h;
+    inst->dense_method = mi;
+    return 0;
 }
 
-/* The method of the next doStep. Each doStep uses the method that needed fewer model evaluations
- * per unit of time in its latest use; the other one is tried again after NHB_RK_RETRY doSteps, so
- * that the choice follows the tolerance, the communication step size and the dynamics. Costs are
- * compared only once measured with a step size carried over from an earlier doStep (the first use
- * of a method starts with a small initial step and costs more): so the first doSteps use the
- * starting method twice (DOP853 below rtol 1e-9, else DOPRI5), then the other one twice. One step
- * per communication interval costs 6 evaluations with DOPRI5 and 12 with DOP853: DOPRI5 wins at
- * small communication steps and loose tolerances, DOP853 at large steps or tight tolerances. */
+/* x at time t inside the step of the dense output. */
+static void dense_eval(const nhb_instance *inst, double t, double *x)
+{
+    const int n = NHB_NX;
+    const double *d = inst->dense, s = (t - inst->dense_t0) / inst->dense_h, s1 = 1.0 - s;
+    int r;
+
+    if (inst->dense_method == RK_DOPRI5) {
+        for (r = 0; r < n; r++)
+            x[r] = d[r] + s * (d[n + r] + s * (d[2 * n + r] + s * (d[3 * n + r] + s * d[4 * n + r])));
+    } else {
+        for (r = 0; r < n; r++) {
+            const double *c = d + r;
+            x[r] = c[0] + s * (c[n] + s1 * (c[2 * n] + s * (c[3 * n] + s1 * (c[4 * n] + s * (c[5 * n] +
+                   s1 * (c[6 * n] + s * c[7 * n]))))));
+        }
+    }
+}
+
+/* Statistics of one integrate() call. */
+typedef struct {
+    long accepted[2], rejected, evals, dense_evals; /* accepted steps per method */
+} rk_stats;
+
+/* The method of the next step. It is the one with fewer model evaluations per unit of integrated
+ * time in its latest measurement (NHB_RK_MEASURE accepted steps, counted once its step size has
+ * settled: after the first accepted step whose growth was not capped or that was cut short to end on
+ * a communication point); the other one is measured
+ * again after NHB_RK_RETRY accepted steps, so that the choice follows the tolerance, the
+ * communication step size and the dynamics. The first steps measure the starting method (DOP853
+ * below rtol 1e-9, else DOPRI5), then the other one. Methods change only between steps: the
+ * integration point (x, f(t, x)) is the same for both. */
 static int select_method(const nhb_instance *inst)
 {
 #if defined(NHB_CS_METHOD) /* for tests and measurements only: -DNHB_CS_METHOD=0 or 1 */
@@ -1009,20 +1023,240 @@ static int select_method(const nhb_instance *inst)
     const int first = inst->rtol < 1e-9 ? RK_DOP853 : RK_DOPRI5;
     int best;
 
-    if (!inst->rk_warm[first])
+    if (inst->rk_steps[first] < NHB_RK_MEASURE)
         return first;
-    if (!inst->rk_warm[1 - first])
+    if (inst->rk_steps[1 - first] < NHB_RK_MEASURE)
         return 1 - first;
-    best = inst->rk_cost[RK_DOP853] < inst->rk_cost[RK_DOPRI5] ? RK_DOP853 : RK_DOPRI5;
+    best = inst->rk_evals[RK_DOP853] / inst->rk_span[RK_DOP853] <
+           inst->rk_evals[RK_DOPRI5] / inst->rk_span[RK_DOPRI5] ? RK_DOP853 : RK_DOPRI5;
     return inst->rk_age[1 - best] >= NHB_RK_RETRY ? 1 - best : best;
 #endif
 }
 
+/* Switch to (or continue with) method mi at the integration point: a method that was not the
+ * latest one starts a new cost measurement. Returns its first step size: the one it proposed
+ * last, or Hairer's initial step (one evaluation, counted in st) if it has none. */
+static double start_method(nhb_instance *inst, int mi, double target, double *x1, double *f1, rk_stats *st)
+{
+    if (inst->rk_last != mi) {
+        inst->rk_evals[mi] = inst->rk_span[mi] = 0.0;
+        inst->rk_steps[mi] = 0;
+        inst->rk_settled[mi] = 0;
+        inst->rk_age[mi] = 0;
+        inst->rk_last = mi;
+    }
+    if (inst->h_next[mi] > 0.0)
+        return inst->h_next[mi];
+    return initial_step(inst, &RK_METHODS[mi], inst->t_int, inst->xi, inst->fi, target - inst->t_int, x1, f1,
+                        &st->evals);
+}
+
+/* Integrate from the integration point (t_int, xi, fi) until a step reaches target (> t_int),
+ * choosing the method per step (select_method). Without overshoot the last step ends exactly on
+ * target (stretched by up to 1 % rather than leaving a sliver). With overshoot the steps keep their
+ * size: the last one may end past target (never past stopTime, when defined and >= target), and
+ * its dense output is prepared; a step that would end within 1 % of target still ends on it. If
+ * the integration point is not valid it is first set to (time, x), with f from the cache or one
+ * evaluation. On failure the integration point is the last accepted step, inst->mode is Error and
+ * the reason is logged. */
+static nhb_status integrate(nhb_instance *inst, const char *func, double target, int overshoot, rk_stats *st)
+{
+    const int n = NHB_NX;
+    double *k[NHB_RK_EXT_STAGES];
+    double *xs = inst->work + (size_t)(NHB_RK_EXT_STAGES - 1) * n; /* stage state */
+    double *xn = xs + n, *e3 = xn + n;                               /* new state, error scratch */
+    double *x = inst->xi, *lam = inst->lam_work;
+    double t_limit = target, t, h;
+    double t_start;
+    int rejected_last = 0, i, mi;
+    const rk_method *m;
+    char model_msg[NHB_MSG_LEN] = ""; /* last failure of the model at a trial point */
+
+    memset(st, 0, sizeof *st);
+    if (!inst->int_valid) {
+        /* start at the communication point; f from the cache (the last stage of the previous
+         * doStep, or an evaluation by a getter) unless states, parameters, inputs or time were set */
+        inst->t_int = inst->time;
+        if (n > 0)
+            memcpy(inst->xi, inst->x, (size_t)n * sizeof(double));
+        if (inst->rhs_valid) {
+            if (n > 0)
+                memcpy(inst->fi, inst->dx, (size_t)n * sizeof(double));
+            if (NHB_NLAM > 0)
+                memcpy(inst->lam_i, inst->lam, (size_t)NHB_NLAM * sizeof(double));
+        } else if (n > 0) {
+            st->evals++;
+            if (eval_rhs(inst, inst->t_int, inst->xi, inst->fi, inst->lam_i)) {
+                nhb_log(inst, NHB_ERROR, "%s: model evaluation failed at t = %.17g: %s", func, inst->t_int,
+                        inst->msg);
+                inst->mode = NHB_MODE_ERROR;
+                return NHB_ERROR;
+            }
+        }
+        inst->int_valid = 1;
+    }
+    t_start = t = inst->t_int;
+    if (n == 0) {
+        inst->t_int = target;
+        return NHB_OK;
+    }
+    if (overshoot && inst->stop_time_defined)
+        t_limit = fmax(inst->stop_time, target);
+    else if (overshoot)
+        t_limit = HUGE_VAL;
+    k[0] = inst->fi;
+    for (i = 1; i < NHB_RK_EXT_STAGES; i++)
+        k[i] = inst->work + (size_t)(i - 1) * n;
+
+    mi = select_method(inst);
+    m = &RK_METHODS[mi];
+    h = start_method(inst, mi, target, xs, k[1], st);
+
+    for (;;) {
+        const int s = m->stages;
+        const double expo = -1.0 / (m->error_order + 1);
+        const long evals_before = st->evals;
+        double h_try, t_new, err = 0.0, fac, fac_raw;
+        int failed = 0;
+
+        if (st->accepted[0] + st->accepted[1] + st->rejected >= NHB_MAX_STEPS) {
+            nhb_log(inst, NHB_ERROR, "%s: maximum number of integration steps (%ld) reached at t = %.17g "
+                    "(h = %g) before the communication point %.17g", func, NHB_MAX_STEPS, t, h, target);
+            inst->mode = NHB_MODE_ERROR;
+            return NHB_ERROR;
+        }
+
+        /* where the step ends: exactly on t_limit rather than past it or a sliver before it; exactly
+         * on target if within 1 % of it (no sliver before it, no dense output just past it) */
+        if (t + 1.01 * h >= t_limit) {
+            h_try = t_limit - t;
+            t_new = t_limit;
+        } else if (fabs(t + h - target) <= 0.01 * h) {
+            h_try = target - t;
+            t_new = target;
+        } else {
+            h_try = h;
+            t_new = t + h;
+        }
+
+        /* stages 1..s-1; a failing model evaluation rejects the step like a too-large error */
+        for (i = 1; i < s && !failed; i++) {
+            int r;
+            combine(n, i, m->a + i * (i - 1) / 2, k, xs);
+            for (r = 0; r < n; r++)
+                xs[r] = x[r] + h_try * xs[r];
+            st->evals++;
+            failed = eval_rhs(inst, t + m->c[i] * h_try, xs, k[i], lam);
+        }
+        if (!failed) {
+            int r;
+            combine(n, s, m->b, k, xn);
+            for (r = 0; r < n; r++)
+                xn[r] = x[r] + h_try * xn[r];
+            if (m->fsal_in_error) {
+                st->evals++;
+                failed = eval_rhs(inst, t_new, xn, k[s], lam);
+            }
+        }
+        if (!failed) {
+            err = error_norm(inst, m, h_try, k, x, xn, xs, e3);
+            if (!m->fsal_in_error && err <= 1.0) {
+                st->evals++;
+                failed = eval_rhs(inst, t_new, xn, k[s], lam);
+            }
+        }
+        if (failed)
+            memcpy(model_msg, inst->msg, sizeof model_msg);
+        else if (err <= 1.0 && t_new > target) {
+            /* accepted; it passes the communication point: its dense output (DOP853: 3 evaluations) */
+            const long before = st->evals;
+            if (dense_prepare(inst, mi, t, h_try, x, xn, k, xs, &st->evals)) {
+                /* the model fails inside the step: do it again, ending exactly on target */
+                nhb_log(inst, NHB_OK, "%s: dense output of the step %.17g -> %.17g failed (%s); ending the "
+                        "step at %.17g instead", func, t, t_new, inst->msg, target);
+                st->dense_evals += st->evals - before;
+                t_limit = target;
+                h = target - t;
+                continue;
+            }
+            st->dense_evals += st->evals - before;
+        }
+        if (inst->rk_settled[mi])
+            inst->rk_evals[mi] += (double)(st->evals - evals_before);
+
+        if (failed || !(err <= 1.0)) { /* also catches err = NaN */
+            fac = (failed || !isfinite(err)) ? m->fac_min : fmax(m->fac_min, SAFETY * pow(err, expo));
+            h = h_try * fac;
+            st->rejected++;
+            rejected_last = 1;
+            if (h < 16.0 * DBL_EPSILON * fmax(fabs(t), fabs(target - t_start))) {
+                nhb_log(inst, NHB_ERROR, "%s: step size too small (h = %g) at t = %.17g%s%s", func, h, t,
+                        model_msg[0] ? "; the model fails near this point: " : "", model_msg);
+                inst->mode = NHB_MODE_ERROR;
+                return NHB_ERROR;
+            }
+            continue;
+        }
+
+        /* accepted */
+        st->accepted[mi]++;
+        fac_raw = err > 0.0 ? SAFETY * pow(err, expo) : HUGE_VAL;
+        fac = fmin(m->fac_max, fmax(m->fac_min, fac_raw));
+        if (rejected_last)
+            fac = fmin(fac, 1.0); /* no growth right after a rejection */
+        rejected_last = 0;
+        if (inst->rk_settled[mi]) {
+            inst->rk_span[mi] += h_try;
+            if (++inst->rk_steps[mi] >= 4 * NHB_RK_MEASURE) { /* a sliding measurement: halve the history */
+                inst->rk_evals[mi] *= 0.5;
+                inst->rk_span[mi] *= 0.5;
+                inst->rk_steps[mi] /= 2;
+            }
+        } else if (fac_raw < m->fac_max || h_try < h) {
+            /* the step size no longer grows at the cap (or the step was cut short to end on the
+             * communication point, which then limits it): measure from now on */
+            inst->rk_settled[mi] = 1;
+        }
+        inst->rk_age[1 - mi]++;
+        memcpy(x, xn, (size_t)n * sizeof(double));
+        memcpy(k[0], k[s], (size_t)n * sizeof(double)); /* FSAL: fi = f(t_new, x_new) */
+        if (NHB_NLAM > 0)
+            memcpy(inst->lam_i, inst->lam_work, (size_t)NHB_NLAM * sizeof(double));
+        t = t_new;
+        inst->t_int = t;
+
+        if (t >= target) {
+            double h_new = h_try * fac;
+            if (h_try < h) {
+                /* the last step was shortened to end on target or t_limit: its capped growth factor
+                 * understates the step size the controller wanted; keep the earlier proposal unless
+                 * the error estimate of the short step says it is too large */
+                double h_opt = err > 0.0 ? SAFETY * h_try * pow(err, expo) : HUGE_VAL;
+                h_new = fmax(h_new, fmin(h, h_opt));
+            }
+            inst->h_next[mi] = h_new;
+            break;
+        }
+        h = h_try * fac;
+
+        /* the method of the next step */
+        {
+            const int next = select_method(inst);
+            if (next != mi) {
+                inst->h_next[mi] = h;
+                mi = next;
+                m = &RK_METHODS[mi];
+                h = start_method(inst, mi, target, xs, k[1], st);
+                rejected_last = 0;
+            }
+        }
+    }
+    return NHB_OK;
+}
+
 nhb_status nhb_do_step(nhb_instance *inst, const char *func, double current_time, double step)
 {
-    nhb_status status;
-    long n_evals = 0;
-    int mi, warm;
+    double target;
 
     if (!isfinite(current_time) || !isfinite(step) || step < 0.0) {
         nhb_log(inst, NHB_ERROR, "%s: invalid communication point %g or step size %g", func, current_time, step);
@@ -1035,33 +1269,439 @@ nhb_status nhb_do_step(nhb_instance *inst, const char *func, double current_time
         return NHB_ERROR;
     }
     if (current_time != inst->time) {
-        /* adopt the importer's clock; cached evaluations survive a difference of a few ulps (the
-         * rounding of current + step), not more */
+        /* adopt the importer's clock; cached evaluations and the integration point survive a
+         * difference of a few ulps (the rounding of current + step), not more */
         if (fabs(current_time - inst->time) > 4.0 * DBL_EPSILON * fabs(inst->time))
             invalidate_caches(inst);
         inst->time = current_time;
     }
     if (step == 0.0)
         return NHB_OK;
+    target = current_time + step;
 
-    mi = select_method(inst);
-    warm = inst->h_next[mi] > 0.0; /* starts from the step size proposed by an earlier doStep */
-    status = integrate(inst, func, mi, current_time + step, &n_evals);
-    inst->out_valid = 0;
-    if (status == NHB_OK) {
-        inst->rk_cost[mi] = (double)n_evals / step;
-        inst->rk_warm[mi] = warm;
-        inst->rk_age[mi] = 0;
-        inst->rk_age[1 - mi]++;
+    if (inst->int_valid && target <= inst->t_int) {
+        /* inside the step already computed: nothing to integrate */
+        if (target < inst->t_int)
+            nhb_log(inst, NHB_OK, "%s: t = %.17g -> %.17g: from the dense output of the %s step %.17g -> "
+                    "%.17g", func, current_time, target, RK_METHODS[inst->dense_method].name, inst->dense_t0,
+                    inst->t_int);
+    } else {
+        /* past the communication point only if nothing was set since the previous doStep: an
+         * importer that sets inputs before every doStep would discard every overshoot */
+        const int overshoot = inst->int_valid;
+        rk_stats st;
+        nhb_status status = integrate(inst, func, target, overshoot, &st);
+
+        if (status != NHB_OK) {
+            /* the last accepted step (or the communication point) */
+            if (inst->int_valid && NHB_NX > 0) {
+                inst->time = inst->t_int;
+                memcpy(inst->x, inst->xi, (size_t)NHB_NX * sizeof(double));
+            }
+            invalidate_caches(inst);
+            return status;
+        }
+        nhb_log(inst, NHB_OK, "%s: t = %.17g -> %.17g: %ld accepted (DOPRI5 %ld, DOP853 %ld) and %ld rejected "
+                "steps, %ld model evaluations (%ld for dense output), integrated to %.17g, next %s h = %g", func,
+                current_time, target, st.accepted[0] + st.accepted[1], st.accepted[RK_DOPRI5],
+                st.accepted[RK_DOP853], st.rejected, st.evals, st.dense_evals, inst->t_int,
+                inst->rk_last >= 0 ? RK_METHODS[inst->rk_last].name : "-",
+                inst->rk_last >= 0 ? inst->h_next[inst->rk_last] : 0.0);
     }
-    if (status == NHB_OK && NHB_NX > 0) {
-        /* the last stage, f(t_end, x), is the state derivative at the new point: cache it */
-        memcpy(inst->dx, inst->work, (size_t)NHB_NX * sizeof(double));
+
+    /* the state at the communication point: the integration point, or the dense output */
+    inst->time = target;
+    inst->out_valid = 0;
+    if (NHB_NX == 0) {
+        inst->rhs_valid = 0;
+    } else if (target == inst->t_int) {
+        memcpy(inst->x, inst->xi, (size_t)NHB_NX * sizeof(double));
+        memcpy(inst->dx, inst->fi, (size_t)NHB_NX * sizeof(double));
         if (NHB_NLAM > 0)
-            memcpy(inst->lam, inst->lam_work, (size_t)NHB_NLAM * sizeof(double));
+            memcpy(inst->lam, inst->lam_i, (size_t)NHB_NLAM * sizeof(double));
         inst->rhs_valid = 1;
     } else {
-        invalidate_caches(inst);
+        /* derivatives, multipliers, outputs and residuals are evaluated at this state on demand */
+        dense_eval(inst, target, inst->x);
+        inst->rhs_valid = 0;
     }
-    return status;
+    return NHB_OK;
+}
+
+/* ============================================================================================== */
+/* FMU state: get, set, serialize                                                                 */
+/* ============================================================================================== */
+
+/* Layout of a state (all integers little or big endian as the platform, read with memcpy):
+ *   [0, 8)    magic "NHBSTATE"
+ *   [8, 12)   uint32 format version (NHB_STATE_VERSION)
+ *   [12, 16)  uint32 length L of the GUID
+ *   [16, 24)  uint64 total size in bytes
+ *   [24, 32)  uint64 checksum: 64-bit FNV-1a of all other bytes
+ *   [32, ...) the GUID (L bytes, zero-padded to a multiple of 8), the array sizes (8 int64: NX, NQ,
+ *             NP, NIN, NV, NY, NLAM, NRES), then the fields of visit_state (int64 and double). */
+#define NHB_STATE_MAGIC "NHBSTATE"
+#define NHB_STATE_VERSION 1u
+#define NHB_STATE_HEADER 32u
+
+typedef unsigned long long nhb_u64;
+
+enum { SER_SIZE, SER_WRITE, SER_CHECK, SER_READ };
+
+typedef struct {
+    int op;                   /* SER_SIZE: count bytes; SER_WRITE: instance -> buffer; SER_CHECK: validate
+                                 the buffer without changing the instance; SER_READ: buffer -> instance */
+    unsigned char *out;       /* SER_WRITE */
+    const unsigned char *in;  /* SER_CHECK, SER_READ */
+    size_t pos;
+    unsigned allowed_modes;   /* SER_CHECK: the modes the state may carry */
+    int interface;            /* SER_CHECK: the interface the state must have (-1: any) */
+    const char *bad;          /* SER_CHECK: name of the first invalid field */
+} ser_ctx;
+
+static size_t guid_padded(void)
+{
+    return (strlen(NHB_GUID) + 7u) / 8u * 8u;
+}
+
+static nhb_u64 fnv1a(nhb_u64 h, const unsigned char *p, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+/* Checksum of a state of `size` bytes: everything but the checksum field. */
+static nhb_u64 state_checksum(const unsigned char *p, size_t size)
+{
+    nhb_u64 h = 14695981039346656037ull;
+    h = fnv1a(h, p, 24);
+    return fnv1a(h, p + NHB_STATE_HEADER, size - NHB_STATE_HEADER);
+}
+
+static void ser_int(ser_ctx *c, const char *name, long long *v, long long lo, long long hi)
+{
+    long long tmp;
+    switch (c->op) {
+    case SER_WRITE:
+        memcpy(c->out + c->pos, v, sizeof tmp);
+        break;
+    case SER_CHECK:
+        memcpy(&tmp, c->in + c->pos, sizeof tmp);
+        if ((tmp < lo || tmp > hi) && c->bad == NULL)
+            c->bad = name;
+        break;
+    case SER_READ:
+        memcpy(v, c->in + c->pos, sizeof tmp);
+        break;
+    default:
+        break;
+    }
+    c->pos += sizeof tmp;
+}
+
+/* n doubles; with `finite`, SER_CHECK rejects non-finite values */
+static void ser_doubles(ser_ctx *c, const char *name, double *a, int n, int finite)
+{
+    size_t bytes = n > 0 ? (size_t)n * sizeof(double) : 0u;
+    int i;
+    switch (c->op) {
+    case SER_WRITE:
+        if (bytes)
+            memcpy(c->out + c->pos, a, bytes);
+        break;
+    case SER_CHECK:
+        for (i = 0; finite && i < n; i++) {
+            double d;
+            memcpy(&d, c->in + c->pos + (size_t)i * sizeof d, sizeof d);
+            if (!isfinite(d) && c->bad == NULL)
+                c->bad = name;
+        }
+        break;
+    case SER_READ:
+        if (bytes)
+            memcpy(a, c->in + c->pos, bytes);
+        break;
+    default:
+        break;
+    }
+    c->pos += bytes;
+}
+
+/* An integer field of any integer type, through a long long. */
+#define SER_INT(c, field, lo, hi)                                   \
+    do {                                                            \
+        long long v_ = (long long)(field);                          \
+        ser_int((c), #field, &v_, (lo), (hi));                      \
+        if ((c)->op == SER_READ)                                    \
+            (field) = v_;                                           \
+    } while (0)
+
+/* Everything after the header and the GUID: the array sizes, then the fields. */
+static void visit_state(nhb_instance *inst, ser_ctx *c)
+{
+    const int nx = NHB_NX, nlam = NHB_NLAM;
+    const long long counts[8] = {NHB_NX, NHB_NQ, NHB_NP, NHB_NIN, NHB_NV, NHB_NY, NHB_NLAM, NHB_NRES};
+    int i;
+
+    for (i = 0; i < 8; i++) {
+        long long v = counts[i];
+        ser_int(c, "array sizes (NX, NQ, NP, NIN, NV, NY, NLAM, NRES)", &v, counts[i], counts[i]);
+    }
+    SER_INT(c, inst->interface, NHB_ME, NHB_CS);
+    if (c->op == SER_CHECK && c->bad == NULL && c->interface >= 0) {
+        long long interface;
+        memcpy(&interface, c->in + c->pos - sizeof interface, sizeof interface);
+        if (interface != c->interface)
+            c->bad = c->interface == NHB_ME ? "interface (a Co-Simulation state for a Model Exchange instance)"
+                                            : "interface (a Model Exchange state for a Co-Simulation instance)";
+    }
+    SER_INT(c, inst->mode, 1, NHB_MODE_ANY);
+    if (c->op == SER_CHECK && c->bad == NULL) {
+        long long mode;
+        memcpy(&mode, c->in + c->pos - sizeof mode, sizeof mode);
+        if ((mode & (mode - 1)) != 0 || !((unsigned)mode & c->allowed_modes))
+            c->bad = "mode (not one allowed for this instance here)";
+    }
+    SER_INT(c, inst->stop_time_defined, 0, 1);
+    SER_INT(c, inst->rhs_valid, 0, 1);
+    SER_INT(c, inst->out_valid, 0, 1);
+    SER_INT(c, inst->int_valid, 0, 1);
+    SER_INT(c, inst->dense_method, 0, 1);
+    SER_INT(c, inst->rk_last, -1, 1);
+    for (i = 0; i < 2; i++) {
+        SER_INT(c, inst->rk_settled[i], 0, 1);
+        SER_INT(c, inst->rk_steps[i], 0, 0x7fffffffffffffffLL);
+        SER_INT(c, inst->rk_age[i], 0, 0x7fffffffffffffffLL);
+    }
+    ser_doubles(c, "time", &inst->time, 1, 1);
+    ser_doubles(c, "start_time", &inst->start_time, 1, 1);
+    ser_doubles(c, "stop_time", &inst->stop_time, 1, 1);
+    ser_doubles(c, "rtol", &inst->rtol, 1, 1);
+    ser_doubles(c, "atol", &inst->atol, 1, 1);
+    ser_doubles(c, "t_int", &inst->t_int, 1, 1);
+    ser_doubles(c, "dense_t0", &inst->dense_t0, 1, 1);
+    ser_doubles(c, "dense_h", &inst->dense_h, 1, 1);
+    ser_doubles(c, "h_next", inst->h_next, 2, 1);
+    ser_doubles(c, "rk_evals", inst->rk_evals, 2, 1);
+    ser_doubles(c, "rk_span", inst->rk_span, 2, 1);
+    ser_doubles(c, "states", inst->x, nx, 1);
+    ser_doubles(c, "parameters", inst->p, NHB_NP, 1);
+    ser_doubles(c, "inputs", inst->in, NHB_NIN, 1);
+    ser_doubles(c, "dx", inst->dx, nx, 0);
+    ser_doubles(c, "lambda", inst->lam, nlam, 0);
+    ser_doubles(c, "v", inst->v, NHB_NV, 0);
+    ser_doubles(c, "y", inst->y, NHB_NY, 0);
+    ser_doubles(c, "r", inst->r, NHB_NRES, 0);
+    ser_doubles(c, "xi", inst->xi, nx, 1);
+    ser_doubles(c, "fi", inst->fi, nx, 0);
+    ser_doubles(c, "lam_i", inst->lam_i, nlam, 0);
+    ser_doubles(c, "dense", inst->dense, NHB_DENSE_VECTORS * nx, 0);
+}
+
+/* Size in bytes of a state of this model. */
+static size_t state_bytes(void)
+{
+    ser_ctx c;
+    nhb_instance dummy;
+    memset(&c, 0, sizeof c);
+    memset(&dummy, 0, sizeof dummy);
+    c.op = SER_SIZE;
+    visit_state(&dummy, &c);
+    return NHB_STATE_HEADER + guid_padded() + c.pos;
+}
+
+/* Check a state of `size` bytes; log the first problem and return 0, or return 1. */
+static int state_check(nhb_instance *inst, const char *func, const unsigned char *p, size_t size,
+                       int interface, unsigned allowed_modes)
+{
+    const size_t expected = state_bytes();
+    unsigned version, guid_len;
+    nhb_u64 recorded_size, recorded_sum;
+    ser_ctx c;
+
+    if (size < NHB_STATE_HEADER || memcmp(p, NHB_STATE_MAGIC, 8) != 0) {
+        nhb_log(inst, NHB_ERROR, "%s: not an FMU state of an nhbridge FMU (%s)", func,
+                size < NHB_STATE_HEADER ? "too short" : "wrong magic number");
+        return 0;
+    }
+    memcpy(&version, p + 8, sizeof version);
+    memcpy(&guid_len, p + 12, sizeof guid_len);
+    memcpy(&recorded_size, p + 16, sizeof recorded_size);
+    memcpy(&recorded_sum, p + 24, sizeof recorded_sum);
+    if (version != NHB_STATE_VERSION) {
+        nhb_log(inst, NHB_ERROR, "%s: FMU state format version %u; this runtime reads version %u", func, version,
+                NHB_STATE_VERSION);
+        return 0;
+    }
+    if (recorded_size != (nhb_u64)size) {
+        nhb_log(inst, NHB_ERROR, "%s: the FMU state has %lu bytes but records %llu (truncated or extended)", func,
+                (unsigned long)size, recorded_size);
+        return 0;
+    }
+    if (state_checksum(p, size) != recorded_sum) {
+        nhb_log(inst, NHB_ERROR, "%s: the FMU state is corrupted (checksum mismatch)", func);
+        return 0;
+    }
+    if (guid_len != strlen(NHB_GUID) || size < NHB_STATE_HEADER + (size_t)guid_len ||
+        memcmp(p + NHB_STATE_HEADER, NHB_GUID, guid_len) != 0) {
+        nhb_log(inst, NHB_ERROR, "%s: the FMU state belongs to a different model (its GUID is not %s)", func,
+                NHB_GUID);
+        return 0;
+    }
+    if (size != expected) {
+        nhb_log(inst, NHB_ERROR, "%s: the FMU state has %lu bytes, a state of this model %lu", func,
+                (unsigned long)size, (unsigned long)expected);
+        return 0;
+    }
+    memset(&c, 0, sizeof c);
+    c.op = SER_CHECK;
+    c.in = p + NHB_STATE_HEADER + guid_padded();
+    c.allowed_modes = allowed_modes;
+    c.interface = interface;
+    visit_state(inst, &c);
+    if (c.bad != NULL) {
+        nhb_log(inst, NHB_ERROR, "%s: the FMU state has an invalid value: %s", func, c.bad);
+        return 0;
+    }
+    return 1;
+}
+
+/* Write the instance into p (state_bytes() bytes). */
+static void state_write(nhb_instance *inst, unsigned char *p, size_t size)
+{
+    const unsigned version = NHB_STATE_VERSION, guid_len = (unsigned)strlen(NHB_GUID);
+    const nhb_u64 total = (nhb_u64)size;
+    nhb_u64 sum;
+    ser_ctx c;
+
+    memset(p, 0, size);
+    memcpy(p, NHB_STATE_MAGIC, 8);
+    memcpy(p + 8, &version, sizeof version);
+    memcpy(p + 12, &guid_len, sizeof guid_len);
+    memcpy(p + 16, &total, sizeof total);
+    memcpy(p + NHB_STATE_HEADER, NHB_GUID, guid_len);
+    memset(&c, 0, sizeof c);
+    c.op = SER_WRITE;
+    c.out = p + NHB_STATE_HEADER + guid_padded();
+    visit_state(inst, &c);
+    sum = state_checksum(p, size);
+    memcpy(p + 24, &sum, sizeof sum);
+}
+
+/* The state behind a handle, checked to be ours (magic, size recorded), else NULL after logging. */
+static const unsigned char *state_handle(nhb_instance *inst, const char *func, const void *state)
+{
+    const unsigned char *p = (const unsigned char *)state;
+    nhb_u64 recorded_size;
+    if (p == NULL) {
+        nhb_null_argument(inst, func, "FMUState");
+        return NULL;
+    }
+    memcpy(&recorded_size, p + 16, sizeof recorded_size);
+    if (memcmp(p, NHB_STATE_MAGIC, 8) != 0 || recorded_size != (nhb_u64)state_bytes()) {
+        nhb_log(inst, NHB_ERROR, "%s: not an FMU state of this FMU", func);
+        return NULL;
+    }
+    return p;
+}
+
+/* Storage for a state: `existing` (a state obtained earlier, checked to be ours) to be overwritten, or
+ * when it is NULL a new buffer of state_bytes(). NULL after logging on failure. */
+static unsigned char *state_storage(nhb_instance *inst, const char *func, void *existing)
+{
+    unsigned char *p;
+    if (existing != NULL)
+        return state_handle(inst, func, existing) == NULL ? NULL : (unsigned char *)existing;
+    p = (unsigned char *)inst->alloc_mem(state_bytes(), 1);
+    if (p == NULL)
+        nhb_log(inst, NHB_ERROR, "%s: out of memory", func);
+    return p;
+}
+
+nhb_status nhb_state_get(nhb_instance *inst, const char *func, void **state)
+{
+    const size_t size = state_bytes();
+    unsigned char *p;
+
+    if (state == NULL)
+        return nhb_null_argument(inst, func, "FMUState");
+    if ((p = state_storage(inst, func, *state)) == NULL)
+        return NHB_ERROR;
+    state_write(inst, p, size);
+    *state = p;
+    return NHB_OK;
+}
+
+nhb_status nhb_state_set(nhb_instance *inst, const char *func, const void *state, unsigned allowed_modes)
+{
+    const unsigned char *p = state_handle(inst, func, state);
+    ser_ctx c;
+
+    if (p == NULL || !state_check(inst, func, p, state_bytes(), inst->interface, allowed_modes))
+        return NHB_ERROR;
+    memset(&c, 0, sizeof c);
+    c.op = SER_READ;
+    c.in = p + NHB_STATE_HEADER + guid_padded();
+    visit_state(inst, &c);
+    return NHB_OK;
+}
+
+nhb_status nhb_state_free(nhb_instance *inst, const char *func, void **state)
+{
+    if (state == NULL)
+        return nhb_null_argument(inst, func, "FMUState");
+    if (*state == NULL)
+        return NHB_OK;
+    inst->free_mem(*state);
+    *state = NULL;
+    return NHB_OK;
+}
+
+nhb_status nhb_state_size(nhb_instance *inst, const char *func, const void *state, size_t *size)
+{
+    if (size == NULL)
+        return nhb_null_argument(inst, func, "size");
+    if (state_handle(inst, func, state) == NULL)
+        return NHB_ERROR;
+    *size = state_bytes();
+    return NHB_OK;
+}
+
+nhb_status nhb_state_serialize(nhb_instance *inst, const char *func, const void *state, unsigned char *buffer,
+                               size_t size)
+{
+    const size_t needed = state_bytes();
+    if (state_handle(inst, func, state) == NULL)
+        return NHB_ERROR;
+    if (buffer == NULL)
+        return nhb_null_argument(inst, func, "serializedState");
+    if (size < needed) {
+        nhb_log(inst, NHB_ERROR, "%s: the buffer has %lu bytes, the state needs %lu", func, (unsigned long)size,
+                (unsigned long)needed);
+        return NHB_ERROR;
+    }
+    memcpy(buffer, state, needed);
+    return NHB_OK;
+}
+
+nhb_status nhb_state_deserialize(nhb_instance *inst, const char *func, const unsigned char *buffer, size_t size,
+                                 void **state)
+{
+    unsigned char *p;
+
+    if (state == NULL)
+        return nhb_null_argument(inst, func, "FMUState");
+    if (buffer == NULL)
+        return nhb_null_argument(inst, func, "serializedState");
+    if (!state_check(inst, func, buffer, size, -1, NHB_MODE_ANY)) /* also: size == state_bytes() */
+        return NHB_ERROR;
+    if ((p = state_storage(inst, func, *state)) == NULL)
+        return NHB_ERROR;
+    memcpy(p, buffer, size);
+    *state = p;
+    return NHB_OK;
 }

@@ -2,8 +2,8 @@
  *
  * The core owns the model data of one instance (time, states, parameters, inputs and cached
  * evaluations of the generated nhb_rhs()/nhb_outputs()), the value-reference table look-up, the
- * message logging and the adaptive Runge-Kutta integrators used by Co-Simulation (Dormand-Prince
- * 5(4) and DOP853).
+ * message logging, the adaptive Runge-Kutta integrators used by Co-Simulation (Dormand-Prince
+ * 5(4) and DOP853, with their dense outputs) and the FMU state (get, set, serialize).
  *
  * The FMI layers (fmi2_runtime.c, fmi3_runtime.c) embed an nhb_instance as the FIRST member of
  * their own instance struct, check the FMI state machine (nhb_allowed) and translate arguments and
@@ -58,9 +58,12 @@ enum {
 #define NHB_DEFAULT_RTOL 1e-8     /* relative tolerance when none is given */
 #define NHB_ATOL_FACTOR 1e-2      /* atol = rtol * NHB_ATOL_FACTOR */
 #define NHB_MAX_STEPS 1000000L    /* integration steps (accepted + rejected) per doStep */
-#define NHB_RK_MAX_STAGES 12      /* stages of the largest method (DOP853) */
-#define NHB_WORK_VECTORS (NHB_RK_MAX_STAGES + 4) /* stages, FSAL stage, stage state, new state, scratch */
-#define NHB_RK_RETRY 50           /* doSteps after which the method not in use is tried again */
+#define NHB_RK_EXT_STAGES 16      /* stage vectors k[0..16) of the largest method: DOP853's 12 stages,
+                                     the FSAL stage f(t + h, x_new) and the 3 stages of its dense output */
+#define NHB_WORK_VECTORS (NHB_RK_EXT_STAGES + 2) /* k[1..16) (k[0] is fi), stage state, new state, scratch */
+#define NHB_DENSE_VECTORS 8       /* coefficients of the continuous extension: x_old and 7 (DOP853) or 4 (DOPRI5) */
+#define NHB_RK_MEASURE 8          /* accepted steps (with a carried-over step size) that measure a method's cost */
+#define NHB_RK_RETRY 200          /* accepted steps after which the method not in use is measured again */
 
 typedef struct nhb_instance nhb_instance;
 
@@ -92,16 +95,33 @@ struct nhb_instance {
     double *dx, *lam;                      /* cached nhb_rhs() results, valid if rhs_valid */
     double *v, *y, *r;                     /* cached nhb_outputs() results, valid if out_valid */
     int rhs_valid, out_valid;              /* cache flags, cleared by every set */
+    double *jac;                           /* Jacobian cache of nhb_jacobian.c, keyed by (t, x, p, in); NULL
+                                              until the first directional derivative, freed by nhb_release */
 
-    /* integrator workspace and memory */
+    /* integrator workspace and memory (Co-Simulation) */
     double *work;                          /* NHB_WORK_VECTORS * NHB_NX doubles: stages, states */
     double *lam_work;                      /* multipliers of the stage evaluations */
-    double h_next[2];                      /* proposed step size for the next doStep per method
-                                              (0: none): DOPRI5, DOP853 */
-    double rk_cost[2];                     /* model evaluations per unit time in the method's latest
-                                              doStep (0: not measured) */
-    long rk_age[2];                        /* doSteps since the method was last used */
-    int rk_warm[2];                        /* rk_cost measured with a carried-over step size */
+
+    /* integration point: the integrator may have stepped past the communication point (inst->time);
+     * the state there comes from the continuous extension (dense output) of the step that covers it */
+    double t_int;                          /* time of the integration point (>= time when int_valid) */
+    double *xi, *fi, *lam_i;               /* state, f(t_int, xi) and its multipliers (NX, NX, NLAM) */
+    int int_valid;                         /* 1: (t_int, xi, fi) continues the trajectory through (time, x);
+                                              cleared by every set of states, parameters, inputs or time */
+    double *dense;                         /* NHB_DENSE_VECTORS * NX: dense output of the last step that
+                                              ends past a communication point */
+    double dense_t0, dense_h;              /* that step: [dense_t0, dense_t0 + dense_h], ending at t_int */
+    int dense_method;                      /* its method (0: DOPRI5, 1: DOP853) */
+
+    /* method choice */
+    double h_next[2];                      /* proposed step size per method (0: none): DOPRI5, DOP853 */
+    double rk_evals[2], rk_span[2];        /* model evaluations and integrated time of the current cost
+                                              measurement of each method (steps after it settled) */
+    long rk_steps[2];                      /* accepted steps in that measurement */
+    long rk_age[2];                        /* accepted steps of the other method since the method was used */
+    int rk_settled[2];                     /* the step size has settled since the method (re)started:
+                                              its steps count in the measurement */
+    int rk_last;                           /* method of the latest step (-1: none yet) */
 
     char msg[NHB_MSG_LEN];                 /* message buffer for the model functions */
 };
@@ -140,6 +160,20 @@ unsigned nhb_category_flag(const char *name);
 /* SetDebugLogging: switch the listed categories (all when n == 0) on or off. */
 nhb_status nhb_set_debug_logging(nhb_instance *inst, const char *func, int logging_on, size_t n,
                                  const char *const categories[]);
+
+/* Variables and model calls (also used by nhb_jacobian.c) ------------------------------------------ */
+
+/* The variable with value reference vr: binary search in NHB_VARIABLES (sorted by vr, checked by
+ * nhb_init). If there is none: log "<func>: unknown value reference <vr><where>", return NULL. */
+const nhb_variable *nhb_find_variable(const nhb_instance *inst, const char *func, unsigned int vr,
+                                      const char *where);
+
+/* Name of a variable kind (NHB_STATE: "state", ...). */
+const char *nhb_kind_name(int kind);
+
+/* After a model function (its name in `function`) returned rc, with inst->msg cleared before the call:
+ * terminate the message, and give a failure without a message one. Returns 1 if rc != 0, else 0. */
+int nhb_model_failed(nhb_instance *inst, const char *function, int rc);
 
 /* State machine --------------------------------------------------------------------------------- */
 
@@ -194,12 +228,46 @@ nhb_status nhb_get_event_indicators(nhb_instance *inst, const char *func, double
 
 /* Co-Simulation --------------------------------------------------------------------------------- */
 
-/* Integrate from current_time over step (inputs held constant) with an adaptive explicit
+/* Advance from current_time to current_time + step (inputs held constant) with an adaptive explicit
  * Runge-Kutta method, Dormand-Prince 5(4) or DOP853, whichever needed fewer model evaluations per
- * unit time recently (see select_method in nhb_core.c), and land exactly on current_time + step.
- * On failure the instance keeps the last accepted state and time (see inst->time for the last
- * successful time) and the mode becomes Error. On success the last stage, f(t, x) at the new
- * point, is kept as the cached state derivative (and first stage of the next doStep). */
+ * unit time recently (see select_method in nhb_core.c). When nothing was set since the previous
+ * doStep, the last step may end past the communication point (never past stopTime): the state at
+ * the communication point is then the method's continuous extension (dense output), and a later
+ * doStep whose end lies inside that step needs no model evaluation. Any set of a state, parameter,
+ * input or time discards the part past the communication point. Event-free models only: the
+ * runtime has no event indicators, so nothing can happen inside a step that the dense output would
+ * miss. On failure the instance keeps the last accepted state and time (inst->time: the last
+ * successful time) and the mode becomes Error. */
 nhb_status nhb_do_step(nhb_instance *inst, const char *func, double current_time, double step);
+
+/* FMU state -------------------------------------------------------------------------------------- */
+
+/* An FMU state is its own serialized form: a byte buffer (allocated with the instance's alloc_mem)
+ * with a header (magic, format version, size, checksum, GUID, array sizes) followed by everything
+ * that determines the future of the instance: mode, experiment (time, start/stop time,
+ * tolerances), states, parameters, inputs, cached evaluations, the integration point with the
+ * dense output of its step, and the step sizes and cost measurements of the method choice. Debug
+ * logging settings are not part of it. The byte order is the platform's. */
+
+/* GetFMUState: allocate a state (or overwrite *state when it is non-NULL, a state of this model)
+ * and fill it with the current instance. */
+nhb_status nhb_state_get(nhb_instance *inst, const char *func, void **state);
+
+/* SetFMUState: check the state (see nhb_state_check) and copy it into the instance. The mode
+ * recorded in it must be one of `allowed_modes`; a failing call changes nothing. */
+nhb_status nhb_state_set(nhb_instance *inst, const char *func, const void *state, unsigned allowed_modes);
+
+/* FreeFMUState: free *state (nothing if it is NULL) and set it to NULL. */
+nhb_status nhb_state_free(nhb_instance *inst, const char *func, void **state);
+
+/* SerializedFMUStateSize, SerializeFMUState (size: the buffer's, at least the state's size). */
+nhb_status nhb_state_size(nhb_instance *inst, const char *func, const void *state, size_t *size);
+nhb_status nhb_state_serialize(nhb_instance *inst, const char *func, const void *state, unsigned char *buffer,
+                               size_t size);
+
+/* DeserializeFMUState: check `size` bytes (size, magic, format version, checksum, GUID, array sizes,
+ * field values) and copy them into a new state (or *state when non-NULL). Errors are logged. */
+nhb_status nhb_state_deserialize(nhb_instance *inst, const char *func, const unsigned char *buffer, size_t size,
+                                 void **state);
 
 #endif

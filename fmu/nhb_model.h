@@ -61,9 +61,24 @@ int nhb_rhs(double t, const double *x, const double *p, const double *in, double
 int nhb_outputs(double t, const double *x, const double *p, const double *in, double *v, double *y,
                 double *r, char *msg, size_t msg_len);
 
+/* Jacobian for the directional derivatives (fmu/nhb_jacobian.c). J (row-major) gets the partial
+ * derivatives of the rows [dx (NHB_NX); lam (NHB_NLAM); y (NHB_NY)] with respect to the columns
+ * [x (NHB_NX); in (NHB_NIN)] at (t, x); z = [dx[NHB_NQ..NHB_NX); lam] is nhb_rhs's result at the same
+ * point (the multiplier form's unknowns, in which the derivatives of the mass matrix are contracted).
+ * Returns 0, or nonzero with a message. NHB_HAS_JACOBIAN = 0: nhb_jacobian is a stub that fails (the
+ * FMU does not provide directional derivatives). */
+extern const int NHB_HAS_JACOBIAN;
+int nhb_jacobian(double t, const double *x, const double *p, const double *in, const double *z, double *J,
+                 char *msg, size_t msg_len);
+
 /* Provided by the runtime (fmu/nhb_linalg.c) for the generated code -------------------------------- */
 /* Solve A z = b in place (A: n x n row-major, overwritten by its LU factors; b: overwritten by z).
  * Partial pivoting. Returns 0, or k+1 when pivot k is (numerically) zero. */
 int nhb_lu_solve(int n, double *A, double *b);
+
+/* For the generated nhb_jacobian: solve A Z = B in place for nrhs right-hand sides with one LU
+ * factorization (A: n x n row-major, overwritten; B: n x nrhs row-major, overwritten by Z). Same
+ * elimination, pivoting and singularity test as nhb_lu_solve. Returns 0 or k+1 (pivot k zero). */
+int nhb_lu_solve_many(int n, double *A, int nrhs, double *B);
 
 #endif

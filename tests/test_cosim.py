@@ -91,7 +91,7 @@ def test_feedthrough_rollback_and_gauss_seidel_order(cosim):
     assert infos["motor_r"].feedthrough["tau"] == ("w",) and not infos["motor_r"].declared
     assert infos["motor_r"].generation_tool == "Rumoca" and not infos["motor_r"].made_by_nhbridge
     assert cosim.plan.order[0] == "pulsator"  # the motors step after the pulsator, with its new speeds
-    assert infos["pulsator"].rollback in ("fmu-state", "reinit")  # "reinit" while the runtime has no FMU state
+    assert infos["pulsator"].rollback == "fmu-state"  # the runtime's get/set/serialize FMU state
     assert infos["motor_r"].rollback == infos["motor_d"].rollback == "stateless"
 
 
@@ -152,10 +152,11 @@ def test_adaptive_step_keeps_the_tolerance(cosim, monolithic, motors, rollback):
     """Step doubling, error per unit step: the global error follows the tolerance and stays below its bound.
 
     "reinit" undoes the pulsator's steps by re-initializing it at the saved state (nhbridge FMUs), whatever
-    the FMU declares; "declared" uses get/setFMUState where the FMU has it.
+    the FMU declares; "declared" uses get/setFMUState, which nhbridge FMUs declare.
     """
     eom, _ = monolithic
     plan = cosim.plan
+    assert plan.infos["pulsator"].rollback == "fmu-state"  # declared in modelDescription.xml
     if rollback == "reinit":
         pulsator = replace(plan.infos["pulsator"], can_get_set_state=False)
         assert pulsator.rollback == "reinit"
@@ -180,7 +181,8 @@ def test_adaptive_step_keeps_the_tolerance(cosim, monolithic, motors, rollback):
 
 def test_adaptive_is_refused_for_a_stateful_fmu_without_rollback(cosim):
     infos = dict(cosim.plan.infos)
-    infos["pulsator"] = replace(infos["pulsator"], generation_tool="SomeTool 1.0")  # not ours, no FMU state
+    infos["pulsator"] = replace(infos["pulsator"], generation_tool="SomeTool 1.0",  # not ours, no FMU state
+                                can_get_set_state=False)
     with pytest.raises(CosimError) as exc:
         check_scenario(cosim.scenario.with_master(adaptive=True), infos)
     message = str(exc.value)

@@ -2,9 +2,9 @@
 
 Every FMI call that fails becomes a :class:`CosimRunError` naming the component, the function, the
 time and the status, followed by the last messages the FMU logged. :class:`Rollback` saves and restores
-an instance for the adaptive step: with ``get/setFMUState`` where the FMU can, trivially for a stateless
-FMU, and for nhbridge FMUs, whose whole state is their continuous state, by re-initializing at the saved
-time with the saved states as start values.
+an instance for the adaptive step: with ``get/setFMUState`` where the FMU declares it (nhbridge FMUs do), trivially
+for a stateless FMU, and for older nhbridge FMUs without FMU states, whose whole state is their continuous state,
+by re-initializing at the saved time with the saved states as start values.
 """
 
 from __future__ import annotations
@@ -78,6 +78,8 @@ class Slave:
         self.fmu: Any = None
         self._callbacks: Any = None
         self._do_step2: Any = None  # fmi2DoStep itself, called directly in the stepping loop
+        # doStep's noSetFMUStatePriorToCurrentPoint is False while a Rollback may set an earlier FMU state
+        self.keep_history = False
 
     # -- helpers -------------------------------------------------------------------------------------
     def vr(self, variable: str) -> int:
@@ -242,14 +244,14 @@ class Slave:
     def do_step(self, t: float, h: float) -> None:
         """Advance from ``t`` to ``t + h``; raise :class:`StepRejected` on Discard, CosimRunError otherwise."""
         if self._do_step2 is not None:
-            status = self._do_step2(self.fmu.component, t, h, 1)
+            status = self._do_step2(self.fmu.component, t, h, 0 if self.keep_history else 1)
             if status > 1:
                 error = self._fail(f"doStep(h = {h:.6g})", _Status(status), t)
                 raise StepRejected(error) if status == 2 else error
             self.time = t + h
             return
         try:
-            result = self.fmu.doStep(t, h)
+            result = self.fmu.doStep(t, h, noSetFMUStatePriorToCurrentPoint=not self.keep_history)
         except Exception as exc:
             if getattr(exc, "status", None) == 2:
                 raise StepRejected(self._fail(f"doStep(h = {h:.6g})", exc, t)) from exc
@@ -292,6 +294,7 @@ class Rollback:
     def __init__(self, slave: Slave):
         self.slave = slave
         self.method = slave.info.rollback
+        slave.keep_history = self.method == "fmu-state"
         info = slave.info
         self.state_vrs = [info.variables[s].vr for s in info.states]
 

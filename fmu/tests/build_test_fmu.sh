@@ -7,7 +7,7 @@
 #                             sources/ (with buildDescription.xml)
 #
 # sources/ is a flat directory with everything needed to rebuild the binary: runtime, model.c,
-# nhb_model.h, nhb_core.h and the FMI headers. The binary is compiled FROM sources/, so an
+# nhb_model.h, nhb_core.h, model_no_jacobian.h and the FMI headers. The binary is compiled FROM sources/, so an
 # incomplete sources/ fails here already.
 #
 # Usage: fmu/tests/build_test_fmu.sh [out_dir]        (default: fmu/tests/build)
@@ -34,7 +34,8 @@ build() {
 
     # sources/: runtime, FMI headers, model.c
     cp "$fmu_dir/fmi${version}_runtime.c" "$fmu_dir/nhb_core.c" "$fmu_dir/nhb_core.h" \
-       "$fmu_dir/nhb_linalg.c" "$fmu_dir/nhb_model.h" "$stage/sources/"
+       "$fmu_dir/nhb_linalg.c" "$fmu_dir/nhb_jacobian.c" "$fmu_dir/nhb_jacobian.h" "$fmu_dir/nhb_model.h" \
+       "$stage/sources/"
     cp "$fmu_dir/include/fmi$version/"*.h "$stage/sources/"
     if [ "$version" = 3 ]; then
         # the FMI 3 value references (0 = time) are selected by this define in the test model
@@ -43,12 +44,13 @@ build() {
     else
         cp "$here/model_pendulum.c" "$stage/sources/model.c"
     fi
+    cp "$here/model_no_jacobian.h" "$stage/sources/" # included by model.c
     cp "$here/fmi$version/modelDescription.xml" "$stage/"
 
     # binary, built from sources/ only
     local cmd=("$cc" "${cflags[@]}" -I"$stage/sources"
                "$stage/sources/fmi${version}_runtime.c" "$stage/sources/nhb_core.c"
-               "$stage/sources/nhb_linalg.c" "$stage/sources/model.c"
+               "$stage/sources/nhb_linalg.c" "$stage/sources/nhb_jacobian.c" "$stage/sources/model.c"
                -lm -o "$stage/binaries/$platform/$id.so")
     echo "${cmd[*]}"
     "${cmd[@]}"

@@ -4,11 +4,11 @@
 
 Steps (each prints a line; the exit code is the number of failed checks):
 
-1. C unit tests: nhb_lu_solve (test_linalg.c; also without the vector loop), the runtime through both FMI APIs (test_runtime.c
-   with model_scalar.c; once more with DOP853 as the only Co-Simulation method) and the Co-Simulation
-   integrators against the closed form of the harmonic oscillator (test_integrator.c with
-   model_oscillator.c; DOPRI5 only, DOP853 only, automatic choice), with
-   -fsanitize=address,undefined when available.
+1. C unit tests: nhb_lu_solve and nhb_lu_solve_many (test_linalg.c; also without the vector loop), the
+   runtime through both FMI APIs (test_runtime.c with model_scalar.c; once more with DOP853 as the only
+   Co-Simulation method) and the Co-Simulation integrators with their dense output, and the FMU state,
+   against the closed form of the harmonic oscillator (test_integrator.c with model_oscillator.c; DOPRI5
+   only, DOP853 only, automatic choice), with -fsanitize=address,undefined when available.
 2. Build the FMI 2.0 and FMI 3.0 pendulum FMUs (build_test_fmu.sh).
 3. Exported symbols: exactly the functions of fmi2FunctionTypes.h / fmi3FunctionTypes.h.
 4. fmpy.validation.validate_fmu: no problems.
@@ -73,7 +73,7 @@ def run_c_tests(workdir: Path) -> None:
     san = sanitizer_flags(workdir)
     base = ["gcc", "-std=c99", "-O1", "-g", "-Wall", "-Wextra", "-Werror", *san]
     runtime = [FMU_DIR / "fmi2_runtime.c", FMU_DIR / "fmi3_runtime.c", FMU_DIR / "nhb_core.c",
-               FMU_DIR / "nhb_linalg.c"]
+               FMU_DIR / "nhb_linalg.c", FMU_DIR / "nhb_jacobian.c"]
     forced = {"dopri5": ["-DNHB_CS_METHOD=0"], "dop853": ["-DNHB_CS_METHOD=1"]}  # one Co-Simulation method
     tests = {  # name: (sources, extra flags)
         "test_linalg": ([HERE / "test_linalg.c", FMU_DIR / "nhb_linalg.c"], []),

@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "nhb_model.h"
+#include "model_no_jacobian.h" /* no directional derivatives */
 
 const char *const NHB_MODEL_NAME = "Oscillator";
 const char *const NHB_GUID = "{oscillator-test-model}";

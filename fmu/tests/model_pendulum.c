@@ -19,6 +19,7 @@
 #include <stdio.h>
 
 #include "nhb_model.h"
+#include "model_no_jacobian.h" /* no directional derivatives */
 
 #ifdef NHB_PENDULUM_FMI3
 #define VR0 1u /* FMI 3: value reference 0 is time */

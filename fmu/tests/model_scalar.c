@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "nhb_model.h"
+#include "model_no_jacobian.h" /* no directional derivatives */
 
 const char *const NHB_MODEL_NAME = "Scalar";
 const char *const NHB_GUID = "{scalar-test-model}";

@@ -1,5 +1,5 @@
-/* Unit test of nhb_lu_solve (fmu/nhb_linalg.c). Build and run (check_runtime.py does this, also with
- * -DNHB_LU_SCALAR, the loop without the vector extension):
+/* Unit test of nhb_lu_solve and nhb_lu_solve_many (fmu/nhb_linalg.c). Build and run (check_runtime.py
+ * does this, also with -DNHB_LU_SCALAR, the loop without the vector extension):
  *   gcc -std=c99 -O2 -Wall -Wextra -I fmu fmu/tests/test_linalg.c fmu/nhb_linalg.c -lm && ./a.out
  * Prints one line per failed check and exits with the number of failures.
  */
@@ -193,6 +193,46 @@ int main(void)
 
     /* n = 0: nothing to do */
     check(nhb_lu_solve(0, NULL, NULL) == 0, "n = 0");
+
+    /* nhb_lu_solve_many: each column has the same bits as nhb_lu_solve of that column alone (random
+     * dense matrices, so no zero entries of U, whose terms the many-column back substitution skips) */
+    for (n = 1; n <= 20; n++) {
+        enum { NRHS = 5 };
+        double A[20 * 20], A1[20 * 20], B0[20 * NRHS], B[20 * NRHS], b[20];
+        int i, c, same;
+        for (i = 0; i < n * n; i++)
+            A[i] = A1[i] = rnd(&state);
+        for (i = 0; i < n * NRHS; i++)
+            B[i] = B0[i] = rnd(&state);
+        rc = nhb_lu_solve_many(n, A1, NRHS, B);
+        same = rc == 0;
+        for (c = 0; c < NRHS; c++) {
+            memcpy(A1, A, sizeof A);
+            for (i = 0; i < n; i++)
+                b[i] = B0[i * NRHS + c];
+            same = same && nhb_lu_solve(n, A1, b) == 0;
+            for (i = 0; i < n; i++)
+                same = same && memcmp(&b[i], &B[i * NRHS + c], sizeof b[i]) == 0;
+        }
+        snprintf(what, sizeof what, "many right-hand sides, n = %d: rc = %d, the bits of nhb_lu_solve", n, rc);
+        check(same, what);
+    }
+    {
+        double A[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9}, B[6] = {1, 2, 3, 4, 5, 6};
+        check(nhb_lu_solve_many(3, A, 2, B) == 3, "many right-hand sides: rank-2 3x3 -> pivot 3");
+    }
+    {
+        double A[4] = {1.0, NAN, 0.0, 1.0}, B[4] = {1.0, 1.0, 1.0, 1.0};
+        check(nhb_lu_solve_many(2, A, 2, B) != 0, "many right-hand sides: NaN entry");
+    }
+    /* a non-finite right-hand side entry stays in the rows coupled to it (here: none) */
+    {
+        double A[4] = {2.0, 0.0, 0.0, 4.0}, B[4] = {1.0, 2.0, INFINITY, 1.0};
+        rc = nhb_lu_solve_many(2, A, 2, B);
+        check(rc == 0 && B[0] == 0.5 && B[1] == 1.0 && isinf(B[2]) && B[3] == 0.25,
+              "many right-hand sides: diag(2, 4), an infinite entry does not spread");
+    }
+    check(nhb_lu_solve_many(0, NULL, 3, NULL) == 0, "many right-hand sides: n = 0");
 
     printf("test_linalg: %d failure(s)\n", failures);
     return failures;

@@ -152,7 +152,7 @@ static void test_fmi2_cs_accuracy(void)
         CHECK(fmi2GetBooleanStatus(c, fmi2Terminated, NULL) == fmi2Error);
     }
     CHECK(fmi2GetDerivatives(c, &last, 1) == fmi2Error);  /* Model Exchange only */
-    CHECK(fmi2GetFMUstate(c, NULL) == fmi2Error);         /* not supported */
+    CHECK(fmi2GetFMUstate(c, NULL) == fmi2Error);         /* NULL argument */
     CHECK(fmi2CancelStep(c) == fmi2Error);
 
     /* debug logging: unknown category rejected; logDebug reports integrator statistics */
@@ -306,6 +306,33 @@ static void test_fmi2_misuse(void)
 
 /* ---------------------------------------------------------------------------------------------- */
 
+/* A Co-Simulation instance with eventModeUsed, through Initialization Mode into Event Mode (NULL, a
+ * failed check, if it cannot be instantiated). */
+static fmi3Instance cs3_in_event_mode(const char *name)
+{
+    fmi3Instance cs = fmi3InstantiateCoSimulation(name, TOKEN, NULL, fmi3False, fmi3False, fmi3True, fmi3False,
+                                                  NULL, 0, NULL, logger3, NULL);
+    CHECK(cs != NULL);
+    if (cs != NULL) {
+        CHECK(fmi3EnterInitializationMode(cs, fmi3False, 0.0, 0.0, fmi3False, 0.0) == fmi3OK);
+        CHECK(fmi3ExitInitializationMode(cs) == fmi3OK);
+    }
+    return cs;
+}
+
+/* Ten doSteps of 0.05 from t0, recording time and x after each in out[0..20). */
+static void record_steps3(fmi3Instance cs, double t0, double *out)
+{
+    const fmi3ValueReference vrs[2] = {VR_TIME, VR_X};
+    fmi3Boolean ev, term, early;
+    double last;
+    int i;
+    for (i = 0; i < 10; i++) {
+        CHECK(fmi3DoStep(cs, t0 + 0.05 * i, 0.05, fmi3False, &ev, &term, &early, &last) == fmi3OK);
+        CHECK(fmi3GetFloat64(cs, vrs, 2, out + 2 * i, 2) == fmi3OK);
+    }
+}
+
 static void test_fmi3(void)
 {
     fmi3Instance cs, me;
@@ -363,12 +390,8 @@ static void test_fmi3(void)
     fmi3FreeInstance(cs);
 
     /* Co-Simulation with eventModeUsed: passes through Event Mode */
-    cs = fmi3InstantiateCoSimulation("cs", TOKEN, NULL, fmi3False, fmi3False, fmi3True, fmi3False, NULL, 0, NULL,
-                                     logger3, NULL);
-    CHECK(cs != NULL);
+    cs = cs3_in_event_mode("cs");
     if (cs != NULL) {
-        CHECK(fmi3EnterInitializationMode(cs, fmi3False, 0.0, 0.0, fmi3False, 0.0) == fmi3OK);
-        CHECK(fmi3ExitInitializationMode(cs) == fmi3OK);
         CHECK(fmi3DoStep(cs, 0.0, 0.1, fmi3True, &ev, &term, &early, &last) == fmi3Error); /* Event Mode */
         CHECK(fmi3UpdateDiscreteStates(cs, &need, &term, &nom, &vals, &next_def, &last) == fmi3OK);
         CHECK(fmi3EnterStepMode(cs) == fmi3OK);
@@ -412,6 +435,84 @@ static void test_fmi3(void)
     fmi3FreeInstance(NULL);
 }
 
+/* FMU state through the FMI 3 API: rollback, serialization, rejected buffers, Model Exchange. */
+static void test_fmi3_state(void)
+{
+    fmi3Instance cs = fmi3InstantiateCoSimulation("cs", TOKEN, NULL, fmi3False, fmi3False, fmi3False, fmi3False,
+                                                  NULL, 0, NULL, logger3, NULL);
+    fmi3Instance other;
+    fmi3FMUState s = NULL, s2 = NULL;
+    fmi3ValueReference vrs[2] = {VR_TIME, VR_X}, vu = VR_U;
+    fmi3Boolean ev, term, early;
+    double a[20], b[20], last, u = 0.5, t0[2];
+    fmi3Byte *buf;
+    size_t size = 0;
+    int i;
+
+    CHECK(cs != NULL);
+    if (cs == NULL)
+        return;
+    CHECK(fmi3EnterInitializationMode(cs, fmi3True, 1e-10, 0.0, fmi3True, 5.0) == fmi3OK);
+    CHECK(fmi3ExitInitializationMode(cs) == fmi3OK);
+    for (i = 0; i < 7; i++)
+        CHECK(fmi3DoStep(cs, 0.05 * i, 0.05, fmi3True, &ev, &term, &early, &last) == fmi3OK);
+    CHECK(fmi3GetFloat64(cs, vrs, 2, t0, 2) == fmi3OK);
+    CHECK(fmi3GetFMUState(cs, &s) == fmi3OK && s != NULL);
+    /* an input change after the state was taken: part of the state, undone by setting it */
+    CHECK(fmi3SetFloat64(cs, &vu, 1, &u, 1) == fmi3OK);
+    record_steps3(cs, t0[0], a);
+    CHECK(fmi3SetFMUState(cs, s) == fmi3OK);
+    CHECK(fmi3SetFloat64(cs, &vu, 1, &u, 1) == fmi3OK);
+    record_steps3(cs, t0[0], b);
+    CHECK(memcmp(a, b, sizeof a) == 0);
+
+    /* serialize, deserialize in a second instance, continue there: the same trajectory */
+    CHECK(fmi3SerializedFMUStateSize(cs, s, &size) == fmi3OK && size > 0);
+    buf = (fmi3Byte *)malloc(size);
+    if (buf == NULL)
+        return;
+    CHECK(fmi3SerializeFMUState(cs, s, buf, size) == fmi3OK);
+    other = fmi3InstantiateCoSimulation("other", TOKEN, NULL, fmi3False, fmi3False, fmi3False, fmi3False, NULL, 0,
+                                        NULL, logger3, NULL);
+    CHECK(other != NULL);
+    if (other != NULL) {
+        CHECK(fmi3DeserializeFMUState(other, buf, size, &s2) == fmi3OK);
+        CHECK(fmi3SetFMUState(other, s2) == fmi3OK); /* from Instantiated into Step Mode */
+        CHECK(fmi3SetFloat64(other, &vu, 1, &u, 1) == fmi3OK);
+        record_steps3(other, t0[0], b);
+        CHECK(memcmp(a, b, sizeof a) == 0);
+        CHECK(fmi3FreeFMUState(other, &s2) == fmi3OK && s2 == NULL);
+        fmi3FreeInstance(other);
+    }
+    /* a corrupted buffer: an error with a message, no state */
+    buf[size / 3] ^= 0x20;
+    n_errors = 0;
+    CHECK(fmi3DeserializeFMUState(cs, buf, size, &s2) == fmi3Error && s2 == NULL);
+    CHECK(n_errors == 1 && strstr(last_error, "fmi3DeserializeFMUState") != NULL &&
+          strstr(last_error, "corrupted") != NULL);
+    CHECK(fmi3DeserializeFMUState(cs, buf, 0, &s2) == fmi3Error && s2 == NULL);
+    /* a Co-Simulation state in a Model Exchange instance */
+    other = fmi3InstantiateModelExchange("me", TOKEN, NULL, fmi3False, fmi3False, NULL, logger3);
+    CHECK(other != NULL);
+    if (other != NULL) {
+        CHECK(fmi3SetFMUState(other, s) == fmi3Error && strstr(last_error, "Co-Simulation state") != NULL);
+        fmi3FreeInstance(other);
+    }
+    /* Event Mode is not a mode of this Co-Simulation instance (eventModeUsed = false) */
+    other = cs3_in_event_mode("ev");
+    if (other != NULL) {
+        CHECK(fmi3GetFMUState(other, &s2) == fmi3OK);
+        CHECK(fmi3SetFMUState(cs, s2) == fmi3Error && strstr(last_error, "mode") != NULL);
+        CHECK(fmi3SetFMUState(other, s2) == fmi3OK);
+        CHECK(fmi3FreeFMUState(other, &s2) == fmi3OK);
+        fmi3FreeInstance(other);
+    }
+    CHECK(fmi3FreeFMUState(cs, &s) == fmi3OK && s == NULL);
+    CHECK(fmi3FreeFMUState(cs, NULL) == fmi3Error);
+    free(buf);
+    fmi3FreeInstance(cs);
+}
+
 int main(int argc, char **argv)
 {
     verbose = argc > 1 && strcmp(argv[1], "-v") == 0;
@@ -421,6 +522,7 @@ int main(int argc, char **argv)
     test_fmi2_me();
     test_fmi2_misuse();
     test_fmi3();
+    test_fmi3_state();
     printf("test_runtime: %d failure(s)\n", failures);
     return failures;
 }

@@ -1,0 +1,209 @@
+"""Jacobian code of the native FMUs: directional derivatives from the symbolic equations.
+
+With states ``x = (q, u)``, inputs ``w`` and the unknowns ``z = [u'; lambda]`` of ``M z = F``:
+
+* ``d q'/d(x, w)    = dK/d(x, w)``                                  (symbolic)
+* ``d z /d(x, w)    = M^-1 (dF/d(x, w) - (dM/d(x, w)) z)``          (symbolic right-hand sides, numeric solve)
+* ``d y /d(x, w)``  of the outputs ``y(q, q', w, t)`` with ``q' = K(q, u, t)`` substituted (the dependent
+  velocities of the reduced methods are functions of the states).
+
+The right-hand sides are the partial derivatives of ``G = F - M z_hat`` with the symbols ``z_hat`` standing
+for the current ``z`` (an argument of the generated function, taken from the runtime's cached ``nhb_rhs``
+result). The partial derivatives are taken by symengine and printed, together with ``M``, by the FMU's C
+printer (sympy's C99 printer) after one joint CSE pass (symengine's: 3x faster than sympy's here, which
+matters for the larger systems). The generated ``nhb_jacobian`` factors ``M`` once and solves all
+``nx + nin`` right-hand sides with the same factors (``nhb_lu_solve_many`` in ``fmu/nhb_linalg.c``).
+The factors of ``nhb_rhs`` are not reused: ``M`` is local to ``nhb_rhs`` by the contract in ``nhb_model.h``.
+
+Matrix ``J`` (row-major) has rows ``[q' (nq); u' (p); lambda (m); y (ny)]`` and columns ``[x (nx); w (nin)]``.
+"""
+
+from __future__ import annotations
+
+import symengine as se
+import sympy as sp
+from symengine.lib.symengine_wrapper import Boolean
+
+from .eom import EquationsOfMotion
+from .errors import ExportError
+
+#: ``jacobian="auto"`` generates the Jacobian code for systems with at most this many states (also named
+#: in the help of ``nhbridge fmu --jacobian``). It keeps every automatic build under 2 s on the reference
+#: machine: the seed examples (2-10 states) gain < 0.05 s; the wheeled snake with 12 / 14 / 16 / 20 / 36
+#: states builds in 1.3 / 1.8 / 2.3 / 3.7 / 19.7 s with the Jacobian and 1.0 / 1.3 / 1.4 / 1.9 / 7.0 s
+#: without (gcc -O2 on the generated code dominates), see README "FMU export".
+JACOBIAN_MAX_STATES = 14
+
+
+def jacobian_enabled(eom: EquationsOfMotion, option: bool | str | None = "auto") -> bool:
+    """Whether the FMU gets the Jacobian code: ``True``/``False``, or ``"auto"``/``None`` by the state count."""
+    if option in (None, "auto"):
+        return eom.system.n + len(eom.u) <= JACOBIAN_MAX_STATES
+    if isinstance(option, bool):
+        return option
+    raise ExportError(f"jacobian must be True, False or 'auto', got {option!r}")
+
+
+def _resolve(expr: sp.Expr, derivative) -> sp.Expr:
+    """Replace what symengine leaves unevaluated (derivatives of abs, sign, min, max) by their values."""
+
+    def rule(e):
+        if isinstance(e, sp.Subs):  # Subs(f'(xi), xi, g) from the chain rule
+            return e.expr.xreplace(dict(zip(e.variables, e.point, strict=True)))
+        f, (var, count) = e.expr, e.variable_count[0]
+        if len(e.variable_count) != 1 or count != 1:
+            raise ExportError(f"cannot differentiate {e}")
+        if isinstance(f, sp.Abs):
+            return sp.sign(f.args[0]) * derivative(f.args[0], var)
+        if isinstance(f, sp.sign):
+            return sp.S.Zero  # almost everywhere
+        if isinstance(f, (sp.Max, sp.Min)):
+            ge = (lambda a, b: a >= b) if isinstance(f, sp.Max) else (lambda a, b: a <= b)
+            args = list(f.args)
+            pieces = [(derivative(a, var), sp.And(*[ge(a, b) for b in args if b is not a])) for a in args[:-1]]
+            return sp.Piecewise(*pieces, (derivative(args[-1], var), True))
+        raise ExportError(f"cannot differentiate {f} for the Jacobian; export without it (--no-jacobian)")
+
+    return expr.replace(lambda e: isinstance(e, (sp.Derivative, sp.Subs)), rule)
+
+
+def _derivative(expr, var) -> sp.Expr:
+    """d expr / d var by symengine, returned as sympy (for the arguments of abs, min, max)."""
+    out = sp.sympify(se.sympify(expr).diff(se.sympify(var)))
+    if out.has(sp.Derivative, sp.Subs):
+        out = _resolve(out, _derivative)
+    return out
+
+
+def jacobian_entries(eom: EquationsOfMotion) -> tuple[list[sp.Symbol], list[sp.Symbol],
+                                                      list[tuple[int, int, se.Basic]]]:
+    """The knowns (column order), the symbols ``z_hat`` and the nonzero entries ``(row, column, expr)``.
+
+    Rows ``0..nq``: ``dK/d(x, w)``; rows ``nq..nq+p+m``: ``dG/d(x, w)`` with ``G = F - M z_hat`` (still to be
+    multiplied by ``M^-1``); then ``dy/d(x, w)``. The entries are symengine expressions.
+    """
+    system = eom.system
+    M, F, K = eom.mass_matrix, eom.forcing, eom.kinematics
+    size = M.shape[0]
+    knowns = [*system.q, *eom.u, *(u.symbol for u in system.inputs)]
+    z = [sp.Symbol(f"z[{k}]") for k in range(size)]  # brackets: cannot clash with a user's identifier
+    G = [F[i] - sp.Add(*[M[i, j] * z[j] for j in range(size) if M[i, j] != 0]) for i in range(size)]
+    velocity = {c.velocity_symbol: K[i] for i, c in enumerate(system.coordinates) if c.velocity_symbol != K[i]}
+    Y = [y.xreplace(velocity) for y in system.outputs.values()]
+    se_knowns = [se.sympify(w) for w in knowns]
+    entries = []
+    for r, f in enumerate([*K, *G, *Y]):
+        fs = se.sympify(f)
+        free = fs.free_symbols
+        for c, w in enumerate(se_knowns):
+            if w not in free:
+                continue
+            out = fs.diff(w)
+            if out.atoms(se.Derivative, se.Subs):  # abs, sign, min, max: symengine leaves them unevaluated
+                out = se.sympify(_resolve(sp.sympify(out), _derivative))
+            if out != 0:
+                entries.append((r, c, out))
+    return knowns, z, entries
+
+
+def _to_sympy(e: se.Basic) -> sp.Basic:
+    """A symengine expression as sympy, without the ``Eq(condition, True)`` that a CSE'd Piecewise condition
+    comes back as (sympy's C printer would print a ``true`` that C99 has only in stdbool.h)."""
+    out = sp.sympify(e)
+    if out.has(sp.Piecewise):
+        out = out.replace(lambda a: isinstance(a, sp.Eq) and sp.true in a.args,
+                          lambda a: a.args[1] if a.args[0] is sp.true else a.args[0])
+    return out
+
+
+def _scheduled_cse(printer, targets: list[tuple[str, se.Basic]], prefix: str) -> list[str]:
+    """One CSE pass (symengine) over the targets' expressions, printed by ``printer`` (sympy's C99 printer).
+
+    Each ``target = expr;`` follows its last temporary: assigned as soon as its temporaries exist (instead
+    of after all of them), few values are alive at a time, and gcc -O2 spends much less time in register
+    allocation on the long generated function (snake N = 8: 1.5 s instead of 2.2 s for model.c).
+    The free symbols are renamed to private ones first: symengine names its temporaries x0, x1, ...,
+    which could otherwise capture a user's symbol of the same name.
+    """
+    exprs = [se.sympify(e) for _, e in targets]
+    free = sorted(set().union(*(e.free_symbols for e in exprs)), key=str)
+    private = {s: se.Symbol(f"_nhb_arg{i}") for i, s in enumerate(free)}
+    for s, a in private.items():
+        original = sp.sympify(s)
+        printer.names[sp.Symbol(a.name)] = printer.names.get(original) or printer.doprint(original)
+    repl, reduced = se.cse([e.xreplace(private) for e in exprs])
+    # conditions (of min/max derivatives) stay inside their Piecewise: a C double cannot hold them
+    inline: dict = {}
+    temps = []
+    for sym, e in repl:
+        e = e.xreplace(inline) if inline else e
+        if isinstance(e, Boolean):
+            inline[sym] = e
+        else:
+            temps.append((sym, e))
+    repl = temps
+    reduced = [e.xreplace(inline) for e in reduced] if inline else reduced
+    position = {}
+    for k, (sym, _) in enumerate(repl):
+        position[sym] = k
+        printer.names[sp.Symbol(sym.name)] = f"{prefix}_{k}"
+    after: list[list[str]] = [[] for _ in range(len(repl) + 1)]
+    for (lhs, _), e in zip(targets, reduced, strict=True):
+        last = max((position[s] + 1 for s in e.free_symbols if s in position), default=0)
+        after[last].append(f"    {lhs} = {printer.doprint(_to_sympy(e))};")
+    lines = list(after[0])
+    for k, (_, e) in enumerate(repl):
+        lines.append(f"    const double {prefix}_{k} = {printer.doprint(_to_sympy(e))};")
+        lines += after[k + 1]
+    return lines
+
+
+def jacobian_c(eom: EquationsOfMotion, enabled: bool) -> list[str]:
+    """C lines of ``NHB_HAS_JACOBIAN`` and ``nhb_jacobian`` (a stub returning 1 when not enabled)."""
+    head = [
+        "",
+        "/* Jacobian of (dx, lambda, y) with respect to (x, in), row-major, at (t, x) and z = [der(u); lambda] of",
+        " * nhb_rhs at the same point (see nhb_model.h). */",
+        f"const int NHB_HAS_JACOBIAN = {int(enabled)};",
+        "",
+        "int nhb_jacobian(double t, const double *x, const double *p, const double *in, const double *z, double *J,",
+        "                 char *msg, size_t msg_len)",
+        "{",
+    ]
+    if not enabled:
+        return head + [
+            "    (void)t; (void)x; (void)p; (void)in; (void)z; (void)J;",
+            '    snprintf(msg, msg_len, "this FMU was exported without the Jacobian code");',
+            "    return 1;",
+            "}",
+            "",
+        ]
+    from .fmu_export import NhbCPrinter, _c_names
+
+    system = eom.system
+    nq = system.n
+    size = eom.mass_matrix.shape[0]
+    knowns, z, entries = jacobian_entries(eom)
+    nc = len(knowns)
+    nrows = nq + size + len(system.outputs)
+    printer = NhbCPrinter(_c_names(eom))
+    printer.names.update({s: s.name for s in z})
+    targets = [(f"M[{k}]", e) for k, e in enumerate(eom.mass_matrix)]
+    targets += [(f"J[{r * nc + c}]", e) for r, c, e in entries]
+    body = [
+        "    (void)t; (void)x; (void)p; (void)in; (void)z;",
+        f"    double M[{max(1, size * size)}];",
+        f"    for (int k = 0; k < {nrows * nc}; ++k) J[k] = 0.0;",
+        *_scheduled_cse(printer, targets, "j"),
+    ]
+    if size:
+        body += [
+            f"    int bad = nhb_lu_solve_many({size}, M, {nc}, J + {nq * nc});",
+            "    if (bad) {",
+            '        snprintf(msg, msg_len, "the mass matrix is singular at t = %.17g (pivot %d)", t, bad);',
+            "        return 1;",
+            "    }",
+        ]
+    else:
+        body.append("    (void)msg; (void)msg_len;")
+    return head + body + ["    return 0;", "}", ""]
