@@ -20,47 +20,55 @@ from .components import ModelInfo
 from .errors import CosimRunError
 
 STATUS = ["OK", "Warning", "Discard", "Error", "Fatal", "Pending"]
-# fmpy's FMI 2 logger proxy (which formats the printf-style messages) calls the Python logger registered last,
-# for every instance; messages are therefore routed by instance name.
+# fmpy's FMI 2 logger proxy (a C function that formats the printf-style messages) forwards every message of
+# every FMI 2 instance in the process to ONE Python logger held in a C global: the one registered last. So
+# one permanent router is registered (before each instantiation, in case fmpy registered another since): it
+# sends a co-simulation slave's messages to that slave's log, by instance name, and every other instance's
+# to fmpy's own printLogMessage. No freed callback is ever left in the global (that crashed the interpreter),
+# and FMUs simulated later in the process by fmpy still print their messages.
 _FMI2_LOGS: dict[str, deque[str]] = {}
-# The proxy (a C global) keeps a raw pointer to the last Python logger registered with it. Every callback
-# structure handed to it is kept alive here, and after a slave is freed fmpy's own printing logger is
-# registered again, so that no later FMU of the process (ours or fmpy's simulate_fmu) logs through a freed
-# callback: that crashed the interpreter.
-_REGISTERED: list[Any] = []
-_DEFAULT_LOGGER: list[Any] = []
+_ROUTER: list[Any] = []  # [the permanent ctypes logger]
+_CALLBACKS: list[Any] = []  # every callback structure handed to an instance stays alive
 
 
-def _register_logger_proxy(callbacks: Any) -> None:
+def _route(component, instance, status, category, message) -> None:
+    name = instance.decode("utf-8", "replace") if isinstance(instance, bytes) else str(instance)
+    log = _FMI2_LOGS.get(name)
+    if log is None:
+        from fmpy.fmi2 import printLogMessage
+
+        printLogMessage(component, instance, status, category, message)
+    elif isinstance(status, int) and status >= 1:  # warnings and worse
+        text = message.decode("utf-8", "replace") if isinstance(message, bytes) else str(message)
+        log.append(f"[{STATUS[status] if 0 <= status < len(STATUS) else status}] {text}")
+
+
+def _fmi2_callbacks() -> Any:
+    """A callback structure whose logger is fmpy's formatting proxy in front of :func:`_route`."""
     from ctypes import byref
 
-    from fmpy.logging import addLoggerProxy
+    from fmpy import calloc, free
+    from fmpy.fmi2 import (
+        fmi2CallbackAllocateMemoryTYPE,
+        fmi2CallbackFreeMemoryTYPE,
+        fmi2CallbackFunctions,
+        fmi2CallbackLoggerTYPE,
+    )
 
-    _REGISTERED.append(callbacks)
-    addLoggerProxy(byref(callbacks))
-
-
-def _restore_default_logger() -> None:
-    """Point fmpy's FMI 2 logger proxy back at fmpy's ``printLogMessage`` (kept alive for the process)."""
+    if not _ROUTER:
+        _ROUTER.append(fmi2CallbackLoggerTYPE(_route))
+    cb = fmi2CallbackFunctions()
+    cb.logger = _ROUTER[0]
+    cb.allocateMemory = fmi2CallbackAllocateMemoryTYPE(calloc)
+    cb.freeMemory = fmi2CallbackFreeMemoryTYPE(free)
     try:
-        if not _DEFAULT_LOGGER:
-            from fmpy import calloc, free
-            from fmpy.fmi2 import (
-                fmi2CallbackAllocateMemoryTYPE,
-                fmi2CallbackFreeMemoryTYPE,
-                fmi2CallbackFunctions,
-                fmi2CallbackLoggerTYPE,
-                printLogMessage,
-            )
+        from fmpy.logging import addLoggerProxy
 
-            cb = fmi2CallbackFunctions()
-            cb.logger = fmi2CallbackLoggerTYPE(printLogMessage)
-            cb.allocateMemory = fmi2CallbackAllocateMemoryTYPE(calloc)
-            cb.freeMemory = fmi2CallbackFreeMemoryTYPE(free)
-            _DEFAULT_LOGGER.append(cb)
-        _register_logger_proxy(_DEFAULT_LOGGER[0])
-    except Exception:  # pragma: no cover - fmpy without its logging library
+        addLoggerProxy(byref(cb))  # the global now holds the permanent router; cb.logger is the proxy
+    except Exception:  # pragma: no cover - fmpy without its logging library: messages stay unformatted
         pass
+    _CALLBACKS.append(cb)
+    return cb
 
 
 class Slave:
@@ -101,16 +109,11 @@ class Slave:
         except Exception as exc:  # fmpy raises FMICallException (with .status) or plain Exception
             raise self._fail(what, exc, t) from exc
 
-    def _logger(self, *args) -> None:
-        """FMI 2 (component, instance, status, category, message) or FMI 3 (env, status, category, message)."""
-        status, message = args[-3], args[-1]
-        text = message.decode("utf-8", "replace") if isinstance(message, bytes) else str(message)
-        log = self.log
-        if len(args) == 5 and isinstance(args[1], bytes):
-            log = _FMI2_LOGS.get(args[1].decode("utf-8", "replace"), log)
+    def _logger(self, env, status, category, message) -> None:
+        """FMI 3 log messages (each instance has its own callback)."""
         if isinstance(status, int) and status >= 1:  # warnings and worse
-            label = STATUS[status] if 0 <= status < len(STATUS) else str(status)
-            log.append(f"[{label}] {text}")
+            text = message.decode("utf-8", "replace") if isinstance(message, bytes) else str(message)
+            self.log.append(f"[{STATUS[status] if 0 <= status < len(STATUS) else status}] {text}")
 
     # -- life cycle ----------------------------------------------------------------------------------
     def instantiate(self) -> None:
@@ -123,23 +126,9 @@ class Slave:
             self._call("fmi3InstantiateCoSimulation", lambda: self.fmu.instantiate(logMessage=self._logger))
         else:
 
-            from fmpy import calloc, free
-            from fmpy.fmi2 import (
-                FMU2Slave,
-                fmi2CallbackAllocateMemoryTYPE,
-                fmi2CallbackFreeMemoryTYPE,
-                fmi2CallbackFunctions,
-                fmi2CallbackLoggerTYPE,
-            )
+            from fmpy.fmi2 import FMU2Slave
 
-            cb = fmi2CallbackFunctions()
-            cb.logger = fmi2CallbackLoggerTYPE(self._logger)
-            cb.allocateMemory = fmi2CallbackAllocateMemoryTYPE(calloc)
-            cb.freeMemory = fmi2CallbackFreeMemoryTYPE(free)
-            try:
-                _register_logger_proxy(cb)  # formats the printf-style arguments of the FMI 2 logger
-            except Exception:  # pragma: no cover - fmpy without its logging library: messages stay unformatted
-                pass
+            cb = _fmi2_callbacks()
             self._callbacks = cb
             _FMI2_LOGS[self.name] = self.log
             self.fmu = self._call("loading the binary", lambda: FMU2Slave(**kwargs))
@@ -178,8 +167,8 @@ class Slave:
             fmu.freeInstance()
         except Exception:
             pass
-        if self.info.fmi_version == 2:
-            _restore_default_logger()
+        if _FMI2_LOGS.get(self.name) is self.log:
+            del _FMI2_LOGS[self.name]
 
     # -- values and steps ------------------------------------------------------------------------------
     def set(self, vrs: list[int], values: list[float]) -> None:
