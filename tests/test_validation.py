@@ -267,3 +267,20 @@ def test_aliases_match_an_fmu_with_other_names(tmp_path, capsys):
     capsys.readouterr()
     assert main([*args, "--alias", "omega=w"]) == 2
     assert "--alias: omega is not a signal of SimplePendulum" in capsys.readouterr().out
+
+
+def test_fmu_made_by_another_tool(tmp_path, capsys):
+    """An FMU built by Rumoca from the exported .mo, validated as a foreign FMU: its Model Exchange passes,
+    its Co-Simulation (fixed-step explicit Euler) is caught, and its modelDescription problems are noted."""
+    pytest.importorskip("rumoca")
+    from bridge.fmu_export import build_rumoca_fmu
+
+    fmu = build_rumoca_fmu(bridge.derive(bridge.load_system(PENDULUM), "lagrange"), tmp_path / "Pendulum.fmu")
+    code = main(["validate", str(PENDULUM), "--runs", "methods", "--methods", "lagrange", "-q", "--stop-time", "2",
+                 "--fmu", str(fmu), "--json", str(tmp_path / "r.json")])
+    assert code == 1
+    runs = runs_of(json.loads((tmp_path / "r.json").read_text()), "SimplePendulum")
+    me, cs = runs["external-Pendulum-me"], runs["external-Pendulum-cs"]
+    assert me["status"] == PASSED and max(m["max_rel"] for m in me["signals"]) < 1e-6
+    assert any(n.startswith("fmpy validation:") for n in me["notes"])
+    assert cs["status"] == FAILED and "max error" in cs["reason"]
