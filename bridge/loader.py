@@ -110,6 +110,8 @@ class _Builder:
         self.coords: list[Coordinate] = []
         self.params: list[Parameter] = []
         self.inputs: list[Input] = []
+        self.output_units: dict[str, str] = {}
+        self.output_descriptions: dict[str, str] = {}
 
     # -- small helpers -------------------------------------------------------------
     def table(self, key: str, required: bool = False) -> dict:
@@ -240,24 +242,99 @@ class _Builder:
             return None
         return expr
 
+    # -- symbols of the declared names -----------------------------------------------
+    def coordinate_names(self) -> list[str]:
+        return [c.name for c in self.coords]
+
+    def position_symbols(self) -> set[sp.Symbol]:
+        return {c.symbol for c in self.coords}
+
+    def velocity_symbols(self) -> set[sp.Symbol]:
+        return {c.velocity_symbol for c in self.coords}
+
+    def acceleration_symbols(self) -> set[sp.Symbol]:
+        return {c.acceleration_symbol for c in self.coords}
+
+    def input_symbols(self) -> set[sp.Symbol]:
+        return {u.symbol for u in self.inputs}
+
+    def expression(self, entry: str, text: Any, *, velocities: bool, inputs_ok: bool, what: str) -> sp.Expr | None:
+        """Parse an entry and check its variables: q and t always, q' only if ``velocities``, inputs only if
+        ``inputs_ok``, never q''; finite. On a problem record it and return None."""
+        expr = self.parse(entry, text)
+        if expr is None:
+            return None
+        if expr.has(sp.nan):
+            return None  # a broken definition was already reported
+        free = expr.free_symbols
+        qd, inputs = self.velocity_symbols(), self.input_symbols()
+        if free & self.acceleration_symbols():
+            self.p.add(entry, f"{what} must not contain accelerations (der(der(...)))",
+                       "write it in terms of coordinates and velocities")
+            return None
+        if not velocities and free & qd:
+            names = ", ".join(sorted(str(s) for s in free & qd))
+            self.p.add(entry, f"{what} must not depend on velocities, but contains {names}",
+                       "velocity-dependent terms belong in [forces] or the dissipation function")
+            return None
+        if not inputs_ok and free & inputs:
+            names = ", ".join(sorted(str(s) for s in free & inputs))
+            self.p.add(entry, f"{what} must not depend on inputs ({names})",
+                       "inputs may appear in [forces], the potential energy and [outputs]")
+            return None
+        if expr.has(sp.zoo) or expr.has(sp.oo):
+            self.p.add(entry, f"{what} is infinite", "check for a division by zero")
+            return None
+        return expr
+
     # -- the sections --------------------------------------------------------------
     def build(self) -> System:
-        d = self.data
-        for key in d:
+        """Read the sections in file-format order, report all problems at once, then check the start state."""
+        self._top_level()
+        name = self._name()
+        description = self.text("description", self.data.get("description", ""))
+        self._coordinates()
+        self._parameters()
+        self._inputs()
+        self._definitions()
+        T, V, D = self._energy()
+        forces = self._forces()
+        holonomic, nonholonomic = self._constraints()
+        outputs = self._outputs()
+        independent = self._method(len(holonomic) + len(nonholonomic))
+        stop_time = self._simulation()
+        self.p.raise_if_any()
+
+        system = System(
+            name=name, description=description, coordinates=tuple(self.coords), parameters=tuple(self.params),
+            inputs=tuple(self.inputs), kinetic=T, potential=V, dissipation=D, forces=forces,
+            holonomic=tuple(holonomic), nonholonomic=tuple(nonholonomic), outputs=outputs,
+            output_units=self.output_units, output_descriptions=self.output_descriptions,
+            definitions=dict(self.definitions), independent=independent, stop_time=stop_time, source=self.source,
+        )
+        return check_start(system, self.p)
+
+    def _top_level(self) -> None:
+        """Report top-level entries that are not part of the format."""
+        for key in self.data:
             if key not in TOP_LEVEL:
                 self.p.add(key, f"unknown entry [{key}]", _suggest(key, TOP_LEVEL)
                            or "allowed: " + ", ".join(sorted(TOP_LEVEL)))
-        name = d.get("name")
+
+    def _name(self) -> str:
+        """The model name, declared like every other name; "Model" when missing or not a string."""
+        name = self.data.get("name")
         if name is None:
             self.p.add("name", "the model name is missing", 'add name = "MyModel" at the top of the file')
-            name = "Model"
-        elif not isinstance(name, str):
+            return "Model"
+        if not isinstance(name, str):
             self.p.add("name", "the model name must be a string", 'write name = "MyModel"')
-            name = "Model"
-        else:
-            self.declare("name", name, "model name")
-        description = self.text("description", d.get("description", ""))
+            return "Model"
+        self.declare("name", name, "model name")
+        return name
 
+    def _coordinates(self) -> None:
+        """The generalized coordinates q with start positions q(0) and velocities q'(0); at least one."""
         for cname, spec in self.table("coordinates", required=True).items():
             entry = f"coordinates.{cname}"
             if not isinstance(spec, dict):
@@ -265,22 +342,32 @@ class _Builder:
                 continue
             self.check_keys(entry, spec, COORDINATE_KEYS)
             if self.declare(entry, cname, "coordinate"):
-                nominal = None
-                if "nominal" in spec:
-                    nominal = self.number(f"{entry}.nominal", spec["nominal"], default=1.0)
-                    if nominal <= 0:
-                        self.p.add(f"{entry}.nominal", f"nominal must be positive, got {nominal}",
-                                   "give the typical magnitude of the coordinate, e.g. 0.01")
-                        nominal = None
-                c = Coordinate(cname, self.number(f"{entry}.start", spec.get("start")),
-                               self.number(f"{entry}.velocity", spec.get("velocity"), required=False),
-                               self.text(f"{entry}.unit", spec.get("unit")),
-                               self.text(f"{entry}.description", spec.get("description")), nominal)
-                self.coords.append(c)
-                self.symbols[cname] = c.symbol
-        if not self.coords and "coordinates" in d:
+                self._coordinate(entry, cname, spec)
+        if not self.coords and "coordinates" in self.data:
             self.p.add("coordinates", "no coordinates are declared", "declare at least one coordinate")
 
+    def _coordinate(self, entry: str, cname: str, spec: dict) -> None:
+        nominal = self._nominal(entry, spec)
+        c = Coordinate(cname, self.number(f"{entry}.start", spec.get("start")),
+                       self.number(f"{entry}.velocity", spec.get("velocity"), required=False),
+                       self.text(f"{entry}.unit", spec.get("unit")),
+                       self.text(f"{entry}.description", spec.get("description")), nominal)
+        self.coords.append(c)
+        self.symbols[cname] = c.symbol
+
+    def _nominal(self, entry: str, spec: dict) -> float | None:
+        """The coordinate's typical magnitude (> 0); None when not given or invalid."""
+        if "nominal" not in spec:
+            return None
+        nominal = self.number(f"{entry}.nominal", spec["nominal"], default=1.0)
+        if nominal <= 0:
+            self.p.add(f"{entry}.nominal", f"nominal must be positive, got {nominal}",
+                       "give the typical magnitude of the coordinate, e.g. 0.01")
+            return None
+        return nominal
+
+    def _parameters(self) -> None:
+        """Constant parameters, as ``name = value`` or an inline table."""
         for pname, spec in self.table("parameters").items():
             entry = f"parameters.{pname}"
             if not isinstance(spec, dict):
@@ -293,6 +380,8 @@ class _Builder:
                 self.params.append(par)
                 self.symbols[pname] = par.symbol
 
+    def _inputs(self) -> None:
+        """External input signals u(t) with their start values."""
         for uname, spec in self.table("inputs").items():
             entry = f"inputs.{uname}"
             if not isinstance(spec, dict):
@@ -306,163 +395,167 @@ class _Builder:
                 self.inputs.append(u)
                 self.symbols[uname] = u.symbol
 
+    def _definitions(self) -> None:
+        """Declare all definitions first (they may refer to each other in any order), then parse each."""
         for dname, text in self.table("definitions").items():
             if self.declare(f"definitions.{dname}", dname, "definition"):
                 self.definition_text[dname] = text
         for dname in list(self.definition_text):
-            try:
-                self.definition(dname)
-            except ExpressionError as exc:
-                raw = self.definition_text[dname]
-                self.p.add(f"definitions.{dname}",
-                           f"{exc.message}{caret(raw, exc.position) if isinstance(raw, str) else ''}", exc.hint)
-                self.definitions[dname] = sp.nan
-            except RecursionError:
-                self.p.add(f"definitions.{dname}", "definitions are nested too deep", "simplify them")
-                self.definitions[dname] = sp.nan
+            self._resolve_definition(dname)
 
-        q = {c.symbol for c in self.coords}
-        qd = {c.velocity_symbol for c in self.coords}
-        qdd = {c.acceleration_symbol for c in self.coords}
-        inputs = {u.symbol for u in self.inputs}
+    def _resolve_definition(self, dname: str) -> None:
+        """Parse one definition; a broken one is reported and becomes nan, which later checks pass over."""
+        try:
+            self.definition(dname)
+        except ExpressionError as exc:
+            raw = self.definition_text[dname]
+            self.p.add(f"definitions.{dname}",
+                       f"{exc.message}{caret(raw, exc.position) if isinstance(raw, str) else ''}", exc.hint)
+            self.definitions[dname] = sp.nan
+        except RecursionError:
+            self.p.add(f"definitions.{dname}", "definitions are nested too deep", "simplify them")
+            self.definitions[dname] = sp.nan
 
-        def check_vars(entry: str, expr: sp.Expr | None, *, velocities: bool, inputs_ok: bool,
-                       what: str) -> sp.Expr | None:
-            if expr is None:
-                return None
-            if expr.has(sp.nan):
-                return None  # a broken definition was already reported
-            free = expr.free_symbols
-            if free & qdd:
-                self.p.add(entry, f"{what} must not contain accelerations (der(der(...)))",
-                           "write it in terms of coordinates and velocities")
-                return None
-            if not velocities and free & qd:
-                names = ", ".join(sorted(str(s) for s in free & qd))
-                self.p.add(entry, f"{what} must not depend on velocities, but contains {names}",
-                           "velocity-dependent terms belong in [forces] or the dissipation function")
-                return None
-            if not inputs_ok and free & inputs:
-                names = ", ".join(sorted(str(s) for s in free & inputs))
-                self.p.add(entry, f"{what} must not depend on inputs ({names})",
-                           "inputs may appear in [forces], the potential energy and [outputs]")
-                return None
-            if expr.has(sp.zoo) or expr.has(sp.oo):
-                self.p.add(entry, f"{what} is infinite", "check for a division by zero")
-                return None
-            return expr
-
+    def _energy(self) -> tuple[sp.Expr | None, sp.Expr | None, sp.Expr | None]:
+        """Kinetic energy T(q, q', t), potential V(q, t, u) and dissipation function D(q, q', t, u); V, D default 0."""
         energy = self.table("energy", required=True)
         self.check_keys("energy", energy, ENERGY_KEYS)
-        if "energy" in d and "kinetic" not in energy:
+        if "energy" in self.data and "kinetic" not in energy:
             self.p.add("energy.kinetic", "the kinetic energy is missing",
                        'add kinetic = "m/2*der(x)^2" (an expression in coordinates and der(coordinates))')
-        T = check_vars("energy.kinetic", self.parse("energy.kinetic", energy.get("kinetic", "0")),
-                       velocities=True, inputs_ok=False, what="the kinetic energy")
-        V = check_vars("energy.potential", self.parse("energy.potential", energy.get("potential", "0")),
-                       velocities=False, inputs_ok=True, what="the potential energy")
-        D = check_vars("energy.dissipation", self.parse("energy.dissipation", energy.get("dissipation", "0")),
-                       velocities=True, inputs_ok=True, what="the dissipation function")
-        if T is not None and self.coords and not (T.free_symbols & qd):
+        T = self.expression("energy.kinetic", energy.get("kinetic", "0"),
+                            velocities=True, inputs_ok=False, what="the kinetic energy")
+        V = self.expression("energy.potential", energy.get("potential", "0"),
+                            velocities=False, inputs_ok=True, what="the potential energy")
+        D = self.expression("energy.dissipation", energy.get("dissipation", "0"),
+                            velocities=True, inputs_ok=True, what="the dissipation function")
+        if T is not None and self.coords and not (T.free_symbols & self.velocity_symbols()):
             self.p.add("energy.kinetic", "the kinetic energy does not depend on any velocity",
                        "write T in terms of der(<coordinate>)")
+        return T, V, D
 
+    def _forces(self) -> dict[str, sp.Expr]:
+        """Generalized forces Q_i(q, q', t, u) by coordinate name."""
         forces: dict[str, sp.Expr] = {}
-        coord_names = [c.name for c in self.coords]
+        coord_names = self.coordinate_names()
         for fname, text in self.table("forces").items():
             entry = f"forces.{fname}"
             if fname not in coord_names:
                 self.p.add(entry, f"{fname!r} is not a coordinate",
                            _suggest(fname, coord_names) or "forces are given per coordinate name")
                 continue
-            f = check_vars(entry, self.parse(entry, text), velocities=True, inputs_ok=True, what="the force")
+            f = self.expression(entry, text, velocities=True, inputs_ok=True, what="the force")
             if f is not None:
                 forces[fname] = f
+        return forces
 
+    def _constraints(self) -> tuple[list[sp.Expr], list[sp.Expr]]:
+        """Holonomic phi(q, t) = 0 and nonholonomic A(q, t) q' + a0(q, t) = 0; a broken entry counts as nan."""
         cons = self.table("constraints")
         self.check_keys("constraints", cons, CONSTRAINT_KEYS)
-        holonomic: list[sp.Expr] = []
-        nonholonomic: list[sp.Expr] = []
-        for kind, target in (("holonomic", holonomic), ("nonholonomic", nonholonomic)):
-            items = cons.get(kind, [])
-            if isinstance(items, str):
-                items = [items]
-            if not isinstance(items, list):
-                self.p.add(f"constraints.{kind}", "expected a list of expression strings",
-                           f'write {kind} = ["..."]')
-                continue
-            for i, text in enumerate(items):
-                entry = f"constraints.{kind}[{i + 1}]"
-                expr = check_vars(entry, self.parse(entry, text), velocities=kind == "nonholonomic",
-                                  inputs_ok=False, what=f"a {kind} constraint")
-                if expr is None:
-                    target.append(sp.nan)
-                    continue
-                if kind == "holonomic" and not (expr.free_symbols & q):
-                    self.p.add(entry, "the constraint does not depend on any coordinate",
-                               "a holonomic constraint is phi(q, t) = 0 in the coordinates")
-                if kind == "nonholonomic":
-                    vel = expr.free_symbols & qd
-                    if not vel:
-                        self.p.add(entry, "the constraint contains no velocity der(...)",
-                                   "a constraint in coordinates only belongs under holonomic")
-                    else:
-                        # affine in the velocities iff no first derivative contains a velocity
-                        se_expr = to_se(expr)
-                        se_vel = {to_se(v) for v in qd}
-                        bad = [v for v in vel if se_expr.diff(to_se(v)).free_symbols & se_vel]
-                        if bad:
-                            self.p.add(entry, "the nonholonomic constraint is not linear in the velocities "
-                                       f"(it is non-linear in {bad[0]})",
-                                       "nhbridge handles constraints A(q,t)*der(q) + a0(q,t) = 0; "
-                                       "rewrite it linearly or use a holonomic form")
-                target.append(expr)
+        return self._constraint_list(cons, "holonomic"), self._constraint_list(cons, "nonholonomic")
 
+    def _constraint_list(self, cons: dict, kind: str) -> list[sp.Expr]:
+        items = cons.get(kind, [])
+        if isinstance(items, str):
+            items = [items]
+        if not isinstance(items, list):
+            self.p.add(f"constraints.{kind}", "expected a list of expression strings", f'write {kind} = ["..."]')
+            return []
+        return [self._constraint(f"constraints.{kind}[{i + 1}]", kind, text) for i, text in enumerate(items)]
+
+    def _constraint(self, entry: str, kind: str, text: Any) -> sp.Expr:
+        expr = self.expression(entry, text, velocities=kind == "nonholonomic", inputs_ok=False,
+                               what=f"a {kind} constraint")
+        if expr is None:
+            return sp.nan
+        if kind == "holonomic":
+            if not (expr.free_symbols & self.position_symbols()):
+                self.p.add(entry, "the constraint does not depend on any coordinate",
+                           "a holonomic constraint is phi(q, t) = 0 in the coordinates")
+        else:
+            self._check_velocity_form(entry, expr)
+        return expr
+
+    def _check_velocity_form(self, entry: str, expr: sp.Expr) -> None:
+        """A nonholonomic constraint contains a velocity and is affine in the velocities:
+        no first derivative d/dq'_i of it contains a velocity."""
+        qd = self.velocity_symbols()
+        vel = expr.free_symbols & qd
+        if not vel:
+            self.p.add(entry, "the constraint contains no velocity der(...)",
+                       "a constraint in coordinates only belongs under holonomic")
+            return
+        se_expr = to_se(expr)
+        se_vel = {to_se(v) for v in qd}
+        bad = [v for v in vel if se_expr.diff(to_se(v)).free_symbols & se_vel]
+        if bad:
+            self.p.add(entry, "the nonholonomic constraint is not linear in the velocities "
+                       f"(it is non-linear in {bad[0]})",
+                       "nhbridge handles constraints A(q,t)*der(q) + a0(q,t) = 0; "
+                       "rewrite it linearly or use a holonomic form")
+
+    def _outputs(self) -> dict[str, sp.Expr]:
+        """Output expressions y(q, q', t, u); their units and descriptions go to ``output_units``/``_descriptions``."""
         outputs: dict[str, sp.Expr] = {}
-        output_units: dict[str, str] = {}
-        output_descriptions: dict[str, str] = {}
         for oname, text in self.table("outputs").items():
             entry = f"outputs.{oname}"
             if isinstance(text, dict):  # { expr = "...", unit = "rad/s", description = "..." }
-                self.check_keys(entry, text, OUTPUT_KEYS)
-                if "expr" not in text:
-                    self.p.add(f"{entry}.expr", "the expression is missing",
-                               f'write {oname} = {{ expr = "...", unit = "..." }} or {oname} = "..."')
+                if not self._output_details(entry, oname, text):
                     continue
-                unit = self.text(f"{entry}.unit", text.get("unit"))
-                description = self.text(f"{entry}.description", text.get("description"))
                 entry, text = f"{entry}.expr", text["expr"]
-                if unit:
-                    output_units[oname] = unit
-                if description:
-                    output_descriptions[oname] = description
             if self.declare(f"outputs.{oname}", oname, "output"):
-                o = check_vars(entry, self.parse(entry, text), velocities=True, inputs_ok=True, what="an output")
+                o = self.expression(entry, text, velocities=True, inputs_ok=True, what="an output")
                 if o is not None:
                     outputs[oname] = o
+        return outputs
 
+    def _output_details(self, entry: str, oname: str, spec: dict) -> bool:
+        """Record the unit and description of an output table; False when it has no expression."""
+        self.check_keys(entry, spec, OUTPUT_KEYS)
+        if "expr" not in spec:
+            self.p.add(f"{entry}.expr", "the expression is missing",
+                       f'write {oname} = {{ expr = "...", unit = "..." }} or {oname} = "..."')
+            return False
+        unit = self.text(f"{entry}.unit", spec.get("unit"))
+        description = self.text(f"{entry}.description", spec.get("description"))
+        if unit:
+            self.output_units[oname] = unit
+        if description:
+            self.output_descriptions[oname] = description
+        return True
+
+    def _method(self, m: int) -> tuple[str, ...] | None:
+        """The independent velocities chosen for the reduced methods (n - m coordinate names), if given."""
         method = self.table("method")
         self.check_keys("method", method, METHOD_KEYS)
         independent = method.get("independent")
-        if independent is not None:
-            if not isinstance(independent, list) or not all(isinstance(x, str) for x in independent):
-                self.p.add("method.independent", "expected a list of coordinate names", 'write ["x", "theta"]')
-                independent = None
-            else:
-                for nm in independent:
-                    if nm not in coord_names:
-                        self.p.add("method.independent", f"{nm!r} is not a coordinate",
-                                   _suggest(nm, coord_names) or "list coordinate names")
-                if len(set(independent)) != len(independent):
-                    self.p.add("method.independent", "a coordinate is listed twice", "list each name once")
-                m = len(holonomic) + len(nonholonomic)
-                if len(independent) != len(self.coords) - m:
-                    self.p.add("method.independent",
-                               f"{len(independent)} independent velocities given, but the system has "
-                               f"{len(self.coords)} coordinates and {m} constraints, so exactly "
-                               f"{len(self.coords) - m} are independent", "list that many coordinates")
-                independent = tuple(independent)
+        if independent is None:
+            return None
+        if not isinstance(independent, list) or not all(isinstance(x, str) for x in independent):
+            self.p.add("method.independent", "expected a list of coordinate names", 'write ["x", "theta"]')
+            return None
+        self._check_independent(independent, m)
+        return tuple(independent)
 
+    def _check_independent(self, independent: list[str], m: int) -> None:
+        """Each name a coordinate, listed once, and n - m of them for m constraints."""
+        coord_names = self.coordinate_names()
+        for nm in independent:
+            if nm not in coord_names:
+                self.p.add("method.independent", f"{nm!r} is not a coordinate",
+                           _suggest(nm, coord_names) or "list coordinate names")
+        if len(set(independent)) != len(independent):
+            self.p.add("method.independent", "a coordinate is listed twice", "list each name once")
+        n = len(self.coords)
+        if len(independent) != n - m:
+            self.p.add("method.independent",
+                       f"{len(independent)} independent velocities given, but the system has "
+                       f"{n} coordinates and {m} constraints, so exactly "
+                       f"{n - m} are independent", "list that many coordinates")
+
+    def _simulation(self) -> float:
+        """The stop time (default 10 s); interval and tolerances are only checked to be positive."""
         sim = self.table("simulation")
         self.check_keys("simulation", sim, SIMULATION_KEYS)
         stop_time = self.number("simulation.stop_time", sim.get("stop_time"), required=False, default=10.0)
@@ -472,17 +565,35 @@ class _Builder:
         for key in ("interval", "rtol", "atol"):
             if key in sim and self.number(f"simulation.{key}", sim[key]) <= 0:
                 self.p.add(f"simulation.{key}", f"{key} must be positive", "give a positive number")
+        return stop_time
 
-        self.p.raise_if_any()
 
-        system = System(
-            name=name, description=description, coordinates=tuple(self.coords), parameters=tuple(self.params),
-            inputs=tuple(self.inputs), kinetic=T, potential=V, dissipation=D, forces=forces,
-            holonomic=tuple(holonomic), nonholonomic=tuple(nonholonomic), outputs=outputs,
-            output_units=output_units, output_descriptions=output_descriptions,
-            definitions=dict(self.definitions), independent=independent, stop_time=stop_time, source=self.source,
-        )
-        return check_start(system, self.p)
+class _StartConstraints:
+    """The constraints compiled for the start checks, at t = 0: phi(q) and A(q), a0(q) of A q' + a0 = 0.
+
+    The holonomic rows of A come first; they are the Jacobian d phi/dq.
+    """
+
+    def __init__(self, system: System):
+        _, A_rows, a0_sym = velocity_constraints(system, Differentiator(system))
+        args = [S.t, *system.q, *system.parameter_values]
+        self.par = list(system.parameter_values.values())
+        self.m, self.n = system.m, system.n
+        self.mh = len(system.holonomic)
+        self._fA = compile_exprs(args, [x for row in A_rows for x in row] + a0_sym)
+        self._fphi = compile_exprs(args, list(system.holonomic)) if system.holonomic else None
+
+    def velocity_form(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(A, a0) at q."""
+        flat = np.asarray(self._fA(np.concatenate([[0.0], q, self.par])), dtype=float).ravel()
+        m, n = self.m, self.n
+        return flat[: m * n].reshape(m, n), flat[m * n:]
+
+    def holonomic(self, q: np.ndarray) -> np.ndarray:
+        """phi at q (empty without holonomic constraints)."""
+        if self._fphi is None:
+            return np.zeros(0)
+        return np.asarray(self._fphi(np.concatenate([[0.0], q, self.par])), dtype=float).ravel()
 
 
 def check_start(system: System, problems: ProblemCollector) -> System:
@@ -493,29 +604,34 @@ def check_start(system: System, problems: ProblemCollector) -> System:
     """
     if system.m == 0:
         return system
-    q = system.q
-    _, A_rows, a0_sym = velocity_constraints(system, Differentiator(system))
-    A_sym = [x for row in A_rows for x in row]
-    args = [S.t, *q, *system.parameter_values]
-    par = list(system.parameter_values.values())
-    fA = compile_exprs(args, A_sym + a0_sym)
-    fphi = compile_exprs(args, list(system.holonomic)) if system.holonomic else None
-    m, n = system.m, system.n
-
-    def evaluate(qv: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        flat = np.asarray(fA(np.concatenate([[0.0], qv, par])), dtype=float).ravel()
-        return flat[: m * n].reshape(m, n), flat[m * n:]
-
+    constraints = _StartConstraints(system)
     q0 = np.array([c.start for c in system.coordinates])
     v0 = np.array([c.velocity for c in system.coordinates])
     names = [entry for entry, _ in system.constraints]
-    A, a0 = evaluate(q0)
+    A, a0 = constraints.velocity_form(q0)
+    _check_finite(A, a0, problems)
+    _check_independent_rows(A, names, problems)
+    if system.independent is None:
+        _check_start_positions(constraints, q0, names, problems)
+        _check_start_velocities(A, a0, v0, names, problems)
+        problems.raise_if_any()
+        return system
+    return _complete_start(system, constraints, q0, v0, A, problems)
+
+
+def _check_finite(A: np.ndarray, a0: np.ndarray, problems: ProblemCollector) -> None:
     if not np.all(np.isfinite(A)) or not np.all(np.isfinite(a0)):
         problems.add("constraints", "the constraints cannot be evaluated at the start state (not finite)",
                      "check the start values against the constraint expressions")
         problems.raise_if_any()
-    # independence: add rows one at a time, the first that adds no rank is dependent
-    # rows normalised to unit length, so that the rank test does not depend on the units
+
+
+def _check_independent_rows(A: np.ndarray, names: list[str], problems: ProblemCollector) -> None:
+    """Rows of A added one at a time: the first that adds no rank is dependent; m < n must remain.
+
+    The rows are normalised to unit length, so that the rank test does not depend on the units.
+    """
+    m, n = A.shape
     norms = np.linalg.norm(A, axis=1)
     An = A / np.where(norms > 0, norms, 1.0)[:, None]
     rank = 0
@@ -530,48 +646,67 @@ def check_start(system: System, problems: ProblemCollector) -> System:
                      "remove constraints or add coordinates")
     problems.raise_if_any()
 
-    if system.independent is None:
-        phi = np.asarray(fphi(np.concatenate([[0.0], q0, par])), dtype=float).ravel() if fphi else np.zeros(0)
-        for k, value in enumerate(phi):
-            if abs(value) > START_TOL * max(1.0, float(np.abs(q0).max())):
-                problems.add(names[k], f"the start positions violate this constraint (residual {value:.6g})",
-                             "correct the start values, or list the independent coordinates under "
-                             "[method] independent to have the dependent ones computed")
-        res = A @ v0 + a0
-        for k, value in enumerate(res):
-            size = max(1.0, float(np.abs(A[k] * v0).sum() + abs(a0[k])))
-            if abs(value) > START_TOL * size:
-                problems.add(names[k], f"the start velocities violate this constraint (residual {value:.6g})",
-                             "correct the start velocities, or list the independent coordinates under "
-                             "[method] independent to have the dependent ones computed")
-        problems.raise_if_any()
-        return system
 
+def _check_start_positions(constraints: _StartConstraints, q0: np.ndarray, names: list[str],
+                           problems: ProblemCollector) -> None:
+    """|phi_k(q0)| <= START_TOL * max(1, max |q0|)."""
+    for k, value in enumerate(constraints.holonomic(q0)):
+        if abs(value) > START_TOL * max(1.0, float(np.abs(q0).max())):
+            problems.add(names[k], f"the start positions violate this constraint (residual {value:.6g})",
+                         "correct the start values, or list the independent coordinates under "
+                         "[method] independent to have the dependent ones computed")
+
+
+def _check_start_velocities(A: np.ndarray, a0: np.ndarray, v0: np.ndarray, names: list[str],
+                            problems: ProblemCollector) -> None:
+    """|(A v0 + a0)_k| <= START_TOL * max(1, sum |A_k v0| + |a0_k|)."""
+    for k, value in enumerate(A @ v0 + a0):
+        size = max(1.0, float(np.abs(A[k] * v0).sum() + abs(a0[k])))
+        if abs(value) > START_TOL * size:
+            problems.add(names[k], f"the start velocities violate this constraint (residual {value:.6g})",
+                         "correct the start velocities, or list the independent coordinates under "
+                         "[method] independent to have the dependent ones computed")
+
+
+def _complete_start(system: System, constraints: _StartConstraints, q0: np.ndarray, v0: np.ndarray, A: np.ndarray,
+                    problems: ProblemCollector) -> System:
+    """The start state with the dependent positions and velocities computed from the independent ones."""
     indep = list(independent_from_names(system, system.independent))
-    dep = [i for i in range(n) if i not in indep]
+    dep = [i for i in range(system.n) if i not in indep]
     if split_health(A, dep) < SINGULAR_SPLIT:
         problems.add("method.independent", "with these independent coordinates the constraints cannot be "
                      "solved for the dependent velocities at the start state", "choose another set")
         problems.raise_if_any()
+    qv = _dependent_positions(constraints, q0, dep, problems)
+    vv = _dependent_velocities(constraints, qv, v0, indep, dep)
+    names_q = [c.name for c in system.coordinates]
+    adjusted = [names_q[i] for i in dep if abs(qv[i] - q0[i]) > 0]
+    adjusted += [f"der({names_q[i]})" for i in dep if abs(vv[i] - v0[i]) > 0]
+    return system.with_start(dict(zip(names_q, qv)), dict(zip(names_q, vv)), tuple(adjusted))
+
+
+def _dependent_positions(constraints: _StartConstraints, q0: np.ndarray, dep: list[int],
+                         problems: ProblemCollector) -> np.ndarray:
+    """Newton on phi(q) = 0 in the dependent positions: q_dep += lstsq(d phi/dq_dep, -phi)."""
     qv = q0.copy()
-    adjusted: list[str] = []
-    if fphi is not None:
-        mh = len(system.holonomic)
-        for _ in range(50):
-            phi = np.asarray(fphi(np.concatenate([[0.0], qv, par])), dtype=float).ravel()
-            if np.abs(phi).max() < 1e-14 * max(1.0, np.abs(qv).max()):
-                break
-            Ah, _a = evaluate(qv)
-            step = np.linalg.lstsq(Ah[:mh][:, dep], -phi, rcond=None)[0]
-            qv[dep] += step
-        else:
-            problems.add("method.independent", "the dependent start positions could not be found from the "
-                         "holonomic constraints (Newton did not converge)", "give start values closer to a solution")
-            problems.raise_if_any()
-        adjusted += [system.coordinates[i].name for i in dep if abs(qv[i] - q0[i]) > 0]
-    A, a0 = evaluate(qv)
+    if constraints.mh == 0:
+        return qv
+    for _ in range(50):
+        phi = constraints.holonomic(qv)
+        if np.abs(phi).max() < 1e-14 * max(1.0, np.abs(qv).max()):
+            return qv
+        Ah, _a = constraints.velocity_form(qv)
+        qv[dep] += np.linalg.lstsq(Ah[: constraints.mh][:, dep], -phi, rcond=None)[0]
+    problems.add("method.independent", "the dependent start positions could not be found from the "
+                 "holonomic constraints (Newton did not converge)", "give start values closer to a solution")
+    problems.raise_if_any()
+    return qv
+
+
+def _dependent_velocities(constraints: _StartConstraints, q: np.ndarray, v0: np.ndarray, indep: list[int],
+                          dep: list[int]) -> np.ndarray:
+    """q'_dep = A_dep^-1 (-(a0 + A_ind q'_ind)) at q, the independent velocities kept."""
+    A, a0 = constraints.velocity_form(q)
     vv = v0.copy()
     vv[dep] = np.linalg.solve(A[:, dep], -(a0 + A[:, indep] @ v0[indep]))
-    adjusted += [f"der({system.coordinates[i].name})" for i in dep if abs(vv[i] - v0[i]) > 0]
-    names_q = [c.name for c in system.coordinates]
-    return system.with_start(dict(zip(names_q, qv)), dict(zip(names_q, vv)), tuple(adjusted))
+    return vv

@@ -15,6 +15,7 @@ import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy.integrate import solve_ivp
@@ -24,6 +25,10 @@ from .eom import EquationsOfMotion
 from .errors import BridgeError, SimulationError, SplitLimitError
 from .mechanics import choose_independent
 from .numeric_model import NumericModel
+from .system import System
+
+if TYPE_CHECKING:
+    from .methods import Method
 
 DEFAULT_RTOL = 1e-10
 DEFAULT_ATOL = 1e-12
@@ -83,110 +88,183 @@ def simulate(eom: EquationsOfMotion, stop_time: float | None = None, *, rtol: fl
              atol: float = DEFAULT_ATOL, interval: float | None = None,
              parameters: Mapping[str, float] | None = None, integrator: str = "DOP853") -> SimulationResult:
     """Integrate from the system's start state to ``stop_time`` and sample on a uniform grid."""
-    system = eom.system
-    T = float(stop_time if stop_time is not None else system.stop_time)
+    T = float(stop_time if stop_time is not None else eom.system.stop_time)
+    _check_settings(T, rtol, atol)
+    if interval is None:
+        interval = T / 1000
+    grid = np.linspace(0.0, T, max(2, int(round(T / interval)) + 1))
+    splits = _Splits(eom, parameters)
+    trajectory = _integrate(eom, grid, _Solver(T, rtol, atol, integrator), splits)
+    return _result(eom, trajectory, splits, {"stop_time": T, "rtol": rtol, "atol": atol, "interval": interval})
+
+
+def _check_settings(T: float, rtol: float, atol: float) -> None:
     if not T > 0:
         raise SimulationError(f"stop time must be positive, got {T}")
     if not (rtol > 0 and atol > 0):
         raise SimulationError("tolerances must be positive")
-    if interval is None:
-        interval = T / 1000
-    npts = max(2, int(round(T / interval)) + 1)
-    grid = np.linspace(0.0, T, npts)
-    q0 = np.array([c.start for c in system.coordinates], dtype=float)
-    v0 = np.array([c.velocity for c in system.coordinates], dtype=float)
 
-    models: dict[tuple[str, ...], EquationsOfMotion] = {eom.independent: eom}
-    compiled: dict[tuple[str, ...], NumericModel] = {}
 
-    def numeric(model: EquationsOfMotion) -> NumericModel:
+class _Splits:
+    """The equations of motion per split (keyed by the independent velocities), each derived and compiled once."""
+
+    def __init__(self, eom: EquationsOfMotion, parameters: Mapping[str, float] | None):
+        self.system = eom.system
+        self.parameters = parameters
+        self.models: dict[tuple[str, ...], EquationsOfMotion] = {eom.independent: eom}
+        self.compiled: dict[tuple[str, ...], NumericModel] = {}
+
+    def numeric(self, model: EquationsOfMotion) -> NumericModel:
         """The compiled model, with the parameter overrides applied (compiled once per split)."""
-        if model.independent not in compiled:
-            compiled[model.independent] = NumericModel(model, parameters) if parameters else model.numeric
-        return compiled[model.independent]
+        if model.independent not in self.compiled:
+            self.compiled[model.independent] = (NumericModel(model, self.parameters) if self.parameters
+                                                else model.numeric)
+        return self.compiled[model.independent]
 
-    current = eom
-    num = numeric(current)
-    x = num.state(q0, v0)
-    t0 = 0.0
-    times: list[np.ndarray] = []
-    states: list[tuple[EquationsOfMotion, np.ndarray]] = []
-    repartitions: list[tuple[float, tuple[str, ...]]] = []
-    nfev = 0
-    n = system.n
-    while True:
 
-        def split_event(t, xx, num=num):
-            qd = num.kinematics(t, xx[:n], xx[n:])
-            return num.split_health(t, xx[:n], qd) - SPLIT_THRESHOLD
+@dataclass(frozen=True)
+class _Solver:
+    """The integrator settings of a run."""
 
-        split_event.terminal = True
-        split_event.direction = -1
-        events = [split_event] if current.is_reduced and current.dependent else None
-        t_eval = grid[(grid >= t0) & (grid <= T)]
-        if times and t_eval.size and t_eval[0] == t0:
-            t_eval = t_eval[1:]  # the event time was already sampled by the previous segment
+    stop_time: float
+    rtol: float
+    atol: float
+    method: str
+
+    def segment(self, num: NumericModel, x: np.ndarray, t0: float, t_eval: np.ndarray, events: list | None):
+        """``solve_ivp`` from (t0, x) to the stop time, sampled at ``t_eval``; ended early by a terminal event."""
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)
-                sol = solve_ivp(num.rhs, (t0, T), x, method=integrator, rtol=rtol, atol=atol,
-                                t_eval=t_eval if t_eval.size else None, events=events)
+                sol = solve_ivp(num.rhs, (t0, self.stop_time), x, method=self.method, rtol=self.rtol,
+                                atol=self.atol, t_eval=t_eval if t_eval.size else None, events=events)
         except BridgeError:
             raise
         except (ValueError, ArithmeticError) as exc:
             raise SimulationError(f"integration failed near t = {t0:.9g}: {exc}") from exc
-        nfev += sol.nfev
         if sol.status == -1:
             raise SimulationError(f"integration failed at t = {sol.t[-1] if sol.t.size else t0:.9g}: {sol.message}")
-        if t_eval.size:
-            times.append(sol.t)
-            states.append((current, sol.y.T))
-        if sol.status != 1:  # reached the stop time
-            break
-        te = float(sol.t_events[0][0])
-        xe = sol.y_events[0][0]
-        qe = xe[:n]
-        qde = num.kinematics(te, qe, xe[n:])
-        if system.independent is not None:
-            raise SplitLimitError(
-                f"at t = {te:.9g} the split with independent velocities {', '.join(current.independent)} "
-                f"(method {current.method}) becomes singular: the constraints can no longer be solved for "
-                f"{', '.join(current.dependent)}. Remove [method] independent to let nhbridge re-partition, "
-                "or use lagrange")
-        from .methods import METHODS
+        return sol
 
-        method = METHODS.get_method(current.method)
-        ref = np.concatenate([[te], qe, qde, num.params, num.inputs])
-        new_idx = choose_independent(system, current.constraint_jacobian.tolist(), ref,
-                                     accept=lambda c, method=method: method.accepts_split(system, c),
-                                     exclude=tuple(int(i) for i in num.independent_index))
-        if new_idx is None:
-            raise SplitLimitError(
-                f"at t = {te:.9g} the split with independent {', '.join(current.independent)} becomes singular "
-                f"and method {current.method} has no other usable split; use maggi or lagrange")
-        new_names = tuple(system.coordinates[i].name for i in new_idx)
-        if new_names not in models:
-            try:
-                models[new_names] = method.derive(system, new_names, reference=ref)
-            except BridgeError as exc:
-                raise SplitLimitError(
-                    f"at t = {te:.9g} the split with independent {', '.join(current.independent)} becomes "
-                    f"singular and method {current.method} cannot use another split ({exc}); use maggi or "
-                    "lagrange") from exc
-        current = models[new_names]
-        num = numeric(current)
+
+@dataclass
+class _Trajectory:
+    """What the segments produced: the sampled times and states (with their segment's model), the re-partitions."""
+
+    times: list[np.ndarray] = field(default_factory=list)
+    states: list[tuple[EquationsOfMotion, np.ndarray]] = field(default_factory=list)
+    repartitions: list[tuple[float, tuple[str, ...]]] = field(default_factory=list)
+    nfev: int = 0
+
+
+def _integrate(eom: EquationsOfMotion, grid: np.ndarray, solver: _Solver, splits: _Splits) -> _Trajectory:
+    """Integrate segment by segment: a segment ends at the stop time or where the split becomes singular,
+    and the next one continues from that state with a re-chosen split."""
+    system = eom.system
+    n = system.n
+    current = eom
+    num = splits.numeric(current)
+    x = num.state(np.array([c.start for c in system.coordinates], dtype=float),
+                  np.array([c.velocity for c in system.coordinates], dtype=float))
+    t0 = 0.0
+    trajectory = _Trajectory()
+    while True:
+        t_eval = _segment_times(grid, t0, solver.stop_time, continued=bool(trajectory.times))
+        sol = solver.segment(num, x, t0, t_eval, _split_events(current, num, n))
+        trajectory.nfev += sol.nfev
+        if t_eval.size:
+            trajectory.times.append(sol.t)
+            trajectory.states.append((current, sol.y.T))
+        if sol.status != 1:  # reached the stop time
+            return trajectory
+        te, qe, qde = _event_state(sol, num, n)
+        new_names = _repartition(splits, current, num, te, qe, qde)
+        current = splits.models[new_names]
+        num = splits.numeric(current)
         x = num.state(qe, qde)
         t0 = te
-        repartitions.append((te, new_names))
+        trajectory.repartitions.append((te, new_names))
 
-    t_all = np.concatenate(times) if times else np.zeros(0)
+
+def _segment_times(grid: np.ndarray, t0: float, stop_time: float, continued: bool) -> np.ndarray:
+    """The grid times in [t0, stop_time]; after a re-partition without t0, which the previous segment sampled."""
+    t_eval = grid[(grid >= t0) & (grid <= stop_time)]
+    if continued and t_eval.size and t_eval[0] == t0:
+        t_eval = t_eval[1:]  # the event time was already sampled by the previous segment
+    return t_eval
+
+
+def _split_events(model: EquationsOfMotion, num: NumericModel, n: int) -> list | None:
+    """For a reduced method with dependent velocities: the terminal event health(split) - SPLIT_THRESHOLD
+    falling through zero; otherwise no events."""
+
+    def split_event(t, xx, num=num):
+        qd = num.kinematics(t, xx[:n], xx[n:])
+        return num.split_health(t, xx[:n], qd) - SPLIT_THRESHOLD
+
+    split_event.terminal = True
+    split_event.direction = -1
+    return [split_event] if model.is_reduced and model.dependent else None
+
+
+def _event_state(sol, num: NumericModel, n: int) -> tuple[float, np.ndarray, np.ndarray]:
+    """(t, q, q') where the split event ended the segment."""
+    te = float(sol.t_events[0][0])
+    xe = sol.y_events[0][0]
+    qe = xe[:n]
+    return te, qe, num.kinematics(te, qe, xe[n:])
+
+
+def _repartition(splits: _Splits, current: EquationsOfMotion, num: NumericModel, te: float, qe: np.ndarray,
+                 qde: np.ndarray) -> tuple[str, ...]:
+    """The independent velocities of a new split where the current one became singular at ``te``, chosen by
+    column-pivoted QR of the constraint Jacobian at the event state; its equations are derived once."""
+    system = splits.system
+    if system.independent is not None:
+        raise SplitLimitError(
+            f"at t = {te:.9g} the split with independent velocities {', '.join(current.independent)} "
+            f"(method {current.method}) becomes singular: the constraints can no longer be solved for "
+            f"{', '.join(current.dependent)}. Remove [method] independent to let nhbridge re-partition, "
+            "or use lagrange")
+    from .methods import METHODS
+
+    method = METHODS.get_method(current.method)
+    ref = np.concatenate([[te], qe, qde, num.params, num.inputs])
+    new_idx = choose_independent(system, current.constraint_jacobian.tolist(), ref,
+                                 accept=lambda c: method.accepts_split(system, c),
+                                 exclude=tuple(int(i) for i in num.independent_index))
+    if new_idx is None:
+        raise SplitLimitError(
+            f"at t = {te:.9g} the split with independent {', '.join(current.independent)} becomes singular "
+            f"and method {current.method} has no other usable split; use maggi or lagrange")
+    new_names = tuple(system.coordinates[i].name for i in new_idx)
+    if new_names not in splits.models:
+        splits.models[new_names] = _derive_split(method, system, new_names, ref, current, te)
+    return new_names
+
+
+def _derive_split(method: Method, system: System, names: tuple[str, ...], ref: np.ndarray,
+                  current: EquationsOfMotion, te: float) -> EquationsOfMotion:
+    """The equations for the split ``names``; a method that cannot derive them ends the run at ``te``."""
+    try:
+        return method.derive(system, names, reference=ref)
+    except BridgeError as exc:
+        raise SplitLimitError(
+            f"at t = {te:.9g} the split with independent {', '.join(current.independent)} becomes "
+            f"singular and method {current.method} cannot use another split ({exc}); use maggi or "
+            "lagrange") from exc
+
+
+def _result(eom: EquationsOfMotion, trajectory: _Trajectory, splits: _Splits,
+            settings: Mapping[str, float]) -> SimulationResult:
+    """The result at the samples: q, q' = kinematics(t, q, u), outputs y(t, q, q'), multipliers lambda(t, q, u)
+    (none for reduced methods) and constraint residuals [phi; A q' + a0]."""
+    system = eom.system
+    t_all = np.concatenate(trajectory.times) if trajectory.times else np.zeros(0)
     q_rows, qd_rows, out_rows, lam_rows, res_rows = [], [], [], [], []
-    k = 0
-    for model, ys in states:
-        nm = numeric(model)
-        for row in ys:
-            t = t_all[k]
-            k += 1
+    for ts, (model, ys) in zip(trajectory.times, trajectory.states):
+        nm = splits.numeric(model)
+        for t, row in zip(ts, ys):
             q, u = row[: system.n], row[system.n:]
             qd = nm.kinematics(t, q, u)
             q_rows.append(q)
@@ -194,14 +272,13 @@ def simulate(eom: EquationsOfMotion, stop_time: float | None = None, *, rtol: fl
             out_rows.append(nm.outputs(t, q, qd))
             lam_rows.append(nm.multipliers(t, q, u) if nm.m else np.zeros(0))
             res_rows.append(nm.constraint_residuals(t, q, qd))
-    m = len(eom.multipliers)
+    N = len(t_all)
     return SimulationResult(
         eom=eom, time=t_all, q=np.array(q_rows), qd=np.array(qd_rows),
-        outputs=np.array(out_rows).reshape(len(t_all), len(system.outputs)),
-        multipliers=np.array(lam_rows).reshape(len(t_all), m),
-        residuals=np.array(res_rows).reshape(len(t_all), -1),
-        repartitions=tuple(repartitions), nfev=nfev,
-        settings={"stop_time": T, "rtol": rtol, "atol": atol, "interval": interval},
+        outputs=np.array(out_rows).reshape(N, len(system.outputs)),
+        multipliers=np.array(lam_rows).reshape(N, len(eom.multipliers)),
+        residuals=np.array(res_rows).reshape(N, -1),
+        repartitions=tuple(trajectory.repartitions), nfev=trajectory.nfev, settings=settings,
     )
 
 

@@ -238,3 +238,5 @@ def test_output_units_and_descriptions_reach_fmu_and_modelica(tmp_path):
     assert speed.causality == "output"
     source = bridge.modelica_export.model_source(eom)
     assert 'output Real platform_speed(unit="m/s") "inflow per piston area, eq. (4.356)";' in source
+    # the output's description does not replace the model's (a regression: it once did)
+    assert eom.system.description.startswith("Rotary hydropulsator") and md.description.startswith("Rotary")

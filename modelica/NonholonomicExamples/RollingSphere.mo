@@ -1,5 +1,5 @@
 within NonholonomicExamples;
-model RollingSphere "spin about the vertical (a first integral)"
+model RollingSphere "Uniform sphere rolling without slipping on a horizontal plane (Do Sanh, 'A form of equation of motion for Chaplyghin's systems', Example 1). Euler angles: psi precession, theta nutation, phi spin; (x, y) is the centre of the sphere. Kinetic energy as in the inertia matrix (3.4); the printed (3.1) drops the J/2*der(psi)^2 term. Chaplygin system with 3 degrees of freedom; cos(theta)*der(phi) + der(psi) (the vertical angular velocity) is a first integral."
   // parameters
   parameter Real m(unit="kg") = 2.0 "mass of the sphere";
   parameter Real a(unit="m") = 0.1 "radius of the sphere";
@@ -70,7 +70,7 @@ equation
   kinetic_energy = (0.5)*J*(der_phi^2 + 2*der_phi*der_psi*cos(theta) + der_psi^2 + der_theta^2) + (0.5)*m*(der_x^2 + der_y^2);
   annotation(
     experiment(StopTime=10.0, Interval=0.01, Tolerance=1e-08),
-    Documentation(info="<p>spin about the vertical (a first integral)</p>
+    Documentation(info="<p>Uniform sphere rolling without slipping on a horizontal plane (Do Sanh, 'A form of equation of motion for Chaplyghin's systems', Example 1). Euler angles: psi precession, theta nutation, phi spin; (x, y) is the centre of the sphere. Kinetic energy as in the inertia matrix (3.4); the printed (3.1) drops the J/2*der(psi)^2 term. Chaplygin system with 3 degrees of freedom; cos(theta)*der(phi) + der(psi) (the vertical angular velocity) is a first integral.</p>
 <p>Equations of motion derived by nhbridge 0.1.0 with <b>Lagrange's equations with multipliers</b> (method <code>lagrange</code>): multiplier DAE, constraints at acceleration level (index 1).</p>
 <p>Variables: each generalized coordinate under its own name, its velocity as <code>der_&lt;name&gt;</code>; <code>residual</code> monitors the constraints.</p>"));
 end RollingSphere;

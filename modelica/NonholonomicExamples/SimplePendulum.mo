@@ -1,5 +1,5 @@
 within NonholonomicExamples;
-model SimplePendulum "total energy (conserved)"
+model SimplePendulum "Simple pendulum (Huston, Dynamics of Mechanical Systems, Example 12.3.1): a particle of mass m on a massless rod of length l, angle theta from the downward vertical. K = 1/2*m*l^2*der(theta)^2 (12.3.7), P = m*g*l*(1 - cos(theta)); Lagrange: m*l^2*der(der(theta)) + m*g*l*sin(theta) = 0. Same m, g, l and start as CartesianPendulum."
   // parameters
   parameter Real m(unit="kg") = 0.5 "mass of the bob";
   parameter Real l(unit="m") = 0.8 "length of the rod";
@@ -18,7 +18,7 @@ equation
   energy = (0.5)*der_theta^2*l^2*m + g*l*m*(1 - cos(theta));
   annotation(
     experiment(StopTime=10.0, Interval=0.01, Tolerance=1e-08),
-    Documentation(info="<p>total energy (conserved)</p>
+    Documentation(info="<p>Simple pendulum (Huston, Dynamics of Mechanical Systems, Example 12.3.1): a particle of mass m on a massless rod of length l, angle theta from the downward vertical. K = 1/2*m*l^2*der(theta)^2 (12.3.7), P = m*g*l*(1 - cos(theta)); Lagrange: m*l^2*der(der(theta)) + m*g*l*sin(theta) = 0. Same m, g, l and start as CartesianPendulum.</p>
 <p>Equations of motion derived by nhbridge 0.1.0 with <b>Lagrange's equations with multipliers</b> (method <code>lagrange</code>): multiplier DAE, constraints at acceleration level (index 1).</p>
 <p>Variables: each generalized coordinate under its own name, its velocity as <code>der_&lt;name&gt;</code>; <code>residual</code> monitors the constraints.</p>"));
 end SimplePendulum;
