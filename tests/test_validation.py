@@ -284,3 +284,17 @@ def test_fmu_made_by_another_tool(tmp_path, capsys):
     assert me["status"] == PASSED and max(m["max_rel"] for m in me["signals"]) < 1e-6
     assert any(n.startswith("fmpy validation:") for n in me["notes"])
     assert cs["status"] == FAILED and "max error" in cs["reason"]
+
+
+def test_a_method_that_does_not_apply_is_skipped_with_its_reason(tmp_path):
+    """Not a Chaplygin system for this split: the chaplygin run is skipped with the failing condition, not failed."""
+    text = (ROOT / "examples" / "chaplygin_sleigh.toml").read_text().replace(
+        "[method]  ", '[method]\nindependent = ["x", "y"]\n#')
+    path = tmp_path / "sleigh_xy.toml"
+    path.write_text(text)
+    result = validate_system(path, Options(groups=("methods",), methods=("lagrange", "chaplygin"),
+                                           overrides={"stop_time": 1.0}))
+    runs = {r.id: r for r in result.runs}
+    assert runs["native-lagrange"].status == PASSED
+    assert runs["native-chaplygin"].status == SKIPPED and "not a Chaplygin system" in runs["native-chaplygin"].reason
+    assert result.status == PASSED

@@ -27,7 +27,7 @@ import sympy as sp
 
 from .. import symbols as S
 from ..eom import EquationsOfMotion
-from ..errors import BridgeError, ProblemCollector
+from ..errors import BridgeError, DerivationError, ProblemCollector
 from ..numeric import compile_exprs
 from ..system import System
 from .metrics import SignalMetrics, compare
@@ -236,7 +236,10 @@ def _plan(system: System, eom: EquationsOfMotion, stop: float, step: float, opti
                 continue
 
             def run(name=name):
-                model = eom if name == "lagrange" else METHODS[name].derive(system, system.independent)
+                try:
+                    model = eom if name == "lagrange" else METHODS[name].derive(system, system.independent)
+                except DerivationError as exc:  # e.g. not a Chaplygin system: the method does not apply
+                    raise RunNotApplicable(str(exc).replace("\n", " ")) from exc
                 return native_run(model, stop, step)
 
             specs.append(RunSpec(f"native-{name}", "native", label, guard(run), group="methods"))
