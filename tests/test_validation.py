@@ -234,6 +234,7 @@ def test_metrics_and_tube():
     coarse = compare("y", t, ref, t[::10], ref[::10], 0.002, 0.0)  # other grid: interpolated
     assert 0 < coarse.max_rel < 1e-3 and coarse.tube_ok
     assert signal_scale(np.full(5, -3.0)) == 3.0 and signal_scale(np.array([1.0, 1.5])) == 0.5
+    assert signal_scale(np.zeros(5)) == 1.0
     nan = compare("y", t, ref, t, np.where(t > 0.5, np.nan, ref), 0.002, 0.0)
     assert not nan.tube_ok and nan.max_rel == float("inf") and nan.worst_time > 0.5
 

@@ -2,7 +2,8 @@
 
 With the reference ``y_ref(t_i)`` on a uniform grid and the run ``y(t_i)`` (interpolated there when
 its own grid differs), ``scale = range(y_ref)``; a signal that varies by less than ``CONSTANT`` of its
-magnitude (a first integral, a constant rate) is measured against ``max(1e-12, max|y_ref|)`` instead:
+magnitude (a first integral, a constant rate) is measured against ``max|y_ref|`` instead, and an
+identically zero one against 1 (in its own units):
 
 * ``max_abs = max |y - y_ref|``, ``max_rel = max_abs / scale``, ``rms = sqrt(mean (y - y_ref)^2)``;
 * a tube test in the style of Modelica's csv-compare: around every reference point a rectangle of
@@ -23,7 +24,9 @@ CONSTANT = 1e-3
 def signal_scale(reference: np.ndarray) -> float:
     span = float(np.ptp(reference)) if reference.size else 0.0
     peak = float(np.abs(reference).max()) if reference.size else 0.0
-    return span if span >= CONSTANT * peak and span > 0 else max(peak, 1e-12)
+    if span >= CONSTANT * peak and span > 0:
+        return span
+    return peak if peak > 0 else 1.0  # identically zero: errors are measured in the signal's own units
 
 
 @dataclass(frozen=True)
