@@ -33,6 +33,7 @@ from .eom import EquationsOfMotion
 from .errors import ExportError
 from .methods import METHODS
 from .modelica_printer import ModelicaCodePrinter
+from .system import Coordinate
 
 LEVELS = ("index1", "given")
 #: how accelerations appear: implicitly as der(der_q) in M*der(v) = f, or as algebraic variables der_der_q
@@ -143,17 +144,27 @@ class ModelicaWriter:
             dep_pos = set(hol_dep)
         return ({c.name for c in system.coordinates} - dep_pos) | {f"der_{n}" for n in keep}
 
-    def source(self, within: str | None = None) -> str:
-        eom, system = self.eom, self.eom.system
-        method = METHODS[eom.method]
-        lhs, rhs, repl = self._dynamics()
-        fixed = self._fixed()
-        out: list[str] = []
-        if within is not None:
-            out.append(f"within {within};" if within else "within;")
-        out.append(f'model {system.name} "{_quote(system.description or system.name)}"')
-        if system.parameters:
-            out.append("  // parameters")
+    def _speeds(self) -> set[str]:
+        """Names of the coordinates whose velocities are independent (states)."""
+        return {S.base_name(s) for s in self.eom.u}
+
+    def _acceleration_variables(self) -> list[Coordinate]:
+        """Coordinates with an algebraic acceleration variable ``der_der_<name>`` (``accelerations="variables"``)."""
+        if self.accelerations != "variables":
+            return []
+        speeds = self._speeds()
+        return [c for c in self.eom.system.coordinates if c.name in speeds]
+
+    def _head(self, within: str | None) -> list[str]:
+        """The optional ``within`` clause and the model line with the description."""
+        system = self.eom.system
+        out = [] if within is None else [f"within {within};" if within else "within;"]
+        return out + [f'model {system.name} "{_quote(system.description or system.name)}"']
+
+    def _parameter_and_input_declarations(self) -> list[str]:
+        """``parameter Real`` with value and ``input Real`` with start value, each with unit and description."""
+        system = self.eom.system
+        out = ["  // parameters"] if system.parameters else []
         for p in system.parameters:
             out.append(f"  parameter Real {p.name}{_modifiers(unit=_unit(p.unit))} = {_num(p.value)}"
                        f' "{_quote(p.description or p.name)}";')
@@ -162,15 +173,23 @@ class ModelicaWriter:
         for u in system.inputs:
             out.append(f"  input Real {u.name}{_modifiers(start=_num(u.start), unit=_unit(u.unit))}"
                        f' "{_quote(u.description or u.name)}";')
-        out.append("  // generalized coordinates")
-        for c in system.coordinates:
+        return out
+
+    def _coordinate_declarations(self, fixed: set[str]) -> list[str]:
+        """The generalized coordinates with start value, fixed, unit and nominal value."""
+        out = ["  // generalized coordinates"]
+        for c in self.eom.system.coordinates:
             mods = _modifiers(start=_num(c.start), fixed=str(c.name in fixed).lower(), unit=_unit(c.unit),
                               nominal=_num(c.nominal) if c.nominal else None)
             out.append(f"  Real {c.name}{mods}"
                        f' "{_quote(c.description or c.name)}";')
-        out.append("  // generalized velocities")
-        speeds = {S.base_name(s) for s in eom.u}
-        for c in system.coordinates:
+        return out
+
+    def _velocity_declarations(self, fixed: set[str]) -> list[str]:
+        """The velocities ``der_<name>`` (a dependent one without start value) and acceleration variables."""
+        out = ["  // generalized velocities"]
+        speeds = self._speeds()
+        for c in self.eom.system.coordinates:
             v = f"der_{c.name}"
             if c.name in speeds:
                 mods = _modifiers(start=_num(c.velocity), fixed=str(v in fixed).lower(),
@@ -180,10 +199,15 @@ class ModelicaWriter:
                 mods = _modifiers(unit=_unit(velocity_unit(c.unit)))
                 what = "dependent velocity, from the constraints"
             out.append(f'  Real {v}{mods} "{what} der({c.name})";')
-        for c in system.coordinates:
-            if c.name in speeds and self.accelerations == "variables":
-                out.append(f'  Real der_der_{c.name}{_modifiers(unit=_unit(acceleration_unit(c.unit)))} '
-                           f'"acceleration der(der({c.name}))";')
+        for c in self._acceleration_variables():
+            out.append(f'  Real der_der_{c.name}{_modifiers(unit=_unit(acceleration_unit(c.unit)))} '
+                       f'"acceleration der(der({c.name}))";')
+        return out
+
+    def _result_declarations(self) -> list[str]:
+        """The multipliers ``lambda``, the outputs and the constraint residuals."""
+        eom, system = self.eom, self.eom.system
+        out = []
         if eom.multipliers:
             out.append(f'  Real lambda[{len(eom.multipliers)}] "constraint multipliers: generalized constraint '
                        'forces A^T*lambda";')
@@ -194,58 +218,89 @@ class ModelicaWriter:
         if system.m:
             out.append(f'  Real residual[{system.m}] "constraint residuals at velocity level (holonomic ones '
                        'differentiated); stay near 0";')
-        if repl:
-            out.append("protected")
-            for k in range(len(repl)):
-                out.append(f'  Real nhb_cse{k + 1} "common subexpression";')
-        out.append("equation")
-        out.append("  // kinematics")
-        for c in system.coordinates:
-            out.append(f"  der({c.name}) = der_{c.name};")
-        for c in system.coordinates:
-            if c.name in speeds and self.accelerations == "variables":
-                out.append(f"  der(der_{c.name}) = der_der_{c.name};")
+        return out
+
+    @staticmethod
+    def _cse_declarations(repl: list[tuple[sp.Symbol, sp.Expr]]) -> list[str]:
+        """The protected scalar temporaries ``nhb_cse<k>`` of the common subexpressions."""
+        if not repl:
+            return []
+        return ["protected"] + [f'  Real nhb_cse{k + 1} "common subexpression";' for k in range(len(repl))]
+
+    def _kinematic_equations(self) -> list[str]:
+        """``der(q) = der_q``, ``der(der_q) = der_der_q`` and the dependent velocities from the constraints."""
+        eom, system = self.eom, self.eom.system
+        out = ["  // kinematics"]
+        out += [f"  der({c.name}) = der_{c.name};" for c in system.coordinates]
+        out += [f"  der(der_{c.name}) = der_der_{c.name};" for c in self._acceleration_variables()]
         if eom.is_reduced and eom.dependent:
             out.append(f"  // dependent velocities: kinematic relations solved from the constraints "
                        f"(independent: {', '.join(eom.independent)})")
             for i, c in enumerate(system.coordinates):
                 if c.name in eom.dependent:
                     out.append(f"  der_{c.name} = {self.code(eom.kinematics[i])};")
-        if repl:
-            out.append("  // common subexpressions")
-            for sym, expr in repl:
-                out.append(f"  {self.code(sym)} = {self.code(expr)};")
+        return out
+
+    def _cse_equations(self, repl: list[tuple[sp.Symbol, sp.Expr]]) -> list[str]:
+        """``nhb_cse<k> = expression`` for every common subexpression."""
+        if not repl:
+            return []
+        return ["  // common subexpressions"] + [f"  {self.code(sym)} = {self.code(expr)};" for sym, expr in repl]
+
+    def _dynamic_equations(self, lhs: list[sp.Expr], rhs: list[sp.Expr]) -> list[str]:
+        """The rows of ``M * accelerations = forcing`` for the independent velocities."""
+        method = METHODS[self.eom.method]
+        out = [f"  // dynamics: {method.title} (mass matrix * accelerations = forcing)"]
+        return out + [f"  {self.code(lhs[i])} = {self.code(rhs[i])};" for i in range(len(self.eom.u))]
+
+    def _constraint_equations(self, lhs: list[sp.Expr], rhs: list[sp.Expr]) -> list[str]:
+        """The constraints of a multiplier DAE: as given, or at acceleration level (the rows after the dynamics)."""
+        eom, system = self.eom, self.eom.system
+        if not eom.multipliers:
+            return []
+        if self.level == "given":
+            out = ["  // constraints as given (the Modelica tool differentiates them as needed)"]
+            for entry, expr in system.constraints:
+                out += [f"  // {entry}", f"  {self.code(expr)} = 0;"]
+            return out
+        stab = f", Baumgarte alpha = {eom.baumgarte[0]:g}, beta = {eom.baumgarte[1]:g}" if eom.baumgarte else ""
+        out = [f"  // constraints at acceleration level (index 1{stab})"]
+        names = [entry for entry, _ in system.constraints]
         n_dyn = len(eom.u)
-        out.append(f"  // dynamics: {method.title} (mass matrix * accelerations = forcing)")
-        for i in range(n_dyn):
-            out.append(f"  {self.code(lhs[i])} = {self.code(rhs[i])};")
-        if eom.multipliers:
-            names = [entry for entry, _ in system.constraints]
-            if self.level == "given":
-                out.append("  // constraints as given (the Modelica tool differentiates them as needed)")
-                for entry, expr in system.constraints:
-                    out.append(f"  // {entry}")
-                    out.append(f"  {self.code(expr)} = 0;")
-            else:
-                stab = (f", Baumgarte alpha = {eom.baumgarte[0]:g}, beta = {eom.baumgarte[1]:g}"
-                        if eom.baumgarte else "")
-                out.append(f"  // constraints at acceleration level (index 1{stab})")
-                for k in range(len(eom.multipliers)):
-                    out.append(f"  // {names[k]}")
-                    out.append(f"  {self.code(lhs[n_dyn + k])} = {self.code(rhs[n_dyn + k])};")
+        for k in range(len(eom.multipliers)):
+            out += [f"  // {names[k]}", f"  {self.code(lhs[n_dyn + k])} = {self.code(rhs[n_dyn + k])};"]
+        return out
+
+    def _residual_and_output_equations(self) -> list[str]:
+        """``residual[k] = g_k`` (velocity level) and ``y = expression`` for every output."""
+        system = self.eom.system
+        out = []
         if system.m:
             out.append("  // constraint residuals (velocity level)")
-            for k, g in enumerate(system.velocity_constraints()):
-                out.append(f"  residual[{k + 1}] = {self.code(g)};")
+            out += [f"  residual[{k + 1}] = {self.code(g)};" for k, g in enumerate(system.velocity_constraints())]
         if system.outputs:
             out.append("  // outputs")
-            for name, expr in system.outputs.items():
-                out.append(f"  {name} = {self.code(expr)};")
-        out.append("  annotation(")
-        out.append(f"    experiment(StopTime={_num(system.stop_time)}, Interval={_num(system.stop_time / 1000)}, "
-                   "Tolerance=1e-08),")
-        out.append(f'    Documentation(info="{_quote(self.documentation())}"));')
-        out.append(f"end {system.name};")
+            out += [f"  {name} = {self.code(expr)};" for name, expr in system.outputs.items()]
+        return out
+
+    def _annotation(self) -> list[str]:
+        """The experiment (stop time, 1000 intervals, tolerance 1e-8) and the documentation."""
+        stop = self.eom.system.stop_time
+        return ["  annotation(",
+                f"    experiment(StopTime={_num(stop)}, Interval={_num(stop / 1000)}, Tolerance=1e-08),",
+                f'    Documentation(info="{_quote(self.documentation())}"));']
+
+    def source(self, within: str | None = None) -> str:
+        """The model text; ``within`` adds a within clause (``""``: the top level)."""
+        lhs, rhs, repl = self._dynamics()
+        fixed = self._fixed()
+        declarations = [*self._parameter_and_input_declarations(), *self._coordinate_declarations(fixed),
+                        *self._velocity_declarations(fixed), *self._result_declarations(),
+                        *self._cse_declarations(repl)]
+        equations = [*self._kinematic_equations(), *self._cse_equations(repl), *self._dynamic_equations(lhs, rhs),
+                     *self._constraint_equations(lhs, rhs), *self._residual_and_output_equations()]
+        out = [*self._head(within), *declarations, "equation", *equations, *self._annotation(),
+               f"end {self.eom.system.name};"]
         return "\n".join(out) + "\n"
 
     def documentation(self) -> str:

@@ -27,12 +27,14 @@ import math
 import posixpath
 import re
 import zipfile
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import __version__
 from ..atomic import atomic_file
 from ..errors import ProblemCollector
 from .checks import Plan
+from .components import ModelInfo, VariableInfo, read_model_info
 from .errors import CosimError
 from .scenario import ALGORITHMS, IDENTIFIER, ComponentSpec, Connection, MasterSettings, Scenario, split_signal
 from .units import parse_unit
@@ -60,11 +62,18 @@ def _num(x: float) -> str:
 
 
 # -- writing ------------------------------------------------------------------------------------------
-def ssd_document(plan: Plan, sources: dict[str, str]) -> bytes:
-    """``SystemStructure.ssd`` for a checked scenario; ``sources`` maps component -> path inside the package."""
+def _set_unit(el, unit: str, units: dict[str, dict[str, str]]) -> None:
+    """Give ``el`` the ``unit`` when it parses, and note its base-unit exponents in ``units`` for ``ssd:Units``."""
+    base = parse_unit(unit) if unit else None
+    if base is not None:
+        units[unit] = base.attributes()
+        el.set("unit", unit)
+
+
+def _ssd_root(scenario: Scenario):
+    """The ``ssd:SystemStructureDescription`` element with its ``ssd:System``; both named after the scenario."""
     from lxml import etree
 
-    scenario, m = plan.scenario, plan.scenario.master
     root = etree.Element(_q("ssd", "SystemStructureDescription"),
                          nsmap={"ssd": NS["ssd"], "ssc": NS["ssc"], "ssv": NS["ssv"]})
     root.set("version", "1.0")
@@ -73,63 +82,106 @@ def ssd_document(plan: Plan, sources: dict[str, str]) -> bytes:
     system = etree.SubElement(root, _q("ssd", "System"), name=scenario.name)
     if scenario.description:
         system.set("description", scenario.description)
+    return root, system
+
+
+def _connector_variables(spec: ComponentSpec, info: ModelInfo) -> list[VariableInfo]:
+    """The FMU's inputs, outputs and the parameters the component sets: inputs first, then outputs, parameters."""
+    bound = {n for n, _ in spec.parameters}
+    connectors = [v for v in info.variables.values()
+                  if v.causality in ("input", "output") or (v.causality == "parameter" and v.name in bound)]
+    kinds = ("input", "output", "parameter")
+    connectors.sort(key=lambda v: (kinds.index(v.causality), list(info.variables).index(v.name)))
+    return connectors
+
+
+def _add_connectors(comp, connectors: list[VariableInfo], units: dict[str, dict[str, str]]) -> None:
+    """``ssd:Connectors``: one ``ssd:Connector`` per variable, real ones typed ``ssc:Real`` with their unit."""
+    from lxml import etree
+
+    if not connectors:
+        return
+    cons = etree.SubElement(comp, _q("ssd", "Connectors"))
+    for v in connectors:
+        con = etree.SubElement(cons, _q("ssd", "Connector"), name=v.name, kind=v.causality)
+        if v.type in ("Real", "Float64", "Float32"):
+            _set_unit(etree.SubElement(con, _q("ssc", "Real")), v.unit, units)
+
+
+def _add_parameter_bindings(comp, spec: ComponentSpec, info: ModelInfo, units: dict[str, dict[str, str]]) -> None:
+    """The component's parameter and start values as one inline ``ssv:ParameterSet`` (none: no element)."""
+    from lxml import etree
+
+    values = [*spec.parameters, *spec.start]
+    if not values:
+        return
+    binding = etree.SubElement(etree.SubElement(comp, _q("ssd", "ParameterBindings")), _q("ssd", "ParameterBinding"))
+    pset = etree.SubElement(etree.SubElement(binding, _q("ssd", "ParameterValues")),
+                            _q("ssv", "ParameterSet"), version="1.0", name=spec.name)
+    params = etree.SubElement(pset, _q("ssv", "Parameters"))
+    for name, value in values:
+        real = etree.SubElement(etree.SubElement(params, _q("ssv", "Parameter"), name=name),
+                                _q("ssv", "Real"), value=_num(value))
+        _set_unit(real, info.variables[name].unit, units)
+
+
+def _add_components(system, plan: Plan, sources: dict[str, str], units: dict[str, dict[str, str]]) -> None:
+    """``ssd:Elements``: one FMU ``ssd:Component`` per component, with its connectors and values."""
+    from lxml import etree
+
     elements = etree.SubElement(system, _q("ssd", "Elements"))
-    units: dict[str, dict[str, str]] = {}
-
-    def unit_attr(el, unit: str) -> None:
-        base = parse_unit(unit) if unit else None
-        if base is not None:
-            units[unit] = base.attributes()
-            el.set("unit", unit)
-
-    for spec in scenario.components:
+    for spec in plan.scenario.components:
         info = plan.infos[spec.name]
         comp = etree.SubElement(elements, _q("ssd", "Component"), name=spec.name, type=FMU_TYPE,
                                 source=sources[spec.name])
         if spec.description:
             comp.set("description", spec.description)
-        bound = {n for n, _ in spec.parameters}
-        connectors = [v for v in info.variables.values()
-                      if v.causality in ("input", "output") or (v.causality == "parameter" and v.name in bound)]
-        kinds = ("input", "output", "parameter")
-        connectors.sort(key=lambda v: (kinds.index(v.causality), list(info.variables).index(v.name)))
-        if connectors:
-            cons = etree.SubElement(comp, _q("ssd", "Connectors"))
-            for v in connectors:
-                con = etree.SubElement(cons, _q("ssd", "Connector"), name=v.name, kind=v.causality)
-                if v.type in ("Real", "Float64", "Float32"):
-                    unit_attr(etree.SubElement(con, _q("ssc", "Real")), v.unit)
-        values = [*spec.parameters, *spec.start]
-        if values:
-            binding = etree.SubElement(etree.SubElement(comp, _q("ssd", "ParameterBindings")),
-                                       _q("ssd", "ParameterBinding"))
-            pset = etree.SubElement(etree.SubElement(binding, _q("ssd", "ParameterValues")),
-                                    _q("ssv", "ParameterSet"), version="1.0", name=spec.name)
-            params = etree.SubElement(pset, _q("ssv", "Parameters"))
-            for name, value in values:
-                real = etree.SubElement(etree.SubElement(params, _q("ssv", "Parameter"), name=name),
-                                        _q("ssv", "Real"), value=_num(value))
-                unit_attr(real, info.variables[name].unit)
-    if scenario.connections:
-        conns = etree.SubElement(system, _q("ssd", "Connections"))
-        for c in scenario.connections:
-            el = etree.SubElement(conns, _q("ssd", "Connection"), startElement=c.source, startConnector=c.output,
-                                  endElement=c.target, endConnector=c.input)
-            if c.ignore_units:
-                el.set("suppressUnitConversion", "true")
-            if c.gain != 1.0 or c.offset != 0.0:
-                etree.SubElement(el, _q("ssc", "LinearTransformation"), factor=_num(c.gain), offset=_num(c.offset))
-    # OMSimulator's own annotation for its fixed-step master (as OMSimulator writes it; other tools ignore it)
+        _add_connectors(comp, _connector_variables(spec, info), units)
+        _add_parameter_bindings(comp, spec, info, units)
+
+
+def _add_connections(system, connections: tuple[Connection, ...]) -> None:
+    """``ssd:Connections``; a ``ssc:LinearTransformation`` where gain or offset is not (1, 0)."""
+    from lxml import etree
+
+    if not connections:
+        return
+    conns = etree.SubElement(system, _q("ssd", "Connections"))
+    for c in connections:
+        el = etree.SubElement(conns, _q("ssd", "Connection"), startElement=c.source, startConnector=c.output,
+                              endElement=c.target, endConnector=c.input)
+        if c.ignore_units:
+            el.set("suppressUnitConversion", "true")
+        if c.gain != 1.0 or c.offset != 0.0:
+            etree.SubElement(el, _q("ssc", "LinearTransformation"), factor=_num(c.gain), offset=_num(c.offset))
+
+
+def _add_oms_annotation(system, m: MasterSettings) -> None:
+    """OMSimulator's annotation of its fixed-step master, as OMSimulator writes it (other tools ignore it)."""
+    from lxml import etree
+
     oms = etree.SubElement(etree.SubElement(etree.SubElement(system, _q("ssd", "Annotations")), _q("ssc", "Annotation"),
                                             type="org.openmodelica"), f"{{{OMS}}}Annotations", nsmap={"oms": OMS})
     etree.SubElement(etree.SubElement(oms, f"{{{OMS}}}SimulationInformation"), f"{{{OMS}}}FixedStepMaster",
                      description="oms-ma", stepSize=_num(m.step), relativeTolerance=_num(m.fmu_tolerance))
-    if units:
-        ul = etree.SubElement(root, _q("ssd", "Units"))
-        for name in sorted(units):
-            etree.SubElement(etree.SubElement(ul, _q("ssc", "Unit"), name=name), _q("ssc", "BaseUnit"),
-                             **units[name])
-    etree.SubElement(root, _q("ssd", "DefaultExperiment"), startTime=_num(m.start_time), stopTime=_num(m.stop_time))
+
+
+def _add_units(root, units: dict[str, dict[str, str]]) -> None:
+    """``ssd:Units``: each unit used, sorted by name, with its base-unit exponents (none: no element)."""
+    from lxml import etree
+
+    if not units:
+        return
+    ul = etree.SubElement(root, _q("ssd", "Units"))
+    for name in sorted(units):
+        etree.SubElement(etree.SubElement(ul, _q("ssc", "Unit"), name=name), _q("ssc", "BaseUnit"), **units[name])
+
+
+def _add_nhbridge_annotation(root, scenario: Scenario) -> None:
+    """nhbridge's ``nhb:Master`` annotation: the master settings and the recorded signals."""
+    from lxml import etree
+
+    m = scenario.master
     ann = etree.SubElement(etree.SubElement(root, _q("ssd", "Annotations")), _q("ssc", "Annotation"), type=ANNOTATION)
     master = etree.SubElement(ann, _q("nhb", "Master"), nsmap={"nhb": NHB}, step=_num(m.step), algorithm=m.algorithm,
                               adaptive=str(m.adaptive).lower(), tolerance=_num(m.tolerance),
@@ -142,6 +194,21 @@ def ssd_document(plan: Plan, sources: dict[str, str]) -> bytes:
         master.set("maxStep", _num(m.max_step))
     for signal in scenario.record:
         etree.SubElement(master, _q("nhb", "Record"), signal=signal)
+
+
+def ssd_document(plan: Plan, sources: dict[str, str]) -> bytes:
+    """``SystemStructure.ssd`` for a checked scenario; ``sources`` maps component -> path inside the package."""
+    from lxml import etree
+
+    scenario, m = plan.scenario, plan.scenario.master
+    units: dict[str, dict[str, str]] = {}  # unit -> base-unit exponents, filled by the connectors and values
+    root, system = _ssd_root(scenario)
+    _add_components(system, plan, sources, units)
+    _add_connections(system, scenario.connections)
+    _add_oms_annotation(system, m)
+    _add_units(root, units)
+    etree.SubElement(root, _q("ssd", "DefaultExperiment"), startTime=_num(m.start_time), stopTime=_num(m.stop_time))
+    _add_nhbridge_annotation(root, scenario)
     return etree.tostring(root, pretty_print=True, xml_declaration=True, encoding="UTF-8")
 
 
@@ -231,105 +298,177 @@ def _parameter_set(pc: ProblemCollector, entry: str, pset, prefix: str) -> list[
     return values
 
 
-def read_ssp(path: str | Path, folder: str | Path) -> Scenario:
-    """Read an SSP package into a :class:`Scenario`; its FMUs are unpacked into ``folder``."""
-    path, folder = Path(path), Path(folder)
-    pc = ProblemCollector(str(path))
+@dataclass
+class _Package:
+    """An open SSP package: its members, and the FMUs unpacked from it into ``folder`` (each member once)."""
+
+    path: Path
+    zf: zipfile.ZipFile
+    folder: Path
+    names: set[str] = field(init=False)
+    extracted: dict[str, Path] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.names = set(self.zf.namelist())
+
+    def member(self, uri: str) -> str | None:
+        """The member a relative URI names, or None when it is no safe name of a file in the package."""
+        member = _member(uri)
+        return member if member is not None and member in self.names else None
+
+    def xml(self, member: str):
+        """The root element of an XML member, parsed safely."""
+        return _parse_xml(self.zf.read(member), f"{self.path}: {member}")
+
+    def unpack(self, member: str) -> Path:
+        """The member written into ``folder`` as ``ssp-<hash of its name>-<file name>``, once."""
+        if member not in self.extracted:
+            target = self.folder / f"ssp-{hashlib.sha256(member.encode()).hexdigest()[:8]}-{Path(member).name}"
+            target.write_bytes(self.zf.read(member))
+            self.extracted[member] = target
+        return self.extracted[member]
+
+
+def _open_package(path: Path) -> zipfile.ZipFile:
+    """The package as a zip file; CosimError when it cannot be read as one."""
     try:
-        zf = zipfile.ZipFile(path)
+        return zipfile.ZipFile(path)
     except (OSError, zipfile.BadZipFile) as exc:
         raise CosimError(f"{path}: not a readable SSP package (a zip file): {exc}") from exc
-    with zf:
-        names = set(zf.namelist())
-        if "SystemStructure.ssd" not in names:
-            raise CosimError(f"{path}: no SystemStructure.ssd in the package; an SSP package must contain it")
-        root = _parse_xml(zf.read("SystemStructure.ssd"), f"{path}: SystemStructure.ssd")
-        if root.tag != _q("ssd", "SystemStructureDescription"):
-            raise CosimError(f"{path}: SystemStructure.ssd is not an SSP 1.0 system structure description "
-                             f"(root element {root.tag})")
-        system = root.find("ssd:System", NS)
-        if system is None:
-            raise CosimError(f"{path}: SystemStructure.ssd has no ssd:System")
-        name = root.get("name") or system.get("name") or path.stem
-        description = system.get("description", "")
-        if not IDENTIFIER.match(name):
-            name = re.sub(r"\W", "_", name).lstrip("0123456789") or "Cosim"
-        if system.find("ssd:Elements/ssd:System", NS) is not None:
-            pc.add("ssd:System", "nested systems are not supported", "flatten the system into one level")
-        if system.find("ssd:SignalDictionaries", NS) is not None or \
-                system.find("ssd:Elements/ssd:SignalDictionaryReference", NS) is not None:
-            pc.add("ssd:System", "signal dictionaries are not supported", "connect the components directly")
-        if system.find("ssd:Connectors", NS) is not None:
-            pc.add("ssd:System", "connectors of the system itself are not supported (no external inputs)",
-                   "connect the components to each other only")
-        components: list[ComponentSpec] = []
-        extracted: dict[str, Path] = {}
-        for comp in system.findall("ssd:Elements/ssd:Component", NS):
-            cname = comp.get("name", "")
-            entry = f"Component {cname!r}"
-            if not IDENTIFIER.match(cname):
-                pc.add(entry, "the component name is not an identifier", "rename it (letters, digits, _)")
-                continue
-            ctype = comp.get("type", FMU_TYPE)
-            if ctype != FMU_TYPE:
-                pc.add(entry, f"component type {ctype!r} is not supported", f"use FMUs ({FMU_TYPE})")
-                continue
-            member = _member(comp.get("source", ""))
-            if member is None or member not in names:
-                pc.add(entry, f"source {comp.get('source')!r} is not a file inside the package",
-                       "put the FMU into the package (resources/) and refer to it relatively")
-                continue
-            if member not in extracted:
-                target = folder / f"ssp-{hashlib.sha256(member.encode()).hexdigest()[:8]}-{Path(member).name}"
-                target.write_bytes(zf.read(member))
-                extracted[member] = target
-            values: list[tuple[str, float]] = []
-            for binding in comp.findall("ssd:ParameterBindings/ssd:ParameterBinding", NS):
-                if binding.find("ssd:ParameterMapping", NS) is not None:
-                    pc.add(entry, "parameter mappings are not supported", "give the values directly")
-                prefix = binding.get("prefix", "")
-                source = binding.get("source")
-                if source is not None:
-                    ssv = _member(source)
-                    if ssv is None or ssv not in names:
-                        pc.add(entry, f"parameter set {source!r} is not a file inside the package",
-                               "put the .ssv file into the package")
-                        continue
-                    pset = _parse_xml(zf.read(ssv), f"{path}: {ssv}")
-                    values += _parameter_set(pc, f"{entry}: {ssv}", pset, prefix)
-                for pset in binding.findall("ssd:ParameterValues/ssv:ParameterSet", NS):
-                    values += _parameter_set(pc, entry, pset, prefix)
-            components.append(ComponentSpec(cname, "fmu", extracted[member], parameters=tuple(values),
-                                            description=comp.get("description", "")))
-        connections: list[Connection] = []
-        for k, c in enumerate(system.findall("ssd:Connections/ssd:Connection", NS)):
-            entry = f"Connection {k + 1}"
-            if not c.get("startElement") or not c.get("endElement"):
-                pc.add(entry, "connections to the system's own connectors are not supported",
-                       "connect components directly")
-                continue
-            gain, offset = 1.0, 0.0
-            for tag in ("ssc:LinearTransformation", "ssd:LinearTransformation"):
-                t = c.find(tag, NS)
-                if t is not None:
-                    gain = _float(pc, entry, t.get("factor"), 1.0)
-                    offset = _float(pc, entry, t.get("offset"), 0.0)
-            for tag in ("BooleanMappingTransformation", "IntegerMappingTransformation",
-                        "EnumerationMappingTransformation"):
-                if c.find(f"ssc:{tag}", NS) is not None:
-                    pc.add(entry, f"{tag} is not supported", "connect Real signals")
-            connections.append(Connection(c.get("startElement"), c.get("startConnector", ""), c.get("endElement"),
-                                          c.get("endConnector", ""), gain, offset,
-                                          c.get("suppressUnitConversion", "false") in ("true", "1"),
-                                          f"SystemStructure.ssd: {entry}"))
-        exp = root.find("ssd:DefaultExperiment", NS)
-        start = _float(pc, "DefaultExperiment", exp.get("startTime") if exp is not None else None, 0.0)
-        stop = _float(pc, "DefaultExperiment", exp.get("stopTime") if exp is not None else None, None)
-        master, record = _master(pc, root, start, stop)
-    pc.raise_if_any(CosimError)
-    # partition the values into parameters and start values by causality, as a TOML scenario has them
-    from .components import read_model_info
 
+
+def _system_structure(package: _Package):
+    """The root of ``SystemStructure.ssd`` and its ``ssd:System``; CosimError when either is missing or wrong."""
+    path = package.path
+    if "SystemStructure.ssd" not in package.names:
+        raise CosimError(f"{path}: no SystemStructure.ssd in the package; an SSP package must contain it")
+    root = package.xml("SystemStructure.ssd")
+    if root.tag != _q("ssd", "SystemStructureDescription"):
+        raise CosimError(f"{path}: SystemStructure.ssd is not an SSP 1.0 system structure description "
+                         f"(root element {root.tag})")
+    system = root.find("ssd:System", NS)
+    if system is None:
+        raise CosimError(f"{path}: SystemStructure.ssd has no ssd:System")
+    return root, system
+
+
+def _scenario_name(root, system, path: Path) -> str:
+    """The name of the description, else of the system, else of the file, made an identifier."""
+    name = root.get("name") or system.get("name") or path.stem
+    if not IDENTIFIER.match(name):
+        name = re.sub(r"\W", "_", name).lstrip("0123456789") or "Cosim"
+    return name
+
+
+def _check_flat_system(pc: ProblemCollector, system) -> None:
+    """Report what a flat system of components cannot have: nested systems, signal dictionaries, own connectors."""
+    if system.find("ssd:Elements/ssd:System", NS) is not None:
+        pc.add("ssd:System", "nested systems are not supported", "flatten the system into one level")
+    if system.find("ssd:SignalDictionaries", NS) is not None or \
+            system.find("ssd:Elements/ssd:SignalDictionaryReference", NS) is not None:
+        pc.add("ssd:System", "signal dictionaries are not supported", "connect the components directly")
+    if system.find("ssd:Connectors", NS) is not None:
+        pc.add("ssd:System", "connectors of the system itself are not supported (no external inputs)",
+               "connect the components to each other only")
+
+
+def _binding_values(pc: ProblemCollector, package: _Package, comp, entry: str) -> list[tuple[str, float]]:
+    """The values of a component's parameter bindings: from ``.ssv`` members and inline parameter sets."""
+    values: list[tuple[str, float]] = []
+    for binding in comp.findall("ssd:ParameterBindings/ssd:ParameterBinding", NS):
+        if binding.find("ssd:ParameterMapping", NS) is not None:
+            pc.add(entry, "parameter mappings are not supported", "give the values directly")
+        prefix = binding.get("prefix", "")
+        source = binding.get("source")
+        if source is not None:
+            ssv = package.member(source)
+            if ssv is None:
+                pc.add(entry, f"parameter set {source!r} is not a file inside the package",
+                       "put the .ssv file into the package")
+                continue
+            values += _parameter_set(pc, f"{entry}: {ssv}", package.xml(ssv), prefix)
+        for pset in binding.findall("ssd:ParameterValues/ssv:ParameterSet", NS):
+            values += _parameter_set(pc, entry, pset, prefix)
+    return values
+
+
+def _read_component(pc: ProblemCollector, package: _Package, comp) -> ComponentSpec | None:
+    """One FMU component, its FMU unpacked, with all its binding values; None (reported) when unusable."""
+    cname = comp.get("name", "")
+    entry = f"Component {cname!r}"
+    if not IDENTIFIER.match(cname):
+        pc.add(entry, "the component name is not an identifier", "rename it (letters, digits, _)")
+        return None
+    ctype = comp.get("type", FMU_TYPE)
+    if ctype != FMU_TYPE:
+        pc.add(entry, f"component type {ctype!r} is not supported", f"use FMUs ({FMU_TYPE})")
+        return None
+    member = package.member(comp.get("source", ""))
+    if member is None:
+        pc.add(entry, f"source {comp.get('source')!r} is not a file inside the package",
+               "put the FMU into the package (resources/) and refer to it relatively")
+        return None
+    source = package.unpack(member)
+    return ComponentSpec(cname, "fmu", source, parameters=tuple(_binding_values(pc, package, comp, entry)),
+                         description=comp.get("description", ""))
+
+
+def _read_components(pc: ProblemCollector, package: _Package, system) -> list[ComponentSpec]:
+    """The usable components of the system, in document order."""
+    components = []
+    for comp in system.findall("ssd:Elements/ssd:Component", NS):
+        spec = _read_component(pc, package, comp)
+        if spec is not None:
+            components.append(spec)
+    return components
+
+
+def _linear_transformation(pc: ProblemCollector, entry: str, c) -> tuple[float, float]:
+    """Gain and offset of a connection's linear transformation (``ssc:`` or ``ssd:``); (1, 0) without one."""
+    gain, offset = 1.0, 0.0
+    for tag in ("ssc:LinearTransformation", "ssd:LinearTransformation"):
+        t = c.find(tag, NS)
+        if t is not None:
+            gain = _float(pc, entry, t.get("factor"), 1.0)
+            offset = _float(pc, entry, t.get("offset"), 0.0)
+    return gain, offset
+
+
+def _read_connection(pc: ProblemCollector, entry: str, c) -> Connection | None:
+    """One connection between components; None (reported) for a connection to the system's connectors."""
+    if not c.get("startElement") or not c.get("endElement"):
+        pc.add(entry, "connections to the system's own connectors are not supported", "connect components directly")
+        return None
+    gain, offset = _linear_transformation(pc, entry, c)
+    for tag in ("BooleanMappingTransformation", "IntegerMappingTransformation", "EnumerationMappingTransformation"):
+        if c.find(f"ssc:{tag}", NS) is not None:
+            pc.add(entry, f"{tag} is not supported", "connect Real signals")
+    return Connection(c.get("startElement"), c.get("startConnector", ""), c.get("endElement"),
+                      c.get("endConnector", ""), gain, offset,
+                      c.get("suppressUnitConversion", "false") in ("true", "1"), f"SystemStructure.ssd: {entry}")
+
+
+def _read_connections(pc: ProblemCollector, system) -> list[Connection]:
+    """The usable connections of the system, in document order (entries ``Connection <k>``, from 1)."""
+    connections = []
+    for k, c in enumerate(system.findall("ssd:Connections/ssd:Connection", NS)):
+        connection = _read_connection(pc, f"Connection {k + 1}", c)
+        if connection is not None:
+            connections.append(connection)
+    return connections
+
+
+def _experiment_times(pc: ProblemCollector, root) -> tuple[float, float | None]:
+    """Start (default 0) and stop time (default None) of ``ssd:DefaultExperiment``."""
+    exp = root.find("ssd:DefaultExperiment", NS)
+    start = _float(pc, "DefaultExperiment", exp.get("startTime") if exp is not None else None, 0.0)
+    stop = _float(pc, "DefaultExperiment", exp.get("stopTime") if exp is not None else None, None)
+    return start, stop
+
+
+def _split_start_values(components: list[ComponentSpec]) -> tuple[ComponentSpec, ...]:
+    """The components with their values split by causality, as a TOML scenario has them: parameters (also names
+    the FMU does not know) and start values (everything else)."""
     final = []
     for spec in components:
         info = read_model_info(spec.source)
@@ -338,7 +477,25 @@ def read_ssp(path: str | Path, folder: str | Path) -> Scenario:
         starts = tuple((n, v) for n, v in spec.parameters if (n, v) not in params)
         final.append(ComponentSpec(spec.name, "fmu", spec.source, parameters=params, start=starts,
                                    description=spec.description))
-    return Scenario(name, tuple(final), tuple(connections), master, record, description, str(path), path.parent)
+    return tuple(final)
+
+
+def read_ssp(path: str | Path, folder: str | Path) -> Scenario:
+    """Read an SSP package into a :class:`Scenario`; its FMUs are unpacked into ``folder``."""
+    path, folder = Path(path), Path(folder)
+    pc = ProblemCollector(str(path))
+    with _open_package(path) as zf:
+        package = _Package(path, zf, folder)
+        root, system = _system_structure(package)
+        name, description = _scenario_name(root, system, path), system.get("description", "")
+        _check_flat_system(pc, system)
+        components = _read_components(pc, package, system)
+        connections = _read_connections(pc, system)
+        start, stop = _experiment_times(pc, root)
+        master, record = _master(pc, root, start, stop)
+    pc.raise_if_any(CosimError)
+    return Scenario(name, _split_start_values(components), tuple(connections), master, record, description, str(path),
+                    path.parent)
 
 
 def _master(pc: ProblemCollector, root, start: float, stop: float | None) -> tuple[MasterSettings, tuple[str, ...]]:

@@ -16,6 +16,7 @@ one marker, ``passed`` or ``failed`` (``rejected`` is not written: an FMU nhbrid
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -25,7 +26,7 @@ from ..metrics import compare
 from ..settings import DEFAULT_TIME_TOLERANCE, DEFAULT_TUBE
 from .band import BAND_OUTLIERS, BAND_POINTS, BAND_WIDTH, BAND_WINDOW, band_outliers, band_width
 from .export import REFERENCE_INTERVALS
-from .files import MAX_CSV_BYTES, csv_text
+from .files import MAX_CSV_BYTES, CsvData, csv_text
 from .layout import FMI_TYPE_TITLES, FMI_TYPES, README_NAME, TOOL_NAME, parse_layout
 from .output import FolderSwap, write_file
 from .plan import CheckPlan, plan_check
@@ -98,6 +99,164 @@ def _check_readme(res: CrosscheckResult, plan: CheckPlan, how: str, tube: float,
     return "\n".join(rows)
 
 
+@dataclass(frozen=True)
+class _RunSettings:
+    """How the FMU is simulated: the time span, CS communication step, output interval and ME tolerance."""
+
+    start: float
+    stop: float
+    step: float
+    interval: float
+    rtol: float | None  # None: the FMU's default tolerance
+    rtol_opt: float     # RelTol of _ref.opt
+
+
+def _run_settings(opts: dict, ref: CsvData) -> _RunSettings:
+    """The run that ``_ref.opt`` asks for.
+
+    Output every OutputIntervalLength, else StepSize, else the reference's median spacing (if that is not positive:
+    (stop - start) / REFERENCE_INTERVALS); CS communicates every StepSize (StepSize 0, variable step: at the output
+    interval); ME runs at ``rtol = max(RelTol, ME_RTOL_FLOOR)``, or the FMU's default tolerance when RelTol is 0.
+    """
+    start, stop = float(opts["StartTime"]), float(opts["StopTime"])
+    step = float(opts["StepSize"])
+    interval = float(opts.get("OutputIntervalLength", 0.0)) or step or float(np.median(np.diff(ref.time)))
+    interval = interval if interval > 0 else (stop - start) / REFERENCE_INTERVALS
+    rtol_opt = float(opts["RelTol"])
+    rtol = max(rtol_opt, ME_RTOL_FLOOR) if rtol_opt > 0 else None
+    return _RunSettings(start, stop, step or interval, interval, rtol, rtol_opt)
+
+
+def _signals_to_compare(res: CrosscheckResult, plan: CheckPlan, variables: dict) -> list[str]:
+    """The reference's signals the FMU has; the missing ones are a reason to fail."""
+    ref = plan.reference
+    missing = [n for n in ref.names if n not in variables]
+    if missing:
+        res.reasons.append(f"the FMU lacks the variable(s) {', '.join(missing)} of {ref.path.name}")
+    return [n for n in ref.names if n in variables]
+
+
+def _input_array(res: CrosscheckResult, plan: CheckPlan, fmu_inputs: list[str]):
+    """The ``_in.csv`` values of the FMU's inputs as fmpy's structured array, or None (inputs at start values).
+
+    An ``_in.csv`` column that is no input of the FMU is a reason to fail; inputs it leaves out get a note.
+    """
+    if plan.inputs is None:
+        if fmu_inputs:
+            res.notes.append(f"the FMU has input(s) {', '.join(fmu_inputs)} but the folder has no _in.csv: held at "
+                             "their start values")
+        return None
+    wrong = [n for n in plan.inputs.names if n not in fmu_inputs]
+    if wrong:
+        res.reasons.append(f"{plan.inputs.path.name} names {', '.join(wrong)}, which the FMU does not have as "
+                           f"input(s)")
+    used = [n for n in plan.inputs.names if n in fmu_inputs]
+    unset = [n for n in fmu_inputs if n not in used]
+    if unset:
+        res.notes.append(f"input(s) {', '.join(unset)} not in {plan.inputs.path.name}: held at their start values")
+    return plan.inputs.structured(used) if used else None
+
+
+def _note_validation_problems(res: CrosscheckResult, fmu: Path) -> None:
+    """A note with the number and the first three problems ``fmpy.validation.validate_fmu`` finds, if any."""
+    from fmpy.validation import validate_fmu
+
+    try:
+        found = validate_fmu(str(fmu))
+    except Exception as exc:  # fmpy raises plain exceptions for broken XML
+        found = [str(exc)]
+    if found:
+        res.notes.append(f"fmpy.validation.validate_fmu reports {len(found)} problem(s): "
+                         + "; ".join(p.splitlines()[0] for p in found[:3]))
+
+
+def _how_simulated(kind: str, run: _RunSettings, plan: CheckPlan, input_array, fmu_inputs: list[str]) -> str:
+    """The ReadMe's account of the simulation: interface, solver and tolerance, output interval, span, inputs."""
+    if kind == "ModelExchange":
+        tol = "the FMU's default tolerance (RelTol 0 in `_ref.opt`)" if run.rtol is None else \
+            (f"relative tolerance {run.rtol:g} (RelTol {run.rtol_opt:g} of `_ref.opt`, not tighter than "
+             f"{ME_RTOL_FLOOR:g})")
+        how = f"FMPy `simulate_fmu`, Model Exchange, CVode at {tol}, output every {run.interval:.6g} s"
+    else:
+        tol = "its default tolerance" if run.rtol is None else f"tolerance {run.rtol:g}"
+        how = (f"FMPy `simulate_fmu`, Co-Simulation at communication step {run.step:.6g} s, {tol} passed to the FMU, "
+               f"output every {run.interval:.6g} s")
+    how += f", from {run.start:g} to {run.stop:g} s"
+    how += (f", inputs from `{plan.inputs.path.name}` (linear interpolation)." if input_array is not None
+            else ", no inputs." if not fmu_inputs else ", inputs at their start values.")
+    return how + " The FMU runs in a child process, so a crash fails the check instead of stopping it."
+
+
+def _simulate(res: CrosscheckResult, plan: CheckPlan, kind: str, run: _RunSettings, present: list[str],
+              input_array) -> dict[str, np.ndarray] | None:
+    """The simulated ``present`` signals (and time) from an isolated fmpy run; None, with a reason, when none."""
+    from ..runs import RunFailure, isolated
+
+    if not present:
+        res.reasons.append("no signal of the reference can be compared")
+        return None
+    if res.reasons:
+        return None
+    try:
+        message = isolated(_simulate_fmu_child, str(plan.fmu), kind, run.start, run.stop, run.step, run.interval,
+                           run.rtol, present, input_array)
+    except RunFailure as exc:
+        message = ("error", exc.reason)
+    if message[0] == "ok":
+        return message[1]
+    res.reasons.append(f"the simulation failed: {message[1]}")
+    return None
+
+
+def _compare_signals(res: CrosscheckResult, ref: CsvData, data: dict[str, np.ndarray], present: list[str],
+                     run: _RunSettings, tube: float, time_tol: float) -> None:
+    """Check that the result spans start to stop and each signal against the band and the tube; failures as reasons."""
+    start, stop = run.start, run.stop
+    t = data["time"]
+    if t.size < 2 or t[0] > start + 1e-9 * (stop - start) or t[-1] < stop - 1e-9 * (stop - start):
+        res.reasons.append(f"the result covers {t[0]:g} to {t[-1]:g} s, not {start:g} to {stop:g} s")
+    in_span = (ref.time >= start) & (ref.time <= stop)
+    for name in present:
+        if name not in data:
+            res.reasons.append(f"{name}: no values in the result")
+            continue
+        metrics = compare(name, ref.time[in_span], ref.columns[name][in_span], t, data[name], tube, time_tol)
+        outside = band_outliers(t, data[name], ref.time, ref.columns[name], start, stop)
+        width = band_width(ref.time, ref.columns[name], start, stop)[2]
+        check = SignalCheck(name, metrics, int(outside.sum()), int(t.size), width)
+        res.signals.append(check)
+        if not check.band_ok:
+            res.reasons.append(f"{name}: {check.band_outside} of {check.samples} samples "
+                               f"({check.band_fraction:.0%}) outside the cross-check band (±{width:.3g}: "
+                               f"{BAND_WIDTH:.0%} of the reference's range), more than {BAND_OUTLIERS:.0%}")
+        if not metrics.tube_ok:
+            res.reasons.append(f"{name}: {metrics.tube_violations} sample(s) outside the tube (±{tube:g} of the "
+                               f"range, ±{time_tol:g} s); max error {metrics.max_rel:.3g} of the range "
+                               f"(abs {metrics.max_abs:.3g}) at t = {metrics.worst_time:.4g} s")
+
+
+def _write_results(res: CrosscheckResult, plan: CheckPlan, out_text: str | None, readme: str) -> None:
+    """Write ``{Model}_out.csv`` (when simulated), the marker and ReadMe.md into place; list them in ``res.files``."""
+    with FolderSwap() as swap:
+        staging = swap.stage(plan.target)
+        if out_text is not None:
+            write_file(staging / f"{plan.layout.model}_out.csv", out_text)
+        write_file(staging / res.status, "")
+        write_file(staging / README_NAME, readme)
+        target = swap.commit()[0]
+    res.files = sorted(target / p.name for p in target.iterdir())
+
+
+def _out_csv(res: CrosscheckResult, data: dict[str, np.ndarray] | None, present: list[str]) -> str | None:
+    """The text of ``{Model}_out.csv`` (the simulated signals), noted when above the rules' 1 MB; None unsimulated."""
+    if data is None:
+        return None
+    out_text = csv_text(data["time"], {n: data[n] for n in present if n in data})
+    if len(out_text.encode()) > MAX_CSV_BYTES:
+        res.notes.append(f"{res.model}_out.csv is larger than the 1 MB the rules allow")
+    return out_text
+
+
 def check_crosscheck(model_dir: str | Path, results_dir: str | Path | None = None, fmi_type: str | None = None,
                      tube: float = DEFAULT_TUBE, time_tolerance: float = DEFAULT_TIME_TOLERANCE) -> CrosscheckResult:
     """Simulate the FMU of a cross-check model folder with fmpy and compare it with ``_ref.csv``.
@@ -112,119 +271,26 @@ def check_crosscheck(model_dir: str | Path, results_dir: str | Path | None = Non
     """
     import fmpy
 
-    from ..runs import RunFailure, isolated
-
     model_dir = Path(model_dir)
     plan = plan_check(model_dir, results_dir, fmi_type)
-    lay, opts, ref = plan.layout, plan.opts, plan.reference
-    start, stop = float(opts["StartTime"]), float(opts["StopTime"])
-    step = float(opts["StepSize"])
-    # output interval: OutputIntervalLength, else StepSize, else the reference's own spacing
-    interval = float(opts.get("OutputIntervalLength", 0.0)) or step or float(np.median(np.diff(ref.time)))
-    interval = interval if interval > 0 else (stop - start) / REFERENCE_INTERVALS
-    step = step or interval  # StepSize 0 (variable step): CS communicates at the output interval
-    rtol_opt = float(opts["RelTol"])
-    rtol = max(rtol_opt, ME_RTOL_FLOOR) if rtol_opt > 0 else None  # RelTol 0: the FMU's default tolerance
-    time_tol = time_tolerance * (stop - start)
+    lay, ref = plan.layout, plan.reference
+    run = _run_settings(plan.opts, ref)
+    time_tol = time_tolerance * (run.stop - run.start)
     res = CrosscheckResult(lay.model, model_dir, lay.fmi_version, lay.fmi_type, results_dir=plan.target,
                            settings=f"band ±{BAND_WIDTH:g}·range (fmpy), tube ±{tube:g}·range, ±{time_tol:g} s")
     res.notes += ref.notes + (plan.inputs.notes if plan.inputs else [])
-
     variables = {v.name: v for v in plan.md.modelVariables}
-    present = [n for n in ref.names if n in variables]
-    missing = [n for n in ref.names if n not in variables]
-    if missing:
-        res.reasons.append(f"the FMU lacks the variable(s) {', '.join(missing)} of {ref.path.name}")
+    present = _signals_to_compare(res, plan, variables)
     fmu_inputs = [n for n, v in variables.items() if v.causality == "input"]
-    input_array = None
-    if plan.inputs is not None:
-        wrong = [n for n in plan.inputs.names if n not in fmu_inputs]
-        if wrong:
-            res.reasons.append(f"{plan.inputs.path.name} names {', '.join(wrong)}, which the FMU does not have as "
-                               f"input(s)")
-        used = [n for n in plan.inputs.names if n in fmu_inputs]
-        unset = [n for n in fmu_inputs if n not in used]
-        if unset:
-            res.notes.append(f"input(s) {', '.join(unset)} not in {plan.inputs.path.name}: held at their start values")
-        input_array = plan.inputs.structured(used) if used else None
-    elif fmu_inputs:
-        res.notes.append(f"the FMU has input(s) {', '.join(fmu_inputs)} but the folder has no _in.csv: held at their "
-                         "start values")
-    from fmpy.validation import validate_fmu
-
-    try:
-        found = validate_fmu(str(plan.fmu))
-    except Exception as exc:  # fmpy raises plain exceptions for broken XML
-        found = [str(exc)]
-    if found:
-        res.notes.append(f"fmpy.validation.validate_fmu reports {len(found)} problem(s): "
-                         + "; ".join(p.splitlines()[0] for p in found[:3]))
-
+    input_array = _input_array(res, plan, fmu_inputs)
+    _note_validation_problems(res, plan.fmu)
     kind = FMI_TYPES[lay.fmi_type]
-    if kind == "ModelExchange":
-        tol = "the FMU's default tolerance (RelTol 0 in `_ref.opt`)" if rtol is None else \
-            f"relative tolerance {rtol:g} (RelTol {rtol_opt:g} of `_ref.opt`, not tighter than {ME_RTOL_FLOOR:g})"
-        how = f"FMPy `simulate_fmu`, Model Exchange, CVode at {tol}, output every {interval:.6g} s"
-    else:
-        tol = "its default tolerance" if rtol is None else f"tolerance {rtol:g}"
-        how = (f"FMPy `simulate_fmu`, Co-Simulation at communication step {step:.6g} s, {tol} passed to the FMU, "
-               f"output every {interval:.6g} s")
-    how += f", from {start:g} to {stop:g} s"
-    how += (f", inputs from `{plan.inputs.path.name}` (linear interpolation)." if input_array is not None
-            else ", no inputs." if not fmu_inputs else ", inputs at their start values.")
-    how += " The FMU runs in a child process, so a crash fails the check instead of stopping it."
-
-    data = None
-    if present and not res.reasons:
-        try:
-            message = isolated(_simulate_fmu_child, str(plan.fmu), kind, start, stop, step, interval, rtol, present,
-                               input_array)
-        except RunFailure as exc:
-            message = ("error", exc.reason)
-        if message[0] == "ok":
-            data = message[1]
-        else:
-            res.reasons.append(f"the simulation failed: {message[1]}")
-    elif not present:
-        res.reasons.append("no signal of the reference can be compared")
-
+    how = _how_simulated(kind, run, plan, input_array, fmu_inputs)
+    data = _simulate(res, plan, kind, run, present, input_array)
     if data is not None:
-        t = data["time"]
-        if t.size < 2 or t[0] > start + 1e-9 * (stop - start) or t[-1] < stop - 1e-9 * (stop - start):
-            res.reasons.append(f"the result covers {t[0]:g} to {t[-1]:g} s, not {start:g} to {stop:g} s")
-        in_span = (ref.time >= start) & (ref.time <= stop)
-        for name in present:
-            if name not in data:
-                res.reasons.append(f"{name}: no values in the result")
-                continue
-            metrics = compare(name, ref.time[in_span], ref.columns[name][in_span], t, data[name], tube, time_tol)
-            outside = band_outliers(t, data[name], ref.time, ref.columns[name], start, stop)
-            width = band_width(ref.time, ref.columns[name], start, stop)[2]
-            check = SignalCheck(name, metrics, int(outside.sum()), int(t.size), width)
-            res.signals.append(check)
-            if not check.band_ok:
-                res.reasons.append(f"{name}: {check.band_outside} of {check.samples} samples "
-                                   f"({check.band_fraction:.0%}) outside the cross-check band (±{width:.3g}: "
-                                   f"{BAND_WIDTH:.0%} of the reference's range), more than {BAND_OUTLIERS:.0%}")
-            if not metrics.tube_ok:
-                res.reasons.append(f"{name}: {metrics.tube_violations} sample(s) outside the tube (±{tube:g} of the "
-                                   f"range, ±{time_tol:g} s); max error {metrics.max_rel:.3g} of the range "
-                                   f"(abs {metrics.max_abs:.3g}) at t = {metrics.worst_time:.4g} s")
+        _compare_signals(res, ref, data, present, run, tube, time_tol)
     res.passed = not res.reasons and bool(res.signals)
-
-    out_name = f"{lay.model}_out.csv"
-    out_text = None
-    if data is not None:
-        out_text = csv_text(data["time"], {n: data[n] for n in present if n in data})
-        if len(out_text.encode()) > MAX_CSV_BYTES:
-            res.notes.append(f"{out_name} is larger than the 1 MB the rules allow")
+    out_text = _out_csv(res, data, present)
     readme = _check_readme(res, plan, how, tube, time_tol, fmpy.__version__, out_text is not None)
-    with FolderSwap() as swap:
-        staging = swap.stage(plan.target)
-        if out_text is not None:
-            write_file(staging / out_name, out_text)
-        write_file(staging / res.status, "")
-        write_file(staging / README_NAME, readme)
-        target = swap.commit()[0]
-    res.files = sorted(target / p.name for p in target.iterdir())
+    _write_results(res, plan, out_text, readme)
     return res
