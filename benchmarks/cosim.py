@@ -15,10 +15,8 @@ is Jacobi only; its parameter values are passed as ``parameter_set`` because it 
 from __future__ import annotations
 
 import argparse
-import os
-import platform
+import sys
 import tempfile
-import time
 from pathlib import Path
 
 import fmpy
@@ -28,17 +26,11 @@ from fmpy.ssp.ssd import Parameter, ParameterSet
 
 from bridge.cosim import prepare
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from timing import best, machine  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 SSP = ROOT / "examples" / "cosim" / "hydropulsator_motors.ssp"
-
-
-def best(fn, repeats: int = 3) -> tuple[float, object]:
-    times, out = [], None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t0)
-    return min(times), out
 
 
 def main() -> None:
@@ -49,8 +41,8 @@ def main() -> None:
     args = ap.parse_args()
     stop = args.stop_time
     print(f"co-simulation speed, {Path(args.ssp).name}, t = 0..{stop:g} s; min of 3 runs")
-    print(f"CPU: {platform.processor() or platform.machine()}, {os.cpu_count()} logical cores; Python "
-          f"{platform.python_version()}, fmpy {fmpy.__version__}")
+    print(machine())
+    print(f"fmpy {fmpy.__version__}")
     header = (f"{'h [s]':>8} {'steps':>6} | {'nhbridge cold':>14} {'warm':>9} {'loop':>9} {'G-S warm':>9} | "
               f"{'fmpy simulate_ssp':>18} | {'speed-up':>9} {'max |dw|':>9}")
     print(header)

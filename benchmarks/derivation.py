@@ -25,8 +25,6 @@ import cProfile
 import gc
 import io
 import json
-import os
-import platform
 import pstats
 import queue
 import subprocess
@@ -44,28 +42,9 @@ from bridge.stats import eom_operation_count, operation_count
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from snake import snake_sympy, snake_sympy_model, snake_toml  # noqa: E402
+from timing import machine  # noqa: E402
 
 HERE = Path(__file__).resolve()
-
-
-# -- machine -----------------------------------------------------------------------------------------------
-def machine() -> str:
-    """CPU model, cores and library versions."""
-    import numpy
-    import symengine
-
-    cpu = platform.processor() or "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return (f"CPU: {cpu}, {os.cpu_count()} logical cores ({usable} usable)\n"
-            f"Python {platform.python_version()}, sympy {sp.__version__}, symengine {symengine.__version__}, "
-            f"numpy {numpy.__version__}, {platform.system()} {platform.release()}")
 
 
 # -- ours --------------------------------------------------------------------------------------------------

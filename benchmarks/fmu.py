@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import fmpy
@@ -30,34 +29,26 @@ from bridge.fmu_export import build_fmu, build_rumoca_fmu
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from snake import snake_toml  # noqa: E402
+from timing import best, machine  # noqa: E402
 
 ROOT = HERE.parent
-
-
-def best(fn, repeats: int = 3) -> float:
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 def row(label: str, system: bridge.System, stop: float, rtol: float, tmp: Path, repeats: int = 3) -> str:
     eom = bridge.derive(system, "lagrange")
     eom.numeric  # noqa: B018 -- compile once, outside the timed runs (as the FMU is compiled outside)
     fmu = tmp / f"{system.name}.fmu"
-    t_build = best(lambda: build_fmu(eom, fmu, 2), 1)
+    t_build, _ = best(lambda: build_fmu(eom, fmu, 2), 1)
     try:
-        t_rumoca = f"{best(lambda: build_rumoca_fmu(eom, tmp / f'{system.name}_r.fmu'), 1):9.2f}"
+        t_rumoca = f"{best(lambda: build_rumoca_fmu(eom, tmp / f'{system.name}_r.fmu'), 1)[0]:9.2f}"
     except BridgeError:
         t_rumoca = f"{'fails':>9}"
     interval = stop / 500
-    t_py = best(lambda: bridge.simulate(eom, stop, rtol=rtol, atol=rtol * 1e-2, interval=interval), repeats)
-    t_me = best(lambda: fmpy.simulate_fmu(str(fmu), fmi_type="ModelExchange", solver="CVode",
+    t_py, _ = best(lambda: bridge.simulate(eom, stop, rtol=rtol, atol=rtol * 1e-2, interval=interval), repeats)
+    t_me, _ = best(lambda: fmpy.simulate_fmu(str(fmu), fmi_type="ModelExchange", solver="CVode",
                                           relative_tolerance=rtol, stop_time=stop, output_interval=interval),
                 repeats)
-    t_cs = best(lambda: fmpy.simulate_fmu(str(fmu), fmi_type="CoSimulation", relative_tolerance=rtol,
+    t_cs, _ = best(lambda: fmpy.simulate_fmu(str(fmu), fmi_type="CoSimulation", relative_tolerance=rtol,
                                           stop_time=stop, output_interval=0.01), repeats)
     return (f"{label:<22} {t_build:8.2f} {t_rumoca} {t_py:10.3f} {t_me:9.3f} {t_cs:9.3f} "
             f"{t_py / t_me:8.1f}x {t_py / t_cs:8.1f}x")
@@ -70,8 +61,6 @@ def main(argv=None) -> int:
     ap.add_argument("--snake", type=int, nargs="*", default=[4, 8, 16])
     ap.add_argument("--repeats", type=int, default=3, help="runs per timing; the minimum is reported")
     args = ap.parse_args(argv)
-    from derivation import machine
-
     print(machine())
     print(f"method lagrange, stop time {args.stop_time:g} s, rtol {args.rtol:g}, times in seconds (min of "
           f"{args.repeats})\n")

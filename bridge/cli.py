@@ -111,7 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     from .validation.command import add_parser as add_validate
 
-    add_validate(sub)
+    add_validate(sub, _positive)
 
     from .validation.crosscheck import add_parser as add_crosscheck
 

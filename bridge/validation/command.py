@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 
 from ..errors import BridgeError
 from .campaign import DEFAULT_GROUPS, GROUPS, Options, RunResult, validate
@@ -48,17 +49,7 @@ def _versions(text: str) -> tuple[int, ...]:
     return tuple(int(x) for x in items)
 
 
-def _positive(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        v = -1.0
-    if not v > 0:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
-    return v
-
-
-def add_parser(sub) -> argparse.ArgumentParser:
+def add_parser(sub, positive: Callable[[str], float]) -> argparse.ArgumentParser:
     from ..methods import METHODS
 
     va = sub.add_parser("validate", help="validate every method, backend and FMU against the reference",
@@ -79,13 +70,13 @@ def add_parser(sub) -> argparse.ArgumentParser:
     va.add_argument("--methods", type=lambda s: tuple(x for x in s.split(",") if x), default=None,
                     metavar="M1,M2", help=f"derivation methods to run natively (default all: {', '.join(METHODS)})")
     va.add_argument("--fmi-version", type=_versions, default=(2, 3), metavar="2,3")
-    va.add_argument("--stop-time", type=_positive, default=None, help="default: [simulation] stop_time")
-    va.add_argument("--step", type=_positive, default=None, help="output and communication step (default 0.01 s)")
+    va.add_argument("--stop-time", type=positive, default=None, help="default: [simulation] stop_time")
+    va.add_argument("--step", type=positive, default=None, help="output and communication step (default 0.01 s)")
     va.add_argument("--tolerance", type=_tolerance, action="append", default=[], metavar="TYPE=TOL",
                     help="bound on max error / range per run type ("
                          + ", ".join(f"{k} {v:g}" for k, v in RUN_TYPES.items()) + ")")
     for key in ("tube", "time_tolerance", "energy", "residual"):
-        va.add_argument(f"--{key.replace('_', '-')}", type=_positive, default=None, help=SCALARS[key])
+        va.add_argument(f"--{key.replace('_', '-')}", type=positive, default=None, help=SCALARS[key])
     va.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
     va.add_argument("--no-plots", action="store_true", help="HTML report without plots (faster)")
     return va
