@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "fmi2Functions.h"
+#include "fmi2_values.h"
 #include "nhb_core.h"
 
 #define TOKEN "{oscillator-test-model}"
@@ -120,21 +121,6 @@ static void logger(fmi2ComponentEnvironment env, fmi2String name, fmi2Status sta
 
 static const fmi2CallbackFunctions callbacks = {logger, calloc, free, NULL, NULL};
 
-static double get(fmi2Component c, unsigned int vr)
-{
-    double v = NAN;
-    fmi2ValueReference r = vr;
-    if (fmi2GetReal(c, &r, 1, &v) != fmi2OK)
-        return NAN;
-    return v;
-}
-
-static fmi2Status set(fmi2Component c, unsigned int vr, double value)
-{
-    fmi2ValueReference r = vr;
-    return fmi2SetReal(c, &r, 1, &value);
-}
-
 static long accepted(const stats *s)
 {
     return s->acc[0] + s->acc[1];
@@ -148,7 +134,7 @@ static fmi2Component instance_at(double tol, double t0, double x0, double v0, do
     if (c == NULL)
         return NULL;
     CHECK(fmi2SetupExperiment(c, fmi2True, tol, t0, stop > t0, stop) == fmi2OK);
-    CHECK(set(c, VR_X, x0) == fmi2OK && set(c, VR_V, v0) == fmi2OK && set(c, VR_U, u) == fmi2OK);
+    CHECK(set2(c, VR_X, x0) == fmi2OK && set2(c, VR_V, v0) == fmi2OK && set2(c, VR_U, u) == fmi2OK);
     CHECK(fmi2EnterInitializationMode(c) == fmi2OK);
     CHECK(fmi2ExitInitializationMode(c) == fmi2OK);
     memset(&total, 0, sizeof total);
@@ -172,7 +158,7 @@ static fmi2Component stepped(double tol, int n, double dt)
         return NULL;
     for (i = 0; i < n; i++)
         CHECK(fmi2DoStep(c, i * dt, dt, fmi2True) == fmi2OK);
-    CHECK(last.served == 1 || last.t_int > get(c, VR_TIME));
+    CHECK(last.served == 1 || last.t_int > get2(c, VR_TIME));
     return c;
 }
 
@@ -203,12 +189,12 @@ static double run(double tol, double dt, int n, int restart)
         return INFINITY;
     for (i = 0; i < n; i++) {
         if (restart)
-            CHECK(set(c, VR_U, i % 2 ? 0.0 : -0.0) == fmi2OK);
+            CHECK(set2(c, VR_U, i % 2 ? 0.0 : -0.0) == fmi2OK);
         if (fmi2DoStep(c, i * dt, dt, fmi2True) != fmi2OK) {
             CHECK(!"doStep failed");
             break;
         }
-        err = fmax(err, error_vs(get(c, VR_X), get(c, VR_V), w, (i + 1) * dt, 0.0, 1.0, 0.0));
+        err = fmax(err, error_vs(get2(c, VR_X), get2(c, VR_V), w, (i + 1) * dt, 0.0, 1.0, 0.0));
     }
     fmi2FreeInstance(c);
     return err;
@@ -290,15 +276,15 @@ static void test_dense_output_accuracy(void)
             CHECK(last.served == 1);
             t += dt;
             ts[np] = t;
-            xs[np] = get(c, VR_X);
-            vs[np] = get(c, VR_V);
+            xs[np] = get2(c, VR_X);
+            vs[np] = get2(c, VR_V);
             np++;
         }
         /* the step's end: exactly the integrator's state */
         CHECK(fmi2DoStep(c, t, t_end - t, fmi2True) == fmi2OK);
-        CHECK(get(c, VR_TIME) == t_end);
-        x_end = get(c, VR_X);
-        v_end = get(c, VR_V);
+        CHECK(get2(c, VR_TIME) == t_end);
+        x_end = get2(c, VR_X);
+        v_end = get2(c, VR_V);
         for (i = 0; i < np; i++)
             err = fmax(err, error_vs(xs[i], vs[i], w, ts[i], t_end, x_end, v_end));
         printf("    dense output, tol %-6g: %4d points in a step of %.4f: max error %.2e = %.2f tol\n", tols[it], np,
@@ -350,19 +336,19 @@ static void test_evaluation_counts(void)
 
     /* derivatives and outputs at the interpolated state */
     {
-        double x = get(c, VR_X), w = get(c, VR_W), dv = get(c, VR_DV);
+        double x = get2(c, VR_X), w = get2(c, VR_W), dv = get2(c, VR_DV);
         CHECK(dv == -w * w * x + 0.0);
-        CHECK(get(c, VR_DX) == get(c, VR_V));
+        CHECK(get2(c, VR_DX) == get2(c, VR_V));
     }
 
     /* the input set to its current value: no restart */
-    CHECK(set(c, VR_U, 0.0) == fmi2OK);
+    CHECK(set2(c, VR_U, 0.0) == fmi2OK);
     CHECK(fmi2DoStep(c, t, dt, fmi2True) == fmi2OK);
     t += dt;
     CHECK(last.served || last.evals == per_step * accepted(&last) + per_rejected * last.rej + last.dense_evals);
     /* a new input value: the overshoot is discarded; k[0] is evaluated at the interpolated state and
      * the step ends on the communication point; then steps pass the communication points again */
-    CHECK(set(c, VR_U, 1e-3) == fmi2OK);
+    CHECK(set2(c, VR_U, 1e-3) == fmi2OK);
     CHECK(fmi2DoStep(c, t, dt, fmi2True) == fmi2OK);
     t += dt;
     CHECK(last.integrations == 1 && last.t_int == t && last.dense_evals == 0);
@@ -384,10 +370,10 @@ static void test_input_restart(void)
 
     if (a == NULL)
         return;
-    t1 = get(a, VR_TIME);
-    x1 = get(a, VR_X);
-    v1 = get(a, VR_V);
-    CHECK(set(a, VR_U, u) == fmi2OK);
+    t1 = get2(a, VR_TIME);
+    x1 = get2(a, VR_X);
+    v1 = get2(a, VR_V);
+    CHECK(set2(a, VR_U, u) == fmi2OK);
     b = instance_at(tol, t1, x1, v1, u, 0.0);
     CHECK(b != NULL);
     if (b == NULL)
@@ -398,10 +384,10 @@ static void test_input_restart(void)
         if (i == 53) /* restarted at t1: ends exactly on the communication point */
             CHECK(last.integrations == 1 && last.t_int == (i + 1) * dt);
         CHECK(fmi2DoStep(b, i * dt, dt, fmi2True) == fmi2OK);
-        xa = get(a, VR_X);
-        xb = get(b, VR_X);
+        xa = get2(a, VR_X);
+        xb = get2(b, VR_X);
         diff = fmax(diff, fabs(xa - xb));
-        err = fmax(err, error_vs(xa - xp, get(a, VR_V), w, (i + 1) * dt, t1, x1 - xp, v1));
+        err = fmax(err, error_vs(xa - xp, get2(a, VR_V), w, (i + 1) * dt, t1, x1 - xp, v1));
     }
     printf("    input set at t = %g: max error %.2e, difference to a run started there %.2e\n", t1, err, diff);
     CHECK(err < 20.0 * tol);
@@ -423,14 +409,14 @@ static void test_parameter_change(void)
         return;
     for (i = 0; i < 10; i++, t = i * dt)
         CHECK(fmi2DoStep(c, t, dt, fmi2True) == fmi2OK);
-    CHECK(error_vs(get(c, VR_X), get(c, VR_V), w1, t, 0.0, 1.0, 0.0) < 1e-9);
-    x0 = get(c, VR_X);
-    v0 = get(c, VR_V);
+    CHECK(error_vs(get2(c, VR_X), get2(c, VR_V), w1, t, 0.0, 1.0, 0.0) < 1e-9);
+    x0 = get2(c, VR_X);
+    v0 = get2(c, VR_V);
     t0 = t;
-    CHECK(set(c, VR_W, w2) == fmi2OK);
+    CHECK(set2(c, VR_W, w2) == fmi2OK);
     for (; i < 40; i++, t = i * dt) {
         CHECK(fmi2DoStep(c, t, dt, fmi2True) == fmi2OK);
-        err = fmax(err, error_vs(get(c, VR_X), get(c, VR_V), w2, (i + 1) * dt, t0, x0, v0));
+        err = fmax(err, error_vs(get2(c, VR_X), get2(c, VR_V), w2, (i + 1) * dt, t0, x0, v0));
     }
     printf("    parameter change w -> 2w at t = %g: max error afterwards %.2e\n", t0, err);
     CHECK(err < 1e-9);
@@ -455,7 +441,7 @@ static void test_stop_time(void)
     }
     printf("    stop time %g: furthest integration point %.17g\n", stop, total.max_t_int);
     CHECK(total.max_t_int <= stop && total.passed > 0);
-    CHECK(error_vs(get(c, VR_X), get(c, VR_V), w, stop, 0.0, 1.0, 0.0) < 1e-7);
+    CHECK(error_vs(get2(c, VR_X), get2(c, VR_V), w, stop, 0.0, 1.0, 0.0) < 1e-7);
     fmi2FreeInstance(c);
 
     /* without a stop time the last step passes the last communication point */
@@ -486,9 +472,9 @@ static void record_steps(fmi2Component c, double t, double dt, int n, double *ou
     int i;
     for (i = 0; i < n; i++) {
         CHECK(fmi2DoStep(c, t + i * dt, dt, fmi2True) == fmi2OK);
-        out[3 * i] = get(c, VR_X);
-        out[3 * i + 1] = get(c, VR_V);
-        out[3 * i + 2] = get(c, VR_DV);
+        out[3 * i] = get2(c, VR_X);
+        out[3 * i + 1] = get2(c, VR_V);
+        out[3 * i + 2] = get2(c, VR_DV);
         evals[i] = last.evals;
     }
 }
@@ -507,21 +493,21 @@ static void test_fmu_state(void)
 
     if (c == NULL)
         return;
-    t0 = get(c, VR_TIME);
-    x0 = get(c, VR_X);
+    t0 = get2(c, VR_TIME);
+    x0 = get2(c, VR_X);
 
     /* get, step, set, step again: bit-identical, with the same evaluation counts */
     CHECK(fmi2GetFMUstate(c, &s) == fmi2OK && s != NULL);
     record_steps(c, t0, dt, N, a, ea);
     CHECK(fmi2SetFMUstate(c, s) == fmi2OK);
-    CHECK(get(c, VR_TIME) == t0 && get(c, VR_X) == x0);
+    CHECK(get2(c, VR_TIME) == t0 && get2(c, VR_X) == x0);
     record_steps(c, t0, dt, N, b, eb);
     CHECK(memcmp(a, b, sizeof a) == 0 && memcmp(ea, eb, sizeof ea) == 0);
 
     /* a state got again into the same handle: now the later point */
     CHECK(fmi2GetFMUstate(c, &s) == fmi2OK);
     CHECK(fmi2DoStep(c, t0 + N * dt, dt, fmi2True) == fmi2OK);
-    CHECK(fmi2SetFMUstate(c, s) == fmi2OK && get(c, VR_TIME) == t0 + N * dt);
+    CHECK(fmi2SetFMUstate(c, s) == fmi2OK && get2(c, VR_TIME) == t0 + N * dt);
 
     /* serialize the first point again, free the handle, deserialize, set: the same trajectory */
     CHECK(fmi2SetFMUstate(c, s) == fmi2OK);
@@ -543,12 +529,12 @@ static void test_fmu_state(void)
     if (buf == NULL || bad == NULL)
         return;
     CHECK(fmi2DeSerializeFMUstate(c, (const fmi2Byte *)buf, size, &s2) == fmi2OK && s2 != NULL);
-    CHECK(fmi2SetFMUstate(c, s2) == fmi2OK && get(c, VR_TIME) == t0);
+    CHECK(fmi2SetFMUstate(c, s2) == fmi2OK && get2(c, VR_TIME) == t0);
     record_steps(c, t0, dt, N, b, eb);
     CHECK(memcmp(a, b, sizeof a) == 0 && memcmp(ea, eb, sizeof ea) == 0);
     /* deserialized into an existing handle */
     CHECK(fmi2DeSerializeFMUstate(c, (const fmi2Byte *)buf, size, &s) == fmi2OK);
-    CHECK(fmi2SetFMUstate(c, s) == fmi2OK && get(c, VR_TIME) == t0);
+    CHECK(fmi2SetFMUstate(c, s) == fmi2OK && get2(c, VR_TIME) == t0);
 
     /* rejected states: an error with a message, the instance unchanged, no crash */
     fields = 32 + (strlen(TOKEN) + 7) / 8 * 8 + 8 * 8; /* header, GUID, array sizes */
@@ -575,7 +561,7 @@ static void test_fmu_state(void)
     REJECTED("invalid value", (memset(bad + fields + 14 * 8, 0xff, 8), fix_checksum(bad, size))); /* time NaN */
     CHECK(fmi2DeSerializeFMUstate(c, NULL, size, &s3) == fmi2Error);
     CHECK(fmi2SetFMUstate(c, NULL) == fmi2Error);
-    CHECK(get(c, VR_TIME) == t0 && fmi2DoStep(c, t0, dt, fmi2True) == fmi2OK);
+    CHECK(get2(c, VR_TIME) == t0 && fmi2DoStep(c, t0, dt, fmi2True) == fmi2OK);
 
     /* a Co-Simulation state is not a Model Exchange state */
     me = fmi2Instantiate("me", fmi2ModelExchange, TOKEN, "", &callbacks, fmi2False, fmi2False);
@@ -596,7 +582,7 @@ static void test_fmu_state(void)
         CHECK(fmi2EnterEventMode(me) == fmi2OK);
         CHECK(fmi2SetFMUstate(me, s3) == fmi2OK);
         CHECK(fmi2GetContinuousStates(me, xs, 2) == fmi2OK && xs[0] == 0.5 && xs[1] == 0.25);
-        CHECK(get(me, VR_TIME) == 0.25);
+        CHECK(get2(me, VR_TIME) == 0.25);
         CHECK(fmi2GetDerivatives(me, dx, 2) == fmi2OK && dx[0] == 0.25);
         CHECK(fmi2SetContinuousStates(me, xs, 2) == fmi2OK); /* back in Continuous-Time Mode */
         CHECK(fmi2FreeFMUstate(me, &s3) == fmi2OK);
@@ -604,7 +590,7 @@ static void test_fmu_state(void)
     }
 
     /* out of the Error state by setting a state */
-    CHECK(set(c, VR_XMAX, 1e-3) == fmi2OK);
+    CHECK(set2(c, VR_XMAX, 1e-3) == fmi2OK);
     CHECK(fmi2DoStep(c, t0 + dt, 0.5, fmi2True) == fmi2Error);
     CHECK(fmi2SetFMUstate(c, s2) == fmi2OK);
     record_steps(c, t0, dt, N, b, eb);
@@ -632,13 +618,13 @@ static void test_failure(void)
     for (i = 0; i < 4; i++)
         CHECK(fmi2DoStep(c, i * 0.05, 0.05, fmi2True) == fmi2OK);
     /* x = cos(2 pi t) = 0.309 at t = 0.2 and reaches -0.5 at t = 1/3 */
-    CHECK(set(c, VR_XMAX, 0.5) == fmi2OK);
+    CHECK(set2(c, VR_XMAX, 0.5) == fmi2OK);
     CHECK(fmi2DoStep(c, 0.2, 0.5, fmi2True) == fmi2Error);
     CHECK(strstr(last_error, "exceeds xmax") != NULL && strstr(last_error, "fmi2DoStep") != NULL);
     CHECK(fmi2GetRealStatus(c, fmi2LastSuccessfulTime, &last_ok) == fmi2OK);
     CHECK(last_ok > 0.2 && last_ok <= 1.0 / 3.0 + 1e-9);
-    x = get(c, VR_X);
-    v = get(c, VR_V);
+    x = get2(c, VR_X);
+    v = get2(c, VR_V);
     CHECK(fabs(x) <= 0.5 && error_vs(x, v, w, last_ok, 0.0, 1.0, 0.0) < 1e-6);
     if (verbose)
         printf("    failure: last successful time %.17g: %s\n", last_ok, last_error);

@@ -19,6 +19,7 @@
 
 #include "fmi2Functions.h"
 #include "fmi3Functions.h"
+#include "fmi2_values.h"
 
 #define TOKEN "{scalar-test-model}"
 enum { VR_TIME, VR_X, VR_DX, VR_A, VR_B, VR_C, VR_XMAX, VR_U, VR_Y };
@@ -69,21 +70,6 @@ static void logger3(fmi3InstanceEnvironment env, fmi3Status status, fmi3String c
     (void)env;
     (void)category;
     record(status >= fmi3Error, status == fmi3OK, message);
-}
-
-static double get2(fmi2Component c, unsigned int vr)
-{
-    double v = NAN;
-    fmi2ValueReference r = vr;
-    if (fmi2GetReal(c, &r, 1, &v) != fmi2OK)
-        return NAN;
-    return v;
-}
-
-static fmi2Status set2(fmi2Component c, unsigned int vr, double value)
-{
-    fmi2ValueReference r = vr;
-    return fmi2SetReal(c, &r, 1, &value);
 }
 
 static const fmi2CallbackFunctions callbacks2 = {logger2, calloc, free, NULL, NULL};
