@@ -85,12 +85,10 @@ class SystemValidation:
     reference: Trajectory | None = None
     reference_label: str = ""
     closed_forms: dict[str, str] = field(default_factory=dict)
-    conservative: str = ""  # empty when conservative, else why the energy is not checked
+    energy_unchecked: str = ""  # why the energy is not checked (the system is not conservative); empty: checked
     settings: Settings = field(default_factory=Settings)
     stop_time: float = 0.0
     step: float = 0.0
-    reference_energy: np.ndarray | None = None
-    reference_residual: np.ndarray | None = None
 
     @property
     def status(self) -> str:
@@ -290,7 +288,7 @@ def _plan(system: System, eom: EquationsOfMotion, stop: float, step: float, opti
             kinds = fmu_interfaces(describe_fmu(ext))
         except RunFailure as exc:
             specs.append(RunSpec(f"external-{stem}", "external", f"FMU {ext}", skip_reason=exc.reason,
-                                 extras={"input_error": "yes"}))
+                                 input_error=True))
             continue
         for kind in kinds:
             short = "me" if kind == "ModelExchange" else "cs"
@@ -378,12 +376,8 @@ def validate_system(path: str | Path, options: Options = Options(),
     result.reference = ref
     result.reference_label = (f"native lagrange, DOP853 rtol {REFERENCE_RTOL:g}"
                               + (f"; closed forms for {', '.join(closed)}" if closed else ""))
-    result.conservative = conservative_reason(system)
+    result.energy_unchecked = conservative_reason(system)
     physics = Physics(eom)
-    result.reference_residual = physics.residuals(ref)
-    if not result.conservative:
-        energy = physics.energy(native)
-        result.reference_energy = energy[0] if energy else None
     with tempfile.TemporaryDirectory(prefix="nhbridge-validate-", dir=options.workdir) as tmp:
         specs = _plan(system, eom, stop, step, options, Path(tmp), native if closed else None)
         for k, spec in enumerate(specs):
@@ -391,14 +385,14 @@ def validate_system(path: str | Path, options: Options = Options(),
                             tolerance=settings.tolerance(spec.run_type))
             if spec.execute is None:
                 run.reason = spec.skip_reason
-                if spec.extras.get("input_error"):
+                if spec.input_error:
                     run.status, run.input_error = ERROR, True
             else:
                 t0 = time.perf_counter()
                 try:
                     run.trajectory = spec.execute()
                     run.notes = run.trajectory.notes
-                    _judge(run, ref, physics, settings, not result.conservative, stop)
+                    _judge(run, ref, physics, settings, not result.energy_unchecked, stop)
                 except RunFailure as exc:
                     run.status, run.reason, run.input_error = ERROR, exc.reason, exc.input
                 except RunNotApplicable as exc:

@@ -82,8 +82,8 @@ def to_dict(campaign: Campaign) -> dict:
         "systems": [{
             "name": s.name, "source": s.source, "status": s.status, "problems": s.problems,
             "reference": s.reference_label, "closed_forms": s.closed_forms, "stop_time": s.stop_time, "step": s.step,
-            "energy_checked": not s.conservative and s.reference is not None,
-            "energy_not_checked_because": s.conservative, "settings": s.settings.as_dict(),
+            "energy_checked": not s.energy_unchecked and s.reference is not None,
+            "energy_not_checked_because": s.energy_unchecked, "settings": s.settings.as_dict(),
             "runs": [_run_dict(r) for r in s.runs]} for s in campaign.systems]}
 
 
@@ -238,8 +238,8 @@ def to_html(campaign: Campaign, plots: bool = True) -> str:
             parts.append(f"<br>Reference: {e(s.reference_label)}; stop time {s.stop_time:g} s, step {s.step:g} s."
                          f"<br>Tolerances (max error / range): {e(tol)}; tube ±{s.settings.tube:g} of the range, "
                          f"±{s.settings.time_tolerance * s.stop_time:g} s; residual ≤ {s.settings.residual:g}; "
-                         + (f"energy drift ≤ {s.settings.energy:g}." if not s.conservative else
-                            f"energy not checked ({e(s.conservative)})."))
+                         + (f"energy drift ≤ {s.settings.energy:g}." if not s.energy_unchecked else
+                            f"energy not checked ({e(s.energy_unchecked)})."))
         parts.append("</p>")
         if s.closed_forms:
             parts.append("<p>Closed forms: " + "; ".join(f"<code>{e(k)} = {e(v)}</code>"

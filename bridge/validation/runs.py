@@ -13,7 +13,7 @@ import re
 import signal as _signal
 import traceback
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -54,7 +54,7 @@ class RunSpec:
     execute: Callable[[], Trajectory] | None = None
     skip_reason: str = ""
     group: str = ""
-    extras: Mapping[str, str] = field(default_factory=dict)
+    input_error: bool = False  # skipped because an input (an FMU given by the user) is bad
 
 
 # -- native ----------------------------------------------------------------------------------------
