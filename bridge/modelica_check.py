@@ -16,6 +16,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -66,42 +67,59 @@ def _relative_errors(eom: EquationsOfMotion, time_tool: np.ndarray, signal, stop
     return errors
 
 
-def check_rumoca(eom: EquationsOfMotion, level: str = "index1", stop_time: float | None = None,
-                 rtol: float = 1e-10) -> CheckReport:
-    """Compile the exported model with Rumoca, simulate it, and compare it with the native simulation.
+@dataclass(frozen=True)
+class RumocaRun:
+    """The exported model as Rumoca compiled and simulated it."""
+
+    result: Any            # rumoca.Result: time and every variable by name
+    structure: Any         # rumoca's structure(): balance, states, algebraic variables
+    form: str              # "implicit" or "variables": the text that simulated
+    seconds: float
+    failures: tuple[str, ...] = ()  # the forms tried before, with Rumoca's message
+
+
+def simulate_rumoca(eom: EquationsOfMotion, level: str, stop_time: float, dt: float, rtol: float) -> RumocaRun:
+    """Compile the exported model with Rumoca and simulate it from 0 to ``stop_time`` (output step ``dt``).
 
     The model as exported (accelerations implicit in ``M*der(v) = f``) is tried first; where Rumoca's
-    integrator fails on it, the same equations with the accelerations as variables are tried, and the
-    report says which text was simulated.
+    integrator fails on it, the same equations with the accelerations as variables are tried. Inputs keep
+    their start values (Rumoca 0.9 has no inputs= yet).
     """
     try:
         import rumoca
     except ImportError as exc:
         raise ExportError('Rumoca is not installed; pip install --only-binary rumoca "rumoca>=0.9.9,<0.10"') \
             from exc
-    system = eom.system
-    T = float(stop_time if stop_time is not None else system.stop_time)
-    dt = T / 500
+    name = eom.system.name
     failures = []
     for form in ("implicit", "variables"):
-        source = model_source(eom, level, accelerations=form)
         try:
-            model = rumoca.loads(source, model=system.name, filename=f"{system.name}.mo")
+            model = rumoca.loads(model_source(eom, level, accelerations=form), model=name, filename=f"{name}.mo")
             structure = model.structure()
         except rumoca.RumocaError as exc:
-            raise ValidationError(f"Rumoca rejected the exported model {system.name}: {exc}") from exc
+            raise ValidationError(f"Rumoca rejected the exported model {name}: {exc}") from exc
         start = time.perf_counter()
         try:
-            # inputs keep their start values (Rumoca 0.9 has no inputs= yet)
-            result = model.simulate((0.0, T), config=rumoca.SimConfig(rtol=rtol, atol=rtol * 1e-2, dt=dt))
+            result = model.simulate((0.0, stop_time), config=rumoca.SimConfig(rtol=rtol, atol=rtol * 1e-2, dt=dt))
         except rumoca.RumocaError as exc:
             failures.append(f"{form} accelerations: {exc}")
             continue
-        seconds = time.perf_counter() - start
-        errors = _relative_errors(eom, np.asarray(result.time, dtype=float), lambda n, r=result: r[n], T, dt, rtol)
-        return CheckReport("rumoca", system.name, bool(structure.is_balanced), structure.n_states,
-                           structure.n_algebraic, errors, seconds, "; ".join(failures), form)
-    raise ValidationError(f"Rumoca could not simulate {system.name}: " + "; ".join(failures))
+        return RumocaRun(result, structure, form, time.perf_counter() - start, tuple(failures))
+    raise ValidationError(f"Rumoca could not simulate {name}: " + "; ".join(failures))
+
+
+def check_rumoca(eom: EquationsOfMotion, level: str = "index1", stop_time: float | None = None,
+                 rtol: float = 1e-10) -> CheckReport:
+    """Compile the exported model with Rumoca, simulate it (:func:`simulate_rumoca`), and compare it with the
+    native simulation; the report says which text was simulated."""
+    system = eom.system
+    T = float(stop_time if stop_time is not None else system.stop_time)
+    dt = T / 500
+    run = simulate_rumoca(eom, level, T, dt, rtol)
+    result, structure = run.result, run.structure
+    errors = _relative_errors(eom, np.asarray(result.time, dtype=float), lambda n, r=result: r[n], T, dt, rtol)
+    return CheckReport("rumoca", system.name, bool(structure.is_balanced), structure.n_states,
+                       structure.n_algebraic, errors, run.seconds, "; ".join(run.failures), run.form)
 
 
 def find_omc() -> str | None:

@@ -80,35 +80,23 @@ def _version(package: str) -> str:
 
 # -- Modelica through Rumoca ---------------------------------------------------------------------
 def rumoca_modelica_run(eom: EquationsOfMotion, stop: float, step: float, rtol: float = 1e-10) -> Trajectory:
-    """The exported model simulated by Rumoca (implicit accelerations, or accelerations as variables)."""
-    try:
-        import rumoca
-    except ImportError as exc:
-        raise RunFailure('Rumoca is not installed (pip install --only-binary rumoca "rumoca>=0.9.9,<0.10")') from exc
-    from ..modelica_export import model_source
+    """The exported model simulated by Rumoca (:func:`bridge.modelica_check.simulate_rumoca`)."""
+    from ..modelica_check import simulate_rumoca
 
     system = eom.system
-    failures = []
-    for form in ("implicit", "variables"):
-        try:
-            model = rumoca.loads(model_source(eom, "index1", accelerations=form), model=system.name,
-                                 filename=f"{system.name}.mo")
-            result = model.simulate((0.0, stop), config=rumoca.SimConfig(rtol=rtol, atol=rtol * 1e-2, dt=step))
-        except rumoca.RumocaError as exc:
-            failures.append(f"{form} accelerations: {str(exc).splitlines()[0] if str(exc) else exc}")
-            continue
-        available = set(result.names)
-        signals = {}
-        for c in system.coordinates:
-            for name, tool in ((c.name, c.name), (f"der({c.name})", f"der_{c.name}")):
-                if tool in available:
-                    signals[name] = np.asarray(result[tool], dtype=float)
-        for name in system.outputs:
-            if name in available:
-                signals[name] = np.asarray(result[name], dtype=float)
-        notes = (f"Rumoca {_version('rumoca')}, {form} accelerations",)
-        return Trajectory(np.asarray(result.time, dtype=float), signals, notes)
-    raise RunFailure("Rumoca could not simulate the model: " + "; ".join(failures))
+    run = simulate_rumoca(eom, "index1", stop, step, rtol)
+    result = run.result
+    available = set(result.names)
+    signals = {}
+    for c in system.coordinates:
+        for name, tool in ((c.name, c.name), (f"der({c.name})", f"der_{c.name}")):
+            if tool in available:
+                signals[name] = np.asarray(result[tool], dtype=float)
+    for name in system.outputs:
+        if name in available:
+            signals[name] = np.asarray(result[name], dtype=float)
+    notes = (f"Rumoca {_version('rumoca')}, {run.form} accelerations",)
+    return Trajectory(np.asarray(result.time, dtype=float), signals, notes)
 
 
 # -- FMUs ------------------------------------------------------------------------------------------
