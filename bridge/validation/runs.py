@@ -168,16 +168,11 @@ def check_variables(md, wanted: Sequence[str], units: Mapping[str, str]) -> tupl
     return present, problems
 
 
-def _simulate_child(conn, path: str, kind: str, stop: float, step: float, names: list[str], rtol: float,
-                    start_values: dict, validate: bool) -> None:
+def _simulate_child(conn, path: str, kwargs: dict) -> None:
     try:
         import fmpy
 
-        kw = dict(fmi_type=kind, stop_time=stop, output_interval=step, output=names, start_values=start_values,
-                  relative_tolerance=rtol, validate=validate)
-        if kind == "ModelExchange":
-            kw["solver"] = "CVode"
-        result = fmpy.simulate_fmu(path, **kw)
+        result = fmpy.simulate_fmu(path, **kwargs)
         conn.send(("ok", {n: np.asarray(result[n], dtype=float) for n in result.dtype.names}))
     except BaseException as exc:  # report everything to the parent; it decides
         message = str(exc).strip().splitlines()
@@ -185,6 +180,22 @@ def _simulate_child(conn, path: str, kind: str, stop: float, step: float, names:
                    traceback.format_exc(limit=3)))
     finally:
         conn.close()
+
+
+class SimulationFailed(RunFailure):
+    """fmpy's simulate_fmu raised (the FMU returned an error); the reason is the exception's last line."""
+
+
+def simulate_isolated(path: str | Path, **kwargs) -> dict[str, np.ndarray]:
+    """``fmpy.simulate_fmu(path, **kwargs)`` in a child process: time and the signals as arrays.
+
+    Raises :class:`SimulationFailed` when simulate_fmu raises, and RunFailure when the process crashes or
+    times out.
+    """
+    message = isolated(_simulate_child, str(path), kwargs)
+    if message[0] != "ok":
+        raise SimulationFailed(message[1])
+    return message[1]
 
 
 def isolated(target: Callable, *args, timeout: float = FMU_TIMEOUT):
@@ -243,11 +254,14 @@ def fmu_run(path: str | Path, kind: str, stop: float, step: float, names: Sequen
         if found:
             notes.append(f"fmpy validation: {len(found)} problem(s): " + "; ".join(p.splitlines()[0] for p in found))
             validate = False
-    message = isolated(_simulate_child, str(path), kind, float(stop), float(step), list(present), float(rtol),
-                       dict(start_values or {}), validate)
-    if message[0] != "ok":
-        raise RunFailure(f"the FMU failed during the run: {message[1]}")
-    data = message[1]
+    kw = dict(fmi_type=kind, stop_time=float(stop), output_interval=float(step), output=list(present),
+              start_values=dict(start_values or {}), relative_tolerance=float(rtol), validate=validate)
+    if kind == "ModelExchange":
+        kw["solver"] = "CVode"
+    try:
+        data = simulate_isolated(path, **kw)
+    except SimulationFailed as exc:
+        raise RunFailure(f"the FMU failed during the run: {exc.reason}") from None
     signals = {ours[n]: data[n] for n in present if n in data}
     return Trajectory(data["time"], signals, tuple(notes + problems))
 

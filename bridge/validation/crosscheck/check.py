@@ -35,29 +35,6 @@ from .result import CrosscheckResult, SignalCheck
 ME_RTOL_FLOOR = 1e-10  # CVode is not asked for more than this, whatever RelTol says
 
 
-def _simulate_fmu_child(conn, path: str, kind: str, start: float, stop: float, step: float, interval: float,
-                        rtol: float | None, names: list[str], inputs) -> None:
-    """fmpy's ``simulate_fmu`` in the child process of :func:`bridge.validation.runs.isolated`."""
-    import traceback
-
-    try:
-        import fmpy
-
-        kw = dict(fmi_type=kind, start_time=start, stop_time=stop, output_interval=interval, output=names,
-                  relative_tolerance=rtol, input=inputs, validate=False)
-        if kind == "ModelExchange":
-            kw["solver"] = "CVode"
-        else:
-            kw["step_size"] = step
-        result = fmpy.simulate_fmu(path, **kw)
-        conn.send(("ok", {n: np.asarray(result[n], dtype=float) for n in result.dtype.names}))
-    except BaseException as exc:  # report everything to the parent
-        lines = str(exc).strip().splitlines()
-        conn.send(("error", f"{type(exc).__name__}: {lines[-1] if lines else ''}", traceback.format_exc(limit=3)))
-    finally:
-        conn.close()
-
-
 def _check_readme(res: CrosscheckResult, plan: CheckPlan, how: str, tube: float, time_tol: float, fmpy_version: str,
                   wrote_out: bool) -> str:
     lay = plan.layout
@@ -190,22 +167,24 @@ def _how_simulated(kind: str, run: _RunSettings, plan: CheckPlan, input_array, f
 def _simulate(res: CrosscheckResult, plan: CheckPlan, kind: str, run: _RunSettings, present: list[str],
               input_array) -> dict[str, np.ndarray] | None:
     """The simulated ``present`` signals (and time) from an isolated fmpy run; None, with a reason, when none."""
-    from ..runs import RunFailure, isolated
+    from ..runs import RunFailure, simulate_isolated
 
     if not present:
         res.reasons.append("no signal of the reference can be compared")
         return None
     if res.reasons:
         return None
+    kw = dict(fmi_type=kind, start_time=run.start, stop_time=run.stop, output_interval=run.interval, output=present,
+              relative_tolerance=run.rtol, input=input_array, validate=False)
+    if kind == "ModelExchange":
+        kw["solver"] = "CVode"
+    else:
+        kw["step_size"] = run.step
     try:
-        message = isolated(_simulate_fmu_child, str(plan.fmu), kind, run.start, run.stop, run.step, run.interval,
-                           run.rtol, present, input_array)
+        return simulate_isolated(plan.fmu, **kw)
     except RunFailure as exc:
-        message = ("error", exc.reason)
-    if message[0] == "ok":
-        return message[1]
-    res.reasons.append(f"the simulation failed: {message[1]}")
-    return None
+        res.reasons.append(f"the simulation failed: {exc.reason}")
+        return None
 
 
 def _compare_signals(res: CrosscheckResult, ref: CsvData, data: dict[str, np.ndarray], present: list[str],
