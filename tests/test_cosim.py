@@ -24,7 +24,7 @@ from bridge.cli import main  # noqa: E402
 from bridge.cosim import CosimError, CosimRunError, check_scenario, parse_scenario, prepare, read_ssp  # noqa: E402
 from bridge.cosim.master import Master  # noqa: E402
 from bridge.cosim.ssp import ssd_document, write_ssp  # noqa: E402
-from bridge.cosim.units import compatible, parse_unit  # noqa: E402
+from bridge.units import compatible, parse_unit  # noqa: E402
 
 ROOT = Path(__file__).parent.parent
 COSIM = ROOT / "examples" / "cosim"

@@ -33,11 +33,11 @@ from pathlib import Path
 from .. import __version__
 from ..atomic import atomic_file
 from ..errors import ProblemCollector
+from ..units import parse_unit
 from .checks import Plan
 from .components import ModelInfo, VariableInfo, read_model_info
 from .errors import CosimError
 from .scenario import ALGORITHMS, IDENTIFIER, ComponentSpec, Connection, MasterSettings, Scenario, split_signal
-from .units import parse_unit
 
 NS = {
     "ssd": "http://ssp-standard.org/SSP1/SystemStructureDescription",

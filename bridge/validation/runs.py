@@ -9,7 +9,6 @@ as a failed run instead of taking the validator down.
 from __future__ import annotations
 
 import multiprocessing as mp
-import re
 import signal as _signal
 import traceback
 from collections.abc import Callable, Mapping, Sequence
@@ -20,6 +19,7 @@ import numpy as np
 
 from ..eom import EquationsOfMotion
 from ..errors import BridgeError, SplitLimitError
+from ..units import compatible
 
 FMU_TIMEOUT = 600.0
 
@@ -100,34 +100,6 @@ def rumoca_modelica_run(eom: EquationsOfMotion, stop: float, step: float, rtol: 
 
 
 # -- FMUs ------------------------------------------------------------------------------------------
-_UNIT_TOKEN = re.compile(r"([A-Za-z]+)(-?\d+)?")
-
-
-def unit_dimensions(unit: str) -> tuple[tuple[str, int], ...] | None:
-    """``"m/s2"``, ``"m.s-2"``, ``"N.m"`` -> sorted (base, exponent) pairs; None when not understood."""
-    text = unit.replace(" ", "")
-    if text in ("", "1"):
-        return ()
-    parts = text.split("/")
-    if len(parts) > 2:
-        return None
-    dims: dict[str, int] = {}
-    for sign, part in zip((1, -1), parts):
-        if part in ("", "1"):
-            continue
-        for factor in re.split(r"[.*]", part):
-            m = _UNIT_TOKEN.fullmatch(factor)
-            if not m:
-                return None
-            dims[m.group(1)] = dims.get(m.group(1), 0) + sign * int(m.group(2) or 1)
-    return tuple(sorted((k, v) for k, v in dims.items() if v))
-
-
-def same_unit(a: str, b: str) -> bool:
-    da, db = unit_dimensions(a), unit_dimensions(b)
-    return a == b if da is None or db is None else da == db
-
-
 def describe_fmu(path: str | Path):
     """fmpy's model description, or RunFailure(input=True) naming what is wrong with the file."""
     import fmpy
@@ -163,7 +135,7 @@ def check_variables(md, wanted: Sequence[str], units: Mapping[str, str]) -> tupl
         v = variables[name]
         unit = v.unit or (v.declaredType.unit if v.declaredType is not None else None) or ""
         ours = units.get(name, "")
-        if unit and ours and not same_unit(unit, ours):
+        if unit and ours and not compatible(unit, ours):
             problems.append(f"{name} has unit {unit!r}, the system file says {ours!r}")
     return present, problems
 
