@@ -67,16 +67,15 @@ class ValidationFailure(Exception):
 
 
 def _options(config: pytest.Config):
-    from .validation.campaign import DEFAULT_GROUPS, GROUPS, Options
+    from .validation.campaign import DEFAULT_GROUPS, Options, parse_groups
 
     groups = DEFAULT_GROUPS
     text = config.getoption("nhbridge_runs")
     if text:
-        groups = GROUPS if text == "all" else tuple(x.strip() for x in text.split(",") if x.strip())
-        bad = [g for g in groups if g not in GROUPS]
-        if bad:
-            raise pytest.UsageError(f"--nhbridge-runs: unknown group(s) {', '.join(bad)}; choose from "
-                                    f"{', '.join(GROUPS)} or all")
+        try:
+            groups = parse_groups(text)
+        except ValueError as exc:
+            raise pytest.UsageError(f"--nhbridge-runs: {exc}") from None
     stop = config.getoption("nhbridge_stop_time")
     return Options(groups=groups, overrides={"stop_time": stop} if stop else {})
 

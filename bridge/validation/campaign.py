@@ -48,6 +48,17 @@ from .settings import DEFAULT_STEP, REFERENCE_RTOL, Settings, parse_overrides
 
 GROUPS = ("methods", "modelica", "fmu", "openmodelica", "rumoca-fmu")
 DEFAULT_GROUPS = ("methods", "modelica", "fmu", "openmodelica")
+
+
+def parse_groups(text: str) -> tuple[str, ...]:
+    """``"methods,fmu"`` or ``"all"`` -> run groups; ValueError naming the unknown ones."""
+    items = tuple(x.strip() for x in text.split(",") if x.strip())
+    if items == ("all",):
+        return GROUPS
+    bad = [x for x in items if x not in GROUPS]
+    if bad or not items:
+        raise ValueError(f"unknown run group(s) {', '.join(bad) or '(none)'}; choose from {', '.join(GROUPS)} or all")
+    return items
 PASSED, FAILED, ERROR, SKIPPED = "passed", "failed", "error", "skipped"
 RUMOCA_FMU_OPT_IN = ("not requested (--runs rumoca-fmu): Rumoca 0.9's fmi2 FMUs fail fmpy's modelDescription "
                      "validation, and its Co-Simulation is fixed-step explicit Euler (see README)")

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable
 
 from ..errors import BridgeError
-from .campaign import DEFAULT_GROUPS, GROUPS, Options, RunResult, validate
+from .campaign import DEFAULT_GROUPS, GROUPS, Options, RunResult, parse_groups, validate
 from .settings import RUN_TYPES, SCALARS
 
 
@@ -32,14 +32,10 @@ def _alias(text: str) -> tuple[str, str]:
 
 
 def _groups(text: str) -> tuple[str, ...]:
-    items = tuple(x.strip() for x in text.split(",") if x.strip())
-    if items == ("all",):
-        return GROUPS
-    bad = [x for x in items if x not in GROUPS]
-    if bad or not items:
-        raise argparse.ArgumentTypeError(f"unknown run group(s) {', '.join(bad) or '(none)'}; "
-                                         f"choose from {', '.join(GROUPS)} or all")
-    return items
+    try:
+        return parse_groups(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _versions(text: str) -> tuple[int, ...]:
