@@ -9,7 +9,7 @@ For every N the table gives
 * ``derive``: parsed System -> ``bridge.derive(system, "lagrange")`` -> ``eom.numeric`` (compiled), with the
   split into derive and compile in the next two columns (of the fastest run),
 * ``e2e``: TOML text -> ``parse_system`` -> derive -> numeric,
-* ``ops``: arithmetic operations after one joint CSE pass (``bridge.stats``),
+* ``ops``: arithmetic operations after one joint CSE pass (``bridge.derivation.stats``),
 * ``sympy``: ``LagrangesMethod(...)`` + ``form_lagranges_equations()`` + ``mass_matrix_full`` + ``forcing_full``
   in a subprocess with a timeout; its op count over mass_matrix_full and forcing_full,
 * ``ratio``: sympy time / our derive time.
@@ -38,7 +38,7 @@ import sympy as sp
 from sympy.core.cache import clear_cache
 
 import bridge
-from bridge.stats import eom_operation_count, operation_count
+from bridge.derivation.stats import eom_operation_count, operation_count
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from snake import snake_sympy, snake_sympy_model, snake_toml  # noqa: E402

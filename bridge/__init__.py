@@ -1,10 +1,17 @@
-"""nhbridge: equations of motion of nonholonomic systems, from analytical mechanics to Modelica and FMI."""
+"""nhbridge: equations of motion of nonholonomic systems, from analytical mechanics to Modelica and FMI.
 
-__version__ = "0.1.0"
+The pipeline, one subpackage per stage, imports running one way:
+``model`` (system files) -> ``derivation`` (``EquationsOfMotion``) -> ``simulation`` -> ``modelica``, ``fmu``
+-> ``validation``, ``cosim`` -> ``cli``. The names below are loaded on first use, so ``import bridge`` stays
+light (no sympy, matplotlib, fmpy or lxml until they are needed).
+"""
 
-from . import modelica_export  # noqa: E402,I001  (after the methods it uses)
-from .eom import EquationsOfMotion  # noqa: E402
-from .errors import (  # noqa: E402
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from .errors import (
     BridgeError,
     DerivationError,
     ExportError,
@@ -12,10 +19,50 @@ from .errors import (  # noqa: E402
     SystemFileError,
     ValidationError,
 )
-from .methods import METHODS, derive  # noqa: E402
-from .simulate import SimulationResult, simulate  # noqa: E402
-from .system import System, build_system, load_system, parse_system  # noqa: E402
+
+__version__ = "0.1.0"
+
+# public name -> (module, attribute); attribute None: the module itself
+_LAZY: dict[str, tuple[str, str | None]] = {
+    "System": ("bridge.model.system", "System"),
+    "load_system": ("bridge.model.loader", "load_system"),
+    "parse_system": ("bridge.model.loader", "parse_system"),
+    "build_system": ("bridge.model.loader", "build_system"),
+    "EquationsOfMotion": ("bridge.derivation.eom", "EquationsOfMotion"),
+    "METHODS": ("bridge.derivation.methods", "METHODS"),
+    "derive": ("bridge.derivation.methods", "derive"),
+    "SimulationResult": ("bridge.simulation.simulate", "SimulationResult"),
+    "simulate": ("bridge.simulation.simulate", "simulate"),
+    "modelica_export": ("bridge.modelica.export", None),
+    "symbols": ("bridge.model.symbols", None),
+}
 
 __all__ = ["METHODS", "BridgeError", "DerivationError", "EquationsOfMotion", "ExportError", "SimulationError",
            "SimulationResult", "System", "SystemFileError", "ValidationError", "build_system", "derive",
-           "load_system", "modelica_export", "parse_system", "simulate"]
+           "load_system", "modelica_export", "parse_system", "simulate", "symbols"]
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module, attr = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module 'bridge' has no attribute {name!r}") from None
+    value = importlib.import_module(module)
+    if attr is not None:
+        value = getattr(value, attr)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])
+
+
+if TYPE_CHECKING:
+    from .derivation.eom import EquationsOfMotion
+    from .derivation.methods import METHODS, derive
+    from .model import symbols
+    from .model.loader import build_system, load_system, parse_system
+    from .model.system import System
+    from .modelica import export as modelica_export
+    from .simulation.simulate import SimulationResult, simulate

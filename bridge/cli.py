@@ -46,7 +46,7 @@ def _names(text: str) -> tuple[str, ...]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .methods import METHODS
+    from .derivation.methods import METHODS
 
     p = argparse.ArgumentParser(prog="nhbridge", description="Equations of motion of nonholonomic systems: "
                                 "derive, simulate, export to Modelica and FMI.")
@@ -125,15 +125,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _derive(args, system, method: str | None = None, count: bool = False):
     """The equations of ``system`` by the chosen method, with the split and stabilisation from the options."""
-    from .methods import METHODS
+    from .derivation.methods import METHODS
 
     return METHODS[method or args.method or "lagrange"].derive(system, args.independent or system.independent,
                                                                  args.baumgarte, count=count)
 
 
 def cmd_check(args) -> int:
-    from .methods import METHODS
-    from .system import load_system
+    from .derivation.methods import METHODS
+    from .model.loader import load_system
 
     failures = 0
     for path in args.files:
@@ -162,10 +162,10 @@ def cmd_check(args) -> int:
 
 def cmd_derive(args) -> int:
     from .atomic import write_text
-    from .methods import METHODS
-    from .render import FORMATS
-    from .stats import eom_operation_count
-    from .system import load_system
+    from .derivation.methods import METHODS
+    from .derivation.render import FORMATS
+    from .derivation.stats import eom_operation_count
+    from .model.loader import load_system
 
     system = load_system(args.file)
     if args.stats:
@@ -212,8 +212,8 @@ def cmd_derive(args) -> int:
 
 
 def cmd_simulate(args) -> int:
-    from .simulate import DEFAULT_ATOL, DEFAULT_RTOL, simulate
-    from .system import load_system
+    from .model.loader import load_system
+    from .simulation.simulate import DEFAULT_ATOL, DEFAULT_RTOL, simulate
 
     system = load_system(args.file)
     t0 = time.perf_counter()
@@ -234,14 +234,14 @@ def cmd_simulate(args) -> int:
 
 
 def cmd_modelica(args) -> int:
-    from .modelica_check import CHECKERS
-    from .modelica_export import write_model, write_package
-    from .system import load_system
+    from .model.loader import load_system
+    from .modelica.check import CHECKERS
+    from .modelica.export import write_model, write_package
 
     if args.package is None and len(args.files) > 1:
         raise BridgeError("several system files need --package NAME (and a directory as -o)")
     if args.package is not None:
-        from .loader import IDENTIFIER
+        from .model.loader import IDENTIFIER
 
         if not IDENTIFIER.match(args.package):
             raise BridgeError(f"--package {args.package!r} is not a valid Modelica identifier")
@@ -271,8 +271,9 @@ def cmd_modelica(args) -> int:
 
 
 def cmd_fmu(args) -> int:
-    from .fmu_export import build_fmu, build_openmodelica_fmu, build_rumoca_fmu
-    from .system import load_system
+    from .fmu.backends import build_openmodelica_fmu, build_rumoca_fmu
+    from .fmu.build import build_fmu
+    from .model.loader import load_system
 
     if args.backend == "rumoca" and args.fmi_version != 2:
         raise BridgeError("the rumoca backend builds FMI 2.0 only; use --fmi-version 2 or --backend native")
@@ -291,7 +292,7 @@ def cmd_fmu(args) -> int:
 
 
 def cmd_methods(args) -> int:
-    from .methods import METHODS
+    from .derivation.methods import METHODS
 
     for name, method in METHODS.items():
         doc = method.describe().splitlines()

@@ -24,7 +24,7 @@ from bridge.cli import main  # noqa: E402
 from bridge.cosim import CosimError, CosimRunError, check_scenario, parse_scenario, prepare, read_ssp  # noqa: E402
 from bridge.cosim.master import Master  # noqa: E402
 from bridge.cosim.ssp import ssd_document, write_ssp  # noqa: E402
-from bridge.units import compatible, parse_unit  # noqa: E402
+from bridge.model.units import compatible, parse_unit  # noqa: E402
 
 ROOT = Path(__file__).parent.parent
 COSIM = ROOT / "examples" / "cosim"
@@ -473,7 +473,7 @@ def test_fmpy_logging_is_safe_after_a_cosimulation(tmp_path, capfd):
 
     from bridge.cosim import prepare
     from bridge.cosim.slaves import Slave
-    from bridge.fmu_export import build_fmu
+    from bridge.fmu.build import build_fmu
 
     with prepare(SCENARIO) as cosim:
         cosim.run(step=0.01, stop_time=0.05)

@@ -19,7 +19,7 @@ from fmpy.util import read_csv, read_ref_opt_file  # noqa: E402
 
 import bridge  # noqa: E402
 from bridge.errors import BridgeError, SystemFileError, ValidationError  # noqa: E402
-from bridge.fmu_export import build_fmu  # noqa: E402
+from bridge.fmu.build import build_fmu  # noqa: E402
 from bridge.validation import crosscheck as xc  # noqa: E402
 
 ROOT = Path(__file__).parent.parent

@@ -22,7 +22,8 @@ import sympy as sp
 import bridge
 from bridge import symbols as S
 from bridge.cli import main
-from bridge.fmu_export import build_fmu, layout
+from bridge.fmu.build import build_fmu
+from bridge.fmu.layout import layout
 
 fmpy = pytest.importorskip("fmpy")
 from fmpy import extract, read_model_description  # noqa: E402
@@ -283,7 +284,7 @@ def test_without_jacobian(tmp_path, capfd, monkeypatch):
                  str(tmp_path / "cli.fmu")]) == 0
     assert provides(tmp_path / "cli.fmu") == [False, False]
     # "auto" decides by the number of states
-    import bridge.fmu_jacobian as fj
+    import bridge.fmu.jacobian as fj
 
     assert layout(eom, 2).jacobian
     monkeypatch.setattr(fj, "JACOBIAN_MAX_STATES", 3)

@@ -9,9 +9,9 @@ import sympy as sp
 
 import bridge
 from bridge.cli import main
-from bridge.modelica_check import check_openmodelica, check_rumoca, find_omc
-from bridge.modelica_export import package_files
-from bridge.modelica_printer import modelica_code
+from bridge.modelica.check import check_openmodelica, check_rumoca, find_omc
+from bridge.modelica.export import package_files
+from bridge.modelica.printer import modelica_code
 
 ROOT = Path(__file__).parent.parent
 EXAMPLES = sorted((ROOT / "examples").glob("*.toml"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import sympy as sp
 
-from bridge.expressions import MAX_DEPTH, ExpressionError, parse_expression
+from bridge.model.expressions import MAX_DEPTH, ExpressionError, parse_expression
 
 X, Y = sp.symbols("x y")
 NAMES = {"x": X, "y": Y}
@@ -83,8 +83,8 @@ def test_no_eval_or_sympify_of_raw_text():
 
     import bridge.cosim.scenario as scenario
     import bridge.cosim.ssp as ssp
-    import bridge.expressions as mod
-    import bridge.loader as loader
+    import bridge.model.expressions as mod
+    import bridge.model.loader as loader
     import bridge.validation.reference as reference
     import bridge.validation.settings as settings
 

@@ -14,8 +14,8 @@ import symengine as se
 import sympy as sp
 
 import bridge
-from bridge.mechanics import Differentiator
-from bridge.symbols import q, qd, qdd
+from bridge.model.mechanics import Differentiator
+from bridge.model.symbols import q, qd, qdd
 
 from . import seed_equations as SEED
 

@@ -13,8 +13,8 @@ import pytest
 
 import bridge
 from bridge.cli import main
-from bridge.fmu_export import build_fmu
-from bridge.units import compatible
+from bridge.fmu.build import build_fmu
+from bridge.model.units import compatible
 from bridge.validation.campaign import FAILED, PASSED, SKIPPED, Options, validate_system
 from bridge.validation.metrics import compare, signal_scale
 from bridge.validation.runs import RunFailure, isolated
@@ -275,7 +275,7 @@ def test_fmu_made_by_another_tool(tmp_path, capsys):
     """An FMU built by Rumoca from the exported .mo, validated as a foreign FMU: its Model Exchange passes,
     its Co-Simulation (fixed-step explicit Euler) is caught, and its modelDescription problems are noted."""
     pytest.importorskip("rumoca")
-    from bridge.fmu_export import build_rumoca_fmu
+    from bridge.fmu.backends import build_rumoca_fmu
 
     fmu = build_rumoca_fmu(bridge.derive(bridge.load_system(PENDULUM), "lagrange"), tmp_path / "Pendulum.fmu")
     code = main(["validate", str(PENDULUM), "--runs", "methods", "--methods", "lagrange", "-q", "--stop-time", "2",

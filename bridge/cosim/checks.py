@@ -18,7 +18,7 @@ import difflib
 from dataclasses import dataclass
 
 from ..errors import ProblemCollector
-from ..units import compatible
+from ..model.units import compatible
 from .components import REAL_TYPES, ModelInfo
 from .errors import CosimError
 from .scenario import Connection, Scenario, split_signal

@@ -141,7 +141,7 @@ def build_modelica_fmu(source: Path, model: str, path: Path) -> Path:
     for algebraic or slow components; its modelDescription lacks UnitDefinitions (fmpy validation complains).
     """
     from ..errors import ExportError
-    from ..fmu_export import _compile, _pack, compiler
+    from ..fmu.build import _compile, _pack, compiler
 
     try:
         import rumoca
@@ -174,9 +174,9 @@ def build_component(spec: ComponentSpec, folder: Path, cache: dict[tuple, Path] 
         return cache[key]
     digest = hashlib.sha256(repr(key).encode()).hexdigest()[:10]
     if spec.kind == "system":
-        from ..fmu_export import build_fmu
-        from ..methods import derive
-        from ..system import load_system
+        from ..derivation.methods import derive
+        from ..fmu.build import build_fmu
+        from ..model.loader import load_system
 
         system = load_system(spec.source)
         path = build_fmu(derive(system, spec.method), folder / f"{system.name}-{digest}.fmu", spec.fmi_version)

@@ -194,7 +194,7 @@ def _component(pc: ProblemCollector, name: str, data: Any, folder: Path) -> Comp
         ok = False
     method = data.get("method", "lagrange")
     if "method" in data:
-        from ..methods import METHODS
+        from ..derivation.methods import METHODS
 
         if kind != "system" or method not in METHODS:
             pc.add(f"{entry}.method", f"is the derivation method of a system component, one of {', '.join(METHODS)}",

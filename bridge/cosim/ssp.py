@@ -33,7 +33,7 @@ from pathlib import Path
 from .. import __version__
 from ..atomic import atomic_file
 from ..errors import ProblemCollector
-from ..units import parse_unit
+from ..model.units import parse_unit
 from .checks import Plan
 from .components import ModelInfo, VariableInfo, read_model_info
 from .errors import CosimError

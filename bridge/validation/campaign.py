@@ -25,11 +25,11 @@ from pathlib import Path
 import numpy as np
 import sympy as sp
 
-from .. import symbols as S
-from ..eom import EquationsOfMotion
+from ..derivation.eom import EquationsOfMotion
 from ..errors import BridgeError, DerivationError, ProblemCollector
-from ..numeric import compile_exprs
-from ..system import System
+from ..model import symbols as S
+from ..model.numeric import compile_exprs
+from ..model.system import System
 from .metrics import SignalMetrics, compare
 from .reference import ClosedForm, parse_reference, signal_names
 from .runs import (
@@ -204,7 +204,7 @@ class Physics:
 
 # -- one system ------------------------------------------------------------------------------------
 def _load(path: Path, result: SystemValidation) -> tuple[System, dict] | None:
-    from ..system import load_system
+    from ..model.loader import load_system
 
     try:
         system = load_system(path)
@@ -221,10 +221,11 @@ def _load(path: Path, result: SystemValidation) -> tuple[System, dict] | None:
 
 def _plan(system: System, eom: EquationsOfMotion, stop: float, step: float, options: Options, workdir: Path,
           reference_run: Trajectory | None) -> list[RunSpec]:
-    from ..fmu_export import build_fmu, build_openmodelica_fmu, build_rumoca_fmu
-    from ..methods import METHODS
-    from ..modelica_check import find_omc
-    from ..simulate import DEFAULT_RTOL
+    from ..derivation.methods import METHODS
+    from ..fmu.backends import build_openmodelica_fmu, build_rumoca_fmu
+    from ..fmu.build import build_fmu
+    from ..modelica.check import find_omc
+    from ..simulation.simulate import DEFAULT_RTOL
 
     specs: list[RunSpec] = []
     names = signal_names(system)
@@ -351,7 +352,7 @@ def _judge(run: RunResult, ref: Trajectory, physics: Physics, settings: Settings
 def validate_system(path: str | Path, options: Options = Options(),
                     progress: Callable[[str, int, int, RunResult], None] | None = None) -> SystemValidation:
     """Validate one system file (never raises for bad input: it is recorded in the result)."""
-    from ..methods import derive
+    from ..derivation.methods import derive
 
     path = Path(path)
     result = SystemValidation(str(path))
@@ -417,7 +418,7 @@ def validate_system(path: str | Path, options: Options = Options(),
 
 def planned_runs(path: str | Path, options: Options = Options()) -> tuple[SystemValidation, list[RunSpec]]:
     """The runs :func:`validate_system` would carry out (nothing is simulated); problems are recorded."""
-    from ..methods import derive
+    from ..derivation.methods import derive
 
     path = Path(path)
     result = SystemValidation(str(path))
@@ -454,7 +455,7 @@ def _assign_external(paths: Sequence[str | Path], external: Sequence[str]) -> di
         return {}
     if len(paths) == 1:
         return {str(paths[0]): tuple(external)}
-    from ..system import load_system
+    from ..model.loader import load_system
 
     by_name: dict[str, str] = {}
     for p in paths:

@@ -46,7 +46,7 @@ def _versions(text: str) -> tuple[int, ...]:
 
 
 def add_parser(sub, positive: Callable[[str], float]) -> argparse.ArgumentParser:
-    from ..methods import METHODS
+    from ..derivation.methods import METHODS
 
     va = sub.add_parser("validate", help="validate every method, backend and FMU against the reference",
                         description="Simulate each system every way nhbridge can (and any --fmu given), compare "
@@ -79,7 +79,7 @@ def add_parser(sub, positive: Callable[[str], float]) -> argparse.ArgumentParser
 
 
 def cmd_validate(args) -> int:
-    from ..methods import METHODS
+    from ..derivation.methods import METHODS
     from .report import terminal, write_reports
 
     if args.methods:

@@ -20,10 +20,10 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
-from .. import symbols as S
 from ..errors import ProblemCollector
-from ..expressions import ExpressionError, caret, parse_expression
-from ..system import System
+from ..model import symbols as S
+from ..model.expressions import ExpressionError, caret, parse_expression
+from ..model.system import System
 
 
 @dataclass(frozen=True)

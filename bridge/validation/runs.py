@@ -17,9 +17,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..eom import EquationsOfMotion
+from ..derivation.eom import EquationsOfMotion
 from ..errors import BridgeError, SplitLimitError
-from ..units import compatible
+from ..model.units import compatible
 
 FMU_TIMEOUT = 600.0
 
@@ -60,7 +60,7 @@ class RunSpec:
 # -- native ----------------------------------------------------------------------------------------
 def native_run(eom: EquationsOfMotion, stop: float, step: float, rtol: float = 1e-10,
                atol: float | None = None) -> Trajectory:
-    from ..simulate import simulate
+    from ..simulation.simulate import simulate
 
     res = simulate(eom, stop, interval=step, rtol=rtol, atol=atol if atol is not None else rtol * 1e-2)
     cols = res.columns()
@@ -80,8 +80,8 @@ def _version(package: str) -> str:
 
 # -- Modelica through Rumoca ---------------------------------------------------------------------
 def rumoca_modelica_run(eom: EquationsOfMotion, stop: float, step: float, rtol: float = 1e-10) -> Trajectory:
-    """The exported model simulated by Rumoca (:func:`bridge.modelica_check.simulate_rumoca`)."""
-    from ..modelica_check import simulate_rumoca
+    """The exported model simulated by Rumoca (:func:`bridge.modelica.check.simulate_rumoca`)."""
+    from ..modelica.check import simulate_rumoca
 
     system = eom.system
     run = simulate_rumoca(eom, "index1", stop, step, rtol)

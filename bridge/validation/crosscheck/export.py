@@ -42,7 +42,7 @@ def reference_step(stop: float) -> float:
 
 
 def _compiler_version() -> str:
-    from ...fmu_export import compiler
+    from ...fmu.build import compiler
 
     try:
         cc = compiler()
@@ -115,10 +115,10 @@ def export_crosscheck(system_path: str | Path, out_dir: str | Path, fmi_version:
     with ``_ref.csv``, ``_ref.opt``, ``_in.csv`` (inputs held at their start values) and ``ReadMe.md``.
     Every folder is written beside its target and renamed into place; an existing one is replaced.
     """
-    from ...fmu_export import build_fmu
-    from ...methods import derive
-    from ...simulate import simulate
-    from ...system import load_system
+    from ...derivation.methods import derive
+    from ...fmu.build import build_fmu
+    from ...model.loader import load_system
+    from ...simulation.simulate import simulate
     from ..reference import signal_names
 
     problems: list[Problem] = []

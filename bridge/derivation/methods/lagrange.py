@@ -7,10 +7,18 @@ from collections.abc import Sequence
 import symengine as se
 import sympy as sp
 
-from .. import symbols as S
+from ...model import symbols as S
+from ...model.mechanics import (
+    Differentiator,
+    LinearForm,
+    generalized_forces,
+    to_se,
+    to_sp,
+    to_sp_matrix,
+    velocity_constraints,
+)
+from ...model.system import System
 from ..eom import EquationsOfMotion
-from ..mechanics import Differentiator, LinearForm, generalized_forces, to_se, to_sp, to_sp_matrix, velocity_constraints
-from ..system import System
 from .base import METHODS, Method
 
 #: the first term of the equations, d/dt(dT/dq') resp. dT'/dq', whose differentiations the seed counts

@@ -10,12 +10,12 @@ from dataclasses import replace
 import numpy as np
 import sympy as sp
 
-from .. import symbols as S
+from ...errors import DerivationError, Problem, SystemFileError
+from ...model import symbols as S
+from ...model.mechanics import Differentiator, state_args
+from ...model.numeric import evaluate_once
+from ...model.system import System
 from ..eom import DerivationStats, EquationsOfMotion
-from ..errors import DerivationError, Problem, SystemFileError
-from ..mechanics import Differentiator, state_args
-from ..numeric import evaluate_once
-from ..system import System
 
 
 class Method(ABC):

@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
+from ..errors import ProblemCollector, SystemFileError
 from . import symbols as S
-from .errors import ProblemCollector, SystemFileError
 from .expressions import FUNCTIONS, SPECIAL_NAMES, ExpressionError, caret, parse_expression
 from .mechanics import (
     SINGULAR_SPLIT,

@@ -1,6 +1,6 @@
 """Building blocks shared by the derivation methods, computed with symengine.
 
-* :class:`Differentiator` performs (and optionally counts, see :mod:`bridge.diffcount`)
+* :class:`Differentiator` performs (and optionally counts, see :mod:`bridge.model.diffcount`)
   partial and total time derivatives;
 * :class:`LinearForm` represents an expression linear in the accelerations,
   ``sum_j c_j q''_j + r``, so mass matrices are read off instead of re-differentiated;
@@ -20,9 +20,9 @@ import numpy as np
 import symengine as se
 import sympy as sp
 
+from ..errors import DerivationError, Problem
 from . import symbols as S
 from .diffcount import partial_cost, time_cost
-from .errors import DerivationError, Problem
 from .numeric import compile_exprs
 from .system import System
 
@@ -30,7 +30,7 @@ Expr = se.Basic
 
 
 def to_se(expr) -> Expr:
-    """A sympy (or symengine) object as symengine; text is refused (it is parsed by bridge.expressions only)."""
+    """A sympy (or symengine) object as symengine; text is refused (it is parsed by bridge.model.expressions only)."""
     if isinstance(expr, str):
         raise TypeError("to_se converts expressions, not text")
     return se.sympify(expr)
@@ -48,7 +48,7 @@ def to_sp_matrix(rows: Sequence[Sequence[Expr]] | Sequence[Expr], ncols: int | N
 
 @dataclass
 class DiffCounts:
-    """Tally of elementary differentiation operations (see :mod:`bridge.diffcount`)."""
+    """Tally of elementary differentiation operations (see :mod:`bridge.model.diffcount`)."""
 
     partial: int = 0
     time: int = 0

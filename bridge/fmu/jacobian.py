@@ -24,8 +24,8 @@ import symengine as se
 import sympy as sp
 from symengine.lib.symengine_wrapper import Boolean
 
-from .eom import EquationsOfMotion
-from .errors import ExportError
+from ..derivation.eom import EquationsOfMotion
+from ..errors import ExportError
 
 #: ``jacobian="auto"`` generates the Jacobian code for systems with at most this many states (also named
 #: in the help of ``nhbridge fmu --jacobian``). It keeps every automatic build under 2 s on the reference
@@ -178,7 +178,7 @@ def jacobian_c(eom: EquationsOfMotion, enabled: bool) -> list[str]:
             "}",
             "",
         ]
-    from .fmu_export import NhbCPrinter, _c_names
+    from .c_printer import NhbCPrinter, _c_names
 
     system = eom.system
     nq = system.n

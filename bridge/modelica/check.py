@@ -20,10 +20,10 @@ from typing import Any
 
 import numpy as np
 
-from .eom import EquationsOfMotion
-from .errors import BridgeError, ExportError, ValidationError
-from .modelica_export import model_source
-from .simulate import simulate
+from ..derivation.eom import EquationsOfMotion
+from ..errors import BridgeError, ExportError, ValidationError
+from ..simulation.simulate import simulate
+from .export import model_source
 
 OMC_MISSING = ("OpenModelica's omc was not found on PATH or in OPENMODELICAHOME; install OpenModelica "
                "(https://openmodelica.org) or use --check rumoca")

@@ -8,9 +8,8 @@ from dataclasses import dataclass
 import numpy as np
 import symengine as se
 
-from ..eom import EquationsOfMotion
-from ..errors import DerivationError, Problem
-from ..mechanics import (
+from ...errors import DerivationError, Problem
+from ...model.mechanics import (
     SINGULAR_SPLIT,
     Differentiator,
     LinearForm,
@@ -27,7 +26,8 @@ from ..mechanics import (
     to_sp_matrix,
     velocity_constraints,
 )
-from ..system import System
+from ...model.system import System
+from ..eom import EquationsOfMotion
 from .base import METHODS, Method, speeds_for
 
 ZERO = se.Integer(0)

@@ -14,8 +14,8 @@ import sympy as sp
 from sympy.printing.codeprinter import CodePrinter
 from sympy.printing.precedence import PRECEDENCE, precedence
 
-from . import symbols as S
-from .loader import MODELICA_KEYWORDS
+from ..model import symbols as S
+from ..model.loader import MODELICA_KEYWORDS
 
 KNOWN_FUNCTIONS = {
     "sin": "sin", "cos": "cos", "tan": "tan", "asin": "asin", "acos": "acos", "atan": "atan",

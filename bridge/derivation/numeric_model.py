@@ -11,10 +11,10 @@ from collections.abc import Mapping
 import numpy as np
 import scipy.linalg
 
-from . import symbols as S
-from .errors import SimulationError
-from .mechanics import split_health
-from .numeric import compile_exprs
+from ..errors import SimulationError
+from ..model import symbols as S
+from ..model.mechanics import split_health
+from ..model.numeric import compile_exprs
 
 SINGULAR_RCOND = 1e-13
 

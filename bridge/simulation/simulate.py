@@ -20,15 +20,15 @@ from typing import TYPE_CHECKING
 import numpy as np
 from scipy.integrate import solve_ivp
 
-from .atomic import write_text
-from .eom import EquationsOfMotion
-from .errors import BridgeError, SimulationError, SplitLimitError
-from .mechanics import choose_independent
-from .numeric_model import NumericModel
-from .system import System
+from ..atomic import write_text
+from ..derivation.eom import EquationsOfMotion
+from ..derivation.numeric_model import NumericModel
+from ..errors import BridgeError, SimulationError, SplitLimitError
+from ..model.mechanics import choose_independent
+from ..model.system import System
 
 if TYPE_CHECKING:
-    from .methods import Method
+    from ..derivation.methods import Method
 
 DEFAULT_RTOL = 1e-10
 DEFAULT_ATOL = 1e-12
@@ -226,7 +226,7 @@ def _repartition(splits: _Splits, current: EquationsOfMotion, num: NumericModel,
             f"(method {current.method}) becomes singular: the constraints can no longer be solved for "
             f"{', '.join(current.dependent)}. Remove [method] independent to let nhbridge re-partition, "
             "or use lagrange")
-    from .methods import METHODS
+    from ..derivation.methods import METHODS
 
     method = METHODS.get_method(current.method)
     ref = np.concatenate([[te], qe, qde, num.params, num.inputs])

@@ -26,14 +26,14 @@ from pathlib import Path
 
 import sympy as sp
 
-from . import __version__
-from . import symbols as S
-from .atomic import write_text
-from .eom import EquationsOfMotion
-from .errors import ExportError
-from .methods import METHODS
-from .modelica_printer import ModelicaCodePrinter
-from .system import Coordinate
+from .. import __version__
+from ..atomic import write_text
+from ..derivation.eom import EquationsOfMotion
+from ..derivation.methods import METHODS
+from ..errors import ExportError
+from ..model import symbols as S
+from ..model.system import Coordinate
+from .printer import ModelicaCodePrinter
 
 LEVELS = ("index1", "given")
 #: how accelerations appear: implicitly as der(der_q) in M*der(v) = f, or as algebraic variables der_der_q
@@ -134,7 +134,7 @@ class ModelicaWriter:
         names = {c.name for c in system.coordinates} | {f"der_{c.name}" for c in system.coordinates}
         if self.level != "given" or not system.m:
             return names
-        from .mechanics import choose_independent
+        from ..model.mechanics import choose_independent
 
         ind = choose_independent(system, self.eom.constraint_jacobian.tolist()) or ()
         keep = {system.coordinates[i].name for i in ind}

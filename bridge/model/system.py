@@ -1,7 +1,7 @@
 """The mechanical system as the user described it: coordinates, energies, forces, constraints.
 
 A :class:`System` is immutable and holds sympy expressions over the symbols of
-:mod:`bridge.symbols` (definitions already substituted). It is built from a TOML
+:mod:`bridge.model.symbols` (definitions already substituted). It is built from a TOML
 system file (:func:`load_system`, :func:`parse_system`) or from a plain mapping whose
 expression entries may be strings or sympy expressions (:func:`build_system`); both
 paths run the same checks and report every problem at once.
@@ -12,14 +12,13 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import sympy as sp
 
 from . import symbols as S
 
-__all__ = ["Coordinate", "Parameter", "Input", "System", "load_system", "parse_system", "build_system"]
+__all__ = ["Coordinate", "Parameter", "Input", "System"]
 
 
 @dataclass(frozen=True)
@@ -183,27 +182,6 @@ def total_derivative(expr: sp.Expr, q, qd, qdd) -> sp.Expr:
         if b in free:
             result += e.diff(b) * c
     return sp.sympify(result)
-
-
-def load_system(path: str | Path) -> System:
-    """Read and check a TOML system file."""
-    from .loader import load_system as _load
-
-    return _load(path)
-
-
-def parse_system(text: str, source: str = "<string>") -> System:
-    """Check a system given as TOML text."""
-    from .loader import parse_system as _parse
-
-    return _parse(text, source)
-
-
-def build_system(data: Mapping[str, Any], source: str = "<python>") -> System:
-    """Build a system from a mapping laid out like the TOML file; expressions may be sympy objects."""
-    from .loader import build_system as _build
-
-    return _build(data, source)
 
 
 def finite(x: Any) -> bool:

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 
 import sympy as sp
 
-from . import symbols as S
-from .system import System
+from ..model import symbols as S
+from ..model.system import System
 
 
 @dataclass(frozen=True)
@@ -120,7 +120,7 @@ class EquationsOfMotion:
 
     @functools.cached_property
     def numeric(self):
-        """Compiled numeric evaluation of this model (see :class:`bridge.numeric_model.NumericModel`)."""
+        """Compiled numeric evaluation of this model (see :class:`bridge.derivation.numeric_model.NumericModel`)."""
         from .numeric_model import NumericModel
 
         return NumericModel(self)

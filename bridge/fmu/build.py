@@ -1,0 +1,115 @@
+"""Native FMUs: generated C for one model plus the fixed runtime in ``fmu/``.
+
+One :class:`FmuLayout` (value references and variable kinds) is computed from the equations and
+drives both the generated C (``NHB_VARIABLES``) and ``modelDescription.xml`` (FMI 2.0 or 3.0), so
+the two cannot drift. The C comes from sympy's C99 printer after one joint CSE pass over the mass
+matrix, forcing and kinematics; the mass-matrix system is solved at run time by the runtime's LU
+with partial pivoting (``nhb_lu_solve``).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+import uuid
+import zipfile
+from importlib import resources
+from pathlib import Path
+
+from ..atomic import atomic_file
+from ..derivation.eom import EquationsOfMotion
+from ..errors import ExportError
+from .layout import PLATFORM, layout
+from .model_c import model_c
+from .model_description import model_description
+
+# -- build ---------------------------------------------------------------------------------------------
+RUNTIME = resources.files("bridge.fmu.runtime")  # the C runtime (top-level fmu/), shipped as package data
+RUNTIME_SOURCES = {2: ["nhb_linalg.c", "nhb_core.c", "nhb_jacobian.c", "fmi2_runtime.c"],
+                   3: ["nhb_linalg.c", "nhb_core.c", "nhb_jacobian.c", "fmi3_runtime.c"]}
+
+
+def compiler() -> str:
+    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    if not cc or not shutil.which(cc.split()[0]):
+        where = f"CC={os.environ['CC']!r} is not an executable" if os.environ.get("CC") else "no cc or gcc on PATH"
+        raise ExportError(f"no C compiler found ({where}): install gcc or set the CC environment variable to a C "
+                          "compiler")
+    return cc
+
+
+def _output_path(path: str | Path) -> Path:
+    """The FMU's target path, checked: it ends in .fmu and its folder exists or can be made."""
+    path = Path(path)
+    if path.suffix != ".fmu":
+        raise ExportError(f"{path}: an FMU file must end in .fmu")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ExportError(f"{path}: cannot write here ({exc.strerror or exc}); choose a writable output path") from exc
+    return path
+
+
+def _compile(cc: str, binary: Path, sources: list[Path], flags: list[str], what: str) -> None:
+    """Compile ``sources`` into the shared library ``binary`` (C99, -O2, position independent)."""
+    binary.parent.mkdir(parents=True, exist_ok=True)
+    cmd = [*cc.split(), "-std=c99", "-O2", "-fPIC", "-shared", *flags, "-o", str(binary), *map(str, sources), "-lm"]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise ExportError(f"compiling {what} failed ({cmd[0]}): {proc.stderr.strip()[:2000]}")
+
+
+def _pack(path: Path, folder: Path) -> Path:
+    """Zip modelDescription.xml, binaries/ and sources/ of ``folder`` into the FMU ``path`` atomically."""
+    members = [folder / "modelDescription.xml", *sorted((folder / "binaries").rglob("*.so")),
+               *sorted((folder / "sources").iterdir())]
+    with atomic_file(path) as tmp, zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zf:
+        for f in members:
+            zf.write(f, f.relative_to(folder).as_posix())
+    return path
+
+
+def build_fmu(eom: EquationsOfMotion, path: str | Path, fmi_version: int = 2,
+              jacobian: bool | str | None = "auto") -> Path:
+    """Generate, compile and pack a source FMU with the Linux x86-64 binary; written atomically.
+
+    ``jacobian``: generate the Jacobian code for directional derivatives (``True``/``False``; ``"auto"``: when
+    the system has at most ``bridge.fmu.jacobian.JACOBIAN_MAX_STATES`` states).
+    """
+    if fmi_version not in (2, 3):
+        raise ExportError(f"FMI version must be 2 or 3, got {fmi_version}")
+    path = _output_path(path)
+    cc = compiler()
+    system = eom.system
+    lay = layout(eom, fmi_version, jacobian)
+    jac = ":jacobian" if lay.jacobian else ""
+    guid = "{" + str(uuid.uuid5(uuid.NAMESPACE_URL,
+                                f"nhbridge:{system.name}:{eom.method}:{model_c_hash(eom)}{jac}")) + "}"
+    sources = RUNTIME_SOURCES[fmi_version]
+    with tempfile.TemporaryDirectory(prefix="nhbridge-fmu-") as tmp:
+        folder = Path(tmp)
+        src = folder / "sources"
+        src.mkdir()
+        (src / "model.c").write_text(model_c(eom, lay, guid), encoding="utf-8")
+        for name in [*sources, "nhb_model.h", "nhb_core.h", "nhb_jacobian.h"]:
+            shutil.copy(RUNTIME / name, src / name)
+        for header in (RUNTIME / "include" / f"fmi{fmi_version}").iterdir():
+            if header.name.endswith(".h"):
+                shutil.copy(header, src / header.name)
+        _compile(cc, folder / "binaries" / PLATFORM[fmi_version] / f"{system.name}.so",
+                 [src / "model.c", *[src / s for s in sources]],
+                 ["-fvisibility=hidden", "-Wall", "-Wextra", f"-I{src}"], system.name)
+        (folder / "modelDescription.xml").write_bytes(model_description(eom, lay, guid))
+        return _pack(path, folder)
+
+
+def model_c_hash(eom: EquationsOfMotion) -> str:
+    import hashlib
+
+    text = "|".join(map(str, [eom.method, *eom.mass_matrix, *eom.forcing, *eom.kinematics,
+                              *[p.name for p in eom.system.parameters]]))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+

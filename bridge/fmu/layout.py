@@ -1,0 +1,107 @@
+"""The FMU layout: value references and variable kinds, computed once from the equations.
+
+One :class:`FmuLayout` drives both the generated C (``NHB_VARIABLES``) and ``modelDescription.xml``
+(FMI 2.0 or 3.0), so the two cannot drift.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..derivation.eom import EquationsOfMotion
+from ..model import symbols as S
+
+PLATFORM = {2: "linux64", 3: "x86_64-linux"}
+
+# enum nhb_kind in fmu/nhb_model.h
+TIME, STATE, DERIVATIVE, PARAMETER, INPUT, VELOCITY, OUTPUT, MULTIPLIER, RESIDUAL = range(9)
+
+
+
+@dataclass(frozen=True)
+class Variable:
+    name: str
+    vr: int
+    kind: int
+    index: int
+    causality: str = "local"
+    variability: str = "continuous"
+    initial: str | None = None
+    start: float | None = None
+    unit: str = ""
+    description: str = ""
+    derivative_of: str | None = None  # name of the state this variable is the derivative of
+    nominal: float | None = None
+
+
+@dataclass(frozen=True)
+class FmuLayout:
+    """Every FMU variable with its value reference, kind and index (one source for XML and C)."""
+
+    fmi_version: int
+    variables: tuple[Variable, ...]
+    nq: int
+    nx: int
+    jacobian: bool = False  # model.c has nhb_jacobian: the FMU provides directional derivatives
+
+    def by_name(self, name: str) -> Variable:
+        for v in self.variables:
+            if v.name == name:
+                return v
+        raise KeyError(name)
+
+
+def _speed_unit(unit: str, power: int) -> str:
+    if not unit:
+        return ""
+    return f"{unit}/s" if power == 1 else f"{unit}/s2"
+
+
+def layout(eom: EquationsOfMotion, fmi_version: int = 2, jacobian: bool | str | None = "auto") -> FmuLayout:
+    from .jacobian import jacobian_enabled
+
+    system = eom.system
+    speeds = [S.base_name(s) for s in eom.u]
+    nq = system.n
+    out: list[Variable] = []
+    vr = 0
+    if fmi_version == 3:
+        out.append(Variable("time", 0, TIME, 0, causality="independent", description="simulation time"))
+        vr = 1
+
+    def add(**kw) -> None:
+        nonlocal vr
+        out.append(Variable(vr=vr, **kw))
+        vr += 1
+
+    for i, c in enumerate(system.coordinates):
+        add(name=c.name, kind=STATE, index=i, initial="exact", start=c.start, unit=c.unit,
+            description=c.description or f"coordinate {c.name}", nominal=c.nominal)
+    for i, c in enumerate(system.coordinates):
+        if c.name in speeds:
+            add(name=f"der({c.name})", kind=STATE, index=nq + speeds.index(c.name), initial="exact",
+                start=c.velocity, unit=_speed_unit(c.unit, 1), description=f"velocity of {c.name}",
+                derivative_of=c.name, nominal=c.nominal)
+        else:
+            add(name=f"der({c.name})", kind=VELOCITY, index=i, unit=_speed_unit(c.unit, 1),
+                description=f"velocity of {c.name} (dependent, from the constraints)", derivative_of=c.name)
+    for k, nm in enumerate(speeds):
+        unit = system.coordinate(nm).unit
+        add(name=f"der({nm},2)", kind=DERIVATIVE, index=nq + k, unit=_speed_unit(unit, 2),
+            description=f"acceleration of {nm}", derivative_of=f"der({nm})")
+    for k, p in enumerate(system.parameters):
+        add(name=p.name, kind=PARAMETER, index=k, causality="parameter", variability="tunable", initial="exact",
+            start=p.value, unit=p.unit, description=p.description or p.name)
+    for k, u in enumerate(system.inputs):
+        add(name=u.name, kind=INPUT, index=k, causality="input", start=u.start, unit=u.unit,
+            description=u.description or u.name)
+    for k, name in enumerate(system.outputs):
+        add(name=name, kind=OUTPUT, index=k, causality="output", unit=system.output_units.get(name, ""),
+            description=system.output_descriptions.get(name, f"output {name}"))
+    for k in range(len(eom.multipliers)):
+        add(name=f"lambda[{k + 1}]", kind=MULTIPLIER, index=k, description=f"constraint multiplier {k + 1}")
+    for k, (entry, _) in enumerate(system.constraints):
+        add(name=f"residual[{k + 1}]", kind=RESIDUAL, index=k, description=f"velocity residual of {entry}")
+    return FmuLayout(fmi_version, tuple(out), nq, nq + len(speeds), jacobian_enabled(eom, jacobian))
+
+

@@ -1,0 +1,220 @@
+"""``modelDescription.xml`` for FMI 2.0 and 3.0, from the same layout as the C."""
+
+from __future__ import annotations
+
+from .. import __version__
+from ..derivation.eom import EquationsOfMotion
+from .layout import OUTPUT, STATE, TIME, FmuLayout, Variable
+
+
+# -- modelDescription.xml ------------------------------------------------------------------------------
+def output_dependencies(eom: EquationsOfMotion, lay: FmuLayout) -> dict[str, list[Variable]]:
+    """The knowns (continuous states, inputs) each output depends on directly, read off its expression.
+
+    An input in an output's expression is direct feedthrough. A dependent velocity (reduced methods)
+    depends on every state.
+    """
+    system = eom.system
+    states = [v for v in lay.variables if v.kind == STATE]
+    by_name = {v.name: v for v in lay.variables}
+    result: dict[str, list[Variable]] = {}
+    for name, expr in system.outputs.items():
+        free = expr.free_symbols
+        deps = set()
+        for c in system.coordinates:
+            if c.symbol in free:
+                deps.add(by_name[c.name])
+            if c.velocity_symbol in free:
+                vel = by_name[f"der({c.name})"]
+                deps.update([vel] if vel.kind == STATE else states)
+        deps.update(by_name[u.name] for u in system.inputs if u.symbol in free)
+        result[name] = sorted(deps, key=lambda v: v.vr)
+    return result
+
+
+def _description_root(eom: EquationsOfMotion, lay: FmuLayout, guid: str):
+    """The ``fmiModelDescription`` element: version, model name, GUID (FMI 3: instantiation token), tool."""
+    from lxml import etree
+
+    system = eom.system
+    v3 = lay.fmi_version == 3
+    root = etree.Element("fmiModelDescription")
+    root.set("fmiVersion", "3.0" if v3 else "2.0")
+    root.set("modelName", system.name)
+    root.set("instantiationToken" if v3 else "guid", guid)
+    root.set("description", system.description or system.name)
+    root.set("generationTool", f"nhbridge {__version__}")
+    if not v3:
+        root.set("numberOfEventIndicators", "0")
+        root.set("variableNamingConvention", "structured")
+    return root
+
+
+def _capabilities(lay: FmuLayout) -> dict[str, str]:
+    """The flags of both interfaces: FMU states (``nhb_state_*`` in nhb_core.c), directional derivatives."""
+    if lay.fmi_version == 3:
+        flags = {"canGetAndSetFMUState": "true", "canSerializeFMUState": "true"}
+        if lay.jacobian:
+            flags["providesDirectionalDerivatives"] = "true"
+        return flags
+    return {"canNotUseMemoryManagementFunctions": "true", "canGetAndSetFMUstate": "true",
+            "canSerializeFMUstate": "true", "providesDirectionalDerivative": "true" if lay.jacobian else "false"}
+
+
+def _add_interfaces(root, name: str, lay: FmuLayout) -> None:
+    """``ModelExchange`` and ``CoSimulation`` (variable communication step, FMI 2: no input interpolation)."""
+    from lxml import etree
+
+    me = etree.SubElement(root, "ModelExchange", modelIdentifier=name)
+    cs = etree.SubElement(root, "CoSimulation", modelIdentifier=name, canHandleVariableCommunicationStepSize="true")
+    for el in (me, cs):
+        for flag, value in _capabilities(lay).items():
+            el.set(flag, value)
+    if lay.fmi_version != 3:
+        cs.set("canInterpolateInputs", "false")
+
+
+def _add_unit_definitions(root, lay: FmuLayout) -> None:
+    """``UnitDefinitions``: every unit the variables use, sorted (none: no element)."""
+    from lxml import etree
+
+    units = sorted({v.unit for v in lay.variables if v.unit})
+    if units:
+        ud = etree.SubElement(root, "UnitDefinitions")
+        for u in units:
+            etree.SubElement(ud, "Unit", name=u)
+
+
+def _add_log_categories(root) -> None:
+    """``LogCategories``: the runtime's error, warning and debug categories."""
+    from lxml import etree
+
+    cats = etree.SubElement(root, "LogCategories")
+    for cat in ("logStatusError", "logStatusWarning", "logDebug"):
+        etree.SubElement(cats, "Category", name=cat)
+
+
+def _add_default_experiment(root, stop_time: float) -> None:
+    """``DefaultExperiment``: 0 to the system's stop time, tolerance 1e-8, step stop time / 1000."""
+    from lxml import etree
+
+    etree.SubElement(root, "DefaultExperiment", startTime="0.0", stopTime=repr(float(stop_time)),
+                     tolerance="1e-08", stepSize=repr(float(stop_time) / 1000))
+
+
+def _add_variable(parent, v: Variable, v3: bool):
+    """One ``Float64`` (FMI 3) or ``ScalarVariable`` (FMI 2) element; the one holding unit, start and nominal.
+
+    In FMI 2 that is the variable's ``Real`` child.
+    """
+    from lxml import etree
+
+    el = etree.SubElement(parent, "Float64" if v3 else "ScalarVariable", name=v.name, valueReference=str(v.vr))
+    if v.description:
+        el.set("description", v.description)
+    el.set("causality", v.causality)
+    if v.kind != TIME:
+        el.set("variability", v.variability)
+    if v.initial and not (v.causality == "input"):
+        el.set("initial", v.initial)
+    target = el if v3 else etree.SubElement(el, "Real")
+    if v.unit:
+        target.set("unit", v.unit)
+    if v.start is not None:
+        target.set("start", repr(float(v.start)))
+    if v.nominal is not None:
+        target.set("nominal", repr(float(v.nominal)))
+    return target
+
+
+def _state_reference(lay: FmuLayout, state: str, index_of: dict[str, int]) -> str:
+    """How a derivative names its state: the value reference (FMI 3) or the 1-based variable index (FMI 2)."""
+    return str(lay.by_name(state).vr) if lay.fmi_version == 3 else str(index_of[state])
+
+
+def _add_model_variables(root, lay: FmuLayout) -> dict[str, int]:
+    """``ModelVariables`` in layout order, derivatives linked to their states; the 1-based index of each name."""
+    from lxml import etree
+
+    index_of = {v.name: pos + 1 for pos, v in enumerate(lay.variables)}
+    mv = etree.SubElement(root, "ModelVariables")
+    for v in lay.variables:
+        target = _add_variable(mv, v, lay.fmi_version == 3)
+        if v.derivative_of:
+            target.set("derivative", _state_reference(lay, v.derivative_of, index_of))
+    return index_of
+
+
+def _state_derivatives(lay: FmuLayout) -> list[Variable]:
+    """The derivatives of the continuous states, ordered like the states."""
+    derivs = [v for v in lay.variables if v.derivative_of and lay.by_name(v.derivative_of).kind == STATE]
+    state_order = {v.name: v.index for v in lay.variables if v.kind == STATE}
+    return sorted(derivs, key=lambda v: state_order[v.derivative_of])
+
+
+def _model_structure_fmi3(ms, outputs: list[Variable], derivs: list[Variable], initial: list[Variable],
+                          depends: dict[str, list[Variable]]) -> None:
+    """FMI 3 ``Output``, ``ContinuousStateDerivative`` and ``InitialUnknown`` elements, by value reference."""
+    from lxml import etree
+
+    for v in outputs:
+        etree.SubElement(ms, "Output", valueReference=str(v.vr),
+                         dependencies=" ".join(str(d.vr) for d in depends[v.name]))
+    for v in derivs:
+        etree.SubElement(ms, "ContinuousStateDerivative", valueReference=str(v.vr))
+    for v in initial:
+        etree.SubElement(ms, "InitialUnknown", valueReference=str(v.vr))
+
+
+def _model_structure_fmi2(ms, outputs: list[Variable], derivs: list[Variable], initial: list[Variable],
+                          depends: dict[str, list[Variable]], index_of: dict[str, int]) -> None:
+    """FMI 2 ``Outputs``, ``Derivatives`` and ``InitialUnknowns``, each an ``Unknown`` by variable index."""
+    from lxml import etree
+
+    if outputs:
+        out_el = etree.SubElement(ms, "Outputs")
+        for v in outputs:
+            etree.SubElement(out_el, "Unknown", index=str(index_of[v.name]),
+                             dependencies=" ".join(str(index_of[d.name]) for d in depends[v.name]))
+    der_el = etree.SubElement(ms, "Derivatives")
+    for v in derivs:
+        etree.SubElement(der_el, "Unknown", index=str(index_of[v.name]))
+    if initial:
+        ini_el = etree.SubElement(ms, "InitialUnknowns")
+        for v in sorted(initial, key=lambda v: index_of[v.name]):
+            etree.SubElement(ini_el, "Unknown", index=str(index_of[v.name]))
+
+
+def _add_model_structure(root, eom: EquationsOfMotion, lay: FmuLayout, index_of: dict[str, int]) -> None:
+    """``ModelStructure``: the outputs with their dependencies, the state derivatives and the initial unknowns.
+
+    The initial unknowns are the outputs and the calculated derivatives (a velocity state is exact). The
+    dependencies are declared so that importers can tell direct feedthrough.
+    """
+    from lxml import etree
+
+    ms = etree.SubElement(root, "ModelStructure")
+    outputs = [v for v in lay.variables if v.kind == OUTPUT]
+    derivs = _state_derivatives(lay)
+    initial = sorted({*outputs, *(v for v in derivs if v.kind != STATE)}, key=lambda v: v.vr)
+    depends = output_dependencies(eom, lay)
+    if lay.fmi_version == 3:
+        _model_structure_fmi3(ms, outputs, derivs, initial, depends)
+    else:
+        _model_structure_fmi2(ms, outputs, derivs, initial, depends, index_of)
+
+
+def model_description(eom: EquationsOfMotion, lay: FmuLayout, guid: str) -> bytes:
+    """``modelDescription.xml`` (FMI 2.0 or 3.0, as ``lay.fmi_version``) for the layout's variables, UTF-8."""
+    from lxml import etree
+
+    root = _description_root(eom, lay, guid)
+    _add_interfaces(root, eom.system.name, lay)
+    _add_unit_definitions(root, lay)
+    _add_log_categories(root)
+    _add_default_experiment(root, eom.system.stop_time)
+    index_of = _add_model_variables(root, lay)
+    _add_model_structure(root, eom, lay, index_of)
+    return etree.tostring(root, pretty_print=True, xml_declaration=True, encoding="UTF-8")
+
+

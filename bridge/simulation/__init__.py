@@ -1,0 +1,5 @@
+"""Native simulation: ``EquationsOfMotion`` integrated by scipy (DOP853), re-partitioning singular splits."""
+
+from .simulate import SimulationResult, simulate
+
+__all__ = ["SimulationResult", "simulate"]
