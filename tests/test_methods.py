@@ -130,7 +130,7 @@ def test_fixed_split_that_turns_singular_stops_with_time():
     eom = bridge.derive(system, "maggi", independent=["x"])
     import dataclasses
 
-    fixed = dataclasses.replace(eom, system=dataclasses.replace(system, independent=("x",)))
+    fixed = dataclasses.replace(eom, system=dataclasses.replace(system, independent=("x",), fixed_split=True))
     with pytest.raises(SimulationError, match=r"t = 1\.5\d+.*singular"):
         bridge.simulate(fixed, 10.0)
 

@@ -57,7 +57,7 @@ INPUT_KEYS = {"start", "unit", "description"}
 OUTPUT_KEYS = {"expr", "unit", "description"}
 ENERGY_KEYS = {"kinetic", "potential", "dissipation"}
 CONSTRAINT_KEYS = {"holonomic", "nonholonomic"}
-METHOD_KEYS = {"independent"}
+METHOD_KEYS = {"independent", "fixed_split"}
 SIMULATION_KEYS = {"stop_time", "interval", "rtol", "atol"}
 START_TOL = 1e-9
 
@@ -302,6 +302,7 @@ class _Builder:
         holonomic, nonholonomic = self._constraints()
         outputs = self._outputs()
         independent = self._method(len(holonomic) + len(nonholonomic))
+        fixed_split = self._fixed_split()
         stop_time = self._simulation()
         self.p.raise_if_any()
 
@@ -310,7 +311,8 @@ class _Builder:
             inputs=tuple(self.inputs), kinetic=T, potential=V, dissipation=D, forces=forces,
             holonomic=tuple(holonomic), nonholonomic=tuple(nonholonomic), outputs=outputs,
             output_units=self.output_units, output_descriptions=self.output_descriptions,
-            definitions=dict(self.definitions), independent=independent, stop_time=stop_time, source=self.source,
+            definitions=dict(self.definitions), independent=independent, fixed_split=fixed_split,
+            stop_time=stop_time, source=self.source,
         )
         return check_start(system, self.p)
 
@@ -537,6 +539,15 @@ class _Builder:
             return None
         self._check_independent(independent, m)
         return tuple(independent)
+
+    def _fixed_split(self) -> bool:
+        """``[method] fixed_split``: whether the reduced methods keep the start split (never re-partition)."""
+        value = self.table("method").get("fixed_split", False)
+        if not isinstance(value, bool):
+            self.p.add("method.fixed_split", f"expected true or false, got {value!r}",
+                       "write fixed_split = true to keep the start split for the whole run")
+            return False
+        return value
 
     def _check_independent(self, independent: list[str], m: int) -> None:
         """Each name a coordinate, listed once, and n - m of them for m constraints."""

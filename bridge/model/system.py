@@ -93,6 +93,7 @@ class System:
     output_descriptions: Mapping[str, str] = field(default_factory=dict)
     definitions: Mapping[str, sp.Expr] = field(default_factory=dict)
     independent: tuple[str, ...] | None = None
+    fixed_split: bool = False  # [method] fixed_split: the reduced methods keep their start split for the whole run
     stop_time: float = 10.0
     source: str = "<system>"
     adjusted_start: tuple[str, ...] = ()  # coordinates/velocities computed from constraints

@@ -220,11 +220,11 @@ def _repartition(splits: _Splits, current: EquationsOfMotion, num: NumericModel,
     """The independent velocities of a new split where the current one became singular at ``te``, chosen by
     column-pivoted QR of the constraint Jacobian at the event state; its equations are derived once."""
     system = splits.system
-    if system.independent is not None:
+    if system.fixed_split:
         raise SplitLimitError(
             f"at t = {te:.9g} the split with independent velocities {', '.join(current.independent)} "
             f"(method {current.method}) becomes singular: the constraints can no longer be solved for "
-            f"{', '.join(current.dependent)}. Remove [method] independent to let nhbridge re-partition, "
+            f"{', '.join(current.dependent)}. Remove [method] fixed_split = true to let nhbridge re-partition, "
             "or use lagrange")
     from ..derivation.methods import METHODS
 
