@@ -196,8 +196,12 @@ nhb_status nhb_setup_experiment(nhb_instance *inst, const char *func, int tolera
                                 double tolerance, double start_time, int stop_time_defined,
                                 double stop_time);
 
-/* Evaluate the model once at the initial point (so that bad parameters fail here, with the model's
- * message, and not later inside an integrator). On failure the mode becomes Error. */
+/* ExitInitializationMode: make the start state consistent with the constraints (the dependent
+ * coordinates NHB_DEPENDENT of the build-time split computed from the others: positions by Newton on
+ * the holonomic constraints, velocities by LU; see nhb_model.h), then evaluate the model once at the
+ * initial point (so that bad parameters fail here, with the model's message, and not later inside an
+ * integrator). On failure (Newton not converging, a singular matrix, a failed evaluation) the reason,
+ * naming the constraint and its residual, is logged, the given state is kept and the mode becomes Error. */
 nhb_status nhb_check_initial_point(nhb_instance *inst, const char *func);
 
 /* Variable access ------------------------------------------------------------------------------- */

@@ -71,6 +71,28 @@ extern const int NHB_HAS_JACOBIAN;
 int nhb_jacobian(double t, const double *x, const double *p, const double *in, const double *z, double *J,
                  char *msg, size_t msg_len);
 
+/* Constraints, for consistent start values (nhb_core.c, at ExitInitializationMode). NHB_HAS_CONSTRAINTS = 0:
+ * the model has none (NHB_NRES == 0), nothing is projected and nhb_constraints is a stub that fails. Else the
+ * NHB_NRES constraints are, at velocity level, A(q, t) der(q) + a0(q, t) = 0, the first NHB_NHOL of them the
+ * time derivatives of the holonomic constraints phi(q, t) = 0 (so their rows of A are d phi/dq).
+ * NHB_DEPENDENT[0..NHB_NRES) are the coordinates (increasing indices) of the split chosen at build time:
+ * their positions (Newton on phi = 0, when NHB_NHOL > 0) and, when NHB_VELOCITY_STATES = 1 (all
+ * velocities are states, x[NHB_NQ + i] = der(q_i): the multiplier forms), their velocities are computed
+ * from the others, which count as given. Reduced forms (NHB_VELOCITY_STATES = 0) carry the independent
+ * speeds only; their dependent velocities satisfy the constraints by construction.
+ * NHB_COORDINATE_NAMES (NHB_NQ) and NHB_CONSTRAINT_NAMES (NHB_NRES) name them in messages. */
+extern const int NHB_HAS_CONSTRAINTS;
+extern const int NHB_NHOL;
+extern const int NHB_VELOCITY_STATES;
+extern const int NHB_DEPENDENT[];
+extern const char *const NHB_COORDINATE_NAMES[];
+extern const char *const NHB_CONSTRAINT_NAMES[];
+
+/* phi (NHB_NHOL), A (NHB_NRES x NHB_NQ, row-major) and a0 (NHB_NRES) at time t and the positions
+ * x[0..NHB_NQ). Returns 0, or nonzero with a message. */
+int nhb_constraints(double t, const double *x, const double *p, const double *in, double *phi, double *A,
+                    double *a0, char *msg, size_t msg_len);
+
 /* Provided by the runtime (fmu/nhb_linalg.c) for the generated code -------------------------------- */
 /* Solve A z = b in place (A: n x n row-major, overwritten by its LU factors; b: overwritten by z).
  * Partial pivoting. Returns 0, or k+1 when pivot k is (numerically) zero. */

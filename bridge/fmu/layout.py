@@ -43,6 +43,7 @@ class FmuLayout:
     nq: int
     nx: int
     jacobian: bool = False  # model.c has nhb_jacobian: the FMU provides directional derivatives
+    dependent: tuple[int, ...] = ()  # build-time split: coordinates made consistent at initialization
 
     def by_name(self, name: str) -> Variable:
         for v in self.variables:
@@ -51,16 +52,45 @@ class FmuLayout:
         raise KeyError(name)
 
 
+_DEPENDENT_POSITION = " (dependent: its start value is computed from the holonomic constraints at initialization)"
+_DEPENDENT_VELOCITY = " (dependent: its start value is computed from the constraints at initialization)"
+
+
 def _speed_unit(unit: str, power: int) -> str:
     if not unit:
         return ""
     return f"{unit}/s" if power == 1 else f"{unit}/s2"
 
 
+def start_split(eom: EquationsOfMotion) -> tuple[int, ...]:
+    """The dependent coordinates (indices, increasing) whose start positions (holonomic constraints) and
+    velocities the FMU computes from the others at initialization: the method's split for the reduced
+    methods, else ``[method] independent``, else :func:`~bridge.model.mechanics.choose_independent` at the
+    start state (the split the loader and the reduced methods would choose).
+    """
+    from ..errors import ExportError
+    from ..model.mechanics import Differentiator, choose_independent, independent_from_names, velocity_constraints
+
+    system = eom.system
+    if system.m == 0:
+        return ()
+    if eom.dependent:
+        return tuple(sorted(eom.dependent_index))
+    if system.independent:
+        independent = independent_from_names(system, system.independent)
+    else:
+        independent = choose_independent(system, velocity_constraints(system, Differentiator(system))[1])
+    if independent is None:
+        raise ExportError(f"{system.name}: no choice of independent velocities is regular at the start state, so the "
+                          "FMU could not make changed start values consistent; check the start values")
+    return tuple(i for i in range(system.n) if i not in independent)
+
+
 def layout(eom: EquationsOfMotion, fmi_version: int = 2, jacobian: bool | str | None = "auto") -> FmuLayout:
     from .jacobian import jacobian_enabled
 
     system = eom.system
+    dependent = start_split(eom)
     speeds = [S.base_name(s) for s in eom.u]
     nq = system.n
     out: list[Variable] = []
@@ -76,11 +106,13 @@ def layout(eom: EquationsOfMotion, fmi_version: int = 2, jacobian: bool | str | 
 
     for i, c in enumerate(system.coordinates):
         add(name=c.name, kind=STATE, index=i, initial="exact", start=c.start, unit=c.unit,
-            description=c.description or f"coordinate {c.name}", nominal=c.nominal)
+            description=(c.description or f"coordinate {c.name}") + _DEPENDENT_POSITION * (
+                i in dependent and bool(system.holonomic)), nominal=c.nominal)
     for i, c in enumerate(system.coordinates):
         if c.name in speeds:
             add(name=f"der({c.name})", kind=STATE, index=nq + speeds.index(c.name), initial="exact",
-                start=c.velocity, unit=_speed_unit(c.unit, 1), description=f"velocity of {c.name}",
+                start=c.velocity, unit=_speed_unit(c.unit, 1),
+                description=f"velocity of {c.name}" + _DEPENDENT_VELOCITY * (i in dependent),
                 derivative_of=c.name, nominal=c.nominal)
         else:
             add(name=f"der({c.name})", kind=VELOCITY, index=i, unit=_speed_unit(c.unit, 1),
@@ -102,6 +134,6 @@ def layout(eom: EquationsOfMotion, fmi_version: int = 2, jacobian: bool | str | 
         add(name=f"lambda[{k + 1}]", kind=MULTIPLIER, index=k, description=f"constraint multiplier {k + 1}")
     for k, (entry, _) in enumerate(system.constraints):
         add(name=f"residual[{k + 1}]", kind=RESIDUAL, index=k, description=f"velocity residual of {entry}")
-    return FmuLayout(fmi_version, tuple(out), nq, nq + len(speeds), jacobian_enabled(eom, jacobian))
+    return FmuLayout(fmi_version, tuple(out), nq, nq + len(speeds), jacobian_enabled(eom, jacobian), dependent)
 
 

@@ -1,8 +1,10 @@
-"""The generated ``model.c``: constants, start values, ``nhb_rhs``, ``nhb_outputs`` (and ``nhb_jacobian``).
+"""The generated ``model.c``: constants, start values, ``nhb_rhs``, ``nhb_outputs``, ``nhb_constraints`` (and
+``nhb_jacobian``).
 
 The C comes from the C99 printer after one joint CSE pass over the mass matrix, forcing and
 kinematics; the mass-matrix system is solved at run time by the runtime's LU with partial pivoting
-(``nhb_lu_solve``).
+(``nhb_lu_solve``). ``nhb_constraints`` gives the runtime phi(q, t), A(q, t) and a0(q, t) (one CSE pass) to
+make the start state consistent at initialization (Newton and LU in the runtime, nothing inverted here).
 """
 
 from __future__ import annotations
@@ -137,12 +139,64 @@ def _c_outputs(eom: EquationsOfMotion) -> list[str]:
     ]
 
 
+def _c_string(text: str) -> str:
+    """A C string literal of ``text`` (UTF-8; quotes, backslashes, ``?`` (trigraphs) and non-ASCII escaped)."""
+    out = [("\\" + chr(b)) if chr(b) in '"\\?' else chr(b) if 32 <= b < 127 else f"\\{b:03o}"
+           for b in text.encode("utf-8")]
+    return '"' + "".join(out) + '"'
+
+
+def _c_constraints(eom: EquationsOfMotion, lay: FmuLayout) -> list[str]:
+    """``NHB_HAS_CONSTRAINTS``, the build-time split and ``nhb_constraints`` (a stub without constraints).
+
+    ``nhb_constraints`` evaluates at (t, q) the holonomic constraints phi (``NHB_NHOL``) and all constraints at
+    velocity level ``A(q, t) q' + a0(q, t) = 0`` (holonomic ones differentiated, so their rows of A are
+    d phi/dq), A row-major ``NHB_NRES x NHB_NQ``; one CSE pass over phi, A and a0.
+    """
+    system = eom.system
+    m, n, nh = system.m, system.n, len(system.holonomic)
+    head = [
+        "",
+        "/* Constraints for consistent start values (nhb_model.h): at ExitInitializationMode the runtime computes",
+        " * the dependent coordinates NHB_DEPENDENT (positions by Newton on phi = 0, velocities from A q' + a0 = 0)",
+        " * from the others, which count as given. */",
+        f"const int NHB_HAS_CONSTRAINTS = {int(m > 0)};",
+        f"const int NHB_NHOL = {nh};",
+        f"const int NHB_VELOCITY_STATES = {int(not eom.is_reduced)};",
+        f"const int NHB_DEPENDENT[] = {{{', '.join(map(str, lay.dependent)) or '0'}}};",
+        "const char *const NHB_COORDINATE_NAMES[] = {"
+        + ", ".join(_c_string(c.name) for c in system.coordinates) + "};",
+        "const char *const NHB_CONSTRAINT_NAMES[] = {"
+        + (", ".join(_c_string(entry) for entry, _ in system.constraints) or '""') + "};",
+        "",
+        "int nhb_constraints(double t, const double *x, const double *p, const double *in, double *phi, double *A,",
+        "                    double *a0, char *msg, size_t msg_len)",
+        "{",
+        "    (void)t; (void)x; (void)p; (void)in; (void)phi; (void)A; (void)a0;",
+    ]
+    if m == 0:
+        return head + ['    snprintf(msg, msg_len, "the model has no constraints");', "    return 1;", "}", ""]
+    A, a0 = system.constraint_matrix()
+    temps, exprs = _cse_block(NhbCPrinter(_c_names(eom)), list(system.holonomic) + list(A) + list(a0), "g")
+    return head + [
+        "    (void)msg; (void)msg_len;",
+        *temps,
+        *_c_assignments("phi", exprs[:nh]),
+        *_c_assignments("A", exprs[nh:nh + m * n]),
+        *_c_assignments("a0", exprs[nh + m * n:]),
+        "    return 0;",
+        "}",
+        "",
+    ]
+
+
 def model_c(eom: EquationsOfMotion, lay: FmuLayout, guid: str) -> str:
-    """The generated ``model.c``: constants, start values, ``nhb_rhs``, ``nhb_outputs`` (and ``nhb_jacobian``)."""
+    """The generated ``model.c``: constants, start values, ``nhb_rhs``, ``nhb_outputs``, ``nhb_constraints`` (and
+    ``nhb_jacobian``)."""
     from .jacobian import jacobian_c
 
     lines = [*_c_preamble(eom), *_c_model_constants(eom, lay, guid), *_c_start_values(eom), *_c_rhs(eom, lay),
-             *_c_outputs(eom), *jacobian_c(eom, lay.jacobian)]
+             *_c_outputs(eom), *_c_constraints(eom, lay), *jacobian_c(eom, lay.jacobian)]
     return "\n".join(lines)
 
 

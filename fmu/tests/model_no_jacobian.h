@@ -1,6 +1,7 @@
-/* The Jacobian part of the model contract (nhb_model.h) for the hand-written test models, which have
- * no Jacobian code: NHB_HAS_JACOBIAN = 0, and nhb_jacobian fails, so that the runtime's directional
- * derivatives report "not supported". It defines both: include it in the one model file of a binary.
+/* The Jacobian and constraint parts of the model contract (nhb_model.h) for the hand-written test models,
+ * which have no Jacobian code and no constraints: NHB_HAS_JACOBIAN = 0, and nhb_jacobian fails, so that the
+ * runtime's directional derivatives report "not supported"; NHB_HAS_CONSTRAINTS = 0 (nothing to make
+ * consistent at initialization), and nhb_constraints fails. Include it in the one model file of a binary.
  */
 #ifndef NHB_MODEL_NO_JACOBIAN_H
 #define NHB_MODEL_NO_JACOBIAN_H
@@ -21,6 +22,27 @@ int nhb_jacobian(double t, const double *x, const double *p, const double *in, c
     (void)z;
     (void)J;
     snprintf(msg, msg_len, "no Jacobian code");
+    return 1;
+}
+
+const int NHB_HAS_CONSTRAINTS = 0;
+const int NHB_NHOL = 0;
+const int NHB_VELOCITY_STATES = 0;
+const int NHB_DEPENDENT[] = {0};
+const char *const NHB_COORDINATE_NAMES[] = {""};
+const char *const NHB_CONSTRAINT_NAMES[] = {""};
+
+int nhb_constraints(double t, const double *x, const double *p, const double *in, double *phi, double *A,
+                    double *a0, char *msg, size_t msg_len)
+{
+    (void)t;
+    (void)x;
+    (void)p;
+    (void)in;
+    (void)phi;
+    (void)A;
+    (void)a0;
+    snprintf(msg, msg_len, "no constraints");
     return 1;
 }
 
