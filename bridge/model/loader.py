@@ -7,7 +7,6 @@ one paragraph per problem naming the file, the entry and the fix.
 from __future__ import annotations
 
 import difflib
-import math
 import re
 import tomllib
 from collections.abc import Mapping
@@ -17,9 +16,19 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
-from ..errors import ProblemCollector, SystemFileError
+from ..errors import Problem, ProblemCollector, SystemFileError
 from . import symbols as S
-from .expressions import FUNCTIONS, SPECIAL_NAMES, ExpressionError, caret, parse_expression
+from .expressions import (
+    FUNCTIONS,
+    MAX_TREE_SIZE,
+    SPECIAL_NAMES,
+    ExpressionError,
+    caret,
+    literal_value,
+    parse_expression,
+    tree_size,
+)
+from .kinks import diff
 from .mechanics import (
     SINGULAR_SPLIT,
     Differentiator,
@@ -30,6 +39,7 @@ from .mechanics import (
 )
 from .numeric import compile_exprs
 from .system import Coordinate, Input, Parameter, System, finite, total_derivative
+from .units import unit_problem
 
 MODELICA_KEYWORDS = frozenset("""
 algorithm and annotation assert block break class connect connector constant constrainedby der
@@ -43,10 +53,21 @@ auto break case char const continue default do double else enum extern float for
 register restrict return short signed sizeof static struct switch typedef union unsigned void volatile
 while _Bool _Complex _Imaginary bool true false NULL main
 """.split())
+#: Modelica's predefined types, built-in operators and functions, and the standard library's top-level names
+MODELICA_BUILTINS = frozenset("""
+Real Integer Boolean String StateSelect ExternalObject AssertionLevel Connections Clock Subtask Modelica
+ModelicaServices Complex abs sign sqrt div mod rem ceil floor integer log10 initial terminal noEvent smooth
+sample pre edge change reinit delay cardinality homotopy semiLinear inStream actualStream getInstanceName
+spatialDistribution ndims size scalar vector matrix identity diagonal zeros ones fill linspace transpose
+outerProduct symmetric cross skew product sum cat array assert terminate previous hold subSample superSample
+shiftSample backSample noClock interval firstTick
+""".split())
+MAX_NAME_LENGTH = 64
 #: names the exporters generate (velocity variables der_<q>, multipliers, residuals, temporaries)
 GENERATED_NAMES = frozenset({"lambda", "residual"})
 RESERVED_PREFIXES = ("der_", "nhb_", "fmi")
-RESERVED = MODELICA_KEYWORDS | C_KEYWORDS | frozenset(FUNCTIONS) | frozenset(SPECIAL_NAMES) | GENERATED_NAMES
+RESERVED = (MODELICA_KEYWORDS | MODELICA_BUILTINS | C_KEYWORDS | frozenset(FUNCTIONS) | frozenset(SPECIAL_NAMES)
+            | GENERATED_NAMES)
 IDENTIFIER = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
 
 TOP_LEVEL = {"name", "description", "coordinates", "parameters", "inputs", "definitions", "energy",
@@ -67,7 +88,12 @@ def _suggest(word: str, choices) -> str:
     return f"did you mean {close[0]!r}?" if close else ""
 
 
-def load_system(path: str | Path) -> System:
+def load_system(path: str | Path, overrides: Mapping[str, Any] | None = None) -> System:
+    """The system in ``path``; ``overrides`` (name -> value, as ``--set``) applied by :mod:`bridge.model.overrides`."""
+    if overrides:
+        from .overrides import apply_overrides
+
+        return apply_overrides(load_system(path), overrides)
     path = Path(path)
     try:
         raw = path.read_bytes()
@@ -88,11 +114,21 @@ def parse_system(text: str, source: str = "<string>") -> System:
         col.add("toml", f"malformed TOML ({exc})",
                 "check quotes, brackets and that each key appears once; see the format in README.md")
         raise SystemFileError(col.problems) from exc
+    except RecursionError as exc:
+        raise SystemFileError(Problem("toml", "the TOML is nested too deep",
+                                      "a system file needs only a few levels of tables", source)) from exc
+    except ValueError as exc:  # e.g. an integer with more digits than Python converts
+        raise SystemFileError(Problem("toml", f"a value cannot be read ({exc})",
+                                      "write numbers with at most 100 digits", source)) from exc
     return build_system(data, source)
 
 
 def build_system(data: Mapping[str, Any], source: str = "<python>") -> System:
     return _Builder(data, source).build()
+
+
+class _Reported(ExpressionError):
+    """A broken definition used elsewhere: its problem is reported once, at the definition."""
 
 
 class _Builder:
@@ -139,8 +175,13 @@ class _Builder:
             self.p.add(entry, f"{name!r} is not a valid identifier",
                        "names start with a letter and contain only letters, digits and underscores")
             return False
+        if len(name) > MAX_NAME_LENGTH:
+            self.p.add(entry, f"the name {name[:20]}... is {len(name)} characters long (at most {MAX_NAME_LENGTH})",
+                       "use a shorter name; it becomes a Modelica, C and file name")
+            return False
         if name in RESERVED or name.startswith(RESERVED_PREFIXES):
             what = ("a Modelica keyword" if name in MODELICA_KEYWORDS else "a C keyword" if name in C_KEYWORDS
+                    else "a predefined Modelica type, operator or library name" if name in MODELICA_BUILTINS
                     else "a reserved name of the expression language" if name in FUNCTIONS or name in SPECIAL_NAMES
                     else "reserved for generated code")
             self.p.add(entry, f"{name!r} is {what} and cannot be used as a name",
@@ -164,19 +205,38 @@ class _Builder:
         return float(value)
 
     def text(self, entry: str, value: Any) -> str:
+        """A description: any printable text (no control characters, which XML and C cannot carry)."""
         if value is None:
             return ""
         if not isinstance(value, str):
             self.p.add(entry, f"expected a string, got {type(value).__name__}", 'write it in quotes, e.g. "m"')
             return ""
+        bad = next((ch for ch in value if not ch.isprintable()), None)
+        if bad is not None:
+            self.p.add(entry, f"the text contains the control or non-character U+{ord(bad):04X}",
+                       "remove it; names, units and descriptions are printable text on one line")
+            return ""
         return value
+
+    def unit(self, entry: str, value: Any) -> str:
+        """A unit string in the Modelica/FMI unit syntax (e.g. "N.m", "rad/s", "kg.m2"), or ""."""
+        text = self.text(entry, value)
+        problem = unit_problem(text)
+        if problem:
+            self.p.add(entry, problem, 'write units like "m", "rad/s", "N.m.s/rad", "kg.m2" or "m/s2" '
+                       "(factors joined by '.', one '/', integer exponents, SI symbols and prefixes)")
+            return ""
+        return text
 
     # -- expression parsing --------------------------------------------------------
     def resolve(self, name: str, pos: int) -> sp.Expr:
         if name in self.symbols:
             return self.symbols[name]
         if name in self.definition_text:
-            return self.definition(name)
+            expr = self.definition(name)
+            if expr is sp.nan:
+                raise _Reported(f"the definition {name!r} is broken (reported there)", pos)
+            return expr
         if name == "t":
             return S.t
         hint = _suggest(name, list(self.symbols) + list(self.definition_text))
@@ -205,7 +265,13 @@ class _Builder:
                                   "remove the cycle")
         self._defining.append(name)
         try:
-            expr = self.parse(f"definitions.{name}", self.definition_text[name], nested=True)
+            text = self.definition_text[name]
+            if not isinstance(text, (str, int, float, sp.Basic)) or isinstance(text, bool):
+                raise ExpressionError(f"expected an expression string, got {type(text).__name__}", None,
+                                      'write the expression in quotes, e.g. "m*g*y"')
+            expr = self.parse(f"definitions.{name}", text, nested=True)
+            if expr is None:  # a problem is recorded already
+                raise _Reported("reported", None)
         finally:
             self._defining.pop()
         self.definitions[name] = expr
@@ -215,14 +281,22 @@ class _Builder:
         """Parse one expression entry; on error record a problem and return None."""
         if isinstance(text, sp.Basic):
             return self.check_sympy(entry, text)
-        if isinstance(text, (int, float)) and not isinstance(text, bool) and math.isfinite(text):
-            return sp.nsimplify(text, rational=True)
+        if isinstance(text, (int, float)) and not isinstance(text, bool) and finite(text):
+            try:
+                return literal_value(text)
+            except ExpressionError as exc:
+                self.p.add(entry, exc.message, exc.hint)
+                return None
         if not isinstance(text, str):
             self.p.add(entry, f"expected an expression string, got {type(text).__name__}",
                        'write the expression in quotes, e.g. "m*g*y"')
             return None
         try:
             return parse_expression(text, self.resolve, self.der)
+        except _Reported:
+            if nested:
+                raise
+            return None
         except ExpressionError as exc:
             if nested:
                 raise
@@ -233,6 +307,10 @@ class _Builder:
             return None
 
     def check_sympy(self, entry: str, expr: sp.Basic) -> sp.Expr | None:
+        if tree_size(expr) > MAX_TREE_SIZE:
+            self.p.add(entry, f"the expression is too large (more than {MAX_TREE_SIZE} operations)",
+                       "simplify it or split the model")
+            return None
         known = set(self.symbols.values()) | {S.t} | {c.velocity_symbol for c in self.coords} | {
             c.acceleration_symbol for c in self.coords}
         unknown = [s for s in expr.free_symbols if s not in known]
@@ -352,7 +430,7 @@ class _Builder:
         nominal = self._nominal(entry, spec)
         c = Coordinate(cname, self.number(f"{entry}.start", spec.get("start")),
                        self.number(f"{entry}.velocity", spec.get("velocity"), required=False),
-                       self.text(f"{entry}.unit", spec.get("unit")),
+                       self.unit(f"{entry}.unit", spec.get("unit")),
                        self.text(f"{entry}.description", spec.get("description")), nominal)
         self.coords.append(c)
         self.symbols[cname] = c.symbol
@@ -377,7 +455,7 @@ class _Builder:
             self.check_keys(entry, spec, PARAMETER_KEYS)
             if self.declare(entry, pname, "parameter"):
                 par = Parameter(pname, self.number(f"{entry}.value", spec.get("value")),
-                                self.text(f"{entry}.unit", spec.get("unit")),
+                                self.unit(f"{entry}.unit", spec.get("unit")),
                                 self.text(f"{entry}.description", spec.get("description")))
                 self.params.append(par)
                 self.symbols[pname] = par.symbol
@@ -392,7 +470,7 @@ class _Builder:
             self.check_keys(entry, spec, INPUT_KEYS)
             if self.declare(entry, uname, "input"):
                 u = Input(uname, self.number(f"{entry}.start", spec.get("start"), required=False),
-                          self.text(f"{entry}.unit", spec.get("unit")),
+                          self.unit(f"{entry}.unit", spec.get("unit")),
                           self.text(f"{entry}.description", spec.get("description")))
                 self.inputs.append(u)
                 self.symbols[uname] = u.symbol
@@ -409,6 +487,8 @@ class _Builder:
         """Parse one definition; a broken one is reported and becomes nan, which later checks pass over."""
         try:
             self.definition(dname)
+        except _Reported:
+            self.definitions[dname] = sp.nan
         except ExpressionError as exc:
             raw = self.definition_text[dname]
             self.p.add(f"definitions.{dname}",
@@ -490,7 +570,7 @@ class _Builder:
             return
         se_expr = to_se(expr)
         se_vel = {to_se(v) for v in qd}
-        bad = [v for v in vel if se_expr.diff(to_se(v)).free_symbols & se_vel]
+        bad = [v for v in vel if diff(se_expr, to_se(v)).free_symbols & se_vel]
         if bad:
             self.p.add(entry, "the nonholonomic constraint is not linear in the velocities "
                        f"(it is non-linear in {bad[0]})",
@@ -519,7 +599,7 @@ class _Builder:
             self.p.add(f"{entry}.expr", "the expression is missing",
                        f'write {oname} = {{ expr = "...", unit = "..." }} or {oname} = "..."')
             return False
-        unit = self.text(f"{entry}.unit", spec.get("unit"))
+        unit = self.unit(f"{entry}.unit", spec.get("unit"))
         description = self.text(f"{entry}.description", spec.get("description"))
         if unit:
             self.output_units[oname] = unit

@@ -23,6 +23,7 @@ import sympy as sp
 from ..errors import DerivationError, Problem
 from . import symbols as S
 from .diffcount import partial_cost, time_cost
+from .kinks import diff
 from .numeric import compile_exprs
 from .system import System
 
@@ -87,7 +88,7 @@ class Differentiator:
         self.counts.calls += 1
         if self.count:
             self.counts.partial += partial_cost(to_sp(expr), to_sp(var))
-        return se.diff(expr, var)
+        return diff(expr, var)
 
     def time(self, expr: Expr) -> LinearForm:
         """d/dt of an expression in (q, q', t): a form linear in q''."""
@@ -95,11 +96,11 @@ class Differentiator:
         if self.count:
             self.counts.time += time_cost(to_sp(expr), self._timed)
         free = expr.free_symbols
-        coeffs = [se.diff(expr, v) if v in free else se.Integer(0) for v in self.qd]
-        rest = se.diff(expr, self.t) if self.t in free else se.Integer(0)
+        coeffs = [diff(expr, v) if v in free else se.Integer(0) for v in self.qd]
+        rest = diff(expr, self.t) if self.t in free else se.Integer(0)
         for a, b in zip(self.q, self.qd):
             if a in free:
-                rest += se.diff(expr, a) * b
+                rest += diff(expr, a) * b
         return LinearForm(coeffs, rest)
 
 
@@ -118,7 +119,7 @@ class LinearForm:
         if d.count:
             d.counts.partial += partial_cost(to_sp(self.expr(d)), to_sp(var))
         d.counts.calls += 1
-        return LinearForm([se.diff(c, var) for c in self.coeffs], se.diff(self.rest, var))
+        return LinearForm([diff(c, var) for c in self.coeffs], diff(self.rest, var))
 
     def expr(self, d: Differentiator) -> Expr:
         return sum((c * a for c, a in zip(self.coeffs, d.qdd)), self.rest)
@@ -143,7 +144,7 @@ def velocity_constraints(system: System, d: Differentiator) -> tuple[list[Expr],
     """Constraints at velocity level g = A q' + a0 (holonomic ones differentiated once): (g, A, a0)."""
     g = [d.time(to_se(e)).rest for e in system.holonomic] + [to_se(e) for e in system.nonholonomic]
     zero = {v: se.Integer(0) for v in d.qd}
-    A = [[se.diff(gi, v) for v in d.qd] for gi in g]
+    A = [[diff(gi, v) for v in d.qd] for gi in g]
     a0 = [gi.subs(zero) for gi in g]
     return g, A, a0
 

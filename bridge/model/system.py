@@ -98,6 +98,14 @@ class System:
     source: str = "<system>"
     adjusted_start: tuple[str, ...] = ()  # coordinates/velocities computed from constraints
 
+    def __repr__(self) -> str:
+        extra = f", {len(self.inputs)} inputs" if self.inputs else ""
+        extra += f", {len(self.outputs)} outputs" if self.outputs else ""
+        names = ", ".join(c.name for c in self.coordinates[:6]) + (", ..." if self.n > 6 else "")
+        return (f"<System {self.name} from {self.source}: {self.n} coordinates ({names}), "
+                f"{len(self.holonomic)} holonomic + {len(self.nonholonomic)} nonholonomic constraints, "
+                f"{self.dof} degrees of freedom, {len(self.parameters)} parameters{extra}>")
+
     # -- symbols ---------------------------------------------------------------
     @property
     def q(self) -> tuple[sp.Symbol, ...]:
@@ -167,23 +175,39 @@ class System:
                                velocity=float(velocities.get(c.name, c.velocity))) for c in self.coordinates)
         return replace(self, coordinates=coords, adjusted_start=adjusted)
 
+    def with_values(self, values: Mapping[str, Any] | None = None, /, **kwargs: float) -> System:
+        """A copy with parameters, start positions ``q``, start velocities ``der(q)`` or input start values set
+        (e.g. ``with_values({"der(phi)": 3}, m=2.5)``), its start state made consistent with the constraints
+        (see :mod:`bridge.model.overrides`)."""
+        from .overrides import apply_overrides
+
+        return apply_overrides(self, {**(values or {}), **kwargs})
+
 
 def total_derivative(expr: sp.Expr, q, qd, qdd) -> sp.Expr:
     """d/dt expr = sum dexpr/dq q' + dexpr/dq' q'' + dexpr/dt (differentiated by symengine)."""
     import symengine as se
 
+    from .kinks import diff
+
     e = se.sympify(expr)
     free = e.free_symbols
     t = se.sympify(S.t)
-    result = e.diff(t) if t in free else se.Integer(0)
+    result = diff(e, t) if t in free else se.Integer(0)
     for a, b, c in zip(q, qd, qdd):
         a, b, c = se.sympify(a), se.sympify(b), se.sympify(c)
         if a in free:
-            result += e.diff(a) * b
+            result += diff(e, a) * b
         if b in free:
-            result += e.diff(b) * c
+            result += diff(e, b) * c
     return sp.sympify(result)
 
 
 def finite(x: Any) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+    """A finite int or float (an int too large for a double is not)."""
+    if not isinstance(x, (int, float)) or isinstance(x, bool):
+        return False
+    try:
+        return math.isfinite(x)
+    except OverflowError:
+        return False

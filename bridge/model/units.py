@@ -80,3 +80,109 @@ def compatible(a: str, b: str) -> bool:
         return True
     pa, pb = parse_unit(a), parse_unit(b)
     return pa is not None and pb is not None and pa.compatible(pb)
+
+
+# -- the unit syntax of Modelica (specification section 19.1) and FMI ----------------------------------------
+#
+#   unit-expression  := unit-numerator ["/" unit-denominator]
+#   unit-numerator   := "1" | unit-factors | "(" unit-expression ")"
+#   unit-denominator := unit-factor | "(" unit-expression ")"
+#   unit-factors     := unit-factor ["." unit-factors]
+#   unit-factor      := unit-operand [["+" | "-"] integer]
+#   unit-operand     := [prefix] symbol
+#
+# The symbols are those of the SI and the units accepted with it that Modelica.Units uses.
+
+PREFIXES = ("Y", "Z", "E", "P", "T", "G", "M", "k", "h", "da", "d", "c", "m", "u", "n", "p", "f", "a", "z", "y")
+SYMBOLS = frozenset("""
+m g s A K mol cd rad sr Hz N Pa J W C V F Ohm S Wb T H degC degF degRk lm lx Bq Gy Sv kat
+min h d deg rev rpm l L bar t eV Wh Ah
+""".split())
+MAX_UNIT_LENGTH = 100
+_UNIT_TOKEN = re.compile(r"\s*(?:([A-Za-z]+)([+-]?[0-9]+)?|(1)|([./()]))", re.ASCII)
+
+
+class _UnitSyntax(Exception):
+    pass
+
+
+def unit_problem(text: str) -> str | None:
+    """Why ``text`` is not a unit in the Modelica/FMI syntax with known symbols, or None when it is one.
+
+    The empty string (no unit) is accepted.
+    """
+    if text == "":
+        return None
+    if len(text) > MAX_UNIT_LENGTH:
+        return f"the unit is longer than {MAX_UNIT_LENGTH} characters"
+    bad = next((ch for ch in text if not (ch.isascii() and (ch.isalnum() or ch in "./()+-"))), None)
+    if bad is not None:
+        return f"the unit {text!r} contains {bad!r} (U+{ord(bad):04X}), which is not part of the unit syntax"
+    try:
+        tokens = _unit_tokens(text)
+        pos = _unit_expression(tokens, 0)
+        if pos != len(tokens):
+            raise _UnitSyntax(f"unexpected {tokens[pos][1]!r}")
+    except _UnitSyntax as exc:
+        return f"the unit {text!r} is not in the unit syntax ({exc})"
+    return None
+
+
+def _unit_tokens(text: str) -> list[tuple[str, str]]:
+    tokens, pos = [], 0
+    while pos < len(text):
+        m = _UNIT_TOKEN.match(text, pos)
+        if m is None or m.end() == pos:
+            raise _UnitSyntax(f"unexpected {text[pos]!r}")
+        if m.group(1):
+            if not _known_operand(m.group(1)):
+                raise _UnitSyntax(f"unknown unit symbol {m.group(1)!r}")
+            tokens.append(("factor", m.group(0).strip()))
+        elif m.group(3):
+            tokens.append(("one", "1"))
+        else:
+            tokens.append(("op", m.group(4)))
+        pos = m.end()
+    return tokens
+
+
+def _known_operand(word: str) -> bool:
+    return word in SYMBOLS or any(word.startswith(p) and word[len(p):] in SYMBOLS for p in PREFIXES)
+
+
+def _unit_expression(tokens: list[tuple[str, str]], pos: int) -> int:
+    pos = _unit_numerator(tokens, pos)
+    if pos < len(tokens) and tokens[pos] == ("op", "/"):
+        pos = _unit_denominator(tokens, pos + 1)
+    return pos
+
+
+def _unit_numerator(tokens: list[tuple[str, str]], pos: int) -> int:
+    if pos < len(tokens) and tokens[pos][0] == "one":
+        return pos + 1
+    if pos < len(tokens) and tokens[pos] == ("op", "("):
+        return _closing(tokens, _unit_expression(tokens, pos + 1))
+    pos = _unit_factor(tokens, pos)
+    while pos < len(tokens) and tokens[pos] == ("op", "."):
+        pos = _unit_factor(tokens, pos + 1)
+    return pos
+
+
+def _unit_denominator(tokens: list[tuple[str, str]], pos: int) -> int:
+    if pos < len(tokens) and tokens[pos] == ("op", "("):
+        return _closing(tokens, _unit_expression(tokens, pos + 1))
+    return _unit_factor(tokens, pos)
+
+
+def _unit_factor(tokens: list[tuple[str, str]], pos: int) -> int:
+    if pos >= len(tokens):
+        raise _UnitSyntax("it ends where a unit symbol is expected")
+    if tokens[pos][0] != "factor":
+        raise _UnitSyntax(f"a unit symbol is expected before {tokens[pos][1]!r}")
+    return pos + 1
+
+
+def _closing(tokens: list[tuple[str, str]], pos: int) -> int:
+    if pos >= len(tokens) or tokens[pos] != ("op", ")"):
+        raise _UnitSyntax("a ')' is missing")
+    return pos + 1
