@@ -60,6 +60,12 @@ class EquationsOfMotion:
     forms: tuple[tuple[str, sp.Basic], ...] = ()
     stats: DerivationStats = field(default_factory=lambda: DerivationStats(0.0))
 
+    def __repr__(self) -> str:
+        split = f", independent {', '.join(self.independent)}" if self.dependent else ""
+        lam = f", {len(self.multipliers)} multipliers" if self.multipliers else ""
+        return (f"<EquationsOfMotion {self.system.name} by {self.method}: {len(self.q)} coordinates, "
+                f"{len(self.u)} speeds{lam}{split}, mass matrix {'x'.join(map(str, self.mass_matrix.shape))}>")
+
     # -- views -----------------------------------------------------------------
     @property
     def name(self) -> str:

@@ -10,6 +10,7 @@ the split, or the method admits no other split — the run stops with an error n
 from __future__ import annotations
 
 import csv
+import difflib
 import io
 import warnings
 from collections.abc import Mapping
@@ -26,6 +27,7 @@ from ..derivation.numeric_model import NumericModel
 from ..errors import BridgeError, SimulationError, SplitLimitError
 from ..model.mechanics import choose_independent
 from ..model.system import System
+from .inputs import InputTable, read_inputs
 
 if TYPE_CHECKING:
     from ..derivation.methods import Method
@@ -33,6 +35,10 @@ if TYPE_CHECKING:
 DEFAULT_RTOL = 1e-10
 DEFAULT_ATOL = 1e-12
 SPLIT_THRESHOLD = 1e-3
+#: more output rows than this are refused unless asked for (``max_rows=None``, ``simulate --yes``)
+MAX_ROWS = 10**7
+#: the smallest output interval relative to the stop time (below it the time grid cannot be resolved)
+MIN_INTERVAL = 1e-12
 
 
 @dataclass(frozen=True)
@@ -70,6 +76,46 @@ class SimulationResult:
             cols[f"lambda[{i + 1}]"] = self.multipliers[:, i]
         return cols
 
+    def __getitem__(self, name: str) -> np.ndarray:
+        """One signal by its CSV column name: ``time``, a coordinate, ``der(q)``, an output, ``lambda[k]``."""
+        cols = self.columns()
+        if name not in cols:
+            close = difflib.get_close_matches(str(name), list(cols), n=1)
+            raise KeyError(f"no signal {name!r} in the result of {self.eom.system.name}"
+                           + (f"; did you mean {close[0]!r}?" if close else f"; signals: {', '.join(cols)}"))
+        return cols[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.columns()
+
+    def keys(self) -> list[str]:
+        """The signal names, in CSV column order."""
+        return list(self.columns())
+
+    def __repr__(self) -> str:
+        system = self.eom.system
+        span = f"t = {self.time[0]:g} .. {self.time[-1]:g} s" if self.time.size else "no samples"
+        return (f"<SimulationResult {system.name}, method {self.eom.method}: {len(self.time)} samples, {span}, "
+                f"{system.n} coordinates, {self.outputs.shape[1]} outputs, "
+                f"max constraint residual {self.max_residual:.2g}>")
+
+    def to_pandas(self):
+        """The signals as a ``pandas.DataFrame`` indexed by time (needs pandas)."""
+        try:
+            import pandas as pd
+        except ImportError as exc:
+            raise BridgeError("to_pandas() needs pandas: pip install pandas (or use result.columns(), a dict of "
+                              "numpy arrays)") from exc
+        cols = self.columns()
+        return pd.DataFrame({k: v for k, v in cols.items() if k != "time"}, index=pd.Index(cols["time"], name="time"))
+
+    def plot(self, path: str | Path) -> Path:
+        """Coordinates, velocities, outputs and constraint residuals against time, grouped by unit (needs
+        matplotlib); the format (png, pdf, svg) follows the suffix; written atomically."""
+        from .plot import plot_result
+
+        return plot_result(self, path)
+
     def to_csv(self) -> str:
         cols = self.columns()
         buf = io.StringIO()
@@ -86,16 +132,39 @@ class SimulationResult:
 
 def simulate(eom: EquationsOfMotion, stop_time: float | None = None, *, rtol: float = DEFAULT_RTOL,
              atol: float = DEFAULT_ATOL, interval: float | None = None,
-             parameters: Mapping[str, float] | None = None, integrator: str = "DOP853") -> SimulationResult:
-    """Integrate from the system's start state to ``stop_time`` and sample on a uniform grid."""
+             parameters: Mapping[str, float] | None = None, integrator: str = "DOP853",
+             inputs: InputTable | str | Path | None = None, max_rows: int | None = MAX_ROWS) -> SimulationResult:
+    """Integrate from the system's start state to ``stop_time`` and sample on a uniform grid.
+
+    ``inputs``: a CSV file (time column, one column per input; see :mod:`bridge.simulation.inputs`) or
+    an :class:`InputTable`, interpolated linearly; without it the inputs are held at their start values.
+    ``max_rows``: refuse grids with more output rows (None: no limit).
+    """
     T = float(stop_time if stop_time is not None else eom.system.stop_time)
     _check_settings(T, rtol, atol)
     if interval is None:
         interval = T / 1000
-    grid = np.linspace(0.0, T, max(2, int(round(T / interval)) + 1))
-    splits = _Splits(eom, parameters)
+    grid = np.linspace(0.0, T, _rows(T, float(interval), max_rows))
+    table = read_inputs(inputs, eom.system) if isinstance(inputs, (str, Path)) else inputs
+    splits = _Splits(eom, parameters, table)
     trajectory = _integrate(eom, grid, _Solver(T, rtol, atol, integrator), splits)
     return _result(eom, trajectory, splits, {"stop_time": T, "rtol": rtol, "atol": atol, "interval": interval})
+
+
+def _rows(T: float, interval: float, max_rows: int | None) -> int:
+    """Rows of the output grid 0, interval, ..., T; a grid too fine to resolve or to hold is refused."""
+    if not (np.isfinite(interval) and interval > 0):
+        raise BridgeError(f"the output interval must be a positive number, got {interval:g}")
+    if interval < T * MIN_INTERVAL:
+        raise BridgeError(f"the output interval {interval:g} s is below {MIN_INTERVAL:g} x the stop time "
+                          f"({T * MIN_INTERVAL:g} s): the time grid cannot resolve it. Give an interval of at least "
+                          f"{T * MIN_INTERVAL:g} s (typically stop_time/1000 or more)")
+    rows = round(T / interval) + 1
+    if max_rows is not None and rows > max_rows:
+        raise BridgeError(f"the output interval {interval:g} s up to {T:g} s would give {rows:.3g} output rows "
+                          f"(more than {max_rows:.0e}). Give a "
+                          "larger interval, or confirm with --yes (max_rows=None in Python)")
+    return max(2, int(rows))
 
 
 def _check_settings(T: float, rtol: float, atol: float) -> None:
@@ -108,18 +177,37 @@ def _check_settings(T: float, rtol: float, atol: float) -> None:
 class _Splits:
     """The equations of motion per split (keyed by the independent velocities), each derived and compiled once."""
 
-    def __init__(self, eom: EquationsOfMotion, parameters: Mapping[str, float] | None):
+    def __init__(self, eom: EquationsOfMotion, parameters: Mapping[str, float] | None, table: InputTable | None):
         self.system = eom.system
         self.parameters = parameters
+        self.table = table
         self.models: dict[tuple[str, ...], EquationsOfMotion] = {eom.independent: eom}
         self.compiled: dict[tuple[str, ...], NumericModel] = {}
 
     def numeric(self, model: EquationsOfMotion) -> NumericModel:
-        """The compiled model, with the parameter overrides applied (compiled once per split)."""
+        """The compiled model, with the parameter overrides and input table applied (compiled once per split)."""
         if model.independent not in self.compiled:
-            self.compiled[model.independent] = (NumericModel(model, self.parameters) if self.parameters
-                                                else model.numeric)
+            num = NumericModel(model, self.parameters) if self.parameters else model.numeric
+            self.compiled[model.independent] = num if self.table is None else _Driven(num, self.table)
         return self.compiled[model.independent]
+
+    def inputs(self, num: NumericModel, t: float) -> np.ndarray:
+        """The input values at ``t``."""
+        return num.inputs if self.table is None else self.table(t)
+
+
+class _Driven(NumericModel):
+    """A compiled model whose inputs follow a table, u(t), instead of their start values (not recompiled)."""
+
+    def __init__(self, num: NumericModel, table: InputTable):  # shares the compiled callables of ``num``
+        self.__dict__.update(num.__dict__)
+        self.table = table
+
+    def _base(self, t: float, q: np.ndarray, u: np.ndarray) -> np.ndarray:
+        return np.concatenate([[t], q, u, self.params, self.table(t)])
+
+    def _full(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        return np.concatenate([[t], q, qd, self.params, self.table(t)])
 
 
 @dataclass(frozen=True)
@@ -229,7 +317,7 @@ def _repartition(splits: _Splits, current: EquationsOfMotion, num: NumericModel,
     from ..derivation.methods import METHODS
 
     method = METHODS.get_method(current.method)
-    ref = np.concatenate([[te], qe, qde, num.params, num.inputs])
+    ref = np.concatenate([[te], qe, qde, num.params, splits.inputs(num, te)])
     new_idx = choose_independent(system, current.constraint_jacobian.tolist(), ref,
                                  accept=lambda c: method.accepts_split(system, c),
                                  exclude=tuple(int(i) for i in num.independent_index))

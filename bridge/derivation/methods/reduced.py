@@ -60,13 +60,16 @@ def _split_regular(system: System, A, dependent: Sequence[int], at: np.ndarray) 
 
 
 def reduce(system: System, d: Differentiator, independent: Sequence[int], A, a0) -> Reduction:
-    split = solve_split(system, A, a0, independent)
-    if not _split_regular(system, A, split.dependent, d.reference):
-        names = ", ".join(system.coordinates[i].name for i in split.dependent)
-        raise DerivationError(Problem(
-            "method.independent",
-            f"the constraints cannot be solved for the dependent velocities ({names}) at the reference state",
-            "choose other independent coordinates", system.source))
+    dependent = [i for i in range(system.n) if i not in independent]
+    problem = Problem("method.independent", "the constraints cannot be solved for the dependent velocities "
+                      f"({', '.join(system.coordinates[i].name for i in dependent)}) at the reference state",
+                      "choose other independent coordinates", system.source)
+    if not _split_regular(system, A, dependent, d.reference):  # checked before the symbolic solve, which would fail
+        raise DerivationError(problem)
+    try:
+        split = solve_split(system, A, a0, independent)
+    except ValueError as exc:  # sympy's NonInvertibleMatrixError: singular wherever the split is evaluated
+        raise DerivationError(problem) from exc
     u = tuple(d.qd[i] for i in split.independent)
     du = tuple(d.qdd[i] for i in split.independent)
     kin = split.kinematics(system.n, u)
