@@ -11,6 +11,12 @@
 /* Small helpers                                                                                  */
 /* ============================================================================================== */
 
+/* Range of the relative tolerance of the Co-Simulation integrator: below NHB_MIN_RTOL the error
+ * estimates drown in round-off (raised to it with a warning); at NHB_MAX_RTOL (100 % relative error)
+ * and above the error control accepts any step, so the result means nothing (rejected). */
+#define NHB_MIN_RTOL (100.0 * DBL_EPSILON)
+#define NHB_MAX_RTOL 1.0
+
 /* Number of elements to allocate for an array of n entries (never 0, so no pointer is NULL). */
 static size_t alloc_count(int n)
 {
@@ -280,6 +286,8 @@ nhb_status nhb_init(nhb_instance *inst, const char *name, int interface, void *(
     return NHB_OK;
 }
 
+static void state_free_all(nhb_instance *inst); /* FMU state section */
+
 void nhb_release(nhb_instance *inst)
 {
     double **arrays[] = {&inst->x, &inst->p, &inst->in, &inst->dx, &inst->lam, &inst->v, &inst->y,
@@ -289,6 +297,7 @@ void nhb_release(nhb_instance *inst)
 
     if (inst->free_mem == NULL)
         return;
+    state_free_all(inst);
     for (i = 0; i < sizeof arrays / sizeof arrays[0]; i++) {
         if (*arrays[i] != NULL)
             inst->free_mem(*arrays[i]);
@@ -349,21 +358,45 @@ static int first_non_finite(const double *a, int n)
     return -1;
 }
 
+/* " (value reference <vr>)" of the variable of the given kind and index (the first entry of the
+ * table), or "" if the table has none: names the variable in messages (modelDescription.xml maps
+ * value references to names). */
+static const char *vr_note(char *buf, size_t len, int kind, int index)
+{
+    int i;
+    buf[0] = '\0';
+    for (i = 0; i < NHB_NVARS; i++) {
+        if (NHB_VARIABLES[i].kind == kind && NHB_VARIABLES[i].index == index) {
+            snprintf(buf, len, " (value reference %u)", NHB_VARIABLES[i].vr);
+            break;
+        }
+    }
+    return buf;
+}
+
 /* nhb_rhs() at (t, x) with the instance's parameters and inputs, plus a finiteness check of the
- * results. Returns 0, or 1 with the reason in inst->msg. */
+ * state it gets and of the results. Returns 0, or 1 with the reason in inst->msg. */
 static int eval_rhs(nhb_instance *inst, double t, const double *x, double *dx, double *lam)
 {
+    char note[48];
     int i;
 
     inst->msg[0] = '\0';
+    if ((i = first_non_finite(x, NHB_NX)) >= 0) {
+        snprintf(inst->msg, sizeof inst->msg, "non-finite state x[%d]%s = %g", i,
+                 vr_note(note, sizeof note, NHB_STATE, i), x[i]);
+        return 1;
+    }
     if (nhb_model_failed(inst, "nhb_rhs", nhb_rhs(t, x, inst->p, inst->in, dx, lam, inst->msg, sizeof inst->msg)))
         return 1;
     if ((i = first_non_finite(dx, NHB_NX)) >= 0) {
-        snprintf(inst->msg, sizeof inst->msg, "non-finite state derivative dx[%d] = %g", i, dx[i]);
+        snprintf(inst->msg, sizeof inst->msg, "non-finite state derivative dx[%d]%s = %g", i,
+                 vr_note(note, sizeof note, NHB_DERIVATIVE, i), dx[i]);
         return 1;
     }
     if ((i = first_non_finite(lam, NHB_NLAM)) >= 0) {
-        snprintf(inst->msg, sizeof inst->msg, "non-finite multiplier lambda[%d] = %g", i, lam[i]);
+        snprintf(inst->msg, sizeof inst->msg, "non-finite multiplier lambda[%d]%s = %g", i,
+                 vr_note(note, sizeof note, NHB_MULTIPLIER, i), lam[i]);
         return 1;
     }
     return 0;
@@ -386,8 +419,10 @@ static nhb_status ensure_rhs(nhb_instance *inst, const char *func)
 /* Make inst->v, inst->y and inst->r valid at the current point; on failure log, enter Error mode. */
 static nhb_status ensure_outputs(nhb_instance *inst, const char *func)
 {
-    int failed, i = -1;
+    int failed, i = -1, kind = NHB_VELOCITY;
     const char *what = "";
+    const double *a = inst->v;
+    char note[48];
 
     if (inst->out_valid)
         return NHB_OK;
@@ -398,11 +433,12 @@ static nhb_status ensure_outputs(nhb_instance *inst, const char *func)
         if ((i = first_non_finite(inst->v, NHB_NV)) >= 0)
             what = "velocity v";
         else if ((i = first_non_finite(inst->y, NHB_NY)) >= 0)
-            what = "output y";
+            what = "output y", a = inst->y, kind = NHB_OUTPUT;
         else if ((i = first_non_finite(inst->r, NHB_NRES)) >= 0)
-            what = "constraint residual r";
+            what = "constraint residual r", a = inst->r, kind = NHB_RESIDUAL;
         if (i >= 0) {
-            snprintf(inst->msg, sizeof inst->msg, "non-finite %s[%d]", what, i);
+            snprintf(inst->msg, sizeof inst->msg, "non-finite %s[%d]%s = %g", what, i,
+                     vr_note(note, sizeof note, kind, i), a[i]);
             failed = 1;
         }
     }
@@ -423,8 +459,7 @@ nhb_status nhb_setup_experiment(nhb_instance *inst, const char *func, int tolera
                                 double tolerance, double start_time, int stop_time_defined,
                                 double stop_time)
 {
-    /* below this the error estimates drown in round-off */
-    const double min_rtol = 100.0 * DBL_EPSILON;
+    const double min_rtol = NHB_MIN_RTOL;
 
     if (!isfinite(start_time)) {
         nhb_log(inst, NHB_ERROR, "%s: startTime is not finite", func);
@@ -434,8 +469,9 @@ nhb_status nhb_setup_experiment(nhb_instance *inst, const char *func, int tolera
         nhb_log(inst, NHB_ERROR, "%s: stopTime (%g) is before startTime (%g)", func, stop_time, start_time);
         return NHB_ERROR;
     }
-    if (tolerance_defined && !(tolerance > 0.0 && isfinite(tolerance))) {
-        nhb_log(inst, NHB_ERROR, "%s: tolerance must be positive and finite (got %g)", func, tolerance);
+    if (tolerance_defined && !(tolerance > 0.0 && tolerance < NHB_MAX_RTOL)) { /* also NaN */
+        nhb_log(inst, NHB_ERROR, "%s: tolerance %g is out of range: a relative tolerance must be positive and "
+                "below %g (typical values 1e-4 .. 1e-10)", func, tolerance, NHB_MAX_RTOL);
         return NHB_ERROR;
     }
 
@@ -884,6 +920,10 @@ nhb_status nhb_set_time(nhb_instance *inst, const char *func, double t)
         nhb_log(inst, NHB_ERROR, "%s: time %g is not finite", func, t);
         return NHB_ERROR;
     }
+    if (t < inst->start_time) {
+        nhb_log(inst, NHB_ERROR, "%s: time %.17g is before startTime %.17g", func, t, inst->start_time);
+        return NHB_ERROR;
+    }
     inst->time = t;
     invalidate_caches(inst);
     return NHB_OK;
@@ -896,7 +936,9 @@ nhb_status nhb_set_states(nhb_instance *inst, const char *func, const double x[]
     if (check_state_array(inst, func, x, nx, NHB_NX, "continuous states") != NHB_OK)
         return NHB_ERROR;
     if ((i = first_non_finite(x, NHB_NX)) >= 0) {
-        nhb_log(inst, NHB_ERROR, "%s: state x[%d] = %g is not finite", func, i, x[i]);
+        char note[48];
+        nhb_log(inst, NHB_ERROR, "%s: state x[%d]%s = %g is not finite (at t = %.17g; the instance keeps its "
+                "states)", func, i, vr_note(note, sizeof note, NHB_STATE, i), x[i], inst->time);
         return NHB_ERROR;
     }
     if (NHB_NX > 0)
@@ -1155,6 +1197,29 @@ static double error_norm(const nhb_instance *inst, const rk_method *m, double h,
         if (m->e3 != NULL)
             sum3 += (e3[i] / sk) * (e3[i] / sk);
     }
+    if (sum5 == HUGE_VAL || sum3 == HUGE_VAL) {
+        /* squares beyond the double range (derivatives near 1e300): the same norms, scaled by the
+         * largest ratio, so that only a really infinite or NaN estimate rejects the step */
+        double scale = 0.0;
+        for (i = 0; i < n; i++) {
+            double sk = error_scale(inst, i, x[i], xn[i]);
+            scale = fmax(scale, fabs(e5[i] / sk));
+            if (m->e3 != NULL)
+                scale = fmax(scale, fabs(e3[i] / sk));
+        }
+        if (scale > 0.0 && isfinite(scale)) {
+            sum5 = sum3 = 0.0;
+            for (i = 0; i < n; i++) {
+                double sk = error_scale(inst, i, x[i], xn[i]) * scale;
+                sum5 += (e5[i] / sk) * (e5[i] / sk);
+                if (m->e3 != NULL)
+                    sum3 += (e3[i] / sk) * (e3[i] / sk);
+            }
+            if (m->e3 == NULL)
+                return fabs(h) * scale * sqrt(sum5 / n);
+            return fabs(h) * scale * sum5 / sqrt(n * (sum5 + 0.01 * sum3));
+        }
+    }
     if (m->e3 == NULL)
         return fabs(h) * sqrt(sum5 / n);
     deno = sum5 + 0.01 * sum3;
@@ -1195,7 +1260,9 @@ static double initial_step(nhb_instance *inst, const rk_method *m, double t, con
 
     dmax = fmax(d1, d2);
     h1 = dmax <= 1e-15 ? fmax(1e-6, h0 * 1e-3) : pow(0.01 / dmax, 1.0 / (m->error_order + 1));
-    return fmin(fmin(100.0 * h0, h1), span);
+    h1 = fmin(fmin(100.0 * h0, h1), span);
+    /* |f| / scale beyond ~1e154 overflows the norms and gives 0: start at the smallest normal step */
+    return h1 > 0.0 ? h1 : fmin(DBL_MIN, span);
 }
 
 /* Prepare the dense output of the accepted step of method mi from (t, x0) over h to x1, with the
@@ -1389,7 +1456,9 @@ static nhb_status integrate(nhb_instance *inst, const char *func, double target,
 
         if (st->accepted[0] + st->accepted[1] + st->rejected >= NHB_MAX_STEPS) {
             nhb_log(inst, NHB_ERROR, "%s: maximum number of integration steps (%ld) reached at t = %.17g "
-                    "(h = %g) before the communication point %.17g", func, NHB_MAX_STEPS, t, h, target);
+                    "(h = %g) before the communication point %.17g (about %.2g more steps of this size); use "
+                    "shorter communication steps", func, NHB_MAX_STEPS, t, h, target,
+                    fmin((target - t) / h, DBL_MAX));
             inst->mode = NHB_MODE_ERROR;
             return NHB_ERROR;
         }
@@ -1405,6 +1474,12 @@ static nhb_status integrate(nhb_instance *inst, const char *func, double target,
         } else {
             h_try = h;
             t_new = t + h;
+        }
+        if (!(t_new > t)) { /* the step is lost in the round-off of t: no progress */
+            nhb_log(inst, NHB_ERROR, "%s: step size too small (h = %g) at t = %.17g%s%s", func, h, t,
+                    model_msg[0] ? "; the model fails near this point: " : "", model_msg);
+            inst->mode = NHB_MODE_ERROR;
+            return NHB_ERROR;
         }
 
         /* stages 1..s-1; a failing model evaluation rejects the step like a too-large error */
@@ -1457,7 +1532,10 @@ static nhb_status integrate(nhb_instance *inst, const char *func, double target,
             h = h_try * fac;
             st->rejected++;
             rejected_last = 1;
-            if (h < 16.0 * DBL_EPSILON * fmax(fabs(t), fabs(target - t_start))) {
+            /* too small: below the round-off of t (Hairer's test; relative to t and not to the
+             * communication step, so that a huge step ends on the step limit with that message), or
+             * below the smallest normal double near t = 0 */
+            if (h < fmax(16.0 * DBL_EPSILON * fmax(fabs(t), fabs(t_start)), DBL_MIN)) {
                 nhb_log(inst, NHB_ERROR, "%s: step size too small (h = %g) at t = %.17g%s%s", func, h, t,
                         model_msg[0] ? "; the model fails near this point: " : "", model_msg);
                 inst->mode = NHB_MODE_ERROR;
@@ -1526,8 +1604,9 @@ nhb_status nhb_do_step(nhb_instance *inst, const char *func, double current_time
 {
     double target;
 
-    if (!isfinite(current_time) || !isfinite(step) || step < 0.0) {
-        nhb_log(inst, NHB_ERROR, "%s: invalid communication point %g or step size %g", func, current_time, step);
+    if (!isfinite(current_time) || !isfinite(step) || step < 0.0 || !isfinite(current_time + step)) {
+        nhb_log(inst, NHB_ERROR, "%s: invalid communication point %g or step size %g (both must be finite, the "
+                "step size not negative, and their sum finite)", func, current_time, step);
         return NHB_ERROR;
     }
     /* the importer's time and ours differ at most by accumulated round-off */
@@ -1657,10 +1736,11 @@ static void ser_int(ser_ctx *c, const char *name, long long *v, long long lo, lo
     case SER_WRITE:
         memcpy(c->out + c->pos, v, sizeof tmp);
         break;
-    case SER_CHECK:
+    case SER_CHECK: /* into the shadow instance of state_check, for the checks across fields */
         memcpy(&tmp, c->in + c->pos, sizeof tmp);
         if ((tmp < lo || tmp > hi) && c->bad == NULL)
             c->bad = name;
+        *v = tmp;
         break;
     case SER_READ:
         memcpy(v, c->in + c->pos, sizeof tmp);
@@ -1671,7 +1751,8 @@ static void ser_int(ser_ctx *c, const char *name, long long *v, long long lo, lo
     c->pos += sizeof tmp;
 }
 
-/* n doubles; with `finite`, SER_CHECK rejects non-finite values */
+/* n doubles; with `finite`, SER_CHECK rejects non-finite values and copies them into a when it is
+ * not NULL (the scalars of the shadow instance; its arrays are NULL) */
 static void ser_doubles(ser_ctx *c, const char *name, double *a, int n, int finite)
 {
     size_t bytes = n > 0 ? (size_t)n * sizeof(double) : 0u;
@@ -1688,6 +1769,8 @@ static void ser_doubles(ser_ctx *c, const char *name, double *a, int n, int fini
             if (!isfinite(d) && c->bad == NULL)
                 c->bad = name;
         }
+        if (a != NULL && bytes)
+            memcpy(a, c->in + c->pos, bytes);
         break;
     case SER_READ:
         if (bytes)
@@ -1704,11 +1787,14 @@ static void ser_doubles(ser_ctx *c, const char *name, double *a, int n, int fini
     do {                                                            \
         long long v_ = (long long)(field);                          \
         ser_int((c), #field, &v_, (lo), (hi));                      \
-        if ((c)->op == SER_READ)                                    \
+        if ((c)->op == SER_READ || (c)->op == SER_CHECK)            \
             (field) = v_;                                           \
     } while (0)
 
-/* Everything after the header and the GUID: the array sizes, then the fields. */
+/* Everything after the header and the GUID: the array sizes, then the fields. SER_CHECK runs on a
+ * zeroed shadow instance (array pointers NULL): it reads the flags, counters and scalars into it, so
+ * that the cached results are checked for finiteness exactly where the flags read before them mark
+ * them valid (an invalid cache may hold anything, e.g. the NaN of a failed evaluation). */
 static void visit_state(nhb_instance *inst, ser_ctx *c)
 {
     const int nx = NHB_NX, nlam = NHB_NLAM;
@@ -1742,7 +1828,7 @@ static void visit_state(nhb_instance *inst, ser_ctx *c)
     SER_INT(c, inst->rk_last, -1, 1);
     for (i = 0; i < 2; i++) {
         SER_INT(c, inst->rk_settled[i], 0, 1);
-        SER_INT(c, inst->rk_steps[i], 0, 0x7fffffffffffffffLL);
+        SER_INT(c, inst->rk_steps[i], 0, 4 * NHB_RK_MEASURE - 1); /* halved when it reaches 4 * MEASURE */
         SER_INT(c, inst->rk_age[i], 0, 0x7fffffffffffffffLL);
     }
     ser_doubles(c, "time", &inst->time, 1, 1);
@@ -1759,15 +1845,16 @@ static void visit_state(nhb_instance *inst, ser_ctx *c)
     ser_doubles(c, "states", inst->x, nx, 1);
     ser_doubles(c, "parameters", inst->p, NHB_NP, 1);
     ser_doubles(c, "inputs", inst->in, NHB_NIN, 1);
-    ser_doubles(c, "dx", inst->dx, nx, 0);
-    ser_doubles(c, "lambda", inst->lam, nlam, 0);
-    ser_doubles(c, "v", inst->v, NHB_NV, 0);
-    ser_doubles(c, "y", inst->y, NHB_NY, 0);
-    ser_doubles(c, "r", inst->r, NHB_NRES, 0);
+    ser_doubles(c, "dx (marked valid)", inst->dx, nx, inst->rhs_valid);
+    ser_doubles(c, "lambda (marked valid)", inst->lam, nlam, inst->rhs_valid);
+    ser_doubles(c, "v (marked valid)", inst->v, NHB_NV, inst->out_valid);
+    ser_doubles(c, "y (marked valid)", inst->y, NHB_NY, inst->out_valid);
+    ser_doubles(c, "r (marked valid)", inst->r, NHB_NRES, inst->out_valid);
     ser_doubles(c, "xi", inst->xi, nx, 1);
-    ser_doubles(c, "fi", inst->fi, nx, 0);
-    ser_doubles(c, "lam_i", inst->lam_i, nlam, 0);
-    ser_doubles(c, "dense", inst->dense, NHB_DENSE_VECTORS * nx, 0);
+    ser_doubles(c, "fi (marked valid)", inst->fi, nx, inst->int_valid);
+    ser_doubles(c, "lam_i (marked valid)", inst->lam_i, nlam, inst->int_valid);
+    ser_doubles(c, "dense (in use)", inst->dense, NHB_DENSE_VECTORS * nx,
+                inst->int_valid && inst->t_int > inst->time);
 }
 
 /* Size in bytes of a state of this model. */
@@ -1782,6 +1869,45 @@ static size_t state_bytes(void)
     return NHB_STATE_HEADER + guid_padded() + c.pos;
 }
 
+/* The first inconsistency across the fields of a state read into the shadow s (after every field
+ * passed its own range check), written into buf; NULL if there is none. These are the invariants
+ * the runtime keeps: a tolerance in the range nhb_setup_experiment accepts, no time before the start
+ * time, an integration point not behind the communication point and, when it lies ahead, the dense
+ * output of a step from at most the communication point to it, and a consistent cost measurement. */
+static const char *state_inconsistency(const nhb_instance *s, char *buf, size_t len)
+{
+    const double slack = 8.0 * DBL_EPSILON * fmax(fabs(s->time), fabs(s->t_int)); /* round-off of times */
+    int i;
+
+    if (!(s->rtol >= NHB_MIN_RTOL && s->rtol < NHB_MAX_RTOL))
+        snprintf(buf, len, "rtol = %g (a relative tolerance must lie in [%g, %g))", s->rtol, NHB_MIN_RTOL,
+                 NHB_MAX_RTOL);
+    else if (!(s->atol > 0.0 && s->atol <= s->rtol))
+        snprintf(buf, len, "atol = %g (must be positive and at most rtol = %g)", s->atol, s->rtol);
+    else if (s->time < s->start_time)
+        snprintf(buf, len, "time = %.17g (before start_time = %.17g)", s->time, s->start_time);
+    else if (s->stop_time_defined && s->stop_time < s->start_time)
+        snprintf(buf, len, "stop_time = %.17g (before start_time = %.17g)", s->stop_time, s->start_time);
+    else if (s->int_valid && s->t_int < s->time - slack)
+        snprintf(buf, len, "t_int = %.17g (an integration point before time = %.17g)", s->t_int, s->time);
+    else if (s->int_valid && s->t_int > s->time &&
+             !(s->dense_h > 0.0 && s->dense_t0 <= s->time + slack &&
+               fabs(s->dense_t0 + s->dense_h - s->t_int) <= 1e-9 * s->dense_h + slack))
+        snprintf(buf, len, "dense_t0 = %.17g, dense_h = %g (not a step from time = %.17g or before to t_int = "
+                 "%.17g)", s->dense_t0, s->dense_h, s->time, s->t_int);
+    else
+        buf[0] = '\0';
+    for (i = 0; i < 2 && buf[0] == '\0'; i++) {
+        if (!(s->h_next[i] >= 0.0))
+            snprintf(buf, len, "h_next[%d] = %g (negative)", i, s->h_next[i]);
+        else if (!(s->rk_evals[i] >= 0.0 && s->rk_span[i] >= 0.0) ||
+                 (s->rk_steps[i] > 0 && !(s->rk_span[i] > 0.0)))
+            snprintf(buf, len, "rk_evals[%d] = %g, rk_span[%d] = %g (negative, or no span for %ld counted steps)",
+                     i, s->rk_evals[i], i, s->rk_span[i], s->rk_steps[i]);
+    }
+    return buf[0] != '\0' ? buf : NULL;
+}
+
 /* Check a state of `size` bytes; log the first problem and return 0, or return 1. */
 static int state_check(nhb_instance *inst, const char *func, const unsigned char *p, size_t size,
                        int interface, unsigned allowed_modes)
@@ -1790,6 +1916,8 @@ static int state_check(nhb_instance *inst, const char *func, const unsigned char
     unsigned version, guid_len;
     nhb_u64 recorded_size, recorded_sum;
     ser_ctx c;
+    nhb_instance shadow; /* the fields of the state, for the checks across fields */
+    char why[NHB_MSG_LEN];
 
     if (size < NHB_STATE_HEADER || memcmp(p, NHB_STATE_MAGIC, 8) != 0) {
         nhb_log(inst, NHB_ERROR, "%s: not an FMU state of an nhbridge FMU (%s)", func,
@@ -1830,7 +1958,10 @@ static int state_check(nhb_instance *inst, const char *func, const unsigned char
     c.in = p + NHB_STATE_HEADER + guid_padded();
     c.allowed_modes = allowed_modes;
     c.interface = interface;
-    visit_state(inst, &c);
+    memset(&shadow, 0, sizeof shadow);
+    visit_state(&shadow, &c);
+    if (c.bad == NULL)
+        c.bad = state_inconsistency(&shadow, why, sizeof why);
     if (c.bad != NULL) {
         nhb_log(inst, NHB_ERROR, "%s: the FMU state has an invalid value: %s", func, c.bad);
         return 0;
@@ -1860,7 +1991,63 @@ static void state_write(nhb_instance *inst, unsigned char *p, size_t size)
     memcpy(p + 24, &sum, sizeof sum);
 }
 
-/* The state behind a handle, checked to be ours (magic, size recorded), else NULL after logging. */
+/* Every state handed out lies behind a node of its instance's list (inst->states), in the same
+ * allocation: [node, padded to NHB_STATE_NODE bytes][state]. The importer sees the state; FreeFMUState
+ * unlinks and frees the allocation, FreeInstance (nhb_release) frees what is left in the list. */
+typedef struct state_node {
+    nhb_instance *owner;            /* the instance whose list holds it */
+    struct state_node *prev, *next;
+    nhb_u64 cookie;                 /* NHB_STATE_COOKIE while the state is handed out */
+} state_node;
+
+#define NHB_STATE_NODE ((sizeof(state_node) + 15u) / 16u * 16u)
+#define NHB_STATE_COOKIE 0x6e68627374617465ull /* "nhbstate" */
+
+static state_node *node_of(const void *state)
+{
+    return (state_node *)(void *)((unsigned char *)state - NHB_STATE_NODE);
+}
+
+/* A new state buffer of state_bytes(), entered in the instance's list; NULL if out of memory. */
+static unsigned char *state_new(nhb_instance *inst)
+{
+    unsigned char *mem = (unsigned char *)inst->alloc_mem(NHB_STATE_NODE + state_bytes(), 1);
+    state_node *node = (state_node *)(void *)mem;
+    if (mem == NULL)
+        return NULL;
+    node->owner = inst;
+    node->prev = NULL;
+    node->next = (state_node *)inst->states;
+    node->cookie = NHB_STATE_COOKIE;
+    if (node->next != NULL)
+        node->next->prev = node;
+    inst->states = node;
+    return mem + NHB_STATE_NODE;
+}
+
+/* Unlink a node from its owner's list and free it with the owner's allocator. */
+static void state_node_free(state_node *node)
+{
+    nhb_instance *owner = node->owner;
+    if (node->prev != NULL)
+        node->prev->next = node->next;
+    else
+        owner->states = node->next;
+    if (node->next != NULL)
+        node->next->prev = node->prev;
+    node->cookie = 0;
+    owner->free_mem(node);
+}
+
+/* Free every state still in the instance's list (FreeInstance). */
+static void state_free_all(nhb_instance *inst)
+{
+    while (inst->states != NULL)
+        state_node_free((state_node *)inst->states);
+}
+
+/* The state behind a handle, checked to be ours (list node, magic, size recorded), else NULL after
+ * logging. */
 static const unsigned char *state_handle(nhb_instance *inst, const char *func, const void *state)
 {
     const unsigned char *p = (const unsigned char *)state;
@@ -1870,7 +2057,8 @@ static const unsigned char *state_handle(nhb_instance *inst, const char *func, c
         return NULL;
     }
     memcpy(&recorded_size, p + 16, sizeof recorded_size);
-    if (memcmp(p, NHB_STATE_MAGIC, 8) != 0 || recorded_size != (nhb_u64)state_bytes()) {
+    if (node_of(p)->cookie != NHB_STATE_COOKIE || memcmp(p, NHB_STATE_MAGIC, 8) != 0 ||
+        recorded_size != (nhb_u64)state_bytes()) {
         nhb_log(inst, NHB_ERROR, "%s: not an FMU state of this FMU", func);
         return NULL;
     }
@@ -1878,13 +2066,13 @@ static const unsigned char *state_handle(nhb_instance *inst, const char *func, c
 }
 
 /* Storage for a state: `existing` (a state obtained earlier, checked to be ours) to be overwritten, or
- * when it is NULL a new buffer of state_bytes(). NULL after logging on failure. */
+ * when it is NULL a new state (state_new). NULL after logging on failure. */
 static unsigned char *state_storage(nhb_instance *inst, const char *func, void *existing)
 {
     unsigned char *p;
     if (existing != NULL)
         return state_handle(inst, func, existing) == NULL ? NULL : (unsigned char *)existing;
-    p = (unsigned char *)inst->alloc_mem(state_bytes(), 1);
+    p = state_new(inst);
     if (p == NULL)
         nhb_log(inst, NHB_ERROR, "%s: out of memory", func);
     return p;
@@ -1924,7 +2112,9 @@ nhb_status nhb_state_free(nhb_instance *inst, const char *func, void **state)
         return nhb_null_argument(inst, func, "FMUState");
     if (*state == NULL)
         return NHB_OK;
-    inst->free_mem(*state);
+    if (state_handle(inst, func, *state) == NULL)
+        return NHB_ERROR;
+    state_node_free(node_of(*state));
     *state = NULL;
     return NHB_OK;
 }

@@ -123,6 +123,10 @@ struct nhb_instance {
                                               its steps count in the measurement */
     int rk_last;                           /* method of the latest step (-1: none yet) */
 
+    void *states;                          /* FMU states handed out by this instance (GetFMUState,
+                                              DeserializeFMUState) and not yet freed: a list that
+                                              nhb_release frees, so none outlives FreeInstance */
+
     char msg[NHB_MSG_LEN];                 /* message buffer for the model functions */
 };
 
@@ -134,7 +138,8 @@ struct nhb_instance {
 nhb_status nhb_init(nhb_instance *inst, const char *name, int interface, void *(*alloc_mem)(size_t, size_t),
                     void (*free_mem)(void *), nhb_log_fn log_fn, int logging_on);
 
-/* Free what nhb_init allocated (safe on a partially initialized instance). */
+/* Free what nhb_init allocated and every FMU state the instance handed out that was not freed yet
+ * (safe on a partially initialized instance). */
 void nhb_release(nhb_instance *inst);
 
 /* Back to the state after instantiation: start values, time 0, default tolerance, mode
@@ -191,7 +196,8 @@ nhb_status nhb_null_argument(const nhb_instance *inst, const char *func, const c
 
 /* Experiment set-up and initialization ---------------------------------------------------------- */
 
-/* Store tolerance, start and stop time; sets time = startTime. */
+/* Store tolerance, start and stop time; sets time = startTime. The tolerance must be finite with
+ * 0 < tolerance < 1 (Error otherwise); below 100 eps it is raised to 100 eps with a warning. */
 nhb_status nhb_setup_experiment(nhb_instance *inst, const char *func, int tolerance_defined,
                                 double tolerance, double start_time, int stop_time_defined,
                                 double stop_time);
@@ -254,10 +260,11 @@ nhb_status nhb_do_step(nhb_instance *inst, const char *func, double current_time
  * logging settings are not part of it. The byte order is the platform's. */
 
 /* GetFMUState: allocate a state (or overwrite *state when it is non-NULL, a state of this model)
- * and fill it with the current instance. */
+ * and fill it with the current instance. A new state is entered in the instance's list
+ * (inst->states): FreeFMUState takes it out, FreeInstance frees what is left. */
 nhb_status nhb_state_get(nhb_instance *inst, const char *func, void **state);
 
-/* SetFMUState: check the state (see nhb_state_check) and copy it into the instance. The mode
+/* SetFMUState: check the state (as DeserializeFMUState does) and copy it into the instance. The mode
  * recorded in it must be one of `allowed_modes`; a failing call changes nothing. */
 nhb_status nhb_state_set(nhb_instance *inst, const char *func, const void *state, unsigned allowed_modes);
 
@@ -270,7 +277,11 @@ nhb_status nhb_state_serialize(nhb_instance *inst, const char *func, const void 
                                size_t size);
 
 /* DeserializeFMUState: check `size` bytes (size, magic, format version, checksum, GUID, array sizes,
- * field values) and copy them into a new state (or *state when non-NULL). Errors are logged. */
+ * and the range of every field: flags, modes, counters, finite numbers, a tolerance in range, times
+ * not before the start time, an integration point and dense-output step consistent with the time,
+ * cached results finite where they are marked valid) and copy them into a new state (or *state
+ * when non-NULL). A checksum proves no integrity against a deliberate change, so the ranges are
+ * what protects the instance. Errors are logged; a failing call changes nothing. */
 nhb_status nhb_state_deserialize(nhb_instance *inst, const char *func, const unsigned char *buffer, size_t size,
                                  void **state);
 

@@ -6,7 +6,9 @@ Steps (each prints a line; the exit code is the number of failed checks):
 
 1. C unit tests: nhb_lu_solve and nhb_lu_solve_many (test_linalg.c; also without the vector loop), the
    runtime through both FMI APIs (test_runtime.c with model_scalar.c; once more with DOP853 as the only
-   Co-Simulation method) and the Co-Simulation integrators with their dense output, and the FMU state,
+   Co-Simulation method), the edges of issue 11 (test_edges.c: tolerances, serialized states with fields
+   out of range, states freed with their instance, huge steps, NaN/infinity at run time) and the
+   Co-Simulation integrators with their dense output, and the FMU state,
    against the closed form of the harmonic oscillator (test_integrator.c with model_oscillator.c; DOPRI5
    only, DOP853 only, automatic choice), with -fsanitize=address,undefined when available.
 2. Build the FMI 2.0 and FMI 3.0 pendulum FMUs (build_test_fmu.sh).
@@ -80,6 +82,7 @@ def run_c_tests(workdir: Path) -> None:
         "test_linalg_scalar": ([HERE / "test_linalg.c", FMU_DIR / "nhb_linalg.c"], ["-DNHB_LU_SCALAR"]),
         "test_runtime": ([HERE / "test_runtime.c", *runtime, HERE / "model_scalar.c"], []),
         "test_runtime_dop853": ([HERE / "test_runtime.c", *runtime, HERE / "model_scalar.c"], forced["dop853"]),
+        "test_edges": ([HERE / "test_edges.c", *runtime, HERE / "model_scalar.c"], []),
         "test_integrator": ([HERE / "test_integrator.c", *runtime, HERE / "model_oscillator.c"], []),
         "test_integrator_dopri5": ([HERE / "test_integrator.c", *runtime, HERE / "model_oscillator.c"],
                                    forced["dopri5"]),
