@@ -29,6 +29,10 @@ def add_parsers(sub, positive: Callable[[str], float]) -> None:
                          "(default: master.tolerance, 1e-4)")
     cs.add_argument("--progress", action="store_true",
                     help="show progress on stderr (default: only when stderr is a terminal)")
+    cs.add_argument("--yes", action="store_true", help="run even when the run takes more than 10^7 communication "
+                    "steps or records more than 2*10^8 values")
+    cs.add_argument("--timeout", type=positive, default=None, help="seconds one FMU call may take before the run is "
+                    "stopped and the component named (default 120)")
     sp = sub.add_parser("ssp", help="export a scenario as an SSP 1.0 package (FMUs included)",
                         description="Build the scenario's FMUs, check the scenario and write an SSP package for "
                                     "OMSimulator, fmpy and other SSP tools.")
@@ -38,8 +42,9 @@ def add_parsers(sub, positive: Callable[[str], float]) -> None:
 
 def cmd_cosim(args: argparse.Namespace) -> int:
     from ..errors import BridgeError
+    from .errors import CosimInterrupted
     from .results import pyplot
-    from .session import prepare
+    from .session import CALL_TIMEOUT, prepare
 
     if args.plot:
         pyplot()  # fail before the run when matplotlib is missing
@@ -49,9 +54,14 @@ def cmd_cosim(args: argparse.Namespace) -> int:
     with prepare(args.scenario) as cosim:
         scenario = cosim.scenario
         progress = args.progress or sys.stderr.isatty()
-        result = cosim.run(step=args.step, stop_time=args.stop_time, algorithm=args.algorithm,
-                           adaptive=args.adaptive, tolerance=args.tolerance, progress=progress)
-    out = args.output or f"{scenario.name}.csv"
+        out = args.output or f"{scenario.name}.csv"
+        try:
+            result = cosim.run(step=args.step, stop_time=args.stop_time, algorithm=args.algorithm,
+                               adaptive=args.adaptive, tolerance=args.tolerance, progress=progress, yes=args.yes,
+                               timeout=args.timeout or CALL_TIMEOUT)
+        except CosimInterrupted as stop:
+            _write_partial(stop.result, out)
+            raise
     result.write_csv(out)
     st = result.stats
     mode = "adaptive step" if st["adaptive"] else f"step {st['step']:g} s"
@@ -66,6 +76,19 @@ def cmd_cosim(args: argparse.Namespace) -> int:
         result.plot(args.plot, title=scenario.name)
         print(f"  wrote {args.plot}")
     return 0
+
+
+def _write_partial(result, out: str) -> None:
+    """The steps finished before an interruption, as ``<out stem>.partial.csv`` (the output is left alone)."""
+    if not result.stats.get("interrupted"):
+        result.write_csv(out)
+        print(f"nhbridge: interrupted after the run was complete; wrote {out}", file=sys.stderr)
+        return
+    path = Path(out)
+    partial = path.with_name(f"{path.stem}.partial{path.suffix or '.csv'}")
+    result.write_csv(partial)
+    print(f"nhbridge: co-simulation interrupted at t = {result.time[-1]:.6g} s ({len(result.time) - 1} communication "
+          f"steps); wrote the finished steps to {partial} (partial; {out} was not written)", file=sys.stderr)
 
 
 def cmd_ssp(args: argparse.Namespace) -> int:

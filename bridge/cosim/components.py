@@ -14,6 +14,7 @@ directly on an input. nhbridge's own FMUs declare their dependencies.
 from __future__ import annotations
 
 import hashlib
+import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -85,12 +86,24 @@ class ModelInfo:
         return [v.name for v in self.variables.values() if v.causality == "output"]
 
 
-def read_model_info(path: Path) -> ModelInfo:
-    """Read ``modelDescription.xml`` of ``path`` (not validated: foreign FMUs often have small defects)."""
+def read_model_info(path: Path, unzipdir: Path | None = None) -> ModelInfo:
+    """Read ``modelDescription.xml`` of the FMU ``path`` (not validated: foreign FMUs often have small defects).
+
+    From ``unzipdir`` when the FMU is unpacked there (:func:`unpack`), else from the archive after its sizes
+    were checked (:func:`bridge.fmu.archive.check_archive`).
+    """
     import fmpy
 
+    from ..fmu.archive import ArchiveError, check_archive, check_identifiers
+
     try:
-        md = fmpy.read_model_description(str(path), validate=False)
+        if unzipdir is None:
+            check_archive(path)
+        md = fmpy.read_model_description(str(unzipdir or path), validate=False)
+        if unzipdir is not None:
+            check_identifiers(md, unzipdir, str(path), fmpy.platform)
+    except ArchiveError as exc:
+        raise CosimError(str(exc)) from exc
     except Exception as exc:  # fmpy raises plain Exceptions for unreadable archives and XML
         raise CosimError(f"{path}: not a readable FMU ({exc}); check the file") from exc
     version = int(str(md.fmiVersion).split(".")[0])
@@ -132,6 +145,18 @@ def read_model_info(path: Path) -> ModelInfo:
                      variable_step=bool(cs is not None and cs.canHandleVariableCommunicationStepSize),
                      variables=variables, states=states, feedthrough=feedthrough, declared=frozenset(declared),
                      discrete=discrete)
+
+
+def unpack(path: Path, folder: Path) -> Path:
+    """The FMU unpacked into a new folder below ``folder`` within the archive limits; CosimError (bad input)."""
+    from ..fmu.archive import ArchiveError, unpack_fmu
+
+    target = Path(tempfile.mkdtemp(prefix="fmu-", dir=folder))
+    try:
+        return unpack_fmu(path, target)
+    except ArchiveError as exc:
+        shutil.rmtree(target, ignore_errors=True)
+        raise CosimError(f"{exc}; the FMU cannot be unpacked") from exc
 
 
 def build_modelica_fmu(source: Path, model: str, path: Path) -> Path:

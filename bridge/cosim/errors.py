@@ -11,3 +11,11 @@ class CosimError(BridgeError):
 
 class CosimRunError(SimulationError):
     """A component failed during the run (rejected a step, failed to initialize)."""
+
+
+class CosimInterrupted(KeyboardInterrupt):
+    """The run was interrupted (Ctrl-C, SIGTERM); ``result`` holds the communication steps finished before."""
+
+    def __init__(self, result):
+        super().__init__("co-simulation interrupted")
+        self.result = result

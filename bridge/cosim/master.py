@@ -37,7 +37,9 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -63,14 +65,21 @@ class Link:
 class Master:
     """Runs one co-simulation of a checked scenario (instances live for one :meth:`run`)."""
 
-    def __init__(self, plan: Plan, unzipdirs: dict[str, str], settings: MasterSettings, progress: bool = False):
+    def __init__(self, plan: Plan, unzipdirs: dict[str, str], settings: MasterSettings, progress: Any = False,
+                 beacon: Any = None, stop: Callable[[], bool] | None = None):
+        """``progress``: show it (bool) or report it to an object with ``update(t, steps)`` and ``finish(t, steps)``;
+        ``beacon``: a :class:`bridge.fmu.sandbox.Beacon` every slave stamps before a foreign call; ``stop``:
+        polled once per communication step, True ends the run early with the steps finished so far."""
         self.plan, self.settings, self.progress_on = plan, settings, progress
+        self.stop_requested = stop or (lambda: False)
         scenario = plan.scenario
         self.names = [c.name for c in scenario.components]
         index = {n: i for i, n in enumerate(self.names)}
         self.slaves = [Slave(c.name, plan.infos[c.name], unzipdirs[c.name], settings.fmu_tolerance,
                              settings.start_time, settings.stop_time, c.parameters, c.start, c.source.name)
                        for c in scenario.components]
+        for i, slave in enumerate(self.slaves):
+            slave.index, slave.beacon = i, beacon
         self.links = []
         for c in scenario.connections:
             si, di = index[c.source], index[c.target]
@@ -176,7 +185,8 @@ class Master:
     def run(self) -> CosimResult:
         s = self.settings
         started = time.perf_counter()
-        progress = Progress(self.progress_on, s.start_time, s.stop_time)
+        progress = self.progress_on if isinstance(self.progress_on, Progress) or hasattr(self.progress_on, "update") \
+            else Progress(bool(self.progress_on), s.start_time, s.stop_time)
         try:
             for slave in self.slaves:
                 slave.instantiate()
@@ -200,6 +210,7 @@ class Master:
         steps = len(times) - 1
         progress.finish(times[-1], steps)
         stats = {"algorithm": s.algorithm, "adaptive": int(s.adaptive), "steps": steps,
+                 "interrupted": int(times[-1] < s.stop_time),
                  "macro_steps": self.macro_steps, "initialization_seconds": init_seconds,
                  "loop_seconds": loop_seconds, "seconds": time.perf_counter() - started,
                  "steps_per_second": steps / loop_seconds if loop_seconds > 0 else math.inf, **extra}
@@ -216,18 +227,26 @@ class Master:
         n = max(1, int(round(span / s.step)))
         if abs(n * s.step - span) > 1e-9 * span:
             n = math.ceil(span / s.step - 1e-9)
-        grid = [s.start_time + k * s.step for k in range(n)] + [s.stop_time]
-        times, rows = [grid[0]], [self._new_row()]
+        times = np.empty(n + 1)
+        rows = np.empty((n + 1, len(self.plan.record)))
+        times[0] = s.start_time
+        self._record(rows[0])
+        done = n
+        t = s.start_time
         for k in range(n):
-            t, t_next = grid[k], grid[k + 1]
+            if self.stop_requested():
+                done = k
+                break
+            t_next = s.start_time + (k + 1) * s.step if k + 1 < n else s.stop_time
             try:
                 self._step(t, t_next - t)
             except StepRejected as rej:
                 raise rej.error from None
-            times.append(t_next)
-            rows.append(self._new_row())
+            times[k + 1] = t_next
+            self._record(rows[k + 1])
             progress.update(t_next, k + 1)
-        return times, rows, {"step": s.step}
+            t = t_next
+        return times[:done + 1], rows[:done + 1], {"step": s.step}
 
     def _run_adaptive(self, progress: Progress):
         s = self.settings
@@ -240,7 +259,7 @@ class Master:
         t = s.start_time
         times, rows = [t], [self._new_row()]
         rejected, used = 0, []
-        while s.stop_time - t > 1e-12 * max(1.0, abs(s.stop_time)):
+        while s.stop_time - t > 1e-12 * max(1.0, abs(s.stop_time)) and not self.stop_requested():
             h = min(h, h_max)
             if t + h >= s.stop_time or s.stop_time - (t + h) < 0.05 * h:
                 h = s.stop_time - t

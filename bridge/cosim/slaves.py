@@ -9,7 +9,6 @@ by re-initializing at the saved time with the saved states as start values.
 
 from __future__ import annotations
 
-import shutil
 from collections import deque
 from collections.abc import Callable, Sequence
 from ctypes import c_double, c_uint
@@ -20,6 +19,20 @@ from .components import ModelInfo
 from .errors import CosimRunError
 
 STATUS = ["OK", "Warning", "Discard", "Error", "Fatal", "Pending"]
+# the foreign calls a Beacon names (bridge.fmu.sandbox): the parent reports which one crashed or hung
+CALLS = ("loading the binary", "Instantiate", "SetupExperiment", "EnterInitializationMode", "ExitInitializationMode",
+         "doStep", "GetReal", "SetReal", "getFMUState", "setFMUState", "Reset", "Terminate/FreeInstance",
+         "freeFMUState")
+_CODE = {name: k for k, name in enumerate(CALLS)}
+_DO_STEP = _CODE["doStep"]
+
+
+def call_code(what: str) -> int:
+    """The index in :data:`CALLS` of a call described as ``what`` (e.g. "fmi2DoStep", "doStep(h = 0.1)")."""
+    for name, k in _CODE.items():
+        if name.split("/")[0].lower() in what.lower():
+            return k
+    return _CODE["GetReal"] if "get" in what.lower() else _CODE["SetReal"]
 # fmpy's FMI 2 logger proxy (a C function that formats the printf-style messages) forwards every message of
 # every FMI 2 instance in the process to ONE Python logger held in a C global: the one registered last. So
 # one permanent router is registered (before each instantiation, in case fmpy registered another since): it
@@ -79,6 +92,7 @@ class Slave:
                  label: str = ""):
         self.name, self.info, self.unzipdir = name, info, unzipdir
         self.label = label or info.path.name  # the file the user gave (system file, .mo or .fmu)
+        self.index, self.beacon = 0, None  # a bridge.fmu.sandbox.Beacon stamped before every foreign call
         self.tolerance, self.start_time, self.stop_time = fmu_tolerance, start_time, stop_time
         self.values = [(info.variables[n].vr, v) for n, v in [*parameters, *start]]
         self.log: deque[str] = deque(maxlen=8)
@@ -101,7 +115,12 @@ class Slave:
         return CosimRunError(f"component {self.name} ({self.label}): {what}{when} failed with {label}"
                              f"{messages}")
 
+    def _mark(self, code: int, t: float | None = None) -> None:
+        if self.beacon is not None:
+            self.beacon.mark(self.index, code, self.time if t is None else t)
+
     def _call(self, what: str, fn, *args, t: float | None = None):
+        self._mark(call_code(what), t)
         try:
             return fn(*args)
         except CosimRunError:
@@ -159,6 +178,7 @@ class Slave:
         if self.fmu is None:
             return
         fmu, self.fmu, self._do_step2 = self.fmu, None, None
+        self._mark(_CODE["Terminate/FreeInstance"])
         try:
             fmu.terminate()
         except Exception:  # an instance in the Error state may refuse to terminate; free it anyway
@@ -197,7 +217,11 @@ class Slave:
         refs, values = (c_uint * n)(*vrs), (c_double * n)()
         args = (comp, refs, n, values, n) if self.info.fmi_version == 3 else (comp, refs, n, values)
 
+        beacon, who, code = self.beacon, self.index, _CODE["GetReal"]
+
         def read() -> list[float]:
+            if beacon is not None:
+                beacon.mark(who, code, self.time)
             status = raw(*args)
             if status > 1:
                 raise self._fail("GetReal", _Status(status))
@@ -216,8 +240,12 @@ class Slave:
         refs, buffer = (c_uint * n)(*vrs), (c_double * n)()
         args = (comp, refs, n, buffer, n) if self.info.fmi_version == 3 else (comp, refs, n, buffer)
 
+        beacon, who, code = self.beacon, self.index, _CODE["SetReal"]
+
         def write(values: list[float]) -> None:
             buffer[:] = values
+            if beacon is not None:
+                beacon.mark(who, code, self.time)
             status = raw(*args)
             if status > 1:
                 raise self._fail("SetReal", _Status(status))
@@ -232,6 +260,8 @@ class Slave:
 
     def do_step(self, t: float, h: float) -> None:
         """Advance from ``t`` to ``t + h``; raise :class:`StepRejected` on Discard, CosimRunError otherwise."""
+        if self.beacon is not None:
+            self.beacon.mark(self.index, _DO_STEP, t)
         if self._do_step2 is not None:
             status = self._do_step2(self.fmu.component, t, h, 0 if self.keep_history else 1)
             if status > 1:
@@ -319,22 +349,9 @@ class Rollback:
         if self.method == "fmu-state" and saved.handle is not None and self.slave.fmu is not None:
             s = self.slave
             free = s.fmu.freeFMUState if s.info.fmi_version == 3 else s.fmu.freeFMUstate
+            s._mark(_CODE["freeFMUState"])
             try:
                 free(saved.handle)
             except Exception:
                 pass
             saved.handle = None
-
-
-def extract(path: str, folder: str) -> str:
-    """Unzip the FMU at ``path`` into a new folder below ``folder`` (fmpy checks the member names)."""
-    import tempfile
-
-    import fmpy
-
-    target = tempfile.mkdtemp(prefix="fmu-", dir=folder)
-    try:
-        return fmpy.extract(path, unzipdir=target)
-    except Exception as exc:
-        shutil.rmtree(target, ignore_errors=True)
-        raise CosimRunError(f"{path}: cannot unzip the FMU ({exc})") from exc

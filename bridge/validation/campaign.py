@@ -21,6 +21,7 @@ import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import sympy as sp
@@ -46,6 +47,8 @@ from .runs import (
 )
 from .settings import DEFAULT_STEP, REFERENCE_RTOL, Settings, parse_overrides
 
+MAX_ROWS = 10**7          # output rows per run accepted without --yes
+MIN_STEP_RATIO = 1e-12    # the step must be at least stop_time * MIN_STEP_RATIO
 GROUPS = ("methods", "modelica", "fmu", "openmodelica", "rumoca-fmu")
 DEFAULT_GROUPS = ("methods", "modelica", "fmu", "openmodelica")
 
@@ -100,6 +103,7 @@ class SystemValidation:
     settings: Settings = field(default_factory=Settings)
     stop_time: float = 0.0
     step: float = 0.0
+    interrupted: bool = False
 
     @property
     def status(self) -> str:
@@ -115,6 +119,7 @@ class Campaign:
     systems: list[SystemValidation]
     seconds: float = 0.0
     output_problems: list[str] = field(default_factory=list)
+    interrupted: bool = False  # Ctrl-C: the systems and runs finished before it
 
     @property
     def exit_code(self) -> int:
@@ -142,6 +147,8 @@ class Options:
     overrides: dict = field(default_factory=dict)
     workdir: str | None = None
     aliases: Mapping[str, str] = field(default_factory=dict)  # our signal name -> the external FMUs' name
+    values: Mapping[str, Any] = field(default_factory=dict)  # --set: parameters and start values by name
+    yes: bool = False  # run even when the output grid has more than MAX_ROWS rows
 
 
 # -- physics along a run ---------------------------------------------------------------------------
@@ -203,11 +210,12 @@ class Physics:
 
 
 # -- one system ------------------------------------------------------------------------------------
-def _load(path: Path, result: SystemValidation) -> tuple[System, dict] | None:
+def _load(path: Path, result: SystemValidation,
+          values: Mapping[str, Any] | None = None) -> tuple[System, dict] | None:
     from ..model.loader import load_system
 
     try:
-        system = load_system(path)
+        system = load_system(path, values or None)
     except BridgeError as exc:
         result.problems += [str(p) for p in exc.problems]
         return None
@@ -302,6 +310,10 @@ def _plan(system: System, eom: EquationsOfMotion, stop: float, step: float, opti
             specs.append(RunSpec(f"external-{stem}", "external", f"FMU {ext}", skip_reason=exc.reason,
                                  input_error=True))
             continue
+        if not kinds:  # nothing to run is an error, not a silent skip
+            specs.append(RunSpec(f"external-{stem}", "external", f"FMU {ext}", skip_reason=f"{ext}: the FMU declares "
+                                 "neither Model Exchange nor Co-Simulation, so it cannot be run; export it with one "
+                                 "of them", input_error=True))
         for kind in kinds:
             short = "me" if kind == "ModelExchange" else "cs"
             specs.append(RunSpec(f"external-{stem}-{short}", "external", f"FMU {ext} ({kind})",
@@ -349,6 +361,19 @@ def _judge(run: RunResult, ref: Trajectory, physics: Physics, settings: Settings
     run.reason = "; ".join(failures)
 
 
+def work_problem(stop: float, step: float, yes: bool) -> str:
+    """Why the output grid ``stop / step`` is refused (a step below stop * 1e-12, or more than MAX_ROWS rows
+    without ``yes``); empty when it is fine."""
+    rows = stop / step
+    if step < stop * MIN_STEP_RATIO:
+        return (f"the step {step:g} s is below stop_time * {MIN_STEP_RATIO:g} ({stop * MIN_STEP_RATIO:g} s); the "
+                f"grid would have {rows:.3g} points; choose a larger step (--step or [validation] step)")
+    if rows > MAX_ROWS and not yes:
+        return (f"stop_time / step = {stop:g} / {step:g} = {rows:.3g} output rows per run, more than the limit of "
+                f"{MAX_ROWS:.0e}; choose a larger step or a shorter stop time, or pass --yes to run it anyway")
+    return ""
+
+
 def validate_system(path: str | Path, options: Options = Options(),
                     progress: Callable[[str, int, int, RunResult], None] | None = None) -> SystemValidation:
     """Validate one system file (never raises for bad input: it is recorded in the result)."""
@@ -356,7 +381,7 @@ def validate_system(path: str | Path, options: Options = Options(),
 
     path = Path(path)
     result = SystemValidation(str(path))
-    loaded = _load(path, result)
+    loaded = _load(path, result, options.values)
     if loaded is None:
         return result
     system, raw = loaded
@@ -374,6 +399,10 @@ def validate_system(path: str | Path, options: Options = Options(),
     stop = float(settings.stop_time or system.stop_time)
     step = float(settings.step or min(DEFAULT_STEP, stop / 100))
     result.stop_time, result.step = stop, step
+    work = work_problem(stop, step, options.yes)
+    if work:
+        result.problems.append(f"{path}: {work}")
+        return result
     try:
         eom = derive(system, "lagrange")
         native = native_run(eom, stop, step, rtol=REFERENCE_RTOL, atol=REFERENCE_RTOL * 1e-2)
@@ -409,10 +438,15 @@ def validate_system(path: str | Path, options: Options = Options(),
                     run.status, run.reason, run.input_error = ERROR, exc.reason, exc.input
                 except RunNotApplicable as exc:
                     run.status, run.reason = SKIPPED, f"not applicable: {exc}"
+                except KeyboardInterrupt:  # Ctrl-C or SIGTERM: keep what is finished
+                    run.status, run.reason, run.trajectory = SKIPPED, "interrupted", None
+                    result.interrupted = True
                 run.seconds = time.perf_counter() - t0
             result.runs.append(run)
             if progress:
                 progress(system.name, k + 1, len(specs), run)
+            if result.interrupted:
+                break
     return result
 
 
@@ -422,7 +456,7 @@ def planned_runs(path: str | Path, options: Options = Options()) -> tuple[System
 
     path = Path(path)
     result = SystemValidation(str(path))
-    loaded = _load(path, result)
+    loaded = _load(path, result, options.values)
     if loaded is None:
         return result, []
     system, raw = loaded
@@ -437,16 +471,25 @@ def planned_runs(path: str | Path, options: Options = Options()) -> tuple[System
     return result, _plan(system, eom, system.stop_time, DEFAULT_STEP, options, Path("."), placeholder)
 
 
-def validate(paths: Sequence[str | Path], options: Options = Options(),
+def validate(paths: str | Path | Sequence[str | Path], options: Options = Options(),
              progress: Callable[[str, int, int, RunResult], None] | None = None) -> Campaign:
-    """Validate several system files; FMUs in ``options.external`` go to the system of their model name."""
+    """Validate one system file or several; FMUs in ``options.external`` go to the system of their model name."""
+    if isinstance(paths, (str, Path)):
+        paths = [paths]
     t0 = time.perf_counter()
     systems = []
     externals = _assign_external(paths, options.external)
+    interrupted = False
     for path in paths:
         opts = replace(options, external=externals.get(str(path), ()))
-        systems.append(validate_system(path, opts, progress))
-    return Campaign(systems, time.perf_counter() - t0)
+        try:
+            systems.append(validate_system(path, opts, progress))
+        except KeyboardInterrupt:  # before the runs of this system: keep the systems finished before
+            interrupted = True
+        if interrupted or systems[-1].interrupted:
+            interrupted = True
+            break
+    return Campaign(systems, time.perf_counter() - t0, interrupted=interrupted)
 
 
 def _assign_external(paths: Sequence[str | Path], external: Sequence[str]) -> dict[str, tuple[str, ...]]:

@@ -65,15 +65,17 @@ def add_parser(sub, positive: Callable[[str], float]) -> argparse.ArgumentParser
                     help=f"run groups: {', '.join(GROUPS)}, or all (default: {','.join(DEFAULT_GROUPS)})")
     va.add_argument("--methods", type=lambda s: tuple(x for x in s.split(",") if x), default=None,
                     metavar="M1,M2", help=f"derivation methods to run natively (default all: {', '.join(METHODS)})")
-    va.add_argument("--fmi-version", type=_versions, default=(2, 3), metavar="2,3")
+    va.add_argument("--fmi-version", type=_versions, default=(2, 3), metavar="2,3",
+                    help="FMI versions of the FMUs: 2, 3 or 2,3 (default: 2,3)")
     va.add_argument("--stop-time", type=positive, default=None, help="default: [simulation] stop_time")
     va.add_argument("--step", type=positive, default=None, help="output and communication step (default 0.01 s)")
-    va.add_argument("--tolerance", type=_tolerance, action="append", default=[], metavar="TYPE=TOL",
+    va.add_argument("--max-error", dest="tolerance", type=_tolerance, action="append", default=[],
+                    metavar="TYPE=TOL",
                     help="bound on max error / range per run type ("
                          + ", ".join(f"{k} {v:g}" for k, v in RUN_TYPES.items()) + ")")
     for key in ("tube", "time_tolerance", "energy", "residual"):
         va.add_argument(f"--{key.replace('_', '-')}", type=positive, default=None, help=SCALARS[key])
-    va.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
+    va.add_argument("--yes", action="store_true", help="run even when a run has more than 10^7 output rows")
     va.add_argument("--no-plots", action="store_true", help="HTML report without plots (faster)")
     return va
 
@@ -93,10 +95,12 @@ def cmd_validate(args) -> int:
         if getattr(args, key) is not None:
             overrides[key] = getattr(args, key)
     options = Options(groups=args.runs, methods=args.methods, fmi_versions=args.fmi_version,
-                      external=tuple(args.fmu), overrides=overrides, aliases=dict(args.alias))
+                      external=tuple(args.fmu), overrides=overrides, aliases=dict(args.alias),
+                      values=dict(getattr(args, "values", None) or ()),
+                      yes=args.yes)
 
     def progress(system: str, k: int, n: int, run: RunResult) -> None:
-        if not args.quiet:
+        if args.progress or (not args.quiet and sys.stderr.isatty()):  # --progress/--quiet: see bridge.cli
             print(f"[{k}/{n}] {system}: {run.id} {run.status} ({run.seconds:.2f} s)", file=sys.stderr, flush=True)
 
     campaign = validate(args.files, options, progress)
@@ -104,4 +108,8 @@ def cmd_validate(args) -> int:
     print(terminal(campaign))
     for path in written:
         print(f"wrote {path}")
+    if campaign.interrupted:
+        print("nhbridge: interrupted; the results above and the reports hold the finished runs only (partial)",
+              file=sys.stderr)
+        return 130
     return campaign.exit_code

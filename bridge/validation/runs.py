@@ -8,8 +8,7 @@ as a failed run instead of taking the validator down.
 
 from __future__ import annotations
 
-import multiprocessing as mp
-import signal as _signal
+import shutil
 import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -104,9 +103,15 @@ def describe_fmu(path: str | Path):
     """fmpy's model description, or RunFailure(input=True) naming what is wrong with the file."""
     import fmpy
 
+    from ..fmu.archive import ArchiveError, check_archive
+
     path = Path(path)
     if not path.is_file():
         raise RunFailure(f"{path}: no such FMU file", input=True)
+    try:
+        check_archive(path)  # sizes, ratios and names, before fmpy reads modelDescription.xml from it
+    except ArchiveError as exc:
+        raise RunFailure(f"{path}: not a loadable FMU ({str(exc).removeprefix(f'{path}: ')})", input=True) from exc
     try:
         return fmpy.read_model_description(str(path), validate=False)
     except Exception as exc:  # fmpy raises plain Exceptions for broken archives and XML
@@ -161,39 +166,54 @@ class SimulationFailed(RunFailure):
 def simulate_isolated(path: str | Path, **kwargs) -> dict[str, np.ndarray]:
     """``fmpy.simulate_fmu(path, **kwargs)`` in a child process: time and the signals as arrays.
 
-    Raises :class:`SimulationFailed` when simulate_fmu raises, and RunFailure when the process crashes or
-    times out.
+    ``path`` is an FMU file (unpacked here within the archive limits of :mod:`bridge.fmu.archive`, never by
+    fmpy) or an unpacked FMU folder. Raises :class:`SimulationFailed` when simulate_fmu raises, RunFailure when
+    the process crashes or times out, and RunFailure(input=True) when the FMU cannot be unpacked.
     """
-    message = isolated(_simulate_child, str(path), kwargs)
+    from ..atomic import temp_folder
+
+    if Path(path).is_dir():
+        message = isolated(_simulate_child, str(path), kwargs)
+    else:
+        folder = temp_folder("fmu")
+        try:
+            message = isolated(_simulate_child, str(unpack(path, folder)), kwargs)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
     if message[0] != "ok":
         raise SimulationFailed(message[1])
     return message[1]
 
 
-def isolated(target: Callable, *args, timeout: float = FMU_TIMEOUT):
-    """Run ``target(conn, *args)`` in a child process; its message, or RunFailure for a crash or timeout."""
-    ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
-    parent, child = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=target, args=(child, *args), daemon=True)
-    proc.start()
-    child.close()
+def unpack(path: str | Path, folder: str | Path) -> Path:
+    """The FMU unpacked into ``folder`` within the archive limits, its identifiers checked; RunFailure(input=True)."""
+    import fmpy
+
+    from ..fmu.archive import ArchiveError, check_identifiers, unpack_fmu
+
     try:
-        if not parent.poll(timeout):
-            proc.kill()
-            raise RunFailure(f"no result within {timeout:g} s; the run was stopped")
-        message = parent.recv()
-    except EOFError:
-        proc.join(5)
-        code = proc.exitcode
-        what = (f"signal {_signal.Signals(-code).name}" if code is not None and code < 0
-                else f"exit code {code}")
-        raise RunFailure(f"the FMU crashed the simulation process ({what})") from None
-    finally:
-        proc.join(5)
-        if proc.is_alive():
-            proc.kill()
-        parent.close()
-    return message
+        unzipdir = unpack_fmu(path, folder)
+        check_identifiers(fmpy.read_model_description(str(unzipdir), validate=False), unzipdir, str(path),
+                          fmpy.platform)
+    except ArchiveError as exc:
+        raise RunFailure(str(exc), input=True) from exc
+    return unzipdir
+
+
+def isolated(target: Callable, *args, timeout: float = FMU_TIMEOUT):
+    """Run ``target(conn, *args)`` in a child process (:func:`bridge.fmu.sandbox.isolated`); its message, or
+    RunFailure for a crash or timeout. An interruption of the caller is raised again as it came."""
+    from ..fmu.sandbox import ChildFailure, ChildInterrupted
+    from ..fmu.sandbox import isolated as run_isolated
+
+    try:
+        return run_isolated(target, *args, timeout=timeout)
+    except ChildInterrupted as exc:
+        raise exc.interrupt from None
+    except ChildFailure as exc:
+        if exc.kind == "timeout":
+            raise RunFailure(f"no result within {timeout:g} s; the run was stopped") from None
+        raise RunFailure(f"the FMU crashed the simulation process ({exc.signal})") from None
 
 
 def fmu_run(path: str | Path, kind: str, stop: float, step: float, names: Sequence[str], units: Mapping[str, str],

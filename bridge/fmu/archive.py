@@ -1,0 +1,215 @@
+"""Zip archives from others (FMUs, SSP packages) read within limits, and reproducible archives written.
+
+Reading: every size is checked from the central directory BEFORE anything is decompressed — the number of
+members, the total uncompressed size and, for large members, the compression ratio — and members are streamed
+to disk in chunks, never read whole. Python's ``zipfile`` stops decompressing a member at its declared size (and
+checks the CRC), so a member that lies about its size cannot exceed the checked limits. Member names must be
+relative, without ``..``, backslashes or drive letters, and every written path must resolve inside the target
+folder. An FMU's ``modelIdentifier`` must be a plain C identifier whose library lies inside the unpacked FMU, and
+its ``modelDescription.xml`` must not declare XML entities.
+
+Writing: members in a fixed order with a fixed time stamp (``SOURCE_DATE_EPOCH`` when set, else 1980-01-01),
+fixed permissions and a fixed creator system, so that the same content gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+import shutil
+import time
+import zipfile
+from collections.abc import Iterable
+from pathlib import Path
+
+from ..atomic import atomic_file
+from ..errors import BridgeError
+
+MAX_MEMBERS = 10_000                 # members of one archive
+MAX_TOTAL = 512 * 2**20              # total uncompressed size, bytes
+MAX_RATIO = 200                      # uncompressed / compressed size of a member larger than RATIO_FLOOR
+RATIO_FLOOR = 2**20
+MAX_XML = 128 * 2**20                # an XML member (modelDescription.xml, SystemStructure.ssd) read into memory
+CHUNK = 2**20
+IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class ArchiveError(BridgeError):
+    """An archive that cannot be read safely: corrupt, too large, a zip bomb, unsafe names; bad input."""
+
+
+def _mib(n: float) -> str:
+    return f"{n / 2**20:.1f} MiB"
+
+
+def safe_name(name: str) -> str | None:
+    """The normalized relative member name, or None when it is absolute, climbs out (``..``) or is not portable."""
+    if not name or "\\" in name or ":" in name or name.startswith("/") or "\x00" in name:
+        return None
+    norm = posixpath.normpath(name)
+    if norm in (".", "..") or norm.startswith("../") or norm.startswith("/"):
+        return None
+    return norm
+
+
+def check_members(zf: zipfile.ZipFile, what: str) -> list[zipfile.ZipInfo]:
+    """The members of ``zf`` after the checks of count, total size, ratio and names; ArchiveError otherwise."""
+    infos = zf.infolist()
+    if len(infos) > MAX_MEMBERS:
+        raise ArchiveError(f"{what}: has {len(infos)} members, more than the limit of {MAX_MEMBERS}; this is not an "
+                           "archive nhbridge reads (a zip bomb?)")
+    total = 0
+    for info in infos:
+        if safe_name(info.filename) is None:
+            raise ArchiveError(f"{what}: member {info.filename!r} has an unsafe name (absolute, '..', a drive or a "
+                               "backslash); repack the archive with relative names")
+        total += info.file_size
+        if info.file_size > RATIO_FLOOR and info.file_size > MAX_RATIO * max(info.compress_size, 1):
+            raise ArchiveError(f"{what}: member {info.filename!r} expands {_mib(info.compress_size)} to "
+                               f"{_mib(info.file_size)} (ratio {info.file_size / max(info.compress_size, 1):.0f}, "
+                               f"limit {MAX_RATIO}); refused as a zip bomb")
+    if total > MAX_TOTAL:
+        raise ArchiveError(f"{what}: expands to {_mib(total)}, more than the limit of {_mib(MAX_TOTAL)}; refused "
+                           "(a zip bomb?)")
+    return infos
+
+
+def open_archive(path: str | Path, what: str = "") -> zipfile.ZipFile:
+    """``path`` opened as a zip file whose members passed :func:`check_members`; ArchiveError otherwise."""
+    what = what or str(path)
+    try:
+        zf = zipfile.ZipFile(path)
+    except (OSError, zipfile.BadZipFile, ValueError) as exc:
+        raise ArchiveError(f"{what}: not a readable zip archive ({exc}); check the file") from exc
+    try:
+        check_members(zf, what)
+    except BaseException:
+        zf.close()
+        raise
+    return zf
+
+
+def check_archive(path: str | Path, what: str = "") -> None:
+    """Raise ArchiveError unless ``path`` is a zip archive within the limits (nothing is decompressed)."""
+    open_archive(path, what).close()
+
+
+def read_member(zf: zipfile.ZipFile, name: str, what: str, limit: int = MAX_XML) -> bytes:
+    """One member read into memory, at most ``limit`` bytes (for XML)."""
+    info = zf.getinfo(name)
+    if info.file_size > limit:
+        raise ArchiveError(f"{what}: {name} has {_mib(info.file_size)}, more than the limit of {_mib(limit)}")
+    try:
+        return zf.read(info)
+    except (OSError, zipfile.BadZipFile, EOFError, ValueError, NotImplementedError) as exc:
+        raise ArchiveError(f"{what}: cannot read {name} ({exc}); the archive is corrupt") from exc
+
+
+def stream_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, target: Path, what: str) -> None:
+    """Copy one member to ``target`` in chunks, stopping at its checked declared size."""
+    left = info.file_size
+    try:
+        with zf.open(info) as src, open(target, "wb") as dst:
+            while True:
+                chunk = src.read(min(CHUNK, left + 1))
+                if not chunk:
+                    break
+                left -= len(chunk)
+                if left < 0:
+                    raise ArchiveError(f"{what}: member {info.filename} is larger than it declares; refused")
+                dst.write(chunk)
+    except (OSError, zipfile.BadZipFile, EOFError, ValueError, NotImplementedError) as exc:
+        raise ArchiveError(f"{what}: cannot unpack {info.filename} ({exc}); the archive is corrupt") from exc
+
+
+def extract(path: str | Path, folder: str | Path, what: str = "") -> Path:
+    """Unpack the archive ``path`` into the existing folder ``folder`` within the limits; the folder."""
+    folder = Path(folder).resolve()
+    what = what or str(path)
+    with open_archive(path, what) as zf:
+        for info in zf.infolist():
+            target = (folder / safe_name(info.filename)).resolve()
+            if target != folder and folder not in target.parents:
+                raise ArchiveError(f"{what}: member {info.filename!r} would be written outside the unpack folder")
+            if info.is_dir():
+                target.mkdir(parents=True, exist_ok=True)
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            stream_member(zf, info, target, what)
+    return folder
+
+
+# -- FMUs ---------------------------------------------------------------------------------------------------
+def check_model_description(unzipdir: str | Path, what: str) -> None:
+    """``modelDescription.xml`` exists, is within the size limit and declares no DTD or entities."""
+    from lxml import etree
+
+    xml = Path(unzipdir) / "modelDescription.xml"
+    if not xml.is_file():
+        raise ArchiveError(f"{what}: no modelDescription.xml in the archive; an FMU must contain it")
+    if xml.stat().st_size > MAX_XML:
+        raise ArchiveError(f"{what}: modelDescription.xml has {_mib(xml.stat().st_size)}, more than the limit of "
+                           f"{_mib(MAX_XML)}")
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False)
+    try:
+        tree = etree.parse(str(xml), parser)
+    except etree.XMLSyntaxError as exc:
+        raise ArchiveError(f"{what}: modelDescription.xml is not well-formed XML ({exc})") from exc
+    if tree.docinfo.internalDTD is not None or tree.docinfo.system_url or tree.docinfo.public_id:
+        raise ArchiveError(f"{what}: modelDescription.xml declares a DTD (entities); FMI model descriptions have "
+                           "none; refused")
+
+
+def check_identifiers(md, unzipdir: str | Path, what: str, platform: str) -> None:
+    """Every ``modelIdentifier`` is a plain identifier and its library resolves inside ``unzipdir``."""
+    root = Path(unzipdir).resolve()
+    for kind in ("modelExchange", "coSimulation"):
+        iface = getattr(md, kind, None)
+        if iface is None:
+            continue
+        ident = iface.modelIdentifier or ""
+        if not IDENTIFIER.match(ident):
+            raise ArchiveError(f"{what}: the {kind} modelIdentifier {ident!r} is not a plain identifier (letters, "
+                               "digits, _); it names the binary, which must lie inside the FMU")
+        library = (root / "binaries" / platform / f"{ident}.so").resolve()
+        if root not in library.parents:
+            raise ArchiveError(f"{what}: the binary of {ident!r} resolves outside the FMU ({library})")
+
+
+def unpack_fmu(path: str | Path, folder: str | Path, what: str = "") -> Path:
+    """Unpack an FMU into ``folder`` within the limits and check its model description (no entities)."""
+    what = what or str(path)
+    if not Path(path).is_file():
+        raise ArchiveError(f"{what}: no such FMU file")
+    folder = extract(path, folder, what)
+    check_model_description(folder, what)
+    return folder
+
+
+def remove_tree(path: str | Path) -> None:
+    shutil.rmtree(path, ignore_errors=True)
+
+
+# -- writing -----------------------------------------------------------------------------------------------
+def zip_time() -> tuple[int, int, int, int, int, int]:
+    """The time stamp of every member: ``SOURCE_DATE_EPOCH`` (UTC, not before 1980) or 1980-01-01 00:00."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH", "")
+    if epoch.strip().isdigit():
+        t = time.gmtime(max(int(epoch), 315532800))
+        return (t.tm_year, t.tm_mon, t.tm_mday, t.tm_hour, t.tm_min, t.tm_sec - t.tm_sec % 2)
+    return (1980, 1, 1, 0, 0, 0)
+
+
+def write_zip(path: str | Path, members: Iterable[tuple[str, bytes | Path]]) -> Path:
+    """Write a reproducible zip archive atomically: members in the given order, fixed time stamps and modes."""
+    stamp = zip_time()
+    with atomic_file(path) as tmp, zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, data in members:
+            info = zipfile.ZipInfo(name, date_time=stamp)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.create_system = 3  # Unix, on every platform
+            executable = name.endswith((".so", ".dll", ".dylib"))
+            info.external_attr = (0o100755 if executable else 0o100644) << 16
+            zf.writestr(info, data.read_bytes() if isinstance(data, Path) else data)
+    return Path(path)

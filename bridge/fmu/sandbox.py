@@ -1,0 +1,148 @@
+"""Foreign FMU code run in a child process: a crash or a hang stops the child, never the caller.
+
+:func:`isolated` forks a child that runs ``target(conn, *args)`` and sends one message back through ``conn``.
+The parent waits with a watchdog: with a :class:`Beacon` (shared memory the child stamps before every foreign
+call: a call counter, who is called, which call, the time) the child is stopped when the counter stands still
+for ``timeout`` seconds, i.e. one call did not return; without one, when the whole run takes longer. The child
+dies with its parent (``PR_SET_PDEATHSIG``). Ctrl-C (or SIGTERM turned into an exception) in the parent is
+forwarded to the child as SIGINT; a child that stops cleanly sends what it finished, which the parent raises as
+:class:`ChildInterrupted`; one that does not is killed after ``grace`` seconds.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import multiprocessing as mp
+import os
+import signal
+import time
+from collections.abc import Callable
+from typing import Any
+
+PR_SET_PDEATHSIG = 1
+
+
+class Beacon:
+    """Shared cells ``[calls, who, what, t]`` written by the child before every foreign call, and
+    ``[progress time, progress steps]`` for the parent to show."""
+
+    def __init__(self) -> None:
+        from multiprocessing.sharedctypes import RawArray
+
+        self.cells = RawArray(ctypes.c_double, 6)
+
+    def update(self, t: float, steps: int, force: bool = False) -> None:
+        """Progress of the child (the interface of :class:`bridge.cosim.results.Progress`)."""
+        self.cells[4], self.cells[5] = t, steps
+
+    def finish(self, t: float, steps: int) -> None:
+        self.update(t, steps)
+
+    def progress(self) -> tuple[float, int]:
+        return float(self.cells[4]), int(self.cells[5])
+
+    def mark(self, who: int, what: int, t: float) -> None:
+        cells = self.cells
+        cells[1], cells[2], cells[3] = who, what, t
+        cells[0] += 1.0
+
+    @property
+    def calls(self) -> int:
+        return int(self.cells[0])
+
+    def last(self) -> tuple[int, int, float]:
+        """(who, what, t) of the last foreign call the child entered."""
+        return int(self.cells[1]), int(self.cells[2]), float(self.cells[3])
+
+
+class ChildFailure(Exception):
+    """The child crashed (``kind`` "crashed", ``signal`` its name or "exit code N") or hung (``kind`` "timeout")."""
+
+    def __init__(self, kind: str, reason: str, signal_name: str = ""):
+        super().__init__(reason)
+        self.kind, self.reason, self.signal = kind, reason, signal_name
+
+
+class ChildInterrupted(Exception):
+    """The caller was interrupted; ``message`` is what the child sent after it stopped, ``interrupt`` the cause."""
+
+    def __init__(self, message: Any, interrupt: BaseException):
+        super().__init__("interrupted")
+        self.message, self.interrupt = message, interrupt
+
+
+def _child(target: Callable, conn, args: tuple) -> None:
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):  # pragma: no cover - not Linux
+        pass
+    target(conn, *args)
+
+
+def _exit_reason(code: int | None) -> str:
+    if code is not None and code < 0:
+        try:
+            return f"signal {signal.Signals(-code).name}"
+        except ValueError:
+            return f"signal {-code}"
+    return f"exit code {code}"
+
+
+def isolated(target: Callable, *args, timeout: float = 600.0, beacon: Beacon | None = None,
+             grace: float = 10.0, tick: Callable[[], None] | None = None) -> Any:
+    """Run ``target(conn, *args)`` in a forked child; its one message. :class:`ChildFailure` when the child
+    crashes or hangs, :class:`ChildInterrupted` when the caller is interrupted (see the module). ``tick`` is
+    called while waiting (e.g. to show the child's progress)."""
+    ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
+    parent, child = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_child, args=(target, child, args), daemon=True)
+    proc.start()
+    child.close()
+    interrupt: BaseException | None = None
+    interrupted_at = 0.0
+    since = time.monotonic()
+    calls = beacon.calls if beacon is not None else 0
+    try:
+        while True:
+            try:
+                if parent.poll(0.05):
+                    message = parent.recv()
+                    break
+                now = time.monotonic()
+                if tick is not None:
+                    tick()
+                if not proc.is_alive() and not parent.poll(0):
+                    proc.join(5)
+                    raise ChildFailure("crashed", f"the process crashed ({_exit_reason(proc.exitcode)})",
+                                       _exit_reason(proc.exitcode))
+                if interrupt is not None:
+                    if now - interrupted_at > grace:
+                        raise interrupt
+                    continue
+                if beacon is not None and beacon.calls != calls:
+                    calls, since = beacon.calls, now
+                if now - since > timeout:
+                    what = "one call did not return" if beacon is not None else "no result"
+                    raise ChildFailure("timeout", f"{what} within {timeout:g} s; the process was stopped")
+            except KeyboardInterrupt as exc:
+                if interrupt is not None:
+                    raise
+                interrupt, interrupted_at = exc, time.monotonic()
+                try:
+                    os.kill(proc.pid, signal.SIGINT)
+                except ProcessLookupError:
+                    pass
+            except EOFError:
+                proc.join(5)
+                raise ChildFailure("crashed", f"the process crashed ({_exit_reason(proc.exitcode)})",
+                                   _exit_reason(proc.exitcode)) from None
+    finally:
+        if proc.is_alive():
+            proc.join(0.5 if interrupt is None else 2)
+        if proc.is_alive():
+            proc.kill()
+            proc.join(5)
+        parent.close()
+    if interrupt is not None:
+        raise ChildInterrupted(message, interrupt)
+    return message
