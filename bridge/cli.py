@@ -7,9 +7,11 @@ Errors are printed as paragraphs, never as tracebacks.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 from .atomic import guard_process
 from .errors import BridgeError, SimulationError
@@ -46,6 +48,78 @@ def _names(text: str) -> tuple[str, ...]:
     return tuple(x.strip() for x in text.split(",") if x.strip())
 
 
+def _assignment(text: str) -> tuple[str, str]:
+    from .model.overrides import split_assignment
+
+    try:
+        return split_assignment(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def add_set_option(sp_: argparse.ArgumentParser) -> None:
+    """``--set NAME=VALUE`` (repeatable): parameters, start positions, start velocities der(q), input starts."""
+    sp_.add_argument("--set", dest="values", type=_assignment, action="append", default=[], metavar="NAME=VALUE",
+                     help="change a parameter, a start position q, a start velocity der(q) or an input's start "
+                          "value (repeatable; e.g. --set m=2.5 --set 'der(phi)=3'); the dependent start values are "
+                          "then recomputed from the constraints")
+
+
+def add_progress_options(sp_: argparse.ArgumentParser) -> None:
+    """``--progress``/``--quiet``: the same on every long command."""
+    group = sp_.add_mutually_exclusive_group()
+    group.add_argument("--progress", action="store_true",
+                       help="progress lines on stderr (default: only when stderr is a terminal)")
+    group.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
+
+
+def _values(args) -> dict[str, str]:
+    """The --set values by name; a name given twice is bad input."""
+    out: dict[str, str] = {}
+    for name, value in getattr(args, "values", None) or []:
+        if name in out:
+            raise BridgeError(f"--set {name}: given twice ({out[name]} and {value}); give each name once")
+        out[name] = value
+    return out
+
+
+def _load(args, path: str):
+    """The system in ``path`` with the --set values applied."""
+    from .model.loader import load_system
+
+    return load_system(path, _values(args) or None)
+
+
+class Progress:
+    """Progress lines on stderr for steps that may take seconds: on a terminal or with --progress, never
+    with --quiet (so CI logs stay clean)."""
+
+    def __init__(self, args):
+        self.on = bool(getattr(args, "progress", False)) or (
+            not getattr(args, "quiet", False) and _isatty(sys.stderr))
+
+    @contextmanager
+    def step(self, text: str) -> Iterator[None]:
+        if not self.on:
+            yield
+            return
+        print(f"{text} ...", end="", file=sys.stderr, flush=True)
+        t0 = time.perf_counter()
+        try:
+            yield
+        except BaseException:
+            print(" failed", file=sys.stderr, flush=True)
+            raise
+        print(f" done ({time.perf_counter() - t0:.1f} s)", file=sys.stderr, flush=True)
+
+
+def _isatty(stream) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
 def build_parser() -> argparse.ArgumentParser:
     from .derivation.methods import METHODS
 
@@ -56,33 +130,53 @@ def build_parser() -> argparse.ArgumentParser:
 
     c = sub.add_parser("check", help="check system files and report their structure")
     c.add_argument("files", nargs="+", metavar="FILE")
+    add_set_option(c)
 
     methods = list(METHODS)
 
-    def method_opts(sp_: argparse.ArgumentParser, default: str | None = "lagrange") -> None:
+    def method_opts(sp_: argparse.ArgumentParser, default: str | None = "lagrange",
+                    default_text: str = "lagrange") -> None:
         sp_.add_argument("--method", "-m", choices=methods, default=default,
-                         help="derivation method (default: %(default)s)")
+                         help=f"derivation method (default: {default_text})")
         sp_.add_argument("--independent", type=_names, default=None, metavar="X,Y",
-                         help="independent velocities for reduced methods (default: file or automatic)")
+                         help="independent velocities for reduced methods (default: [method] independent of the "
+                              "file, else chosen automatically)")
         sp_.add_argument("--baumgarte", type=_baumgarte, default=None, metavar="ALPHA,BETA",
-                         help="Baumgarte stabilisation of the constraints (lagrange, nielsen)")
+                         help="Baumgarte stabilisation of the constraints, lagrange and nielsen only "
+                              "(default: none)")
+        add_set_option(sp_)
+        add_progress_options(sp_)
+
+    fmi_help = "FMI version of the FMU: 2 or 3 (default: 2)"
 
     dv = sub.add_parser("derive", help="derive the equations of motion")
     dv.add_argument("file", metavar="FILE")
-    method_opts(dv, default=None)
-    dv.add_argument("--format", "-f", choices=["text", "latex", "json"], default="text")
+    method_opts(dv, default=None, default_text="lagrange; with --stats every method")
+    dv.add_argument("--format", "-f", choices=["text", "latex", "json"], default="text",
+                    help="output format (default: text)")
     dv.add_argument("--stats", action="store_true",
                     help="report differentiation operations and CSE operation counts per method")
-    dv.add_argument("-o", "--output", default=None, help="write to this file instead of standard output")
+    dv.add_argument("-o", "--output", default=None, metavar="FILE",
+                    help="write to this file (default: standard output)")
 
     sm = sub.add_parser("simulate", help="integrate natively with scipy and write CSV")
     sm.add_argument("file", metavar="FILE")
     method_opts(sm)
-    sm.add_argument("--stop-time", type=_positive, default=None, help="default: [simulation] stop_time")
-    sm.add_argument("--rtol", type=_positive, default=None, help="relative tolerance (default 1e-10)")
-    sm.add_argument("--atol", type=_positive, default=None, help="absolute tolerance (default 1e-12)")
-    sm.add_argument("--interval", type=_positive, default=None, help="output interval (default stop_time/1000)")
-    sm.add_argument("-o", "--output", default=None, help="CSV file (default: <name>.csv)")
+    sm.add_argument("--stop-time", type=_positive, default=None,
+                    help="simulated time in s (default: [simulation] stop_time)")
+    sm.add_argument("--rtol", type=_positive, default=None, help="relative tolerance (default: 1e-10)")
+    sm.add_argument("--atol", type=_positive, default=None, help="absolute tolerance (default: 1e-12)")
+    sm.add_argument("--interval", type=_positive, default=None,
+                    help="output interval in s (default: stop_time/1000); more than 1e7 rows need --yes")
+    sm.add_argument("--yes", action="store_true", help="write more than 1e7 output rows if --interval asks for them")
+    sm.add_argument("--input", default=None, metavar="CSV",
+                    help="time-varying inputs: a CSV file with a time column and one column per input, "
+                         "interpolated linearly, held before the first and after the last row (the format fmpy "
+                         "reads; default: inputs held at their start values)")
+    sm.add_argument("--plot", default=None, metavar="FILE",
+                    help="also plot coordinates, velocities, outputs and constraint residuals (.png, .pdf, .svg)")
+    sm.add_argument("-o", "--output", default=None, metavar="CSV",
+                    help="CSV file, - for standard output (default: <name>.csv)")
 
     mo = sub.add_parser("modelica", help="export Modelica models (one file, or a package of several)")
     mo.add_argument("files", nargs="+", metavar="FILE")
@@ -91,19 +185,21 @@ def build_parser() -> argparse.ArgumentParser:
                     help="multiplier DAE: constraints at acceleration level (index1) or as given, "
                          "left to the Modelica tool's index reduction")
     mo.add_argument("--package", default=None, metavar="NAME", help="write a package NAME into the -o directory")
-    mo.add_argument("-o", "--output", required=True, help="the .mo file, or the directory for --package")
+    mo.add_argument("-o", "--output", default=None, metavar="PATH",
+                    help="the .mo file (default: <name>.mo), or with --package the directory that receives NAME/ "
+                         "(default: the current directory)")
     mo.add_argument("--check", choices=["rumoca", "openmodelica"], default=None,
-                    help="compile, simulate and compare each model with a Modelica tool")
+                    help="compile, simulate and compare each model with a Modelica tool (default: no check)")
 
     fm = sub.add_parser("fmu", help="build an FMU (Model Exchange and Co-Simulation)")
     fm.add_argument("file", metavar="FILE")
     method_opts(fm)
-    fm.add_argument("--fmi-version", type=int, choices=[2, 3], default=2)
+    fm.add_argument("--fmi-version", type=int, choices=[2, 3], default=2, help=fmi_help)
     fm.add_argument("--backend", choices=["native", "rumoca", "openmodelica"], default="native",
                     help="native: generated C plus nhbridge's FMI runtime, compiled with $CC (default: cc/gcc); "
                          "rumoca: the exported .mo compiled by Rumoca's fmi2 code generation (FMI 2.0 only); "
                          "openmodelica: the .mo compiled by omc (OMPython)")
-    fm.add_argument("-o", "--output", required=True, help="the .fmu file")
+    fm.add_argument("-o", "--output", default=None, metavar="FMU", help="the .fmu file (default: <name>.fmu)")
     fm.add_argument("--jacobian", action=argparse.BooleanOptionalAction, default=None,
                     help="native backend: generate the Jacobian code for directional derivatives (default: only for "
                          "systems with at most 14 states; it lengthens the build)")
@@ -128,18 +224,18 @@ def _derive(args, system, method: str | None = None, count: bool = False):
     """The equations of ``system`` by the chosen method, with the split and stabilisation from the options."""
     from .derivation.methods import METHODS
 
-    return METHODS[method or args.method or "lagrange"].derive(system, args.independent or system.independent,
-                                                                 args.baumgarte, count=count)
+    name = method or args.method or "lagrange"
+    with Progress(args).step(f"deriving {system.name} ({name})"):
+        return METHODS[name].derive(system, args.independent or system.independent, args.baumgarte, count=count)
 
 
 def cmd_check(args) -> int:
     from .derivation.methods import METHODS
-    from .model.loader import load_system
 
     failures = 0
     for path in args.files:
         try:
-            system = load_system(path)
+            system = _load(args, path)
             METHODS["lagrange"].derive(system)  # mass-matrix regularity at the start state
         except BridgeError as exc:
             print(str(exc), file=sys.stderr)
@@ -166,9 +262,8 @@ def cmd_derive(args) -> int:
     from .derivation.methods import METHODS
     from .derivation.render import FORMATS
     from .derivation.stats import eom_operation_count
-    from .model.loader import load_system
 
-    system = load_system(args.file)
+    system = _load(args, args.file)
     if args.stats:
         names = [args.method] if args.method else list(METHODS)
         rows = []
@@ -213,29 +308,45 @@ def cmd_derive(args) -> int:
 
 
 def cmd_simulate(args) -> int:
-    from .model.loader import load_system
-    from .simulation.simulate import DEFAULT_ATOL, DEFAULT_RTOL, simulate
+    from .simulation.inputs import read_inputs
+    from .simulation.plot import check_plot_path, pyplot
+    from .simulation.simulate import DEFAULT_ATOL, DEFAULT_RTOL, MAX_ROWS, simulate
 
-    system = load_system(args.file)
+    if args.plot:  # before the run: a wrong name or a missing matplotlib wastes no time
+        check_plot_path(args.plot)
+        pyplot()
+    system = _load(args, args.file)
+    table = read_inputs(args.input, system) if args.input else None
     t0 = time.perf_counter()
     eom = _derive(args, system)
     t1 = time.perf_counter()
-    result = simulate(eom, args.stop_time, rtol=args.rtol or DEFAULT_RTOL, atol=args.atol or DEFAULT_ATOL,
-                      interval=args.interval)
+    with Progress(args).step(f"simulating {system.name}"):
+        result = simulate(eom, args.stop_time, rtol=args.rtol or DEFAULT_RTOL, atol=args.atol or DEFAULT_ATOL,
+                          interval=args.interval, inputs=table, max_rows=None if args.yes else MAX_ROWS)
     t2 = time.perf_counter()
     out = args.output or f"{system.name}.csv"
-    result.write_csv(out)
+    report = sys.stderr if out == "-" else sys.stdout  # the CSV owns standard output
+    if out == "-":
+        sys.stdout.write(result.to_csv())
+        sys.stdout.flush()
+    else:
+        result.write_csv(out)
     print(f"{system.name}: method {eom.method}, derived in {t1 - t0:.3f} s, simulated to "
-          f"t = {result.time[-1]:g} s in {t2 - t1:.3f} s ({result.nfev} evaluations)")
+          f"t = {result.time[-1]:g} s in {t2 - t1:.3f} s ({result.nfev} evaluations)", file=report)
+    if system.adjusted_start:
+        print(f"  start values computed from the constraints: {', '.join(system.adjusted_start)}", file=report)
     for te, names in result.repartitions:
-        print(f"  re-partitioned at t = {te:.6g}: independent velocities now {', '.join(names)}")
-    print(f"  largest constraint residual over the run: {result.max_residual:.3e}")
-    print(f"  wrote {out} ({len(result.time)} rows)")
+        print(f"  re-partitioned at t = {te:.6g}: independent velocities now {', '.join(names)}", file=report)
+    print(f"  largest constraint residual over the run: {result.max_residual:.3e}", file=report)
+    print(f"  wrote {'standard output' if out == '-' else out} ({len(result.time)} rows)", file=report)
+    if args.plot:
+        with Progress(args).step(f"plotting {args.plot}"):
+            result.plot(args.plot)
+        print(f"  wrote {args.plot}", file=report)
     return EXIT_OK
 
 
 def cmd_modelica(args) -> int:
-    from .model.loader import load_system
     from .modelica.check import CHECKERS
     from .modelica.export import write_model, write_package
 
@@ -248,19 +359,20 @@ def cmd_modelica(args) -> int:
             raise BridgeError(f"--package {args.package!r} is not a valid Modelica identifier")
     eoms = []
     for path in args.files:  # derive everything first: nothing is written if any system fails
-        system = load_system(path)
+        system = _load(args, path)
         eoms.append(_derive(args, system))
     if args.package is None:
-        target = write_model(eoms[0], args.output, args.constraint_level)
+        target = write_model(eoms[0], args.output or f"{eoms[0].system.name}.mo", args.constraint_level)
         print(f"wrote {target}")
     else:
-        target = write_package(eoms, args.output, args.package, args.constraint_level)
+        target = write_package(eoms, args.output or ".", args.package, args.constraint_level)
         print(f"wrote package {args.package} ({len(eoms)} models) to {target}")
     failed = 0
     if args.check:
         for eom in eoms:
             try:
-                report = CHECKERS[args.check](eom, args.constraint_level)
+                with Progress(args).step(f"checking {eom.system.name} with {args.check}"):
+                    report = CHECKERS[args.check](eom, args.constraint_level)
             except BridgeError as exc:
                 print(f"  {args.check}: {eom.system.name} FAILED: {exc}", file=sys.stderr)
                 failed += 1
@@ -274,19 +386,20 @@ def cmd_modelica(args) -> int:
 def cmd_fmu(args) -> int:
     from .fmu.backends import build_openmodelica_fmu, build_rumoca_fmu
     from .fmu.build import build_fmu
-    from .model.loader import load_system
 
     if args.backend == "rumoca" and args.fmi_version != 2:
         raise BridgeError("the rumoca backend builds FMI 2.0 only; use --fmi-version 2 or --backend native")
-    system = load_system(args.file)
+    system = _load(args, args.file)
     eom = _derive(args, system)
+    output = args.output or f"{system.name}.fmu"
     t0 = time.perf_counter()
-    if args.backend == "rumoca":
-        path = build_rumoca_fmu(eom, args.output)
-    elif args.backend == "openmodelica":
-        path = build_openmodelica_fmu(eom, args.output, args.fmi_version)
-    else:
-        path = build_fmu(eom, args.output, args.fmi_version, "auto" if args.jacobian is None else args.jacobian)
+    with Progress(args).step(f"building {output} (backend {args.backend})"):
+        if args.backend == "rumoca":
+            path = build_rumoca_fmu(eom, output)
+        elif args.backend == "openmodelica":
+            path = build_openmodelica_fmu(eom, output, args.fmi_version)
+        else:
+            path = build_fmu(eom, output, args.fmi_version, "auto" if args.jacobian is None else args.jacobian)
     print(f"wrote {path} (FMI {args.fmi_version}.0, Model Exchange and Co-Simulation, method {eom.method}, "
           f"backend {args.backend}, built in {time.perf_counter() - t0:.2f} s)")
     return EXIT_OK
@@ -333,9 +446,64 @@ COMMANDS = {"check": cmd_check, "derive": cmd_derive, "simulate": cmd_simulate, 
             "crosscheck": _cmd_crosscheck}
 
 
+class _PipeGuard:
+    """A text stream whose reader may go away (``nhbridge ... | head -1``): after a broken pipe the rest of
+    the output is dropped (the descriptor is pointed at /dev/null), so the run ends quietly with its own code."""
+
+    def __init__(self, stream):
+        self._stream = stream
+        self.broken = False
+
+    def write(self, text: str) -> int:
+        if not self.broken:
+            try:
+                return self._stream.write(text)
+            except BrokenPipeError:
+                self._drop()
+        return len(text)
+
+    def flush(self) -> None:
+        if not self.broken:
+            try:
+                self._stream.flush()
+            except BrokenPipeError:
+                self._drop()
+
+    def _drop(self) -> None:
+        self.broken = True
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, self._stream.fileno())
+            os.close(devnull)
+        except (OSError, ValueError, AttributeError):
+            pass
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
+@contextmanager
+def _quiet_closed_pipes() -> Iterator[None]:
+    """stdout and stderr guarded against a reader that closed the pipe, for the duration of one run."""
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = _PipeGuard(sys.stdout), _PipeGuard(sys.stderr)
+    try:
+        yield
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        sys.stdout, sys.stderr = saved
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    with _quiet_closed_pipes():
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    """One command; bad input (a BridgeError) exits 2 and a failed run 1, each with a paragraph, no traceback."""
     guard_process()  # SIGTERM runs the finally blocks; leftovers of killed runs are removed
     try:
         return COMMANDS[args.command](args)
