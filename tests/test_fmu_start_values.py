@@ -230,3 +230,15 @@ def test_reduced_method_is_consistent_by_construction(tmp_path_factory, version)
     check_start(result, ref, names[:-1])
     assert abs(result["residual[1]"][0]) < 1e-14
     assert compare(result, ref, "chaplygin", names[:-1]) < 1e-6
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_rheonomic_constraint_at_the_start_time(tmp_path_factory, kind):
+    """The skate's blade angle is prescribed, theta - w t = 0: started at t0 = 0.5 the FMU puts theta at w t0."""
+    eom, path, independent = fmu(tmp_path_factory, "skate", "lagrange", 2)
+    assert independent == ["x"]
+    result = fmpy.simulate_fmu(str(path), fmi_type=kind, start_time=0.5, stop_time=0.6, output_interval=0.05,
+                               start_values={"w": 1.5}, output=["theta", "der(theta)", "residual[1]"])
+    assert result["theta"][0] == pytest.approx(1.5 * 0.5, rel=1e-14)
+    assert result["der(theta)"][0] == pytest.approx(1.5, rel=1e-14)
+    assert abs(result["residual[1]"][0]) < 1e-14
