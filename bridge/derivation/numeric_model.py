@@ -69,13 +69,24 @@ class NumericModel:
         F = vals[size * size:]
         if not (np.all(np.isfinite(M)) and np.all(np.isfinite(F))):
             raise SimulationError(f"at t = {t:.9g} the equations are not finite (NaN or Inf) "
-                                  f"[method {self.eom.method}]; check the state and expressions for singularities")
+                                  f"[method {self.eom.method}]: {self._not_finite(M, F, q, u)}; "
+                                  "check the expressions for a domain error (sqrt, log, acos of a value out of "
+                                  "range) or a singularity at this state")
         lu, piv = scipy.linalg.lu_factor(M, check_finite=False)
         diag = np.abs(np.diag(lu))
         if diag.min() <= SINGULAR_RCOND * max(diag.max(), 1e-300):
             raise SimulationError(f"at t = {t:.9g} the mass matrix of method {self.eom.method} is singular "
                                   "(the configuration is singular or the constraints became dependent)")
         return scipy.linalg.lu_solve((lu, piv), F, check_finite=False)
+
+    def _not_finite(self, M: np.ndarray, F: np.ndarray, q: np.ndarray, u: np.ndarray) -> str:
+        """Which rows of ``M z = F`` are not finite (row k: the equation of u'_k, then constraint k), and the state."""
+        rows = [f"der({u_})" for u_ in self.eom.u] + [f"constraint {k + 1}" for k in range(self.m)]
+        bad = [f"{'the mass matrix row' if not np.all(np.isfinite(M[i])) else 'the forcing'} of {rows[i]}"
+               for i in range(self.size) if not (np.all(np.isfinite(M[i])) and np.isfinite(F[i]))]
+        state = [f"{c.name} = {v:.6g}" for c, v in zip(self.eom.system.coordinates, q)]
+        state += [f"{s} = {v:.6g}" for s, v in zip(self.eom.u, u)]
+        return f"{', '.join(bad[:4])} at {', '.join(state[:8])}"
 
     def kinematics(self, t: float, q: np.ndarray, u: np.ndarray) -> np.ndarray:
         return np.asarray(self._kin(self._base(t, q, u)), dtype=float).ravel()

@@ -118,7 +118,7 @@ def parse_system(text: str, source: str = "<string>") -> System:
         raise SystemFileError(Problem("toml", "the TOML is nested too deep",
                                       "a system file needs only a few levels of tables", source)) from exc
     except ValueError as exc:  # e.g. an integer with more digits than Python converts
-        raise SystemFileError(Problem("toml", f"a value cannot be read ({exc})",
+        raise SystemFileError(Problem("toml", "a number in the file has too many digits to be read",
                                       "write numbers with at most 100 digits", source)) from exc
     return build_system(data, source)
 

@@ -221,18 +221,51 @@ class _Solver:
 
     def segment(self, num: NumericModel, x: np.ndarray, t0: float, t_eval: np.ndarray, events: list | None):
         """``solve_ivp`` from (t0, x) to the stop time, sampled at ``t_eval``; ended early by a terminal event."""
+        watch = _FiniteWatch(num)
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)
-                sol = solve_ivp(num.rhs, (t0, self.stop_time), x, method=self.method, rtol=self.rtol,
+                sol = solve_ivp(watch.rhs, (t0, self.stop_time), x, method=self.method, rtol=self.rtol,
                                 atol=self.atol, t_eval=t_eval if t_eval.size else None, events=events)
         except BridgeError:
             raise
         except (ValueError, ArithmeticError) as exc:
-            raise SimulationError(f"integration failed near t = {t0:.9g}: {exc}") from exc
+            raise SimulationError(f"integration failed near t = {t0:.9g}: {exc}{watch.found}") from exc
         if sol.status == -1:
-            raise SimulationError(f"integration failed at t = {sol.t[-1] if sol.t.size else t0:.9g}: {sol.message}")
+            raise SimulationError(f"integration failed at t = {sol.t[-1] if sol.t.size else t0:.9g}: "
+                                  f"{sol.message}{watch.found}")
+        watch.check_solution(sol)
         return sol
+
+
+class _FiniteWatch:
+    """The right-hand side with the first NaN or infinity in the state or its derivative recorded (the
+    integrator may still recover by a smaller step); a solution that is not finite stops the run."""
+
+    def __init__(self, num: NumericModel):
+        self.num = num
+        self.found = ""
+        q = [c.name for c in num.eom.system.coordinates]
+        ind = [q[i] for i in num.independent_index]
+        self.states = q + [f"der({v})" for v in ind]
+        self.derivatives = [f"der({v})" for v in q] + [f"der(der({v}))" for v in ind]
+
+    def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
+        dx = self.num.rhs(t, x)
+        if not self.found and not (np.all(np.isfinite(x)) and np.all(np.isfinite(dx))):
+            bad_x = [f"{n} = {v}" for n, v in zip(self.states, x) if not np.isfinite(v)]
+            bad = bad_x or [f"{n} = {v}" for n, v in zip(self.derivatives, dx) if not np.isfinite(v)]
+            self.found = (f" (at t = {t:.9g} {'the state' if bad_x else 'the equations give'} "
+                          f"{', '.join(bad[:4])}; check the expressions for a domain error or a singularity there)")
+        return dx
+
+    def check_solution(self, sol) -> None:
+        bad = ~np.all(np.isfinite(sol.y), axis=0)
+        if bad.any():
+            k = int(np.argmax(bad))
+            names = [n for n, v in zip(self.states, sol.y[:, k]) if not np.isfinite(v)]
+            raise SimulationError(f"the state is not finite at t = {sol.t[k]:.9g} ({', '.join(names[:4])})"
+                                  f"{self.found}")
 
 
 @dataclass
