@@ -33,13 +33,18 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "derive": ("bridge.derivation.methods", "derive"),
     "SimulationResult": ("bridge.simulation.simulate", "SimulationResult"),
     "simulate": ("bridge.simulation.simulate", "simulate"),
+    "read_inputs": ("bridge.simulation.inputs", "read_inputs"),
+    "write_modelica": ("bridge.modelica.export", "write_model"),
+    "build_fmu": ("bridge.fmu.build", "build_fmu"),
+    "validate": ("bridge.validation.campaign", "validate"),
     "modelica_export": ("bridge.modelica.export", None),
     "symbols": ("bridge.model.symbols", None),
 }
 
 __all__ = ["METHODS", "BridgeError", "DerivationError", "EquationsOfMotion", "ExportError", "SimulationError",
-           "SimulationResult", "System", "SystemFileError", "ValidationError", "build_system", "derive",
-           "load_system", "modelica_export", "parse_system", "simulate", "symbols"]
+           "SimulationResult", "System", "SystemFileError", "ValidationError", "build_fmu", "build_system", "derive",
+           "load_system", "modelica_export", "parse_system", "read_inputs", "simulate", "symbols", "validate",
+           "write_modelica"]
 
 
 def __getattr__(name: str) -> Any:
@@ -61,8 +66,12 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:
     from .derivation.eom import EquationsOfMotion
     from .derivation.methods import METHODS, derive
+    from .fmu.build import build_fmu
     from .model import symbols
     from .model.loader import build_system, load_system, parse_system
     from .model.system import System
     from .modelica import export as modelica_export
+    from .modelica.export import write_model as write_modelica
+    from .simulation.inputs import read_inputs
     from .simulation.simulate import SimulationResult, simulate
+    from .validation.campaign import validate

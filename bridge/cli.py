@@ -144,6 +144,8 @@ def build_parser() -> argparse.ArgumentParser:
         sp_.add_argument("--baumgarte", type=_baumgarte, default=None, metavar="ALPHA,BETA",
                          help="Baumgarte stabilisation of the constraints, lagrange and nielsen only "
                               "(default: none)")
+        sp_.add_argument("--timeout", type=_positive, default=None, metavar="SECONDS",
+                         help="stop a derivation that takes longer, with exit code 1 (default: no limit)")
         add_set_option(sp_)
         add_progress_options(sp_)
 
@@ -154,6 +156,9 @@ def build_parser() -> argparse.ArgumentParser:
     method_opts(dv, default=None, default_text="lagrange; with --stats every method")
     dv.add_argument("--format", "-f", choices=["text", "latex", "json"], default="text",
                     help="output format (default: text)")
+    dv.add_argument("--simplify", action="store_true",
+                    help="trigonometric simplification of every expression (may take long on large systems; "
+                         "default: a cheap tidy-up within about a second)")
     dv.add_argument("--stats", action="store_true",
                     help="report differentiation operations and CSE operation counts per method")
     dv.add_argument("-o", "--output", default=None, metavar="FILE",
@@ -208,7 +213,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     from .validation.command import add_parser as add_validate
 
-    add_validate(sub, _positive)
+    va = add_validate(sub, _positive)
+    add_set_option(va)
+    add_progress_options(va)
 
     from .validation.crosscheck import add_parser as add_crosscheck
 
@@ -222,10 +229,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _derive(args, system, method: str | None = None, count: bool = False):
     """The equations of ``system`` by the chosen method, with the split and stabilisation from the options."""
+    from .derivation.deadline import deadline
     from .derivation.methods import METHODS
 
     name = method or args.method or "lagrange"
-    with Progress(args).step(f"deriving {system.name} ({name})"):
+    with (Progress(args).step(f"deriving {system.name} ({name})"),
+          deadline(getattr(args, "timeout", None), f"the derivation of {system.name} by {name}")):
         return METHODS[name].derive(system, args.independent or system.independent, args.baumgarte, count=count)
 
 
@@ -297,8 +306,11 @@ def cmd_derive(args) -> int:
         lines.append("ops: + - * / ^ and function calls in mass matrix, forcing and kinematics after one joint CSE.")
         text = "\n".join(lines) + "\n"
     else:
+        from .derivation.deadline import deadline
+
         eom = _derive(args, system)
-        text = FORMATS[args.format](eom)
+        with deadline(args.timeout, f"the display of {system.name}"):
+            text = FORMATS[args.format](eom, simplify=args.simplify)
     if args.output:
         write_text(args.output, text)
         print(f"wrote {args.output}")
@@ -511,6 +523,9 @@ def _run(args: argparse.Namespace) -> int:
         print(f"nhbridge: simulation failed:\n{exc}", file=sys.stderr)
         return EXIT_FAIL
     except BridgeError as exc:
+        if getattr(exc, "exit_code", EXIT_INPUT) == EXIT_FAIL:  # e.g. a derivation past --timeout
+            print(f"nhbridge: stopped:\n{exc}", file=sys.stderr)
+            return EXIT_FAIL
         print(f"nhbridge: error:\n{exc}", file=sys.stderr)
         return EXIT_INPUT
     except KeyboardInterrupt:

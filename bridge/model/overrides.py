@@ -57,23 +57,34 @@ def _no_der(expr: sp.Expr, pos: int) -> sp.Expr:
 
 
 def _value(entry: str, value: Any, problems: ProblemCollector) -> float | None:
-    """A finite float from a number or a constant expression; None (and a problem recorded) otherwise."""
+    """A finite float from a number, a number's text or a constant expression; None (and a problem) otherwise."""
     if finite(value):
         return float(value)
     if isinstance(value, str):
-        try:
-            number = parse_expression(value, _constant, _no_der)
-        except ExpressionError as exc:
-            problems.add(entry, f"{value!r} is not a number ({exc.message})",
-                         "give a number like 2.5 or a constant expression like pi/4")
-            return None
-        except RecursionError:
-            number = sp.nan
-        if number.is_number and number.is_finite:
-            return float(number)
+        try:  # a plain number exactly as Python reads it
+            number = float(value)
+        except ValueError:
+            number = _constant_expression(entry, value, problems)
+            if number is None:
+                return None
+        if np.isfinite(number):
+            return number
     problems.add(entry, f"expected a finite number, got {value!r}",
                  "give a number like 2.5 or a constant expression like pi/4")
     return None
+
+
+def _constant_expression(entry: str, text: str, problems: ProblemCollector) -> float | None:
+    """The value of a constant expression of the file's grammar (``pi/4``, ``2*0.3``); None and a problem if not."""
+    try:
+        expr = parse_expression(text, _constant, _no_der)
+    except ExpressionError as exc:
+        problems.add(entry, f"{text!r} is not a number ({exc.message})",
+                     "give a number like 2.5 or a constant expression like pi/4")
+        return None
+    except RecursionError:
+        expr = sp.nan
+    return float(expr) if expr.is_number and expr.is_finite else float("nan")
 
 
 def apply_overrides(system: System, overrides: Mapping[str, Any] | Sequence[tuple[str, Any]]) -> System:
