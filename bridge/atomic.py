@@ -177,28 +177,34 @@ def stage_folder(target: str | Path) -> Path:
     return staging
 
 
-def swap_folder(staging: str | Path, target: str | Path) -> Path:
-    """Put the complete folder ``staging`` in place of ``target`` (replacing it); readers see one or the other."""
+def swap_folder(staging: str | Path, target: str | Path, keep_old: bool = False) -> Path | None:
+    """Put the complete folder ``staging`` in place of ``target`` (replacing it); readers see one or the other.
+
+    The old folder is removed, or with ``keep_old`` returned (under a temporary name beside ``target``; None when
+    there was none) so that the caller can put it back with another swap.
+    """
     staging, target = Path(staging), Path(os.path.abspath(target))
+    old: Path | None = None
     try:
         if not target.exists():
             os.rename(staging, target)
-            return target
-        if _exchange(staging, target):
-            shutil.rmtree(staging, ignore_errors=True)  # now the old folder
-            return target
-        backup = Path(tempfile.mkdtemp(prefix=f".{target.name}.{os.getpid()}-", suffix=".old", dir=target.parent))
-        os.rename(target, backup)  # replaces the empty backup folder
-        try:
-            os.rename(staging, target)
-        except OSError:
-            os.rename(backup, target)
-            raise
-        shutil.rmtree(backup, ignore_errors=True)
+        elif _exchange(staging, target):
+            old = staging  # now the old folder
+        else:
+            old = Path(tempfile.mkdtemp(prefix=f".{target.name}.{os.getpid()}-", suffix=".old", dir=target.parent))
+            os.rename(target, old)  # replaces the empty backup folder
+            try:
+                os.rename(staging, target)
+            except OSError:
+                os.rename(old, target)
+                raise
     except OSError as exc:
         raise ExportError(f"{target}: cannot put the folder in place ({exc.strerror or exc}); choose a writable "
                           "output folder") from exc
-    return target
+    if old is not None and not keep_old:
+        shutil.rmtree(old, ignore_errors=True)
+        return None
+    return old
 
 
 @contextmanager

@@ -349,7 +349,17 @@ def test_failed_commit_keeps_the_previous_export(tree, tmp_path, monkeypatch):
             raise OSError(28, "No space left on device")
         return real_rename(src, dst)
 
+    import bridge.atomic
+
+    real_exchange = bridge.atomic._exchange
+
+    def exchange(a, b):  # the atomic swap of an existing folder (renameat2), failing like the rename
+        if Path(b) == xc.model_folder(tmp_path, 2, "cs", "SimplePendulum").absolute():
+            raise OSError(28, "No space left on device")
+        return real_exchange(a, b)
+
     monkeypatch.setattr(os, "rename", rename)
+    monkeypatch.setattr(bridge.atomic, "_exchange", exchange)
     with pytest.raises(BridgeError, match="No space left on device"):
         xc.export_crosscheck(EXAMPLES / "simple_pendulum.toml", tmp_path)
     monkeypatch.undo()

@@ -199,9 +199,40 @@ def gauss_seidel_order(names: list[str], connections: list[Connection], infos: d
     return tuple(order)
 
 
+def _name_problems(pc: ProblemCollector, scenario: Scenario) -> None:
+    """Component names: unique, and every name a connection, a recorded signal or the order uses exists."""
+    names = [c.name for c in scenario.components]
+    known = sorted(set(names))
+    hint = f"components are: {', '.join(known) or 'none'}"
+    for name in sorted({n for n in names if names.count(n) > 1}):
+        pc.add(f"components.{name}", f"the component name {name!r} is used {names.count(name)} times",
+               "give every component its own name")
+    for conn in scenario.connections:
+        for comp in dict.fromkeys((conn.source, conn.target)):
+            if comp not in known:
+                pc.add(conn.entry, f"{conn.text}: no component {comp!r}", hint)
+    for r in scenario.record:
+        parsed = split_signal(r)
+        if parsed and parsed[0] not in known:
+            pc.add("record", f"{r!r}: no component {parsed[0]!r}", hint)
+    order = scenario.master.order
+    if order and sorted(order) != sorted(known):
+        pc.add("master.order", f"{', '.join(order)} must name every component exactly once", hint)
+
+
+def check_names(scenario: Scenario) -> None:
+    """Raise :class:`CosimError` when component names are duplicated or unknown names are used."""
+    pc = ProblemCollector(scenario.source)
+    _name_problems(pc, scenario)
+    pc.raise_if_any(CosimError)
+
+
 def check_scenario(scenario: Scenario, infos: dict[str, ModelInfo]) -> Plan:
     """Check the scenario against the FMUs; raise :class:`CosimError` with every problem found."""
     pc = ProblemCollector(scenario.source)
+    _name_problems(pc, scenario)
+    if pc.problems:
+        pc.raise_if_any(CosimError)
     usable = {n: info for n, info in infos.items() if _check_component(pc, n, info)}
     for name, info in usable.items():
         _check_values(pc, scenario, name, info)

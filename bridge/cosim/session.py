@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ..atomic import temp_folder
 from ..errors import BridgeError, ProblemCollector
-from .checks import Plan, check_scenario
+from .checks import Plan, check_names, check_scenario
 from .components import ModelInfo, build_component, read_model_info, unpack
 from .errors import CosimError, CosimInterrupted, CosimRunError
 from .master import Master
@@ -183,6 +183,7 @@ def prepare(source: str | Path | Scenario, folder: str | Path | None = None) -> 
     work.mkdir(parents=True, exist_ok=True)
     try:
         scenario = open_scenario(source, work)
+        check_names(scenario)  # before anything is built
         fmus, infos, unzipdirs = build_fmus(scenario, work)
         plan = check_scenario(scenario, infos)
         yield Cosimulation(plan, fmus, work, unzipdirs)

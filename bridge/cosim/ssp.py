@@ -31,10 +31,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import __version__
-from ..atomic import atomic_file
 from ..errors import ProblemCollector
+from ..fmu.archive import ArchiveError, open_archive, read_member, stream_member, write_zip
 from ..model.units import parse_unit
-from .checks import Plan
+from .checks import Plan, check_names
 from .components import ModelInfo, VariableInfo, read_model_info
 from .errors import CosimError
 from .scenario import ALGORITHMS, IDENTIFIER, ComponentSpec, Connection, MasterSettings, Scenario, split_signal
@@ -50,7 +50,6 @@ NHB = "urn:nhbridge:cosim:1"
 OMS = "https://raw.githubusercontent.com/OpenModelica/OMSimulator/master/schema/oms.xsd"
 ANNOTATION = "org.nhbridge.cosim"
 FMU_TYPE = "application/x-fmu-sharedlibrary"
-ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 
 
 def _q(prefix: str, tag: str) -> str:
@@ -215,11 +214,13 @@ def ssd_document(plan: Plan, sources: dict[str, str]) -> bytes:
 def write_ssp(plan: Plan, fmus: dict[str, Path], path: str | Path) -> Path:
     """Write the checked scenario with its FMUs as an SSP package, atomically.
 
-    The archive is deterministic (fixed member order and time stamps): the same FMUs give the same bytes.
+    The archive is deterministic (fixed member order, time stamps and modes; :func:`bridge.fmu.archive.write_zip`):
+    the same FMUs give the same bytes. A scenario with duplicate or unknown component names is refused.
     """
     path = Path(path)
     if path.suffix != ".ssp":
         raise CosimError(f"{path}: an SSP package must end in .ssp")
+    check_names(plan.scenario)
     resources: dict[str, str] = {}     # content hash -> member name
     sources: dict[str, str] = {}
     payload: dict[str, bytes] = {}
@@ -236,13 +237,7 @@ def write_ssp(plan: Plan, fmus: dict[str, Path], path: str | Path) -> Path:
             payload[member] = data
         sources[spec.name] = resources[digest]
     ssd = ssd_document(plan, sources)
-    with atomic_file(path) as tmp, zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zf:
-        for member, data in [("SystemStructure.ssd", ssd), *sorted(payload.items())]:
-            info = zipfile.ZipInfo(member, date_time=ZIP_TIME)
-            info.compress_type = zipfile.ZIP_DEFLATED
-            info.external_attr = 0o644 << 16
-            zf.writestr(info, data)
-    return path
+    return write_zip(path, [("SystemStructure.ssd", ssd), *sorted(payload.items())])
 
 
 # -- reading ------------------------------------------------------------------------------------------
@@ -317,24 +312,32 @@ class _Package:
         return member if member is not None and member in self.names else None
 
     def xml(self, member: str):
-        """The root element of an XML member, parsed safely."""
-        return _parse_xml(self.zf.read(member), f"{self.path}: {member}")
+        """The root element of an XML member (size-limited), parsed safely."""
+        try:
+            data = read_member(self.zf, member, f"{self.path}")
+        except ArchiveError as exc:
+            raise CosimError(str(exc)) from exc
+        return _parse_xml(data, f"{self.path}: {member}")
 
     def unpack(self, member: str) -> Path:
-        """The member written into ``folder`` as ``ssp-<hash of its name>-<file name>``, once."""
+        """The member streamed into ``folder`` as ``ssp-<hash of its name>-<file name>``, once."""
         if member not in self.extracted:
             target = self.folder / f"ssp-{hashlib.sha256(member.encode()).hexdigest()[:8]}-{Path(member).name}"
-            target.write_bytes(self.zf.read(member))
+            try:
+                stream_member(self.zf, self.zf.getinfo(member), target, str(self.path))
+            except ArchiveError as exc:
+                target.unlink(missing_ok=True)
+                raise CosimError(str(exc)) from exc
             self.extracted[member] = target
         return self.extracted[member]
 
 
 def _open_package(path: Path) -> zipfile.ZipFile:
-    """The package as a zip file; CosimError when it cannot be read as one."""
+    """The package as a zip file within the archive limits (nothing decompressed yet); CosimError otherwise."""
     try:
-        return zipfile.ZipFile(path)
-    except (OSError, zipfile.BadZipFile) as exc:
-        raise CosimError(f"{path}: not a readable SSP package (a zip file): {exc}") from exc
+        return open_archive(path, f"{path} (SSP package)")
+    except ArchiveError as exc:
+        raise CosimError(str(exc)) from exc
 
 
 def _system_structure(package: _Package):
@@ -414,9 +417,15 @@ def _read_component(pc: ProblemCollector, package: _Package, comp) -> ComponentS
 
 
 def _read_components(pc: ProblemCollector, package: _Package, system) -> list[ComponentSpec]:
-    """The usable components of the system, in document order."""
+    """The usable components of the system, in document order; a name used twice is reported."""
     components = []
+    seen: set[str] = set()
     for comp in system.findall("ssd:Elements/ssd:Component", NS):
+        name = comp.get("name", "")
+        if name in seen:
+            pc.add(f"Component {name!r}", "the component name is used twice", "give every component its own name")
+            continue
+        seen.add(name)
         spec = _read_component(pc, package, comp)
         if spec is not None:
             components.append(spec)
@@ -493,6 +502,16 @@ def read_ssp(path: str | Path, folder: str | Path) -> Scenario:
         connections = _read_connections(pc, system)
         start, stop = _experiment_times(pc, root)
         master, record = _master(pc, root, start, stop)
+    named = {c.get("name", "") for c in system.findall("ssd:Elements/ssd:Component", NS)}
+    for c in connections:
+        for end in (c.source, c.target):
+            if end not in named:
+                pc.add(c.entry.removeprefix("SystemStructure.ssd: "), f"{c.text}: no component {end!r}",
+                       f"components are: {', '.join(sorted(named)) or 'none'}")
+    for r in record:
+        if split_signal(r) is not None and split_signal(r)[0] not in named:
+            pc.add("nhbridge annotation", f"recorded signal {r!r}: no component {split_signal(r)[0]!r}",
+                   f"components are: {', '.join(sorted(named)) or 'none'}")
     pc.raise_if_any(CosimError)
     return Scenario(name, _split_start_values(components), tuple(connections), master, record, description, str(path),
                     path.parent)

@@ -14,11 +14,9 @@ import shutil
 import subprocess
 import tempfile
 import uuid
-import zipfile
 from importlib import resources
 from pathlib import Path
 
-from ..atomic import atomic_file
 from ..derivation.eom import EquationsOfMotion
 from ..errors import ExportError
 from .layout import PLATFORM, layout
@@ -62,12 +60,13 @@ def _compile(cc: str, binary: Path, sources: list[Path], flags: list[str], what:
 
 
 def _pack(path: Path, folder: Path) -> Path:
-    """Zip modelDescription.xml, binaries/ and sources/ of ``folder`` into the FMU ``path`` atomically."""
+    """Zip modelDescription.xml, binaries/ and sources/ of ``folder`` into the FMU ``path`` atomically and
+    reproducibly (fixed member order, time stamps and modes: :func:`.archive.write_zip`)."""
+    from .archive import write_zip
+
     members = [folder / "modelDescription.xml", *sorted((folder / "binaries").rglob("*.so")),
                *sorted((folder / "sources").iterdir())]
-    with atomic_file(path) as tmp, zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zf:
-        for f in members:
-            zf.write(f, f.relative_to(folder).as_posix())
+    write_zip(path, [(f.relative_to(folder).as_posix(), f) for f in members])
     return path
 
 

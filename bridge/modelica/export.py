@@ -358,9 +358,19 @@ def package_files(eoms: Sequence[EquationsOfMotion], package: str, level: str = 
 
 def write_package(eoms: Sequence[EquationsOfMotion], directory: str | Path, package: str,
                   level: str = "index1") -> Path:
-    """Write the package into ``directory/package``; every file is written atomically."""
+    """Write the package folder ``directory/package`` as a whole: staged beside it and swapped in at once
+    (:func:`bridge.atomic.atomic_folder`), so a reader or a killed run never sees a mix of two exports. An
+    existing folder is replaced; one holding other files than ``*.mo`` and ``package.order`` is refused."""
+    from ..atomic import atomic_folder
+
     files = package_files(eoms, package, level)
     target = Path(directory) / package
-    for name, text in files.items():
-        write_text(target / name, text)
+    if target.is_dir():
+        foreign = sorted(p.name for p in target.iterdir() if p.suffix != ".mo" and p.name != "package.order")
+        if foreign:
+            raise ExportError(f"{target}: the folder holds other files than a Modelica package ({', '.join(foreign)})"
+                              "; it would be replaced as a whole; choose another --package name or output folder")
+    with atomic_folder(target) as staging:
+        for name, text in files.items():
+            write_text(staging / name, text)
     return target

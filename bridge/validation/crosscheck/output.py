@@ -1,13 +1,12 @@
-"""Writing cross-check folders: output-folder checks, folders staged beside their targets and renamed into place."""
+"""Writing cross-check folders: output-folder checks, folders staged beside their targets and swapped into place."""
 
 from __future__ import annotations
 
 import os
 import shutil
-import tempfile
-import uuid
 from pathlib import Path
 
+from ...atomic import stage_folder, swap_folder
 from ...errors import ExportError, Problem
 from .files import add_problem
 
@@ -74,48 +73,38 @@ class FolderSwap:
             self.created.append(d)
 
     def stage(self, target: Path) -> Path:
-        """A new empty folder beside ``target`` (same file system, so the final rename is atomic)."""
+        """A new empty folder beside ``target`` (same file system, so the final swap is atomic); leftovers of a
+        killed run beside ``target`` are repaired first (:func:`bridge.atomic.stage_folder`)."""
         target = Path(os.path.abspath(target))
         if target.exists() and not target.is_dir():
             raise ExportError(f"{target}: exists and is not a folder; remove it or choose another output folder")
         self._mkdirs(target.parent)
-        try:
-            staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
-            mask = os.umask(0)
-            os.umask(mask)
-            os.chmod(staging, 0o777 & ~mask)  # mkdtemp makes 0700; give the folder the usual permissions
-        except OSError as exc:
-            raise ExportError(f"{target.parent}: cannot write here ({exc.strerror or exc}); choose a writable "
-                              "output folder") from exc
+        staging = stage_folder(target)
         self.items.append((staging, target))
         return staging
 
     def commit(self) -> list[Path]:
-        """Rename every staged folder into place (an existing target is replaced); all or none."""
+        """Swap every staged folder into place (an existing target is replaced atomically); all or none."""
         done: list[tuple[Path, Path | None]] = []
         try:
             for staging, target in self.items:
-                backup = None
-                if target.exists():
-                    backup = target.with_name(f".{target.name}.old-{uuid.uuid4().hex[:8]}")
-                    os.rename(target, backup)
-                done.append((target, backup))
-                os.rename(staging, target)
-        except OSError as exc:
+                done.append((target, swap_folder(staging, target, keep_old=True)))
+        except ExportError as exc:
             kept = []
-            for target, backup in reversed(done):
-                shutil.rmtree(target, ignore_errors=True)  # the new folder (absent when its rename failed)
-                if backup is not None:
-                    try:
-                        os.rename(backup, target)
-                    except OSError:
-                        kept.append(f"{target} is saved as {backup}")
+            for target, old in reversed(done):
+                try:
+                    if old is None:
+                        shutil.rmtree(target, ignore_errors=True)
+                    else:
+                        swap_folder(old, target)
+                except ExportError:
+                    kept.append(f"{target} is saved as {old}")
             self.abort()
-            raise ExportError(f"cannot write the cross-check folder ({exc.strerror or exc}); choose a writable "
-                              "output folder" + (f" ({'; '.join(kept)})" if kept else "")) from exc
-        for _, backup in done:
-            if backup is not None:
-                shutil.rmtree(backup, ignore_errors=True)
+            raise ExportError(f"cannot write the cross-check folder ({exc}); choose a writable output folder"
+                              + (f" ({'; '.join(kept)})" if kept else "")) from exc
+        for _, old in done:
+            if old is not None:
+                shutil.rmtree(old, ignore_errors=True)
         self.created = []
         return [target for _, target in self.items]
 
