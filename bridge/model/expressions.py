@@ -428,6 +428,8 @@ class Parser:
             want = str(lo) if lo == hi else f"{lo} to {hi}"
             raise ExpressionError(f"{name.text} takes {want} argument(s), got {len(args)}", name.pos)
         what = f"{name.text}(...)"
+        if name.text == "atan2" and args[0].expr == 0 and args[1].expr == 0:
+            raise ExpressionError("atan2(0, 0) is undefined", name.pos, "check the arguments")
         value = self._call_value(name, [a.value for a in args])
         try:
             expr = func(*[a.expr for a in args])
