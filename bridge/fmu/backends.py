@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -23,22 +24,58 @@ def build_rumoca_fmu(eom: EquationsOfMotion, path: str | Path, level: str = "ind
     except ImportError as exc:
         raise ExportError('Rumoca is not installed; pip install --only-binary rumoca "rumoca>=0.9.9,<0.10", or use '
                           "--backend native") from exc
+    from ..modelica.check import load_alone
     from ..modelica.export import model_source
 
     path = _output_path(path)
     cc = compiler()
     name = eom.system.name
+    rename, original = _rumoca_names(eom)
     try:
-        model = rumoca.loads(model_source(eom, level), model=name, filename=f"{name}.mo")
+        model = load_alone(rumoca, model_source(eom, level, rename=rename), name)
         generated = model.codegen("fmi2")
     except (rumoca.RumocaError, RuntimeError) as exc:  # codegen template errors surface as RuntimeError
         raise ExportError(f"Rumoca cannot generate an FMU for {name}: {exc}; use --backend native") from exc
     with tempfile.TemporaryDirectory(prefix="nhbridge-rumoca-") as tmp:
         folder = Path(tmp)
         generated.save_all(str(folder))
+        _restore_names(folder / "modelDescription.xml", original)
         _compile(cc, folder / "binaries" / "linux64" / f"{name}.so", sorted((folder / "sources").glob("*.c")), [],
                  f"Rumoca's C for {name}")
         return _pack(path, folder)
+
+
+#: prefix of every user name in the text given to Rumoca (no user name starts with nhb_, see the loader)
+RUMOCA_PREFIX = "nhb_v_"
+
+
+def _rumoca_names(eom: EquationsOfMotion) -> tuple[dict[str, str], dict[str, str]]:
+    """The user names as Rumoca gets them, and the Modelica variable names of the FMU back to the user's.
+
+    Rumoca's C template unpacks every variable into a C local of the same name inside functions whose own
+    parameters and locals (``fmi2Component c``, ``x_nominal``, ``nx``, ...) a user name can collide with
+    (``'c' redeclared``); a prefix no template name has keeps every user name clear of them. The FMU's
+    modelDescription.xml gets the user's names back.
+    """
+    system = eom.system
+    users = [*(c.name for c in system.coordinates), *(p.name for p in system.parameters),
+             *(u.name for u in system.inputs), *system.outputs]
+    rename = {n: RUMOCA_PREFIX + n for n in users}
+    original = {RUMOCA_PREFIX + n: n for n in users}
+    for c in system.coordinates:
+        original[f"der_{RUMOCA_PREFIX}{c.name}"] = f"der_{c.name}"
+        original[f"der_der_{RUMOCA_PREFIX}{c.name}"] = f"der_der_{c.name}"
+    return rename, original
+
+
+def _restore_names(model_description: Path, original: dict[str, str]) -> None:
+    """Every ``name="..."`` of a ScalarVariable with its identifiers mapped back to the user's names."""
+    def variable(match: re.Match) -> str:
+        name = re.sub(r"[A-Za-z_][A-Za-z0-9_]*", lambda m: original.get(m.group(), m.group()), match.group(2))
+        return match.group(1) + name + match.group(3)
+
+    text = model_description.read_text(encoding="utf-8")
+    model_description.write_text(re.sub(r'(<ScalarVariable\s+name=")([^"]*)(")', variable, text), encoding="utf-8")
 
 
 OMC_MISSING_FMU = ("OpenModelica's omc was not found on PATH or in OPENMODELICAHOME; install OpenModelica or use "

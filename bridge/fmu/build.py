@@ -51,11 +51,17 @@ def _output_path(path: str | Path) -> Path:
 
 
 def _compile(cc: str, binary: Path, sources: list[Path], flags: list[str], what: str) -> None:
-    """Compile ``sources`` into the shared library ``binary`` (C99, -O2, position independent)."""
+    """Compile ``sources`` into the shared library ``binary`` (C99, -O2, position independent).
+
+    An integer overflow or an integer constant too large for its type is an error, not a warning: either
+    would change a number of the equations silently.
+    """
     binary.parent.mkdir(parents=True, exist_ok=True)
-    cmd = [*cc.split(), "-std=c99", "-O2", "-fPIC", "-shared", *flags, "-o", str(binary), *map(str, sources), "-lm"]
+    cmd = [*cc.split(), "-std=c99", "-O2", "-fPIC", "-shared", "-Werror=overflow", *flags, "-o", str(binary),
+           *map(str, sources), "-lm"]
     proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0:
+    too_large = any(t in proc.stderr for t in ("integer constant is too large", "integer literal is too large"))
+    if proc.returncode != 0 or too_large:
         raise ExportError(f"compiling {what} failed ({cmd[0]}): {proc.stderr.strip()[:2000]}")
 
 

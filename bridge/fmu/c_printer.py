@@ -1,12 +1,25 @@
-"""The C99 printer for generated FMU code and its joint CSE blocks (PyDy-style codegen)."""
+"""The C99 printer for generated FMU code and its joint CSE blocks (PyDy-style codegen).
+
+Numbers mean exactly what the sympy numbers mean (:mod:`bridge.modelica.printer`): the nearest double,
+printed with ``repr``; integer literals only below 2^31 (C's ``int``), larger integers and rationals as
+doubles (``1e+20``, ``p.0/q.0`` where both operands are exact doubles); named constants (pi, E, ...) as
+literals; a number without a double is an :class:`ExportError`. Kinks and branches are branch-free
+expressions of doubles: ``sign`` and ``Heaviside`` as ternaries, ``Min``/``Max`` as ``fmin``/``fmax``,
+``Piecewise`` as nested ``?:`` (``NAN`` where a Piecewise without an otherwise branch is undefined).
+"""
 
 from __future__ import annotations
 
+import math
+
 import sympy as sp
 from sympy.printing.c import C99CodePrinter
+from sympy.printing.codeprinter import PrintMethodNotImplementedError
 
 from ..derivation.eom import EquationsOfMotion
+from ..errors import ExportError
 from ..model import symbols as S
+from ..modelica.printer import double_literal, exact_division, nearest_double, short
 
 
 # -- C ---------------------------------------------------------------------------------------------
@@ -16,11 +29,86 @@ class NhbCPrinter(C99CodePrinter):
     def __init__(self, names: dict[sp.Symbol, str]):
         super().__init__({"math_macros": {}})
         self.names = names
+        self._context = None
+
+    def doprint(self, expr, assign_to=None):
+        """The C text of ``expr``; :class:`ExportError` for what C cannot mean the same way."""
+        self._context = expr
+        try:
+            return super().doprint(expr, assign_to)
+        except PrintMethodNotImplementedError as exc:
+            what = str(exc).splitlines()[0].rsplit(": ", 1)[-1]
+            raise ExportError(f"{short(expr)} cannot be written in C: it contains {what}, which has no C "
+                              "equivalent; use the functions of the system-file language only") from exc
 
     def _print_Symbol(self, expr):
         if expr in self.names:
             return self.names[expr]
         return super()._print_Symbol(expr)
+
+    # -- numbers: the nearest double, never an integer literal that C could overflow ------------------------
+    def _print_Integer(self, expr):
+        return str(int(expr)) if abs(int(expr)) < 2**31 else double_literal(expr, self._context)
+
+    def _print_Rational(self, expr):
+        p, q = int(expr.p), int(expr.q)
+        if q == 1:
+            return self._print_Integer(expr)
+        nearest_double(expr, self._context)  # raises where the value has no double
+        return f"{p}.0/{q}.0" if exact_division(p, q) else double_literal(expr, self._context)
+
+    def _print_Float(self, expr):
+        return double_literal(expr, self._context)
+
+    def _print_NumberSymbol(self, expr):
+        return double_literal(expr, self._context)
+
+    _print_Pi = _print_Exp1 = _print_EulerGamma = _print_Catalan = _print_GoldenRatio = _print_NumberSymbol
+    _print_TribonacciConstant = _print_NumberSymbol
+
+    def _not_a_real(self, expr):
+        return double_literal(expr, self._context)  # raises: no finite real
+
+    _print_Infinity = _print_NegativeInfinity = _print_ComplexInfinity = _print_NaN = _not_a_real
+    _print_ImaginaryUnit = _not_a_real
+
+    def _print_BooleanTrue(self, expr):
+        return "1"
+
+    def _print_BooleanFalse(self, expr):
+        return "0"
+
+    # -- functions whose C spelling differs from their sympy meaning ---------------------------------------
+    def _print_Pow(self, expr):
+        if expr.exp == sp.Rational(1, 3):  # x^(1/3) is not cbrt(x) for x < 0 (sympy: principal root)
+            return f"pow({self._print(expr.base)}, 1.0/3.0)"
+        return super()._print_Pow(expr)
+
+    def _print_sign(self, expr):
+        x = self._print(expr.args[0])
+        return f"(({x}) > 0 ? 1.0 : (({x}) < 0 ? -1.0 : 0.0))"
+
+    def _print_Heaviside(self, expr):
+        """H(x) = 1 for x > 0, 0 for x < 0 and H0 (sympy's second argument, 1/2 by default) at 0."""
+        x = self._print(expr.args[0])
+        h0 = self._print(expr.args[1] if len(expr.args) > 1 else sp.S.Half)
+        return f"(({x}) > 0 ? 1.0 : (({x}) < 0 ? 0.0 : {h0}))"
+
+    def _print_Piecewise(self, expr):
+        """Nested ``(c) ? (e) : ...`` on one line; ``NAN`` where no condition holds (sympy: undefined)."""
+        out = "NAN"
+        for e, c in reversed(expr.args):
+            out = self._print(e) if c == sp.true else f"(({self._print(c)}) ? ({self._print(e)}) : {out})"
+        return f"({out})" if not out.startswith("((") else out
+
+    def _print_Mod(self, expr):
+        """sympy's Mod(a, b) takes the sign of b (a - b*floor(a/b)); C's fmod takes the sign of a."""
+        a, b = (self._print(arg) for arg in expr.args)
+        return f"(({a}) - ({b})*floor(({a})/({b})))"
+
+    def _print_Derivative(self, expr):
+        raise ExportError(f"the derivative {short(expr)} cannot be evaluated in C; the equations must not contain "
+                          "unevaluated derivatives")
 
 
 def _c_names(eom: EquationsOfMotion) -> dict[sp.Symbol, str]:
@@ -50,7 +138,12 @@ def _cse_block(printer: NhbCPrinter, exprs: list[sp.Expr], prefix: str) -> tuple
 
 def _c_array(values) -> str:
     """A C initializer ``{v0, v1, ...}`` of doubles (``{0.0}`` for none: C has no empty arrays)."""
-    return "{" + ", ".join(repr(float(v)) for v in values) + "}" if values else "{0.0}"
+    values = [float(v) for v in values]
+    bad = [v for v in values if not math.isfinite(v)]
+    if bad:
+        raise ExportError(f"the value {bad[0]} (a start value, nominal value or parameter) is not a finite number; "
+                          "give every value as a finite number")
+    return "{" + ", ".join(map(repr, values)) + "}" if values else "{0.0}"
 
 
 def _c_assignments(target: str, values: list[str]) -> list[str]:

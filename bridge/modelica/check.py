@@ -78,6 +78,17 @@ class RumocaRun:
     failures: tuple[str, ...] = ()  # the forms tried before, with Rumoca's message
 
 
+def load_alone(rumoca, source: str, name: str):
+    """Rumoca's model ``name`` compiled from ``source`` alone, wherever the process runs.
+
+    Given a file name that exists in the working directory, Rumoca 0.9 also loads the other ``.mo`` files of
+    that folder ('Duplicate class ... with non-identical definition' when one declares the same class); the
+    source is named as a file in an empty temporary folder instead, with no source roots.
+    """
+    with tempfile.TemporaryDirectory(prefix="nhbridge-rumoca-") as tmp:
+        return rumoca.loads(source, model=name, filename=str(Path(tmp) / f"{name}.mo"), roots=[])
+
+
 def simulate_rumoca(eom: EquationsOfMotion, level: str, stop_time: float, dt: float, rtol: float) -> RumocaRun:
     """Compile the exported model with Rumoca and simulate it from 0 to ``stop_time`` (output step ``dt``).
 
@@ -94,7 +105,7 @@ def simulate_rumoca(eom: EquationsOfMotion, level: str, stop_time: float, dt: fl
     failures = []
     for form in ("implicit", "variables"):
         try:
-            model = rumoca.loads(model_source(eom, level, accelerations=form), model=name, filename=f"{name}.mo")
+            model = load_alone(rumoca, model_source(eom, level, accelerations=form), name)
             structure = model.structure()
         except rumoca.RumocaError as exc:
             raise ValidationError(f"Rumoca rejected the exported model {name}: {exc}") from exc

@@ -20,7 +20,8 @@ solvers handle better).
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,6 +35,7 @@ from ..errors import ExportError
 from ..model import symbols as S
 from ..model.system import Coordinate
 from .printer import ModelicaCodePrinter
+from .printer import modelica_ident as _ident
 
 LEVELS = ("index1", "given")
 #: how accelerations appear: implicitly as der(der_q) in M*der(v) = f, or as algebraic variables der_der_q
@@ -76,20 +78,26 @@ def _unit(unit: str) -> str | None:
 
 
 def _num(x: float) -> str:
-    return repr(float(x))
+    """A value (start, parameter, nominal) as its full-precision literal; an ExportError when it is not finite."""
+    value = float(x)
+    if not math.isfinite(value):
+        raise ExportError(f"the value {value} (a start, nominal or parameter value) is not a finite number; give "
+                          "every value as a finite number")
+    return repr(value)
 
 
 class ModelicaWriter:
     """Writes the model text for one set of equations."""
 
     def __init__(self, eom: EquationsOfMotion, level: str = "index1", cse: bool = True,
-                 accelerations: str = "implicit"):
+                 accelerations: str = "implicit", rename: Mapping[str, str] | None = None):
         if level not in LEVELS:
             raise ExportError(f"unknown constraint level {level!r}; choose one of {', '.join(LEVELS)}")
         if accelerations not in ACCELERATION_FORMS:
             raise ExportError(f"unknown acceleration form {accelerations!r}; choose one of "
                               f"{', '.join(ACCELERATION_FORMS)}")
         self.accelerations = accelerations
+        self.rename = dict(rename or {})  # a user name -> the name in the model text (a backend's own scheme)
         if level == "given" and not eom.multipliers and eom.system.m:
             level = "index1"  # a reduced ODE has no constraint equations to keep
         self.eom = eom
@@ -98,15 +106,31 @@ class ModelicaWriter:
         system = eom.system
         names: dict[sp.Symbol, str] = {}
         for c in system.coordinates:
-            names[c.velocity_symbol] = f"der_{c.name}"
-            names[c.acceleration_symbol] = (f"der_der_{c.name}" if accelerations == "variables"
-                                            else f"der(der_{c.name})")
+            names[c.symbol] = self.ident(c.name)
+            names[c.velocity_symbol] = self.velocity(c.name)
+            names[c.acceleration_symbol] = (self.acceleration(c.name) if accelerations == "variables"
+                                            else f"der({self.velocity(c.name)})")
+        for q in (*system.parameters, *system.inputs):
+            names[q.symbol] = self.ident(q.name)
         for k, lam in enumerate(eom.multipliers):
             names[lam] = f"lambda[{k + 1}]"
         self.printer = ModelicaCodePrinter(names)
 
     def code(self, expr) -> str:
         return self.printer.doprint(expr)
+
+    # -- identifiers: one spelling of every user name in declarations and equations ----------------------
+    def ident(self, name: str) -> str:
+        """The Modelica identifier of a user name (renamed for a backend, quoted where Modelica reserves it)."""
+        return _ident(self.rename.get(name, name))
+
+    def velocity(self, name: str) -> str:
+        """The velocity variable ``der_<name>`` of a coordinate."""
+        return _ident("der_" + self.rename.get(name, name))
+
+    def acceleration(self, name: str) -> str:
+        """The acceleration variable ``der_der_<name>`` of a coordinate (``accelerations="variables"``)."""
+        return _ident("der_der_" + self.rename.get(name, name))
 
     # -- pieces ---------------------------------------------------------------------
     def _dynamics(self) -> tuple[list[sp.Expr], list[sp.Expr], list[tuple[sp.Symbol, sp.Expr]]]:
@@ -159,19 +183,19 @@ class ModelicaWriter:
         """The optional ``within`` clause and the model line with the description."""
         system = self.eom.system
         out = [] if within is None else [f"within {within};" if within else "within;"]
-        return out + [f'model {system.name} "{_quote(system.description or system.name)}"']
+        return out + [f'model {_ident(system.name)} "{_quote(system.description or system.name)}"']
 
     def _parameter_and_input_declarations(self) -> list[str]:
         """``parameter Real`` with value and ``input Real`` with start value, each with unit and description."""
         system = self.eom.system
         out = ["  // parameters"] if system.parameters else []
         for p in system.parameters:
-            out.append(f"  parameter Real {p.name}{_modifiers(unit=_unit(p.unit))} = {_num(p.value)}"
+            out.append(f"  parameter Real {self.ident(p.name)}{_modifiers(unit=_unit(p.unit))} = {_num(p.value)}"
                        f' "{_quote(p.description or p.name)}";')
         if system.inputs:
             out.append("  // inputs")
         for u in system.inputs:
-            out.append(f"  input Real {u.name}{_modifiers(start=_num(u.start), unit=_unit(u.unit))}"
+            out.append(f"  input Real {self.ident(u.name)}{_modifiers(start=_num(u.start), unit=_unit(u.unit))}"
                        f' "{_quote(u.description or u.name)}";')
         return out
 
@@ -181,7 +205,7 @@ class ModelicaWriter:
         for c in self.eom.system.coordinates:
             mods = _modifiers(start=_num(c.start), fixed=str(c.name in fixed).lower(), unit=_unit(c.unit),
                               nominal=_num(c.nominal) if c.nominal else None)
-            out.append(f"  Real {c.name}{mods}"
+            out.append(f"  Real {self.ident(c.name)}{mods}"
                        f' "{_quote(c.description or c.name)}";')
         return out
 
@@ -191,6 +215,7 @@ class ModelicaWriter:
         speeds = self._speeds()
         for c in self.eom.system.coordinates:
             v = f"der_{c.name}"
+            ident = self.velocity(c.name)
             if c.name in speeds:
                 mods = _modifiers(start=_num(c.velocity), fixed=str(v in fixed).lower(),
                                   unit=_unit(velocity_unit(c.unit)))
@@ -198,9 +223,9 @@ class ModelicaWriter:
             else:
                 mods = _modifiers(unit=_unit(velocity_unit(c.unit)))
                 what = "dependent velocity, from the constraints"
-            out.append(f'  Real {v}{mods} "{what} der({c.name})";')
+            out.append(f'  Real {ident}{mods} "{what} der({c.name})";')
         for c in self._acceleration_variables():
-            out.append(f'  Real der_der_{c.name}{_modifiers(unit=_unit(acceleration_unit(c.unit)))} '
+            out.append(f'  Real {self.acceleration(c.name)}{_modifiers(unit=_unit(acceleration_unit(c.unit)))} '
                        f'"acceleration der(der({c.name}))";')
         return out
 
@@ -214,7 +239,7 @@ class ModelicaWriter:
         for name in system.outputs:
             unit = _modifiers(unit=_unit(system.output_units.get(name, "")))
             text = _quote(system.output_descriptions.get(name, f"output {name}"))
-            out.append(f'  output Real {name}{unit} "{text}";')
+            out.append(f'  output Real {self.ident(name)}{unit} "{text}";')
         if system.m:
             out.append(f'  Real residual[{system.m}] "constraint residuals at velocity level (holonomic ones '
                        'differentiated); stay near 0";')
@@ -231,14 +256,15 @@ class ModelicaWriter:
         """``der(q) = der_q``, ``der(der_q) = der_der_q`` and the dependent velocities from the constraints."""
         eom, system = self.eom, self.eom.system
         out = ["  // kinematics"]
-        out += [f"  der({c.name}) = der_{c.name};" for c in system.coordinates]
-        out += [f"  der(der_{c.name}) = der_der_{c.name};" for c in self._acceleration_variables()]
+        out += [f"  der({self.ident(c.name)}) = {self.velocity(c.name)};" for c in system.coordinates]
+        out += [f"  der({self.velocity(c.name)}) = {self.acceleration(c.name)};"
+                for c in self._acceleration_variables()]
         if eom.is_reduced and eom.dependent:
             out.append(f"  // dependent velocities: kinematic relations solved from the constraints "
                        f"(independent: {', '.join(eom.independent)})")
             for i, c in enumerate(system.coordinates):
                 if c.name in eom.dependent:
-                    out.append(f"  der_{c.name} = {self.code(eom.kinematics[i])};")
+                    out.append(f"  {self.velocity(c.name)} = {self.code(eom.kinematics[i])};")
         return out
 
     def _cse_equations(self, repl: list[tuple[sp.Symbol, sp.Expr]]) -> list[str]:
@@ -280,7 +306,7 @@ class ModelicaWriter:
             out += [f"  residual[{k + 1}] = {self.code(g)};" for k, g in enumerate(system.velocity_constraints())]
         if system.outputs:
             out.append("  // outputs")
-            out += [f"  {name} = {self.code(expr)};" for name, expr in system.outputs.items()]
+            out += [f"  {self.ident(name)} = {self.code(expr)};" for name, expr in system.outputs.items()]
         return out
 
     def _annotation(self) -> list[str]:
@@ -300,7 +326,7 @@ class ModelicaWriter:
         equations = [*self._kinematic_equations(), *self._cse_equations(repl), *self._dynamic_equations(lhs, rhs),
                      *self._constraint_equations(lhs, rhs), *self._residual_and_output_equations()]
         out = [*self._head(within), *declarations, "equation", *equations, *self._annotation(),
-               f"end {self.eom.system.name};"]
+               f"end {_ident(self.eom.system.name)};"]
         return "\n".join(out) + "\n"
 
     def documentation(self) -> str:
@@ -327,8 +353,10 @@ class ModelicaWriter:
 
 
 def model_source(eom: EquationsOfMotion, level: str = "index1", within: str | None = None,
-                 accelerations: str = "implicit") -> str:
-    return ModelicaWriter(eom, level, accelerations=accelerations).source(within)
+                 accelerations: str = "implicit", rename: Mapping[str, str] | None = None) -> str:
+    """The model text; ``rename`` maps user names to the names a backend needs in the text (descriptions keep
+    the user's names)."""
+    return ModelicaWriter(eom, level, accelerations=accelerations, rename=rename).source(within)
 
 
 def write_model(eom: EquationsOfMotion, path: str | Path, level: str = "index1") -> Path:
@@ -347,8 +375,8 @@ def package_files(eoms: Sequence[EquationsOfMotion], package: str, level: str = 
         raise ExportError(f"two systems have the same name {', '.join(dupes)}; a package needs unique names")
     files = {
         "package.mo": (f'within;\npackage {package} "{_quote(description)}"\n  annotation(Documentation(info='
-                       f'"<p>{html.escape(description)}; generated by nhbridge {__version__}.</p>"), quote=False);\n'
-                       f"end {package};\n"),
+                       f'"<p>{_quote(html.escape(description, quote=False))}; generated by nhbridge '
+                       f'{__version__}.</p>"));\nend {package};\n'),
         "package.order": "".join(f"{n}\n" for n in names),
     }
     for eom in eoms:
