@@ -214,8 +214,20 @@ def test_long_commands_share_progress_and_set_options():
     for name in ("derive", "simulate", "modelica", "fmu", "validate"):
         opts = {o for a in sub.choices[name]._actions for o in a.option_strings}
         assert {"--set", "--progress", "--quiet", "-o"} - {"-o"} <= opts, name
-    for name in ("derive", "simulate", "modelica", "fmu"):
-        assert not next(a for a in sub.choices[name]._actions if "-o" in a.option_strings).required
+    for name, sp in sub.choices.items():  # -o optional everywhere, its default stated
+        out = next((a for a in sp._actions if "-o" in a.option_strings), None)
+        assert out is None or (not out.required and "default" in out.help), name
+
+
+def test_shared_options_mean_one_thing():
+    """--tolerance, --fmi-version, --progress, --quiet: one help text each (one meaning) wherever they appear."""
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    for option in ("--tolerance", "--progress", "--quiet", "--set"):
+        helps = {a.help for sp in sub.choices.values() for a in sp._actions if option in a.option_strings}
+        assert len(helps) == 1, (option, helps)
+    fmi = [a.help for sp in sub.choices.values() for a in sp._actions if "--fmi-version" in a.option_strings]
+    assert len(fmi) == 3 and all(h.startswith("FMI version") for h in fmi)
 
 
 def test_progress_only_when_asked_or_on_a_terminal(tmp_path, capsys):

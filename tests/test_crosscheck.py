@@ -289,7 +289,7 @@ def test_malformed_reference(tree, tmp_path):
     assert not (tmp_path / "results").exists()
 
 
-def test_broken_fmu_and_wrong_folder(tree, tmp_path):
+def test_broken_fmu_and_wrong_folder(tree, tmp_path, monkeypatch):
     root, hydro, _ = tree
     folder = copy_model(hydro[0], tmp_path, root)
     (folder / "Hydropulsator.fmu").write_bytes(b"not a zip file")
@@ -302,8 +302,10 @@ def test_broken_fmu_and_wrong_folder(tree, tmp_path):
     assert "the FMU is missing" in str(err.value) and "rename Hydropulsator.fmu" in str(err.value)
     with pytest.raises(ValidationError, match="applies to export only"):
         run_cli("--check", folder, "--fmi-version", "2")
-    with pytest.raises(ValidationError, match="exporting needs an output folder"):
-        run_cli(EXAMPLES / "simple_pendulum.toml")
+    (tmp_path / "cwd").mkdir()
+    monkeypatch.chdir(tmp_path / "cwd")  # without -o the export goes to the current directory
+    assert run_cli(EXAMPLES / "simple_pendulum.toml", "--fmi-type", "me") == 0
+    assert list((tmp_path / "cwd").glob("fmus/2.0/me/*/nhbridge/*/SimplePendulum/SimplePendulum.fmu"))
     assert not (tmp_path / "results").exists() and not (tmp_path / "loose" / "results").exists()
 
 

@@ -27,8 +27,10 @@ def add_parsers(sub, positive: Callable[[str], float]) -> None:
     cs.add_argument("--tolerance", type=positive, default=None,
                     help="adaptive: error per unit time on each coupling signal, relative to 1 + |y| "
                          "(default: master.tolerance, 1e-4)")
-    cs.add_argument("--progress", action="store_true",
-                    help="show progress on stderr (default: only when stderr is a terminal)")
+    shown = cs.add_mutually_exclusive_group()  # --progress/--quiet as on every long command (bridge.cli)
+    shown.add_argument("--progress", action="store_true",
+                       help="progress lines on stderr (default: only when stderr is a terminal)")
+    shown.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
     cs.add_argument("--yes", action="store_true", help="run even when the run takes more than 10^7 communication "
                     "steps or records more than 2*10^8 values")
     cs.add_argument("--timeout", type=positive, default=None, help="seconds one FMU call may take before the run is "
@@ -37,7 +39,7 @@ def add_parsers(sub, positive: Callable[[str], float]) -> None:
                         description="Build the scenario's FMUs, check the scenario and write an SSP package for "
                                     "OMSimulator, fmpy and other SSP tools.")
     sp.add_argument("scenario", metavar="SCENARIO", help="scenario file (.toml) or SSP package (.ssp)")
-    sp.add_argument("-o", "--output", required=True, help="the .ssp file")
+    sp.add_argument("-o", "--output", default=None, help="the .ssp file (default: <scenario name>.ssp)")
 
 
 def cmd_cosim(args: argparse.Namespace) -> int:
@@ -53,7 +55,7 @@ def cmd_cosim(args: argparse.Namespace) -> int:
             raise BridgeError(f"{path}: is a folder; give a file name")
     with prepare(args.scenario) as cosim:
         scenario = cosim.scenario
-        progress = args.progress or sys.stderr.isatty()
+        progress = args.progress or (not args.quiet and sys.stderr.isatty())
         out = args.output or f"{scenario.name}.csv"
         try:
             result = cosim.run(step=args.step, stop_time=args.stop_time, algorithm=args.algorithm,
@@ -96,10 +98,10 @@ def cmd_ssp(args: argparse.Namespace) -> int:
     from .session import prepare
     from .ssp import write_ssp
 
-    if Path(args.output).suffix != ".ssp":
+    if args.output is not None and Path(args.output).suffix != ".ssp":
         raise CosimError(f"{args.output}: an SSP package must end in .ssp")
     with prepare(args.scenario) as cosim:
-        path = write_ssp(cosim.plan, cosim.fmus, args.output)
+        path = write_ssp(cosim.plan, cosim.fmus, args.output or f"{cosim.scenario.name}.ssp")
         names = ", ".join(f"{c.name} ({c.kind})" for c in cosim.scenario.components)
     print(f"wrote {path}: SSP 1.0 package of {cosim.scenario.name} with {names}; "
           f"{len(cosim.scenario.connections)} connections")

@@ -23,10 +23,10 @@ def add_parser(subparsers):
                    help="a system file to export, or a model folder to check")
     p.add_argument("--check", action="store_true", help="check the model folder (implied when PATH is a folder)")
     p.add_argument("-o", "--output", default=None, metavar="DIR",
-                   help="export: the folder that receives fmus/... (required); check: the folder that receives "
-                        "results/... (default: the tree the model folder is in)")
+                   help="export: the folder that receives fmus/... (default: the current directory); check: the folder "
+                        "that receives results/... (default: the tree the model folder is in)")
     p.add_argument("--fmi-version", type=int, choices=[2, 3], default=None,
-                   help="export: FMI version of the FMU (default 2)")
+                   help="FMI version of the FMU: 2 or 3 (default: 2; export only)")
     p.add_argument("--fmi-type", choices=["me", "cs", "both"], default=None,
                    help="export: the folders to write (default both); check: only for a model folder outside a "
                         "cross-check tree whose FMU offers both")
@@ -55,10 +55,8 @@ def cmd_crosscheck(args) -> int:
     if not path.exists():
         raise ValidationError(Problem("", "no such file or folder", "give a system file (.toml) to export or a model "
                                       "folder to check", str(path)))
-    if args.output is None:
-        raise ValidationError(Problem("-o", "exporting needs an output folder", "add -o DIR", str(path)))
     types = ("me", "cs") if args.fmi_type in (None, "both") else (args.fmi_type,)
-    folders = export_crosscheck(path, args.output, args.fmi_version or 2, types)
+    folders = export_crosscheck(path, args.output or ".", args.fmi_version or 2, types)
     for folder in folders:
         print(f"wrote {folder} ({', '.join(sorted(p.name for p in folder.iterdir()))})")
     return 0
