@@ -1622,9 +1622,9 @@ nhb_status nhb_do_step(nhb_instance *inst, const char *func, double current_time
             invalidate_caches(inst);
         inst->time = current_time;
     }
-    if (step == 0.0)
-        return NHB_OK;
     target = current_time + step;
+    if (target == current_time) /* a zero step, or one lost in the round-off of the time: nothing to do */
+        return NHB_OK;
 
     if (inst->int_valid && target <= inst->t_int) {
         /* inside the step already computed: nothing to integrate */

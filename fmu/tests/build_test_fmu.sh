@@ -11,7 +11,8 @@
 # incomplete sources/ fails here already.
 #
 # Usage: fmu/tests/build_test_fmu.sh [out_dir]        (default: fmu/tests/build)
-# Environment: CC (default gcc).
+# Environment: CC (default gcc); NHB_EXTRA_CFLAGS, appended to the flags (e.g. the sanitizer build of
+# tests/test_fmu_sanitizers.py: "-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer").
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -23,6 +24,8 @@ id="Pendulum"
 # The compiler flags of the runtime: C99, warning-free (-Werror here), position independent,
 # only the FMI functions exported (-fvisibility=hidden; the FMI headers mark them "default").
 cflags=(-std=c99 -O2 -Wall -Wextra -Werror -fPIC -shared -fvisibility=hidden)
+read -r -a extra <<< "${NHB_EXTRA_CFLAGS:-}"
+cflags+=("${extra[@]}")
 
 build() {
     local version="$1" platform="$2"
