@@ -41,6 +41,9 @@ def test_write_modelica_and_validate_from_python(tmp_path):
     campaign = bridge.validate(str(CARTESIAN), Options(groups=("methods",), methods=("lagrange",),
                                                        overrides={"stop_time": 0.5}))
     assert [s.name for s in campaign.systems] == ["CartesianPendulum"] and campaign.exit_code == 0
+    status = [r.status for r in campaign.systems[0].runs]
+    assert "\n" not in repr(campaign) and repr(campaign).startswith("<Campaign 1 systems (CartesianPendulum): ")
+    assert f"{len(status)} runs: {status.count('passed')} passed" in repr(campaign)
 
 
 def test_result_indexable_by_signal_name(result):

@@ -118,6 +118,20 @@ def test_set_reaches_modelica_and_validate(tmp_path, capsys, monkeypatch):
     assert "'nope' is not a parameter" in capsys.readouterr().out + capsys.readouterr().err
 
 
+def test_set_reaches_the_fmu_start_values(tmp_path, monkeypatch):
+    """fmu without -o writes <name>.fmu; the set values and the recomputed der(y) = a der(theta) are its starts."""
+    import xml.etree.ElementTree as ET
+    import zipfile
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["fmu", SLEIGH, "--set", "m=2.5", "--set", "der(theta)=0.5"]) == 0
+    with zipfile.ZipFile(tmp_path / "ChaplyginSleigh.fmu") as zf:
+        root = ET.fromstring(zf.read("modelDescription.xml"))
+    start = {v.get("name"): float(v.find("Real").get("start")) for v in root.iter("ScalarVariable")
+             if v.find("Real") is not None and v.find("Real").get("start") is not None}
+    assert start["m"] == 2.5 and start["der(theta)"] == 0.5 and abs(start["der(y)"] - 0.2 * 0.5) < 1e-15
+
+
 # -- simulate: --input, --plot, grid guard ------------------------------------------------------------
 def test_input_table_equals_the_time_function(tmp_path):
     """A linear input table F(t) = 50 + 10 t gives the run of the file with F written as that function of t."""

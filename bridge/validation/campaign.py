@@ -127,6 +127,13 @@ class Campaign:
             return 2
         return 1 if any(s.status == FAILED for s in self.systems) else 0
 
+    def __repr__(self) -> str:
+        runs = [r.status for s in self.systems for r in s.runs]
+        counts = ", ".join(f"{runs.count(k)} {k}" for k in (PASSED, FAILED, ERROR, SKIPPED) if k in runs)
+        return (f"<Campaign {len(self.systems)} systems ({', '.join(s.name or s.source for s in self.systems[:4])}"
+                f"{', ...' if len(self.systems) > 4 else ''}): {len(runs)} runs{': ' + counts if counts else ''}; "
+                f"exit code {self.exit_code}>")
+
     def failures(self) -> list[str]:
         """One line per failure or input problem."""
         lines = []
