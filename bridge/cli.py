@@ -99,18 +99,20 @@ class Progress:
             not getattr(args, "quiet", False) and _isatty(sys.stderr))
 
     @contextmanager
-    def step(self, text: str) -> Iterator[None]:
+    def step(self, text: str, inline: bool = True) -> Iterator[None]:
+        """``text ... done (1.2 s)``; not ``inline`` (the step prints lines itself): a line before and after."""
         if not self.on:
             yield
             return
-        print(f"{text} ...", end="", file=sys.stderr, flush=True)
+        print(f"{text} ...", end="" if inline else "\n", file=sys.stderr, flush=True)
+        lead = " " if inline else f"{text}: "
         t0 = time.perf_counter()
         try:
             yield
         except BaseException:
-            print(" failed", file=sys.stderr, flush=True)
+            print(f"{lead}failed", file=sys.stderr, flush=True)
             raise
-        print(f" done ({time.perf_counter() - t0:.1f} s)", file=sys.stderr, flush=True)
+        print(f"{lead}done ({time.perf_counter() - t0:.1f} s)", file=sys.stderr, flush=True)
 
 
 def _isatty(stream) -> bool:
@@ -219,11 +221,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     from .validation.crosscheck import add_parser as add_crosscheck
 
-    add_crosscheck(sub)
+    add_progress_options(add_crosscheck(sub))
 
     from .cosim.cli import add_parsers as add_cosim
 
     add_cosim(sub, _positive)
+    add_progress_options(sub.choices["ssp"])
     return p
 
 
@@ -383,7 +386,7 @@ def cmd_modelica(args) -> int:
     if args.check:
         for eom in eoms:
             try:
-                with Progress(args).step(f"checking {eom.system.name} with {args.check}"):
+                with Progress(args).step(f"checking {eom.system.name} with {args.check}", inline=False):
                     report = CHECKERS[args.check](eom, args.constraint_level)
             except BridgeError as exc:
                 print(f"  {args.check}: {eom.system.name} FAILED: {exc}", file=sys.stderr)
@@ -444,13 +447,16 @@ def _cmd_cosim(args) -> int:
 def _cmd_ssp(args) -> int:
     from .cosim.cli import cmd_ssp
 
-    return cmd_ssp(args)
+    with Progress(args).step(f"building the FMUs of {args.scenario} and the SSP package", inline=False):
+        return cmd_ssp(args)
 
 
 def _cmd_crosscheck(args) -> int:
     from .validation.crosscheck import cmd_crosscheck
 
-    return cmd_crosscheck(args)
+    what = "checking" if args.check or os.path.isdir(args.path) else "exporting (derivation, FMU, reference run)"
+    with Progress(args).step(f"{what} {args.path}", inline=False):
+        return cmd_crosscheck(args)
 
 
 COMMANDS = {"check": cmd_check, "derive": cmd_derive, "simulate": cmd_simulate, "modelica": cmd_modelica,

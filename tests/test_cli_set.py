@@ -225,9 +225,9 @@ def test_no_help_text_says_default_none():
 def test_long_commands_share_progress_and_set_options():
     parser = build_parser()
     sub = next(a for a in parser._actions if a.dest == "command")
-    for name in ("derive", "simulate", "modelica", "fmu", "validate"):
+    for name in ("derive", "simulate", "modelica", "fmu", "validate", "cosim", "ssp", "crosscheck"):
         opts = {o for a in sub.choices[name]._actions for o in a.option_strings}
-        assert {"--set", "--progress", "--quiet", "-o"} - {"-o"} <= opts, name
+        assert {"--progress", "--quiet"} <= opts and ("--set" in opts or name in ("cosim", "ssp", "crosscheck")), name
     for name, sp in sub.choices.items():  # -o optional everywhere, its default stated
         out = next((a for a in sp._actions if "-o" in a.option_strings), None)
         assert out is None or (not out.required and "default" in out.help), name
