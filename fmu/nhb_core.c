@@ -358,18 +358,39 @@ static int first_non_finite(const double *a, int n)
     return -1;
 }
 
-/* " (value reference <vr>)" of the variable of the given kind and index (the first entry of the
- * table), or "" if the table has none: names the variable in messages (modelDescription.xml maps
- * value references to names). */
+/* " (<name>, value reference <vr>)" of the variable of the given kind and index, for messages. The
+ * value reference is that of the first table entry (modelDescription.xml maps it to the name); the
+ * name, for states and their derivatives, follows from NHB_COORDINATE_NAMES as the generator names
+ * them: positions q, velocity states der(q) (when all velocities are states), derivatives der(q) and
+ * der(q,2). Parts that are unknown are left out (empty when both are). */
 static const char *vr_note(char *buf, size_t len, int kind, int index)
 {
-    int i;
+    const char *name = "";
+    int i, order = 0;
+    unsigned int vr = 0;
+    int has_vr = 0;
+
     buf[0] = '\0';
-    for (i = 0; i < NHB_NVARS; i++) {
+    for (i = 0; i < NHB_NVARS && !has_vr; i++) {
         if (NHB_VARIABLES[i].kind == kind && NHB_VARIABLES[i].index == index) {
-            snprintf(buf, len, " (value reference %u)", NHB_VARIABLES[i].vr);
-            break;
+            vr = NHB_VARIABLES[i].vr;
+            has_vr = 1;
         }
+    }
+    if ((kind == NHB_STATE || kind == NHB_DERIVATIVE) && index >= 0) {
+        int q = index < NHB_NQ ? index : (NHB_VELOCITY_STATES && index - NHB_NQ < NHB_NQ ? index - NHB_NQ : -1);
+        if (q >= 0 && NHB_COORDINATE_NAMES[q] != NULL)
+            name = NHB_COORDINATE_NAMES[q];
+        order = (index >= NHB_NQ) + (kind == NHB_DERIVATIVE);
+    }
+    if (name[0] != '\0') {
+        const char *open = order == 0 ? "" : "der(", *close = order == 0 ? "" : order == 1 ? ")" : ",2)";
+        if (has_vr)
+            snprintf(buf, len, " (%s%s%s, value reference %u)", open, name, close, vr);
+        else
+            snprintf(buf, len, " (%s%s%s)", open, name, close);
+    } else if (has_vr) {
+        snprintf(buf, len, " (value reference %u)", vr);
     }
     return buf;
 }
@@ -378,7 +399,7 @@ static const char *vr_note(char *buf, size_t len, int kind, int index)
  * state it gets and of the results. Returns 0, or 1 with the reason in inst->msg. */
 static int eval_rhs(nhb_instance *inst, double t, const double *x, double *dx, double *lam)
 {
-    char note[48];
+    char note[160];
     int i;
 
     inst->msg[0] = '\0';
@@ -422,7 +443,7 @@ static nhb_status ensure_outputs(nhb_instance *inst, const char *func)
     int failed, i = -1, kind = NHB_VELOCITY;
     const char *what = "";
     const double *a = inst->v;
-    char note[48];
+    char note[160];
 
     if (inst->out_valid)
         return NHB_OK;
@@ -936,7 +957,7 @@ nhb_status nhb_set_states(nhb_instance *inst, const char *func, const double x[]
     if (check_state_array(inst, func, x, nx, NHB_NX, "continuous states") != NHB_OK)
         return NHB_ERROR;
     if ((i = first_non_finite(x, NHB_NX)) >= 0) {
-        char note[48];
+        char note[160];
         nhb_log(inst, NHB_ERROR, "%s: state x[%d]%s = %g is not finite (at t = %.17g; the instance keeps its "
                 "states)", func, i, vr_note(note, sizeof note, NHB_STATE, i), x[i], inst->time);
         return NHB_ERROR;

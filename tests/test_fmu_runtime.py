@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from ctypes import byref, c_double
 from pathlib import Path
 
 import pytest
@@ -59,3 +60,61 @@ def test_free_instance_frees_the_states_it_handed_out(tmp_path):
     growth2, growth3 = map(int, proc.stdout.split())
     # two states of ~700 bytes per cycle would be ~7 MB; allow 1 MB of allocator noise
     assert growth2 < 1_000_000 and growth3 < 1_000_000, (growth2, growth3)
+
+
+
+def _model_exchange(version: int, unzipdir: str, md, messages: list[str]):
+    """An ME instance of the unzipped FMU in Continuous-Time Mode at t = 0.25, logging into messages."""
+    from fmpy.fmi2 import FMU2Model, fmi2CallbackFunctions, fmi2CallbackLoggerTYPE
+    from fmpy.fmi3 import FMU3Model
+    from fmpy.logging import addLoggerProxy
+
+    def log(*args):
+        messages.append(args[-1].decode())
+
+    model = (FMU2Model if version == 2 else FMU3Model)(guid=md.guid, unzipDirectory=unzipdir,
+                                                       modelIdentifier=md.modelExchange.modelIdentifier)
+    if version == 2:
+        model.callbacks_ = callbacks = fmi2CallbackFunctions()
+        callbacks.logger = fmi2CallbackLoggerTYPE(log)
+        addLoggerProxy(byref(callbacks))
+        model.instantiate(callbacks=callbacks)
+        model.setupExperiment(startTime=0.0)
+        model.enterInitializationMode()
+    else:
+        model.instantiate(logMessage=log)
+        model.enterInitializationMode(startTime=0.0)
+    model.exitInitializationMode()
+    model.enterContinuousTimeMode()
+    model.setTime(0.25)
+    return model
+
+
+def test_non_finite_states_are_named_in_a_generated_fmu(tmp_path):
+    """SetContinuousStates with NaN/infinity: Error, the message names the state (name and value reference) and
+    the time, and the instance keeps its states (FMI 2 and 3, Model Exchange, generated SimplePendulum)."""
+    from fmpy import extract, read_model_description
+    from fmpy.fmi1 import FMICallException
+
+    import bridge
+    from bridge.fmu.build import build_fmu
+
+    eom = bridge.derive(bridge.load_system(ROOT / "examples" / "simple_pendulum.toml"), "lagrange")
+    for version in (2, 3):
+        fmu = tmp_path / f"pendulum{version}.fmu"
+        build_fmu(eom, fmu, version)
+        unzipdir = extract(str(fmu), unzipdir=str(tmp_path / f"u{version}"))
+        md = read_model_description(unzipdir)
+        vr = {v.name: v.valueReference for v in md.modelVariables}
+        messages: list[str] = []
+        model = _model_exchange(version, unzipdir, md, messages)
+        for bad, name in (([float("nan"), 0.0], "theta"), ([0.1, float("inf")], "der(theta)")):
+            with pytest.raises(FMICallException):
+                model.setContinuousStates((c_double * 2)(*bad), 2)
+            assert f"({name}, value reference {vr[name]})" in messages[-1], messages[-1]
+            assert "t = 0.25" in messages[-1], messages[-1]
+        x = (c_double * 2)()
+        model.getContinuousStates(x, 2)
+        assert list(x) == [0.5, 0.3]  # the start values of simple_pendulum.toml, unchanged
+        model.terminate()
+        model.freeInstance()
