@@ -106,6 +106,11 @@ def test_set_overdetermined_velocities_refused(capsys):
     code = main(["simulate", SLEIGH, "--set", "der(x)=1", "--set", "der(y)=5", "--set", "der(theta)=3"])
     err = capsys.readouterr().err
     assert code == 2 and "constraints.nonholonomic[1]" in err and "only 2 independent velocities" in err
+    # at theta = 0 the constraint y' = a theta' does not contain x': der(y) and der(theta) cannot both be kept
+    with pytest.raises(bridge.SystemFileError, match="cannot be solved for the other velocities"):
+        bridge.load_system(SLEIGH, overrides={"der(y)": 1, "der(theta)": 2})
+    s = bridge.load_system(SLEIGH, overrides={"der(x)": 1, "der(theta)": 2})  # y dependent: der(y) = a der(theta)
+    assert [c.velocity for c in s.coordinates] == [1.0, pytest.approx(0.4, abs=1e-15), 2.0]
 
 
 def test_set_reaches_modelica_and_validate(tmp_path, capsys, monkeypatch):

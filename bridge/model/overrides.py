@@ -159,10 +159,11 @@ def _consistent(system: System, values: Mapping[str, float], problems: ProblemCo
         kept = {system.coordinates[i].name for i in given}
         shown = ", ".join(n for n in values if (n.startswith("der(") and n[4:-1] in kept)
                           or (system.holonomic and n in kept))
+        why = (f"the system has only {system.dof} independent velocities" if len(given) > system.dof else
+               "the constraints cannot be solved for the other velocities at this state")
         for entry, residual in _violations(constraints, q0, v0, names):
             problems.add(entry, f"the start state after --set violates this constraint (residual {residual:.6g}) "
-                         f"and cannot be made consistent while keeping the values set for {shown or 'them'}: "
-                         f"the system has only {system.dof} independent velocities",
+                         f"and cannot be made consistent while keeping the values set for {shown or 'them'}: {why}",
                          "set fewer start values, or values that satisfy the constraints")
         problems.raise_if_any()
     dep = [i for i in range(system.n) if i not in independent]
