@@ -1,0 +1,258 @@
+"""Fuzzing system files and expressions (issue 11): every generated input either loads or is refused with
+exit code 2 and one paragraph per problem, never a traceback, within a time bound.
+
+Three generators: expressions of the language with hostile pieces (huge and long literals, look-alike
+digits, deep nesting, every function with any arity, undeclared and reserved names), whole system files
+with random values in every entry (wrong TOML types, control characters, free-text units, long names), and
+byte-level mutations of a valid file. Bounded for CI (about 60 s); ``benchmarks/fuzz.py`` runs them longer.
+Inputs that once failed are kept in tests/bad_inputs (with their expected messages) or below as examples.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+hypothesis = pytest.importorskip("hypothesis")
+from hypothesis import HealthCheck, example, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from bridge.cli import main  # noqa: E402
+
+NAMES = ["x", "theta", "m", "g", "k", "u", "d1", "d2", "t", "pi", "der", "sin", "Real", "end", "lambda", "__x",
+         "der_x", "undeclared", "X" * 70]
+FUNCTIONS = ["sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "exp", "log", "sqrt",
+             "abs", "sign", "min", "max", "der", "foo", "eval"]
+HOSTILE_NUMBERS = ["1e99999999", "1e-99999999", "1e308", "1e-320", "0.0", "0", "1" + "0" * 400, "9" * 5000,
+                   "1." + "3" * 300, "\u09ea", "\uff11", "2^1000", "10^300", "(10^300)^1000", ".5", "5.", "1e",
+                   "0x10", "1_000", "inf", "nan", "1e+5", "00012"]
+SEPARATORS = ["+", "-", "*", "/", "^", "**", ",", "(", ")", " ", ".", "=", "'", "[", "\u2212", "\u00b7", "\n"]
+
+
+def numbers() -> st.SearchStrategy[str]:
+    plain = st.one_of(st.integers(-10**6, 10**6).map(str),
+                      st.floats(allow_nan=False, allow_infinity=False, width=64).map(repr),
+                      st.builds(lambda m, e: f"{m}e{e}", st.integers(1, 99), st.integers(-400, 400)))
+    return st.one_of(plain, st.sampled_from(HOSTILE_NUMBERS))
+
+
+def expressions(max_leaves: int = 25) -> st.SearchStrategy[str]:
+    leaves = st.one_of(numbers(), st.sampled_from(NAMES), st.sampled_from(["der(x)", "der(theta)", "der(der(x))"]))
+
+    def extend(inner: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
+        binary = st.builds(lambda a, op, b: f"{a}{op}{b}", inner, st.sampled_from(["+", "-", "*", "/", "^", "**"]),
+                           inner)
+        call = st.builds(lambda f, args: f"{f}({', '.join(args)})", st.sampled_from(FUNCTIONS),
+                         st.lists(inner, min_size=0, max_size=4))
+        return st.one_of(binary, call, inner.map(lambda a: f"({a})"), inner.map(lambda a: f"-{a}"))
+
+    tree = st.recursive(leaves, extend, max_leaves=max_leaves)
+    noise = st.lists(st.sampled_from(SEPARATORS) | st.characters(codec="utf-8"), max_size=3).map("".join)
+    nested = st.integers(1, 400).map(lambda n: "(" * n + "x" + ")" * n)
+    return st.one_of(tree, tree, tree, tree.flatmap(lambda e: noise.map(lambda z: e + z)), nested)
+
+
+def toml_string(text: str) -> str:
+    """A TOML basic string holding ``text`` exactly (control characters as \\u escapes)."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def toml_values() -> st.SearchStrategy[str]:
+    """Any TOML value, as text: the wrong types in any entry."""
+    scalars = st.one_of(st.booleans().map(lambda b: "true" if b else "false"),
+                        st.integers(-2**63, 2**63 - 1).map(str),
+                        st.floats(allow_nan=True, allow_infinity=True).map(
+                            lambda f: "nan" if f != f else ("inf" if f == float("inf") else
+                                                            "-inf" if f == float("-inf") else repr(f))),
+                        st.text(max_size=12).map(toml_string), st.just("1979-05-27"), st.just("9" * 5000))
+    return st.recursive(scalars, lambda inner: st.one_of(
+        st.lists(inner, max_size=3).map(lambda xs: "[" + ", ".join(xs) + "]"),
+        st.dictionaries(st.sampled_from(["a", "start", "value"]), inner, max_size=2).map(
+            lambda d: "{" + ", ".join(f"{k} = {v}" for k, v in d.items()) + "}")), max_leaves=6)
+
+
+def units() -> st.SearchStrategy[str]:
+    hostile = ["kg.m2", "N.m.s/rad", "m/s2", "Nms per rad", "m/s/s", "1", "rad/(s.s)", "furlong", "m\u0001", "\ufffe"]
+    return mostly(st.sampled_from(["m", "rad", "", "kg"]), st.one_of(st.sampled_from(hostile),
+                     st.text(alphabet=st.sampled_from("mkgsNrad./()-+12 "), max_size=10), st.text(max_size=6)))
+
+
+def mostly(good: st.SearchStrategy, bad: st.SearchStrategy) -> st.SearchStrategy:
+    """``good`` seven times in eight, so that many files reach the later checks."""
+    return st.one_of(good, good, good, good, good, good, good, bad)
+
+
+@st.composite
+def system_files(draw) -> str:
+    """A system file with random (often wrong) content in every entry."""
+    expr = mostly(st.sampled_from(["k/2*x^2", "m*g*cos(theta)", "-0.1*der(x)", "x*theta + d1", "abs(x)*m"]),
+                  expressions(6))
+    value = mostly(st.floats(0.1, 10).map(repr), st.one_of(st.sampled_from(
+        ["9" * 5000, "1e400", "1e-400", "nan", "-inf", "0.0", "-1.0", "1" + "0" * 400]), toml_values()))
+    name = draw(mostly(st.just("P"), st.one_of(st.sampled_from(["Real", "Integer", "end", "S" * 300, "p q", "9a"]),
+                                               st.text(min_size=1, max_size=10))))
+    lines = [f"name = {toml_string(name)}"]
+    if draw(st.booleans()):
+        lines.append(f"description = {toml_string(draw(st.text(max_size=20)))}")
+    lines.append("[coordinates]")
+    for c in ["x", "theta"] + draw(st.lists(st.sampled_from(["q1", "end", "Real"]), max_size=1)):
+        lines.append(f"{c} = {{ start = {draw(value)}, velocity = {draw(value)}, "
+                     f"unit = {toml_string(draw(units()))} }}")
+    lines.append("[parameters]")
+    for p in ["m", "g", "k"] + draw(st.lists(st.sampled_from(["Boolean", "x", "l"]), max_size=1)):
+        table = "{ value = 1.0, unit = " + toml_string(draw(units())) + " }"
+        lines.append(f"{p} = {draw(st.one_of(value, st.just(table)))}")
+    if draw(st.booleans()):
+        lines.append("[inputs]")
+        lines.append(f"u = {{ start = {draw(value)} }}")
+    if draw(st.booleans()):
+        lines.append("[definitions]")
+        for d in ("d1", "d2"):
+            rhs = draw(mostly(expr.map(toml_string), toml_values()))
+            lines.append(f"{d} = {rhs}")
+    lines.append("[energy]")
+    lines.append(f"kinetic = {toml_string(draw(mostly(st.just('m/2*der(x)^2 + der(theta)^2'), expr)))}")
+    lines.append(f"potential = {toml_string(draw(expr))}")
+    if draw(st.booleans()):
+        lines.append(f"[forces]\nx = {toml_string(draw(expr))}")
+    if draw(st.booleans()):
+        lines.append(f"[constraints]\nnonholonomic = [{toml_string(draw(expr))}]")
+    if draw(st.booleans()):
+        lines.append(f"[outputs]\ny = {{ expr = {toml_string(draw(expr))}, unit = {toml_string(draw(units()))} }}")
+    if draw(st.booleans()):
+        lines.append(f"[simulation]\nstop_time = {draw(value)}")
+    return "\n".join(lines) + "\n"
+
+
+VALID = """name = "Fuzz"
+description = "a cart with a pendulum"
+[coordinates]
+x = { start = 0.1, velocity = 0.0, unit = "m" }
+theta = { start = 0.3, velocity = 0.2, unit = "rad" }
+[parameters]
+m = { value = 1.0, unit = "kg" }
+g = 9.81
+l = { value = 0.5, unit = "m" }
+[definitions]
+h = "l*cos(theta)"
+[energy]
+kinetic = "m/2*(der(x)^2 + l^2*der(theta)^2 + 2*l*cos(theta)*der(x)*der(theta))"
+potential = "-m*g*h"
+[forces]
+x = "-0.1*der(x) - abs(x)"
+[outputs]
+y = { expr = "x + l*sin(theta)", unit = "m" }
+"""
+
+
+@st.composite
+def mutations(draw) -> str:
+    """The valid file with a few characters replaced, inserted or deleted, mostly inside its quoted values."""
+    text = VALID
+    for _ in range(draw(st.integers(1, 4))):
+        quoted = [i + 1 for i, ch in enumerate(text) if ch == '"']
+        size = len(text)
+        pos = draw(mostly(st.sampled_from(quoted).flatmap(lambda q, size=size: st.integers(q, min(q + 30, size))),
+                          st.integers(0, size)))
+        kind = draw(st.sampled_from(["replace", "insert", "delete"]))
+        piece = draw(st.one_of(st.sampled_from(SEPARATORS + ["\"", "[", "]", "{", "}", "\\u0001", "\\", "#", "9" * 50,
+                                                             "e99999999", "^1000", "\u09ea"]),
+                               st.text(max_size=3)))
+        if kind == "delete":
+            text = text[:pos] + text[pos + len(piece):]
+        elif kind == "insert":
+            text = text[:pos] + piece + text[pos:]
+        else:
+            text = text[:pos] + piece + text[pos + 1:]
+    return text
+
+
+@dataclass
+class Tally:
+    """What the fuzzing saw: inputs, loaded (exit 0), clean rejections (exit 2), failures."""
+
+    inputs: int = 0
+    loaded: int = 0
+    rejected: int = 0
+    failures: list[str] = field(default_factory=list)
+
+
+def run_check(text: str, tally: Tally | None = None) -> tuple[int, str]:
+    """``nhbridge check`` on ``text`` in this process; the exit code and the error output."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "fuzz.toml"
+        path.write_bytes(text.encode("utf-8", "surrogatepass"))
+        err, out = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
+            code = main(["check", str(path)])
+        message = err.getvalue()
+        ok = code in (0, 2) and "Traceback" not in message and (code == 0 or all(
+            line.startswith(str(path)) for line in message.splitlines() if line.strip()))
+        if tally is not None:
+            tally.inputs += 1
+            tally.loaded += code == 0
+            tally.rejected += code == 2
+            if not ok:
+                tally.failures.append(text)
+        assert ok, f"exit {code}:\n{message}"
+        return code, message
+
+
+SETTINGS = settings(max_examples=120, deadline=10_000, derandomize=True, database=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                           HealthCheck.filter_too_much])
+
+EXPRESSION_FILE = """name = "E"
+[coordinates]
+x = { start = 0.2, velocity = 0.1 }
+theta = { start = 0.3, velocity = 0.0 }
+[parameters]
+m = 1.0
+g = 9.81
+k = 2.0
+[inputs]
+u = { start = 0.5 }
+[definitions]
+d1 = "m*g"
+d2 = "x*theta"
+[energy]
+kinetic = "m/2*der(x)^2 + der(theta)^2"
+potential = %s
+"""
+
+
+@SETTINGS
+@given(expressions())
+@example("m*g*l*abs(theta)")
+@example("1e99999999*x")
+@example("((((2^1000)^1000)^1000)^1000)")
+@example("min(theta, acos(2))")
+@example("atan2(0, 0)")
+@example("\u09ea*x")
+@example("(10^300)^1000*x")
+@example("sqrt(-1)*x + log(-1)")
+def test_fuzzed_expressions(text):
+    run_check(EXPRESSION_FILE % toml_string(text))
+
+
+@SETTINGS
+@given(system_files())
+def test_fuzzed_system_files(text):
+    run_check(text)
+
+
+@SETTINGS
+@given(mutations())
+def test_mutated_system_files(text):
+    run_check(text)
+
+
+def test_the_valid_base_loads():
+    assert run_check(VALID)[0] == 0
+    assert run_check(EXPRESSION_FILE % '"k/2*x^2 + d1*cos(theta) + u*d2"')[0] == 0
