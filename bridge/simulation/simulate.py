@@ -197,17 +197,36 @@ class _Splits:
 
 
 class _Driven(NumericModel):
-    """A compiled model whose inputs follow a table, u(t), instead of their start values (not recompiled)."""
+    """A compiled model whose inputs follow a table, u(t), instead of their start values (not recompiled):
+    every evaluation at a time t first sets ``inputs`` to the table's values at t."""
 
     def __init__(self, num: NumericModel, table: InputTable):  # shares the compiled callables of ``num``
         self.__dict__.update(num.__dict__)
         self.table = table
+        self.inputs = table(0.0)
 
-    def _base(self, t: float, q: np.ndarray, u: np.ndarray) -> np.ndarray:
-        return np.concatenate([[t], q, u, self.params, self.table(t)])
+    def _at(self, t: float) -> None:
+        self.inputs = self.table(t)
 
-    def _full(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
-        return np.concatenate([[t], q, qd, self.params, self.table(t)])
+    def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
+        self._at(t)
+        return super().rhs(t, x)
+
+    def kinematics(self, t: float, q: np.ndarray, u: np.ndarray) -> np.ndarray:
+        self._at(t)
+        return super().kinematics(t, q, u)
+
+    def multipliers(self, t: float, q: np.ndarray, u: np.ndarray) -> np.ndarray:
+        self._at(t)
+        return super().multipliers(t, q, u)
+
+    def outputs(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        self._at(t)
+        return super().outputs(t, q, qd)
+
+    def constraint_residuals(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        self._at(t)
+        return super().constraint_residuals(t, q, qd)
 
 
 @dataclass(frozen=True)
