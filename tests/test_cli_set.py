@@ -226,8 +226,8 @@ def test_singular_independent_split_is_bad_input_on_the_command_line_and_in_the_
 
 
 def test_closed_pipe_ends_quietly_with_the_exit_code(tmp_path):
-    """nhbridge simulate -o - | head -1: the reader goes away after one line of a 2 MB CSV."""
-    proc = subprocess.Popen([sys.executable, "-m", "bridge.cli", "simulate", SLEIGH, "-o", "-", "--stop-time", "20",
+    """nhbridge simulate -o - | head -1: the reader goes away after one line of a 0.5 MB CSV (pipes hold 64 kB)."""
+    proc = subprocess.Popen([sys.executable, "-m", "bridge.cli", "simulate", SLEIGH, "-o", "-", "--stop-time", "4",
                              "--interval", "0.001"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path)
     first = proc.stdout.readline()
     proc.stdout.close()
