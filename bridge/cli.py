@@ -325,13 +325,15 @@ def cmd_derive(args) -> int:
 def cmd_simulate(args) -> int:
     from .simulation.inputs import read_inputs
     from .simulation.plot import check_plot_path, pyplot
-    from .simulation.simulate import DEFAULT_ATOL, DEFAULT_RTOL, MAX_ROWS, simulate
+    from .simulation.simulate import DEFAULT_ATOL, DEFAULT_RTOL, MAX_ROWS, output_rows, simulate
 
     if args.plot:  # before the run: a wrong name or a missing matplotlib wastes no time
         check_plot_path(args.plot)
         pyplot()
     system = _load(args, args.file)
     table = read_inputs(args.input, system) if args.input else None
+    output_rows(args.stop_time or system.stop_time, args.interval or (args.stop_time or system.stop_time) / 1000,
+                None if args.yes else MAX_ROWS)  # refuse a grid too fine before deriving anything
     t0 = time.perf_counter()
     eom = _derive(args, system)
     t1 = time.perf_counter()

@@ -144,15 +144,16 @@ def simulate(eom: EquationsOfMotion, stop_time: float | None = None, *, rtol: fl
     _check_settings(T, rtol, atol)
     if interval is None:
         interval = T / 1000
-    grid = np.linspace(0.0, T, _rows(T, float(interval), max_rows))
+    grid = np.linspace(0.0, T, output_rows(T, float(interval), max_rows))
     table = read_inputs(inputs, eom.system) if isinstance(inputs, (str, Path)) else inputs
     splits = _Splits(eom, parameters, table)
     trajectory = _integrate(eom, grid, _Solver(T, rtol, atol, integrator), splits)
     return _result(eom, trajectory, splits, {"stop_time": T, "rtol": rtol, "atol": atol, "interval": interval})
 
 
-def _rows(T: float, interval: float, max_rows: int | None) -> int:
-    """Rows of the output grid 0, interval, ..., T; a grid too fine to resolve or to hold is refused."""
+def output_rows(T: float, interval: float, max_rows: int | None = MAX_ROWS) -> int:
+    """Rows of the output grid 0, interval, ..., T; a grid too fine to resolve or to hold is refused
+    (checked before any work: ``simulate`` calls it first, the command line before the derivation)."""
     if not (np.isfinite(interval) and interval > 0):
         raise BridgeError(f"the output interval must be a positive number, got {interval:g}")
     if interval < T * MIN_INTERVAL:
