@@ -131,7 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     c = sub.add_parser("check", help="check system files and report their structure")
-    c.add_argument("files", nargs="+", metavar="FILE")
+    c.add_argument("files", nargs="+", metavar="FILE", help="system files (.toml)")
     add_set_option(c)
 
     methods = list(METHODS)
@@ -154,7 +154,7 @@ def build_parser() -> argparse.ArgumentParser:
     fmi_help = "FMI version of the FMU: 2 or 3 (default: 2)"
 
     dv = sub.add_parser("derive", help="derive the equations of motion")
-    dv.add_argument("file", metavar="FILE")
+    dv.add_argument("file", metavar="FILE", help="system file (.toml)")
     method_opts(dv, default=None, default_text="lagrange; with --stats every method")
     dv.add_argument("--format", "-f", choices=["text", "latex", "json"], default="text",
                     help="output format (default: text)")
@@ -167,7 +167,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="write to this file (default: standard output)")
 
     sm = sub.add_parser("simulate", help="integrate natively with scipy and write CSV")
-    sm.add_argument("file", metavar="FILE")
+    sm.add_argument("file", metavar="FILE", help="system file (.toml)")
     method_opts(sm)
     sm.add_argument("--stop-time", type=_positive, default=None,
                     help="simulated time in s (default: [simulation] stop_time)")
@@ -186,7 +186,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="CSV file, - for standard output (default: <name>.csv)")
 
     mo = sub.add_parser("modelica", help="export Modelica models (one file, or a package of several)")
-    mo.add_argument("files", nargs="+", metavar="FILE")
+    mo.add_argument("files", nargs="+", metavar="FILE", help="system files (.toml)")
     method_opts(mo)
     mo.add_argument("--constraint-level", choices=["index1", "given"], default="index1",
                     help="multiplier DAE: constraints at acceleration level (index1) or as given, "
@@ -199,7 +199,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="compile, simulate and compare each model with a Modelica tool (default: no check)")
 
     fm = sub.add_parser("fmu", help="build an FMU (Model Exchange and Co-Simulation)")
-    fm.add_argument("file", metavar="FILE")
+    fm.add_argument("file", metavar="FILE", help="system file (.toml)")
     method_opts(fm)
     fm.add_argument("--fmi-version", type=int, choices=[2, 3], default=2, help=fmi_help)
     fm.add_argument("--backend", choices=["native", "rumoca", "openmodelica"], default="native",
