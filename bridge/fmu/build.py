@@ -21,7 +21,7 @@ from ..derivation.eom import EquationsOfMotion
 from ..errors import ExportError
 from .layout import PLATFORM, layout
 from .model_c import model_c
-from .model_description import model_description
+from .model_description import build_description, model_description
 
 # -- build ---------------------------------------------------------------------------------------------
 RUNTIME = resources.files("bridge.fmu.runtime")  # the C runtime (top-level fmu/), shipped as package data
@@ -106,7 +106,10 @@ def build_fmu(eom: EquationsOfMotion, path: str | Path, fmi_version: int = 2,
         _compile(cc, folder / "binaries" / PLATFORM[fmi_version] / f"{system.name}.so",
                  [src / "model.c", *[src / s for s in sources]],
                  ["-fvisibility=hidden", "-Wall", "-Wextra", f"-I{src}"], system.name)
-        (folder / "modelDescription.xml").write_bytes(model_description(eom, lay, guid))
+        c_files = ["model.c", *sources]  # what an importer compiles to rebuild the binary (fmpy compile)
+        if fmi_version == 3:
+            (src / "buildDescription.xml").write_bytes(build_description(system.name, c_files))
+        (folder / "modelDescription.xml").write_bytes(model_description(eom, lay, guid, c_files))
         return _pack(path, folder)
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from .. import __version__
 from ..derivation.eom import EquationsOfMotion
 from .layout import OUTPUT, STATE, TIME, FmuLayout, Variable
@@ -61,8 +63,12 @@ def _capabilities(lay: FmuLayout) -> dict[str, str]:
             "canSerializeFMUstate": "true", "providesDirectionalDerivative": "true" if lay.jacobian else "false"}
 
 
-def _add_interfaces(root, name: str, lay: FmuLayout) -> None:
-    """``ModelExchange`` and ``CoSimulation`` (variable communication step, FMI 2: no input interpolation)."""
+def _add_interfaces(root, name: str, lay: FmuLayout, sources: Sequence[str] = ()) -> None:
+    """``ModelExchange`` and ``CoSimulation`` (variable communication step, FMI 2: no input interpolation).
+
+    FMI 2: each lists the C files of ``sources/`` to compile in ``<SourceFiles>`` (FMI 3 has
+    ``sources/buildDescription.xml`` instead: :func:`build_description`).
+    """
     from lxml import etree
 
     me = etree.SubElement(root, "ModelExchange", modelIdentifier=name)
@@ -70,8 +76,26 @@ def _add_interfaces(root, name: str, lay: FmuLayout) -> None:
     for el in (me, cs):
         for flag, value in _capabilities(lay).items():
             el.set(flag, value)
+        if lay.fmi_version != 3 and sources:
+            files = etree.SubElement(el, "SourceFiles")
+            for source in sources:
+                etree.SubElement(files, "File", name=source)
     if lay.fmi_version != 3:
         cs.set("canInterpolateInputs", "false")
+
+
+def build_description(name: str, sources: Sequence[str]) -> bytes:
+    """FMI 3 ``sources/buildDescription.xml``: one C99 source file set (all files flat in ``sources/``, which is
+    the include directory) and the C math library, for the model identifier ``name``."""
+    from lxml import etree
+
+    root = etree.Element("fmiBuildDescription", fmiVersion="3.0")
+    config = etree.SubElement(root, "BuildConfiguration", modelIdentifier=name)
+    files = etree.SubElement(config, "SourceFileSet", language="C99")
+    for source in sources:
+        etree.SubElement(files, "SourceFile", name=source)
+    etree.SubElement(config, "Library", name="m", description="C math library (libm)")
+    return etree.tostring(root, pretty_print=True, xml_declaration=True, encoding="UTF-8")
 
 
 def _add_unit_definitions(root, lay: FmuLayout) -> None:
@@ -204,12 +228,15 @@ def _add_model_structure(root, eom: EquationsOfMotion, lay: FmuLayout, index_of:
         _model_structure_fmi2(ms, outputs, derivs, initial, depends, index_of)
 
 
-def model_description(eom: EquationsOfMotion, lay: FmuLayout, guid: str) -> bytes:
-    """``modelDescription.xml`` (FMI 2.0 or 3.0, as ``lay.fmi_version``) for the layout's variables, UTF-8."""
+def model_description(eom: EquationsOfMotion, lay: FmuLayout, guid: str, sources: Sequence[str] = ()) -> bytes:
+    """``modelDescription.xml`` (FMI 2.0 or 3.0, as ``lay.fmi_version``) for the layout's variables, UTF-8.
+
+    ``sources``: the C files in the FMU's ``sources/`` (FMI 2: listed in ``<SourceFiles>``).
+    """
     from lxml import etree
 
     root = _description_root(eom, lay, guid)
-    _add_interfaces(root, eom.system.name, lay)
+    _add_interfaces(root, eom.system.name, lay, sources)
     _add_unit_definitions(root, lay)
     _add_log_categories(root)
     _add_default_experiment(root, eom.system.stop_time)
