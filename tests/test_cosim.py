@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import math
+import re
 import zipfile
 from dataclasses import replace
 from pathlib import Path
@@ -202,8 +203,9 @@ def test_a_step_the_fmu_rejects_stops_the_run_with_component_time_and_status(wor
     with prepare(sc, work / "huge") as cs, pytest.raises(CosimRunError) as exc:
         cs.run()
     message = str(exc.value)
-    assert "component pulsator (pulsator.toml): doStep(h = 0.005) at t = 0 s failed with status Error" in message
-    assert "the FMU logged: [Error] fmi2DoStep" in message
+    # the runtime refuses the non-finite torque where it enters (SetReal) or where it makes the step fail (doStep)
+    assert re.search(r"component pulsator \(pulsator\.toml\): (doStep\(h = 0\.005\)|SetReal) at t = 0(\.005)? s "
+                     r"failed with status Error; the FMU logged: \[Error\] fmi2(DoStep|SetReal)", message), message
 
 
 # -- SSP ------------------------------------------------------------------------------------------------

@@ -17,7 +17,6 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-import shutil
 import time
 import zipfile
 from collections.abc import Iterable
@@ -161,9 +160,9 @@ def check_model_description(unzipdir: str | Path, what: str) -> None:
                            "none; refused")
 
 
-def check_identifiers(md, unzipdir: str | Path, what: str, platform: str) -> None:
-    """Every ``modelIdentifier`` is a plain identifier and its library resolves inside ``unzipdir``."""
-    root = Path(unzipdir).resolve()
+def check_identifiers(md, unzipdir: str | Path | None, what: str, platform: str = "linux64") -> None:
+    """Every ``modelIdentifier`` is a plain identifier and (given ``unzipdir``) its library resolves inside it."""
+    root = Path(unzipdir).resolve() if unzipdir is not None else None
     for kind in ("modelExchange", "coSimulation"):
         iface = getattr(md, kind, None)
         if iface is None:
@@ -172,8 +171,8 @@ def check_identifiers(md, unzipdir: str | Path, what: str, platform: str) -> Non
         if not IDENTIFIER.match(ident):
             raise ArchiveError(f"{what}: the {kind} modelIdentifier {ident!r} is not a plain identifier (letters, "
                                "digits, _); it names the binary, which must lie inside the FMU")
-        library = (root / "binaries" / platform / f"{ident}.so").resolve()
-        if root not in library.parents:
+        library = (root / "binaries" / platform / f"{ident}.so").resolve() if root is not None else None
+        if root is not None and root not in library.parents:
             raise ArchiveError(f"{what}: the binary of {ident!r} resolves outside the FMU ({library})")
 
 
@@ -185,10 +184,6 @@ def unpack_fmu(path: str | Path, folder: str | Path, what: str = "") -> Path:
     folder = extract(path, folder, what)
     check_model_description(folder, what)
     return folder
-
-
-def remove_tree(path: str | Path) -> None:
-    shutil.rmtree(path, ignore_errors=True)
 
 
 # -- writing -----------------------------------------------------------------------------------------------

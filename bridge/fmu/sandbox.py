@@ -12,6 +12,7 @@ forwarded to the child as SIGINT; a child that stops cleanly sends what it finis
 from __future__ import annotations
 
 import ctypes
+import faulthandler
 import multiprocessing as mp
 import os
 import signal
@@ -72,6 +73,7 @@ class ChildInterrupted(Exception):
 
 
 def _child(target: Callable, conn, args: tuple) -> None:
+    faulthandler.disable()  # a crash is reported by the parent, naming the call; no interpreter dump
     try:
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     except (OSError, AttributeError):  # pragma: no cover - not Linux

@@ -428,32 +428,35 @@ def validate_system(path: str | Path, options: Options = Options(),
     physics = Physics(eom)
     with tempfile.TemporaryDirectory(prefix="nhbridge-validate-", dir=options.workdir) as tmp:
         specs = _plan(system, eom, stop, step, options, Path(tmp), native if closed else None)
-        for k, spec in enumerate(specs):
-            run = RunResult(spec.id, spec.run_type, spec.label, SKIPPED,
-                            tolerance=settings.tolerance(spec.run_type))
-            if spec.execute is None:
-                run.reason = spec.skip_reason
-                if spec.input_error:
-                    run.status, run.input_error = ERROR, True
-            else:
-                t0 = time.perf_counter()
-                try:
-                    run.trajectory = spec.execute()
-                    run.notes = run.trajectory.notes
-                    _judge(run, ref, physics, settings, not result.energy_unchecked, stop)
-                except RunFailure as exc:
-                    run.status, run.reason, run.input_error = ERROR, exc.reason, exc.input
-                except RunNotApplicable as exc:
-                    run.status, run.reason = SKIPPED, f"not applicable: {exc}"
-                except KeyboardInterrupt:  # Ctrl-C or SIGTERM: keep what is finished
-                    run.status, run.reason, run.trajectory = SKIPPED, "interrupted", None
-                    result.interrupted = True
-                run.seconds = time.perf_counter() - t0
-            result.runs.append(run)
-            if progress:
-                progress(system.name, k + 1, len(specs), run)
-            if result.interrupted:
-                break
+        try:
+            for k, spec in enumerate(specs):
+                run = RunResult(spec.id, spec.run_type, spec.label, SKIPPED,
+                                tolerance=settings.tolerance(spec.run_type))
+                if spec.execute is None:
+                    run.reason = spec.skip_reason
+                    if spec.input_error:
+                        run.status, run.input_error = ERROR, True
+                else:
+                    t0 = time.perf_counter()
+                    try:
+                        run.trajectory = spec.execute()
+                        run.notes = run.trajectory.notes
+                        _judge(run, ref, physics, settings, not result.energy_unchecked, stop)
+                    except RunFailure as exc:
+                        run.status, run.reason, run.input_error = ERROR, exc.reason, exc.input
+                    except RunNotApplicable as exc:
+                        run.status, run.reason = SKIPPED, f"not applicable: {exc}"
+                    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: keep what is finished
+                        run.status, run.reason, run.trajectory = SKIPPED, "interrupted", None
+                        result.interrupted = True
+                    run.seconds = time.perf_counter() - t0
+                result.runs.append(run)
+                if progress:
+                    progress(system.name, k + 1, len(specs), run)
+                if result.interrupted:
+                    break
+        except KeyboardInterrupt:  # between runs (e.g. while a progress line is printed)
+            result.interrupted = True
     return result
 
 

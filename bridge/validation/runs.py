@@ -103,7 +103,7 @@ def describe_fmu(path: str | Path):
     """fmpy's model description, or RunFailure(input=True) naming what is wrong with the file."""
     import fmpy
 
-    from ..fmu.archive import ArchiveError, check_archive
+    from ..fmu.archive import ArchiveError, check_archive, check_identifiers
 
     path = Path(path)
     if not path.is_file():
@@ -113,10 +113,15 @@ def describe_fmu(path: str | Path):
     except ArchiveError as exc:
         raise RunFailure(f"{path}: not a loadable FMU ({str(exc).removeprefix(f'{path}: ')})", input=True) from exc
     try:
-        return fmpy.read_model_description(str(path), validate=False)
+        md = fmpy.read_model_description(str(path), validate=False)
     except Exception as exc:  # fmpy raises plain Exceptions for broken archives and XML
         raise RunFailure(f"{path}: not a loadable FMU ({str(exc).splitlines()[0] if str(exc) else exc})",
                          input=True) from exc
+    try:
+        check_identifiers(md, None, str(path))
+    except ArchiveError as exc:
+        raise RunFailure(str(exc), input=True) from exc
+    return md
 
 
 def fmu_interfaces(md) -> list[str]:
