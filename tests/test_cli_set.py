@@ -224,6 +224,10 @@ def test_singular_independent_split_is_bad_input_on_the_command_line_and_in_the_
     (tmp_path / "s.toml").write_text(text)
     assert main(["simulate", str(tmp_path / "s.toml"), "-m", "maggi", "-o", str(tmp_path / "b.csv")]) == 2
     assert "cannot be solved for the dependent velocities" in capsys.readouterr().err
+    for wrong, message in (("theta,x", "so exactly 3 are independent"), ("theta,x,x", "listed twice")):
+        assert main(["simulate", SPHERE, "--independent", wrong, "-m", "maggi", "-o", str(tmp_path / "c.csv")]) == 2
+        err = capsys.readouterr().err
+        assert message in err and "Traceback" not in err  # was an IndexError traceback
 
 
 def test_closed_pipe_ends_quietly_with_the_exit_code(tmp_path):

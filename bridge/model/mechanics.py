@@ -283,6 +283,7 @@ def choose_independent(system: System, A: list[list[Expr]], values: np.ndarray |
 
 
 def independent_from_names(system: System, names: Sequence[str]) -> tuple[int, ...]:
+    """Coordinate indices of the independent velocities: each a coordinate, listed once, n - m of them."""
     idx = []
     for nm in names:
         try:
@@ -290,6 +291,13 @@ def independent_from_names(system: System, names: Sequence[str]) -> tuple[int, .
         except ValueError:
             raise DerivationError(Problem("method.independent", f"{nm!r} is not a coordinate",
                                           "list coordinate names", system.source)) from None
+    if len(set(idx)) != len(idx):
+        raise DerivationError(Problem("method.independent", "a coordinate is listed twice", "list each name once",
+                                      system.source))
+    if len(idx) != system.dof:
+        raise DerivationError(Problem("method.independent", f"{len(idx)} independent velocities given, but the "
+                                      f"system has {system.n} coordinates and {system.m} constraints, so exactly "
+                                      f"{system.dof} are independent", "list that many coordinates", system.source))
     return tuple(sorted(idx))
 
 
