@@ -14,7 +14,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 from .atomic import guard_process
-from .errors import BridgeError, SimulationError
+from .errors import BridgeError, CompilerNotFoundError, SimulationError
 
 EXIT_OK, EXIT_FAIL, EXIT_INPUT = 0, 1, 2
 
@@ -402,10 +402,12 @@ def cmd_modelica(args) -> int:
 
 def cmd_fmu(args) -> int:
     from .fmu.backends import build_openmodelica_fmu, build_rumoca_fmu
-    from .fmu.build import build_fmu
+    from .fmu.build import build_fmu, compiler
 
     if args.backend == "rumoca" and args.fmi_version != 2:
         raise BridgeError("the rumoca backend builds FMI 2.0 only; use --fmi-version 2 or --backend native")
+    if args.backend != "openmodelica":  # no C compiler: say so before loading and deriving
+        compiler()
     system = _load(args, args.file)
     eom = _derive(args, system)
     output = args.output or f"{system.name}.fmu"
@@ -530,6 +532,9 @@ def _run(args: argparse.Namespace) -> int:
     except SimulationError as exc:
         print(f"nhbridge: simulation failed:\n{exc}", file=sys.stderr)
         return EXIT_FAIL
+    except CompilerNotFoundError as exc:  # one line: what is missing and how to get it
+        print(f"nhbridge: error: {exc}", file=sys.stderr)
+        return EXIT_INPUT
     except BridgeError as exc:
         if getattr(exc, "exit_code", EXIT_INPUT) == EXIT_FAIL:  # e.g. a derivation past --timeout
             print(f"nhbridge: stopped:\n{exc}", file=sys.stderr)

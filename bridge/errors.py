@@ -64,6 +64,10 @@ class ExportError(BridgeError):
     """Writing Modelica, C or an FMU failed."""
 
 
+class CompilerNotFoundError(ExportError):
+    """No C compiler to build an FMU with (``$CC``, ``cc``, ``gcc`` or ``clang``); reported in one line."""
+
+
 class ValidationError(BridgeError):
     """A validation run could not be carried out."""
 

@@ -18,7 +18,7 @@ from importlib import resources
 from pathlib import Path
 
 from ..derivation.eom import EquationsOfMotion
-from ..errors import ExportError
+from ..errors import CompilerNotFoundError, ExportError
 from .layout import PLATFORM, layout
 from .model_c import model_c
 from .model_description import build_description, model_description
@@ -29,12 +29,17 @@ RUNTIME_SOURCES = {2: ["nhb_linalg.c", "nhb_core.c", "nhb_jacobian.c", "fmi2_run
                    3: ["nhb_linalg.c", "nhb_core.c", "nhb_jacobian.c", "fmi3_runtime.c"]}
 
 
+NO_COMPILER_HINT = ("building an FMU needs a C compiler: install gcc or clang (Debian/Ubuntu: apt-get install gcc; "
+                    "Fedora: dnf install gcc; macOS: xcode-select --install) or set CC to one")
+
+
 def compiler() -> str:
-    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
-    if not cc or not shutil.which(cc.split()[0]):
-        where = f"CC={os.environ['CC']!r} is not an executable" if os.environ.get("CC") else "no cc or gcc on PATH"
-        raise ExportError(f"no C compiler found ({where}): install gcc or set the CC environment variable to a C "
-                          "compiler")
+    """The C compiler command: ``$CC`` when set, else ``cc``, ``gcc`` or ``clang`` on PATH; CompilerNotFoundError."""
+    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if not cc or not cc.split() or not shutil.which(cc.split()[0]):
+        env = os.environ.get("CC")
+        where = f"CC={env!r} is not an executable" if env else "no cc, gcc or clang on PATH"
+        raise CompilerNotFoundError(f"no C compiler found ({where}); {NO_COMPILER_HINT}")
     return cc
 
 
