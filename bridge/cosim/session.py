@@ -156,6 +156,15 @@ def build_fmus(scenario: Scenario, folder: Path) -> tuple[dict[str, Path], dict[
     cache: dict[tuple, Path] = {}
     unpacked: dict[Path, tuple[Path, ModelInfo]] = {}
     pc = ProblemCollector(scenario.source)
+    to_build = [spec.name for spec in scenario.components if spec.kind != "fmu"]
+    if to_build:  # no C compiler: one line for the scenario, not one per component
+        from ..errors import CompilerNotFoundError
+        from ..fmu.build import compiler
+
+        try:
+            compiler()
+        except CompilerNotFoundError as exc:
+            raise CompilerNotFoundError(f"{scenario.source}: components {', '.join(to_build)}: {exc}") from exc
     for spec in scenario.components:
         try:
             fmu = fmus[spec.name] = build_component(spec, folder, cache)
