@@ -156,7 +156,7 @@ def unpack(path: Path, folder: Path) -> Path:
         return unpack_fmu(path, target)
     except ArchiveError as exc:
         shutil.rmtree(target, ignore_errors=True)
-        raise CosimError(f"{exc}; the FMU cannot be unpacked") from exc
+        raise CosimError(str(exc)) from exc
 
 
 def build_modelica_fmu(source: Path, model: str, path: Path) -> Path:
