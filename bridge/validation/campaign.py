@@ -104,6 +104,7 @@ class SystemValidation:
     stop_time: float = 0.0
     step: float = 0.0
     interrupted: bool = False
+    no_compiler: str = ""  # why the runs that build an FMU were skipped (no C compiler); exit code 2
 
     @property
     def status(self) -> str:
@@ -123,7 +124,7 @@ class Campaign:
 
     @property
     def exit_code(self) -> int:
-        if self.output_problems or any(s.status == ERROR for s in self.systems):
+        if self.output_problems or self.no_compiler or any(s.status == ERROR for s in self.systems):
             return 2
         return 1 if any(s.status == FAILED for s in self.systems) else 0
 
@@ -133,6 +134,11 @@ class Campaign:
         return (f"<Campaign {len(self.systems)} systems ({', '.join(s.name or s.source for s in self.systems[:4])}"
                 f"{', ...' if len(self.systems) > 4 else ''}): {len(runs)} runs{': ' + counts if counts else ''}; "
                 f"exit code {self.exit_code}>")
+
+    @property
+    def no_compiler(self) -> str:
+        """Why the FMU runs were skipped when there is no C compiler (the same for every system), else empty."""
+        return next((s.no_compiler for s in self.systems if s.no_compiler), "")
 
     def failures(self) -> list[str]:
         """One line per failure or input problem."""
@@ -234,8 +240,23 @@ def _load(path: Path, result: SystemValidation,
     return system, raw
 
 
+def compiler_problem(groups: Sequence[str]) -> str:
+    """Why the run groups that build FMUs with the C compiler (fmu, rumoca-fmu) cannot run, or empty."""
+    from ..errors import CompilerNotFoundError
+    from ..fmu.build import compiler
+
+    if not {"fmu", "rumoca-fmu"} & set(groups):
+        return ""
+    try:
+        compiler()
+    except CompilerNotFoundError as exc:
+        return str(exc)
+    return ""
+
+
 def _plan(system: System, eom: EquationsOfMotion, stop: float, step: float, options: Options, workdir: Path,
-          reference_run: Trajectory | None) -> list[RunSpec]:
+          reference_run: Trajectory | None, no_compiler: str = "") -> list[RunSpec]:
+    """The runs for one system; ``no_compiler``: the FMUs built with the C compiler are skipped for this reason."""
     from ..derivation.methods import METHODS
     from ..fmu.backends import build_openmodelica_fmu, build_rumoca_fmu
     from ..fmu.build import build_fmu
@@ -274,6 +295,12 @@ def _plan(system: System, eom: EquationsOfMotion, stop: float, step: float, opti
 
     def fmu_specs(prefix: str, label: str, build: Callable[[Path], Path], versions, validate_fails: bool,
                   group: str) -> None:
+        if no_compiler and group in ("fmu", "rumoca-fmu"):
+            for version in versions:
+                for short, ttype in (("me", "fmu-me"), ("cs", "fmu-cs")):
+                    specs.append(RunSpec(f"{prefix}{version}-{short}", ttype, f"{label} FMI {version}.0",
+                                         skip_reason=no_compiler, group=group))
+            return
         for version in versions:
             built: dict[str, Path] = {}
 
@@ -427,7 +454,8 @@ def validate_system(path: str | Path, options: Options = Options(),
     result.energy_unchecked = conservative_reason(system)
     physics = Physics(eom)
     with tempfile.TemporaryDirectory(prefix="nhbridge-validate-", dir=options.workdir) as tmp:
-        specs = _plan(system, eom, stop, step, options, Path(tmp), native if closed else None)
+        result.no_compiler = compiler_problem(options.groups)
+        specs = _plan(system, eom, stop, step, options, Path(tmp), native if closed else None, result.no_compiler)
         try:
             for k, spec in enumerate(specs):
                 run = RunResult(spec.id, spec.run_type, spec.label, SKIPPED,
@@ -478,7 +506,9 @@ def planned_runs(path: str | Path, options: Options = Options()) -> tuple[System
         return result, []
     closed = isinstance(raw.get("reference"), dict) and bool(raw["reference"])
     placeholder = Trajectory(np.zeros(0), {}) if closed else None
-    return result, _plan(system, eom, system.stop_time, DEFAULT_STEP, options, Path("."), placeholder)
+    result.no_compiler = compiler_problem(options.groups)
+    return result, _plan(system, eom, system.stop_time, DEFAULT_STEP, options, Path("."), placeholder,
+                         result.no_compiler)
 
 
 def validate(paths: str | Path | Sequence[str | Path], options: Options = Options(),

@@ -51,7 +51,8 @@ def add_parser(sub, positive: Callable[[str], float]) -> argparse.ArgumentParser
     va = sub.add_parser("validate", help="validate every method, backend and FMU against the reference",
                         description="Simulate each system every way nhbridge can (and any --fmu given), compare "
                         "every signal with the reference (tight native simulation, or the [reference] closed "
-                        "forms) and report. Exit code 0: all passed; 1: a run failed; 2: bad input.")
+                        "forms) and report. Exit code 0: all passed; 1: a run failed; 2: bad input, or no C compiler "
+                        "for the FMU runs (the other runs are still made and reported).")
     va.add_argument("files", nargs="+", metavar="FILE", help="system files")
     va.add_argument("--fmu", action="append", default=[], metavar="FMU",
                     help="an FMU made by another tool, compared by variable name (repeatable; with several "
@@ -108,6 +109,8 @@ def cmd_validate(args) -> int:
     print(terminal(campaign))
     for path in written:
         print(f"wrote {path}")
+    if campaign.no_compiler:  # one line; the runs that need no compiler are reported above
+        print(f"nhbridge: error: {campaign.no_compiler.rstrip('.')}; the FMU runs were skipped", file=sys.stderr)
     if campaign.interrupted:
         print("nhbridge: interrupted; the results above and the reports hold the finished runs only (partial)",
               file=sys.stderr)
