@@ -117,6 +117,7 @@ def export_crosscheck(system_path: str | Path, out_dir: str | Path, fmi_version:
     """
     from ...derivation.methods import derive
     from ...fmu.build import build_fmu
+    from ...fmu.build import compiler as find_compiler
     from ...model.loader import load_system
     from ...simulation.simulate import simulate
     from ..reference import signal_names
@@ -139,6 +140,7 @@ def export_crosscheck(system_path: str | Path, out_dir: str | Path, fmi_version:
         raise ValidationError(list(exc.problems) + problems) from exc
     if problems:
         raise ValidationError(problems)
+    find_compiler()  # no C compiler: one line (CompilerNotFoundError) before the derivation and the reference run
 
     eom = derive(system, "lagrange")
     stop = float(system.stop_time)
