@@ -73,8 +73,10 @@ def test_a_hanging_fmu_is_stopped_by_the_watchdog_and_named(fmus, tmp_path, caps
     assert "Traceback" not in err and not out.exists()
 
 
-def test_ctrl_c_writes_the_finished_steps_as_a_partial_csv(fmus, tmp_path):
-    """SIGINT to the command: the child stops after its current step; the finished rows go to o.partial.csv."""
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_ctrl_c_writes_the_finished_steps_as_a_partial_csv(fmus, tmp_path, signum):
+    """SIGINT (or SIGTERM) to the command: the child stops after its current step; the finished rows go to
+    o.partial.csv."""
     path = scenario(fmus, "Slow", stop=20.0)  # 20 ms per step after t = 0.05: about 40 s in all
     out = tmp_path / "o.csv"
     proc = subprocess.Popen([sys.executable, "-m", "bridge.cli", "cosim", str(path), "-o", str(out), "--progress"],
@@ -84,7 +86,7 @@ def test_ctrl_c_writes_the_finished_steps_as_a_partial_csv(fmus, tmp_path):
     while "steps" not in seen and time.monotonic() < deadline:  # progress shown: the loop is running
         seen += proc.stderr.read(1)
     time.sleep(0.5)
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(signum)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     partial = tmp_path / "o.partial.csv"
@@ -134,3 +136,18 @@ def test_validate_with_a_tiny_step_is_refused_not_allocated(tmp_path, capsys):
     assert main(["validate", str(system), "--runs", "methods", "--step", "1e-7"]) == 2
     out = capsys.readouterr().out
     assert "output rows per run, more than the limit of 1e+07" in out and "--yes" in out
+
+
+def test_a_crosscheck_folder_asking_for_a_tiny_step_is_refused(tmp_path):
+    from bridge.errors import ValidationError
+    from bridge.validation import crosscheck as xc
+
+    folder = xc.export_crosscheck(ROOT / "examples" / "simple_pendulum.toml", tmp_path, 2, ("cs",))[0]
+    opt = folder / "SimplePendulum_ref.opt"
+    text = opt.read_text()
+    assert "StepSize," in text
+    opt.write_text("\n".join("StepSize,1e-12" if line.startswith("StepSize,") else line
+                             for line in text.splitlines()) + "\n")
+    with pytest.raises(ValidationError, match="StepSize 1e-12 s over 10 s means 1e\\+13 points"):
+        xc.check_crosscheck(folder, tmp_path / "results")
+    assert not (tmp_path / "results").exists()

@@ -104,6 +104,20 @@ def _run_settings(opts: dict, ref: CsvData) -> _RunSettings:
     return _RunSettings(start, stop, step or interval, interval, rtol, rtol_opt)
 
 
+def _check_grid(run: _RunSettings, model_dir: Path) -> None:
+    """ValidationError when ``_ref.opt`` asks for an output interval or a step below ``StopTime * 1e-12`` or for
+    more than ``MAX_ROWS`` output points or communication steps (the limits of :mod:`..campaign`)."""
+    from ...errors import Problem, ValidationError
+    from ..campaign import MAX_ROWS, MIN_STEP_RATIO
+
+    span = run.stop - run.start
+    for what, value in (("the output interval", run.interval), ("StepSize", run.step)):
+        if value < MIN_STEP_RATIO * max(abs(run.stop), span) or span / value > MAX_ROWS:
+            raise ValidationError(Problem("_ref.opt", f"{what} {value:g} s over {span:g} s means {span / value:.3g} "
+                                          f"points, more than the limit of {MAX_ROWS:.0e}",
+                                          "give a larger StepSize / OutputIntervalLength", str(model_dir)))
+
+
 def _signals_to_compare(res: CrosscheckResult, plan: CheckPlan, variables: dict) -> list[str]:
     """The reference's signals the FMU has; the missing ones are a reason to fail."""
     ref = plan.reference
@@ -254,6 +268,7 @@ def check_crosscheck(model_dir: str | Path, results_dir: str | Path | None = Non
     plan = plan_check(model_dir, results_dir, fmi_type)
     lay, ref = plan.layout, plan.reference
     run = _run_settings(plan.opts, ref)
+    _check_grid(run, model_dir)
     time_tol = time_tolerance * (run.stop - run.start)
     res = CrosscheckResult(lay.model, model_dir, lay.fmi_version, lay.fmi_type, results_dir=plan.target,
                            settings=f"band ±{BAND_WIDTH:g}·range (fmpy), tube ±{tube:g}·range, ±{time_tol:g} s")
