@@ -89,7 +89,7 @@ class Cosimulation:
 def work_problem(master: MasterSettings, signals: int, yes: bool) -> str:
     """Why the run is refused before it starts, or "": a step below ``MIN_STEP_RATIO`` times the stop time, or
     (unless ``yes``) more than ``MAX_STEPS`` communication steps (fixed: (stop - start) / step; adaptive:
-    (stop - start) / min_step) or more than ``MAX_VALUES`` recorded values."""
+    (stop - start) / min_step) or, with a fixed step, more than ``MAX_VALUES`` recorded values."""
     span = master.stop_time - master.start_time
     floor = MIN_STEP_RATIO * max(abs(master.stop_time), span)
     for name, value in (("step", master.step), ("min_step", master.min_step)):
@@ -105,7 +105,7 @@ def work_problem(master: MasterSettings, signals: int, yes: bool) -> str:
         return (f"the run would take up to {what} = {steps:.3g} communication steps, more than the limit of "
                 f"{MAX_STEPS:.0e}; choose a larger step or a shorter stop time, or pass --yes (yes=True) to run it "
                 "anyway")
-    if values > MAX_VALUES:
+    if values > MAX_VALUES and not master.adaptive:  # adaptive: the worst case above is no estimate of the rows
         return (f"the run would record {values:.3g} values ({steps:.3g} steps x {signals} signals, "
                 f"{values * 8 / 2**30:.1f} GiB), more than the limit of {MAX_VALUES:.0e}; record fewer signals or "
                 "use a larger step, or pass --yes (yes=True) to run it anyway")
