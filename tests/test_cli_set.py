@@ -176,6 +176,7 @@ def test_input_table_is_the_format_fmpy_reads(tmp_path, monkeypatch):
     ("time,F\n0,1\n2,2\n1,3\n", "time decreases from 2 to 1"),
     ("time,F\n0,1\n1,abc\n", "'abc' is not a finite number"),
     ("t,F\n0,1\n", "the first column must be 'time'"),
+    ("time,F,F\n0,1,1\n", "the column 'F' appears more than once"),
     ("", "the input file is empty"),
 ])
 def test_bad_input_tables(tmp_path, capsys, content, message):

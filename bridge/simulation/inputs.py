@@ -82,14 +82,16 @@ def _check_header(header: Sequence[str], wanted: Sequence[str], model: str, add,
     if not header or header[0] != "time":
         add(where, f"the first column must be 'time', not {header[0] if header else ''!r}",
             "write the header as time," + ",".join(wanted or ["<input>"]))
+    seen: set[str] = set()
     for name in header[1:]:
-        if header.count(name) > 1:
+        if name in seen:
             add(where, f"the column {name!r} appears more than once", "give each input one column")
         elif name not in wanted:
             close = difflib.get_close_matches(name, wanted, n=1)
             add(where, f"the column {name!r} is not an input of {model}",
                 f"did you mean {close[0]!r}?" if close else
                 ("inputs: " + ", ".join(wanted)) if wanted else f"{model} has no [inputs]; leave out --input")
+        seen.add(name)
     for name in wanted:
         if name not in header:
             add(where, f"the input {name!r} has no column", f"add a column named {name}")
