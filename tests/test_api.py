@@ -90,3 +90,13 @@ def test_import_is_light_and_load_system_needs_no_plotting():
             "print(sorted(m for m in ('matplotlib', 'fmpy', 'lxml', 'pandas') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code, str(SLEIGH)], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_input_table_for_another_system_is_refused(tmp_path):
+    car = bridge.load_system(ROOT / "examples" / "car.toml")
+    (tmp_path / "in.csv").write_text("time,F\n0,50\n1,60\n")
+    table = bridge.read_inputs(tmp_path / "in.csv", car)
+    assert table.names == ("F",) and np.array_equal(table(0.5), [55.0])
+    sleigh = bridge.derive(bridge.load_system(SLEIGH), "maggi")
+    with pytest.raises(bridge.BridgeError, match="has the inputs none"):
+        bridge.simulate(sleigh, 1.0, inputs=table)

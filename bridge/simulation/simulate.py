@@ -146,6 +146,10 @@ def simulate(eom: EquationsOfMotion, stop_time: float | None = None, *, rtol: fl
         interval = T / 1000
     grid = np.linspace(0.0, T, output_rows(T, float(interval), max_rows))
     table = read_inputs(inputs, eom.system) if isinstance(inputs, (str, Path)) else inputs
+    if table is not None and table.names != tuple(u.name for u in eom.system.inputs):
+        raise BridgeError(f"the input table has the columns {', '.join(table.names) or 'none'} but "
+                          f"{eom.system.name} has the inputs {', '.join(u.name for u in eom.system.inputs) or 'none'}; "
+                          "read it for this system with bridge.read_inputs(path, system)")
     splits = _Splits(eom, parameters, table)
     trajectory = _integrate(eom, grid, _Solver(T, rtol, atol, integrator), splits)
     return _result(eom, trajectory, splits, {"stop_time": T, "rtol": rtol, "atol": atol, "interval": interval})
