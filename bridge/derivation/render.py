@@ -1,24 +1,80 @@
-"""Human-readable renderings of equations of motion: text, LaTeX and JSON."""
+"""Human-readable renderings of equations of motion: text, LaTeX and JSON.
+
+Display never blocks. By default every expression gets a cheap, exact tidy-up within a time budget
+for the whole rendering (:data:`DEFAULT_BUDGET`): expand, collect the terms by the velocities and
+unknowns, contract ``sin a cos b ± cos a sin b`` into ``sin(a ± b)`` and the like (sympy's ``TR10i``)
+and pull out common factors; the result is kept where it is smaller. Expressions larger than
+:data:`TIDY_SIZE` nodes, and all that remain once the budget is spent, are printed as derived; in the main
+thread the tidy-up of one expression is interrupted when the budget runs out (:mod:`.deadline`).
+``simplify=True`` (``nhbridge derive --simplify``) runs sympy's ``trigsimp`` on every expression
+instead, which may take long on large systems.
+"""
 
 from __future__ import annotations
 
 import json
+import time
 
+import symengine as se
 import sympy as sp
+from sympy.printing.latex import LatexPrinter
+from sympy.simplify.fu import TR10i
 
+from .deadline import DerivationTimeout, deadline
 from .eom import EquationsOfMotion
 from .methods import METHODS
 
-TIDY_LIMIT = 150
+DEFAULT_BUDGET = 1.0  # seconds of cheap simplification per rendering
+TIDY_SIZE = 4000      # expression tree nodes above which an expression is printed as derived
 
 
-def tidy(expr):
-    """Trigonometric simplification for display, for expressions small enough to simplify quickly."""
+def _size(expr: sp.Basic, limit: int) -> int:
+    """Tree nodes of ``expr``, counted up to ``limit + 1``."""
+    count = 0
+    for _ in sp.preorder_traversal(expr):
+        count += 1
+        if count > limit:
+            break
+    return count
+
+
+class Tidy:
+    """Display simplification of one rendering, within a time budget (exact: the value never changes)."""
+
+    def __init__(self, eom: EquationsOfMotion, simplify: bool = False, budget: float = DEFAULT_BUDGET):
+        self.simplify = simplify
+        self.deadline = time.monotonic() + budget
+        self.collect_by = list(eom.system.qd) + list(eom.unknowns)
+
+    def cheap(self, expr: sp.Expr) -> sp.Expr:
+        """expand, collect by velocities and unknowns, contract trigonometric sums, factor each coefficient."""
+        terms = sp.collect(sp.expand(expr), self.collect_by, evaluate=False)
+        return sp.Add(*[sp.factor_terms(TR10i(coeff)) * key for key, coeff in terms.items()])
+
+    def __call__(self, expr):
+        if isinstance(expr, sp.MatrixBase):
+            return expr.applyfunc(self)
+        if not isinstance(expr, sp.Expr) or expr.is_Atom:
+            return expr
+        if self.simplify:
+            return sp.trigsimp(expr)
+        left = self.deadline - time.monotonic()
+        size = _size(expr, TIDY_SIZE)
+        if left <= 0 or size > TIDY_SIZE:
+            return expr
+        try:
+            with deadline(left, "display"):
+                tidied = self.cheap(expr)
+        except DerivationTimeout:
+            return expr
+        return tidied if _size(tidied, size) < size else expr
+
+
+def _str(expr) -> str:
+    """The text form (symengine's printer: on large systems sympy's takes seconds per megabyte)."""
     if isinstance(expr, sp.MatrixBase):
-        return expr.applyfunc(tidy)
-    if sp.count_ops(expr) > TIDY_LIMIT:
-        return expr
-    return sp.trigsimp(expr)
+        return sp.sstr(expr.applyfunc(lambda e: sp.Symbol(_str(e))))
+    return str(se.sympify(expr))
 
 
 def latex_names(eom: EquationsOfMotion) -> dict[sp.Symbol, str]:
@@ -32,11 +88,29 @@ def latex_names(eom: EquationsOfMotion) -> dict[sp.Symbol, str]:
     return names
 
 
-def to_latex(eom: EquationsOfMotion) -> str:
-    names = latex_names(eom)
+class _Latex(LatexPrinter):
+    """sympy's LaTeX printer, terms in stored order, remembering what it printed for symbols, powers and
+    function calls (on large systems the same few thousand subexpressions recur hundreds of thousands of times)."""
+
+    def __init__(self, names: dict[sp.Symbol, str]):
+        super().__init__({"symbol_names": names, "order": "none"})
+        self._memo: dict[sp.Basic, str] = {}
+
+    def _print(self, expr, **kwargs) -> str:
+        if kwargs or isinstance(expr, (sp.Add, sp.Mul)) or not isinstance(expr, sp.Basic):
+            return super()._print(expr, **kwargs)
+        text = self._memo.get(expr)
+        if text is None:
+            text = self._memo[expr] = super()._print(expr)
+        return text
+
+
+def to_latex(eom: EquationsOfMotion, simplify: bool = False, budget: float = DEFAULT_BUDGET) -> str:
+    printer = _Latex(latex_names(eom))
+    tidy = Tidy(eom, simplify, budget)
 
     def tex(e) -> str:
-        return sp.latex(tidy(e), symbol_names=names)
+        return printer.doprint(tidy(e))
 
     lines = [f"% {eom.system.name}: {METHODS[eom.method].title} (nhbridge)"]
     if eom.is_reduced:
@@ -46,7 +120,8 @@ def to_latex(eom: EquationsOfMotion) -> str:
     body = []
     M = eom.mass_matrix
     x = sp.Matrix(eom.unknowns)
-    body.append(tex(sp.MatMul(M, x, evaluate=False)) + " &= " + tex(eom.forcing))
+    lhs = printer.doprint(tidy(M)) + " " + printer.doprint(x)   # not a MatMul: its printer multiplies it out
+    body.append(lhs + " &= " + tex(eom.forcing))
     if eom.is_reduced:
         for i, c in enumerate(eom.system.coordinates):
             if c.name in eom.dependent:
@@ -58,7 +133,8 @@ def to_latex(eom: EquationsOfMotion) -> str:
     return "\n".join(lines) + "\n"
 
 
-def to_text(eom: EquationsOfMotion) -> str:
+def to_text(eom: EquationsOfMotion, simplify: bool = False, budget: float = DEFAULT_BUDGET) -> str:
+    tidy = Tidy(eom, simplify, budget)
     title = METHODS[eom.method].title
     out = [f"{eom.system.name} — {title}"]
     if eom.is_reduced:
@@ -66,19 +142,23 @@ def to_text(eom: EquationsOfMotion) -> str:
         out.append("kinematics:")
         for i, c in enumerate(eom.system.coordinates):
             if c.name in eom.dependent:
-                out.append(f"  der({c.name}) = {sp.sstr(eom.kinematics[i])}")
+                out.append(f"  der({c.name}) = {_str(tidy(eom.kinematics[i]))}")
     out.append(f"unknowns: {', '.join(map(str, eom.unknowns))}")
     out.append("equations (mass matrix * unknowns = forcing):")
-    for i, eq in enumerate(eom.equations()):
-        out.append(f"  [{i + 1}] {sp.sstr(tidy(eq.lhs))} = {sp.sstr(tidy(eq.rhs))}")
+    M, x = eom.mass_matrix, eom.unknowns
+    for i in range(M.shape[0]):
+        lhs = sp.Add(*[M[i, j] * x[j] for j in range(M.shape[1]) if M[i, j] != 0])
+        out.append(f"  [{i + 1}] {_str(tidy(lhs))} = {_str(tidy(eom.forcing[i]))}")
     if eom.multipliers:
         out.append("constraints (velocity level, = 0):")
         for g in eom.velocity_constraints:
-            out.append(f"  {sp.sstr(g)}")
+            out.append(f"  {_str(tidy(g))}")
     return "\n".join(out) + "\n"
 
 
-def to_json(eom: EquationsOfMotion) -> str:
+def to_json(eom: EquationsOfMotion, simplify: bool = False, budget: float = DEFAULT_BUDGET) -> str:
+    tidy = Tidy(eom, simplify, budget)
+    M = tidy(eom.mass_matrix)
     data = {
         "name": eom.system.name,
         "method": eom.method,
@@ -87,11 +167,10 @@ def to_json(eom: EquationsOfMotion) -> str:
         "unknowns": [str(s) for s in eom.unknowns],
         "independent": list(eom.independent),
         "dependent": list(eom.dependent),
-        "kinematics": [sp.sstr(e) for e in eom.kinematics],
-        "mass_matrix": [[sp.sstr(eom.mass_matrix[i, j]) for j in range(eom.mass_matrix.shape[1])]
-                        for i in range(eom.mass_matrix.shape[0])],
-        "forcing": [sp.sstr(e) for e in eom.forcing],
-        "forms": {name: sp.sstr(value) for name, value in eom.forms},
+        "kinematics": [_str(tidy(e)) for e in eom.kinematics],
+        "mass_matrix": [[_str(M[i, j]) for j in range(M.shape[1])] for i in range(M.shape[0])],
+        "forcing": [_str(tidy(e)) for e in eom.forcing],
+        "forms": {name: _str(tidy(value)) for name, value in eom.forms},
     }
     return json.dumps(data, indent=2) + "\n"
 

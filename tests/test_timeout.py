@@ -1,0 +1,51 @@
+"""--timeout: a derivation that takes longer stops with a clear message and exit code 1, never hangs."""
+
+from __future__ import annotations
+
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from bridge.cli import main
+from bridge.derivation.deadline import DerivationTimeout, deadline
+
+BICYCLE = str(Path(__file__).resolve().parents[1] / "examples" / "engineering" / "bicycle.toml")
+
+
+def test_deadline_interrupts_work_that_swallows_exceptions():
+    t0 = time.monotonic()
+    with pytest.raises(DerivationTimeout, match=r"the busy loop did not finish within --timeout 0.3 s"):
+        with deadline(0.3, "the busy loop"):
+            while True:
+                try:
+                    sum(range(10_000))
+                except Exception:  # noqa: BLE001 - what sympy does in places; must not swallow the deadline
+                    pass
+    assert time.monotonic() - t0 < 5.0
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    assert signal.getsignal(signal.SIGALRM) in (signal.SIG_DFL, None, signal.default_int_handler)
+
+
+def test_deadline_leaves_finished_work_alone():
+    with deadline(5.0, "quick work"):
+        value = sum(range(1000))
+    assert value == 499500
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+
+
+def test_cli_derivation_past_timeout_exits_1(capsys):
+    """maggi on the bicycle does not finish in seconds (issue 12): with --timeout it stops with exit code 1."""
+    t0 = time.monotonic()
+    assert main(["derive", BICYCLE, "--method", "maggi", "--timeout", "1"]) == 1
+    assert time.monotonic() - t0 < 30.0
+    err = capsys.readouterr().err
+    assert "the derivation of WhippleBicycle by maggi did not finish within --timeout 1 s" in err
+    assert "Traceback" not in err
+
+
+def test_cli_derivation_within_timeout(capsys):
+    sleigh = str(Path(BICYCLE).parents[1] / "chaplygin_sleigh.toml")
+    assert main(["derive", sleigh, "--method", "maggi", "--timeout", "60"]) == 0
+    assert "ChaplyginSleigh" in capsys.readouterr().out
