@@ -384,3 +384,43 @@ def test_kinks_model_native_fmu_and_modelica_agree(tmp_path):
     from bridge.modelica.check import check_rumoca
 
     assert check_rumoca(eom, stop_time=3.0).max_error < 1e-5
+
+
+def test_kinks_absent_from_the_variable_differentiate_to_zero():
+    """symengine leaves d/dx max(y, z) unevaluated even without x in it."""
+    assert diff(se.Max(Y, 2 * Y**2), X) == 0
+    assert diff(se.Min(Y, 1) * X + se.sign(Y), X) == se.Min(Y, 1)
+    assert (diff(X * se.Abs(X) + se.Max(Y, 2 * Y**2), X) - (se.Abs(X) + X * se.sign(X))).expand() == 0
+
+
+KINKED_SLEIGH = """name = "KinkSleigh"
+[coordinates]
+x     = { start = 0.0, velocity = 0.3, unit = "m" }
+y     = { start = 0.0, velocity = 0.16, unit = "m" }
+theta = { start = 0.2, velocity = 0.8, unit = "rad" }
+[parameters]
+m = { value = 1.5, unit = "kg" }
+J = { value = 0.12, unit = "kg.m2" }
+a = { value = 0.2, unit = "m" }
+k = 1.0
+[energy]
+kinetic = "m/2*(der(x)^2 + der(y)^2) + J/2*(1 + 0.1*abs(theta))*der(theta)^2"
+potential = "k*abs(x) + max(y, 0.1*theta^2)"
+dissipation = "0.05*abs(der(x))*der(x)^2"
+[forces]
+theta = "-0.1*sign(theta) - min(theta, 0.5)"
+[constraints]
+nonholonomic = ["-sin(theta)*der(x) + cos(theta)*der(y) - a*der(theta)"]
+[method]
+independent = ["x", "theta"]
+"""
+
+
+@pytest.mark.parametrize("method", ["nielsen", "maggi", "appell"])
+def test_kinks_in_a_nonholonomic_system_every_method_agrees(method):
+    """abs, max, min, sign in T, V, D and Q: the reduced methods and Lagrange's give the same motion."""
+    system = parse_system(KINKED_SLEIGH)
+    ref = bridge.simulate(bridge.derive(system, "lagrange"), 0.5, interval=0.01)
+    eom = bridge.derive(system, method)
+    assert not any(e.has(sp.Derivative) for e in [*eom.mass_matrix, *eom.forcing, *eom.kinematics])
+    assert np.abs(bridge.simulate(eom, 0.5, interval=0.01).q - ref.q).max() < 1e-8

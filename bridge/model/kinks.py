@@ -21,21 +21,24 @@ _KINKS = (se.Abs, se.Max, se.Min, type(se.sign(se.Symbol("x"))))
 
 def diff(expr: se.Basic, var: se.Basic) -> se.Basic:
     """d expr / d var, with the kinks' derivatives defined as above (no unevaluated ``Derivative``)."""
-    kinks = _outer_kinks(expr, var)
+    kinks = _outer_kinks(expr)
     if not kinks:
         return se.diff(expr, var)
     holders = {k: se.Symbol(f"kink[{i}]") for i, k in enumerate(kinks)}  # brackets: no user name has them
     flat = expr.xreplace(holders)
     out = se.diff(flat, var)
     for k, h in holders.items():
+        if var not in k.free_symbols:
+            continue
         dk = _kink_diff(k, var)
         if dk != 0:
             out += se.diff(flat, h) * dk
     return out.xreplace({h: k for k, h in holders.items()})
 
 
-def _outer_kinks(expr: se.Basic, var: se.Basic) -> list[se.Basic]:
-    """The kinks containing ``var`` that are not inside another kink, each once."""
+def _outer_kinks(expr: se.Basic) -> list[se.Basic]:
+    """The kinks that are not inside another kink, each once (all of them: symengine leaves even the
+    derivative of ``max(y, z)`` with respect to an absent ``x`` unevaluated)."""
     found: dict[se.Basic, None] = {}
     seen: set[se.Basic] = set()
     stack = [expr]
@@ -45,8 +48,7 @@ def _outer_kinks(expr: se.Basic, var: se.Basic) -> list[se.Basic]:
             continue
         seen.add(e)
         if isinstance(e, _KINKS):
-            if var in e.free_symbols:
-                found[e] = None
+            found[e] = None
             continue
         stack.extend(e.args)
     return list(found)
