@@ -255,14 +255,22 @@ def test_identifier_length_is_limited(tmp_path, capsys):
 
 GOOD_UNITS = ["", "1", "m", "kg", "kg.m2", "m/s2", "m.s-1", "rad.s-1", "N.m.s/rad", "m3/rad", "N/m", "deg", "J",
               "kN.m", "mm", "rad/(s.s)", "(m/s)/s", "1/s", "W", "Pa", "bar", "rpm", "mol", "cd", "uV", "daN"]
+COORDINATE_UNITS = [u for u in GOOD_UNITS if "/" not in u]
 BAD_UNITS = ["Nms per rad", "N m", "m/s/s", "furlong", "m2.", ".m", "m//s", "(m", "m)", "m^2", "m**2", "kg*m",
              "2m", "m2.5", "\u00b5m", "N\u00b7m", "m s", "s-", "/s"]
 
 
 @pytest.mark.parametrize("unit", GOOD_UNITS)
-def test_units_in_the_modelica_syntax_are_accepted(unit):
+def test_units_in_the_modelica_syntax_are_accepted(unit, tmp_path, capsys):
     assert unit_problem(unit) is None
-    parse_system(pendulum(unit=unit))
+    parse_system(pendulum().replace('unit = "kg"', f'unit = "{unit}"'))
+    if unit in COORDINATE_UNITS:
+        eom = bridge.derive(parse_system(pendulum(unit=unit)), "lagrange")
+        source = bridge.modelica_export.model_source(eom)  # the derived velocity unit is in the syntax too
+        for derived in re.findall(r'unit="([^"]*)"', source):
+            assert unit_problem(derived) is None, derived
+    else:  # a quotient cannot be extended to the velocity's unit <unit>.s-1
+        assert "the velocity's unit" in refused(pendulum(unit=unit), tmp_path, capsys)
 
 
 @pytest.mark.parametrize("unit", BAD_UNITS)

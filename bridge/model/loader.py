@@ -228,6 +228,16 @@ class _Builder:
             return ""
         return text
 
+    def coordinate_unit(self, entry: str, value: Any) -> str:
+        """A coordinate's unit: its velocity and acceleration get ``<unit>.s-1`` and ``<unit>.s-2``, so it is
+        a product of factors (``m``, ``rad``, ``m.rad-1``), without ``/``."""
+        unit = self.unit(entry, value)
+        if unit and unit != "1" and unit_problem(f"{unit}.s-2"):
+            self.p.add(entry, f"the coordinate unit {unit!r} cannot be extended to the velocity's unit "
+                       f"({unit}.s-1)", "write it as a product with negative exponents, e.g. m.rad-1 for m/rad")
+            return ""
+        return unit
+
     # -- expression parsing --------------------------------------------------------
     def resolve(self, name: str, pos: int) -> sp.Expr:
         if name in self.symbols:
@@ -430,7 +440,7 @@ class _Builder:
         nominal = self._nominal(entry, spec)
         c = Coordinate(cname, self.number(f"{entry}.start", spec.get("start")),
                        self.number(f"{entry}.velocity", spec.get("velocity"), required=False),
-                       self.unit(f"{entry}.unit", spec.get("unit")),
+                       self.coordinate_unit(f"{entry}.unit", spec.get("unit")),
                        self.text(f"{entry}.description", spec.get("description")), nominal)
         self.coords.append(c)
         self.symbols[cname] = c.symbol
