@@ -30,7 +30,7 @@ RUNTIME_SOURCES = {2: ["nhb_linalg.c", "nhb_core.c", "nhb_jacobian.c", "fmi2_run
 
 
 NO_COMPILER_HINT = ("building an FMU needs a C compiler: install gcc or clang (Debian/Ubuntu: apt-get install gcc; "
-                    "Fedora: dnf install gcc; macOS: xcode-select --install) or set CC to one")
+                    "Fedora: dnf install gcc) or set CC to one")
 
 
 def compiler() -> str:
