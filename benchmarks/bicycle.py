@@ -301,6 +301,63 @@ def eigenvalues(num, speed: float) -> np.ndarray:
     return np.sort_complex(np.linalg.eigvals(roll_steer_jacobian(num, speed)))
 
 
+def kanes_method():
+    """The same bicycle for ``sympy.physics.mechanics.KanesMethod``: frames, points and rigid bodies built from the
+    geometry above, speeds ``u = q'``, the pitch and the speeds of x, y, yaw, pitch and the front wheel dependent.
+
+    Returns ``(KanesMethod, bodies, loads)``; ``kanes_equations(bodies, loads)`` forms the equations.
+    """
+    from sympy.physics.mechanics import KanesMethod, Point, ReferenceFrame, RigidBody, dynamicsymbols, inertia
+
+    names = list(COORDINATES)
+    q = dict(zip(names, dynamicsymbols(" ".join(names))))
+    u = dict(zip(names, dynamicsymbols(" ".join(f"u_{n}" for n in names))))
+    P = {name: sp.Symbol(name) for name in PARAMETERS}
+    N = ReferenceFrame("N")
+    A = N.orientnew("A", "Axis", [q["psi"], N.z])
+    L = A.orientnew("L", "Axis", [q["phi"], A.x])
+    R = L.orientnew("R", "Axis", [q["pitch"], L.y])
+    H = R.orientnew("H", "Axis", [q["delta"], sp.sin(P["lam"]) * R.x + sp.cos(P["lam"]) * R.z])
+    RW = R.orientnew("RW", "Axis", [q["theta_R"], R.y])
+    FW = H.orientnew("FW", "Axis", [q["theta_F"], H.y])
+    origin = Point("origin")
+    origin.set_vel(N, 0)
+    contact = origin.locatenew("contact", q["x"] * N.x + q["y"] * N.y)
+    wr = contact.locatenew("WR", -P["r_R"] * L.z)
+    body = wr.locatenew("B", P["x_B"] * R.x + (P["z_B"] + P["r_R"]) * R.z)
+    axis = wr.locatenew("O", (P["w"] + P["c"]) * R.x + P["r_R"] * R.z)
+    fork = axis.locatenew("Hc", (P["x_H"] - P["w"] - P["c"]) * H.x + P["z_H"] * H.z)
+    wf = axis.locatenew("WF", -P["c"] * H.x - P["r_F"] * H.z)
+    kd = [q[n].diff() - u[n] for n in names]
+    to_u = {q[n].diff(): u[n] for n in names}
+    for point in (contact, wr, body, axis, fork, wf):
+        point.set_vel(N, point.pos_from(origin).dt(N).subs(to_u))
+    for frame in (A, L, R, H, RW, FW):
+        frame.set_ang_vel(N, frame.ang_vel_in(N).subs(to_u))
+    h32 = H.y.dot(N.z)
+    s_f = sp.sqrt(1 - h32 ** 2)
+    rho_f = P["r_F"] * (N.z - h32 * H.y) / s_f
+    holonomic = (wf.pos_from(origin) + rho_f).dot(N.z)
+    v_rear = wr.vel(N) + RW.ang_vel_in(N).cross(P["r_R"] * L.z)
+    v_front = wf.vel(N) + FW.ang_vel_in(N).cross(rho_f)
+    velocity = [v_rear.dot(N.x), v_rear.dot(N.y), v_front.dot(N.x), v_front.dot(N.y),
+                holonomic.diff(dynamicsymbols._t).subs(to_u)]
+    independent, dependent = ["phi", "delta", "theta_R"], ["x", "y", "psi", "pitch", "theta_F"]
+    km = KanesMethod(N, q_ind=[q[n] for n in names if n != "pitch"], u_ind=[u[n] for n in independent],
+                     kd_eqs=kd, q_dependent=[q["pitch"]], configuration_constraints=[holonomic],
+                     u_dependent=[u[n] for n in dependent], velocity_constraints=velocity)
+    bodies = [
+        RigidBody("rear_wheel", wr, RW, P["m_R"], (inertia(R, P["I_Rxx"], P["I_Ryy"], P["I_Rxx"]), wr)),
+        RigidBody("rear_body", body, R, P["m_B"], (inertia(R, P["I_Bxx"], P["I_Byy"], P["I_Bzz"], 0, 0, P["I_Bxz"]),
+                                                   body)),
+        RigidBody("front_frame", fork, H, P["m_H"],
+                  (inertia(H, P["I_Hxx"], P["I_Hyy"], P["I_Hzz"], 0, 0, P["I_Hxz"]), fork)),
+        RigidBody("front_wheel", wf, FW, P["m_F"], (inertia(H, P["I_Fxx"], P["I_Fyy"], P["I_Fxx"]), wf)),
+    ]
+    loads = [(pt, P[m] * P["g"] * N.z) for pt, m in ((wr, "m_R"), (body, "m_B"), (fork, "m_H"), (wf, "m_F"))]
+    return km, bodies, loads
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("-o", "--output", default=None, help="write the system file here (default: standard output)")
