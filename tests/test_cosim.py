@@ -318,9 +318,11 @@ def model_exchange_only(cosim, work) -> Path:
         for item in zin.infolist():
             data = zin.read(item)
             if item.filename == "modelDescription.xml":
-                text = data.decode()
-                start = text.index("<CoSimulation")
-                data = (text[:start] + text[text.index("/>", start) + 2:]).encode()
+                from lxml import etree
+
+                root = etree.fromstring(data)
+                root.remove(root.find("CoSimulation"))
+                data = etree.tostring(root, xml_declaration=True, encoding="UTF-8")
             zout.writestr(item, data)
     return target
 
