@@ -166,6 +166,7 @@ def build_modelica_fmu(source: Path, model: str, path: Path) -> Path:
     for algebraic or slow components; its modelDescription lacks UnitDefinitions (fmpy validation complains).
     """
     from ..errors import ExportError
+    from ..fmu.backends import _declare_sources
     from ..fmu.build import _compile, _pack, compiler
 
     try:
@@ -182,6 +183,7 @@ def build_modelica_fmu(source: Path, model: str, path: Path) -> Path:
     with tempfile.TemporaryDirectory(prefix="nhbridge-cosim-mo-") as tmp:
         folder = Path(tmp)
         generated.save_all(str(folder))
+        _declare_sources(folder)  # <SourceFiles>: the FMU (also inside an SSP package) can be rebuilt from sources/
         try:
             _compile(cc, folder / "binaries" / "linux64" / f"{model}.so", sorted((folder / "sources").glob("*.c")),
                      [], f"Rumoca's C for {model}")

@@ -40,6 +40,7 @@ def build_rumoca_fmu(eom: EquationsOfMotion, path: str | Path, level: str = "ind
         folder = Path(tmp)
         generated.save_all(str(folder))
         _restore_names(folder / "modelDescription.xml", original)
+        _declare_sources(folder)
         _compile(cc, folder / "binaries" / "linux64" / f"{name}.so", sorted((folder / "sources").glob("*.c")), [],
                  f"Rumoca's C for {name}")
         return _pack(path, folder)
@@ -66,6 +67,23 @@ def _rumoca_names(eom: EquationsOfMotion) -> tuple[dict[str, str], dict[str, str
         original[f"der_{RUMOCA_PREFIX}{c.name}"] = f"der_{c.name}"
         original[f"der_der_{RUMOCA_PREFIX}{c.name}"] = f"der_der_{c.name}"
     return rename, original
+
+
+def _declare_sources(folder: Path) -> None:
+    """FMI 2 ``<SourceFiles>`` in ModelExchange and CoSimulation: the C files of ``sources/``, which Rumoca writes
+    self-contained but does not list (importers that build from sources need the list)."""
+    from lxml import etree
+
+    path = folder / "modelDescription.xml"
+    tree = etree.parse(str(path))
+    files = sorted(p.name for p in (folder / "sources").glob("*.c"))
+    for el in tree.getroot():
+        if el.tag in ("ModelExchange", "CoSimulation") and el.find("SourceFiles") is None:
+            listing = etree.Element("SourceFiles")
+            for name in files:
+                etree.SubElement(listing, "File", name=name)
+            el.insert(0, listing)
+    path.write_bytes(etree.tostring(tree, xml_declaration=True, encoding="UTF-8"))
 
 
 def _restore_names(model_description: Path, original: dict[str, str]) -> None:
