@@ -432,3 +432,21 @@ def test_kinks_in_a_nonholonomic_system_every_method_agrees(method):
     eom = bridge.derive(system, method)
     assert not any(e.has(sp.Derivative) for e in [*eom.mass_matrix, *eom.forcing, *eom.kinematics])
     assert np.abs(bridge.simulate(eom, 0.5, interval=0.01).q - ref.q).max() < 1e-8
+
+
+@pytest.mark.parametrize("potential, fragment", [
+    (sp.Function("f")(sp.Symbol("theta")), "f is not part of the expression language"),
+    (sp.Derivative(sp.Abs(sp.Symbol("theta")), sp.Symbol("theta")), "Derivative is not part"),
+    (sp.Heaviside(sp.Symbol("theta")), "Heaviside is not part"),
+    (sp.zoo * sp.Symbol("theta"), "zoo"),
+    (sp.I * sp.Symbol("theta"), "I, which is not a finite real number"),
+    (sp.Float("inf") * sp.Symbol("theta"), "not a finite real number"),
+])
+def test_sympy_input_stays_within_the_language(potential, fragment):
+    data = {"name": "P", "coordinates": {"theta": {"start": 0.3}}, "parameters": {"m": 1.0},
+            "energy": {"kinetic": "m*der(theta)^2/2", "potential": potential}}
+    with pytest.raises(SystemFileError, match="energy.potential") as info:
+        bridge.build_system(data)
+    assert fragment in str(info.value)
+    data["energy"]["potential"] = sp.Max(sp.Symbol("theta"), 1) + sp.sign(sp.Symbol("theta")) * sp.Symbol("m")
+    assert bridge.build_system(data).potential.has(sp.Max)

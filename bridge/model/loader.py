@@ -7,6 +7,7 @@ one paragraph per problem naming the file, the entry and the fix.
 from __future__ import annotations
 
 import difflib
+import math
 import re
 import tomllib
 from collections.abc import Mapping
@@ -328,6 +329,25 @@ class _Builder:
             self.p.add(entry, f"unknown symbol(s) {', '.join(sorted(map(str, unknown)))}",
                        "use bridge.symbols.q/qd for coordinates and Symbol(name) for declared parameters")
             return None
+        return self._sympy_language(entry, expr)
+
+    def _sympy_language(self, entry: str, expr: sp.Basic) -> sp.Expr | None:
+        """A sympy expression stays within the language of the files: its functions, finite real numbers."""
+        allowed = tuple(type(f(*[sp.Symbol("a")] * lo)) for f, lo, _ in FUNCTIONS.values() if lo == 1) + (
+            sp.Min, sp.Max, sp.atan2)
+        for node in sp.preorder_traversal(expr):
+            if isinstance(node, (sp.Function, sp.Derivative, sp.Integral, sp.Subs)) and not isinstance(node, allowed):
+                self.p.add(entry, f"{type(node).__name__} is not part of the expression language",
+                           "use the functions of the system-file language: " + ", ".join(FUNCTIONS))
+                return None
+            if node in (sp.zoo, sp.nan, sp.oo, -sp.oo, sp.I) or (node.is_Float and not math.isfinite(node)):
+                self.p.add(entry, f"the expression contains {node}, which is not a finite real number",
+                           "check for a division by zero or a value outside a function's domain")
+                return None
+            if node.is_Relational or node.is_Boolean and not node.is_Atom:
+                self.p.add(entry, "conditions are not part of the expression language",
+                           "use abs, sign, min or max")
+                return None
         return expr
 
     # -- symbols of the declared names -----------------------------------------------
