@@ -16,6 +16,7 @@ from ...model.mechanics import Differentiator, state_args
 from ...model.numeric import evaluate_once
 from ...model.system import System
 from ..eom import DerivationStats, EquationsOfMotion
+from ..zeros import reduce_structural_zeros
 
 
 class Method(ABC):
@@ -57,6 +58,7 @@ class Method(ABC):
         start = time.perf_counter()
         d = Differentiator(system, count=count, reference=reference)
         eom = self._derive(system, d, independent, baumgarte)
+        eom = reduce_structural_zeros(eom)[0]  # identically zero coefficients printed as 0 by every exporter
         stats = DerivationStats(time.perf_counter() - start, d.counts.partial, d.counts.time, d.counts.calls,
                                 count, tuple(sorted(d.counts.tallies.items())))
         eom = replace(eom, stats=stats)

@@ -1,0 +1,186 @@
+"""Structural zeros: coefficients that are identically zero are replaced by ``0`` (a derivation post-pass).
+
+A derivation may leave entries that are zero for every state and every parameter value but not in
+sympy's automatic form, e.g. ``a cos(psi) sin(theta) cos(theta) (1 - cos(phi)^2 - sin(phi)^2)`` expanded.
+Printed as they are, they make a Modelica tool's structural analysis see an incidence that is not
+there (Rumoca: a structurally singular system). :func:`reduce_structural_zeros` returns the equations
+with every such entry of ``K``, the acceleration map, ``M``, ``F``, the constraint Jacobian ``A``, the
+velocity constraints and the auxiliary blocks ``L Z = R`` printed as 0, so that every exporter (Modelica,
+C) receives the zeros; nothing else changes.
+
+Policy (sound: an entry becomes 0 only when it is proved zero):
+
+1. *numeric probe*: every entry ``e`` is evaluated at :data:`PROBES` random points (states, time,
+   inputs and placeholders uniform in [-pi, pi], parameters uniform in [0.5, 2], independent of the
+   file's values, so that a zero that holds for one parameter value only is kept). ``e`` is a candidate
+   only if ``|e| <= RTOL * maj(e)`` at every probe where it is finite, with ``maj(e)`` the majorant (every
+   sum replaced by the sum of absolute values: a bound of the round-off scale); at least two finite probes.
+2. *symbolic proof*, for candidates only: expand (with trig sums), take the numerator over a common
+   denominator, rewrite ``sin(x)^2 = 1 - cos(x)^2`` and expand again; the entry becomes 0 only when this
+   gives exactly 0. Each proof has a wall-clock budget (:data:`ENTRY_SECONDS`) and the pass a total one
+   (:data:`TOTAL_SECONDS`); an entry whose proof runs out of time, or is larger than :data:`MAX_NODES`,
+   is kept as it is.
+
+The placeholders of the reduced methods are probed as free symbols: a zero that needs the split's
+relation is missed (kept), never invented.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+
+import numpy as np
+import sympy as sp
+
+from ..model.numeric import compile_exprs
+from .deadline import DerivationTimeout, deadline
+from .eom import EquationsOfMotion
+
+PROBES = 4
+RTOL = 1e-9
+ENTRY_SECONDS = 0.5
+TOTAL_SECONDS = 5.0
+MAX_NODES = 20000
+
+
+@dataclass(frozen=True)
+class ZeroReport:
+    """What the pass did: entries looked at, numeric candidates, entries proved zero, time spent."""
+
+    entries: int = 0
+    candidates: int = 0
+    zeros: int = 0
+    timed_out: int = 0
+    seconds: float = 0.0
+    where: tuple[str, ...] = ()  # e.g. "mass_matrix[3, 5]"
+
+
+def majorant(expr: sp.Expr, memo: dict | None = None) -> sp.Expr:
+    """``expr`` with every sum ``a + b`` replaced by ``maj(a) + maj(b)`` and every other leaf by its absolute value."""
+    memo = {} if memo is None else memo
+    found = memo.get(expr)
+    if found is not None:
+        return found
+    if expr.is_Add:
+        out = sp.Add(*[majorant(a, memo) for a in expr.args])
+    elif expr.is_Mul:
+        out = sp.Mul(*[majorant(a, memo) for a in expr.args])
+    elif expr.is_Pow and expr.exp.is_Integer and expr.exp > 0:
+        out = sp.Pow(majorant(expr.base, memo), expr.exp)
+    else:
+        out = sp.Abs(expr)
+    memo[expr] = out
+    return out
+
+
+def _sin_squares_out(expr: sp.Expr) -> sp.Expr:
+    """``sin(x)^k`` with ``k >= 2`` rewritten as ``sin(x)^(k mod 2) (1 - cos(x)^2)^(k div 2)``."""
+    rules = {}
+    for p in expr.atoms(sp.Pow):
+        if isinstance(p.base, sp.sin) and p.exp.is_Integer and p.exp >= 2:
+            k = int(p.exp)
+            rules[p] = sp.sin(p.base.args[0]) ** (k % 2) * (1 - sp.cos(p.base.args[0]) ** 2) ** (k // 2)
+    return expr.xreplace(rules) if rules else expr
+
+
+def is_zero_symbolic(expr: sp.Expr) -> bool:
+    """Cheap proof that ``expr`` is identically zero (False: not proved, the entry may still be zero)."""
+    e = sp.expand(expr, trig=True)
+    if e == 0:
+        return True
+    num = sp.numer(sp.together(e))
+    num = sp.expand(_sin_squares_out(sp.expand(num)))
+    return num == 0
+
+
+def _probe(exprs: list[sp.Expr], rng: np.random.Generator, parameters: set[sp.Symbol]) -> np.ndarray:
+    """Boolean mask: entries that vanish (to round-off) at every finite probe, with at least two finite probes."""
+    args = sorted(set().union(*(e.free_symbols for e in exprs)), key=str)
+    memo: dict = {}
+    f = compile_exprs(args, exprs + [majorant(e, memo) for e in exprs])
+    n = len(exprs)
+    vanish = np.ones(n, dtype=bool)
+    finite = np.zeros(n, dtype=int)
+    for _ in range(PROBES):
+        point = [rng.uniform(0.5, 2.0) if a in parameters else rng.uniform(-np.pi, np.pi) for a in args]
+        with np.errstate(all="ignore"):
+            values = np.asarray(f(point), dtype=float).ravel()
+        v, m = values[:n], values[n:]
+        ok = np.isfinite(v) & np.isfinite(m)
+        finite += ok
+        vanish &= ~ok | (np.abs(v) <= RTOL * m)
+    return vanish & (finite >= 2)
+
+
+def _fields(eom: EquationsOfMotion) -> list[tuple[str, sp.ImmutableMatrix]]:
+    out = [("kinematics", eom.kinematics), ("acceleration_map", eom.acceleration_map),
+           ("mass_matrix", eom.mass_matrix), ("forcing", eom.forcing)]
+    if eom.constraint_jacobian is not None:
+        out.append(("constraint_jacobian", eom.constraint_jacobian))
+    for k, stage in enumerate(getattr(eom, "auxiliary", ())):  # the reduced methods' implicit split
+        out += [(f"auxiliary[{k}].matrix", stage.matrix), (f"auxiliary[{k}].rhs", stage.rhs)]
+    if eom.velocity_constraints:
+        out.append(("velocity_constraints", sp.ImmutableMatrix(list(eom.velocity_constraints))))
+    return out
+
+
+def reduce_structural_zeros(eom: EquationsOfMotion, seed: int = 20261123,
+                            total_seconds: float = TOTAL_SECONDS) -> tuple[EquationsOfMotion, ZeroReport]:
+    """The equations with every entry proved identically zero replaced by 0, and what was done."""
+    start = time.perf_counter()
+    fields = _fields(eom)
+    entries = [(name, i, e) for name, mat in fields for i, e in enumerate(mat) if e != 0]
+    if not entries:
+        return eom, ZeroReport(seconds=time.perf_counter() - start)
+    parameters = {p.symbol for p in eom.system.parameters}
+    exprs = [sp.sympify(e) for _, _, e in entries]
+    candidates = _probe(exprs, np.random.default_rng(seed), parameters)
+    zero: set[tuple[str, int]] = set()
+    timed_out = 0
+    for (name, i, e), cand in zip(entries, candidates):
+        if not cand:
+            continue
+        left = total_seconds - (time.perf_counter() - start)
+        if left <= 0 or sp.count_ops(e) > MAX_NODES:
+            timed_out += 1
+            continue
+        try:
+            with deadline(min(ENTRY_SECONDS, left), "structural-zero test"):
+                proved = is_zero_symbolic(e)
+        except DerivationTimeout:  # only ours: an outer --timeout passes through as itself
+            timed_out += 1
+            continue
+        if proved:
+            zero.add((name, i))
+    report = ZeroReport(len(entries), int(candidates.sum()), len(zero), timed_out, time.perf_counter() - start,
+                        tuple(f"{name}[{_index(dict(fields)[name], i)}]" for name, i in sorted(zero)))
+    if not zero:
+        return eom, report
+    return _replaced(eom, zero), report
+
+
+def _index(mat: sp.ImmutableMatrix, i: int) -> str:
+    r, c = divmod(i, mat.shape[1])
+    return f"{r}, {c}" if mat.shape[1] > 1 else str(r)
+
+
+def _zeroed(mat: sp.ImmutableMatrix, name: str, zero: set[tuple[str, int]]) -> sp.ImmutableMatrix:
+    flat = [0 if (name, i) in zero else e for i, e in enumerate(mat)]
+    return sp.ImmutableMatrix(mat.shape[0], mat.shape[1], flat)
+
+
+def _replaced(eom: EquationsOfMotion, zero: set[tuple[str, int]]) -> EquationsOfMotion:
+    changes = {name: _zeroed(getattr(eom, name), name, zero)
+               for name in ("kinematics", "acceleration_map", "mass_matrix", "forcing")}
+    if eom.constraint_jacobian is not None:
+        changes["constraint_jacobian"] = _zeroed(eom.constraint_jacobian, "constraint_jacobian", zero)
+    if getattr(eom, "auxiliary", ()):
+        changes["auxiliary"] = tuple(
+            replace(stage, matrix=_zeroed(stage.matrix, f"auxiliary[{k}].matrix", zero),
+                    rhs=_zeroed(stage.rhs, f"auxiliary[{k}].rhs", zero))
+            for k, stage in enumerate(eom.auxiliary))
+    if eom.velocity_constraints:
+        changes["velocity_constraints"] = tuple(
+            sp.Integer(0) if ("velocity_constraints", i) in zero else e for i, e in enumerate(eom.velocity_constraints))
+    return replace(eom, **changes)
