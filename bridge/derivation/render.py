@@ -89,15 +89,16 @@ def latex_names(eom: EquationsOfMotion) -> dict[sp.Symbol, str]:
 
 
 class _Latex(LatexPrinter):
-    """sympy's LaTeX printer, terms in stored order, remembering what it printed for symbols, powers and
-    function calls (on large systems the same few thousand subexpressions recur hundreds of thousands of times)."""
+    """sympy's LaTeX printer, terms in stored order, remembering what it printed for every subexpression
+    (on large systems the same subexpressions recur many thousands of times; a node's LaTeX does not depend
+    on its parent, which adds brackets around it)."""
 
     def __init__(self, names: dict[sp.Symbol, str]):
         super().__init__({"symbol_names": names, "order": "none"})
         self._memo: dict[sp.Basic, str] = {}
 
     def _print(self, expr, **kwargs) -> str:
-        if kwargs or isinstance(expr, (sp.Add, sp.Mul)) or not isinstance(expr, sp.Basic):
+        if kwargs or not isinstance(expr, sp.Basic):
             return super()._print(expr, **kwargs)
         text = self._memo.get(expr)
         if text is None:
