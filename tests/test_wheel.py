@@ -55,7 +55,7 @@ def wheel(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def venv(wheel, tmp_path_factory) -> dict:
+def venv(wheel, tmp_path_factory):
     """A fresh venv with the wheel, its ``cosim`` extra (fmpy, Rumoca) and pytest, installed by pip from the index."""
     base = tmp_path_factory.mktemp("wheel-venv")
     env_dir = base / "venv"
@@ -69,8 +69,9 @@ def venv(wheel, tmp_path_factory) -> dict:
     work = base / "work"  # outside the checkout
     work.mkdir()
     assert not work.resolve().is_relative_to(ROOT.resolve())
-    return {"python": str(python), "nhbridge": str(env_dir / "bin" / "nhbridge"), "env": env, "work": work,
-            "site": env_dir}
+    yield {"python": str(python), "nhbridge": str(env_dir / "bin" / "nhbridge"), "env": env, "work": work,
+           "site": env_dir}
+    shutil.rmtree(env_dir, ignore_errors=True)  # about 0.6 GB
 
 
 def test_wheel_holds_every_module_and_data_file(wheel):
