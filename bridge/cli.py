@@ -227,6 +227,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_cosim(sub, _positive)
     add_progress_options(sub.choices["ssp"])
+
+    from .sweeps.command import add_parser as add_sweep
+
+    sw = add_sweep(sub, _positive)
+    add_set_option(sw)
+    add_progress_options(sw)
     return p
 
 
@@ -455,6 +461,12 @@ def _cmd_ssp(args) -> int:
         return cmd_ssp(args)
 
 
+def _cmd_sweep(args) -> int:
+    from .sweeps.command import cmd_sweep
+
+    return cmd_sweep(args)
+
+
 def _cmd_crosscheck(args) -> int:
     from .validation.crosscheck import cmd_crosscheck
 
@@ -465,7 +477,7 @@ def _cmd_crosscheck(args) -> int:
 
 COMMANDS = {"check": cmd_check, "derive": cmd_derive, "simulate": cmd_simulate, "modelica": cmd_modelica,
             "fmu": cmd_fmu, "methods": cmd_methods, "validate": _cmd_validate, "cosim": _cmd_cosim, "ssp": _cmd_ssp,
-            "crosscheck": _cmd_crosscheck}
+            "crosscheck": _cmd_crosscheck, "sweep": _cmd_sweep}
 
 
 class _PipeGuard:

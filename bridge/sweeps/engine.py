@@ -1,0 +1,254 @@
+"""Running the cases on Dask: a LocalCluster of worker processes, or any scheduler by address.
+
+The FMU's bytes (and, when a case changes a start value the FMU would recompute, the system) are scattered
+to the workers once; each worker unpacks the FMU once (cached by its SHA-256). A case is one Dask task: the
+worker forks a child (:func:`bridge.validation.runs.isolated`) that runs ``fmpy.simulate_fmu`` with the case's
+start values and reduces the signals to the recorded values, so a case whose FMU crashes or hangs (past
+``timeout``) is a failed row with its reason and the worker lives on. A worker lost for another reason has
+its case retried by Dask (``retries``); a case that kills every worker it meets ends as failed (KilledWorker).
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import multiprocessing as mp
+import os
+import shutil
+import socket
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .record import RecordPlan, evaluate
+from .spec import SweepError
+
+CONNECT_TIMEOUT = 5.0
+RETRIES = 2
+
+
+@dataclass(frozen=True)
+class Payload:
+    """What every case needs: the FMU, the record plan, the run settings; ``system`` for consistent starts."""
+
+    fmu: bytes
+    plan: RecordPlan
+    residuals: int
+    stop_time: float
+    interval: float
+    rtol: float
+    timeout: float
+    system: Any = None           # the System, when some cases set start values the FMU would overwrite
+    recompute: frozenset = frozenset()  # swept names that need the loader's consistent start state
+    settable: tuple = ()         # FMU variables that take start values
+
+    @property
+    def digest(self) -> str:
+        return hashlib.sha256(self.fmu).hexdigest()
+
+
+# -- worker side ---------------------------------------------------------------------------------------------
+_UNPACKED: dict[str, Path] = {}
+
+
+def _unpacked(payload: Payload) -> Path:
+    """The FMU unpacked once per worker process (within the archive limits), removed at its exit."""
+    from ..validation.runs import unpack
+
+    key = payload.digest
+    if key not in _UNPACKED:
+        folder = Path(tempfile.mkdtemp(prefix=f"nhbridge-sweep-{os.getpid()}-"))
+        atexit.register(shutil.rmtree, folder, True)
+        fmu = folder / "model.fmu"
+        fmu.write_bytes(payload.fmu)
+        _UNPACKED[key] = unpack(fmu, folder / "unpacked")
+    return _UNPACKED[key]
+
+
+def start_values(payload: Payload, case: Mapping[str, float]) -> dict[str, float]:
+    """The FMU start values of a case: the swept values; with a swept start value the FMU would recompute
+    (a dependent one of its split), the whole start state made consistent by the loader (``--set``)."""
+    if not payload.recompute.intersection(case):
+        return dict(case)
+    from ..model.overrides import apply_overrides
+
+    system = apply_overrides(payload.system, case)
+    values = dict(case)
+    for c in system.coordinates:
+        values[c.name] = c.start
+        values[f"der({c.name})"] = c.velocity
+    return {k: v for k, v in values.items() if k in payload.settable or k in case}
+
+
+def _case_child(conn, folder: str, payload: Payload, start: dict) -> None:
+    import traceback
+
+    try:
+        import fmpy
+
+        result = fmpy.simulate_fmu(folder, fmi_type="CoSimulation", start_values=start,
+                                   stop_time=payload.stop_time, output_interval=payload.interval,
+                                   output=payload.plan.outputs, relative_tolerance=payload.rtol, validate=False)
+        data = {n: np.asarray(result[n], dtype=float) for n in result.dtype.names}
+        values = evaluate(payload.plan, data, payload.residuals)
+        series = {n: data[n] for n in ("time", *payload.plan.series) if n in data}
+        conn.send(("ok", values, series if payload.plan.series else None))
+    except BaseException as exc:  # everything goes to the parent, which records the case as failed
+        lines = str(exc).strip().splitlines()
+        conn.send(("error", f"{type(exc).__name__}: {lines[-1] if lines else ''}", traceback.format_exc(limit=2)))
+    finally:
+        conn.close()
+
+
+@contextmanager
+def _may_fork() -> Iterator[None]:
+    """Dask's worker processes are daemonic by default, and multiprocessing refuses children there; the
+    case's child is forked and killed by :func:`bridge.fmu.sandbox.isolated` itself, so allow it."""
+    config = mp.current_process()._config  # noqa: SLF001 - the only switch multiprocessing offers
+    daemon = config.pop("daemon", None)
+    try:
+        yield
+    finally:
+        if daemon is not None:
+            config["daemon"] = daemon
+
+
+def run_case(payload: Payload, index: int, case: dict) -> dict:
+    """One case on a worker: ``{index, status, reason, values, series, seconds, worker}``, never raises."""
+    from ..errors import BridgeError
+    from ..validation.runs import RunFailure, isolated
+
+    t0 = time.perf_counter()
+    row: dict[str, Any] = {"index": index, "status": "ok", "reason": "", "values": {}, "series": None,
+                           "worker": _worker_name()}
+    try:
+        import fmpy.simulation  # noqa: F401 - imported once here, not in every forked child
+
+        start = start_values(payload, case)
+        folder = _unpacked(payload)
+        with _may_fork():
+            message = isolated(_case_child, str(folder), payload, start, timeout=payload.timeout)
+        if message[0] == "ok":
+            row["values"], row["series"] = message[1], message[2]
+        else:
+            row["status"], row["reason"] = "failed", f"the FMU failed: {message[1]}"
+    except RunFailure as exc:
+        row["status"], row["reason"] = "failed", exc.reason
+    except BridgeError as exc:  # e.g. a start state that cannot be made consistent
+        row["status"], row["reason"] = "failed", " ".join(str(exc).split())
+    row["seconds"] = time.perf_counter() - t0
+    return row
+
+
+def _worker_name() -> str:
+    try:
+        from distributed import get_worker
+
+        return str(get_worker().address)
+    except (ImportError, ValueError):
+        return f"local-{os.getpid()}"
+
+
+# -- client side ---------------------------------------------------------------------------------------------
+def _check_address(address: str, timeout: float) -> None:
+    """A TCP connection to the scheduler within ``timeout`` seconds, else SweepError (before Dask retries)."""
+    from urllib.parse import urlparse
+
+    parsed = urlparse(address if "://" in address else f"tcp://{address}")
+    if parsed.scheme not in ("tcp", "tls"):
+        raise SweepError(f"--scheduler {address}: only tcp:// and tls:// addresses (or 'local') are supported")
+    try:
+        port = parsed.port or 8786
+        host = parsed.hostname
+    except ValueError as exc:
+        raise SweepError(f"--scheduler {address}: not an address ({exc}); give HOST:PORT or tcp://HOST:PORT") from exc
+    if not host:
+        raise SweepError(f"--scheduler {address}: no host; give HOST:PORT or tcp://HOST:PORT")
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            pass
+    except OSError as exc:
+        raise SweepError(f"--scheduler {address}: the Dask scheduler cannot be reached "
+                         f"({exc.strerror or exc or 'timed out'} within {timeout:g} s); check that "
+                         f"'dask scheduler' runs there and the port is open, or use --scheduler local") from exc
+
+
+@contextmanager
+def dask_client(scheduler: str | None = "local", workers: int | None = None,
+                connect_timeout: float = CONNECT_TIMEOUT) -> Iterator[Any]:
+    """A ``distributed.Client``: a LocalCluster of ``workers`` single-threaded processes (default: the cores),
+    or the scheduler at ``scheduler``; closed (the local cluster shut down) on exit."""
+    try:
+        import dask
+        from distributed import Client, LocalCluster
+    except ImportError as exc:
+        raise SweepError("sweeps need Dask: pip install 'nhbridge[sweep]' (dask[distributed] and pyarrow)") from exc
+    if scheduler in (None, "", "local"):
+        n = workers or max(1, os.cpu_count() or 1)
+        with dask.config.set({"distributed.worker.daemon": False, "distributed.logging.distributed": "error"}):
+            cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
+                                   silence_logs=40)
+        client = Client(cluster)
+        try:
+            yield client
+        finally:
+            client.close()
+            cluster.close()
+        return
+    _check_address(scheduler, connect_timeout)
+    try:
+        client = Client(scheduler, timeout=connect_timeout)
+    except (OSError, TimeoutError) as exc:
+        raise SweepError(f"--scheduler {scheduler}: no Dask scheduler answered within {connect_timeout:g} s ({exc}); "
+                         "check the address, or use --scheduler local") from exc
+    try:
+        yield client
+    finally:
+        client.close()
+
+
+def run_cases(client, payload: Payload, cases: list[dict], on_row: Callable[[dict], None],
+              window: int | None = None) -> None:
+    """Submit the cases (at most ``window`` in flight) and call ``on_row`` with each finished row, in the order
+    they finish. A KeyboardInterrupt cancels what is still running and propagates (the rows seen stay)."""
+    from distributed import as_completed
+
+    remote = client.scatter(payload, broadcast=True, hash=False)
+    nthreads = sum(client.nthreads().values()) or 1
+    window = window or max(8, 4 * nthreads)
+    pending = iter(enumerate(cases))
+    futures = {}
+
+    def submit(k: int) -> None:
+        for index, case in pending:
+            fut = client.submit(run_case, remote, index, case, pure=False, retries=RETRIES)
+            futures[fut] = (index, case)
+            k -= 1
+            if k <= 0:
+                return
+
+    submit(window)
+    queue = as_completed(list(futures))
+    try:
+        for fut in queue:
+            index, case = futures.pop(fut)
+            try:
+                row = fut.result()
+            except Exception as exc:  # KilledWorker and the like: the case took its workers down
+                row = {"index": index, "status": "failed", "values": {}, "series": None, "seconds": float("nan"),
+                       "worker": "", "reason": f"the worker running it was lost {RETRIES + 1} times "
+                       f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"}
+            on_row(row)
+            before = len(futures)
+            submit(1)
+            for new in list(futures)[before:]:
+                queue.add(new)
+    except KeyboardInterrupt:
+        client.cancel(list(futures))
+        raise

@@ -1,0 +1,250 @@
+"""What a sweep runs: the swept names, their values, and the cases (one dict of values per case).
+
+Axes: ``--grid NAME=start:stop:num`` (``numpy.linspace(start, stop, num)``), ``--values NAME=a,b,c`` and
+``--random NAME=low:high`` with ``--samples N --seed S`` (a Latin hypercube of ``N`` points over the random
+names, :class:`scipy.stats.qmc.LatinHypercube`, scaled to ``[low, high)``). The cases are the Cartesian product
+of the grid and value axes (in the order given) with the hypercube samples. A sweep file (TOML) holds the same
+vocabulary in a ``[sweep]`` table. Values are numbers or constant expressions (``pi/4``) read by the whitelisting
+parser; names are those ``--set`` accepts (:func:`bridge.model.overrides.override_names`).
+"""
+
+from __future__ import annotations
+
+import difflib
+import itertools
+import math
+import tomllib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import BridgeError, ProblemCollector
+from ..model.expressions import ExpressionError, parse_expression
+from ..model.overrides import split_assignment
+
+MAX_CASES = 100_000
+
+
+class SweepError(BridgeError):
+    """Bad sweep input: a name, a range, a file, a scheduler, an output path."""
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One swept name: ``kind`` grid, values or random; ``values`` (grid, values) or ``(low, high)`` (random)."""
+
+    name: str
+    kind: str
+    values: tuple[float, ...]
+    entry: str
+
+
+@dataclass
+class SweepSpec:
+    """A sweep definition, from the command line and/or a sweep file."""
+
+    system: str = ""
+    axes: list[Axis] = field(default_factory=list)
+    samples: int | None = None
+    seed: int | None = None
+    record: list[str] = field(default_factory=list)
+    stop_time: float | None = None
+    interval: float | None = None
+    rtol: float = 1e-8
+
+    @property
+    def names(self) -> list[str]:
+        return [a.name for a in self.axes]
+
+    def size(self) -> int:
+        """The number of cases, without building them (exact integers, so a huge grid is caught early)."""
+        n = math.prod(len(a.values) for a in self.axes if a.kind != "random")
+        return n * (self.samples or 1) if any(a.kind == "random" for a in self.axes) else n
+
+    def cases(self) -> list[dict[str, float]]:
+        """One dict ``{name: value}`` per case, in a fixed order."""
+        fixed = [a for a in self.axes if a.kind != "random"]
+        rand = [a for a in self.axes if a.kind == "random"]
+        samples: list[tuple[float, ...]] = [()]
+        if rand:
+            from scipy.stats import qmc
+
+            unit = qmc.LatinHypercube(d=len(rand), seed=self.seed).random(self.samples or 1)
+            lo = np.array([a.values[0] for a in rand])
+            hi = np.array([a.values[1] for a in rand])
+            samples = [tuple(map(float, row)) for row in qmc.scale(unit, lo, hi)] if np.all(hi > lo) else \
+                [tuple(map(float, lo + row * (hi - lo))) for row in unit]
+        out = []
+        for combo in itertools.product(*(a.values for a in fixed)):
+            for sample in samples:
+                case = dict(zip((a.name for a in fixed), combo))
+                case.update(zip((a.name for a in rand), sample))
+                out.append(case)
+        return out
+
+
+def _reject(name: str, pos: int):
+    raise ExpressionError(f"it contains the name {name!r}", pos)
+
+
+def number(text: str | float | int) -> float:
+    """A finite float from a number or a constant expression (``pi/4``); ValueError with the reason."""
+    if isinstance(text, bool):
+        raise ValueError(f"expected a number, got {text!r}")
+    if isinstance(text, (int, float)):
+        value = float(text)
+    else:
+        try:
+            value = float(text)
+        except ValueError:
+            try:
+                expr = parse_expression(str(text), _reject, _reject)
+            except ExpressionError as exc:
+                raise ValueError(f"{text!r} is not a number ({exc.message})") from None
+            value = float(expr) if expr.is_number and expr.is_finite else math.nan
+    if not math.isfinite(value):
+        raise ValueError(f"{text!r} is not a finite number")
+    return value
+
+
+def _parts(value, count: int | None, sep: str) -> list:
+    if isinstance(value, str):
+        parts = [p.strip() for p in value.split(sep)]
+    elif isinstance(value, (list, tuple)):
+        parts = list(value)
+    else:
+        parts = [value]
+    if count is not None and len(parts) != count:
+        raise ValueError(f"expected {count} parts separated by {sep!r}, got {value!r}")
+    return parts
+
+
+def parse_axis(kind: str, name: str, value, entry: str, problems: ProblemCollector) -> Axis | None:
+    """One axis from ``start:stop:num`` (grid), ``a,b,c`` (values) or ``low:high`` (random); None and a problem."""
+    hints = {"grid": "write NAME=start:stop:num, e.g. m=1:2:11", "values": "write NAME=a,b,c, e.g. m=1,1.5,2",
+             "random": "write NAME=low:high, e.g. m=1:2"}
+    try:
+        if kind == "grid":
+            start, stop, num = _parts(value, 3, ":")
+            count = number(num)
+            if count != int(count) or count < 1:
+                raise ValueError(f"the number of points must be a positive whole number, got {num!r}")
+            values = tuple(float(v) for v in np.linspace(number(start), number(stop), int(count)))
+        elif kind == "values":
+            values = tuple(number(v) for v in _parts(value, None, ",") if str(v).strip() != "")
+            if not values:
+                raise ValueError("the list of values is empty")
+        else:
+            low, high = (number(v) for v in _parts(value, 2, ":"))
+            if not high > low:
+                raise ValueError(f"the range {low:g}:{high:g} is empty (low must be below high)")
+            values = (low, high)
+    except ValueError as exc:
+        problems.add(entry, str(exc), hints[kind])
+        return None
+    return Axis(name, kind, values, entry)
+
+
+def parse_assignments(kind: str, texts: Sequence[str], problems: ProblemCollector) -> list[Axis]:
+    axes = []
+    for text in texts:
+        try:
+            name, value = split_assignment(text)
+        except ValueError as exc:
+            problems.add(f"--{kind} {text}", str(exc))
+            continue
+        axis = parse_axis(kind, name, value, f"--{kind} {name}", problems)
+        if axis is not None:
+            axes.append(axis)
+    return axes
+
+
+def read_sweep_file(path: str | Path, problems: ProblemCollector) -> SweepSpec:
+    """A sweep file: ``[sweep]`` with ``system`` (relative to the file), ``grid``/``values``/``random`` tables,
+    ``samples``, ``seed``, ``record`` (list of record expressions), ``stop_time``, ``interval``, ``rtol``."""
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise SweepError(f"{path}: cannot read the sweep file ({exc})") from exc
+    table = data.get("sweep")
+    if not isinstance(table, dict):
+        raise SweepError(f"{path}: not a sweep file (no [sweep] table)")
+    spec = SweepSpec()
+    known = {"system", "grid", "values", "random", "samples", "seed", "record", "stop_time", "interval", "rtol"}
+    for key in table:
+        if key not in known:
+            close = difflib.get_close_matches(key, sorted(known), n=1)
+            problems.add(f"[sweep] {key}", "unknown key", f"did you mean {close[0]!r}?" if close else
+                         "known keys: " + ", ".join(sorted(known)))
+    system = table.get("system")
+    if not isinstance(system, str) or not system:
+        problems.add("[sweep] system", "missing: the system file to sweep", 'add system = "model.toml"')
+    else:
+        spec.system = str((path.parent / system) if not Path(system).is_absolute() else Path(system))
+    for kind in ("grid", "values", "random"):
+        axes = table.get(kind, {})
+        if not isinstance(axes, dict):
+            problems.add(f"[sweep] {kind}", "must be a table of NAME = ...", f'e.g. {kind} = {{ m = "1:2:3" }}')
+            continue
+        for name, value in axes.items():
+            axis = parse_axis(kind, name, value, f"[sweep.{kind}] {name}", problems)
+            if axis is not None:
+                spec.axes.append(axis)
+    for key in ("samples", "seed"):
+        if key in table:
+            if isinstance(table[key], int) and not isinstance(table[key], bool) and table[key] >= (key == "samples"):
+                setattr(spec, key, table[key])
+            else:
+                problems.add(f"[sweep] {key}", f"expected a whole number, got {table[key]!r}")
+    record = table.get("record", [])
+    if isinstance(record, str):
+        record = [record]
+    if not (isinstance(record, list) and all(isinstance(r, str) for r in record)):
+        problems.add("[sweep] record", "expected a list of record expressions", 'e.g. record = ["final"]')
+    else:
+        spec.record = list(record)
+    for key in ("stop_time", "interval", "rtol"):
+        if key in table:
+            try:
+                value = number(table[key])
+                if not value > 0:
+                    raise ValueError(f"expected a positive number, got {table[key]!r}")
+                setattr(spec, key, value)
+            except ValueError as exc:
+                problems.add(f"[sweep] {key}", str(exc))
+    return spec
+
+
+def check_names(spec: SweepSpec, known: Sequence[str], system_name: str, problems: ProblemCollector) -> None:
+    """Every swept name is settable (did-you-mean otherwise) and swept once; random axes need samples."""
+    seen: set[str] = set()
+    for axis in spec.axes:
+        if axis.name not in known:
+            close = difflib.get_close_matches(axis.name, list(known), n=1)
+            problems.add(axis.entry, f"{axis.name!r} is not a parameter, coordinate, der(coordinate) or input of "
+                         f"{system_name}", f"did you mean {close[0]!r}?" if close else
+                         "sweepable names: " + ", ".join(known))
+        elif axis.name in seen:
+            problems.add(axis.entry, f"{axis.name!r} is swept twice", "sweep each name once")
+        seen.add(axis.name)
+    randoms = [a for a in spec.axes if a.kind == "random"]
+    if randoms and not spec.samples:
+        problems.add("--samples", "--random needs the number of samples", "add --samples N")
+    if spec.samples and not randoms:
+        problems.add("--samples", "--samples is given but nothing is swept with --random", "add --random NAME=low:high")
+    if not spec.axes:
+        problems.add("sweep", "nothing is swept", "add --grid NAME=start:stop:num, --values NAME=a,b,c or --random")
+
+
+def check_size(spec: SweepSpec, max_cases: int, yes: bool) -> int:
+    """The number of cases; SweepError when it exceeds ``max_cases`` and ``yes`` is not given."""
+    n = spec.size()
+    if n > max_cases and not yes:
+        axes = " x ".join(f"{len(a.values)} ({a.name})" for a in spec.axes if a.kind != "random")
+        raise SweepError(f"the sweep has {n:,} cases ({axes or ''}{' x ' if axes and spec.samples else ''}"
+                         f"{f'{spec.samples} samples' if spec.samples else ''}), more than --max-cases "
+                         f"{max_cases:,}; use fewer points, raise --max-cases, or add --yes to run them all")
+    return n
