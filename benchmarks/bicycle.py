@@ -306,6 +306,7 @@ def kanes_method():
     geometry above, speeds ``u = q'``, the pitch and the speeds of x, y, yaw, pitch and the front wheel dependent.
 
     Returns ``(KanesMethod, bodies, loads)``; ``kanes_equations(bodies, loads)`` forms the equations.
+    Used for timing and size only: its accelerations do not yet agree with the system file's (see README).
     """
     from sympy.physics.mechanics import KanesMethod, Point, ReferenceFrame, RigidBody, dynamicsymbols, inertia
 
