@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from .record import RecordPlan, evaluate
+from .record import RecordPlan, compiled, evaluate
 from .spec import SweepError
 
 CONNECT_TIMEOUT = 5.0
@@ -130,6 +130,8 @@ def run_case(payload: Payload, index: int, case: dict) -> dict:
     try:
         import fmpy.simulation  # noqa: F401 - imported once here, not in every forked child
 
+        for rec in payload.plan.records:
+            compiled(rec)
         start = start_values(payload, case)
         folder = _unpacked(payload)
         with _may_fork():

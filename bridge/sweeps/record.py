@@ -77,33 +77,7 @@ def parse_records(texts: Sequence[str], signals: Sequence[str], residuals: int,
                          + ", ".join(REDUCTIONS), 'e.g. --record "max(abs(theta))" or --record final')
             continue
         reduction, inner = match.groups()
-        used: list[str] = []
-
-        def resolve(name: str, pos: int) -> sp.Expr:
-            for k in range(1, residuals + 1):
-                if name == _placeholder(k):
-                    used.append(f"residual[{k}]")
-                    return sp.Symbol(f"residual[{k}]")
-            if name == _ALL_RESIDUALS and residuals:
-                used.extend(res_names)
-                return sp.Symbol(_ALL_RESIDUALS)
-            if name == "t":
-                return sp.Symbol("t")
-            if name in known:
-                used.append(name)
-                return sp.Symbol(name)
-            close = difflib.get_close_matches(name, known + ["t"] + (["residual"] if residuals else []), n=1)
-            raise ExpressionError(f"unknown signal {name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""),
-                                  pos)
-
-        def der(arg: sp.Expr, pos: int) -> sp.Expr:
-            name = f"der({arg})"
-            if isinstance(arg, sp.Symbol) and name in known:
-                used.remove(str(arg)) if str(arg) in used else None
-                used.append(name)
-                return sp.Symbol(name)
-            raise ExpressionError(f"{name} is not a recorded velocity", pos)
-
+        resolve, der = _resolvers(known, residuals)
         bad = [int(k) for k in _RESIDUAL.findall(inner) if not 1 <= int(k) <= residuals]
         if bad:
             problems.add(entry, f"residual[{bad[0]}] does not exist (the model has {residuals} constraint "
@@ -119,13 +93,51 @@ def parse_records(texts: Sequence[str], signals: Sequence[str], residuals: int,
             if not isinstance(expr, sp.Symbol) or str(expr) == "t":
                 problems.add(entry, "series(...) takes one signal name", "e.g. series(theta)")
             else:
-                series.extend(used)
+                series.append(str(expr))
             continue
         if sp.Symbol(_ALL_RESIDUALS) in expr.free_symbols and reduction in ("final", "initial"):
             problems.add(entry, "residual without an index needs min, max or mean", 'e.g. "max(abs(residual))"')
             continue
+        used = sorted(str(x) for x in expr.free_symbols if str(x) != "t")
+        used = [n for x in used for n in (res_names if x == _ALL_RESIDUALS else [x])]
         records[stripped] = Record(stripped, reduction, expr, tuple(dict.fromkeys(used)))
     return RecordPlan(tuple(records.values()), tuple(dict.fromkeys(series)))
+
+
+def _resolvers(known: list[str], residuals: int):
+    """The parser's name and der() callbacks: signals become symbols named like the FMU's variables."""
+
+    def resolve(name: str, pos: int) -> sp.Expr:
+        for k in range(1, residuals + 1):
+            if name == _placeholder(k):
+                return sp.Symbol(f"residual[{k}]")
+        if name == _ALL_RESIDUALS and residuals:
+            return sp.Symbol(_ALL_RESIDUALS)
+        if name == "t" or name in known:
+            return sp.Symbol(name)
+        close = difflib.get_close_matches(name, known + ["t"] + (["residual"] if residuals else []), n=1)
+        raise ExpressionError(f"unknown signal {name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""), pos)
+
+    def der(arg: sp.Expr, pos: int) -> sp.Expr:
+        name = f"der({arg})"
+        if isinstance(arg, sp.Symbol) and name in known:
+            return sp.Symbol(name)
+        raise ExpressionError(f"{name} is not a recorded velocity", pos)
+
+    return resolve, der
+
+
+_COMPILED: dict = {}
+
+
+def compiled(rec: Record, names: list | None = None):
+    """``rec.expr`` as a numpy function of its sorted free symbols, cached per process (a worker compiles each
+    record once; the children it forks for the cases inherit the cache)."""
+    key = (rec.column, rec.expr)
+    if key not in _COMPILED:
+        names = names or sorted(rec.expr.free_symbols, key=str)
+        _COMPILED[key] = sp.lambdify(names, rec.expr, modules="numpy", dummify=True)
+    return _COMPILED[key]
 
 
 def evaluate(plan: RecordPlan, data: Mapping[str, np.ndarray], residuals: int) -> dict[str, float]:
@@ -142,7 +154,7 @@ def evaluate(plan: RecordPlan, data: Mapping[str, np.ndarray], residuals: int) -
                 args.append(np.array([data[f"residual[{k}]"] for k in range(1, residuals + 1)], dtype=float))
             else:
                 args.append(np.asarray(data[str(sym)], dtype=float))
-        fn = sp.lambdify(names, rec.expr, modules="numpy", dummify=True)
+        fn = compiled(rec, names)
         with np.errstate(all="ignore"):
             values = np.broadcast_to(np.asarray(fn(*args), dtype=float), (time.size,) if not any(
                 str(s) == _ALL_RESIDUALS for s in names) else (residuals, time.size))

@@ -3,9 +3,10 @@
 Axes: ``--grid NAME=start:stop:num`` (``numpy.linspace(start, stop, num)``), ``--values NAME=a,b,c`` and
 ``--random NAME=low:high`` with ``--samples N --seed S`` (a Latin hypercube of ``N`` points over the random
 names, :class:`scipy.stats.qmc.LatinHypercube`, scaled to ``[low, high)``). The cases are the Cartesian product
-of the grid and value axes (in the order given) with the hypercube samples. A sweep file (TOML) holds the same
-vocabulary in a ``[sweep]`` table. Values are numbers or constant expressions (``pi/4``) read by the whitelisting
-parser; names are those ``--set`` accepts (:func:`bridge.model.overrides.override_names`).
+of the grid axes, then the value axes (each in the order given; the first varies slowest), with the hypercube
+samples. A sweep file (TOML) holds the same vocabulary in a ``[sweep]`` table. Values are numbers or constant
+expressions (``pi/4``) read by the whitelisting parser; names are those ``--set`` accepts
+(:func:`bridge.model.overrides.override_names`).
 """
 
 from __future__ import annotations
@@ -235,7 +236,7 @@ def check_names(spec: SweepSpec, known: Sequence[str], system_name: str, problem
         problems.add("--samples", "--random needs the number of samples", "add --samples N")
     if spec.samples and not randoms:
         problems.add("--samples", "--samples is given but nothing is swept with --random", "add --random NAME=low:high")
-    if not spec.axes:
+    if not spec.axes and not problems:
         problems.add("sweep", "nothing is swept", "add --grid NAME=start:stop:num, --values NAME=a,b,c or --random")
 
 

@@ -1,0 +1,211 @@
+"""``nhbridge sweep`` on Dask: results against the same cases run natively, a real scheduler with two worker
+processes on 127.0.0.1, failing cases (a segfaulting and a hanging FMU) recorded as failed, and bad input.
+
+The reference of every case is independent of the FMU: the system file loaded with the case's values as
+``--set`` overrides (the loader makes the start state consistent) and integrated by scipy (bridge.simulate).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("distributed")
+pa_parquet = pytest.importorskip("pyarrow.parquet")
+pytest.importorskip("fmpy")
+
+import bridge  # noqa: E402
+from bridge.cli import main  # noqa: E402
+from bridge.model.loader import load_system  # noqa: E402
+from bridge.simulation.simulate import simulate  # noqa: E402
+
+ROOT = Path(__file__).parent.parent
+SLEIGH = ROOT / "examples" / "chaplygin_sleigh.toml"
+STOP = 1.5
+SWEPT = ["a", "der(theta)"]
+
+
+def reference_finals(case: dict) -> dict[str, float]:
+    """final(signal) of one case: the system with the case's values set, simulated natively."""
+    system = load_system(SLEIGH, {k: repr(v) for k, v in case.items()})
+    cols = simulate(bridge.derive(system, "lagrange"), STOP, rtol=1e-11, atol=1e-13).columns()
+    return {f"final({k})": float(v[-1]) for k, v in cols.items() if k != "time" and not k.startswith("lambda[")}
+
+
+def check_against_native(table: dict, cases: int) -> None:
+    assert len(table["case"]) == cases
+    assert set(table["status"]) == {"ok"}
+    for i in range(cases):
+        case = {name: table[name][i] for name in SWEPT}
+        ref = reference_finals(case)
+        columns = [c for c in table if c.startswith("final(")]
+        assert set(columns) == set(ref)  # one final(...) per coordinate, velocity and output
+        for col in columns:
+            assert abs(table[col][i] - ref[col]) <= 1e-6 * max(1.0, abs(ref[col])), (case, col)
+
+
+def read(path: Path) -> dict:
+    return pa_parquet.read_table(path).to_pydict()
+
+
+def test_sweep_local_cluster_matches_native_runs(tmp_path, capsys):
+    out = tmp_path / "sweep.parquet"
+    code = main(["sweep", str(SLEIGH), "--values", "a=0.1,0.3", "--grid", "der(theta)=0.5:1.1:2", "--record", "final",
+                 "--record", "max(abs(theta))", "--record", "max(abs(residual))", "--stop-time", str(STOP),
+                 "--rtol", "1e-10", "--workers", "2", "-o", str(out), "--quiet", "--plot", str(tmp_path / "p.png")])
+    assert code == 0, capsys.readouterr()
+    table = read(out)
+    check_against_native(table, 4)
+    assert table["der(theta)"] == [0.5, 0.5, 1.1, 1.1]  # grid axes vary slowest, then the value lists
+    assert table["a"] == [0.1, 0.3, 0.1, 0.3]
+    # max |theta| of a monotone heading (theta' > 0 from theta = 0) is its final value
+    assert np.allclose(table["max(abs(theta))"], np.abs(table["final(theta)"]), rtol=1e-9)
+    assert max(table["max(abs(residual))"]) < 1e-6  # the constraint holds along every run
+    assert len(set(table["worker"])) >= 1 and all(s > 0 for s in table["seconds"])
+    csv = (tmp_path / "sweep.csv").read_text().splitlines()
+    assert len(csv) == 5 and '"der(theta)"' in csv[0]
+    assert (tmp_path / "p.png").stat().st_size > 1000
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def dask_cluster(tmp_path):
+    """A ``dask scheduler`` and two ``dask worker`` processes on 127.0.0.1 (random free ports), killed after."""
+    port = _free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    bindir = Path(sys.executable).parent
+    dask = str(bindir / "dask") if (bindir / "dask").exists() else "dask"
+    env = {**os.environ, "DASK_DISTRIBUTED__LOGGING__DISTRIBUTED": "error"}
+    procs = [subprocess.Popen([dask, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)]
+    try:
+        for _ in range(2):
+            procs.append(subprocess.Popen([dask, "worker", address, "--nthreads", "1", "--nworkers", "1",
+                                           "--no-dashboard", "--host", "127.0.0.1"],
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env))
+        from distributed import Client
+
+        with Client(address, timeout=30) as client:
+            client.wait_for_workers(2, timeout=60)
+        yield address
+    finally:
+        for proc in procs:
+            proc.terminate()
+        for proc in procs:
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def test_sweep_through_a_real_scheduler_and_two_worker_processes(dask_cluster, tmp_path, capsys):
+    sweep_file = tmp_path / "study.toml"
+    sweep_file.write_text(f'[sweep]\nsystem = "{SLEIGH}"\nstop_time = {STOP}\nrtol = 1e-10\nrecord = ["final"]\n'
+                          '[sweep.values]\na = [0.15, 0.25]\n[sweep.grid]\n"der(theta)" = "0.6:0.9:2"\n')
+    out = tmp_path / "remote.csv"
+    code = main(["sweep", str(sweep_file), "--scheduler", dask_cluster, "-o", str(out), "--quiet"])
+    captured = capsys.readouterr()
+    assert code == 0, captured
+    assert "on 2 worker(s)" in captured.out
+    table = read(tmp_path / "remote.parquet")
+    check_against_native(table, 4)
+    assert all(w.startswith("tcp://127.0.0.1:") for w in table["worker"])
+    assert dask_cluster not in table["worker"]  # the rows ran on the workers, not on the scheduler
+
+
+# -- failing cases: a foreign FMU that segfaults or hangs in fmi2DoStep ---------------------------------------
+def _foreign_payload(tmp_path, mode: str, timeout: float):
+    from bridge.errors import ProblemCollector
+    from bridge.sweeps.engine import Payload
+    from bridge.sweeps.record import parse_records
+    from tests.foreign_fmu import foreign_fmu
+
+    plan = parse_records(["max(y)"], ["y"], 0, ProblemCollector())
+    return Payload(fmu=Path(foreign_fmu(tmp_path, mode)).read_bytes(), plan=plan, residuals=0, stop_time=0.2,
+                   interval=0.01, rtol=1e-6, timeout=timeout)
+
+
+def test_crashing_and_hanging_cases_are_failed_rows_and_the_sweep_goes_on(tmp_path):
+    import shutil
+
+    from bridge.sweeps.engine import dask_client, run_cases
+
+    if not shutil.which("gcc"):
+        pytest.skip("needs gcc")
+    ok = _foreign_payload(tmp_path / "ok", "ok", 30.0)
+    crash = _foreign_payload(tmp_path / "crash", "segfault", 30.0)
+    hang = _foreign_payload(tmp_path / "hang", "hang", 1.0)
+    rows: dict[str, list] = {"ok": [], "crash": [], "hang": []}
+    with dask_client("local", 1) as client:
+        for name, payload in (("crash", crash), ("hang", hang), ("ok", ok)):  # the same worker runs all three
+            run_cases(client, payload, [{}, {}], rows[name].append)
+        assert len(client.nthreads()) == 1
+    assert [r["status"] for r in rows["crash"]] == ["failed", "failed"]
+    assert all("crashed" in r["reason"] and "SIGSEGV" in r["reason"] for r in rows["crash"])
+    assert all(r["status"] == "failed" and "within 1 s" in r["reason"] for r in rows["hang"])
+    assert [r["status"] for r in rows["ok"]] == ["ok", "ok"]
+    assert all(math.isclose(r["values"]["max(y)"], 0.2, rel_tol=1e-9) for r in rows["ok"])  # y is the time
+    assert len({r["worker"] for r in rows["crash"] + rows["hang"] + rows["ok"]}) == 1  # the worker survived
+
+
+# -- bad input: exit 2, one paragraph, nothing written -------------------------------------------------------
+def _bad(tmp_path, capsys, *extra: str) -> str:
+    out = tmp_path / "bad.parquet"
+    t0 = time.perf_counter()
+    code = main(["sweep", str(SLEIGH), "--stop-time", "0.5", "-o", str(out), "--quiet", *extra])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "Traceback" not in err
+    assert not out.exists() and not out.with_suffix(".csv").exists()
+    assert time.perf_counter() - t0 < 20
+    return err
+
+
+def test_unknown_name_is_reported_with_a_suggestion(tmp_path, capsys):
+    err = _bad(tmp_path, capsys, "--grid", "der(thetta)=0:1:3", "--values", "mm=1,2")
+    assert "did you mean 'der(theta)'" in err.lower() and "did you mean 'm'" in err.lower()  # both problems at once
+
+
+def test_empty_ranges_are_refused(tmp_path, capsys):
+    err = _bad(tmp_path, capsys, "--grid", "a=0:1:0", "--random", "m=2:1", "--samples", "4", "--values", "J=,")
+    assert "positive whole number" in err and "is empty" in err and "list of values is empty" in err
+
+
+def test_a_grid_over_max_cases_needs_yes(tmp_path, capsys):
+    err = _bad(tmp_path, capsys, "--grid", "a=0.1:0.2:1000", "--grid", "m=1:2:1000")
+    assert "1,000,000 cases" in err and "--yes" in err
+
+
+def test_an_unreachable_scheduler_is_reported_within_seconds(tmp_path, capsys):
+    t0 = time.perf_counter()
+    err = _bad(tmp_path, capsys, "--values", "a=0.1,0.2", "--scheduler", f"tcp://127.0.0.1:{_free_port()}")
+    assert "cannot be reached" in err and time.perf_counter() - t0 < 15
+
+
+def test_an_unwritable_output_is_refused_before_running(tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    code = main(["sweep", str(SLEIGH), "--values", "a=0.1,0.2", "-o", str(blocker / "out.parquet"), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and "cannot write here" in err and "Traceback" not in err
+    assert blocker.read_text() == "x"
+
+
+def test_bad_record_expressions_are_refused(tmp_path, capsys):
+    err = _bad(tmp_path, capsys, "--values", "a=0.1,0.2", "--record", "max(abs(thta))", "--record",
+               "__import__('os')", "--record", "final(residual)")
+    assert "did you mean 'theta'" in err.lower() and "REDUCTION(EXPR)" in err and "needs min, max or mean" in err
