@@ -170,13 +170,12 @@ def prepare(args):
 
 def build_payload(system, plan, spec: SweepSpec, method: str, timeout: float):
     """Derive, build the FMU once (FMI 2, native) and pack what the workers need."""
-    import bridge
-
+    from ..derivation.methods import METHODS
     from ..fmu.build import build_fmu
     from ..fmu.layout import layout, start_split
     from .engine import Payload
 
-    eom = bridge.derive(system, method)
+    eom = METHODS[method].derive(system, system.independent)
     with tempfile.TemporaryDirectory(prefix="nhbridge-sweep-") as tmp:
         fmu = build_fmu(eom, Path(tmp) / f"{system.name}.fmu", 2).read_bytes()
     lay = layout(eom, 2)
