@@ -445,7 +445,13 @@ def cmd_methods(args) -> int:
 def _cmd_validate(args) -> int:
     from .validation.command import cmd_validate
 
-    return cmd_validate(args)
+    if not getattr(args, "scheduler", None):
+        return cmd_validate(args)
+    from .sweeps.engine import DaskRunner
+
+    with DaskRunner(args.scheduler, args.workers) as runner:  # the runs of each system go to the Dask workers
+        args.runner = runner
+        return cmd_validate(args)
 
 
 def _cmd_cosim(args) -> int:

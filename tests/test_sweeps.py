@@ -81,8 +81,8 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture
-def dask_cluster(tmp_path):
+@pytest.fixture(scope="module")
+def dask_cluster():
     """A ``dask scheduler`` and two ``dask worker`` processes on 127.0.0.1 (random free ports), killed after."""
     port = _free_port()
     address = f"tcp://127.0.0.1:{port}"
@@ -125,6 +125,26 @@ def test_sweep_through_a_real_scheduler_and_two_worker_processes(dask_cluster, t
     check_against_native(table, 4)
     assert all(w.startswith("tcp://127.0.0.1:") for w in table["worker"])
     assert dask_cluster not in table["worker"]  # the rows ran on the workers, not on the scheduler
+
+
+def test_validate_on_the_scheduler_gives_the_report_of_a_sequential_campaign(dask_cluster, tmp_path, capsys):
+    """The same runs, once in this process and once on the two workers: the same statuses and errors."""
+    import json
+
+    pendulum = str(ROOT / "examples" / "simple_pendulum.toml")
+    common = ["validate", pendulum, "--runs", "methods,fmu", "--methods", "lagrange,maggi", "--fmi-version", "2",
+              "--stop-time", "2", "--quiet"]
+    assert main([*common, "--json", str(tmp_path / "seq.json")]) == 0, capsys.readouterr()
+    assert main([*common, "--json", str(tmp_path / "dask.json"), "--scheduler", dask_cluster]) == 0, \
+        capsys.readouterr()
+    seq, dsk = (json.loads((tmp_path / f"{n}.json").read_text()) for n in ("seq", "dask"))
+
+    def runs(report):
+        return {r["id"]: (r["status"], r["energy_drift"], tuple(x["max_abs"] for x in r["signals"]))
+                for s in report["systems"] for r in s["runs"]}
+
+    assert runs(dsk) == runs(seq)
+    assert [status for status, *_ in runs(dsk).values()].count("passed") == 4  # 2 methods, FMI 2 ME and CS
 
 
 # -- failing cases: a foreign FMU that segfaults or hangs in fmi2DoStep ---------------------------------------

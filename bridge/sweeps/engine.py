@@ -254,3 +254,62 @@ def run_cases(client, payload: Payload, cases: list[dict], on_row: Callable[[dic
     except KeyboardInterrupt:
         client.cancel(list(futures))
         raise
+
+
+# -- any calls on Dask (validation campaigns) ----------------------------------------------------------------
+def _call(fn: Callable[[], Any]) -> tuple:
+    """``("ok", fn())``, or ``("raise", class, args, attributes)`` so the exception is rebuilt as it was."""
+    t0 = time.perf_counter()
+    try:
+        with _may_fork():  # the FMU runs fork their own child (bridge.validation.runs.isolated)
+            return ("ok", fn(), time.perf_counter() - t0)
+    except Exception as exc:  # sent back and raised again on the client
+        return ("raise", type(exc), exc.args, dict(vars(exc)), time.perf_counter() - t0)
+
+
+def _replay(outcome: tuple) -> Callable[[], Any]:
+    def replay() -> Any:
+        if outcome[0] == "ok":
+            return outcome[1]
+        exc = outcome[1].__new__(outcome[1])
+        exc.args = outcome[2]
+        vars(exc).update(outcome[3])
+        raise exc
+
+    replay.seconds = outcome[-1]  # the time the call took on its worker
+    return replay
+
+
+class DaskRunner:
+    """Runs independent calls on a Dask cluster: ``runner(calls)`` -> one callable per call that returns its result
+    or raises its exception (with its attributes) when called. Used by ``nhbridge validate --scheduler``."""
+
+    def __init__(self, scheduler: str = "local", workers: int | None = None):
+        self.scheduler, self.workers = scheduler, workers
+        self._context = None
+        self.client = None
+
+    def __enter__(self) -> DaskRunner:
+        self._context = dask_client(self.scheduler, self.workers)
+        self.client = self._context.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._context.__exit__(*exc)
+
+    def __call__(self, calls: list[Callable[[], Any]]) -> list[Callable[[], Any]]:
+        futures = [self.client.submit(_call, fn, pure=False, retries=RETRIES) for fn in calls]
+        out = []
+        try:
+            for fut in futures:
+                try:
+                    out.append(_replay(fut.result()))
+                except Exception as exc:  # the worker was lost on every try (KilledWorker) or similar
+                    from ..validation.runs import RunFailure
+
+                    reason = f"the Dask worker running it was lost {RETRIES + 1} times ({type(exc).__name__})"
+                    out.append(_replay(("raise", RunFailure, (reason,), {"reason": reason, "input": False}, 0.0)))
+        except KeyboardInterrupt:
+            self.client.cancel(futures)
+            raise
+        return out

@@ -162,6 +162,7 @@ class Options:
     aliases: Mapping[str, str] = field(default_factory=dict)  # our signal name -> the external FMUs' name
     values: Mapping[str, Any] = field(default_factory=dict)  # --set: parameters and start values by name
     yes: bool = False  # run even when the output grid has more than MAX_ROWS rows
+    runner: Callable | None = None  # runs the planned calls elsewhere, e.g. on Dask (validate --scheduler)
 
 
 # -- physics along a run ---------------------------------------------------------------------------
@@ -457,6 +458,8 @@ def validate_system(path: str | Path, options: Options = Options(),
         result.no_compiler = compiler_problem(options.groups)
         specs = _plan(system, eom, stop, step, options, Path(tmp), native if closed else None, result.no_compiler)
         try:
+            calls = [k for k, spec in enumerate(specs) if spec.execute is not None] if options.runner else []
+            remote = dict(zip(calls, options.runner([specs[k].execute for k in calls]))) if calls else {}
             for k, spec in enumerate(specs):
                 run = RunResult(spec.id, spec.run_type, spec.label, SKIPPED,
                                 tolerance=settings.tolerance(spec.run_type))
@@ -467,7 +470,7 @@ def validate_system(path: str | Path, options: Options = Options(),
                 else:
                     t0 = time.perf_counter()
                     try:
-                        run.trajectory = spec.execute()
+                        run.trajectory = remote[k]() if k in remote else spec.execute()
                         run.notes = run.trajectory.notes
                         _judge(run, ref, physics, settings, not result.energy_unchecked, stop)
                     except RunFailure as exc:
@@ -477,7 +480,7 @@ def validate_system(path: str | Path, options: Options = Options(),
                     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: keep what is finished
                         run.status, run.reason, run.trajectory = SKIPPED, "interrupted", None
                         result.interrupted = True
-                    run.seconds = time.perf_counter() - t0
+                    run.seconds = getattr(remote.get(k), "seconds", time.perf_counter() - t0)  # remote: its own time
                 result.runs.append(run)
                 if progress:
                     progress(system.name, k + 1, len(specs), run)

@@ -78,6 +78,11 @@ def add_parser(sub, positive: Callable[[str], float]) -> argparse.ArgumentParser
         va.add_argument(f"--{key.replace('_', '-')}", type=positive, default=None, help=SCALARS[key])
     va.add_argument("--yes", action="store_true", help="run even when a run has more than 10^7 output rows")
     va.add_argument("--no-plots", action="store_true", help="HTML report without plots (faster)")
+    va.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                    help="run the runs on Dask: 'local' (worker processes on this machine) or a scheduler address "
+                         "such as tcp://host:8786 (default: one after the other in this process)")
+    va.add_argument("--workers", type=int, default=None, metavar="N",
+                    help="worker processes of --scheduler local (default: the number of cores)")
     return va
 
 
@@ -98,7 +103,7 @@ def cmd_validate(args) -> int:
     options = Options(groups=args.runs, methods=args.methods, fmi_versions=args.fmi_version,
                       external=tuple(args.fmu), overrides=overrides, aliases=dict(args.alias),
                       values=dict(getattr(args, "values", None) or ()),
-                      yes=args.yes)
+                      yes=args.yes, runner=getattr(args, "runner", None))
 
     def progress(system: str, k: int, n: int, run: RunResult) -> None:
         if args.progress or (not args.quiet and sys.stderr.isatty()):  # --progress/--quiet: see bridge.cli
