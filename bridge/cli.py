@@ -195,8 +195,9 @@ def build_parser() -> argparse.ArgumentParser:
     mo.add_argument("-o", "--output", default=None, metavar="PATH",
                     help="the .mo file (default: <name>.mo), or with --package the directory that receives NAME/ "
                          "(default: the current directory)")
-    mo.add_argument("--check", choices=["rumoca", "openmodelica"], default=None,
-                    help="compile, simulate and compare each model with a Modelica tool (default: no check)")
+    mo.add_argument("--check", type=_modelica_tools, default=None, metavar="TOOL[,TOOL]",
+                    help="compile, simulate and compare each model with Modelica tools: rumoca, pymoca, openmodelica, "
+                         "comma-separated (default: no check)")
 
     fm = sub.add_parser("fmu", help="build an FMU (Model Exchange and Co-Simulation)")
     fm.add_argument("file", metavar="FILE", help="system file (.toml)")
@@ -369,6 +370,17 @@ def cmd_simulate(args) -> int:
     return EXIT_OK
 
 
+def _modelica_tools(text: str) -> list[str]:
+    """``--check rumoca,pymoca``: the named Modelica tools, each known."""
+    tools = [t.strip() for t in text.split(",") if t.strip()]
+    known = ("rumoca", "pymoca", "openmodelica")
+    bad = [t for t in tools if t not in known]
+    if bad or not tools:
+        raise argparse.ArgumentTypeError(f"unknown Modelica tool {', '.join(bad) or repr(text)}; "
+                                         f"choose from {', '.join(known)} (comma-separated)")
+    return tools
+
+
 def cmd_modelica(args) -> int:
     from .modelica.check import CHECKERS
     from .modelica.export import write_model, write_package
@@ -391,13 +403,13 @@ def cmd_modelica(args) -> int:
         target = write_package(eoms, args.output or ".", args.package, args.constraint_level)
         print(f"wrote package {args.package} ({len(eoms)} models) to {target}")
     failed = 0
-    if args.check:
+    for tool in args.check or ():
         for eom in eoms:
             try:
-                with Progress(args).step(f"checking {eom.system.name} with {args.check}", inline=False):
-                    report = CHECKERS[args.check](eom, args.constraint_level)
+                with Progress(args).step(f"checking {eom.system.name} with {tool}", inline=False):
+                    report = CHECKERS[tool](eom, args.constraint_level)
             except BridgeError as exc:
-                print(f"  {args.check}: {eom.system.name} FAILED: {exc}", file=sys.stderr)
+                print(f"  {tool}: {eom.system.name} FAILED: {exc}", file=sys.stderr)
                 failed += 1
                 continue
             ok = report.balanced and report.max_error <= 1e-6

@@ -2,6 +2,8 @@
 
 * Rumoca (``pip install "rumoca>=0.9.9,<0.10"``): parse, balance (``structure().is_balanced``),
   simulate, and compare every coordinate with nhbridge's native simulation.
+* pymoca (``pip install "pymoca==0.12.*" "casadi<3.7"``): Modelica -> CasADi, integrated with IDAS from
+  consistent initial values (:mod:`bridge.modelica.pymoca_backend`), compared the same way.
 * OpenModelica through OMPython: ``loadFile``, ``checkModel`` and ``simulate`` in ``omc``; where
   ``omc`` is not installed the check says so and stops.
 """
@@ -133,6 +135,20 @@ def check_rumoca(eom: EquationsOfMotion, level: str = "index1", stop_time: float
                        structure.n_algebraic, errors, run.seconds, "; ".join(run.failures), run.form)
 
 
+def check_pymoca(eom: EquationsOfMotion, level: str = "index1", stop_time: float | None = None,
+                 rtol: float = 1e-10) -> CheckReport:
+    """Compile the exported model with pymoca, integrate it with CasADi's IDAS and compare with the native
+    simulation (every coordinate, max error over the range)."""
+    from .pymoca_backend import simulate_pymoca
+
+    system = eom.system
+    T = float(stop_time if stop_time is not None else system.stop_time)
+    dt = T / 500
+    run = simulate_pymoca(model_source(eom, level), system.name, T, dt, rtol)
+    errors = _relative_errors(eom, run.time, run.__getitem__, T, dt, rtol)
+    return CheckReport("pymoca", system.name, True, run.states, run.algebraics, errors, run.seconds)
+
+
 def find_omc() -> str | None:
     """The omc executable from PATH or $OPENMODELICAHOME/bin, or None."""
     found = shutil.which("omc")
@@ -203,4 +219,4 @@ def check_openmodelica(eom: EquationsOfMotion, level: str = "index1", stop_time:
     return CheckReport("openmodelica", system.name, balanced, errors=errors, seconds=seconds, messages=str(check))
 
 
-CHECKERS = {"rumoca": check_rumoca, "openmodelica": check_openmodelica}
+CHECKERS = {"rumoca": check_rumoca, "pymoca": check_pymoca, "openmodelica": check_openmodelica}

@@ -1,0 +1,213 @@
+"""A second, independent Modelica compiler: pymoca (Modelica -> CasADi) integrated with CasADi's IDAS.
+
+``pip install "pymoca==0.12.*" "casadi<3.7"`` (pymoca 0.12's generator calls ``MX.__div__``, gone in CasADi 3.7).
+
+pymoca flattens the model into the implicit DAE ``r(t, x, x', z) = 0`` (states ``x``: the variables under
+``der()``; algebraic ``z``: everything else). With ``w = (x', z)`` this is the semi-explicit DAE
+
+    x' = w_x,     0 = r(t, x, w_x, w_z)
+
+which is of index 1 exactly when ``dr/dw`` is regular (the index-1 form of the export: ``der(q) = v``,
+``M(q) [v', lambda] = F``, the split and the temporaries). The states start at their ``start`` values (all
+``fixed``); the consistent ``w(0)`` is computed from the model by Newton's method on ``r(0, x0, w) = 0``
+(from the ``start`` values of the algebraic variables), then IDAS integrates it. Inputs keep their start
+values; parameters their declared values.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import ExportError, ValidationError
+
+PYMOCA_MISSING = 'pymoca is not installed; pip install "pymoca==0.12.*" "casadi<3.7"'
+
+
+def require_pymoca():
+    """The pymoca and casadi modules, or an :class:`ExportError` with the install command."""
+    try:
+        import casadi
+        from pymoca.backends.casadi.api import transfer_model
+    except ImportError as exc:
+        raise ExportError(PYMOCA_MISSING) from exc
+    return casadi, transfer_model
+
+
+@dataclass(frozen=True)
+class PymocaRun:
+    """A model as pymoca compiled it and IDAS integrated it: every state and algebraic scalar by name."""
+
+    time: np.ndarray
+    signals: dict[str, np.ndarray]
+    states: int
+    algebraics: int
+    equations: int
+    seconds: float
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        for key in (name, f"'{name}'"):
+            if key in self.signals:
+                return self.signals[key]
+        raise ValidationError(f"pymoca's result has no variable {name!r}")
+
+
+def _start(ca, variable) -> np.ndarray:
+    """The start value(s) of a pymoca variable, one per scalar (0 where none is numeric)."""
+    size = variable.symbol.numel()
+    try:
+        value = np.asarray(ca.DM(variable.start), dtype=float).ravel()
+    except Exception:  # noqa: BLE001 - a symbolic start (depends on other variables): no guess
+        value = np.zeros(1)
+    return np.resize(value, size) if value.size in (1, size) else np.zeros(size)
+
+
+def _names(variable) -> list[str]:
+    name, size = variable.symbol.name(), variable.symbol.numel()
+    return [name] if size == 1 else [f"{name}[{k + 1}]" for k in range(size)]
+
+
+def _compile(source: str, name: str):
+    """pymoca's model of ``name`` (parameters and constants replaced by their values)."""
+    ca, transfer_model = require_pymoca()
+    tmp = Path(tempfile.mkdtemp(prefix="nhbridge-pymoca-"))
+    try:
+        (tmp / f"{name}.mo").write_text(source, encoding="utf-8")
+        try:
+            model = transfer_model(str(tmp), name, {"replace_constant_values": True, "replace_parameter_values": True,
+                                                   "resolve_parameter_values": True, "check_balanced": False})
+        except Exception as exc:  # noqa: BLE001 - pymoca raises plain exceptions of many kinds
+            raise ValidationError(f"pymoca rejected the exported model {name}: {type(exc).__name__}: {exc}") from exc
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if model.initial_equations:
+        raise ValidationError(f"pymoca: {name} has initial equations, which this check does not solve")
+    free = [p.symbol.name() for p in model.parameters]
+    if free:
+        raise ValidationError(f"pymoca: parameters without a value in {name}: {', '.join(free)}")
+    return ca, model
+
+
+def simulate_pymoca(source: str, name: str, stop_time: float, dt: float, rtol: float) -> PymocaRun:
+    """Compile the Modelica text ``source`` (model ``name``) with pymoca and integrate it with IDAS."""
+    ca, model = _compile(source, name)
+    t, x = model.time, ca.vertcat(*[v.symbol for v in model.states])
+    dx_z = [v.symbol for v in model.der_states] + [v.symbol for v in model.alg_states]
+    w = ca.vertcat(*dx_z)
+    nx, nw = x.numel(), w.numel()
+    fixed = [*model.inputs, *model.constants]
+    values = [_start(ca, v) for v in model.inputs] + [np.asarray(ca.DM(v.value), dtype=float).ravel()
+                                                      for v in model.constants]
+    residual = ca.vertcat(*model.equations)
+    if fixed:  # inputs keep their start values
+        residual = ca.substitute(residual, ca.vertcat(*[v.symbol for v in fixed]), ca.DM(np.concatenate(values)))
+    if residual.numel() != nw:
+        raise ValidationError(f"pymoca: {name} is not balanced: {residual.numel()} equations for "
+                              f"{nx} states and {nw - nx} algebraic variables")
+    rows = ca.vertsplit(residual, 1)
+    x0 = np.concatenate([_start(ca, v) for v in model.states]) if model.states else np.zeros(0)
+    start = time.perf_counter()
+    tx = ca.vertcat(t, x)
+    jacobian = ca.jacobian(residual, w)
+    # consistent initial values: Newton's method block by block (block-triangular form of dr/dw)
+    w0 = np.concatenate([np.zeros(nx)] + [_start(ca, v) for v in model.alg_states])
+    at0 = np.concatenate([[0.0], x0])
+    for r, c in _blocks(jacobian.sparsity()):
+        _BlockSolver(ca, rows, jacobian, w, tx, r, c).solve(w0, at0, name)
+    # the DAE without the variables only their own equation contains (outputs, residuals): computed afterwards
+    spans = np.cumsum([0] + [s.numel() for s in dx_z])
+    peeled = _peel(jacobian.sparsity(), nx)
+    gone = {c for _, c in peeled}
+    keep = [k for k in range(len(dx_z)) if not set(range(spans[k], spans[k + 1])) <= gone]
+    core = [c for k in keep for c in range(spans[k], spans[k + 1])]
+    peeled = [(r, c) for r, c in peeled if c not in core]
+    dropped = {r for r, _ in peeled}
+    wc = ca.vertcat(*[dx_z[k] for k in keep])
+    alg = ca.vertcat(*[rows[r] for r in range(nw) if r not in dropped])
+    grid = np.arange(1, int(round(stop_time / dt)) + 1) * dt
+    dae = {"t": t, "x": x, "z": wc, "ode": ca.vertcat(*[v.symbol for v in model.der_states]), "alg": alg}
+    opts = {"abstol": rtol * 1e-2, "reltol": rtol, "max_num_steps": 1000000, "suppress_algebraic": True}
+    try:
+        integrator = ca.integrator("F", "idas", dae, 0.0, grid, opts)
+        out = integrator(x0=x0, z0=w0[core])
+    except RuntimeError as exc:
+        raise ValidationError(f"pymoca/IDAS could not integrate {name}: {str(exc).splitlines()[-1]}") from exc
+    xf = np.column_stack([x0, np.asarray(out["xf"], dtype=float)])
+    wf = np.zeros((nw, len(grid) + 1))
+    wf[:, 0] = w0
+    wf[core, 1:] = np.asarray(out["zf"], dtype=float)
+    late = [_BlockSolver(ca, rows, jacobian, w, tx, [r], [c]) for r, c in reversed(peeled)]
+    for k, tk in enumerate(grid, start=1):  # the peeled variables after the integration
+        for solver in late:
+            solver.solve(wf[:, k], np.concatenate([[tk], xf[:, k]]), name)
+    seconds = time.perf_counter() - start
+    signals: dict[str, np.ndarray] = {}
+    names = [n for v in model.states for n in _names(v)]
+    signals.update({n: xf[k] for k, n in enumerate(names)})
+    names = [n for v in model.alg_states for n in _names(v)]
+    signals.update({n: wf[nx + k] for k, n in enumerate(names)})
+    return PymocaRun(np.concatenate([[0.0], grid]), signals, nx, nw - nx, nw, seconds)
+
+
+def _blocks(sparsity) -> list[tuple[list[int], list[int]]]:
+    """The (rows, columns) of the block-triangular form of the Jacobian ``dr/dw``, in solving order."""
+    nb, rowperm, colperm, rowblock, colblock, _, _ = sparsity.btf()
+    return [(list(rowperm[rowblock[k]:rowblock[k + 1]]), list(colperm[colblock[k]:colblock[k + 1]]))
+            for k in range(nb)]
+
+
+def _peel(sparsity, nx: int) -> list[tuple[int, int]]:
+    """Algebraic variables computed after the integration: repeatedly, one that only a single remaining equation
+    contains (an output, a residual), with that equation: the (row, column) pairs in peeling order. Any perfect
+    matching pairs them so: what remains is balanced if the whole was."""
+    rows_of: dict[int, set[int]] = {}
+    for r, c in zip(*sparsity.get_triplet()):
+        rows_of.setdefault(c, set()).add(r)
+    n = sparsity.size2()
+    alive = set(range(n))
+    peeled: list[tuple[int, int]] = []
+    changed = True
+    while changed:
+        changed = False
+        for c in range(nx, n):
+            if c in alive and len(rows_of.get(c, ())) == 1:
+                (r,) = rows_of[c]
+                peeled.append((r, c))
+                alive.discard(c)
+                for other in rows_of.values():
+                    other.discard(r)
+                changed = True
+    return peeled
+
+
+class _BlockSolver:
+    """Newton's method on one block ``r_rows(w) = 0`` for ``w_cols`` (the others fixed), in place."""
+
+    def __init__(self, ca, residuals: list, jacobian, w, tx, rows: list[int], cols: list[int]):
+        self.rows, self.cols = rows, cols
+        self.f = ca.Function("block", [w, tx], [ca.vertcat(*[residuals[r] for r in rows]), jacobian[rows, cols]])
+
+    def solve(self, w: np.ndarray, at: np.ndarray, name: str) -> None:
+        for _ in range(50):
+            r, J = self.f(w, at)
+            r = np.asarray(r, dtype=float).ravel()
+            if np.all(np.abs(r) <= 1e-12 * (1.0 + np.abs(w[self.cols]).max())):
+                return
+            step = np.linalg.lstsq(np.asarray(ca_dense(J), dtype=float), r, rcond=None)[0]
+            if not np.all(np.isfinite(step)):
+                break
+            w[self.cols] -= step
+        r = np.asarray(self.f(w, at)[0], dtype=float).ravel()
+        if not np.all(np.abs(r) <= 1e-8 * (1.0 + np.abs(w[self.cols]).max())):
+            raise ValidationError(f"pymoca: no consistent values for {name} at t = {at[0]:g} (equations "
+                                  f"{self.rows}: residual {np.abs(r).max():.3g})")
+
+
+def ca_dense(matrix) -> np.ndarray:
+    """A CasADi DM as a dense numpy array."""
+    return np.asarray(matrix.full() if hasattr(matrix, "full") else matrix, dtype=float)
