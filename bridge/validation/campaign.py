@@ -43,14 +43,15 @@ from .runs import (
     fmu_run,
     guard,
     native_run,
+    pymoca_modelica_run,
     rumoca_modelica_run,
 )
 from .settings import DEFAULT_STEP, REFERENCE_RTOL, Settings, parse_overrides
 
 MAX_ROWS = 10**7          # output rows per run accepted without --yes
 MIN_STEP_RATIO = 1e-12    # the step must be at least stop_time * MIN_STEP_RATIO
-GROUPS = ("methods", "modelica", "fmu", "openmodelica", "rumoca-fmu")
-DEFAULT_GROUPS = ("methods", "modelica", "fmu", "openmodelica")
+GROUPS = ("methods", "modelica", "pymoca", "fmu", "openmodelica", "rumoca-fmu")
+DEFAULT_GROUPS = ("methods", "modelica", "pymoca", "fmu", "openmodelica")
 
 
 def parse_groups(text: str) -> tuple[str, ...]:
@@ -293,6 +294,15 @@ def _plan(system: System, eom: EquationsOfMotion, stop: float, step: float, opti
     if "modelica" in options.groups:
         specs.append(RunSpec("modelica-rumoca", "modelica", "exported .mo simulated by Rumoca",
                              guard(lambda: rumoca_modelica_run(eom, stop, step)), group="modelica"))
+    if "pymoca" in options.groups:
+        from importlib.util import find_spec
+
+        from ..modelica.pymoca_backend import PYMOCA_MISSING
+
+        missing = PYMOCA_MISSING if not (find_spec("pymoca") and find_spec("casadi")) else ""
+        specs.append(RunSpec("modelica-pymoca", "modelica", "exported .mo compiled by pymoca, integrated by IDAS",
+                             None if missing else guard(lambda: pymoca_modelica_run(eom, stop, step)),
+                             skip_reason=missing, group="pymoca"))
 
     def fmu_specs(prefix: str, label: str, build: Callable[[Path], Path], versions, validate_fails: bool,
                   group: str) -> None:

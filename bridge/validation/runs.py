@@ -1,4 +1,4 @@
-"""The runs a validation compares: native methods, the Modelica model in Rumoca, FMUs in fmpy.
+"""The runs a validation compares: native methods, the Modelica model in Rumoca and pymoca, FMUs in fmpy.
 
 Every runner returns a :class:`Trajectory` (time and named signals: ``x``, ``der(x)``, outputs) on
 the campaign's output grid, or raises :class:`RunFailure` with a one-line reason. FMUs are simulated
@@ -96,6 +96,24 @@ def rumoca_modelica_run(eom: EquationsOfMotion, stop: float, step: float, rtol: 
             signals[name] = np.asarray(result[name], dtype=float)
     notes = (f"Rumoca {_version('rumoca')}, {run.form} accelerations",)
     return Trajectory(np.asarray(result.time, dtype=float), signals, notes)
+
+
+# -- Modelica through pymoca and CasADi's IDAS ----------------------------------------------------
+def pymoca_modelica_run(eom: EquationsOfMotion, stop: float, step: float, rtol: float = 1e-10) -> Trajectory:
+    """The exported model compiled by pymoca and integrated by IDAS (:mod:`bridge.modelica.pymoca_backend`)."""
+    from ..modelica.export import model_source
+    from ..modelica.pymoca_backend import simulate_pymoca
+
+    system = eom.system
+    run = simulate_pymoca(model_source(eom, "index1"), system.name, stop, step, rtol)
+    signals = {}
+    for c in system.coordinates:
+        for name, tool in ((c.name, c.name), (f"der({c.name})", f"der_{c.name}")):
+            if tool in run.signals:
+                signals[name] = run.signals[tool]
+    signals.update({name: run.signals[name] for name in system.outputs if name in run.signals})
+    notes = (f"pymoca {_version('pymoca')}, CasADi {_version('casadi')} IDAS",)
+    return Trajectory(run.time, signals, notes)
 
 
 # -- FMUs ------------------------------------------------------------------------------------------
