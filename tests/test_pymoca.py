@@ -1,0 +1,107 @@
+"""The second Modelica compiler: pymoca (Modelica -> CasADi) integrated by IDAS, against the native simulation."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bridge.cli import main
+from bridge.derivation.methods.base import derive
+from bridge.errors import ExportError, ValidationError
+from bridge.model.loader import load_system
+from bridge.modelica.export import model_source
+from bridge.modelica.pymoca_backend import PYMOCA_MISSING, require_pymoca, simulate_pymoca
+
+ROOT = Path(__file__).parent.parent
+EXAMPLES = ROOT / "examples"
+
+
+@pytest.fixture
+def pymoca():
+    """Skip (with the install command) where pymoca or casadi is missing."""
+    pytest.importorskip("casadi", reason=PYMOCA_MISSING)
+    return pytest.importorskip("pymoca", reason=PYMOCA_MISSING)
+
+
+def _check(name: str, method: str):
+    from bridge.modelica.check import check_pymoca
+
+    return check_pymoca(derive(load_system(EXAMPLES / f"{name}.toml"), method))
+
+
+@pytest.mark.parametrize("name", ["simple_pendulum", "chaplygin_sleigh", "car", "rolling_sphere", "skate"])
+def test_examples_by_lagrange_match_the_native_simulation(name, pymoca):
+    report = _check(name, "lagrange")
+    assert report.tool == "pymoca" and report.balanced
+    assert set(report.errors) == {c.name for c in load_system(EXAMPLES / f"{name}.toml").coordinates}
+    assert report.max_error < 1e-6, report.summary()
+
+
+@pytest.mark.parametrize("name", ["simple_pendulum", "chaplygin_sleigh", "car"])
+def test_examples_by_maggi_match_the_native_simulation(name, pymoca):
+    report = _check(name, "maggi")
+    assert report.max_error < 1e-6, report.summary()
+
+
+def test_a_wrong_parameter_in_the_mo_is_caught(pymoca):
+    """The same text with the rod 10 % longer: pymoca simulates it, and the comparison fails."""
+    from bridge.modelica.check import _relative_errors
+
+    eom = derive(load_system(EXAMPLES / "simple_pendulum.toml"), "lagrange")
+    text = model_source(eom)
+    assert 'parameter Real l(unit="m") = 0.8 ' in text
+    wrong = text.replace('parameter Real l(unit="m") = 0.8 ', 'parameter Real l(unit="m") = 0.88 ')
+    T = eom.system.stop_time
+    good = simulate_pymoca(text, eom.system.name, T, T / 500, 1e-10)
+    bad = simulate_pymoca(wrong, eom.system.name, T, T / 500, 1e-10)
+    assert max(_relative_errors(eom, good.time, good.__getitem__, T, T / 500, 1e-10).values()) < 1e-6
+    assert max(_relative_errors(eom, bad.time, bad.__getitem__, T, T / 500, 1e-10).values()) > 1e-2
+
+
+def test_the_outputs_are_computed_after_the_integration(pymoca):
+    """The pendulum's energy output (not part of the DAE pymoca integrates) is conserved along the run."""
+    eom = derive(load_system(EXAMPLES / "simple_pendulum.toml"), "lagrange")
+    run = simulate_pymoca(model_source(eom), eom.system.name, 5.0, 0.01, 1e-10)
+    energy = run["energy"]
+    assert energy[0] > 0 and np.ptp(energy) < 1e-7 * energy[0]
+
+
+def test_a_model_pymoca_cannot_compile_is_a_clear_failure(pymoca):
+    text = "model Bad\n  Real x(start=1, fixed=true);\nequation\n  der(x) = undefined_function(x);\nend Bad;\n"
+    with pytest.raises(ValidationError, match="pymoca rejected the exported model Bad"):
+        simulate_pymoca(text, "Bad", 1.0, 0.1, 1e-8)
+
+
+def test_cli_checks_with_both_compilers(tmp_path, capsys, pymoca):
+    pytest.importorskip("rumoca")
+    out = tmp_path / "SimplePendulum.mo"
+    code = main(["modelica", str(EXAMPLES / "simple_pendulum.toml"), "-o", str(out), "--check", "rumoca,pymoca"])
+    text = capsys.readouterr().out
+    assert code == 0 and out.exists()
+    assert "ok rumoca: SimplePendulum" in text and "ok pymoca: SimplePendulum" in text
+
+
+def test_cli_rejects_an_unknown_compiler(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["modelica", str(EXAMPLES / "simple_pendulum.toml"), "--check", "rumoca,dymola"])
+    assert info.value.code == 2
+    assert "unknown Modelica tool dymola" in capsys.readouterr().err
+
+
+def test_validate_plans_a_pymoca_run(pymoca):
+    from bridge.validation.campaign import Options, validate_system
+
+    result = validate_system(EXAMPLES / "chaplygin_sleigh.toml", Options(groups=("pymoca",)))
+    run = next(r for r in result.runs if r.id == "modelica-pymoca")
+    assert run.status == "passed", run.reason
+
+
+def test_missing_pymoca_names_the_install_command(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pymoca", None)
+    monkeypatch.setitem(sys.modules, "pymoca.backends.casadi.api", None)
+    with pytest.raises(ExportError) as info:
+        require_pymoca()
+    assert 'pip install "pymoca==0.12.*" "casadi<3.7"' in str(info.value)
