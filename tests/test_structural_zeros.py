@@ -189,3 +189,10 @@ def test_rumoca_simulates_the_ball_on_the_turntable(system):
     report = check_rumoca(derive(system, "lagrange"), stop_time=2.0)
     assert report.balanced
     assert report.max_error < 1e-6, report.summary()
+
+
+def test_no_negative_zero_start_values():
+    """A start value -0.0 (e.g. a computed dependent velocity) is printed as 0.0, never ``start=-0.0``."""
+    text = turntable_ball().replace('y     = { start = 0.0,', 'y     = { start = -0.0,')
+    mo = model_source(derive(parse_system(text, "turntable_ball.toml"), "lagrange"))
+    assert "-0.0" not in mo and 'Real y(start=0.0' in mo

@@ -83,7 +83,7 @@ def _num(x: float) -> str:
     if not math.isfinite(value):
         raise ExportError(f"the value {value} (a start, nominal or parameter value) is not a finite number; give "
                           "every value as a finite number")
-    return repr(value)
+    return repr(value + 0.0)  # -0.0 + 0.0 is 0.0: never start=-0.0
 
 
 class ModelicaWriter:
