@@ -32,7 +32,8 @@ def _check(name: str, method: str):
     return check_pymoca(derive(load_system(EXAMPLES / f"{name}.toml"), method))
 
 
-@pytest.mark.parametrize("name", ["simple_pendulum", "chaplygin_sleigh", "car", "rolling_sphere", "skate"])
+@pytest.mark.parametrize("name", ["simple_pendulum", "chaplygin_sleigh", "car", "rolling_sphere", "skate",
+                                  "cartesian_pendulum"])
 def test_examples_by_lagrange_match_the_native_simulation(name, pymoca):
     report = _check(name, "lagrange")
     assert report.tool == "pymoca" and report.balanced
@@ -67,6 +68,17 @@ def test_the_outputs_are_computed_after_the_integration(pymoca):
     run = simulate_pymoca(model_source(eom), eom.system.name, 5.0, 0.01, 1e-10)
     energy = run["energy"]
     assert energy[0] > 0 and np.ptp(energy) < 1e-7 * energy[0]
+
+
+def test_builtins_pymoca_lacks_keep_their_meaning(pymoca):
+    """atan2 and acos (Modelica built-ins that pymoca 0.12 does not know) mean what numpy means by them."""
+    text = ("model Trig\n  Real x(start=0.3, fixed=true);\n  output Real a;\n  output Real b;\nequation\n"
+            "  der(x) = 1;\n  a = atan2(x, -0.5);\n  b = acos(x/4);\nend Trig;\n")
+    run = simulate_pymoca(text, "Trig", 2.0, 0.1, 1e-10)
+    x = 0.3 + run.time
+    np.testing.assert_allclose(run["x"], x, atol=1e-8)
+    np.testing.assert_allclose(run["a"], np.arctan2(x, -0.5), atol=1e-8)
+    np.testing.assert_allclose(run["b"], np.arccos(x / 4), atol=1e-8)
 
 
 def test_a_model_pymoca_cannot_compile_is_a_clear_failure(pymoca):

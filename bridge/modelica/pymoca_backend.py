@@ -29,13 +29,27 @@ from ..errors import ExportError, ValidationError
 PYMOCA_MISSING = 'pymoca is not installed; pip install "pymoca==0.12.*" "casadi<3.7"'
 
 
+#: Modelica built-in functions (Modelica Language Specification 3.7.3) that pymoca 0.12's CasADi generator does
+#: not know ("Unknown function acos"), with the CasADi operation of the same meaning.
+MISSING_BUILTINS = {"asin": "arcsin", "acos": "arccos", "atan": "arctan", "atan2": "__arctan2__"}
+
+
 def require_pymoca():
-    """The pymoca and casadi modules, or an :class:`ExportError` with the install command."""
+    """The pymoca and casadi modules, or an :class:`ExportError` with the install command.
+
+    pymoca 0.12 maps a Modelica function call to the CasADi ``MX`` method of the same name, so the built-ins
+    ``asin``, ``acos``, ``atan`` and ``atan2`` are unknown to it (CasADi spells them ``arcsin`` ...); they are
+    added to its operator table (:data:`MISSING_BUILTINS`), nothing else is changed.
+    """
     try:
         import casadi
+        from pymoca.backends.casadi import generator
         from pymoca.backends.casadi.api import transfer_model
     except ImportError as exc:
         raise ExportError(PYMOCA_MISSING) from exc
+    for name, op in MISSING_BUILTINS.items():
+        if hasattr(casadi.MX, op):
+            generator.OP_MAP.setdefault(name, op)
     return casadi, transfer_model
 
 
