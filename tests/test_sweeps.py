@@ -232,3 +232,31 @@ def test_bad_record_expressions_are_refused(tmp_path, capsys):
     err = _bad(tmp_path, capsys, "--values", "a=0.1,0.2", "--record", "max(abs(thta))", "--record",
                "__import__('os')", "--record", "final(residual)")
     assert "did you mean 'theta'" in err.lower() and "REDUCTION(EXPR)" in err and "needs min, max or mean" in err
+
+
+def test_ctrl_c_keeps_the_finished_rows(tmp_path):
+    """SIGINT to the whole process group (as a terminal's Ctrl-C): exit 130, the finished rows written."""
+    import signal
+
+    out = tmp_path / "c.parquet"
+    pendulum = str(ROOT / "examples" / "simple_pendulum.toml")
+    proc = subprocess.Popen([sys.executable, "-m", "bridge.cli", "sweep", pendulum,
+                             "--grid", "l=0.5:1.5:400", "--stop-time", "1", "--workers", "1", "-o", str(out),
+                             "--progress"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        for line in proc.stderr:
+            if line.startswith("sweep: ") and "/400 cases" in line and int(line.split()[1].split("/")[0]) >= 3:
+                break
+        os.killpg(proc.pid, signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130, stderr
+    assert "Traceback" not in stderr and "finished case(s) are written" in stderr
+    table = read(out)
+    assert 3 <= len(table["case"]) < 400 and set(table["status"]) == {"ok"}
+    grid = np.linspace(0.5, 1.5, 400)
+    assert all(table["l"][k] == grid[i] for k, i in enumerate(table["case"]))
+    assert len((tmp_path / "c.csv").read_text().splitlines()) == len(table["case"]) + 1

@@ -182,6 +182,23 @@ def _check_address(address: str, timeout: float) -> None:
 
 
 @contextmanager
+def _sigint_ignored() -> Iterator[None]:
+    """SIGINT ignored while the worker processes start (they inherit it), so a Ctrl-C in the terminal, which
+    goes to the whole process group, interrupts the client alone and the workers print no tracebacks."""
+    import signal
+
+    try:
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:  # not the main thread: leave the signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+@contextmanager
 def dask_client(scheduler: str | None = "local", workers: int | None = None,
                 connect_timeout: float = CONNECT_TIMEOUT) -> Iterator[Any]:
     """A ``distributed.Client``: a LocalCluster of ``workers`` single-threaded processes (default: the cores),
@@ -193,7 +210,8 @@ def dask_client(scheduler: str | None = "local", workers: int | None = None,
         raise SweepError("sweeps need Dask: pip install 'nhbridge[sweep]' (dask[distributed] and pyarrow)") from exc
     if scheduler in (None, "", "local"):
         n = workers or max(1, os.cpu_count() or 1)
-        with dask.config.set({"distributed.worker.daemon": False, "distributed.logging.distributed": "error"}):
+        with dask.config.set({"distributed.worker.daemon": False, "distributed.logging.distributed": "error"}), \
+                _sigint_ignored():  # Ctrl-C reaches this process only; it shuts the cluster down
             cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
                                    silence_logs=40)
         client = Client(cluster)
