@@ -117,3 +117,13 @@ def test_missing_pymoca_names_the_install_command(monkeypatch):
     with pytest.raises(ExportError) as info:
         require_pymoca()
     assert 'pip install "pymoca==0.12.*" "casadi<3.7"' in str(info.value)
+
+
+def test_cli_names_the_install_command_of_a_missing_compiler(monkeypatch, tmp_path, capsys):
+    """As for omc: the model is written, the check fails (exit 1) with the install command."""
+    monkeypatch.setitem(sys.modules, "pymoca", None)
+    monkeypatch.setitem(sys.modules, "pymoca.backends.casadi.api", None)
+    code = main(["modelica", str(EXAMPLES / "simple_pendulum.toml"), "-o", str(tmp_path / "P.mo"), "--check", "pymoca"])
+    err = capsys.readouterr().err
+    assert code == 1 and (tmp_path / "P.mo").exists()
+    assert "pymoca: SimplePendulum FAILED" in err and 'pip install "pymoca==0.12.*" "casadi<3.7"' in err
