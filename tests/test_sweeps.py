@@ -102,14 +102,9 @@ def dask_cluster():
             client.wait_for_workers(2, timeout=60)
         yield address
     finally:
-        for proc in procs:
-            proc.terminate()
-        for proc in procs:
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        for proc in reversed(procs):  # workers first; nothing of theirs needs a graceful end
+            proc.kill()
+            proc.wait()
 
 
 def test_sweep_through_a_real_scheduler_and_two_worker_processes(dask_cluster, tmp_path, capsys):
@@ -216,7 +211,7 @@ def test_a_grid_over_max_cases_needs_yes(tmp_path, capsys):
 def test_an_unreachable_scheduler_is_reported_within_seconds(tmp_path, capsys):
     t0 = time.perf_counter()
     err = _bad(tmp_path, capsys, "--values", "a=0.1,0.2", "--scheduler", f"tcp://127.0.0.1:{_free_port()}")
-    assert "cannot be reached" in err and time.perf_counter() - t0 < 15
+    assert "cannot be reached" in err and time.perf_counter() - t0 < 10
 
 
 def test_an_unwritable_output_is_refused_before_running(tmp_path, capsys):

@@ -161,6 +161,10 @@ def prepare(args):
     choice = _plot_choice(args, spec, [r.column for r in plan.records], problems) if args.plot else None
     problems.raise_if_any(SweepError)
     check_size(spec, args.max_cases, args.yes)
+    if args.scheduler not in (None, "", "local"):
+        from .engine import CONNECT_TIMEOUT, check_address
+
+        check_address(args.scheduler, CONNECT_TIMEOUT)  # before the FMU is built
     check_writable([*paths[:2], *([paths[2]] if plan.series else [])])
     if args.plot:
         check_plot_path(args.plot)

@@ -158,7 +158,7 @@ def _worker_name() -> str:
 
 
 # -- client side ---------------------------------------------------------------------------------------------
-def _check_address(address: str, timeout: float) -> None:
+def check_address(address: str, timeout: float) -> None:
     """A TCP connection to the scheduler within ``timeout`` seconds, else SweepError (before Dask retries)."""
     from urllib.parse import urlparse
 
@@ -221,7 +221,7 @@ def dask_client(scheduler: str | None = "local", workers: int | None = None,
             client.close()
             cluster.close()
         return
-    _check_address(scheduler, connect_timeout)
+    check_address(scheduler, connect_timeout)
     try:
         client = Client(scheduler, timeout=connect_timeout)
     except (OSError, TimeoutError) as exc:
