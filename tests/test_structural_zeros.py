@@ -196,3 +196,11 @@ def test_no_negative_zero_start_values():
     text = turntable_ball().replace('y     = { start = 0.0,', 'y     = { start = -0.0,')
     mo = model_source(derive(parse_system(text, "turntable_ball.toml"), "lagrange"))
     assert "-0.0" not in mo and 'Real y(start=0.0' in mo
+
+
+def test_pymoca_simulates_the_ball_on_the_turntable(system):
+    pytest.importorskip("pymoca", reason='pip install "pymoca==0.12.*" "casadi<3.7"')
+    from bridge.modelica.check import check_pymoca
+
+    report = check_pymoca(derive(system, "lagrange"), stop_time=2.0)
+    assert report.max_error < 1e-6, report.summary()
