@@ -212,8 +212,8 @@ def dask_client(scheduler: str | None = "local", workers: int | None = None,
         n = workers or max(1, os.cpu_count() or 1)
         with dask.config.set({"distributed.worker.daemon": False, "distributed.logging.distributed": "error"}), \
                 _sigint_ignored():  # Ctrl-C reaches this process only; it shuts the cluster down
-            cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
-                                   silence_logs=40)
+            cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                   dashboard_address="127.0.0.1:0", silence_logs=40)  # local: no fixed ports
         client = Client(cluster)
         try:
             yield client
