@@ -59,7 +59,8 @@ def read(path: Path) -> dict:
 def test_sweep_local_cluster_matches_native_runs(tmp_path, capsys):
     out = tmp_path / "sweep.parquet"
     code = main(["sweep", str(SLEIGH), "--values", "a=0.1,0.3", "--grid", "der(theta)=0.5:1.1:2", "--record", "final",
-                 "--record", "max(abs(theta))", "--record", "max(abs(residual))", "--stop-time", str(STOP),
+                 "--record", "max(abs(theta))", "--record", "max(abs(residual))", "--record", "series(theta)",
+                 "--stop-time", str(STOP),
                  "--rtol", "1e-10", "--workers", "2", "-o", str(out), "--quiet", "--plot", str(tmp_path / "p.png")])
     assert code == 0, capsys.readouterr()
     table = read(out)
@@ -73,6 +74,12 @@ def test_sweep_local_cluster_matches_native_runs(tmp_path, capsys):
     csv = (tmp_path / "sweep.csv").read_text().splitlines()
     assert len(csv) == 5 and '"der(theta)"' in csv[0]
     assert (tmp_path / "p.png").stat().st_size > 1000
+    series = read(tmp_path / "sweep.series.parquet")  # the recorded time series, one block per case
+    assert set(series) == {"case", "time", "theta"}
+    for i in range(4):
+        rows = [k for k, c in enumerate(series["case"]) if c == i]
+        assert series["time"][rows[0]] == 0.0 and math.isclose(series["time"][rows[-1]], STOP)
+        assert series["theta"][rows[-1]] == table["final(theta)"][i]
 
 
 def _free_port() -> int:
