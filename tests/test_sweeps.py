@@ -121,13 +121,20 @@ def test_sweep_through_a_real_scheduler_and_two_worker_processes(dask_cluster, t
     sweep_file.write_text(f'[sweep]\nsystem = "{SLEIGH}"\nstop_time = {STOP}\nrtol = 1e-10\nrecord = ["final"]\n'
                           '[sweep.values]\n"der(y)" = [0.1, 0.2]\n[sweep.grid]\na = "0.15:0.25:2"\n')
     out = tmp_path / "remote.csv"
-    code = main(["sweep", str(sweep_file), "--scheduler", dask_cluster, "-o", str(out), "--quiet"])
+    first = load_system(SLEIGH, {"der(y)": "0.1", "a": "0.15"})  # the first case, natively: the reference
+    simulate(bridge.derive(first, "lagrange"), STOP, rtol=1e-11, atol=1e-13, interval=STOP / 500).write_csv(
+        tmp_path / "ref.csv")
+    code = main(["sweep", str(sweep_file), "--scheduler", dask_cluster, "-o", str(out), "--quiet",
+                 "--reference", str(tmp_path / "ref.csv"), "--record", "final", "--record", "max_rel(theta)",
+                 "--record", "tube_violations(x)"])
     captured = capsys.readouterr()
     assert code == 0, captured
     assert "on 2 worker(s)" in captured.out
     table = read(tmp_path / "remote.parquet")
     check_against_native(table, 4, ["der(y)", "a"])
     assert len(set(table["final(theta)"])) == 4  # the start velocity der(theta) differs between the cases
+    assert table["max_rel(theta)"][0] < 1e-6 and table["tube_violations(x)"][0] == 0  # the reference's own case
+    assert min(table["max_rel(theta)"][1:]) > 1e-3 and max(table["tube_violations(x)"][1:]) > 0
     assert all(w.startswith("tcp://127.0.0.1:") for w in table["worker"])
     assert dask_cluster not in table["worker"]  # the rows ran on the workers, not on the scheduler
 

@@ -40,6 +40,9 @@ def add_parser(sub, positive: Callable[[str], float]) -> argparse.ArgumentParser
     sw.add_argument("--record", action="append", default=[], metavar="EXPR",
                     help="what to record per case (repeatable; default final): final, series, series(s), or "
                          "final/initial/min/max/mean(EXPR), e.g. 'max(abs(theta))', 'max(abs(residual))'")
+    sw.add_argument("--reference", default=None, metavar="CSV",
+                    help="a reference run (CSV: time and signal columns, e.g. from nhbridge simulate) for the metric "
+                         "records max_abs(s), max_rel(s), rms(s), tube_violations(s)")
     sw.add_argument("--stop-time", type=positive, default=None, metavar="T", help="stop time (default: the file's)")
     sw.add_argument("--interval", type=positive, default=None, metavar="DT",
                     help="output interval of each case (default: stop time / 500)")
@@ -157,7 +160,9 @@ def prepare(args):
     check_names(spec, override_names(system), system.name, problems)
     signals = [c.name for c in system.coordinates] + [f"der({c.name})" for c in system.coordinates] + \
         list(system.outputs)
-    plan = parse_records(spec.record, signals, len(system.constraints), problems)
+    reference = read_reference(args.reference, problems) if args.reference else None
+    plan = parse_records(spec.record, signals, len(system.constraints), problems,
+                         None if reference is None else [k for k in reference if k != "time"])
     choice = _plot_choice(args, spec, [r.column for r in plan.records], problems) if args.plot else None
     problems.raise_if_any(SweepError)
     check_size(spec, args.max_cases, args.yes)
@@ -169,10 +174,38 @@ def prepare(args):
     if args.plot:
         check_plot_path(args.plot)
         pyplot()
-    return spec, system, plan, paths, choice
+    return spec, system, plan, paths, choice, reference
 
 
-def build_payload(system, plan, spec: SweepSpec, method: str, timeout: float):
+def read_reference(path: str, problems: ProblemCollector) -> dict | None:
+    """The reference run: ``time`` (increasing) and finite numeric signal columns; None and a problem if not."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    try:
+        table = pacsv.read_csv(path)
+    except (OSError, pa.ArrowInvalid) as exc:
+        problems.add(f"--reference {path}", f"cannot read the CSV ({str(exc).splitlines()[0]})",
+                     "give a CSV with a time column, e.g. written by nhbridge simulate")
+        return None
+    columns = {}
+    for name in table.column_names:
+        try:
+            columns[name] = np.asarray(table[name].to_numpy(), dtype=float)
+        except (TypeError, ValueError, pa.ArrowInvalid):
+            problems.add(f"--reference {path}", f"column {name!r} is not numeric")
+    time = columns.get("time")
+    if time is None or time.size < 2 or not np.all(np.diff(time) > 0):
+        problems.add(f"--reference {path}", "needs a time column with at least two increasing values")
+        return None
+    bad = [n for n, v in columns.items() if not np.all(np.isfinite(v))]
+    if bad:
+        problems.add(f"--reference {path}", f"column(s) {', '.join(bad)} hold values that are not finite numbers")
+    return columns
+
+
+def build_payload(system, plan, spec: SweepSpec, method: str, timeout: float, reference: dict | None = None):
     """Derive, build the FMU once (FMI 2, native) and pack what the workers need."""
     from ..derivation.methods import METHODS
     from ..fmu.build import build_fmu
@@ -192,20 +225,20 @@ def build_payload(system, plan, spec: SweepSpec, method: str, timeout: float):
     return Payload(fmu=fmu, plan=plan, residuals=len(system.constraints), stop_time=float(stop),
                    interval=float(spec.interval or stop / 500), rtol=float(spec.rtol), timeout=float(timeout),
                    system=system if recompute & set(spec.names) else None,
-                   recompute=frozenset(recompute & set(spec.names)), settable=settable)
+                   recompute=frozenset(recompute & set(spec.names)), settable=settable, reference=reference)
 
 
 def cmd_sweep(args) -> int:
     from .engine import dask_client, run_cases
     from .results import columns, plot, write_series, write_tables
 
-    spec, system, plan, paths, choice = prepare(args)
+    spec, system, plan, paths, choice, reference = prepare(args)
     cases = spec.cases()
     progress = _Progress(args, len(cases))
     t0 = time.perf_counter()
     if progress.on:
         print(f"sweep: deriving {system.name} ({args.method}) and building its FMU ...", file=sys.stderr, flush=True)
-    payload = build_payload(system, plan, spec, args.method, args.timeout)
+    payload = build_payload(system, plan, spec, args.method, args.timeout, reference)
     t_build = time.perf_counter() - t0
     rows: list[dict] = []
 

@@ -47,6 +47,7 @@ class Payload:
     system: Any = None           # the System, when some cases set start values the FMU would overwrite
     recompute: frozenset = frozenset()  # swept names that need the loader's consistent start state
     settable: tuple = ()         # FMU variables that take start values
+    reference: Any = None        # {"time": ..., signal: ...} for the metric records
 
     @property
     def digest(self) -> str:
@@ -96,7 +97,7 @@ def _case_child(conn, folder: str, payload: Payload, start: dict) -> None:
                                    stop_time=payload.stop_time, output_interval=payload.interval,
                                    output=payload.plan.outputs, relative_tolerance=payload.rtol, validate=False)
         data = {n: np.asarray(result[n], dtype=float) for n in result.dtype.names}
-        values = evaluate(payload.plan, data, payload.residuals)
+        values = evaluate(payload.plan, data, payload.residuals, payload.reference)
         series = {n: data[n] for n in ("time", *payload.plan.series) if n in data}
         conn.send(("ok", values, series if payload.plan.series else None))
     except BaseException as exc:  # everything goes to the parent, which records the case as failed

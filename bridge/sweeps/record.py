@@ -5,7 +5,10 @@ A record is ``REDUCTION(EXPR)`` with REDUCTION one of ``final`` (value at the st
 over the FMU's signals: coordinates ``q``, velocities ``der(q)``, outputs, the time ``t`` and the constraint
 residuals ``residual[k]`` (``residual`` alone stands for all of them: ``max(abs(residual))`` is the largest
 |constraint residual| over the run). ``final`` alone adds ``final(s)`` for every coordinate, velocity and
-output; ``series`` (or ``series(s)``) keeps the whole time series. The column of a record is its text.
+output; ``series`` (or ``series(s)``) keeps the whole time series. With a reference (a CSV with ``time`` and
+signal columns), ``max_abs(s)``, ``max_rel(s)``, ``rms(s)`` and ``tube_violations(s)`` are the validation
+metrics of signal ``s`` against it (:func:`bridge.validation.metrics.compare`, the campaign's default tube).
+The column of a record is its text.
 Nothing is passed to eval: the parsed sympy expression is lambdified.
 """
 
@@ -23,6 +26,7 @@ from ..errors import ProblemCollector
 from ..model.expressions import ExpressionError, parse_expression
 
 REDUCTIONS = ("final", "initial", "min", "max", "mean")
+METRICS = ("max_abs", "max_rel", "rms", "tube_violations")  # of a signal against --reference (validation.metrics)
 _CALL = re.compile(r"\s*([A-Za-z_]+)\s*\((.*)\)\s*\Z", re.S)
 _RESIDUAL = re.compile(r"residual\s*\[\s*(\d+)\s*\]")
 _ALL_RESIDUALS = "residual"
@@ -55,7 +59,7 @@ def _placeholder(k: int) -> str:
 
 
 def parse_records(texts: Sequence[str], signals: Sequence[str], residuals: int,
-                  problems: ProblemCollector) -> RecordPlan:
+                  problems: ProblemCollector, reference: Sequence[str] | None = None) -> RecordPlan:
     """The plan for ``texts``; ``signals`` are the recordable names besides ``t`` and the residuals."""
     known = list(signals)
     res_names = [f"residual[{k}]" for k in range(1, residuals + 1)]
@@ -72,9 +76,10 @@ def parse_records(texts: Sequence[str], signals: Sequence[str], residuals: int,
             series.extend(known + res_names)
             continue
         match = _CALL.match(stripped)
-        if not match or match.group(1) not in (*REDUCTIONS, "series"):
-            problems.add(entry, "a record is final, series, or REDUCTION(EXPR) with REDUCTION one of "
-                         + ", ".join(REDUCTIONS), 'e.g. --record "max(abs(theta))" or --record final')
+        if not match or match.group(1) not in (*REDUCTIONS, *METRICS, "series"):
+            problems.add(entry, "a record is final, series, REDUCTION(EXPR) with REDUCTION one of "
+                         + ", ".join(REDUCTIONS) + ", or METRIC(signal) with METRIC one of " + ", ".join(METRICS)
+                         + " (with --reference)", 'e.g. --record "max(abs(theta))" or --record final')
             continue
         reduction, inner = match.groups()
         resolve, der = _resolvers(known, residuals)
@@ -88,6 +93,17 @@ def parse_records(texts: Sequence[str], signals: Sequence[str], residuals: int,
         except ExpressionError as exc:
             problems.add(entry, f"cannot read {inner!r}: {exc.message}",
                          "use coordinates, der(q), outputs, t and residual[k] of the model")
+            continue
+        if reduction in METRICS:
+            if not isinstance(expr, sp.Symbol) or str(expr) in ("t", _ALL_RESIDUALS):
+                problems.add(entry, f"{reduction}(...) takes one signal name", f"e.g. {reduction}(theta)")
+            elif reference is None:
+                problems.add(entry, f"{reduction}(...) compares with a reference", "add --reference FILE.csv")
+            elif str(expr) not in reference:
+                problems.add(entry, f"the reference has no column {str(expr)!r}",
+                             "its columns: " + ", ".join(reference))
+            else:
+                records[stripped] = Record(stripped, reduction, expr, (str(expr),))
             continue
         if reduction == "series":
             if not isinstance(expr, sp.Symbol) or str(expr) == "t":
@@ -140,11 +156,23 @@ def compiled(rec: Record, names: list | None = None):
     return _COMPILED[key]
 
 
-def evaluate(plan: RecordPlan, data: Mapping[str, np.ndarray], residuals: int) -> dict[str, float]:
-    """The recorded values of one run; ``data`` has ``time`` and the FMU variables of :attr:`RecordPlan.outputs`."""
+def evaluate(plan: RecordPlan, data: Mapping[str, np.ndarray], residuals: int,
+             reference: Mapping[str, np.ndarray] | None = None) -> dict[str, float]:
+    """The recorded values of one run; ``data`` has ``time`` and the FMU variables of :attr:`RecordPlan.outputs`,
+    ``reference`` the reference's ``time`` and signal columns."""
     out: dict[str, float] = {}
     time = np.asarray(data["time"], dtype=float)
     for rec in plan.records:
+        if rec.reduction in METRICS:
+            from ..validation.metrics import compare
+            from ..validation.settings import DEFAULT_TIME_TOLERANCE, DEFAULT_TUBE
+
+            name = rec.signals[0]
+            ref_time = reference["time"]
+            m = compare(name, ref_time, reference[name], time, np.asarray(data[name], dtype=float), DEFAULT_TUBE,
+                        DEFAULT_TIME_TOLERANCE * float(ref_time[-1] - ref_time[0]))
+            out[rec.column] = float(getattr(m, rec.reduction))
+            continue
         names = sorted(rec.expr.free_symbols, key=str)
         args = []
         for sym in names:
