@@ -457,11 +457,13 @@ def cmd_methods(args) -> int:
 def _cmd_validate(args) -> int:
     from .validation.command import cmd_validate
 
-    if not getattr(args, "scheduler", None):
+    if getattr(args, "workers", None) is not None and args.workers < 1:
+        raise BridgeError(f"--workers: expected a positive number of worker processes, got {args.workers}")
+    if not getattr(args, "scheduler", None) and getattr(args, "workers", None) is None:
         return cmd_validate(args)
     from .sweeps.engine import DaskRunner
 
-    with DaskRunner(args.scheduler, args.workers) as runner:  # the runs of each system go to the Dask workers
+    with DaskRunner(args.scheduler or "local", args.workers) as runner:  # each system's runs go to the workers
         args.runner = runner
         return cmd_validate(args)
 

@@ -82,7 +82,7 @@ def add_parser(sub, positive: Callable[[str], float]) -> argparse.ArgumentParser
                     help="run the runs on Dask: 'local' (worker processes on this machine) or a scheduler address "
                          "such as tcp://host:8786 (default: one after the other in this process)")
     va.add_argument("--workers", type=int, default=None, metavar="N",
-                    help="worker processes of --scheduler local (default: the number of cores)")
+                    help="worker processes of --scheduler local (implied by --workers; default: the number of cores)")
     return va
 
 
