@@ -16,7 +16,16 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import ProblemCollector
-from .spec import MAX_CASES, SweepError, SweepSpec, check_names, check_size, parse_assignments, read_sweep_file
+from .spec import (
+    MAX_CASES,
+    MAX_SAMPLES,
+    SweepError,
+    SweepSpec,
+    check_names,
+    check_size,
+    parse_assignments,
+    read_sweep_file,
+)
 
 
 def add_parser(sub, positive: Callable[[str], float]) -> argparse.ArgumentParser:
@@ -165,6 +174,11 @@ def prepare(args):
                          None if reference is None else [k for k in reference if k != "time"])
     choice = _plot_choice(args, spec, [r.column for r in plan.records], problems) if args.plot else None
     problems.raise_if_any(SweepError)
+    stop = spec.stop_time or system.stop_time
+    if spec.interval and stop / spec.interval > MAX_SAMPLES:
+        problems.add("--interval", f"stop time / interval = {stop / spec.interval:.3g} samples per case, more than "
+                     f"{MAX_SAMPLES:.0e}", "choose a larger --interval")
+    problems.raise_if_any(SweepError)
     check_size(spec, args.max_cases, args.yes)
     if args.scheduler not in (None, "", "local"):
         from .engine import CONNECT_TIMEOUT, check_address
@@ -246,18 +260,18 @@ def cmd_sweep(args) -> int:
         rows.append(row)
         progress.row(row)
 
-    interrupted = False
+    interrupted, workers = False, 0
     t1 = time.perf_counter()
-    with dask_client(args.scheduler, args.workers) as client:
-        workers = len(client.nthreads())
-        if progress.on:
-            print(f"sweep: {len(cases)} cases on {workers} worker(s) at {client.scheduler.address}", file=sys.stderr,
-                  flush=True)
-        progress.t0 = progress.last = time.perf_counter()
-        try:
+    try:  # Ctrl-C while the cluster starts, runs or shuts down: the rows finished so far are written below
+        with dask_client(args.scheduler, args.workers) as client:
+            workers = len(client.nthreads())
+            if progress.on:
+                print(f"sweep: {len(cases)} cases on {workers} worker(s) at {client.scheduler.address}",
+                      file=sys.stderr, flush=True)
+            progress.t0 = progress.last = time.perf_counter()
             run_cases(client, payload, cases, on_row)
-        except KeyboardInterrupt:
-            interrupted = True
+    except KeyboardInterrupt:
+        interrupted = True
     t_run = time.perf_counter() - t1
     records = [r.column for r in plan.records]
     table = columns(spec.names, records, rows, cases)

@@ -26,6 +26,7 @@ from ..model.expressions import ExpressionError, parse_expression
 from ..model.overrides import split_assignment
 
 MAX_CASES = 100_000
+MAX_SAMPLES = 1_000_000  # output samples of one case
 
 
 class SweepError(BridgeError):
