@@ -494,3 +494,25 @@ def test_fmpy_logging_is_safe_after_a_cosimulation(tmp_path, capfd):
     with pytest.raises(Exception, match="status 3"):
         fmpy.simulate_fmu(str(fmu), fmi_type="ModelExchange", stop_time=0.1, start_values={"m": 0.0})
     assert "the mass matrix is singular" in capfd.readouterr().out
+
+
+def test_modelica_component_compiles_alone_beside_a_conflicting_file(tmp_path, monkeypatch):
+    """Rumoca compiles the component's file alone: a working directory holding a file of the same name and another
+    .mo declaring the same class (with another stall torque) is not loaded ('Duplicate class' before), and the
+    FMU has the file's own value."""
+    import fmpy
+
+    from bridge.cosim.components import build_modelica_fmu
+
+    source = tmp_path / "src" / "Motor.mo"
+    source.parent.mkdir()
+    source.write_text((COSIM / "Motor.mo").read_text())
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "Motor.mo").write_text((COSIM / "Motor.mo").read_text())
+    (work / "Copy.mo").write_text((COSIM / "Motor.mo").read_text().replace("= 4.0", "= 7.0"))
+    monkeypatch.chdir(work)
+    fmu = build_modelica_fmu(source, "Motor", tmp_path / "Motor.fmu")
+    md = fmpy.read_model_description(str(fmu), validate=False)  # Rumoca's XML fails fmpy's schema (README)
+    starts = {v.name: float(v.start) for v in md.modelVariables if v.start is not None and v.name == "M0"}
+    assert starts == {"M0": 4.0}

@@ -168,6 +168,7 @@ def build_modelica_fmu(source: Path, model: str, path: Path) -> Path:
     from ..errors import ExportError
     from ..fmu.backends import _declare_sources
     from ..fmu.build import _compile, _pack, compiler
+    from ..modelica.check import load_alone
 
     try:
         import rumoca
@@ -176,7 +177,7 @@ def build_modelica_fmu(source: Path, model: str, path: Path) -> Path:
                          '"rumoca>=0.9.9,<0.10", or give an FMU') from exc
     cc = compiler()
     try:
-        compiled = rumoca.loads(source.read_text(encoding="utf-8"), model=model, filename=source.name)
+        compiled = load_alone(rumoca, source.read_text(encoding="utf-8"), model)  # not the cwd's other .mo files
         generated = compiled.codegen("fmi2")
     except (rumoca.RumocaError, RuntimeError, OSError) as exc:
         raise CosimError(f"{source}: Rumoca cannot compile model {model}: {exc}; fix the model") from exc
