@@ -67,7 +67,7 @@ def test_a_segfaulting_fmu_is_named_and_the_command_survives(fmus, tmp_path, cap
 
 def test_a_hanging_fmu_is_stopped_by_the_watchdog_and_named(fmus, tmp_path, capsys):
     out = tmp_path / "o.csv"
-    assert main(["cosim", str(scenario(fmus, "Hang")), "-o", str(out), "--timeout", "1"]) == 1
+    assert main(["cosim", str(scenario(fmus, "Hang")), "-o", str(out), "--call-timeout", "1"]) == 1
     err = capsys.readouterr().err
     assert "component bad (Hang.fmu): doStep at t = 0.05 s did not return within 1 s" in err
     assert "Traceback" not in err and not out.exists()

@@ -33,7 +33,8 @@ def add_parsers(sub, positive: Callable[[str], float]) -> None:
     shown.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
     cs.add_argument("--yes", action="store_true", help="run even when the run takes more than 10^7 communication "
                     "steps or records more than 2*10^8 values")
-    cs.add_argument("--timeout", type=positive, default=None, help="seconds one FMU call may take before the run is "
+    cs.add_argument("--call-timeout", type=positive, default=None, metavar="SECONDS",
+                    help="seconds one FMU call may take before the run is "
                     "stopped and the component named (default 120)")
     sp = sub.add_parser("ssp", help="export a scenario as an SSP 1.0 package (FMUs included)",
                         description="Build the scenario's FMUs, check the scenario and write an SSP package for "
@@ -60,7 +61,7 @@ def cmd_cosim(args: argparse.Namespace) -> int:
         try:
             result = cosim.run(step=args.step, stop_time=args.stop_time, algorithm=args.algorithm,
                                adaptive=args.adaptive, tolerance=args.tolerance, progress=progress, yes=args.yes,
-                               timeout=args.timeout or CALL_TIMEOUT)
+                               timeout=args.call_timeout or CALL_TIMEOUT)
         except CosimInterrupted as stop:
             _write_partial(stop.result, out)
             raise

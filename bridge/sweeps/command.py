@@ -66,7 +66,7 @@ def add_parser(sub, positive: Callable[[str], float]) -> argparse.ArgumentParser
                          "tcp://host:8786")
     sw.add_argument("--workers", type=int, default=None, metavar="N",
                     help="worker processes of the local cluster (default: the number of cores)")
-    sw.add_argument("--timeout", type=positive, default=300.0, metavar="S",
+    sw.add_argument("--case-timeout", type=positive, default=300.0, metavar="SECONDS",
                     help="a case running longer is stopped and recorded as failed (default: 300)")
     sw.add_argument("--max-cases", type=int, default=MAX_CASES, metavar="N",
                     help=f"refuse sweeps with more cases unless --yes (default: {MAX_CASES:,})")
@@ -252,7 +252,7 @@ def cmd_sweep(args) -> int:
     t0 = time.perf_counter()
     if progress.on:
         print(f"sweep: deriving {system.name} ({args.method}) and building its FMU ...", file=sys.stderr, flush=True)
-    payload = build_payload(system, plan, spec, args.method, args.timeout, reference)
+    payload = build_payload(system, plan, spec, args.method, args.case_timeout, reference)
     t_build = time.perf_counter() - t0
     rows: list[dict] = []
 
