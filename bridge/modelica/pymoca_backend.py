@@ -131,8 +131,9 @@ def simulate_pymoca(source: str, name: str, stop_time: float, dt: float, rtol: f
     # consistent initial values: Newton's method block by block (block-triangular form of dr/dw)
     w0 = np.concatenate([np.zeros(nx)] + [_start(ca, v) for v in model.alg_states])
     at0 = np.concatenate([[0.0], x0])
+    whole = ca.Function("whole", [w, tx], [residual, jacobian])  # one function: blocks slice its values
     for r, c in _blocks(jacobian.sparsity()):
-        _BlockSolver(ca, rows, jacobian, w, tx, r, c).solve(w0, at0, name)
+        _BlockSolver(whole, r, c).solve(w0, at0, name)
     # the DAE without the variables only their own equation contains (outputs, residuals): computed afterwards
     spans = np.cumsum([0] + [s.numel() for s in dx_z])
     peeled = _peel(jacobian.sparsity(), nx)
@@ -155,10 +156,12 @@ def simulate_pymoca(source: str, name: str, stop_time: float, dt: float, rtol: f
     wf = np.zeros((nw, len(grid) + 1))
     wf[:, 0] = w0
     wf[core, 1:] = np.asarray(out["zf"], dtype=float)
-    late = [_BlockSolver(ca, rows, jacobian, w, tx, [r], [c]) for r, c in reversed(peeled)]
-    for k, tk in enumerate(grid, start=1):  # the peeled variables after the integration
-        for solver in late:
-            solver.solve(wf[:, k], np.concatenate([[tk], xf[:, k]]), name)
+    if peeled:  # the peeled variables after the integration: one (triangular) block, at every output time
+        pr, pc = [r for r, _ in peeled], [c for _, c in peeled]
+        late = _BlockSolver(ca.Function("late", [w, tx], [ca.vertcat(*[rows[r] for r in pr]), jacobian[pr, pc]]),
+                            list(range(len(pr))), list(range(len(pc))), pc)
+        for k, tk in enumerate(grid, start=1):
+            late.solve(wf[:, k], np.concatenate([[tk], xf[:, k]]), name)
     seconds = time.perf_counter() - start
     signals: dict[str, np.ndarray] = {}
     names = [n for v in model.states for n in _names(v)]
@@ -200,24 +203,31 @@ def _peel(sparsity, nx: int) -> list[tuple[int, int]]:
 
 
 class _BlockSolver:
-    """Newton's method on one block ``r_rows(w) = 0`` for ``w_cols`` (the others fixed), in place."""
+    """Newton's method on one block ``r_rows(w) = 0`` for ``w_cols`` (the others fixed), in place.
 
-    def __init__(self, ca, residuals: list, jacobian, w, tx, rows: list[int], cols: list[int]):
-        self.rows, self.cols = rows, cols
-        self.f = ca.Function("block", [w, tx], [ca.vertcat(*[residuals[r] for r in rows]), jacobian[rows, cols]])
+    ``f(w, (t, x)) -> (r, J)``; the block is ``r[rows]``, ``J[rows, cols]``; ``unknowns`` are the entries of
+    ``w`` solved for (default ``cols``; different when ``f`` returns the block's rows and columns only).
+    """
+
+    def __init__(self, f, rows: list[int], cols: list[int], unknowns: list[int] | None = None):
+        self.f, self.rows, self.cols = f, rows, cols
+        self.unknowns = cols if unknowns is None else unknowns
+
+    def _eval(self, w: np.ndarray, at: np.ndarray) -> tuple[np.ndarray, object]:
+        r, J = self.f(w, at)
+        return ca_dense(r).ravel()[self.rows], J
 
     def solve(self, w: np.ndarray, at: np.ndarray, name: str) -> None:
         for _ in range(50):
-            r, J = self.f(w, at)
-            r = np.asarray(r, dtype=float).ravel()
-            if np.all(np.abs(r) <= 1e-12 * (1.0 + np.abs(w[self.cols]).max())):
+            r, J = self._eval(w, at)
+            if np.all(np.abs(r) <= 1e-12 * (1.0 + np.abs(w[self.unknowns]).max())):
                 return
-            step = np.linalg.lstsq(np.asarray(ca_dense(J), dtype=float), r, rcond=None)[0]
+            step = np.linalg.lstsq(ca_dense(J[self.rows, self.cols]), r, rcond=None)[0]
             if not np.all(np.isfinite(step)):
                 break
-            w[self.cols] -= step
-        r = np.asarray(self.f(w, at)[0], dtype=float).ravel()
-        if not np.all(np.abs(r) <= 1e-8 * (1.0 + np.abs(w[self.cols]).max())):
+            w[self.unknowns] -= step
+        r, _ = self._eval(w, at)
+        if not np.all(np.abs(r) <= 1e-8 * (1.0 + np.abs(w[self.unknowns]).max())):
             raise ValidationError(f"pymoca: no consistent values for {name} at t = {at[0]:g} (equations "
                                   f"{self.rows}: residual {np.abs(r).max():.3g})")
 
