@@ -122,6 +122,9 @@ def _isatty(stream) -> bool:
         return False
 
 
+DEFAULT_TIMEOUT = 600.0  # seconds of symbolic work (derivation, display, export) before a command gives up
+
+
 def build_parser() -> argparse.ArgumentParser:
     from .derivation.methods import METHODS
 
@@ -146,8 +149,12 @@ def build_parser() -> argparse.ArgumentParser:
         sp_.add_argument("--baumgarte", type=_baumgarte, default=None, metavar="ALPHA,BETA",
                          help="Baumgarte stabilisation of the constraints, lagrange and nielsen only "
                               "(default: none)")
-        sp_.add_argument("--timeout", type=_positive, default=None, metavar="SECONDS",
-                         help="stop a derivation that takes longer, with exit code 1 (default: no limit)")
+        sp_.add_argument("--timeout", type=_positive, default=DEFAULT_TIMEOUT, metavar="SECONDS",
+                         help="stop a derivation (or export) that takes longer, with exit code 1 "
+                              f"(default: {DEFAULT_TIMEOUT:g})")
+        sp_.add_argument("--memory-limit", type=_positive, default=None, metavar="GIB",
+                         help="stop a derivation (or export) whose memory grows past this many GiB, with exit code 1 "
+                              "(default: half the physical memory, at most 8)")
         add_set_option(sp_)
         add_progress_options(sp_)
 
@@ -237,14 +244,21 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _budget(args, what: str):
+    """The time (``--timeout``) and memory (``--memory-limit``) budget of symbolic work: derivation, CSE, export."""
+    from .derivation.deadline import budget, default_memory_limit
+
+    gib = getattr(args, "memory_limit", None)
+    return budget(getattr(args, "timeout", None), int(gib * 2**30) if gib else default_memory_limit(), what)
+
+
 def _derive(args, system, method: str | None = None, count: bool = False):
     """The equations of ``system`` by the chosen method, with the split and stabilisation from the options."""
-    from .derivation.deadline import deadline
     from .derivation.methods import METHODS
 
     name = method or args.method or "lagrange"
     with (Progress(args).step(f"deriving {system.name} ({name})"),
-          deadline(getattr(args, "timeout", None), f"the derivation of {system.name} by {name}")):
+          _budget(args, f"the derivation of {system.name} by {name}")):
         return METHODS[name].derive(system, args.independent or system.independent, args.baumgarte, count=count)
 
 
@@ -316,10 +330,8 @@ def cmd_derive(args) -> int:
         lines.append("ops: + - * / ^ and function calls in mass matrix, forcing and kinematics after one joint CSE.")
         text = "\n".join(lines) + "\n"
     else:
-        from .derivation.deadline import deadline
-
         eom = _derive(args, system)
-        with deadline(args.timeout, f"the display of {system.name}"):
+        with _budget(args, f"the display of {system.name}"):
             text = FORMATS[args.format](eom, simplify=args.simplify)
     if args.output:
         write_text(args.output, text)
@@ -396,12 +408,13 @@ def cmd_modelica(args) -> int:
     for path in args.files:  # derive everything first: nothing is written if any system fails
         system = _load(args, path)
         eoms.append(_derive(args, system))
-    if args.package is None:
-        target = write_model(eoms[0], args.output or f"{eoms[0].system.name}.mo", args.constraint_level)
-        print(f"wrote {target}")
-    else:
-        target = write_package(eoms, args.output or ".", args.package, args.constraint_level)
-        print(f"wrote package {args.package} ({len(eoms)} models) to {target}")
+    with _budget(args, "the Modelica export"):
+        if args.package is None:
+            target = write_model(eoms[0], args.output or f"{eoms[0].system.name}.mo", args.constraint_level)
+            print(f"wrote {target}")
+        else:
+            target = write_package(eoms, args.output or ".", args.package, args.constraint_level)
+            print(f"wrote package {args.package} ({len(eoms)} models) to {target}")
     failed = 0
     for tool in args.check or ():
         for eom in eoms:
@@ -430,7 +443,8 @@ def cmd_fmu(args) -> int:
     eom = _derive(args, system)
     output = args.output or f"{system.name}.fmu"
     t0 = time.perf_counter()
-    with Progress(args).step(f"building {output} (backend {args.backend})"):
+    with (Progress(args).step(f"building {output} (backend {args.backend})"),
+          _budget(args, f"the FMU export of {system.name}")):
         if args.backend == "rumoca":
             path = build_rumoca_fmu(eom, output)
         elif args.backend == "openmodelica":

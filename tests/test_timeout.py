@@ -1,4 +1,5 @@
-"""--timeout: a derivation that takes longer stops with a clear message and exit code 1, never hangs."""
+"""--timeout and --memory-limit: symbolic work past its time or memory budget stops with a clear message and exit
+code 1, never hangs or exhausts the machine."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from bridge.cli import main
-from bridge.derivation.deadline import DerivationTimeout, deadline
+from bridge.derivation.deadline import DerivationMemoryError, DerivationTimeout, deadline, memory_budget, resident_bytes
 
 BICYCLE = str(Path(__file__).resolve().parents[1] / "examples" / "engineering" / "bicycle.toml")
 
@@ -49,3 +50,33 @@ def test_cli_derivation_within_timeout(capsys):
     sleigh = str(Path(BICYCLE).parents[1] / "chaplygin_sleigh.toml")
     assert main(["derive", sleigh, "--method", "maggi", "--timeout", "60"]) == 0
     assert "ChaplyginSleigh" in capsys.readouterr().out
+
+
+def test_memory_budget_stops_growing_work_and_frees_it():
+    base = resident_bytes()
+    kept = []
+    with pytest.raises(DerivationMemoryError, match=r"the hungry loop needed more than its memory budget"):
+        with memory_budget(base + 200 * 2**20, "the hungry loop"):
+            while True:  # grows by 8 MB per step until the budget (base + 200 MB) stops it
+                kept.append(b"\x01" * (8 * 2**20))  # touched pages: resident at once
+                sum(range(20_000))  # CPU time, which the sampling timer counts
+    grown = len(kept) * 8 * 2**20
+    assert 150 * 2**20 <= grown <= 600 * 2**20  # stopped near the budget, not long after
+    kept.clear()
+    assert signal.getitimer(signal.ITIMER_VIRTUAL) == (0.0, 0.0)
+
+
+def test_memory_budget_leaves_small_work_alone():
+    with memory_budget(resident_bytes() + 500 * 2**20, "small work"):
+        value = sum(range(100_000))
+    assert value == 4999950000
+    assert signal.getitimer(signal.ITIMER_VIRTUAL) == (0.0, 0.0)
+
+
+def test_cli_memory_limit_is_enforced(capsys):
+    """A budget below what the process already holds (sympy alone is more than 50 MB) stops the derivation."""
+    sleigh = str(Path(BICYCLE).parents[1] / "chaplygin_sleigh.toml")
+    assert main(["derive", sleigh, "--method", "lagrange", "--memory-limit", "0.05"]) == 1
+    err = capsys.readouterr().err
+    assert "the derivation of ChaplyginSleigh by lagrange needed more than its memory budget of 0.05 GiB" in err
+    assert "Traceback" not in err

@@ -7,13 +7,19 @@ re-fires every :data:`REFIRE` seconds in case a bare ``except`` does. At the ``w
 The interrupted results are discarded; sympy's cache only holds completed results. Work inside one long
 call into compiled code (symengine) is interrupted when that call returns.
 
-Only the main thread receives signals: elsewhere, and on platforms without ``setitimer``, the limit is
+:func:`memory_budget` bounds the resident memory the same way: a CPU-time interval timer (``SIGVTALRM``)
+samples the resident set every :data:`MEMORY_SAMPLE` seconds of CPU and stops the work above the limit
+(:class:`DerivationMemoryError`, exit code 1).
+
+Only the main thread receives signals: elsewhere, and on platforms without ``setitimer``, the limits are
 not enforced.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
+import resource
 import signal
 import threading
 import time
@@ -75,3 +81,79 @@ def deadline(seconds: float | None, what: str) -> Iterator[None]:
             _arm(_active[-1])
         else:
             signal.signal(signal.SIGALRM, previous)
+
+
+MEMORY_SAMPLE = 0.05  # seconds of CPU time between two samples of the resident set
+_memory: list[int] = []  # limits (bytes) of the budgets in force, outermost first
+
+
+def default_memory_limit() -> int:
+    """Half the physical memory, at most 8 GiB: the command line's default ``--memory-limit``."""
+    try:
+        physical = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        physical = 16 * 2**30
+    return min(8 * 2**30, physical // 2)
+
+
+def resident_bytes() -> int:
+    """The process's resident set now (``/proc/self/statm``), else its peak (``getrusage``)."""
+    try:
+        with open("/proc/self/statm", encoding="ascii") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+class DerivationMemoryError(DerivationError):
+    """Symbolic work needed more memory than its budget: a failed run (exit code 1), not bad input."""
+
+    exit_code = 1
+
+
+class _OverBudget(BaseException):
+    """Raised by the sampling timer inside the interrupted work."""
+
+
+def _sample(signum, frame) -> None:
+    if resident_bytes() > _memory[-1]:
+        raise _OverBudget
+
+
+@contextlib.contextmanager
+def memory_budget(limit: int | None, what: str) -> Iterator[None]:
+    """Run the body while the resident memory stays below ``limit`` bytes (None: no limit).
+
+    Above it the work is interrupted and :class:`DerivationMemoryError` raised. Budgets nest: only a
+    tighter inner one changes the limit while it lasts.
+    """
+    if (limit is None or not hasattr(signal, "setitimer")
+            or threading.current_thread() is not threading.main_thread() or (_memory and _memory[-1] <= limit)):
+        yield
+        return
+    previous = signal.signal(signal.SIGVTALRM, _sample) if not _memory else None
+    _memory.append(limit)
+    try:
+        signal.setitimer(signal.ITIMER_VIRTUAL, MEMORY_SAMPLE, MEMORY_SAMPLE)
+        try:
+            _sample(signal.SIGVTALRM, None)  # already above the budget: the work does not start
+            yield
+        finally:
+            signal.setitimer(signal.ITIMER_VIRTUAL, 0)
+    except _OverBudget:
+        raise DerivationMemoryError(
+            f"{what} needed more than its memory budget of {limit / 2**30:.3g} GiB and was stopped. Raise "
+            "--memory-limit, or choose a method that scales to this system (lagrange, nielsen)") from None
+    finally:
+        _memory.pop()
+        if _memory:
+            signal.setitimer(signal.ITIMER_VIRTUAL, MEMORY_SAMPLE, MEMORY_SAMPLE)
+        else:
+            signal.signal(signal.SIGVTALRM, previous)
+
+
+@contextlib.contextmanager
+def budget(seconds: float | None, memory: int | None, what: str) -> Iterator[None]:
+    """Both limits at once: at most ``seconds`` of wall time and ``memory`` bytes resident."""
+    with deadline(seconds, what), memory_budget(memory, what):
+        yield
