@@ -332,6 +332,7 @@ void nhb_reset(nhb_instance *inst)
     inst->rk_age[0] = inst->rk_age[1] = 0;
     inst->rk_settled[0] = inst->rk_settled[1] = 0;
     inst->rk_last = -1;
+    inst->split_sign = 0;
     inst->mode = NHB_MODE_INSTANTIATED;
     invalidate_caches(inst);
 }
@@ -395,6 +396,8 @@ static const char *vr_note(char *buf, size_t len, int kind, int index)
     return buf;
 }
 
+static int split_crossed(nhb_instance *inst, double t, const double *x);
+
 /* nhb_rhs() at (t, x) with the instance's parameters and inputs, plus a finiteness check of the
  * state it gets and of the results. Returns 0, or 1 with the reason in inst->msg. */
 static int eval_rhs(nhb_instance *inst, double t, const double *x, double *dx, double *lam)
@@ -409,6 +412,8 @@ static int eval_rhs(nhb_instance *inst, double t, const double *x, double *dx, d
         return 1;
     }
     if (nhb_model_failed(inst, "nhb_rhs", nhb_rhs(t, x, inst->p, inst->in, dx, lam, inst->msg, sizeof inst->msg)))
+        return 1;
+    if (split_crossed(inst, t, x))
         return 1;
     if ((i = first_non_finite(dx, NHB_NX)) >= 0) {
         snprintf(inst->msg, sizeof inst->msg, "non-finite state derivative dx[%d]%s = %g", i,
@@ -553,6 +558,73 @@ static const char *coordinate_list(char *buf, size_t len, int dependent)
         used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? ", " : "", NHB_COORDINATE_NAMES[i]);
     }
     return buf;
+}
+
+/* Reduced forms (NHB_VELOCITY_STATES == 0) keep the split of build time: their dependent velocities
+ * (NHB_DEPENDENT) are solved from A_dep(q, t) at every evaluation, and the generated nhb_rhs fails where
+ * the split's health falls below its threshold. An integrator step can jump over that band; then
+ * det(A_dep) has changed its sign since the first evaluation after initialization (inst->split_sign) and
+ * the evaluation fails naming the time: the FMU cannot re-partition as the native simulation does.
+ * Returns 0, or 1 with the reason in inst->msg. */
+static int split_crossed(nhb_instance *inst, double t, const double *x)
+{
+    const int m = NHB_NRES, n = NHB_NQ;
+    double *block, *A, *D;
+    int sign = 1, i, j, k, p;
+    char dep[256];
+
+    if (NHB_VELOCITY_STATES || !NHB_HAS_CONSTRAINTS || m == 0)
+        return 0;
+    block = alloc_doubles(inst, alloc_count(NHB_NHOL) + (size_t)(m * n + m + m * m));
+    if (block == NULL) {
+        snprintf(inst->msg, sizeof inst->msg, "out of memory");
+        return 1;
+    }
+    A = block + alloc_count(NHB_NHOL);
+    D = A + m * n + m;
+    if (nhb_constraints(t, x, inst->p, inst->in, block, A, A + m * n, inst->msg, sizeof inst->msg)) {
+        inst->free_mem(block);
+        return 1;
+    }
+    for (i = 0; i < m; i++)
+        for (j = 0; j < m; j++)
+            D[i * m + j] = A[i * n + NHB_DEPENDENT[j]];
+    for (k = 0; k < m && sign != 0; k++) { /* sign of det(A_dep): elimination with partial pivoting */
+        for (p = k, i = k + 1; i < m; i++)
+            if (fabs(D[i * m + k]) > fabs(D[p * m + k]))
+                p = i;
+        if (!(D[p * m + k] != 0.0)) {
+            sign = 0;
+            break;
+        }
+        if (p != k) {
+            for (j = 0; j < m; j++) {
+                double s = D[k * m + j];
+                D[k * m + j] = D[p * m + j];
+                D[p * m + j] = s;
+            }
+            sign = -sign;
+        }
+        if (D[k * m + k] < 0.0)
+            sign = -sign;
+        for (i = k + 1; i < m; i++) {
+            double f = D[i * m + k] / D[k * m + k];
+            for (j = k + 1; j < m; j++)
+                D[i * m + j] -= f * D[k * m + j];
+        }
+    }
+    inst->free_mem(block);
+    if (inst->split_sign == 0) {
+        inst->split_sign = sign;
+        return 0;
+    }
+    if (sign == inst->split_sign)
+        return 0;
+    snprintf(inst->msg, sizeof inst->msg, "the split of the velocities chosen at build time (dependent %s) is "
+             "singular at t = %.17g or was passed just before it (det(A_dep) changed its sign since the start): "
+             "this FMU of a reduced method cannot re-partition; export the lagrange form or choose other "
+             "independent coordinates", coordinate_list(dep, sizeof dep, 1), t);
+    return 1;
 }
 
 /* Index of the largest |a[k]| of a[0..n) (0 for n == 0). */
@@ -782,6 +854,7 @@ nhb_status nhb_check_initial_point(nhb_instance *inst, const char *func)
     if (make_start_consistent(inst, func) != NHB_OK)
         return NHB_ERROR;
     invalidate_caches(inst);
+    inst->split_sign = 0; /* taken at the consistent start state */
     if (ensure_rhs(inst, func) != NHB_OK)
         return NHB_ERROR;
     return ensure_outputs(inst, func);

@@ -95,6 +95,8 @@ struct nhb_instance {
     double *dx, *lam;                      /* cached nhb_rhs() results, valid if rhs_valid */
     double *v, *y, *r;                     /* cached nhb_outputs() results, valid if out_valid */
     int rhs_valid, out_valid;              /* cache flags, cleared by every set */
+    int split_sign;                        /* reduced forms: sign of det(A_dep) of the build-time split at the
+                                              first evaluation after initialization (0: not taken yet) */
     double *jac;                           /* Jacobian cache of nhb_jacobian.c, keyed by (t, x, p, in); NULL
                                               until the first directional derivative, freed by nhb_release */
 

@@ -115,13 +115,24 @@ def rel_error(a: np.ndarray, ref: np.ndarray, floor: float) -> float:
     return float((np.abs(a - ref).max(axis=1) / scale).max())
 
 
+def explicit_split(eom) -> dict:
+    """The reduced methods' placeholders (B, beta, B', beta') as explicit expressions by sympy's LU solve of the
+    (small) auxiliary blocks: the reference differentiates the explicit equations, not the FMU's implicit ones."""
+    sub: dict = {}
+    for stage in eom.auxiliary:
+        sol = sp.Matrix(stage.matrix).LUsolve(sp.Matrix(stage.rhs).xreplace(sub))
+        sub.update(dict(zip(stage.unknowns, sol)))
+    return sub
+
+
 def reference_jacobian(eom, t: float, x: np.ndarray, inputs: np.ndarray) -> np.ndarray:
     """Rows [dx; lambda; y] over [x; inputs] by sympy differentiation and numpy (no symengine, no C)."""
     system = eom.system
     p = len(eom.u)
     knowns = [*system.q, *eom.u, *(u.symbol for u in system.inputs)]
     args = [S.t, *system.q, *eom.u, *(q.symbol for q in system.parameters), *(u.symbol for u in system.inputs)]
-    M, F, K = (sp.Matrix(a) for a in (eom.mass_matrix, eom.forcing, eom.kinematics))
+    split = explicit_split(eom)
+    M, F, K = (sp.Matrix(a).xreplace(split) for a in (eom.mass_matrix, eom.forcing, eom.kinematics))
     velocity = {c.velocity_symbol: K[i] for i, c in enumerate(system.coordinates)}
     Y = sp.Matrix([y.xreplace(velocity) for y in system.outputs.values()] or [sp.S.Zero])
     f = sp.lambdify(args, [M, F, K.jacobian(knowns), F.jacobian(knowns), [M.diff(w) for w in knowns],

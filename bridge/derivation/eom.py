@@ -10,11 +10,18 @@ For the full methods (lagrange, nielsen) ``u = q'`` and ``lambda`` are the const
 multipliers; for the reduced methods (maggi, appell, chaplygin) ``u`` are the independent
 velocities and there are no multipliers. ``acceleration_map`` gives q'' in terms of
 (q, u, u', t). No exporter re-derives anything from the system.
+
+The reduced methods keep the split of the constraints implicit: an *auxiliary* block of
+:class:`AuxiliaryStage` s ``L(q, t) Z = R(q, u, t, Z_earlier)``, evaluated before everything else,
+gives placeholder symbols Z (``B = -A_dep^-1 A_ind``, ``beta = -A_dep^-1 a0`` and their time
+derivatives) that K, M, F and the acceleration map contain. Every evaluator solves it numerically
+(pivoted LU) at each evaluation; nothing is inverted symbolically.
 """
 
 from __future__ import annotations
 
 import functools
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -41,6 +48,23 @@ class DerivationStats:
 
 
 @dataclass(frozen=True)
+class AuxiliaryStage:
+    """One linear block ``matrix Z = rhs`` with unknown symbols ``unknowns`` (r x c), ``matrix`` r x r.
+
+    ``matrix`` depends on (q, t, parameters); ``rhs`` also on u, the inputs and the unknowns of earlier stages.
+    """
+
+    unknowns: sp.ImmutableMatrix
+    matrix: sp.ImmutableMatrix
+    rhs: sp.ImmutableMatrix
+
+    @property
+    def symbols(self) -> tuple[sp.Symbol, ...]:
+        """The unknowns row-major (the order of ``list(rhs)``)."""
+        return tuple(self.unknowns)
+
+
+@dataclass(frozen=True)
 class EquationsOfMotion:
     """Equations of motion of one system by one method (immutable)."""
 
@@ -58,6 +82,7 @@ class EquationsOfMotion:
     constraint_jacobian: sp.ImmutableMatrix | None = None  # A(q, t), m x n
     baumgarte: tuple[float, float] | None = None
     forms: tuple[tuple[str, sp.Basic], ...] = ()
+    auxiliary: tuple[AuxiliaryStage, ...] = ()  # solved (in order) before kinematics and dynamics
     stats: DerivationStats = field(default_factory=lambda: DerivationStats(0.0))
 
     def __repr__(self) -> str:
@@ -93,6 +118,11 @@ class EquationsOfMotion:
         return tuple(names.index(nm) for nm in self.dependent)
 
     @property
+    def auxiliary_symbols(self) -> tuple[sp.Symbol, ...]:
+        """The placeholders of every auxiliary stage, in evaluation order."""
+        return tuple(s for stage in self.auxiliary for s in stage.symbols)
+
+    @property
     def unknowns(self) -> tuple[sp.Symbol, ...]:
         return self.du + self.multipliers
 
@@ -117,7 +147,32 @@ class EquationsOfMotion:
         return self.system.inputs
 
     def form(self, name: str) -> sp.Basic:
-        return dict(self.forms)[name]
+        """A method-specific form, the split's placeholders replaced by their explicit solution (on request only,
+        see :meth:`explicit`)."""
+        return self.explicit(dict(self.forms)[name])
+
+    def explicit(self, expr: sp.Basic, seconds: float = 10.0) -> sp.Basic:
+        """``expr`` with the auxiliary placeholders replaced by explicit expressions: for display and comparison
+        only (never on the way to equations, FMUs or simulation). Each stage is solved by sympy's LU solve;
+        entries are simplified (cancel, trigsimp) while the time budget ``seconds`` lasts, then left as they are."""
+        if not self.auxiliary or not (expr.free_symbols & set(self.auxiliary_symbols)):
+            return expr
+        return expr.xreplace(self._explicit_split(seconds))
+
+    def _explicit_split(self, seconds: float) -> dict:
+        cached = self.__dict__.get("_explicit_cache")
+        if cached is not None:
+            return cached
+        deadline = time.monotonic() + seconds
+        sub: dict = {}
+        for stage in self.auxiliary:
+            sol = sp.Matrix(stage.matrix).LUsolve(sp.Matrix(stage.rhs).xreplace(sub))
+            for z, e in zip(stage.unknowns, sol):
+                if time.monotonic() < deadline:
+                    e = sp.trigsimp(sp.cancel(e))
+                sub[z] = e
+        object.__setattr__(self, "_explicit_cache", sub)
+        return sub
 
     def equations(self) -> list[sp.Eq]:
         """The dynamic equations ``(M [u', lambda])_i = F_i`` as sympy equalities."""

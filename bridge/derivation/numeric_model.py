@@ -1,7 +1,9 @@
 """Numeric evaluation of an :class:`EquationsOfMotion`: the right-hand side for integrators.
 
 The dynamic system ``M [u', lambda] = F`` is solved by LU with partial pivoting at every
-evaluation; it is never solved symbolically.
+evaluation; it is never solved symbolically. So are the auxiliary stages of the reduced methods
+(``A_dep [B, beta] = -[A_ind, a0]`` and its time derivative), before everything that contains their
+placeholders.
 """
 
 from __future__ import annotations
@@ -17,6 +19,43 @@ from ..model.mechanics import split_health
 from ..model.numeric import compile_exprs
 
 SINGULAR_RCOND = 1e-13
+
+
+class AuxiliarySolver:
+    """The placeholders Z of :attr:`EquationsOfMotion.auxiliary` at given argument values, stage by stage.
+
+    Stage k solves ``L_k Z_k = R_k(args, Z_1..Z_k-1)`` by LU with partial pivoting.
+    """
+
+    def __init__(self, eom, args):
+        self.stages = []
+        self.method = eom.method
+        earlier: list = []
+        for stage in eom.auxiliary:
+            f = compile_exprs(list(args) + earlier, list(stage.matrix) + list(stage.rhs))
+            self.stages.append((f, stage.unknowns.shape[0], stage.unknowns.shape[1]))
+            earlier += list(stage.symbols)
+        self.size = len(earlier)
+
+    def solve(self, values: np.ndarray, t: float = 0.0) -> np.ndarray:
+        """All placeholders (row-major per stage, stages in order)."""
+        out = np.empty(0)
+        lu = None
+        for f, r, c in self.stages:
+            vals = np.asarray(f(np.concatenate([values, out])), dtype=float).ravel()
+            L, R = vals[: r * r].reshape(r, r), vals[r * r:].reshape(r, c)
+            if not (np.all(np.isfinite(L)) and np.all(np.isfinite(R))):
+                raise SimulationError(f"at t = {t:.9g} the constraint split of method {self.method} is not finite "
+                                      "(NaN or Inf); check the constraints for a domain error or a singularity")
+            if lu is None or not np.array_equal(L, lu[2]):
+                factors = scipy.linalg.lu_factor(L, check_finite=False)
+                diag = np.abs(np.diag(factors[0]))
+                if diag.min() <= SINGULAR_RCOND * max(np.abs(L).max(), 1e-300):
+                    raise SimulationError(f"at t = {t:.9g} the constraints cannot be solved for the dependent "
+                                          f"velocities of method {self.method} (the split is singular)")
+                lu = (*factors, L)
+            out = np.concatenate([out, scipy.linalg.lu_solve(lu[:2], R, check_finite=False).ravel()])
+        return out
 
 
 class NumericModel:
@@ -37,6 +76,10 @@ class NumericModel:
         base = [S.t, *system.q, *eom.u, *par_syms, *inp_syms]
         size = self.p + self.m
         self.size = size
+        self._aux = AuxiliarySolver(eom, base) if eom.auxiliary else None
+        self._aux_key: bytes | None = None
+        self._aux_value = np.empty(0)
+        base = base + list(eom.auxiliary_symbols)
         self._dyn = compile_exprs(base, list(eom.mass_matrix) + list(eom.forcing))
         self._kin = compile_exprs(base, list(eom.kinematics))
         self._acc = compile_exprs(base + list(eom.du), list(eom.acceleration_map))
@@ -59,7 +102,19 @@ class NumericModel:
 
     # -- evaluation ------------------------------------------------------------
     def _base(self, t: float, q: np.ndarray, u: np.ndarray) -> np.ndarray:
-        return np.concatenate([[t], q, u, self.params, self.inputs])
+        """[t, q, u, parameters, inputs] and the auxiliary placeholders solved there."""
+        values = np.concatenate([[t], q, u, self.params, self.inputs])
+        if self._aux is None:
+            return values
+        key = values.tobytes()
+        if key != self._aux_key:  # rhs, kinematics and accelerations at one state share one solve
+            self._aux_value = self._aux.solve(values, t)
+            self._aux_key = key
+        return np.concatenate([values, self._aux_value])
+
+    def auxiliary(self, t: float, q: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """The placeholders of the auxiliary stages at a state (empty without)."""
+        return self._base(t, q, u)[1 + self.n + self.p + len(self.params) + len(self.inputs):]
 
     def solve(self, t: float, q: np.ndarray, u: np.ndarray) -> np.ndarray:
         """The unknowns ``[u', lambda]`` at a state."""

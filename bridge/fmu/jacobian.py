@@ -16,6 +16,11 @@ matters for the larger systems). The generated ``nhb_jacobian`` factors ``M`` on
 The factors of ``nhb_rhs`` are not reused: ``M`` is local to ``nhb_rhs`` by the contract in ``nhb_model.h``.
 
 Matrix ``J`` (row-major) has rows ``[q' (nq); u' (p); lambda (m); y (ny)]`` and columns ``[x (nx); w (nin)]``.
+
+Equations with an auxiliary block (the reduced methods: placeholders ``Z`` from ``L_k Z_k = R_k(x, w, Z_<k)``,
+solved numerically) are differentiated implicitly: ``dZ_k/d(x, w) = L_k^-1 (dG_k/d(x, w) + sum_j<k dG_k/dZ_j
+dZ_j/d(x, w))`` with ``G_k = R_k - L_k Z_k_hat``, stage by stage with the same LU routine, and every row above
+gets ``+ sum_j d(row)/dZ_j dZ_j/d(x, w)`` (the partial derivatives by Z are symbolic, the products numeric).
 """
 
 from __future__ import annotations
@@ -75,6 +80,17 @@ def _derivative(expr, var) -> sp.Expr:
     return out
 
 
+def jacobian_rows(eom: EquationsOfMotion) -> list[sp.Expr]:
+    """``[K; G; Y]`` with ``G = F - M z_hat`` and the outputs Y in terms of the states (``q' = K`` substituted)."""
+    system = eom.system
+    M, F, K = eom.mass_matrix, eom.forcing, eom.kinematics
+    size = M.shape[0]
+    z = [sp.Symbol(f"z[{k}]") for k in range(size)]
+    G = [F[i] - sp.Add(*[M[i, j] * z[j] for j in range(size) if M[i, j] != 0]) for i in range(size)]
+    velocity = {c.velocity_symbol: K[i] for i, c in enumerate(system.coordinates) if c.velocity_symbol != K[i]}
+    return [*K, *G, *[y.xreplace(velocity) for y in system.outputs.values()]]
+
+
 def jacobian_entries(eom: EquationsOfMotion) -> tuple[list[sp.Symbol], list[sp.Symbol],
                                                       list[tuple[int, int, se.Basic]]]:
     """The knowns (column order), the symbols ``z_hat`` and the nonzero entries ``(row, column, expr)``.
@@ -83,19 +99,20 @@ def jacobian_entries(eom: EquationsOfMotion) -> tuple[list[sp.Symbol], list[sp.S
     multiplied by ``M^-1``); then ``dy/d(x, w)``. The entries are symengine expressions.
     """
     system = eom.system
-    M, F, K = eom.mass_matrix, eom.forcing, eom.kinematics
-    size = M.shape[0]
     knowns = [*system.q, *eom.u, *(u.symbol for u in system.inputs)]
-    z = [sp.Symbol(f"z[{k}]") for k in range(size)]  # brackets: cannot clash with a user's identifier
-    G = [F[i] - sp.Add(*[M[i, j] * z[j] for j in range(size) if M[i, j] != 0]) for i in range(size)]
-    velocity = {c.velocity_symbol: K[i] for i, c in enumerate(system.coordinates) if c.velocity_symbol != K[i]}
-    Y = [y.xreplace(velocity) for y in system.outputs.values()]
-    se_knowns = [se.sympify(w) for w in knowns]
+    z = [sp.Symbol(f"z[{k}]") for k in range(eom.mass_matrix.shape[0])]  # brackets: no clash with user names
+    entries = _partials(jacobian_rows(eom), knowns)
+    return knowns, z, entries
+
+
+def _partials(exprs, variables) -> list[tuple[int, int, se.Basic]]:
+    """The nonzero ``(row, column, d exprs[row] / d variables[column])`` (symengine)."""
+    se_vars = [se.sympify(w) for w in variables]
     entries = []
-    for r, f in enumerate([*K, *G, *Y]):
+    for r, f in enumerate(exprs):
         fs = se.sympify(f)
         free = fs.free_symbols
-        for c, w in enumerate(se_knowns):
+        for c, w in enumerate(se_vars):
             if w not in free:
                 continue
             out = fs.diff(w)
@@ -103,7 +120,53 @@ def jacobian_entries(eom: EquationsOfMotion) -> tuple[list[sp.Symbol], list[sp.S
                 out = se.sympify(_resolve(sp.sympify(out), _derivative))
             if out != 0:
                 entries.append((r, c, out))
-    return knowns, z, entries
+    return entries
+
+
+def _chain(target: str, zentries, nc: int, prefix: str) -> tuple[list[tuple[str, se.Basic]], list[str]]:
+    """``target[row] += P[e] * DZ[j]`` (rows of nc columns) for the entries ``(row, j, P[e])``: the assignments of
+    ``P`` (for the CSE pass) and the loop after it."""
+    if not zentries:
+        return [], []
+    rows = ", ".join(str(r) for r, _, _ in zentries)
+    cols = ", ".join(str(j) for _, j, _ in zentries)
+    loop = [f"    static const int {prefix}_row[] = {{{rows}}}, {prefix}_z[] = {{{cols}}};",
+            f"    for (int e = 0; e < {len(zentries)}; ++e)",
+            f"        for (int c = 0; c < {nc}; ++c) {target}[{prefix}_row[e] * {nc} + c] += "
+            f"{prefix}_p[e] * DZ[{prefix}_z[e] * {nc} + c];"]
+    return [(f"{prefix}_p[{e}]", x) for e, (_, _, x) in enumerate(zentries)], loop
+
+
+def _auxiliary_derivatives(eom: EquationsOfMotion, knowns, nc: int) -> list[str]:
+    """C computing ``Z`` and ``DZ`` (placeholders x (x, w), row-major) stage by stage."""
+    from .c_printer import NhbCPrinter
+    from .model_c import _c_auxiliary, model_names
+
+    zsyms = list(eom.auxiliary_symbols)
+    lines = [*_c_auxiliary(eom, "s"), f"    double DZ[{len(zsyms) * nc}];"]
+    offset = 0
+    for k, stage in enumerate(eom.auxiliary):
+        r, c = stage.unknowns.shape
+        Zk = list(stage.symbols)
+        G = [stage.rhs[i, j] - sp.Add(*[stage.matrix[i, l_] * stage.unknowns[l_, j] for l_ in range(r)
+                                        if stage.matrix[i, l_] != 0]) for i in range(r) for j in range(c)]
+        targets = [(f"L[{i}]", se.sympify(e)) for i, e in enumerate(stage.matrix)]
+        targets += [(f"D[{row * nc + col}]", e) for row, col, e in _partials(G, knowns)]
+        zentries = [(row, j, e) for row, j, e in _partials(G, zsyms[:offset])]
+        ptargets, loop = _chain("D", zentries, nc, f"d{k}")
+        lines += ["    {", f"    double L[{r * r}], D[{r * c * nc}];",
+                  *([f"    double d{k}_p[{len(zentries)}];"] if zentries else []),
+                  f"    for (int i = 0; i < {r * c * nc}; ++i) D[i] = 0.0;",
+                  *_scheduled_cse(NhbCPrinter(model_names(eom)), targets + ptargets, f"d{k}"), *loop,
+                  f"    int bad = nhb_lu_solve_many({r}, L, {c * nc}, D);",
+                  "    if (bad) {",
+                  '        snprintf(msg, msg_len, "the constraints cannot be solved for the dependent velocities at '
+                  't = %.17g (pivot %d)", t, bad);',
+                  "        return 1;",
+                  "    }",
+                  f"    for (int i = 0; i < {r * c * nc}; ++i) DZ[{offset * nc} + i] = D[i];", "    }"]
+        offset += len(Zk)
+    return lines
 
 
 def _to_sympy(e: se.Basic) -> sp.Basic:
@@ -178,7 +241,8 @@ def jacobian_c(eom: EquationsOfMotion, enabled: bool) -> list[str]:
             "}",
             "",
         ]
-    from .c_printer import NhbCPrinter, _c_names
+    from .c_printer import NhbCPrinter
+    from .model_c import model_names
 
     system = eom.system
     nq = system.n
@@ -186,15 +250,26 @@ def jacobian_c(eom: EquationsOfMotion, enabled: bool) -> list[str]:
     knowns, z, entries = jacobian_entries(eom)
     nc = len(knowns)
     nrows = nq + size + len(system.outputs)
-    printer = NhbCPrinter(_c_names(eom))
+    printer = NhbCPrinter(model_names(eom))
     printer.names.update({s: s.name for s in z})
     targets = [(f"M[{k}]", e) for k, e in enumerate(eom.mass_matrix)]
     targets += [(f"J[{r * nc + c}]", e) for r, c, e in entries]
+    loop: list[str] = []
+    aux: list[str] = []
+    if eom.auxiliary:
+        aux = _auxiliary_derivatives(eom, knowns, nc)
+        rows = jacobian_rows(eom)
+        zentries = _partials(rows, list(eom.auxiliary_symbols))
+        ptargets, loop = _chain("J", zentries, nc, "jz")
+        targets += ptargets
+        aux.append(f"    double jz_p[{len(zentries)}];" if zentries else "")
     body = [
         "    (void)t; (void)x; (void)p; (void)in; (void)z;",
         f"    double M[{max(1, size * size)}];",
+        *[line for line in aux if line],
         f"    for (int k = 0; k < {nrows * nc}; ++k) J[k] = 0.0;",
         *_scheduled_cse(printer, targets, "j"),
+        *loop,
     ]
     if size:
         body += [

@@ -15,6 +15,62 @@ from ..model import symbols as S
 from .c_printer import NhbCPrinter, _c_array, _c_assignments, _c_names, _cse_block
 from .layout import FmuLayout
 
+#: the generated code stops with an error when min |pivot| of A_dep / max |[A_dep, A_ind]| falls below this: the
+#: split chosen at build time is (nearly) singular there (the native simulation re-partitions at the same health
+#: of sigma_min(A_dep) / |A|, bridge.simulation.simulate.SPLIT_THRESHOLD)
+SPLIT_HEALTH_MIN = 1e-3
+
+
+def model_names(eom: EquationsOfMotion) -> dict:
+    """The C names of the bridge's symbols, with the auxiliary placeholders as ``Z[k]``."""
+    names = _c_names(eom)
+    names.update({z: f"Z[{k}]" for k, z in enumerate(eom.auxiliary_symbols)})
+    return names
+
+
+def _c_auxiliary(eom: EquationsOfMotion, prefix: str) -> list[str]:
+    """Statements computing ``Z`` (the auxiliary placeholders) stage by stage: ``L Z_k = R_k`` by LU with partial
+    pivoting (one CSE pass per stage); a (nearly) singular split returns 3 with a message naming the time and the
+    split's health ``min |pivot of A_dep| / max |[A_dep, A_ind]|``."""
+    if not eom.auxiliary:
+        return []
+    lines = [f"    double Z[{len(eom.auxiliary_symbols)}];"]
+    offset = 0
+    split = f"independent {', '.join(eom.independent)}; dependent {', '.join(eom.dependent)}"
+    for k, stage in enumerate(eom.auxiliary):
+        r, c = stage.unknowns.shape
+        temps, vals = _cse_block(NhbCPrinter(model_names(eom)), list(stage.matrix) + list(stage.rhs),
+                                 f"{prefix}{k}")
+        lines += ["    {", f"    double L[{r * r}], R[{r * c}];", *temps, *_c_assignments("L", vals[:r * r]),
+                  *_c_assignments("R", vals[r * r:])]
+        if k == 0:
+            lines += [
+                "    double amax = 0.0, pmin = HUGE_VAL;",
+                f"    for (int i = 0; i < {r * r}; ++i) amax = fmax(amax, fabs(L[i]));",
+                f"    for (int i = 0; i < {r * c}; ++i) amax = fmax(amax, fabs(R[i]));",
+            ]
+        lines += [f"    int bad = nhb_lu_solve_many({r}, L, {c}, R);"]
+        if k == 0:
+            lines += [
+                f"    for (int i = 0; i < {r}; ++i) pmin = fmin(pmin, fabs(L[i * {r} + i]));",
+                f"    if (bad || !(pmin > {SPLIT_HEALTH_MIN!r} * amax)) {{",
+                '        snprintf(msg, msg_len, "the split of the velocities chosen at build time (%s) is singular at '
+                't = %.17g (health min|pivot|/max|A| = %.3g < %g): this FMU of a reduced method cannot re-partition; '
+                'export the lagrange form or choose other independent coordinates", '
+                f'"{split}", t, bad ? 0.0 : pmin / amax, {SPLIT_HEALTH_MIN!r});',
+                "        return 3;",
+                "    }",
+            ]
+        else:
+            lines += ["    if (bad) {",
+                      '        snprintf(msg, msg_len, "the constraints cannot be solved for the dependent velocities '
+                      'at t = %.17g (pivot %d)", t, bad);',
+                      "        return 3;",
+                      "    }"]
+        lines += [f"    for (int i = 0; i < {r * c}; ++i) Z[{offset} + i] = R[i];", "    }"]
+        offset += r * c
+    return lines
+
 
 def _c_preamble(eom: EquationsOfMotion) -> list[str]:
     """The file comment and the includes."""
@@ -69,7 +125,7 @@ def _c_rhs(eom: EquationsOfMotion, lay: FmuLayout) -> list[str]:
     One CSE pass covers M, F and K; a singular M or non-finite derivatives return an error code and message.
     """
     nq, size = eom.system.n, len(eom.u) + len(eom.multipliers)
-    temps, dyn = _cse_block(NhbCPrinter(_c_names(eom)),
+    temps, dyn = _cse_block(NhbCPrinter(model_names(eom)),
                             list(eom.mass_matrix) + list(eom.forcing) + list(eom.kinematics), "c")
     n_m = size * size
     return [
@@ -79,6 +135,7 @@ def _c_rhs(eom: EquationsOfMotion, lay: FmuLayout) -> list[str]:
         "    (void)t; (void)x; (void)p; (void)in; (void)lam;",
         f"    double M[{max(1, n_m)}];",
         f"    double F[{max(1, size)}];",
+        *_c_auxiliary(eom, "s"),
         *temps,
         *_c_assignments("M", dyn[:n_m]),
         *_c_assignments("F", dyn[n_m:n_m + size]),
@@ -117,7 +174,7 @@ def _c_outputs(eom: EquationsOfMotion) -> list[str]:
     """``nhb_outputs``: the velocities ``v = K``, then the outputs ``y`` and velocity residuals ``r`` in terms of v."""
     system = eom.system
     nq, ny = system.n, len(system.outputs)
-    vel_temps, vel = _cse_block(NhbCPrinter(_c_names(eom)), list(eom.kinematics), "k")
+    vel_temps, vel = _cse_block(NhbCPrinter(model_names(eom)), list(eom.kinematics), "k")
     out_printer = NhbCPrinter(_c_names(eom))
     for i, c in enumerate(system.coordinates):
         out_printer.names[c.velocity_symbol] = f"v[{i}]"
@@ -128,6 +185,7 @@ def _c_outputs(eom: EquationsOfMotion) -> list[str]:
         "                double *r, char *msg, size_t msg_len)",
         "{",
         "    (void)t; (void)x; (void)p; (void)in; (void)y; (void)r; (void)msg; (void)msg_len;",
+        *_c_auxiliary(eom, "a"),
         *vel_temps,
         *_c_assignments("v", vel[:nq]),
         *out_temps,

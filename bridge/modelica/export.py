@@ -114,6 +114,8 @@ class ModelicaWriter:
             names[q.symbol] = self.ident(q.name)
         for k, lam in enumerate(eom.multipliers):
             names[lam] = f"lambda[{k + 1}]"
+        for k, z in enumerate(eom.auxiliary_symbols):
+            names[z] = f"nhb_split{k + 1}"  # the split's placeholders (B, beta, B', beta'), solved by the tool
         self.printer = ModelicaCodePrinter(names)
 
     def code(self, expr) -> str:
@@ -252,6 +254,28 @@ class ModelicaWriter:
             return []
         return ["protected"] + [f'  Real nhb_cse{k + 1} "common subexpression";' for k in range(len(repl))]
 
+    def _auxiliary_declarations(self, protected: bool) -> list[str]:
+        """The protected scalars ``nhb_split<k>`` of the reduced methods' implicit split (B, beta, B', beta')."""
+        symbols = self.eom.auxiliary_symbols
+        if not symbols:
+            return []
+        return ([] if protected else ["protected"]) + [f'  Real {self.code(z)} "{_quote(str(z))} of the split";'
+                                                       for z in symbols]
+
+    def _auxiliary_equations(self) -> list[str]:
+        """``A_dep [B, beta] = -[A_ind, a0]`` and its time derivative, as linear equations (never solved here)."""
+        eom = self.eom
+        if not eom.auxiliary:
+            return []
+        out = ["  // the split, kept implicit: A_dep*[B, beta] = -[A_ind, a0] and its time derivative"]
+        for stage in eom.auxiliary:
+            L, Z, R = stage.matrix, stage.unknowns, stage.rhs
+            for i in range(Z.shape[0]):
+                for j in range(Z.shape[1]):
+                    lhs = sp.Add(*[L[i, k] * Z[k, j] for k in range(L.shape[1]) if L[i, k] != 0])
+                    out.append(f"  {self.code(lhs)} = {self.code(R[i, j])};")
+        return out
+
     def _kinematic_equations(self) -> list[str]:
         """``der(q) = der_q``, ``der(der_q) = der_der_q`` and the dependent velocities from the constraints."""
         eom, system = self.eom, self.eom.system
@@ -322,8 +346,9 @@ class ModelicaWriter:
         fixed = self._fixed()
         declarations = [*self._parameter_and_input_declarations(), *self._coordinate_declarations(fixed),
                         *self._velocity_declarations(fixed), *self._result_declarations(),
-                        *self._cse_declarations(repl)]
-        equations = [*self._kinematic_equations(), *self._cse_equations(repl), *self._dynamic_equations(lhs, rhs),
+                        *self._cse_declarations(repl), *self._auxiliary_declarations(bool(repl))]
+        equations = [*self._auxiliary_equations(), *self._kinematic_equations(), *self._cse_equations(repl),
+                     *self._dynamic_equations(lhs, rhs),
                      *self._constraint_equations(lhs, rhs), *self._residual_and_output_equations()]
         out = [*self._head(within), *declarations, "equation", *equations, *self._annotation(),
                f"end {_ident(self.eom.system.name)};"]

@@ -76,8 +76,19 @@ def check_mass_matrix(eom: EquationsOfMotion, at: np.ndarray) -> None:
     M = eom.mass_matrix
     if M.shape[0] == 0:
         return
-    # evaluate at the start state, expressed in (q, q') and the speeds u
-    Mn = evaluate_once(state_args(system), list(M), at).reshape(M.shape)
+    # evaluate at the start state, expressed in (q, q') and the speeds u (and the split solved there)
+    args = state_args(system)
+    if eom.auxiliary:
+        from ...errors import SimulationError
+        from ..numeric_model import AuxiliarySolver
+
+        try:
+            z = AuxiliarySolver(eom, args).solve(np.asarray(at, dtype=float), float(at[0]))
+        except SimulationError as exc:
+            raise SystemFileError(Problem("method.independent", f"{exc} at the start state",
+                                          "choose other independent coordinates", system.source)) from exc
+        args, at = args + list(eom.auxiliary_symbols), np.concatenate([at, z])
+    Mn = evaluate_once(args, list(M), at).reshape(M.shape)
     if not np.all(np.isfinite(Mn)):
         raise SystemFileError(Problem("energy.kinetic", "the mass matrix is not finite at the start state",
                                       "check the kinetic energy and the start values", system.source))

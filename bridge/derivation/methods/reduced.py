@@ -19,7 +19,6 @@ from ...model.mechanics import (
     generalized_forces,
     independent_from_names,
     numeric_constraint_matrix,
-    solve_split,
     split_health,
     to_se,
     to_sp,
@@ -27,7 +26,7 @@ from ...model.mechanics import (
     velocity_constraints,
 )
 from ...model.system import System
-from ..eom import EquationsOfMotion
+from ..eom import AuxiliaryStage, EquationsOfMotion
 from .base import METHODS, Method, speeds_for
 
 ZERO = se.Integer(0)
@@ -35,7 +34,12 @@ ZERO = se.Integer(0)
 
 @dataclass
 class Reduction:
-    """A split with its kinematics ``q' = K(q, u, t)`` and ``q'' = C u' + a(q, u, t)``."""
+    """A split with its kinematics ``q' = K(q, u, t)`` and ``q'' = C u' + a(q, u, t)``.
+
+    ``B = -A_dep^-1 A_ind``, ``beta = -A_dep^-1 a0`` and their time derivatives are placeholder symbols
+    (``B[y,x]``, ``beta[y]``, ``B_dot[y,x]``, ``beta_dot[y]``); ``stages`` are the linear blocks that
+    define them, solved numerically by every evaluator (see :class:`~bridge.derivation.eom.AuxiliaryStage`).
+    """
 
     split: Split
     u: tuple                 # symengine speed symbols (q' of the independent coordinates)
@@ -44,6 +48,9 @@ class Reduction:
     C: list                  # n x p: dq'/du
     acc_rest: list           # n: q'' at u' = 0
     sub: dict                # q'_dep -> K_dep
+    B_dot: list              # s x p placeholders (zeros where B is zero)
+    stages: tuple            # AuxiliaryStage, ...
+    forms: list              # (name, matrix) of the split: A_dep, A_ind, a0 and the placeholders
 
     def substitute(self, expr):
         return expr.xreplace(self.sub) if self.sub else expr
@@ -59,31 +66,76 @@ def _split_regular(system: System, A, dependent: Sequence[int], at: np.ndarray) 
     return split_health(numeric_constraint_matrix(system, A, at), dependent) > SINGULAR_SPLIT
 
 
+def _placeholders(label: str, rows: Sequence[str], cols: Sequence[str] | None) -> list:
+    """Symbols ``label[row,col]`` (or ``label[row]``): brackets keep them apart from every user identifier."""
+    if cols is None:
+        return [se.Symbol(f"{label}[{r}]") for r in rows]
+    return [[se.Symbol(f"{label}[{r},{c}]") for c in cols] for r in rows]
+
+
 def reduce(system: System, d: Differentiator, independent: Sequence[int], A, a0) -> Reduction:
-    dependent = [i for i in range(system.n) if i not in independent]
+    """The reduced kinematics with the split kept implicit.
+
+    Stage 1: ``A_dep [B, beta] = -[A_ind, a0]``; stage 2 (its time derivative along the motion):
+    ``A_dep [B', beta'] = -[A'_ind + A'_dep B, a0' + A'_dep beta]`` with ``A' = dA/dq q' + dA/dt`` and the
+    dependent ``q' = B u + beta``. Columns of ``A_ind`` that vanish identically give ``B`` columns that
+    vanish (and so does ``beta`` without ``a0``); they get no placeholders.
+    """
+    n = system.n
+    independent = tuple(sorted(independent))
+    dependent = tuple(i for i in range(n) if i not in independent)
     problem = Problem("method.independent", "the constraints cannot be solved for the dependent velocities "
                       f"({', '.join(system.coordinates[i].name for i in dependent)}) at the reference state",
                       "choose other independent coordinates", system.source)
-    if not _split_regular(system, A, dependent, d.reference):  # checked before the symbolic solve, which would fail
+    if not _split_regular(system, A, dependent, d.reference):  # the split must be regular where the run starts
         raise DerivationError(problem)
-    try:
-        split = solve_split(system, A, a0, independent)
-    except ValueError as exc:  # sympy's NonInvertibleMatrixError: singular wherever the split is evaluated
-        raise DerivationError(problem) from exc
-    u = tuple(d.qd[i] for i in split.independent)
-    du = tuple(d.qdd[i] for i in split.independent)
-    kin = split.kinematics(system.n, u)
-    sub = {d.qd[i]: kin[i] for i in split.dependent}
-    C = [[se.diff(kin[i], uk) for uk in u] for i in range(system.n)]
-    acc_rest = []
-    for i in range(system.n):
-        if i in split.independent:
-            acc_rest.append(ZERO)
-            continue
-        # d/dt of the kinematic relation (the B' u + beta' terms); q'' of u enters through C
-        form = d.time(kin[i])
-        acc_rest.append(form.rest.xreplace(sub))
-    return Reduction(split, u, du, kin, C, acc_rest, sub)
+    names = [c.name for c in system.coordinates]
+    dep_names = [names[i] for i in dependent]
+    ind_names = [names[i] for i in independent]
+    s, p = len(dependent), len(independent)
+    u = tuple(d.qd[i] for i in independent)
+    du = tuple(d.qdd[i] for i in independent)
+    cols = [k for k, i in enumerate(independent) if any(A[r][i] != 0 for r in range(s))]  # B columns not zero
+    affine = any(x != 0 for x in a0)
+    Bsym = _placeholders("B", dep_names, ind_names)
+    Bdsym = _placeholders("B_dot", dep_names, ind_names)
+    B = [[Bsym[r][k] if k in cols else ZERO for k in range(p)] for r in range(s)]
+    B_dot = [[Bdsym[r][k] if k in cols else ZERO for k in range(p)] for r in range(s)]
+    beta = _placeholders("beta", dep_names, None) if affine else [ZERO] * s
+    beta_dot = _placeholders("beta_dot", dep_names, None) if affine else [ZERO] * s
+    split = Split(independent, dependent, tuple(tuple(row) for row in B), tuple(beta))
+    kin = split.kinematics(n, u)
+    sub = {d.qd[i]: kin[i] for i in dependent}
+    C = [[ZERO] * p for _ in range(n)]
+    acc_rest = [ZERO] * n
+    for k, i in enumerate(independent):
+        C[i][k] = se.Integer(1)
+    for r, i in enumerate(dependent):
+        C[i] = list(B[r])
+        acc_rest[i] = sum((B_dot[r][k] * u[k] for k in range(p)), beta_dot[r])
+    # the two linear stages (unknown columns: the nonzero B columns, then beta)
+    A_dep = [[A[r][j] for j in dependent] for r in range(s)]
+    unknowns1 = [[B[r][k] for k in cols] + ([beta[r]] if affine else []) for r in range(s)]
+    rhs1 = [[-A[r][independent[k]] for k in cols] + ([-a0[r]] if affine else []) for r in range(s)]
+    A_dot = [[d.time(A[r][j]).rest.xreplace(sub) if A[r][j] != 0 else ZERO for j in range(n)] for r in range(s)]
+    unknowns2 = [[B_dot[r][k] for k in cols] + ([beta_dot[r]] if affine else []) for r in range(s)]
+    rhs2 = []
+    for r in range(s):
+        row = [-(A_dot[r][independent[k]] + sum((A_dot[r][j] * B[jj][k] for jj, j in enumerate(dependent)), ZERO))
+               for k in cols]
+        if affine:
+            a0_dot = d.time(a0[r]).rest.xreplace(sub) if a0[r] != 0 else ZERO
+            row.append(-(a0_dot + sum((A_dot[r][j] * beta[jj] for jj, j in enumerate(dependent)), ZERO)))
+        rhs2.append(row)
+    width = len(cols) + int(affine)
+    stages = ()
+    if width:
+        mat = to_sp_matrix(A_dep, s)
+        stages = (AuxiliaryStage(to_sp_matrix(unknowns1, width), mat, to_sp_matrix(rhs1, width)),
+                  AuxiliaryStage(to_sp_matrix(unknowns2, width), mat, to_sp_matrix(rhs2, width)))
+    forms = [("A_dep", to_sp_matrix(A_dep, s)), ("A_ind", to_sp_matrix([[A[r][i] for i in independent]
+                                                                        for r in range(s)], p))]
+    return Reduction(split, u, du, kin, C, acc_rest, sub, B_dot, stages, forms)
 
 
 def _finish(system: System, method: str, red: Reduction, g, A, mass, forcing, forms) -> EquationsOfMotion:
@@ -97,7 +149,7 @@ def _finish(system: System, method: str, red: Reduction, g, A, mass, forcing, fo
         velocity_constraints=tuple(to_sp(x) for x in g),
         independent=tuple(system.coordinates[i].name for i in red.split.independent),
         dependent=tuple(system.coordinates[i].name for i in red.split.dependent),
-        constraint_jacobian=to_sp_matrix(A, n), forms=tuple(forms),
+        constraint_jacobian=to_sp_matrix(A, n), forms=tuple(red.forms + list(forms)), auxiliary=red.stages,
     )
 
 
@@ -318,8 +370,7 @@ class Chaplygin(Method):
         sig, xi = list(red.split.independent), list(red.split.dependent)
         B = [list(r) for r in red.split.B]
         k, s = len(sig), len(xi)
-        # B' = dB/dsigma sigma' + dB/dt (B depends on sigma and t only)
-        Bdot = [[d.time(B[r][c]).rest for c in range(k)] for r in range(s)]
+        Bdot = [list(r) for r in red.B_dot]  # B' = dB/dsigma sigma' + dB/dt, solved with B (stage 2)
         A1 = [[M[i][j] for j in sig] for i in sig]
         A4 = [[M[i][j] for j in xi] for i in sig]
         A3 = [[M[i][j] for j in sig] for i in xi]
