@@ -154,7 +154,7 @@ class EquationsOfMotion:
     def explicit(self, expr: sp.Basic, seconds: float = 10.0) -> sp.Basic:
         """``expr`` with the auxiliary placeholders replaced by explicit expressions: for display and comparison
         only (never on the way to equations, FMUs or simulation). Each stage is solved by sympy's LU solve;
-        entries are simplified (cancel, trigsimp) while the time budget ``seconds`` lasts, then left as they are."""
+        entries are simplified (cancel, then simplify when small) while the time budget ``seconds`` lasts."""
         if not self.auxiliary or not (expr.free_symbols & set(self.auxiliary_symbols)):
             return expr
         return expr.xreplace(self._explicit_split(seconds))
@@ -169,7 +169,9 @@ class EquationsOfMotion:
             sol = sp.Matrix(stage.matrix).LUsolve(sp.Matrix(stage.rhs).xreplace(sub))
             for z, e in zip(stage.unknowns, sol):
                 if time.monotonic() < deadline:
-                    e = sp.trigsimp(sp.cancel(e))
+                    e = sp.cancel(e)
+                    if sp.count_ops(e) < 120 and time.monotonic() < deadline:
+                        e = sp.simplify(e)
                 sub[z] = e
         object.__setattr__(self, "_explicit_cache", sub)
         return sub
