@@ -45,6 +45,19 @@ def _expired(signum, frame) -> None:
     raise _Expired
 
 
+def _caused_by(exc: BaseException, marker: type[BaseException]) -> bool:
+    """``exc`` is the marker, or a compiled extension turned the marker raised inside it into another
+    exception (a ``SystemError`` 'returned a result with an exception set', an ``AttributeError``...) that
+    keeps it as its cause or context."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, marker):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
 def _arm(expiry: float) -> None:
     signal.setitimer(signal.ITIMER_REAL, max(expiry - time.monotonic(), 1e-6), REFIRE)
 
@@ -71,7 +84,9 @@ def deadline(seconds: float | None, what: str) -> Iterator[None]:
             yield
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
-    except _Expired:
+    except BaseException as exc:
+        if not (_caused_by(exc, _Expired) or time.monotonic() >= expiry):
+            raise
         raise DerivationTimeout(
             f"{what} did not finish within --timeout {seconds:g} s and was stopped. Raise --timeout, or choose "
             "a method that scales to this system (lagrange, nielsen)") from None
@@ -115,8 +130,12 @@ class _OverBudget(BaseException):
     """Raised by the sampling timer inside the interrupted work."""
 
 
+_over: list[bool] = [False]  # the sampling timer found the budget exceeded (its exception may come back altered)
+
+
 def _sample(signum, frame) -> None:
     if resident_bytes() > _memory[-1]:
+        _over[0] = True
         raise _OverBudget
 
 
@@ -140,12 +159,15 @@ def memory_budget(limit: int | None, what: str) -> Iterator[None]:
             yield
         finally:
             signal.setitimer(signal.ITIMER_VIRTUAL, 0)
-    except _OverBudget:
+    except BaseException as exc:
+        if not (_over[0] or _caused_by(exc, _OverBudget)):
+            raise
         raise DerivationMemoryError(
             f"{what} needed more than its memory budget of {limit / 2**30:.3g} GiB and was stopped. Raise "
             "--memory-limit, or choose a method that scales to this system (lagrange, nielsen)") from None
     finally:
         _memory.pop()
+        _over[0] = False
         if _memory:
             signal.setitimer(signal.ITIMER_VIRTUAL, MEMORY_SAMPLE, MEMORY_SAMPLE)
         else:
