@@ -14,32 +14,23 @@ import math
 
 import sympy as sp
 from sympy.printing.c import C99CodePrinter
-from sympy.printing.codeprinter import PrintMethodNotImplementedError
 
 from ..derivation.eom import EquationsOfMotion
 from ..errors import ExportError
 from ..model import symbols as S
-from ..modelica.printer import double_literal, exact_division, nearest_double, short
+from ..modelica.printer import CheckedPrinter, double_literal, exact_division, nearest_double, short
 
 
 # -- C ---------------------------------------------------------------------------------------------
-class NhbCPrinter(C99CodePrinter):
+class NhbCPrinter(CheckedPrinter, C99CodePrinter):
     """C99 printer mapping the bridge's symbols to the runtime's arrays."""
+
+    language = "C"
 
     def __init__(self, names: dict[sp.Symbol, str]):
         super().__init__({"math_macros": {}})
         self.names = names
         self._context = None
-
-    def doprint(self, expr, assign_to=None):
-        """The C text of ``expr``; :class:`ExportError` for what C cannot mean the same way."""
-        self._context = expr
-        try:
-            return super().doprint(expr, assign_to)
-        except PrintMethodNotImplementedError as exc:
-            what = str(exc).splitlines()[0].rsplit(": ", 1)[-1]
-            raise ExportError(f"{short(expr)} cannot be written in C: it contains {what}, which has no C "
-                              "equivalent; use the functions of the system-file language only") from exc
 
     def _print_Symbol(self, expr):
         if expr in self.names:

@@ -106,7 +106,25 @@ def modelica_ident(name: str) -> str:
 
 
 # -- the printer ----------------------------------------------------------------------------------------
-class ModelicaCodePrinter(CodePrinter):
+class CheckedPrinter:
+    """Printer mixin (shared with the C printer): what the target language cannot mean the same way is an
+    :class:`ExportError` naming the expression, and ``self._context`` holds the expression being printed."""
+
+    language = "Modelica"
+
+    def doprint(self, expr, assign_to=None):
+        """The text of ``expr`` in :attr:`language`."""
+        self._context = expr
+        try:
+            return super().doprint(expr, assign_to)
+        except PrintMethodNotImplementedError as exc:
+            what = str(exc).splitlines()[0].rsplit(": ", 1)[-1]
+            raise ExportError(f"{short(expr)} cannot be written in {self.language}: it contains {what}, which has "
+                              f"no {self.language} equivalent; use the functions of the system-file language only"
+                              ) from exc
+
+
+class ModelicaCodePrinter(CheckedPrinter, CodePrinter):
     """Modelica 3 expression printer."""
 
     printmethod = "_modelica"
@@ -120,16 +138,6 @@ class ModelicaCodePrinter(CodePrinter):
         self.known_functions = dict(KNOWN_FUNCTIONS)
         self.names = dict(names or {})
         self._context = None
-
-    def doprint(self, expr, assign_to=None):
-        """The Modelica text of ``expr``; :class:`ExportError` for what Modelica cannot mean the same way."""
-        self._context = expr
-        try:
-            return super().doprint(expr, assign_to)
-        except PrintMethodNotImplementedError as exc:
-            what = str(exc).splitlines()[0].rsplit(": ", 1)[-1]
-            raise ExportError(f"{short(expr)} cannot be written in Modelica: it contains {what}, which has no "
-                              "Modelica equivalent; use the functions of the system-file language only") from exc
 
     # -- atoms ---------------------------------------------------------------------
     def _print_Symbol(self, expr: sp.Symbol) -> str:
