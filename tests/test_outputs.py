@@ -113,8 +113,11 @@ def test_a_crosscheck_folder_killed_between_its_renames_comes_back(tmp_path):
 
     first = xc.export_crosscheck(PENDULUM, tmp_path, 2, ("me",))[0]
     before = snapshot(first)
+    scratch = tmp_path / "scratch"  # the killed child's temporary folders stay in the test's own folder
+    scratch.mkdir()
     proc = start(f"""
-        import os, signal
+        import os, signal, tempfile
+        tempfile.tempdir = {str(scratch)!r}
         import bridge.atomic as atomic
         from bridge.validation import crosscheck as xc
         atomic._exchange = lambda a, b: False
