@@ -228,8 +228,24 @@ class Terminated(KeyboardInterrupt):
 _SESSION: list[Path] = []
 
 
+_SIGNALLED: list[bool] = [False]  # SIGTERM arrived (its exception may come back altered by compiled code)
+
+
 def _on_sigterm(signum, frame) -> None:
+    _SIGNALLED[0] = True
     raise Terminated("terminated (SIGTERM)")
+
+
+def interrupt_pending(exc: BaseException | None = None) -> bool:
+    """SIGTERM arrived, or ``exc`` is (or was caused by) an interrupt: a compiled extension (symengine calling
+    back into sympy) may turn the :class:`KeyboardInterrupt` raised inside it into another exception."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return _SIGNALLED[0]
 
 
 def _end_session(folder: Path, pid: int) -> None:

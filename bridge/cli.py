@@ -13,7 +13,7 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
-from .atomic import guard_process
+from .atomic import guard_process, interrupt_pending
 from .errors import BridgeError, CompilerNotFoundError, SimulationError
 
 EXIT_OK, EXIT_FAIL, EXIT_INPUT = 0, 1, 2
@@ -587,7 +587,9 @@ def _run(args: argparse.Namespace) -> int:
             return EXIT_FAIL
         print(f"nhbridge: error:\n{exc}", file=sys.stderr)
         return EXIT_INPUT
-    except KeyboardInterrupt:
+    except BaseException as exc:  # Ctrl-C or SIGTERM, also when compiled code altered its exception
+        if not interrupt_pending(exc):
+            raise
         print("nhbridge: interrupted", file=sys.stderr)
         return 130
 

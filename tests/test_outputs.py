@@ -255,3 +255,19 @@ def test_sweep_keeps_the_files_of_live_processes(tmp_path):
     dead.write_text("left over")
     assert sweep(tmp_path, "x.txt") == [dead]
     assert live.exists() and not dead.exists()
+
+
+def test_an_interrupt_altered_by_compiled_code_is_still_an_interrupt():
+    """SIGTERM or Ctrl-C raised inside symengine's callback into sympy comes back as e.g. AttributeError with the
+    interrupt as its context (seen in CI: a traceback and exit 1 instead of the partial report and 130)."""
+    from bridge.atomic import Terminated, interrupt_pending
+
+    try:
+        try:
+            raise Terminated("terminated (SIGTERM)")
+        except Terminated:
+            raise AttributeError("'Integer' object has no attribute 'as_base_exp'")  # noqa: B904
+    except AttributeError as exc:
+        altered = exc
+    assert interrupt_pending(altered)
+    assert not interrupt_pending(AttributeError("an ordinary error"))

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
+from ..atomic import interrupt_pending
 from ..derivation.eom import EquationsOfMotion
 from ..errors import BridgeError, DerivationError, ProblemCollector
 from ..model import symbols as S
@@ -487,7 +488,9 @@ def validate_system(path: str | Path, options: Options = Options(),
                         run.status, run.reason, run.input_error = ERROR, exc.reason, exc.input
                     except RunNotApplicable as exc:
                         run.status, run.reason = SKIPPED, f"not applicable: {exc}"
-                    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: keep what is finished
+                    except BaseException as exc:  # Ctrl-C or SIGTERM (maybe altered by compiled code): keep
+                        if not interrupt_pending(exc):  # what is finished
+                            raise
                         run.status, run.reason, run.trajectory = SKIPPED, "interrupted", None
                         result.interrupted = True
                     run.seconds = getattr(remote.get(k), "seconds", time.perf_counter() - t0)  # remote: its own time
@@ -496,7 +499,9 @@ def validate_system(path: str | Path, options: Options = Options(),
                     progress(system.name, k + 1, len(specs), run)
                 if result.interrupted:
                     break
-        except KeyboardInterrupt:  # between runs (e.g. while a progress line is printed)
+        except BaseException as exc:  # between runs (e.g. while a progress line is printed)
+            if not interrupt_pending(exc):
+                raise
             result.interrupted = True
     return result
 
@@ -537,7 +542,9 @@ def validate(paths: str | Path | Sequence[str | Path], options: Options = Option
         opts = replace(options, external=externals.get(str(path), ()))
         try:
             systems.append(validate_system(path, opts, progress))
-        except KeyboardInterrupt:  # before the runs of this system: keep the systems finished before
+        except BaseException as exc:  # before the runs of this system: keep the systems finished before
+            if not interrupt_pending(exc):
+                raise
             interrupted = True
         if interrupted or systems[-1].interrupted:
             interrupted = True
