@@ -17,6 +17,7 @@ from typing import Any
 import sympy as sp
 
 from . import symbols as S
+from .multibody import Multibody
 
 __all__ = ["Coordinate", "Parameter", "Input", "System"]
 
@@ -97,6 +98,7 @@ class System:
     stop_time: float = 10.0
     source: str = "<system>"
     adjusted_start: tuple[str, ...] = ()  # coordinates/velocities computed from constraints
+    multibody: Multibody | None = None  # bodies and loads, where the system was described by them (kane needs it)
 
     def __repr__(self) -> str:
         extra = f", {len(self.inputs)} inputs" if self.inputs else ""

@@ -1,0 +1,88 @@
+"""Rigid bodies, particles and loads: the multibody description a system may carry besides its energies.
+
+Both the ``[frames]``/``[bodies]``/``[contacts]`` tables of a system file (:mod:`bridge.model.bodies`) and
+``bridge.from_mechanics`` (sympy.physics.mechanics objects) produce a :class:`Multibody`; the system's
+T, V and Q are computed from it, and Kane's method forms its partial velocities from it.
+
+Every vector is a 3-tuple of sympy expressions over the symbols of :mod:`bridge.model.symbols`
+(coordinates q, velocities q', t, parameters, inputs):
+
+* ``T = sum_b 1/2 m_b v_b.v_b + 1/2 w_b . (I_b w_b)``
+* ``V = - sum_b m_b g . r_b``  (uniform gravity ``g``)
+* ``Q_i = sum_loads F . dv_P/dq'_i  (+ T . dw/dq'_i for torques)``
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import sympy as sp
+
+Vector = tuple[sp.Expr, sp.Expr, sp.Expr]
+
+ZERO: Vector = (sp.Integer(0), sp.Integer(0), sp.Integer(0))
+
+
+def _dot(a: Sequence[sp.Expr], b: Sequence[sp.Expr]) -> sp.Expr:
+    return sum((x * y for x, y in zip(a, b)), sp.Integer(0))
+
+
+@dataclass(frozen=True)
+class Body:
+    """A rigid body (or a particle: zero inertia, ``rotation`` None).
+
+    ``position``/``velocity``: mass centre and its velocity, inertial (N) components;
+    ``rotation``: direction cosines R with ``v_N = R v_B``; ``angular_velocity``: of the body frame
+    relative to N, body-frame components; ``inertia``: 3x3 about the mass centre, body frame.
+    """
+
+    name: str
+    mass: sp.Expr
+    position: Vector
+    velocity: Vector
+    rotation: sp.ImmutableMatrix | None = None
+    angular_velocity: Vector = ZERO
+    inertia: sp.ImmutableMatrix = sp.ImmutableMatrix.zeros(3, 3)
+
+    @property
+    def is_particle(self) -> bool:
+        return self.rotation is None
+
+    def kinetic_energy(self) -> sp.Expr:
+        w = sp.Matrix(self.angular_velocity)
+        rot = (w.T * sp.Matrix(self.inertia) * w)[0, 0] if not self.is_particle else sp.Integer(0)
+        return sp.Rational(1, 2) * self.mass * _dot(self.velocity, self.velocity) + sp.Rational(1, 2) * rot
+
+
+@dataclass(frozen=True)
+class Load:
+    """A force applied at a point (``kind`` "force": ``velocity`` is that point's velocity, N components) or a
+    torque on a body (``kind`` "torque": ``velocity`` is the body's angular velocity); ``vector`` is in the
+    same basis as ``velocity``. Its generalized force is ``Q_i = vector . d velocity / d q'_i``."""
+
+    name: str
+    kind: str  # "force" | "torque"
+    velocity: Vector
+    vector: Vector
+
+
+@dataclass(frozen=True)
+class Multibody:
+    """The bodies, loads and uniform gravity (N components) of a system."""
+
+    bodies: tuple[Body, ...]
+    loads: tuple[Load, ...] = ()
+    gravity: Vector = ZERO
+
+    def kinetic_energy(self) -> sp.Expr:
+        return sum((b.kinetic_energy() for b in self.bodies), sp.Integer(0))
+
+    def potential_energy(self) -> sp.Expr:
+        """Gravity's potential ``-sum m g . r``."""
+        return -sum((b.mass * _dot(self.gravity, b.position) for b in self.bodies), sp.Integer(0))
+
+    def generalized_forces(self, qd: Sequence[sp.Symbol]) -> list[sp.Expr]:
+        """``Q_i`` of the loads (gravity excluded: it is in V), one per velocity in ``qd``."""
+        return [sum((_dot(ld.vector, [sp.diff(v, s) for v in ld.velocity]) for ld in self.loads), sp.Integer(0))
+                for s in qd]
