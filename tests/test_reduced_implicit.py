@@ -149,33 +149,12 @@ def test_no_symbolic_solve(method, monkeypatch):
 # -- the FMU at a singular split ---------------------------------------------------------------------------
 fmpy = pytest.importorskip("fmpy")
 
-SLEIGH = """
-name = "ContactSleigh"
-[coordinates]
-x     = { start = 0.0, velocity = -0.2, unit = "m" }
-y     = { start = 0.0, velocity = 0.0, unit = "m" }
-theta = { start = 0.0, velocity = 1.5, unit = "rad" }
-[parameters]
-m = { value = 1.5, unit = "kg" }
-J = { value = 0.12, unit = "kg.m2" }
-a = { value = 0.2, unit = "m" }
-[definitions]
-xc = "x + a*cos(theta)"
-yc = "y + a*sin(theta)"
-[energy]
-kinetic = "m/2*(der(xc)^2 + der(yc)^2) + J/2*der(theta)^2"
-[constraints]
-nonholonomic = ["-sin(theta)*der(x) + cos(theta)*der(y)"]
-[method]
-independent = ["x", "theta"]
-[simulation]
-stop_time = 3.0
-"""
+SLEIGH = ROOT / "tests" / "models" / "contact_sleigh.toml"
 
 
 @pytest.fixture(scope="module")
 def sleigh():
-    system = bridge.parse_system(SLEIGH)
+    system = bridge.load_system(SLEIGH)
     ref = bridge.simulate(bridge.derive(system, "lagrange"), 3.0)
     assert ref.q[:, 2].max() > np.pi / 2
     return system, ref, float(np.interp(np.pi / 2, ref.q[:, 2], ref.time))

@@ -5,6 +5,7 @@ independent turns singular at theta = pi/2 (A_dep = cos theta)."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,33 +13,13 @@ import pytest
 import bridge
 from bridge.errors import SimulationError, SystemFileError
 
-SLEIGH = """
-name = "ContactSleigh"
-[coordinates]
-x     = {{ start = 0.0, velocity = -0.2, unit = "m" }}
-y     = {{ start = 0.0, velocity = 0.7, unit = "m" }}
-theta = {{ start = 0.0, velocity = 1.5, unit = "rad" }}
-[parameters]
-m = {{ value = 1.5, unit = "kg" }}
-J = {{ value = 0.12, unit = "kg.m2" }}
-a = {{ value = 0.2, unit = "m" }}
-[definitions]
-xc = "x + a*cos(theta)"
-yc = "y + a*sin(theta)"
-[energy]
-kinetic = "m/2*(der(xc)^2 + der(yc)^2) + J/2*der(theta)^2"
-[constraints]
-nonholonomic = ["-sin(theta)*der(x) + cos(theta)*der(y)"]
-[method]
-independent = ["x", "theta"]
-{extra}
-[simulation]
-stop_time = 3.0
-"""
+SLEIGH = Path(__file__).parent / "models" / "contact_sleigh.toml"
 
 
 def _system(extra: str = ""):
-    return bridge.parse_system(SLEIGH.format(extra=extra))
+    """The contact-point sleigh, with ``extra`` lines added to its [method] table."""
+    text = SLEIGH.read_text(encoding="utf-8").replace("[method]\n", f"[method]\n{extra}\n" if extra else "[method]\n")
+    return bridge.parse_system(text, source=str(SLEIGH))
 
 
 def test_independent_sets_start_values_only():
