@@ -178,10 +178,13 @@ def build_parser() -> argparse.ArgumentParser:
     method_opts(sm)
     sm.add_argument("--stop-time", type=_positive, default=None,
                     help="simulated time in s (default: [simulation] stop_time)")
-    sm.add_argument("--rtol", type=_positive, default=None, help="relative tolerance (default: 1e-10)")
-    sm.add_argument("--atol", type=_positive, default=None, help="absolute tolerance (default: 1e-12)")
+    sm.add_argument("--rtol", type=_positive, default=None,
+                    help="relative tolerance (default: [simulation] rtol, else 1e-10)")
+    sm.add_argument("--atol", type=_positive, default=None,
+                    help="absolute tolerance (default: [simulation] atol, else 1e-12)")
     sm.add_argument("--interval", type=_positive, default=None,
-                    help="output interval in s (default: stop_time/1000); more than 1e7 rows need --yes")
+                    help="output interval in s (default: [simulation] interval, else stop_time/1000); "
+                         "more than 1e7 rows need --yes")
     sm.add_argument("--yes", action="store_true", help="write more than 1e7 output rows if --interval asks for them")
     sm.add_argument("--input", default=None, metavar="CSV",
                     help="time-varying inputs: a CSV file with a time column and one column per input, "
@@ -344,20 +347,21 @@ def cmd_derive(args) -> int:
 def cmd_simulate(args) -> int:
     from .simulation.inputs import read_inputs
     from .simulation.plot import check_plot_path, pyplot
-    from .simulation.simulate import DEFAULT_ATOL, DEFAULT_RTOL, MAX_ROWS, output_rows, simulate
+    from .simulation.simulate import MAX_ROWS, output_rows, simulate
 
     if args.plot:  # before the run: a wrong name or a missing matplotlib wastes no time
         check_plot_path(args.plot)
         pyplot()
     system = _load(args, args.file)
     table = read_inputs(args.input, system) if args.input else None
-    output_rows(args.stop_time or system.stop_time, args.interval or (args.stop_time or system.stop_time) / 1000,
-                None if args.yes else MAX_ROWS)  # refuse a grid too fine before deriving anything
+    stop = args.stop_time or system.stop_time
+    interval = args.interval or (system.interval if system.interval and system.interval <= stop else stop / 1000)
+    output_rows(stop, interval, None if args.yes else MAX_ROWS)  # refuse a grid too fine before deriving anything
     t0 = time.perf_counter()
     eom = _derive(args, system)
     t1 = time.perf_counter()
     with Progress(args).step(f"simulating {system.name}"):
-        result = simulate(eom, args.stop_time, rtol=args.rtol or DEFAULT_RTOL, atol=args.atol or DEFAULT_ATOL,
+        result = simulate(eom, args.stop_time, rtol=args.rtol, atol=args.atol,
                           interval=args.interval, inputs=table, max_rows=None if args.yes else MAX_ROWS)
     t2 = time.perf_counter()
     out = args.output or f"{system.name}.csv"

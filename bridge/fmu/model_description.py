@@ -118,12 +118,16 @@ def _add_log_categories(root) -> None:
         etree.SubElement(cats, "Category", name=cat)
 
 
-def _add_default_experiment(root, stop_time: float) -> None:
-    """``DefaultExperiment``: 0 to the system's stop time, tolerance 1e-8, step stop time / 1000."""
+def _add_default_experiment(root, system) -> None:
+    """``DefaultExperiment``: 0 to the system's stop time; the file's [simulation] rtol and interval, else
+    tolerance 1e-8 and step stop time / 1000."""
     from lxml import etree
 
-    etree.SubElement(root, "DefaultExperiment", startTime="0.0", stopTime=repr(float(stop_time)),
-                     tolerance="1e-08", stepSize=repr(float(stop_time) / 1000))
+    stop = float(system.stop_time)
+    step = system.interval if system.interval is not None and system.interval <= stop else stop / 1000
+    tolerance = repr(float(system.rtol)) if system.rtol is not None else "1e-08"
+    etree.SubElement(root, "DefaultExperiment", startTime="0.0", stopTime=repr(stop),
+                     tolerance=tolerance, stepSize=repr(float(step)))
 
 
 def _add_variable(parent, v: Variable, v3: bool):
@@ -239,7 +243,7 @@ def model_description(eom: EquationsOfMotion, lay: FmuLayout, guid: str, sources
     _add_interfaces(root, eom.system.name, lay, sources)
     _add_unit_definitions(root, lay)
     _add_log_categories(root)
-    _add_default_experiment(root, eom.system.stop_time)
+    _add_default_experiment(root, eom.system)
     index_of = _add_model_variables(root, lay)
     _add_model_structure(root, eom, lay, index_of)
     return etree.tostring(root, pretty_print=True, xml_declaration=True, encoding="UTF-8")

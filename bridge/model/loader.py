@@ -411,7 +411,7 @@ class _Builder:
         outputs = self._outputs()
         independent = self._method(len(holonomic) + len(nonholonomic))
         fixed_split = self._fixed_split()
-        stop_time = self._simulation()
+        stop_time, settings = self._simulation()
         self.p.raise_if_any()
 
         system = System(
@@ -420,7 +420,7 @@ class _Builder:
             holonomic=tuple(holonomic), nonholonomic=tuple(nonholonomic), outputs=outputs,
             output_units=self.output_units, output_descriptions=self.output_descriptions,
             definitions=dict(self.definitions), independent=independent, fixed_split=fixed_split,
-            stop_time=stop_time, source=self.source,
+            stop_time=stop_time, source=self.source, **settings,
         )
         return check_start(system, self.p)
 
@@ -675,18 +675,22 @@ class _Builder:
                        f"{n} coordinates and {m} constraints, so exactly "
                        f"{n - m} are independent", "list that many coordinates")
 
-    def _simulation(self) -> float:
-        """The stop time (default 10 s); interval and tolerances are only checked to be positive."""
+    def _simulation(self) -> tuple[float, dict[str, float]]:
+        """The stop time (default 10 s) and the interval and tolerances given (each positive)."""
         sim = self.table("simulation")
         self.check_keys("simulation", sim, SIMULATION_KEYS)
         stop_time = self.number("simulation.stop_time", sim.get("stop_time"), required=False, default=10.0)
         if stop_time <= 0:
             self.p.add("simulation.stop_time", f"stop_time must be positive, got {stop_time}",
                        "give the simulated duration in seconds, e.g. 10.0")
+        settings: dict[str, float] = {}
         for key in ("interval", "rtol", "atol"):
-            if key in sim and self.number(f"simulation.{key}", sim[key]) <= 0:
-                self.p.add(f"simulation.{key}", f"{key} must be positive", "give a positive number")
-        return stop_time
+            if key in sim:
+                value = self.number(f"simulation.{key}", sim[key])
+                if value <= 0:
+                    self.p.add(f"simulation.{key}", f"{key} must be positive", "give a positive number")
+                settings[key] = value
+        return stop_time, settings
 
 
 class _StartConstraints:

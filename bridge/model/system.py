@@ -99,6 +99,9 @@ class System:
     source: str = "<system>"
     adjusted_start: tuple[str, ...] = ()  # coordinates/velocities computed from constraints
     multibody: Multibody | None = None  # bodies and loads, where the system was described by them (kane needs it)
+    interval: float | None = None  # [simulation] output interval (default stop_time/1000)
+    rtol: float | None = None  # [simulation] relative tolerance (default: the simulator's)
+    atol: float | None = None  # [simulation] absolute tolerance (default: the simulator's)
 
     def __repr__(self) -> str:
         extra = f", {len(self.inputs)} inputs" if self.inputs else ""

@@ -334,10 +334,14 @@ class ModelicaWriter:
         return out
 
     def _annotation(self) -> list[str]:
-        """The experiment (stop time, 1000 intervals, tolerance 1e-8) and the documentation."""
-        stop = self.eom.system.stop_time
+        """The experiment (the file's [simulation] stop time, interval and rtol; defaults 1000 intervals and
+        tolerance 1e-8) and the documentation."""
+        system = self.eom.system
+        stop = system.stop_time
+        interval = system.interval if system.interval is not None and system.interval <= stop else stop / 1000
+        tolerance = _num(system.rtol) if system.rtol is not None else "1e-08"
         return ["  annotation(",
-                f"    experiment(StopTime={_num(stop)}, Interval={_num(stop / 1000)}, Tolerance=1e-08),",
+                f"    experiment(StopTime={_num(stop)}, Interval={_num(interval)}, Tolerance={tolerance}),",
                 f'    Documentation(info="{_quote(self.documentation())}"));']
 
     def source(self, within: str | None = None) -> str:

@@ -130,20 +130,24 @@ class SimulationResult:
         return write_text(path, self.to_csv())
 
 
-def simulate(eom: EquationsOfMotion, stop_time: float | None = None, *, rtol: float = DEFAULT_RTOL,
-             atol: float = DEFAULT_ATOL, interval: float | None = None,
+def simulate(eom: EquationsOfMotion, stop_time: float | None = None, *, rtol: float | None = None,
+             atol: float | None = None, interval: float | None = None,
              parameters: Mapping[str, float] | None = None, integrator: str = "DOP853",
              inputs: InputTable | str | Path | None = None, max_rows: int | None = MAX_ROWS) -> SimulationResult:
     """Integrate from the system's start state to ``stop_time`` and sample on a uniform grid.
 
     ``inputs``: a CSV file (time column, one column per input; see :mod:`bridge.simulation.inputs`) or
     an :class:`InputTable`, interpolated linearly; without it the inputs are held at their start values.
-    ``max_rows``: refuse grids with more output rows (None: no limit).
+    ``max_rows``: refuse grids with more output rows (None: no limit). ``rtol``, ``atol``, ``interval``: default
+    the system file's ``[simulation]`` values, else ``DEFAULT_RTOL``, ``DEFAULT_ATOL`` and ``stop_time / 1000``.
     """
-    T = float(stop_time if stop_time is not None else eom.system.stop_time)
+    system = eom.system
+    T = float(stop_time if stop_time is not None else system.stop_time)
+    rtol = float(rtol if rtol is not None else system.rtol or DEFAULT_RTOL)
+    atol = float(atol if atol is not None else system.atol or DEFAULT_ATOL)
     _check_settings(T, rtol, atol)
     if interval is None:
-        interval = T / 1000
+        interval = system.interval if system.interval is not None and system.interval <= T else T / 1000
     grid = np.linspace(0.0, T, output_rows(T, float(interval), max_rows))
     table = read_inputs(inputs, eom.system) if isinstance(inputs, (str, Path)) else inputs
     if table is not None and table.names != tuple(u.name for u in eom.system.inputs):
