@@ -73,6 +73,7 @@ IDENTIFIER = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
 
 TOP_LEVEL = {"name", "description", "coordinates", "parameters", "inputs", "definitions", "energy",
              "forces", "constraints", "outputs", "method", "simulation", "reference", "validation"}
+TOP_LEVEL |= {"ports"}  # [ports] coordinate = "rotational" | "translational" (bridge.model.ports)
 COORDINATE_KEYS = {"start", "velocity", "unit", "description", "nominal"}
 PARAMETER_KEYS = {"value", "unit", "description"}
 INPUT_KEYS = {"start", "unit", "description"}
@@ -412,6 +413,7 @@ class _Builder:
         independent = self._method(len(holonomic) + len(nonholonomic))
         fixed_split = self._fixed_split()
         stop_time, settings = self._simulation()
+        ports = self._ports()
         self.p.raise_if_any()
 
         system = System(
@@ -420,6 +422,7 @@ class _Builder:
             holonomic=tuple(holonomic), nonholonomic=tuple(nonholonomic), outputs=outputs,
             output_units=self.output_units, output_descriptions=self.output_descriptions,
             definitions=dict(self.definitions), independent=independent, fixed_split=fixed_split,
+            ports=ports,
             stop_time=stop_time, source=self.source, **settings,
         )
         return check_start(system, self.p)
@@ -674,6 +677,39 @@ class _Builder:
                        f"{len(independent)} independent velocities given, but the system has "
                        f"{n} coordinates and {m} constraints, so exactly "
                        f"{n - m} are independent", "list that many coordinates")
+
+    def _ports(self) -> dict[str, str]:
+        """``[ports]``: coordinate name -> port kind (:data:`bridge.model.ports.PORT_KINDS`), each coordinate's unit
+        the kind's (or none), the connector's name ``flange_<coordinate>`` not taken by another name."""
+        from .ports import PORT_KINDS, port_name
+        from .units import compatible
+
+        ports: dict[str, str] = {}
+        coords = {c.name: c for c in self.coords}
+        kinds = ", ".join(f'"{k}"' for k in PORT_KINDS)
+        for cname, kind in self.table("ports").items():
+            entry = f"ports.{cname}"
+            if cname not in coords:
+                self.p.add(entry, f"{cname!r} is not a coordinate, so it cannot be a port",
+                           _suggest(cname, coords) or f"name a coordinate: {', '.join(coords) or '(none declared)'}")
+                continue
+            if not isinstance(kind, str) or kind not in PORT_KINDS:
+                hint = _suggest(kind, PORT_KINDS) if isinstance(kind, str) else ""
+                self.p.add(entry, f"unknown port kind {kind!r}",
+                           (hint + "; " if hint else "") + f"write {cname} = one of {kinds}")
+                continue
+            spec, unit = PORT_KINDS[kind], coords[cname].unit
+            if unit and not compatible(unit, spec.unit):
+                self.p.add(entry, f"a {kind} port needs a coordinate in {spec.unit} (its flange's {spec.potential} "
+                           f"is in {spec.unit}), but {cname} is in {unit}",
+                           f"declare {cname} in {spec.unit}, or choose the port kind of its unit ({kinds})")
+                continue
+            if port_name(cname) in self.names:
+                self.p.add(entry, f"the port's connector would be named {port_name(cname)}, which is already "
+                           f"declared as a {self.names[port_name(cname)]}", "rename that one")
+                continue
+            ports[cname] = kind
+        return ports
 
     def _simulation(self) -> tuple[float, dict[str, float]]:
         """The stop time (default 10 s) and the interval and tolerances given (each positive)."""

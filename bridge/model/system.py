@@ -102,6 +102,7 @@ class System:
     interval: float | None = None  # [simulation] output interval (default stop_time/1000)
     rtol: float | None = None  # [simulation] relative tolerance (default: the simulator's)
     atol: float | None = None  # [simulation] absolute tolerance (default: the simulator's)
+    ports: Mapping[str, str] = field(default_factory=dict)  # [ports] coordinate -> kind (bridge.model.ports)
 
     def __repr__(self) -> str:
         extra = f", {len(self.inputs)} inputs" if self.inputs else ""
