@@ -8,8 +8,9 @@ Whatever the method, the equations are stored in one first-order form with state
 
 For the full methods (lagrange, nielsen) ``u = q'`` and ``lambda`` are the constraint
 multipliers; for the reduced methods (maggi, appell, chaplygin) ``u`` are the independent
-velocities and there are no multipliers. ``acceleration_map`` gives q'' in terms of
-(q, u, u', t). No exporter re-derives anything from the system.
+velocities and there are no multipliers. Effort variables e (constraints Gamma(q, q', e, s, t) = 0 kept
+algebraic, :mod:`bridge.derivation.efforts`) are further unknowns after the multipliers.
+``acceleration_map`` gives q'' in terms of (q, u, u', t). No exporter re-derives anything from the system.
 
 The reduced methods keep the split of the constraints implicit: an *auxiliary* block of
 :class:`AuxiliaryStage` s ``L(q, t) Z = R(q, u, t, Z_earlier)``, evaluated before everything else,
@@ -84,6 +85,7 @@ class EquationsOfMotion:
     forms: tuple[tuple[str, sp.Basic], ...] = ()
     auxiliary: tuple[AuxiliaryStage, ...] = ()  # solved (in order) before kinematics and dynamics
     stats: DerivationStats = field(default_factory=lambda: DerivationStats(0.0))
+    efforts: tuple[sp.Symbol, ...] = ()  # effort unknowns after the multipliers (bridge.derivation.efforts)
 
     def __repr__(self) -> str:
         split = f", independent {', '.join(self.independent)}" if self.dependent else ""
@@ -124,7 +126,7 @@ class EquationsOfMotion:
 
     @property
     def unknowns(self) -> tuple[sp.Symbol, ...]:
-        return self.du + self.multipliers
+        return self.du + self.multipliers + self.efforts
 
     @property
     def is_reduced(self) -> bool:

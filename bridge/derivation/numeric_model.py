@@ -1,6 +1,6 @@
 """Numeric evaluation of an :class:`EquationsOfMotion`: the right-hand side for integrators.
 
-The dynamic system ``M [u', lambda] = F`` is solved by LU with partial pivoting at every
+The dynamic system ``M [u', lambda, e] = F`` (e: the effort variables) is solved by LU with partial pivoting at every
 evaluation; it is never solved symbolically. So are the auxiliary stages of the reduced methods
 (``A_dep [B, beta] = -[A_ind, a0]`` and its time derivative), before everything that contains their
 placeholders.
@@ -74,7 +74,8 @@ class NumericModel:
         par_syms = [p.symbol for p in system.parameters]
         inp_syms = [u.symbol for u in system.inputs]
         base = [S.t, *system.q, *eom.u, *par_syms, *inp_syms]
-        size = self.p + self.m
+        self.ne = len(eom.efforts)  # effort unknowns after the multipliers
+        size = self.p + self.m + self.ne
         self.size = size
         self._aux = AuxiliarySolver(eom, base) if eom.auxiliary else None
         self._aux_key: bytes | None = None
@@ -136,7 +137,8 @@ class NumericModel:
 
     def _not_finite(self, M: np.ndarray, F: np.ndarray, q: np.ndarray, u: np.ndarray) -> str:
         """Which rows of ``M z = F`` are not finite (row k: the equation of u'_k, then constraint k), and the state."""
-        rows = [f"der({u_})" for u_ in self.eom.u] + [f"constraint {k + 1}" for k in range(self.m)]
+        rows = ([f"der({u_})" for u_ in self.eom.u] + [f"constraint {k + 1}" for k in range(self.m)]
+                + [f"the constraint of effort {e}" for e in self.eom.efforts])
         bad = [f"{'the mass matrix row' if not np.all(np.isfinite(M[i])) else 'the forcing'} of {rows[i]}"
                for i in range(self.size) if not (np.all(np.isfinite(M[i])) and np.isfinite(F[i]))]
         state = [f"{c.name} = {v:.6g}" for c, v in zip(self.eom.system.coordinates, q)]
@@ -158,7 +160,11 @@ class NumericModel:
         return np.asarray(self._acc(np.concatenate([self._base(t, q, u), du])), dtype=float).ravel()
 
     def multipliers(self, t: float, q: np.ndarray, u: np.ndarray) -> np.ndarray:
-        return self.solve(t, q, u)[self.p:]
+        return self.solve(t, q, u)[self.p:self.p + self.m]
+
+    def efforts(self, t: float, q: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """The effort variables e at a state (empty without)."""
+        return self.solve(t, q, u)[self.p + self.m:]
 
     def state(self, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
         return np.concatenate([q, np.asarray(qd, dtype=float)[self.independent_index]])

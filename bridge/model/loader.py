@@ -19,6 +19,7 @@ import sympy as sp
 
 from ..errors import Problem, ProblemCollector, SystemFileError
 from . import symbols as S
+from .efforts import EffortTables, dynamic_outputs, effort_jacobian_problems
 from .expressions import (
     FUNCTIONS,
     MAX_TREE_SIZE,
@@ -72,7 +73,8 @@ RESERVED = (MODELICA_KEYWORDS | MODELICA_BUILTINS | C_KEYWORDS | frozenset(FUNCT
 IDENTIFIER = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
 
 TOP_LEVEL = {"name", "description", "coordinates", "parameters", "inputs", "definitions", "energy",
-             "forces", "constraints", "outputs", "method", "simulation", "reference", "validation"}
+             "forces", "constraints", "outputs", "method", "simulation", "reference", "validation",
+             "efforts", "dynamic"}
 TOP_LEVEL |= {"ports"}  # [ports] coordinate = "rotational" | "translational" (bridge.model.ports)
 COORDINATE_KEYS = {"start", "velocity", "unit", "description", "nominal"}
 PARAMETER_KEYS = {"value", "unit", "description"}
@@ -405,11 +407,22 @@ class _Builder:
         self._coordinates()
         self._parameters()
         self._inputs()
+        effort_tables = EffortTables(self)
+        effort_tables.declare()
         self._definitions()
         T, V, D = self._energy()
         forces = self._forces()
         holonomic, nonholonomic = self._constraints()
         outputs = self._outputs()
+        efforts, dynamic = effort_tables.parse(
+            {"energy.kinetic": T, "energy.potential": V, "energy.dissipation": D}, forces,
+            {f"constraints.{kind}[{i + 1}]": e for kind, es in (("holonomic", holonomic),
+                                                                 ("nonholonomic", nonholonomic))
+             for i, e in enumerate(es)}, outputs)
+        dyn_out, dyn_units, dyn_text = dynamic_outputs(dynamic)
+        outputs.update(dyn_out)
+        self.output_units.update(dyn_units)
+        self.output_descriptions.update(dyn_text)
         independent = self._method(len(holonomic) + len(nonholonomic))
         fixed_split = self._fixed_split()
         stop_time, settings = self._simulation()
@@ -423,9 +436,13 @@ class _Builder:
             output_units=self.output_units, output_descriptions=self.output_descriptions,
             definitions=dict(self.definitions), independent=independent, fixed_split=fixed_split,
             ports=ports,
-            stop_time=stop_time, source=self.source, **settings,
+            stop_time=stop_time, source=self.source, **settings, efforts=efforts, dynamic=dynamic,
         )
-        return check_start(system, self.p)
+        system = check_start(system, self.p)
+        for entry, message, hint in effort_jacobian_problems(system):
+            self.p.add(entry, message, hint)
+        self.p.raise_if_any()
+        return system
 
     def _top_level(self) -> None:
         """Report top-level entries that are not part of the format."""

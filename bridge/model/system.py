@@ -17,6 +17,7 @@ from typing import Any
 import sympy as sp
 
 from . import symbols as S
+from .efforts import Dynamic, Effort
 from .multibody import Multibody
 
 __all__ = ["Coordinate", "Parameter", "Input", "System"]
@@ -99,6 +100,8 @@ class System:
     source: str = "<system>"
     adjusted_start: tuple[str, ...] = ()  # coordinates/velocities computed from constraints
     multibody: Multibody | None = None  # bodies and loads, where the system was described by them (kane needs it)
+    efforts: tuple[Effort, ...] = ()  # effort variables e with their constraints Gamma(q, q', e, s, t) = 0
+    dynamic: tuple[Dynamic, ...] = ()  # dynamic variables s (first-order states), see bridge.model.efforts
     interval: float | None = None  # [simulation] output interval (default stop_time/1000)
     rtol: float | None = None  # [simulation] relative tolerance (default: the simulator's)
     atol: float | None = None  # [simulation] absolute tolerance (default: the simulator's)

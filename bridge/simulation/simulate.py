@@ -55,6 +55,7 @@ class SimulationResult:
     repartitions: tuple[tuple[float, tuple[str, ...]], ...] = ()
     nfev: int = 0
     settings: Mapping[str, float] = field(default_factory=dict)
+    efforts: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))  # (N, number of effort variables)
 
     @property
     def names(self) -> list[str]:
@@ -74,6 +75,8 @@ class SimulationResult:
             cols[nm] = self.outputs[:, i]
         for i in range(self.multipliers.shape[1]):
             cols[f"lambda[{i + 1}]"] = self.multipliers[:, i]
+        for i, eff in enumerate(self.eom.system.efforts):
+            cols[eff.name] = self.efforts[:, i]
         return cols
 
     def __getitem__(self, name: str) -> np.ndarray:
@@ -228,6 +231,10 @@ class _Driven(NumericModel):
     def multipliers(self, t: float, q: np.ndarray, u: np.ndarray) -> np.ndarray:
         self._at(t)
         return super().multipliers(t, q, u)
+
+    def efforts(self, t: float, q: np.ndarray, u: np.ndarray) -> np.ndarray:
+        self._at(t)
+        return super().efforts(t, q, u)
 
     def outputs(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
         self._at(t)
@@ -410,7 +417,7 @@ def _result(eom: EquationsOfMotion, trajectory: _Trajectory, splits: _Splits,
     (none for reduced methods) and constraint residuals [phi; A q' + a0]."""
     system = eom.system
     t_all = np.concatenate(trajectory.times) if trajectory.times else np.zeros(0)
-    q_rows, qd_rows, out_rows, lam_rows, res_rows = [], [], [], [], []
+    q_rows, qd_rows, out_rows, lam_rows, res_rows, eff_rows = [], [], [], [], [], []
     for ts, (model, ys) in zip(trajectory.times, trajectory.states):
         nm = splits.numeric(model)
         for t, row in zip(ts, ys):
@@ -420,6 +427,7 @@ def _result(eom: EquationsOfMotion, trajectory: _Trajectory, splits: _Splits,
             qd_rows.append(qd)
             out_rows.append(nm.outputs(t, q, qd))
             lam_rows.append(nm.multipliers(t, q, u) if nm.m else np.zeros(0))
+            eff_rows.append(nm.efforts(t, q, u) if nm.ne else np.zeros(0))
             res_rows.append(nm.constraint_residuals(t, q, qd))
     N = len(t_all)
     return SimulationResult(
@@ -428,6 +436,7 @@ def _result(eom: EquationsOfMotion, trajectory: _Trajectory, splits: _Splits,
         multipliers=np.array(lam_rows).reshape(N, len(eom.multipliers)),
         residuals=np.array(res_rows).reshape(N, -1),
         repartitions=tuple(trajectory.repartitions), nfev=trajectory.nfev, settings=settings,
+        efforts=np.array(eff_rows).reshape(N, len(eom.efforts)),
     )
 
 

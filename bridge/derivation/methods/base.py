@@ -15,6 +15,7 @@ from ...model import symbols as S
 from ...model.mechanics import Differentiator, state_args
 from ...model.numeric import evaluate_once
 from ...model.system import System
+from ..efforts import with_efforts
 from ..eom import DerivationStats, EquationsOfMotion
 from ..zeros import reduce_structural_zeros
 
@@ -57,7 +58,7 @@ class Method(ABC):
                                           "choose another method (nhbridge methods lists them)", system.source))
         start = time.perf_counter()
         d = Differentiator(system, count=count, reference=reference)
-        eom = self._derive(system, d, independent, baumgarte)
+        eom = with_efforts(self._derive(system, d, independent, baumgarte))  # efforts: unknowns, Gamma rows
         eom = reduce_structural_zeros(eom)[0]  # identically zero coefficients printed as 0 by every exporter
         stats = DerivationStats(time.perf_counter() - start, d.counts.partial, d.counts.time, d.counts.calls,
                                 count, tuple(sorted(d.counts.tallies.items())))

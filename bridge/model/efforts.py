@@ -1,0 +1,266 @@
+"""Effort variables and dynamic variables: the ``[efforts]`` and ``[dynamic]`` tables of a system file.
+
+The seed (Lagrange's equation with displacement and effort constraints, eq. 4.4) admits constraints
+
+    Gamma_j(q, f, e, s, t) = 0,   j = 1..m_e,
+
+in the displacements q, the flows f = q', the effort variables e and the dynamic variables s; they come
+from regulated effort sources (DC motors, diodes, Coulomb friction) and are *kept* in this algebraic
+form instead of being solved for e.
+
+* An **effort** ``e_j`` is an unknown of the dynamic system, like a multiplier. It may enter the
+  generalized forces ``Q(q, q', e, s, t)`` and the rates of the dynamic variables, affinely; its
+  constraint ``Gamma_j`` (affine in e, no accelerations) is a row of the mass-matrix system
+  ``dGamma/de e = -Gamma|_{e=0}``, solved numerically together with the accelerations.
+* A **dynamic variable** ``s_k`` is a first-order state with its own rate ``s_k' = r_k(q, q', e, s, t)``
+  (an armature current, a flux, a controller state). It is carried as the flow of an auxiliary
+  displacement ``<s>_integral`` (its time integral, start 0): the displacement's row of the dynamic
+  system is replaced by ``der(der(<s>_integral)) - dr/de e = r|_{e=0}``, so every stage that handles
+  coordinates handles it. The variable itself is an output of the same name.
+
+Efforts and dynamic variables may appear in ``[forces]``, in effort constraints, in rates and (dynamic
+variables) in ``[outputs]``; never in the energies or the displacement constraints, which the
+derivation differentiates.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import sympy as sp
+
+from . import symbols as S
+
+EFFORT_KEYS = {"constraint", "unit", "description"}
+DYNAMIC_KEYS = {"start", "rate", "unit", "description"}
+INTEGRAL_SUFFIX = "_integral"
+
+
+@dataclass(frozen=True)
+class Effort:
+    """An effort variable e fixed by its constraint ``Gamma(q, q', e, s, t) = 0`` (affine in the efforts)."""
+
+    name: str
+    constraint: sp.Expr
+    unit: str = ""
+    description: str = ""
+
+    @property
+    def symbol(self) -> sp.Symbol:
+        return sp.Symbol(self.name)
+
+
+@dataclass(frozen=True)
+class Dynamic:
+    """A dynamic variable s with ``s' = rate(q, q', e, s, t)``, carried as ``der(<coordinate>)``."""
+
+    name: str
+    start: float
+    rate: sp.Expr
+    coordinate: str  # the auxiliary displacement (time integral of s)
+    unit: str = ""
+    description: str = ""
+
+    @property
+    def symbol(self) -> sp.Symbol:
+        """The symbol standing for s in every expression: the velocity of the auxiliary coordinate."""
+        return S.qd(self.coordinate)
+
+
+def integral_unit(unit: str) -> str:
+    if not unit:
+        return ""
+    return "s" if unit == "1" else f"{unit}.s"
+
+
+def affine_problem(expr: sp.Expr, variables: set[sp.Symbol]) -> sp.Symbol | None:
+    """The first of ``variables`` in which ``expr`` is not affine (its derivative contains one of them)."""
+    for v in sorted(expr.free_symbols & variables, key=str):
+        if sp.diff(expr, v).free_symbols & variables:
+            return v
+    return None
+
+
+class EffortTables:
+    """The two tables, read in two passes by the loader's builder ``b`` (declare names first, parse later)."""
+
+    def __init__(self, b: Any):
+        self.b = b
+        self.effort_specs: dict[str, dict] = {}
+        self.dynamic_specs: dict[str, dict] = {}
+        self.dynamic_units: dict[str, str] = {}
+
+    # -- pass 1: names --------------------------------------------------------------------------------------
+    def declare(self) -> None:
+        """Declare the dynamic variables (with their auxiliary coordinates) and the efforts, so that every
+        expression may refer to them."""
+        from .system import Coordinate
+
+        b = self.b
+        for name, spec in b.table("dynamic").items():
+            entry = f"dynamic.{name}"
+            if not isinstance(spec, dict):
+                b.p.add(entry, "expected an inline table", f'write {name} = {{ start = 0.0, rate = "..." }}')
+                continue
+            b.check_keys(entry, spec, DYNAMIC_KEYS)
+            if not b.declare(entry, name, "dynamic variable"):
+                continue
+            hidden = name + INTEGRAL_SUFFIX
+            if not b.declare(entry, hidden, "integral of a dynamic variable"):
+                continue
+            unit = b.unit(f"{entry}.unit", spec.get("unit"))
+            start = b.number(f"{entry}.start", spec.get("start"), required=False)
+            b.coords.append(Coordinate(hidden, 0.0, start, integral_unit(unit),
+                                       f"time integral of the dynamic variable {name} (its flow is {name})"))
+            b.symbols[hidden] = S.q(hidden)
+            b.symbols[name] = S.qd(hidden)
+            self.dynamic_specs[name] = spec
+            self.dynamic_units[name] = unit
+        for name, spec in b.table("efforts").items():
+            entry = f"efforts.{name}"
+            if not isinstance(spec, dict):
+                b.p.add(entry, "expected an inline table", f'write {name} = {{ constraint = "{name} - ..." }}')
+                continue
+            b.check_keys(entry, spec, EFFORT_KEYS)
+            if b.declare(entry, name, "effort"):
+                b.symbols[name] = sp.Symbol(name)
+                self.effort_specs[name] = spec
+
+    @property
+    def effort_symbols(self) -> set[sp.Symbol]:
+        return {sp.Symbol(n) for n in self.effort_specs}
+
+    @property
+    def hidden_symbols(self) -> set[sp.Symbol]:
+        hidden = [n + INTEGRAL_SUFFIX for n in self.dynamic_specs]
+        return {S.q(h) for h in hidden} | {S.qd(h) for h in hidden}
+
+    # -- pass 2: expressions --------------------------------------------------------------------------------
+    def parse(self, energies: dict[str, sp.Expr | None], forces: dict[str, sp.Expr],
+              constraints: dict[str, sp.Expr], outputs: dict[str, sp.Expr]):
+        """The efforts and dynamic variables; problems recorded in the builder. ``energies`` and
+        ``constraints`` (entry -> expression) must not contain efforts or dynamic variables."""
+        b = self.b
+        E = self.effort_symbols
+        hidden = self.hidden_symbols
+        if not E and not hidden:
+            return (), ()
+        for entry, expr in [*energies.items(), *constraints.items()]:
+            if expr is None or not isinstance(expr, sp.Basic) or expr.has(sp.nan):
+                continue
+            bad = sorted(map(str, expr.free_symbols & (E | hidden)))
+            if bad:
+                b.p.add(entry, f"{self._names(bad)} may not appear here (an effort or dynamic variable)",
+                        "efforts and dynamic variables enter through [forces], effort constraints, rates and "
+                        "[outputs]; the energies and displacement constraints are differentiated by the derivation")
+        for name in self.dynamic_specs:
+            if name + INTEGRAL_SUFFIX in forces:
+                b.p.add(f"forces.{name}{INTEGRAL_SUFFIX}", f"{name}{INTEGRAL_SUFFIX} carries the dynamic variable "
+                        f"{name}; it takes no force", f"give the rate of {name} under [dynamic] instead")
+        for cname, expr in forces.items():
+            v = affine_problem(expr, E)
+            if v is not None:
+                b.p.add(f"forces.{cname}", f"the force is not affine in the effort {v}",
+                        "efforts enter the forces linearly (e.g. tau or k*tau), so that they are solved with the "
+                        "accelerations; introduce another effort for a non-linear relation")
+        for oname, expr in outputs.items():
+            bad = sorted(map(str, expr.free_symbols & E))
+            if bad:
+                b.p.add(f"outputs.{oname}", f"the output contains the effort(s) {', '.join(bad)}",
+                        "efforts are reported as variables of their own (result columns, Modelica variables, FMU "
+                        "variables); write the output in coordinates, velocities and dynamic variables")
+        efforts = tuple(self._effort(name, spec, E) for name, spec in self.effort_specs.items())
+        dynamic = tuple(self._dynamic(name, spec, E) for name, spec in self.dynamic_specs.items())
+        return tuple(e for e in efforts if e is not None), tuple(d for d in dynamic if d is not None)
+
+    @staticmethod
+    def _names(names: list[str]) -> str:
+        return ", ".join(n[4:-1][: -len(INTEGRAL_SUFFIX)] if n.startswith("der(") and n.endswith(
+            INTEGRAL_SUFFIX + ")") else n for n in names)
+
+    def _effort(self, name: str, spec: dict, E: set[sp.Symbol]) -> Effort | None:
+        b = self.b
+        entry = f"efforts.{name}"
+        unit = b.unit(f"{entry}.unit", spec.get("unit"))
+        description = b.text(f"{entry}.description", spec.get("description"))
+        if "constraint" not in spec:
+            b.p.add(f"{entry}.constraint", f"the effort {name} has no constraint, so nothing determines it",
+                    f'write {name} = {{ constraint = "{name} - k*der(x)" }} (Gamma(q, der(q), e, s, t) = 0), or '
+                    "give the force as an expression under [forces] instead of an effort")
+            return None
+        expr = b.expression(f"{entry}.constraint", spec["constraint"], velocities=True, inputs_ok=True,
+                            what="an effort constraint")
+        if expr is None:
+            return None
+        if not (expr.free_symbols & E):
+            b.p.add(f"{entry}.constraint", "the constraint names no effort",
+                    f"an effort constraint Gamma(q, der(q), e, s, t) = 0 determines efforts; write it in {name} "
+                    f'(e.g. "{name} - k*der(x)")')
+            return None
+        v = affine_problem(expr, E)
+        if v is not None:
+            b.p.add(f"{entry}.constraint", f"the constraint is not affine in the effort {v}",
+                    "nhbridge keeps Gamma = 0 as linear rows dGamma/de*e = -Gamma(e=0) solved with the "
+                    "accelerations; write it linearly in the efforts")
+            return None
+        return Effort(name, expr, unit, description)
+
+    def _dynamic(self, name: str, spec: dict, E: set[sp.Symbol]) -> Dynamic | None:
+        b = self.b
+        entry = f"dynamic.{name}"
+        if "rate" not in spec:
+            b.p.add(f"{entry}.rate", f"the rate of {name} is missing",
+                    f'write {name} = {{ start = 0.0, rate = "..." }} with the rate der({name}) as an expression')
+            return None
+        expr = b.expression(f"{entry}.rate", spec["rate"], velocities=True, inputs_ok=True, what="a rate")
+        if expr is None:
+            return None
+        v = affine_problem(expr, E)
+        if v is not None:
+            b.p.add(f"{entry}.rate", f"the rate is not affine in the effort {v}",
+                    "efforts enter rates linearly; introduce another effort for a non-linear relation")
+            return None
+        unit = self.dynamic_units.get(name, "")
+        description = b.text(f"{entry}.description", spec.get("description"))
+        return Dynamic(name, b.number(f"{entry}.start", spec.get("start"), required=False), expr,
+                       name + INTEGRAL_SUFFIX, unit, description)
+
+
+def dynamic_outputs(dynamic: tuple[Dynamic, ...]) -> tuple[dict, dict, dict]:
+    """(expressions, units, descriptions) of the outputs that report the dynamic variables."""
+    return ({d.name: d.symbol for d in dynamic}, {d.name: d.unit for d in dynamic if d.unit},
+            {d.name: d.description or f"dynamic variable {d.name}" for d in dynamic})
+
+
+def effort_jacobian_problems(system) -> list[tuple[str, str, str]]:
+    """(entry, message, hint) when ``dGamma/de`` is singular at the start state: the constraints do not
+    determine their efforts. Columns and rows are scaled to unit length, so the test does not depend on units."""
+    from .mechanics import state_args
+    from .numeric import evaluate_once
+
+    if not system.efforts:
+        return []
+    E = [e.symbol for e in system.efforts]
+    J = [sp.diff(e.constraint, x) for e in system.efforts for x in E]
+    at = [0.0, *[c.start for c in system.coordinates], *[c.velocity for c in system.coordinates],
+          *[p.value for p in system.parameters], *[u.start for u in system.inputs]]
+    Jn = evaluate_once(state_args(system), J, at).reshape(len(E), len(E))
+    names = [e.name for e in system.efforts]
+    if not np.all(np.isfinite(Jn)):
+        return [("efforts", "the effort constraints cannot be evaluated at the start state (not finite)",
+                 "check the start values against the constraint expressions")]
+    out = []
+    rank = 0
+    rows = Jn / np.where(np.linalg.norm(Jn, axis=1) > 0, np.linalg.norm(Jn, axis=1), 1.0)[:, None]
+    for k in range(len(E)):
+        r = np.linalg.matrix_rank(rows[: k + 1], tol=1e-9) if np.any(rows[: k + 1]) else 0
+        if r == rank:
+            out.append((f"efforts.{names[k]}.constraint",
+                        f"the constraint does not determine its effort at the start state (dGamma/de is singular: "
+                        f"it is dependent on the constraints before it or does not depend on the efforts "
+                        f"{', '.join(names)} there)",
+                        f"make the constraint of {names[k]} depend on {names[k]} (e.g. \"{names[k]} - k*der(x)\")"))
+        rank = r
+    return out
