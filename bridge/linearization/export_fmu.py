@@ -1,0 +1,350 @@
+"""A :class:`LinearModel` as an FMU (FMI 2.0 or 3.0, Model Exchange and Co-Simulation) on the fixed C runtime.
+
+The FMU carries *absolute* states (named as in the system file, starting at ``x_start``, default the operating
+point ``x0``), inputs and outputs:
+
+    der(x) = A (x - x0) + B (u - u0),    y = y0 + C (x - x0) + D (u - u0).
+
+A, B, C, D, x0, u0 and y0 are parameters (``A[i,j]`` ..., 1-based, variability ``fixed``: settable before the
+initialization), so one FMU serves every operating point of the same size. The generated ``model.c`` implements
+the runtime's model interface (``fmu/nhb_model.h``) for this form: every state counts as a "coordinate"
+(``NHB_NQ = NHB_NX``, so the runtime's messages name the states), no velocities, constraints or multipliers;
+``nhb_rhs`` and ``nhb_outputs`` are the two matrix products above (loops over the parameter array), and
+``nhb_jacobian`` returns ``[[A, B], [C, D]]``, so the FMU provides directional derivatives. Value references and
+``modelDescription.xml`` come from one :class:`~bridge.fmu.layout.FmuLayout`, compiled and packed by the
+machinery of :mod:`bridge.fmu.build` (same compiler flags, sources shipped, reproducible zip).
+
+The derivative of a state ``s`` is ``der(s)`` (``der(q,2)`` for ``der(q)``). When that is itself a state (the
+velocity ``der(theta)`` of the coordinate ``theta``), that state *is* the derivative, as in the nonlinear FMU;
+then row ``s`` of the linear model must say so (``A`` row the unit row of that state, ``B`` row zero, its
+operating-point value zero, to 1e-9), else the export is refused.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from .. import __version__
+from ..errors import ExportError
+from ..fmu.c_printer import _c_array
+from ..fmu.layout import DERIVATIVE, INPUT, OUTPUT, PARAMETER, STATE, TIME, FmuLayout, Variable
+from ..fmu.model_c import _c_string
+from .export_common import CheckedLinear, checked, default_stop_time, derivative_name, finite_number
+from .model import LinearModel
+
+#: how closely a state row must be "der(q) is the velocity state" to serve as the derivative of q
+ALIAS_TOL = 1e-9
+
+
+def _parameter_blocks(chk: CheckedLinear) -> list[tuple[str, np.ndarray, str]]:
+    """(name, values, description) of the parameter arrays, in the order of ``p`` in model.c."""
+    return [("A", chk.A, "state matrix"), ("B", chk.B, "input matrix"), ("C", chk.C, "output matrix"),
+            ("D", chk.D, "feedthrough matrix"), ("x0", chk.x0, "operating point: state"),
+            ("u0", chk.u0, "operating point: input"), ("y0", chk.y0, "operating point: output")]
+
+
+def _offsets(chk: CheckedLinear) -> dict[str, int]:
+    """Where each parameter array starts in ``p``."""
+    out, at = {}, 0
+    for name, values, _ in _parameter_blocks(chk):
+        out[name] = at
+        at += values.size
+    return out
+
+
+def _aliases(chk: CheckedLinear) -> dict[int, int]:
+    """state i -> state j where ``der(state i)`` is the name of state j; an ExportError when row i of the model
+    does not make state j that derivative."""
+    lin = chk.lin
+    index = {s: k for k, s in enumerate(lin.states)}
+    out = {}
+    for i, s in enumerate(lin.states):
+        j = index.get(derivative_name(s))
+        if j is None:
+            continue
+        unit = np.zeros(chk.n)
+        unit[j] = 1.0
+        scale = ALIAS_TOL * max(1.0, float(np.abs(chk.A[i]).max()))
+        if (np.abs(chk.A[i] - unit).max() > scale or (chk.m and np.abs(chk.B[i]).max() > scale)
+                or abs(chk.x0[j]) > ALIAS_TOL * max(1.0, float(np.abs(chk.x0).max()))):
+            raise ExportError(f"{lin.system} linear model: the state {lin.states[j]} is named as the derivative of "
+                              f"the state {s}, but row {s} of the model is not der({s}) = {lin.states[j]} (A row the "
+                              f"unit row of {lin.states[j]}, B row 0, x0 of {lin.states[j]} = 0); rename the states "
+                              "or check the linearization")
+        out[i] = j
+    return out
+
+
+def _rate_unit(unit: str) -> str:
+    """The unit of a time derivative: ``rad`` -> ``rad/s``, ``rad/s`` -> ``rad/s2``."""
+    if not unit:
+        return ""
+    return unit + "2" if unit.endswith("/s") else f"{unit}/s"
+
+
+def linear_layout(chk: CheckedLinear, fmi_version: int) -> FmuLayout:
+    """Every FMU variable with its value reference: (time,) states, derivatives, parameters, inputs, outputs."""
+    lin = chk.lin
+    out: list[Variable] = []
+    vr = 0
+    if fmi_version == 3:
+        out.append(Variable("time", 0, TIME, 0, causality="independent", description="simulation time"))
+        vr = 1
+
+    def add(**kw) -> None:
+        nonlocal vr
+        out.append(Variable(vr=vr, **kw))
+        vr += 1
+
+    aliases = _aliases(chk)
+    derivative_of = {j: lin.states[i] for i, j in aliases.items()}
+    for i, (s, unit) in enumerate(zip(lin.states, lin.state_units)):
+        what = "velocity" if s.startswith("der(") else "coordinate"
+        add(name=s, kind=STATE, index=i, initial="exact", start=float(chk.x_start[i]), unit=unit,
+            description=f"{what} {s} (absolute; operating point {float(chk.x0[i])!r})",
+            derivative_of=derivative_of.get(i), nominal=1.0)
+    for i, s in enumerate(lin.states):
+        if i not in aliases:
+            add(name=derivative_name(s), kind=DERIVATIVE, index=i, unit=_rate_unit(lin.state_units[i]),
+                description=f"time derivative of {s}", derivative_of=s)
+    base = 0
+    for name, values, text in _parameter_blocks(chk):
+        labels = _labels(chk, name)
+        for k, value in enumerate(values.ravel()):
+            index = ",".join(str(int(i) + 1) for i in np.unravel_index(k, values.shape))
+            add(name=f"{name}[{index}]",
+                kind=PARAMETER, index=base + k, causality="parameter", variability="fixed", initial="exact",
+                start=float(value), description=f"{text} {labels[k]}")
+        base += values.size
+    for k, (u, unit) in enumerate(zip(lin.inputs, lin.input_units)):
+        add(name=u, kind=INPUT, index=k, causality="input", start=float(chk.u0[k]), unit=unit, description=f"input {u}")
+    for k, (y, unit) in enumerate(zip(lin.outputs, lin.output_units)):
+        add(name=y, kind=OUTPUT, index=k, causality="output", unit=unit, description=f"output {y}")
+    return FmuLayout(fmi_version, tuple(out), chk.n, chk.n, jacobian=True)
+
+
+def _labels(chk: CheckedLinear, block: str) -> list[str]:
+    """What each entry of a parameter array relates: ``(der(theta), theta)`` for A, ``theta`` for x0."""
+    lin = chk.lin
+    rows, cols = {"A": (lin.states, lin.states), "B": (lin.states, lin.inputs), "C": (lin.outputs, lin.states),
+                  "D": (lin.outputs, lin.inputs), "x0": (lin.states, None), "u0": (lin.inputs, None),
+                  "y0": (lin.outputs, None)}[block]
+    if cols is None:
+        return list(rows)
+    return [f"(d {derivative_name(r) if block in 'AB' else r} / d {c})" for r in rows for c in cols]
+
+
+def linear_model_c(chk: CheckedLinear, lay: FmuLayout, guid: str, name: str) -> str:
+    """The generated ``model.c`` for the runtime (fmu/nhb_model.h): tables, start values and the matrix products."""
+    n, m, p = chk.n, chk.m, chk.p
+    off = _offsets(chk)
+    np_total = sum(v.size for _, v, _ in _parameter_blocks(chk))
+    rows = ",\n".join(f"    {{{v.vr}u, {v.kind}, {v.index}}}" for v in lay.variables)
+    params = np.concatenate([v.ravel() for _, v, _ in _parameter_blocks(chk)])
+    names = ", ".join(_c_string(s) for s in chk.lin.states)
+    return "\n".join([
+        f"/* {name}: linear model of {chk.lin.system} ({chk.lin.method}) generated by nhbridge {__version__}.",
+        " * dx = A (x - x0) + B (in - u0), y = y0 + C (x - x0) + D (in - u0); A, B, C, D, x0, u0, y0 are the",
+        " * parameters p (row-major, in this order). Do not edit: regenerate with nhbridge linearize --fmu. */",
+        "#include <math.h>",
+        "#include <stdio.h>",
+        '#include "nhb_model.h"',
+        "",
+        f"#define LIN_N {n}",
+        f"#define LIN_M {m}",
+        f"#define LIN_P {p}",
+        f"#define OFF_A {off['A']}",
+        f"#define OFF_B {off['B']}",
+        f"#define OFF_C {off['C']}",
+        f"#define OFF_D {off['D']}",
+        f"#define OFF_X0 {off['x0']}",
+        f"#define OFF_U0 {off['u0']}",
+        f"#define OFF_Y0 {off['y0']}",
+        "",
+        f"const char *const NHB_MODEL_NAME = {_c_string(name)};",
+        f"const char *const NHB_GUID = {_c_string(guid)};",
+        "const int NHB_NX = LIN_N;",
+        "const int NHB_NQ = LIN_N; /* every state counts as a coordinate: the runtime's messages name it */",
+        f"const int NHB_NP = {np_total};",
+        "const int NHB_NIN = LIN_M;",
+        "const int NHB_NV = 0;",
+        "const int NHB_NY = LIN_P;",
+        "const int NHB_NLAM = 0;",
+        "const int NHB_NRES = 0;",
+        f"const int NHB_NVARS = {len(lay.variables)};",
+        f"const nhb_variable NHB_VARIABLES[] = {{\n{rows}\n}};",
+        f"const double NHB_X0[] = {_c_array(chk.x_start)};",
+        f"const double NHB_NOMINALS[] = {_c_array([v.nominal or 1.0 for v in lay.variables if v.kind == STATE])};",
+        f"const double NHB_P0[] = {_c_array(params)};",
+        f"const double NHB_IN0[] = {_c_array(chk.u0)};",
+        "",
+        "/* dx = A (x - x0) + B (in - u0) */",
+        "int nhb_rhs(double t, const double *x, const double *p, const double *in, double *dx, double *lam,",
+        "            char *msg, size_t msg_len)",
+        "{",
+        "    (void)in; (void)lam;",
+        "    for (int i = 0; i < LIN_N; ++i) {",
+        "        double s = 0.0;",
+        "        for (int j = 0; j < LIN_N; ++j) s += p[OFF_A + i * LIN_N + j] * (x[j] - p[OFF_X0 + j]);",
+        "        for (int k = 0; k < LIN_M; ++k) s += p[OFF_B + i * LIN_M + k] * (in[k] - p[OFF_U0 + k]);",
+        "        if (!isfinite(s)) {",
+        '            snprintf(msg, msg_len, "the derivatives are not finite at t = %.17g", t);',
+        "            return 2;",
+        "        }",
+        "        dx[i] = s;",
+        "    }",
+        "    return 0;",
+        "}",
+        "",
+        "/* y = y0 + C (x - x0) + D (in - u0); no velocities, no residuals */",
+        "int nhb_outputs(double t, const double *x, const double *p, const double *in, double *v, double *y,",
+        "                double *r, char *msg, size_t msg_len)",
+        "{",
+        "    (void)t; (void)x; (void)p; (void)in; (void)v; (void)y; (void)r; (void)msg; (void)msg_len;",
+        "    for (int l = 0; l < LIN_P; ++l) {",
+        "        double s = p[OFF_Y0 + l];",
+        "        for (int j = 0; j < LIN_N; ++j) s += p[OFF_C + l * LIN_N + j] * (x[j] - p[OFF_X0 + j]);",
+        "        for (int k = 0; k < LIN_M; ++k) s += p[OFF_D + l * LIN_M + k] * (in[k] - p[OFF_U0 + k]);",
+        "        y[l] = s;",
+        "    }",
+        "    return 0;",
+        "}",
+        "",
+        "/* no constraints */",
+        "const int NHB_HAS_CONSTRAINTS = 0;",
+        "const int NHB_NHOL = 0;",
+        "const int NHB_VELOCITY_STATES = 0;",
+        "const int NHB_DEPENDENT[] = {0};",
+        f"const char *const NHB_COORDINATE_NAMES[] = {{{names}}};",
+        'const char *const NHB_CONSTRAINT_NAMES[] = {""};',
+        "",
+        "int nhb_constraints(double t, const double *x, const double *p, const double *in, double *phi, double *A,",
+        "                    double *a0, char *msg, size_t msg_len)",
+        "{",
+        "    (void)t; (void)x; (void)p; (void)in; (void)phi; (void)A; (void)a0;",
+        '    snprintf(msg, msg_len, "the model has no constraints");',
+        "    return 1;",
+        "}",
+        "",
+        "/* J = [[A, B], [C, D]]: rows (dx, y), columns (x, in), row-major */",
+        "const int NHB_HAS_JACOBIAN = 1;",
+        "",
+        "int nhb_jacobian(double t, const double *x, const double *p, const double *in, const double *z, double *J,",
+        "                 char *msg, size_t msg_len)",
+        "{",
+        "    (void)t; (void)x; (void)in; (void)z; (void)msg; (void)msg_len;",
+        "    for (int i = 0; i < LIN_N; ++i) {",
+        "        for (int j = 0; j < LIN_N; ++j) J[i * (LIN_N + LIN_M) + j] = p[OFF_A + i * LIN_N + j];",
+        "        for (int k = 0; k < LIN_M; ++k) J[i * (LIN_N + LIN_M) + LIN_N + k] = p[OFF_B + i * LIN_M + k];",
+        "    }",
+        "    for (int l = 0; l < LIN_P; ++l) {",
+        "        for (int j = 0; j < LIN_N; ++j) J[(LIN_N + l) * (LIN_N + LIN_M) + j] = p[OFF_C + l * LIN_N + j];",
+        "        for (int k = 0; k < LIN_M; ++k)",
+        "            J[(LIN_N + l) * (LIN_N + LIN_M) + LIN_N + k] = p[OFF_D + l * LIN_M + k];",
+        "    }",
+        "    return 0;",
+        "}",
+        "",
+    ])
+
+
+def linear_model_description(chk: CheckedLinear, lay: FmuLayout, guid: str, name: str, stop_time: float,
+                             sources: Sequence[str]) -> bytes:
+    """``modelDescription.xml`` from the layout, with the helpers of :mod:`bridge.fmu.model_description`.
+
+    The outputs depend on the states and inputs whose entries of C and D are non-zero as exported.
+    """
+    from lxml import etree
+
+    from ..fmu import model_description as md
+
+    lin = chk.lin
+    v3 = lay.fmi_version == 3
+    root = etree.Element("fmiModelDescription")
+    root.set("fmiVersion", "3.0" if v3 else "2.0")
+    root.set("modelName", name)
+    root.set("instantiationToken" if v3 else "guid", guid)
+    root.set("description", f"Linear model of {lin.system} ({lin.method}) about an operating point")
+    root.set("generationTool", f"nhbridge {__version__}")
+    if not v3:
+        root.set("numberOfEventIndicators", "0")
+        root.set("variableNamingConvention", "structured")
+    md._add_interfaces(root, name, lay, sources)
+    md._add_unit_definitions(root, lay)
+    md._add_log_categories(root)
+    etree.SubElement(root, "DefaultExperiment", startTime="0.0", stopTime=repr(stop_time), tolerance="1e-08",
+                     stepSize=repr(stop_time / 1000))
+    index_of = md._add_model_variables(root, lay)
+    ms = etree.SubElement(root, "ModelStructure")
+    states = [v for v in lay.variables if v.kind == STATE]
+    inputs = [v for v in lay.variables if v.kind == INPUT]
+    outputs = [v for v in lay.variables if v.kind == OUTPUT]
+    depends = {v.name: [s for j, s in enumerate(states) if chk.C[v.index, j] != 0]
+               + [u for k, u in enumerate(inputs) if chk.D[v.index, k] != 0] for v in outputs}
+    derivs = md._state_derivatives(lay)
+    initial = sorted({*outputs, *(v for v in derivs if v.kind != STATE)}, key=lambda v: v.vr)
+    if v3:
+        md._model_structure_fmi3(ms, outputs, derivs, initial, depends)
+    else:
+        md._model_structure_fmi2(ms, outputs, derivs, initial, depends, index_of)
+    return etree.tostring(root, pretty_print=True, xml_declaration=True, encoding="UTF-8")
+
+
+def _version(fmi_version: int | str) -> int:
+    text = str(fmi_version).strip()
+    if text in ("2", "2.0"):
+        return 2
+    if text in ("3", "3.0"):
+        return 3
+    raise ExportError(f"FMI version must be 2.0 or 3.0, got {fmi_version!r}")
+
+
+def build_linear_fmu(lin: LinearModel, path: str | Path, fmi_version: int | str = "2.0", name: str | None = None,
+                     x_start: Sequence[float] | None = None, stop_time: float | None = None) -> Path:
+    """Generate, compile and pack the linear model's FMU (ME and CS, Linux x86-64 binary and sources); written
+    atomically. ``name``: the model identifier (default ``<system>_linear``); ``x_start``: the states' start
+    values (absolute, default ``x0``); ``stop_time``: the default experiment's (default
+    :func:`~bridge.linearization.export_common.default_stop_time`)."""
+    from ..fmu.build import RUNTIME, RUNTIME_SOURCES, _compile, _output_path, _pack, compiler
+    from ..fmu.layout import PLATFORM
+    from ..fmu.model_description import build_description
+    from ..modelica.printer import _PLAIN
+
+    version = _version(fmi_version)
+    chk = checked(lin, x_start)
+    name = name if name is not None else f"{lin.system}_linear"
+    if not _PLAIN.match(name):
+        raise ExportError(f"the model identifier {name!r} must be a C identifier (letters, digits and _, not starting "
+                          "with a digit); choose another name")
+    stop = default_stop_time(chk) if stop_time is None else finite_number(stop_time, "the stop time")
+    path = _output_path(path)
+    cc = compiler()
+    lay = linear_layout(chk, version)
+    digest = np.concatenate([v.ravel() for _, v, _ in _parameter_blocks(chk)] + [chk.x_start]).tobytes().hex()
+    guid = "{" + str(uuid.uuid5(uuid.NAMESPACE_URL, f"nhbridge-linear:{name}:{lin.states}:{lin.inputs}:"
+                                                    f"{lin.outputs}:{digest}")) + "}"
+    sources = RUNTIME_SOURCES[version]
+    with tempfile.TemporaryDirectory(prefix="nhbridge-fmu-") as tmp:
+        folder = Path(tmp)
+        src = folder / "sources"
+        src.mkdir()
+        (src / "model.c").write_text(linear_model_c(chk, lay, guid, name), encoding="utf-8")
+        for file in [*sources, "nhb_model.h", "nhb_core.h", "nhb_jacobian.h"]:
+            shutil.copy(RUNTIME / file, src / file)
+        for header in (RUNTIME / "include" / f"fmi{version}").iterdir():
+            if header.name.endswith(".h"):
+                shutil.copy(header, src / header.name)
+        _compile(cc, folder / "binaries" / PLATFORM[version] / f"{name}.so",
+                 [src / "model.c", *[src / s for s in sources]],
+                 ["-fvisibility=hidden", "-Wall", "-Wextra", f"-I{src}"], name)
+        c_files = ["model.c", *sources]
+        if version == 3:
+            (src / "buildDescription.xml").write_bytes(build_description(name, c_files))
+        (folder / "modelDescription.xml").write_bytes(linear_model_description(chk, lay, guid, name, stop, c_files))
+        return _pack(path, folder)
