@@ -17,7 +17,7 @@ from fmpy.validation import validate_fmu  # noqa: E402
 ROOT = Path(__file__).parent.parent
 EXAMPLES = sorted((ROOT / "examples").glob("*.toml"))
 STOP = 2.0
-CVODE_GLOBAL_ERROR = {"constant_speed_drive"}
+CVODE_GLOBAL_ERROR = {"constant_speed_drive", "dc_motor_drive"}  # the same governor sleeve x
 
 
 def native(eom, parameters=None):

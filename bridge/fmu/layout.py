@@ -132,6 +132,9 @@ def layout(eom: EquationsOfMotion, fmi_version: int = 2, jacobian: bool | str | 
             description=system.output_descriptions.get(name, f"output {name}"))
     for k in range(len(eom.multipliers)):
         add(name=f"lambda[{k + 1}]", kind=MULTIPLIER, index=k, description=f"constraint multiplier {k + 1}")
+    for k, eff in enumerate(system.efforts):  # effort variables: after the multipliers in lam
+        add(name=eff.name, kind=MULTIPLIER, index=len(eom.multipliers) + k, unit=eff.unit,
+            description=f"effort: {eff.description or eff.name}")
     for k, (entry, _) in enumerate(system.constraints):
         add(name=f"residual[{k + 1}]", kind=RESIDUAL, index=k, description=f"velocity residual of {entry}")
     return FmuLayout(fmi_version, tuple(out), nq, nq + len(speeds), jacobian_enabled(eom, jacobian), dependent)

@@ -97,7 +97,7 @@ def _c_model_constants(eom: EquationsOfMotion, lay: FmuLayout, guid: str) -> lis
         f"const int NHB_NIN = {len(system.inputs)};",
         f"const int NHB_NV = {system.n};",
         f"const int NHB_NY = {len(system.outputs)};",
-        f"const int NHB_NLAM = {len(eom.multipliers)};",
+        f"const int NHB_NLAM = {len(eom.multipliers) + len(eom.efforts)};",  # lam = [lambda; efforts]
         f"const int NHB_NRES = {system.m};",
         f"const int NHB_NVARS = {len(lay.variables)};",
         f"const nhb_variable NHB_VARIABLES[] = {{\n{var_rows}\n}};",
@@ -124,7 +124,7 @@ def _c_rhs(eom: EquationsOfMotion, lay: FmuLayout) -> list[str]:
 
     One CSE pass covers M, F and K; a singular M or non-finite derivatives return an error code and message.
     """
-    nq, size = eom.system.n, len(eom.u) + len(eom.multipliers)
+    nq, size = eom.system.n, len(eom.unknowns)
     temps, dyn = _cse_block(NhbCPrinter(model_names(eom)),
                             list(eom.mass_matrix) + list(eom.forcing) + list(eom.kinematics), "c")
     n_m = size * size
@@ -146,7 +146,7 @@ def _c_rhs(eom: EquationsOfMotion, lay: FmuLayout) -> list[str]:
 
 def _c_rhs_solution(eom: EquationsOfMotion, lay: FmuLayout) -> list[str]:
     """The end of ``nhb_rhs``: solve ``M [du; lambda] = F`` in place, copy ``du`` (and lambda), check finiteness."""
-    nq, p, m = eom.system.n, len(eom.u), len(eom.multipliers)
+    nq, p, m = eom.system.n, len(eom.u), len(eom.multipliers) + len(eom.efforts)  # lam = [lambda; efforts]
     lines = [
         f"    int bad = nhb_lu_solve({p + m}, M, F);",
         "    if (bad) {",

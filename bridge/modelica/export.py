@@ -114,6 +114,8 @@ class ModelicaWriter:
             names[q.symbol] = self.ident(q.name)
         for k, lam in enumerate(eom.multipliers):
             names[lam] = f"lambda[{k + 1}]"
+        for eff in system.efforts:  # effort variables: algebraic variables of their own names
+            names[eff.symbol] = self.ident(eff.name)
         for k, z in enumerate(eom.auxiliary_symbols):
             names[z] = f"nhb_split{k + 1}"  # the split's placeholders (B, beta, B', beta'), solved by the tool
         self.printer = ModelicaCodePrinter(names)
@@ -245,6 +247,19 @@ class ModelicaWriter:
         if system.m:
             out.append(f'  Real residual[{system.m}] "constraint residuals at velocity level (holonomic ones '
                        'differentiated); stay near 0";')
+        for eff in system.efforts:
+            text = _quote(eff.description or eff.name)
+            out.append(f'  Real {self.ident(eff.name)}{_modifiers(unit=_unit(eff.unit))} "effort: {text}";')
+        return out
+
+    def _effort_equations(self) -> list[str]:
+        """The effort constraints ``Gamma(q, der(q), e, s, t) = 0`` (seed eq. 4.4) as written, kept algebraic."""
+        efforts = self.eom.system.efforts
+        if not efforts:
+            return []
+        out = ["  // effort constraints Gamma(q, der(q), e, s, t) = 0, kept algebraic (solved with the accelerations)"]
+        for eff in efforts:
+            out += [f"  // efforts.{eff.name}", f"  {self.code(eff.constraint)} = 0;"]
         return out
 
     @staticmethod
@@ -353,7 +368,8 @@ class ModelicaWriter:
                         *self._cse_declarations(repl), *self._auxiliary_declarations(bool(repl))]
         equations = [*self._auxiliary_equations(), *self._kinematic_equations(), *self._cse_equations(repl),
                      *self._dynamic_equations(lhs, rhs),
-                     *self._constraint_equations(lhs, rhs), *self._residual_and_output_equations()]
+                     *self._constraint_equations(lhs, rhs), *self._effort_equations(),
+                     *self._residual_and_output_equations()]
         out = [*self._head(within), *declarations, "equation", *equations, *self._annotation(),
                f"end {_ident(self.eom.system.name)};"]
         return "\n".join(out) + "\n"
