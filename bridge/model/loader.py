@@ -19,6 +19,8 @@ import sympy as sp
 
 from ..errors import Problem, ProblemCollector, SystemFileError
 from . import symbols as S
+from .bodies import TABLES as BODY_TABLES
+from .bodies import merge_bodies, uses_bodies
 from .efforts import EffortTables, dynamic_outputs, effort_jacobian_problems
 from .expressions import (
     FUNCTIONS,
@@ -76,6 +78,7 @@ TOP_LEVEL = {"name", "description", "coordinates", "parameters", "inputs", "defi
              "forces", "constraints", "outputs", "method", "simulation", "reference", "validation",
              "efforts", "dynamic"}
 TOP_LEVEL |= {"ports"}  # [ports] coordinate = "rotational" | "translational" (bridge.model.ports)
+TOP_LEVEL |= set(BODY_TABLES)  # [frames], [points], [bodies], [particles], [gravity], [loads], [contacts]
 COORDINATE_KEYS = {"start", "velocity", "unit", "description", "nominal"}
 PARAMETER_KEYS = {"value", "unit", "description"}
 INPUT_KEYS = {"start", "unit", "description"}
@@ -413,6 +416,8 @@ class _Builder:
         T, V, D = self._energy()
         forces = self._forces()
         holonomic, nonholonomic = self._constraints()
+        T, V, forces, holonomic, nonholonomic, multibody, labels = merge_bodies(
+            self, _Reported, T, V, forces, holonomic, nonholonomic)
         outputs = self._outputs()
         efforts, dynamic = effort_tables.parse(
             {"energy.kinetic": T, "energy.potential": V, "energy.dissipation": D}, forces,
@@ -437,6 +442,7 @@ class _Builder:
             definitions=dict(self.definitions), independent=independent, fixed_split=fixed_split,
             ports=ports,
             stop_time=stop_time, source=self.source, **settings, efforts=efforts, dynamic=dynamic,
+            multibody=multibody, constraint_labels=labels,
         )
         system = check_start(system, self.p)
         for entry, message, hint in effort_jacobian_problems(system):
@@ -550,9 +556,10 @@ class _Builder:
 
     def _energy(self) -> tuple[sp.Expr | None, sp.Expr | None, sp.Expr | None]:
         """Kinetic energy T(q, q', t), potential V(q, t, u) and dissipation function D(q, q', t, u); V, D default 0."""
-        energy = self.table("energy", required=True)
+        bodies = uses_bodies(self.data)  # then [energy] is optional and adds to the bodies' energies
+        energy = self.table("energy", required=not bodies)
         self.check_keys("energy", energy, ENERGY_KEYS)
-        if "energy" in self.data and "kinetic" not in energy:
+        if "energy" in self.data and "kinetic" not in energy and not bodies:
             self.p.add("energy.kinetic", "the kinetic energy is missing",
                        'add kinetic = "m/2*der(x)^2" (an expression in coordinates and der(coordinates))')
         T = self.expression("energy.kinetic", energy.get("kinetic", "0"),
@@ -561,7 +568,7 @@ class _Builder:
                             velocities=False, inputs_ok=True, what="the potential energy")
         D = self.expression("energy.dissipation", energy.get("dissipation", "0"),
                             velocities=True, inputs_ok=True, what="the dissipation function")
-        if T is not None and self.coords and not (T.free_symbols & self.velocity_symbols()):
+        if T is not None and self.coords and not bodies and not (T.free_symbols & self.velocity_symbols()):
             self.p.add("energy.kinetic", "the kinetic energy does not depend on any velocity",
                        "write T in terms of der(<coordinate>)")
         return T, V, D

@@ -100,6 +100,7 @@ class System:
     source: str = "<system>"
     adjusted_start: tuple[str, ...] = ()  # coordinates/velocities computed from constraints
     multibody: Multibody | None = None  # bodies and loads, where the system was described by them (kane needs it)
+    constraint_labels: tuple[str, ...] = ()  # entry names of the constraints when not all from [constraints]
     efforts: tuple[Effort, ...] = ()  # effort variables e with their constraints Gamma(q, q', e, s, t) = 0
     dynamic: tuple[Dynamic, ...] = ()  # dynamic variables s (first-order states), see bridge.model.efforts
     interval: float | None = None  # [simulation] output interval (default stop_time/1000)
@@ -135,6 +136,8 @@ class System:
     @property
     def constraints(self) -> tuple[tuple[str, sp.Expr], ...]:
         """All constraints with their entry names, holonomic ones first."""
+        if len(self.constraint_labels) == self.m:
+            return tuple(zip(self.constraint_labels, self.holonomic + self.nonholonomic))
         return tuple([(f"constraints.holonomic[{i + 1}]", e) for i, e in enumerate(self.holonomic)]
                      + [(f"constraints.nonholonomic[{i + 1}]", e) for i, e in enumerate(self.nonholonomic)])
 

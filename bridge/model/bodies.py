@@ -1,0 +1,554 @@
+"""The ``[frames]``, ``[points]``, ``[bodies]``, ``[particles]``, ``[gravity]``, ``[loads]`` and ``[contacts]``
+tables: a :class:`~bridge.model.multibody.Multibody` and what the system takes from it.
+
+* frames: elementary rotations (``axis``/``angle`` or a sequence ``axes``/``angles``) or direction cosines
+  (``dcm``, ``v_parent = C v_child``) relative to a ``parent`` (default N, the inertial frame);
+* points, bodies' mass centres (``com``), particles' positions: vector expressions (:mod:`.vectors`),
+  N components, velocities ``v = d r/dt``; angular velocities from :mod:`.frames`;
+* ``T = sum 1/2 m v.v + 1/2 w.(I w)``, ``V = -sum m g.r``, ``Q_i = sum F . dv_P/dq'_i + M . dw/dq'_i``
+  (:class:`Multibody`); the ``[energy]`` and ``[forces]`` entries of the file are added to them;
+* contacts (:mod:`.contacts`) add constraints after those of ``[constraints]``.
+
+Every problem is reported at its entry (``bodies.disk.inertia``), all at once with the rest of the file.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import sympy as sp
+
+from . import symbols as S
+from .expressions import MAX_TREE_SIZE, ExpressionError, caret, parse_expression, tree_size
+from .frames import AXES, INERTIAL, Frame, oriented, rotate
+from .multibody import ZERO, Body, Load, Multibody, Vector
+from .numeric import evaluate_once
+from .vectors import parse_matrix, parse_scalar, parse_vector
+
+TABLES = ("frames", "points", "bodies", "particles", "gravity", "loads", "contacts")
+FRAME_KEYS = {"parent", "axis", "angle", "axes", "angles", "dcm", "description"}
+POINT_KEYS = {"position", "description"}
+BODY_KEYS = {"mass", "frame", "com", "inertia", "description"}
+PARTICLE_KEYS = {"mass", "position", "description"}
+GRAVITY_KEYS = {"vector"}
+LOAD_KEYS = {"force", "point", "torque", "body", "reaction", "description"}
+
+
+def uses_bodies(data: Mapping[str, Any]) -> bool:
+    """Whether a system file describes (part of) its system by bodies."""
+    return any(key in data for key in TABLES)
+
+
+def _suggest(word: str, choices) -> str:
+    close = difflib.get_close_matches(word, list(choices), n=1)
+    return f"did you mean {close[0]!r}?" if close else ""
+
+
+class _Broken(ExpressionError):
+    """A reference to an entry whose problem is reported at that entry."""
+
+
+@dataclass
+class BodyModel:
+    """What the tables contribute: the multibody, T, V, Q by coordinate, and labelled constraints."""
+
+    multibody: Multibody
+    kinetic: sp.Expr
+    potential: sp.Expr
+    forces: dict[str, sp.Expr]
+    holonomic: list[tuple[str, sp.Expr]] = field(default_factory=list)
+    nonholonomic: list[tuple[str, sp.Expr]] = field(default_factory=list)
+
+
+class BodyReader:
+    """Reads the tables with the system file's builder (names, scalar parser, problems); the vector
+    expressions' :class:`~bridge.model.vectors.Context`."""
+
+    def __init__(self, builder, reported: type[Exception]):
+        self.b = builder
+        self.p = builder.p
+        self.reported = (reported, _Broken)
+        self.frames: dict[str, Frame | None] = {"N": INERTIAL}
+        self.frame_specs: dict[str, dict] = {}
+        self.located: dict[str, tuple[str, str, Any]] = {}  # name -> (entry, key, text) of a position
+        self.positions: dict[str, Vector | None] = {}
+        self._locating: list[str] = []
+        self.body_frame: dict[str, str] = {}
+
+    # -- the vector expressions' context ------------------------------------------------
+    def frame_matrix(self, name: str, pos: int) -> sp.Matrix | None:
+        if name not in self.frames:
+            return None
+        frame = self.frames[name]
+        if frame is None:
+            raise _Broken(f"the frame {name!r} is broken (reported there)", pos)
+        return frame.rotation
+
+    def point(self, name: str, pos: int) -> Vector | None:
+        if name in self.positions:
+            v = self.positions[name]
+            if v is None:
+                raise _Broken(f"{name!r} is broken (reported there)", pos)
+            return v
+        if name not in self.located:
+            return None
+        if name in self._locating:
+            cycle = " -> ".join(self._locating[self._locating.index(name):] + [name])
+            raise ExpressionError(f"positions refer to each other in a cycle: {cycle}", pos,
+                                  "define one of them without the others")
+        entry, _key, text = self.located[name]
+        self._locating.append(name)
+        try:
+            self.positions[name] = self.vector(entry, text, what="a position")
+        finally:
+            self._locating.pop()
+        return self.point(name, pos)
+
+    def scalar(self, text: str, offset: int) -> sp.Expr:
+        try:
+            return parse_expression(text, self.b.resolve, self.b.der)
+        except self.reported:
+            raise
+        except ExpressionError as exc:
+            if exc.position is not None:
+                exc.position += offset
+            raise
+
+    def der(self, expr: sp.Expr, pos: int) -> sp.Expr:
+        return self.b.der(expr, pos)
+
+    # -- entries -------------------------------------------------------------------------
+    def _parse(self, entry: str, text: Any, parse, what: str):
+        if not isinstance(text, str):
+            self.p.add(entry, f"expected an expression string, got {type(text).__name__}",
+                       f'write {what} in quotes, e.g. "[0, 0, -g]" for a vector or "m" for a scalar')
+            return None
+        try:
+            return parse(text, self)
+        except self.reported:
+            return None
+        except ExpressionError as exc:
+            self.p.add(entry, f"{exc.message}{caret(text, exc.position)}", exc.hint)
+            return None
+        except RecursionError:
+            self.p.add(entry, "expression is nested too deep", "split it into [points] or [definitions]")
+            return None
+
+    def _check(self, entry: str, exprs, *, velocities: bool, inputs_ok: bool, what: str) -> bool:
+        """Tree size, finiteness and the allowed variables of parsed components."""
+        qdd = self.b.acceleration_symbols()
+        qd, inputs = self.b.velocity_symbols(), self.b.input_symbols()
+        for e in exprs:
+            if e.has(sp.nan):
+                return False  # a broken definition, reported there
+            if tree_size(e) > MAX_TREE_SIZE:
+                self.p.add(entry, f"{what} is too large (more than {MAX_TREE_SIZE} operations)",
+                           "simplify it or split the model")
+                return False
+            if e.has(sp.zoo) or e.has(sp.oo) or e.has(sp.I):
+                self.p.add(entry, f"{what} is not a finite real number", "check for a division by zero")
+                return False
+            free = e.free_symbols
+            if free & qdd:
+                self.p.add(entry, f"{what} must not contain accelerations", "write it with positions and velocities")
+                return False
+            if not velocities and free & qd:
+                names = ", ".join(sorted(str(s) for s in free & qd))
+                self.p.add(entry, f"{what} must not depend on velocities, but contains {names}",
+                           "positions and angles are functions of the coordinates and time only")
+                return False
+            if not inputs_ok and free & inputs:
+                names = ", ".join(sorted(str(s) for s in free & inputs))
+                self.p.add(entry, f"{what} must not depend on inputs ({names})",
+                           "inputs may appear in loads and [forces]")
+                return False
+        return True
+
+    def vector(self, entry: str, text: Any, *, velocities: bool = False, inputs_ok: bool = False,
+               what: str = "the vector") -> Vector | None:
+        v = self._parse(entry, text, parse_vector, what)
+        if v is None or not self._check(entry, v, velocities=velocities, inputs_ok=inputs_ok, what=what):
+            return None
+        return v
+
+    def scalar_entry(self, entry: str, text: Any, *, velocities: bool = False, inputs_ok: bool = False,
+                     what: str = "the expression") -> sp.Expr | None:
+        if isinstance(text, (int, float)) and not isinstance(text, bool):
+            text = repr(text)
+        e = self._parse(entry, text, parse_scalar, what)
+        if e is None or not self._check(entry, [e], velocities=velocities, inputs_ok=inputs_ok, what=what):
+            return None
+        return e
+
+    def constant(self, entry: str, text: Any, what: str, positive: bool = True) -> sp.Expr | None:
+        """A constant (parameters only) scalar, positive at the parameter values."""
+        e = self.scalar_entry(entry, text, what=what)
+        if e is None:
+            return None
+        if e.free_symbols & (self.b.position_symbols() | {S.t}):
+            self.p.add(entry, f"{what} must be a constant (parameters only)", "remove coordinates and t from it")
+            return None
+        if positive:
+            value = self.values([e])[0]
+            if not value > 0:
+                self.p.add(entry, f"{what} must be positive, but it is {value:g} at the parameter values",
+                           "check the sign and the parameter values")
+                return None
+        return e
+
+    def values(self, exprs, perturb: np.ndarray | None = None) -> np.ndarray:
+        """The expressions at the start state (coordinates shifted by ``perturb``), parameters and inputs."""
+        coords = self.b.coords
+        args = [S.t, *[c.symbol for c in coords], *[c.velocity_symbol for c in coords],
+                *[p.symbol for p in self.b.params], *[u.symbol for u in self.b.inputs]]
+        q0 = np.array([c.start for c in coords]) + (0 if perturb is None else perturb)
+        vals = [0.0, *q0, *[c.velocity for c in coords], *[p.value for p in self.b.params],
+                *[u.start for u in self.b.inputs]]
+        return evaluate_once(args, list(exprs), vals)
+
+    # -- tables --------------------------------------------------------------------------
+    def table(self, key: str) -> dict:
+        return self.b.table(key)
+
+    def entries(self, key: str, keys: set[str], declare: str | None) -> dict[str, dict]:
+        """The entries of a table as dicts (a string value means ``{first key = value}``)."""
+        out: dict[str, dict] = {}
+        for name, spec in self.table(key).items():
+            entry = f"{key}.{name}"
+            if isinstance(spec, str) and key == "points":
+                spec = {"position": spec}
+            if not isinstance(spec, dict):
+                self.p.add(entry, "expected an inline table", f"write {name} = {{ ... }} with keys "
+                           + ", ".join(sorted(keys)))
+                continue
+            self.b.check_keys(entry, spec, keys)
+            if declare is None or self.b.declare(entry, name, declare):
+                out[name] = spec
+        return out
+
+    def read(self) -> BodyModel | None:
+        before = len(self.p.problems)
+        self.b.declare("frames", "N", "frame (the inertial frame N)")
+        self.frame_specs = self.entries("frames", FRAME_KEYS, "frame")
+        self._frames()
+        points = self.entries("points", POINT_KEYS, "point")
+        bodies = self.entries("bodies", BODY_KEYS, "body")
+        particles = self.entries("particles", PARTICLE_KEYS, "particle")
+        for name, spec in points.items():
+            self._locate(f"points.{name}", name, spec, "position")
+        for name, spec in bodies.items():
+            self._locate(f"bodies.{name}", name, spec, "com")
+        for name, spec in particles.items():
+            self._locate(f"particles.{name}", name, spec, "position")
+        for name in list(self.located):
+            try:
+                self.point(name, 0)
+            except self.reported:
+                pass
+            except ExpressionError as exc:  # a cycle found from the top
+                entry, _key, text = self.located[name]
+                self.p.add(entry, exc.message, exc.hint)
+                self.positions[name] = None
+        made = [self._body(name, spec) for name, spec in bodies.items()]
+        made += [self._particle(name, spec) for name, spec in particles.items()]
+        gravity = self._gravity()
+        loads = self._loads({b.name: b for b in made if b is not None})
+        if not made and ("bodies" in self.b.data or "particles" in self.b.data):
+            self.p.add("bodies", "no bodies or particles are declared", "declare at least one body or particle")
+        if len(self.p.problems) > before or any(b is None for b in made):
+            return None
+        from .contacts import read_contacts
+
+        mb = Multibody(tuple(b for b in made if b is not None), tuple(loads), gravity)
+        model = BodyModel(mb, mb.kinetic_energy(), mb.potential_energy(), {})
+        Q = mb.generalized_forces([c.velocity_symbol for c in self.b.coords])
+        model.forces = {c.name: f for c, f in zip(self.b.coords, Q) if f != 0}
+        read_contacts(self, {b.name: b for b in mb.bodies}, model)
+        return model
+
+    def _locate(self, entry: str, name: str, spec: dict, key: str) -> None:
+        if key not in spec:
+            self.p.add(f"{entry}.{key}", f"the {'centre of mass' if key == 'com' else key} is missing",
+                       f'add {key} = "[x, y, z]" (a vector expression, N components)')
+            self.positions[name] = None
+            return
+        self.located[name] = (f"{entry}.{key}", key, spec[key])
+
+    # -- frames --------------------------------------------------------------------------
+    def _frames(self) -> None:
+        """Check parents (known, no cycle), then build each frame after its parent."""
+        parents: dict[str, str | None] = {}
+        for name, spec in self.frame_specs.items():
+            parent = spec.get("parent", "N")
+            if not isinstance(parent, str):
+                self.p.add(f"frames.{name}.parent", "expected a frame name", 'write parent = "N"')
+                parents[name] = None
+            elif parent != "N" and parent not in self.frame_specs:
+                self.p.add(f"frames.{name}.parent", f"unknown parent frame {parent!r}",
+                           _suggest(parent, ["N", *self.frame_specs]) or "declare it under [frames] or use N")
+                parents[name] = None
+            else:
+                parents[name] = parent
+        in_cycle: set[str] = set()
+        for name in self.frame_specs:
+            chain, cur = [name], parents[name]
+            while cur is not None and cur != "N" and cur not in chain:
+                chain.append(cur)
+                cur = parents.get(cur)
+            if cur == name and name not in in_cycle:
+                in_cycle.update(chain)
+                self.p.add(f"frames.{name}.parent", "the frames' parents form a cycle: "
+                           + " -> ".join([*chain, name]), "each chain of parents must end at N, the inertial frame")
+        for name in self.frame_specs:
+            self.frames[name] = None
+        done: set[str] = set()
+        for name in self.frame_specs:
+            self._build_frame(name, parents, in_cycle, done)
+
+    def _build_frame(self, name: str, parents: dict, in_cycle: set[str], done: set[str]) -> None:
+        if name in done:
+            return
+        done.add(name)
+        parent = parents[name]
+        if parent is None or name in in_cycle:
+            return
+        if parent != "N":
+            self._build_frame(parent, parents, in_cycle, done)
+        base = self.frames.get(parent)
+        if base is None:
+            return  # the parent's problem is reported there
+        self.frames[name] = self._rotation(name, base, self.frame_specs[name])
+
+    def _rotation(self, name: str, parent: Frame, spec: dict) -> Frame | None:
+        entry = f"frames.{name}"
+        if "dcm" in spec:
+            if any(k in spec for k in ("axis", "angle", "axes", "angles")):
+                self.p.add(entry, "give either dcm or axis/angle (axes/angles), not both", "remove one of them")
+                return None
+            return self._dcm(entry, name, parent, spec["dcm"])
+        if "axes" in spec or "angles" in spec:
+            axes, angles = spec.get("axes"), spec.get("angles")
+            if not isinstance(angles, list):
+                self.p.add(f"{entry}.angles", "expected a list of angle expressions, one per axis",
+                           'write axes = "zyx", angles = ["a1", "a2", "a3"]')
+                return None
+        else:
+            axes, angles = spec.get("axis"), [spec.get("angle")]
+            if angles[0] is None:
+                self.p.add(f"{entry}.angle", "the angle is missing",
+                           'add angle = "<expression>" (or dcm = "[[..], [..], [..]]")')
+                return None
+        key = "axes" if "axes" in spec or "angles" in spec else "axis"
+        if not isinstance(axes, str) or not axes or any(a not in AXES for a in axes):
+            self.p.add(f"{entry}.{key}", f"bad rotation axis {axes!r}: axes are x, y or z",
+                       'write axis = "z", or a sequence axes = "zyx" with one angle per letter')
+            return None
+        if len(axes) != len(angles):
+            self.p.add(f"{entry}.angles", f"{len(axes)} axes but {len(angles)} angles", "give one angle per axis")
+            return None
+        frame = parent
+        for k, (axis, text) in enumerate(zip(axes, angles)):
+            sub = f"{entry}.angle" if key == "axis" else f"{entry}.angles[{k + 1}]"
+            angle = self.scalar_entry(sub, text, what="a rotation angle")
+            if angle is None:
+                return None
+            frame = rotate(frame, name, axis, angle, self.b.der(angle, 0))
+        return frame
+
+    def _dcm(self, entry: str, name: str, parent: Frame, text: Any) -> Frame | None:
+        rows = self._parse(f"{entry}.dcm", text, parse_matrix, "the direction cosines")
+        if rows is None:
+            return None
+        if not isinstance(rows, list):
+            self.p.add(f"{entry}.dcm", "expected a 3x3 matrix", 'write dcm = "[[c, -s, 0], [s, c, 0], [0, 0, 1]]"')
+            return None
+        flat = [x for r in rows for x in r]
+        if not self._check(f"{entry}.dcm", flat, velocities=False, inputs_ok=False, what="the direction cosines"):
+            return None
+        C = sp.Matrix(rows)
+        rng = np.random.default_rng(0)
+        for k in range(3):
+            shift = None if k == 0 else rng.uniform(-0.5, 0.5, len(self.b.coords))
+            M = self.values(flat, shift).reshape(3, 3)
+            err = np.abs(M.T @ M - np.eye(3)).max() if np.all(np.isfinite(M)) else np.inf
+            if not err < 1e-9 or np.linalg.det(M) < 0:
+                self.p.add(f"{entry}.dcm", "the direction cosines are not a rotation (C^T C = 1, det C = +1) "
+                           f"at {'the start state' if k == 0 else 'a state near it'} (error {err:.3g})",
+                           "give the rows of C with v_parent = C v_child, orthonormal and right-handed")
+                return None
+        return oriented(parent, name, C, lambda e: self.b.der(e, 0))
+
+    # -- bodies, particles, gravity, loads -------------------------------------------------
+    def _body(self, name: str, spec: dict) -> Body | None:
+        entry = f"bodies.{name}"
+        mass = self.constant(f"{entry}.mass", spec.get("mass"), "the mass") if "mass" in spec else None
+        if "mass" not in spec:
+            self.p.add(f"{entry}.mass", "the mass is missing", 'add mass = "m"')
+        frame_name = spec.get("frame")
+        frame = None
+        if frame_name is None:
+            self.p.add(f"{entry}.frame", "a rigid body needs a frame (its orientation)",
+                       'add frame = "<a frame of [frames]>", or declare a point mass under [particles]')
+        elif not isinstance(frame_name, str) or frame_name not in self.frames:
+            self.p.add(f"{entry}.frame", f"unknown frame {frame_name!r}",
+                       _suggest(str(frame_name), self.frames) or "declare it under [frames]")
+        else:
+            frame = self.frames[frame_name]
+            self.body_frame[name] = frame_name
+        inertia = self._inertia(f"{entry}.inertia", spec)
+        position = self.positions.get(name)
+        if mass is None or frame is None or inertia is None or position is None:
+            return None
+        velocity = tuple(self.b.der(c, 0) for c in position)
+        return Body(name, mass, position, velocity, frame.rotation, frame.omega, inertia)  # type: ignore[arg-type]
+
+    def _inertia(self, entry: str, spec: dict) -> sp.ImmutableMatrix | None:
+        """Principal moments ``[a, b, c]`` or a full symmetric tensor, positive definite, about the centre of mass
+        in the body frame; each principal moment at most the sum of the other two (a real body's)."""
+        if "inertia" not in spec:
+            self.p.add(entry, "the inertia tensor is missing",
+                       'add inertia = "[Ixx, Iyy, Izz]" (principal) or "[[Ixx, Ixy, Ixz], [..], [..]]"')
+            return None
+        value = self._parse(entry, spec["inertia"], parse_matrix, "the inertia tensor")
+        if value is None:
+            return None
+        I = sp.diag(*value) if not isinstance(value, list) else sp.Matrix(value)
+        flat = list(I)
+        if not self._check(entry, flat, velocities=False, inputs_ok=False, what="the inertia tensor"):
+            return None
+        if any(e.free_symbols & (self.b.position_symbols() | {S.t}) for e in flat):
+            self.p.add(entry, "the inertia tensor must be constant (parameters only)",
+                       "give it in the body frame, where it does not change")
+            return None
+        M = self.values(flat).reshape(3, 3)
+        scale = max(float(np.abs(M).max()), 1e-300)
+        if not np.all(np.isfinite(M)):
+            self.p.add(entry, "the inertia tensor is not finite at the parameter values", "check the parameters")
+            return None
+        if np.abs(M - M.T).max() > 1e-12 * scale:
+            i, j = np.unravel_index(np.argmax(np.abs(M - M.T)), M.shape)
+            self.p.add(entry, f"the inertia tensor is not symmetric (entry [{i + 1}][{j + 1}] = {M[i, j]:g}, "
+                       f"[{j + 1}][{i + 1}] = {M[j, i]:g})", "an inertia tensor satisfies I[i][j] = I[j][i]")
+            return None
+        eig = np.linalg.eigvalsh(M)
+        if eig[0] <= 0:
+            self.p.add(entry, f"the inertia tensor is not positive definite (principal moments {eig[0]:g}, "
+                       f"{eig[1]:g}, {eig[2]:g} at the parameter values)",
+                       "every principal moment of a rigid body is positive; use [particles] for a point mass")
+            return None
+        if eig[2] > (eig[0] + eig[1]) * (1 + 1e-9):
+            self.p.add(entry, f"the principal moments {eig[0]:g}, {eig[1]:g}, {eig[2]:g} violate the triangle "
+                       "inequality (the largest exceeds the sum of the other two)",
+                       "no rigid body has these moments; check the values")
+            return None
+        return sp.ImmutableMatrix(I)
+
+    def _particle(self, name: str, spec: dict) -> Body | None:
+        entry = f"particles.{name}"
+        if "mass" not in spec:
+            self.p.add(f"{entry}.mass", "the mass is missing", 'add mass = "m"')
+            return None
+        mass = self.constant(f"{entry}.mass", spec["mass"], "the mass")
+        position = self.positions.get(name)
+        if mass is None or position is None:
+            return None
+        return Body(name, mass, position, tuple(self.b.der(c, 0) for c in position))  # type: ignore[arg-type]
+
+    def _gravity(self) -> Vector:
+        g = self.table("gravity")
+        self.b.check_keys("gravity", g, GRAVITY_KEYS)
+        if not g:
+            return ZERO
+        if "vector" not in g:
+            self.p.add("gravity.vector", "the gravity vector is missing", 'write vector = "[0, 0, -g]"')
+            return ZERO
+        v = self.vector("gravity.vector", g["vector"], what="the gravity vector")
+        if v is None:
+            return ZERO
+        if any(c.free_symbols & (self.b.position_symbols() | {S.t}) for c in v):
+            self.p.add("gravity.vector", "gravity must be uniform and constant (parameters only)",
+                       "write it in N components, e.g. [0, 0, -g]")
+            return ZERO
+        return v
+
+    def _loads(self, bodies: dict[str, Body]) -> list[Load]:
+        loads: list[Load] = []
+        for name, spec in self.entries("loads", LOAD_KEYS, None).items():
+            entry = f"loads.{name}"
+            if ("force" in spec) == ("torque" in spec):
+                self.p.add(entry, "a load is either a force (force, point) or a torque (torque, body)",
+                           'write { force = "[..]", point = "P" } or { torque = "[..]", body = "B" }')
+                continue
+            if "force" in spec:
+                loads += self._force(entry, name, spec)
+            else:
+                loads += self._torque(entry, name, spec, bodies)
+        return loads
+
+    def _force(self, entry: str, name: str, spec: dict) -> list[Load]:
+        if "point" not in spec:
+            self.p.add(f"{entry}.point", "the point of application is missing",
+                       'add point = "P" (a point, a body or a position vector)')
+            return []
+        for key in ("body", "reaction"):
+            if key in spec:
+                self.p.add(f"{entry}.{key}", f"{key} belongs to a torque", "a force acts at its point")
+                return []
+        F = self.vector(f"{entry}.force", spec["force"], velocities=True, inputs_ok=True, what="the force")
+        r = self.vector(f"{entry}.point", spec["point"], what="the point of application")
+        if F is None or r is None:
+            return []
+        return [Load(name, "force", tuple(self.b.der(c, 0) for c in r), F)]  # type: ignore[arg-type]
+
+    def _torque(self, entry: str, name: str, spec: dict, bodies: dict[str, Body]) -> list[Load]:
+        if "point" in spec:
+            self.p.add(f"{entry}.point", "a torque acts on a body, not at a point", 'write body = "B"')
+            return []
+        M = self.vector(f"{entry}.torque", spec["torque"], velocities=True, inputs_ok=True, what="the torque")
+        out = []
+        for key, sign in (("body", 1), ("reaction", -1)):
+            if key not in spec:
+                if key == "body":
+                    self.p.add(f"{entry}.body", "the body is missing", 'add body = "B"')
+                continue
+            bname = spec[key]
+            if not isinstance(bname, str) or bname not in self.body_frame:
+                self.p.add(f"{entry}.{key}", f"{bname!r} is not a rigid body",
+                           _suggest(str(bname), self.body_frame) or "name a body of [bodies] (it needs a frame)")
+                continue
+            frame = self.frames[self.body_frame[bname]]
+            if M is not None and frame is not None:
+                out.append(Load(f"{name}.{key}", "torque", frame.omega_n, tuple(sign * c for c in M)))
+        return out
+
+
+def merge_bodies(builder, reported: type[Exception], T, V, forces: dict, holonomic: list, nonholonomic: list):
+    """The file's T, V, forces and constraints with those of its body tables added; also the
+    :class:`Multibody` (None without body tables) and the constraints' entry names (() when all are from
+    ``[constraints]``)."""
+    if not uses_bodies(builder.data):
+        return T, V, forces, holonomic, nonholonomic, None, ()
+    model = BodyReader(builder, reported).read()
+    if model is None:
+        return T, V, forces, holonomic, nonholonomic, None, ()
+    if T is not None:
+        T = model.kinetic + T
+        if builder.coords and not (T.free_symbols & builder.velocity_symbols()):
+            builder.p.add("bodies", "the kinetic energy of the bodies and [energy] does not depend on any velocity",
+                          "declare bodies or particles whose positions depend on the coordinates")
+    if V is not None:
+        V = model.potential + V
+    forces = dict(forces)
+    for name, f in model.forces.items():
+        forces[name] = forces.get(name, sp.Integer(0)) + f
+    labels = ([f"constraints.holonomic[{i + 1}]" for i in range(len(holonomic))]
+              + [label for label, _ in model.holonomic]
+              + [f"constraints.nonholonomic[{i + 1}]" for i in range(len(nonholonomic))]
+              + [label for label, _ in model.nonholonomic])
+    holonomic = list(holonomic) + [e for _, e in model.holonomic]
+    nonholonomic = list(nonholonomic) + [e for _, e in model.nonholonomic]
+    return T, V, forces, holonomic, nonholonomic, model.multibody, tuple(labels)

@@ -1,0 +1,184 @@
+"""The ``[contacts]`` table: constraints generated from the bodies' geometry.
+
+With C the body's mass centre (the wheel's or sphere's centre), w its angular velocity (N components),
+k the unit normal of the plane (a coordinate plane of N through its origin, pointing to the side where C is
+at the start) and e1, e2 the plane's axes:
+
+* ``rolling-disk`` (thin wheel of radius R, axle a = a body axis, default y): the contact point is
+  ``P = C - R n``, ``n = (k - (k.a) a) / sqrt(1 - (k.a)^2)`` (in the wheel plane, towards k); no slip:
+  ``(v_C + w x (P - C)) . e_i = 0`` (2 nonholonomic); on the plane: ``k.P = 0`` (holonomic), left out when
+  it holds identically (the height already eliminated by the coordinates);
+* ``rolling-sphere``: ``P = C - R k``, the same two no-slip rows, ``k.C - R = 0`` where not identical;
+* ``knife-edge``: a point P of the body (default C) has no velocity along a body axis: ``dP/dt . b = 0``;
+* ``velocity``: a given expression (vector operations allowed) linear in the velocities, ``= 0``.
+
+"Holds identically" is decided numerically: zero (to 1e-10 R) at the start state and four random states
+near it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+import sympy as sp
+
+from .frames import AXES
+from .multibody import Body
+from .vectors import cross, dot
+
+KINDS = {
+    "rolling-disk": {"kind", "body", "radius", "plane", "axis", "description"},
+    "rolling-sphere": {"kind", "body", "radius", "plane", "description"},
+    "knife-edge": {"kind", "body", "point", "axis", "description"},
+    "velocity": {"kind", "expr", "description"},
+}
+_PLANE = re.compile(r"N\.([xyz])([xyz])\Z")
+
+
+def read_contacts(reader, bodies: dict[str, Body], model) -> None:
+    """Append each contact's constraints (labelled by entry) to ``model.holonomic``/``model.nonholonomic``."""
+    from .bodies import _suggest
+
+    for name, spec in reader.table("contacts").items():
+        entry = f"contacts.{name}"
+        if not isinstance(spec, dict):
+            reader.p.add(entry, "expected an inline table", f'write {name} = {{ kind = "rolling-disk", ... }}')
+            continue
+        kind = spec.get("kind")
+        if kind not in KINDS:
+            reader.p.add(f"{entry}.kind", f"unknown contact kind {kind!r}" if kind is not None else
+                         "the contact kind is missing", (_suggest(str(kind), KINDS) + " " if kind else "")
+                         + "kinds: " + ", ".join(KINDS))
+            continue
+        reader.b.check_keys(entry, spec, KINDS[kind])
+        if kind == "velocity":
+            _velocity(reader, entry, spec, model)
+            continue
+        body = _body(reader, entry, name, spec, bodies)
+        if body is None:
+            continue
+        if kind == "knife-edge":
+            _knife_edge(reader, entry, spec, body, model)
+        else:
+            _rolling(reader, entry, kind, spec, body, model)
+
+
+def _body(reader, entry: str, name: str, spec: dict, bodies: dict[str, Body]) -> Body | None:
+    """The contact's body (default: the body of the contact's name); it needs a frame."""
+    from .bodies import _suggest
+
+    bname = spec.get("body", name)
+    key = f"{entry}.body" if "body" in spec else entry
+    if not isinstance(bname, str) or bname not in bodies:
+        reader.p.add(key, f"{bname!r} is not a body", (_suggest(str(bname), bodies) or
+                     "name a body of [bodies]") + "; without body = ..., the contact's own name is the body's")
+        return None
+    body = bodies[bname]
+    if body.is_particle:
+        reader.p.add(key, f"{bname!r} is a particle, which has no frame: a {spec['kind']} contact needs the body's "
+                     "orientation", "declare it under [bodies] with a frame and an inertia tensor")
+        return None
+    return body
+
+
+def _axis(reader, entry: str, spec: dict, body: Body, default: str) -> tuple[sp.Expr, ...] | None:
+    axis = spec.get("axis", default)
+    if axis not in AXES:
+        reader.p.add(f"{entry}.axis", f"bad axis {axis!r}", 'a body axis is "x", "y" or "z"')
+        return None
+    return tuple(body.rotation[:, AXES[axis]])
+
+
+def _radius(reader, entry: str, spec: dict) -> sp.Expr | None:
+    if "radius" not in spec:
+        reader.p.add(f"{entry}.radius", "the radius is missing", 'add radius = "R"')
+        return None
+    return reader.constant(f"{entry}.radius", spec["radius"], "the radius")
+
+
+def _plane(reader, entry: str, spec: dict, centre) -> tuple[int, int, int, int] | None:
+    """(e1, e2, normal axis, sign): the plane's axes and the normal pointing to the centre's side at the start."""
+    plane = spec.get("plane", "N.xy")
+    m = _PLANE.match(plane) if isinstance(plane, str) else None
+    if m is None or m.group(1) == m.group(2):
+        reader.p.add(f"{entry}.plane", f"bad plane {plane!r}",
+                     'write a coordinate plane of the inertial frame through its origin: "N.xy", "N.yz" or "N.zx"')
+        return None
+    e1, e2 = AXES[m.group(1)], AXES[m.group(2)]
+    normal = 3 - e1 - e2
+    side = float(reader.values([centre[normal]])[0])
+    if not abs(side) > 1e-12:
+        reader.p.add(f"{entry}.plane", f"the centre lies in the plane {plane} at the start state (or its height "
+                     "cannot be evaluated)", "give start values with the body above the plane")
+        return None
+    return e1, e2, normal, 1 if side > 0 else -1
+
+
+def _identically_zero(reader, expr: sp.Expr, scale: sp.Expr) -> bool:
+    rng = np.random.default_rng(1)
+    n = len(reader.b.coords)
+    size = abs(float(reader.values([scale])[0]))
+    for k in range(5):
+        value = reader.values([expr], None if k == 0 else rng.uniform(-0.2, 0.2, n))[0]
+        if not abs(value) <= 1e-10 * max(size, 1e-300):
+            return False
+    return True
+
+
+def _rolling(reader, entry: str, kind: str, spec: dict, body: Body, model) -> None:
+    R = _radius(reader, entry, spec)
+    a = _axis(reader, entry, spec, body, "y") if kind == "rolling-disk" else ()
+    plane = _plane(reader, entry, spec, body.position)
+    if R is None or a is None or plane is None:
+        return
+    e1, e2, normal, sign = plane
+    k = tuple(sp.Integer(sign if i == normal else 0) for i in range(3))
+    if kind == "rolling-disk":
+        ka = dot(k, a)
+        s = sp.sqrt(1 - ka**2)
+        r = tuple(-R * (k[i] - ka * a[i]) / s for i in range(3))   # P - C
+        height = sign * body.position[normal] - R * s
+    else:
+        r = tuple(-R * k[i] for i in range(3))
+        height = sign * body.position[normal] - R
+    omega = tuple(body.rotation * sp.Matrix(body.angular_velocity))
+    omega_n = _omega_n(reader, body, omega)
+    v = cross(omega_n, r)
+    names = "xyz"
+    for i in (e1, e2):
+        model.nonholonomic.append((f"{entry} (no slip along N.{names[i]})", body.velocity[i] + v[i]))
+    if not _identically_zero(reader, height, R):
+        model.holonomic.append((f"{entry} (on the plane)", height))
+
+
+def _omega_n(reader, body: Body, fallback):
+    """The body's angular velocity in N components, from its frame (free of the frame's own angle)."""
+    name = reader.body_frame.get(body.name)
+    frame = reader.frames.get(name) if name else None
+    return frame.omega_n if frame is not None else fallback
+
+
+def _knife_edge(reader, entry: str, spec: dict, body: Body, model) -> None:
+    b = _axis(reader, entry, spec, body, "y")
+    point = reader.vector(f"{entry}.point", spec["point"], what="the edge point") if "point" in spec \
+        else body.position
+    if b is None or point is None:
+        return
+    velocity = [reader.b.der(c, 0) for c in point]
+    model.nonholonomic.append((f"{entry} (no velocity along the body's {spec.get('axis', 'y')} axis)",
+                               dot(velocity, b)))
+
+
+def _velocity(reader, entry: str, spec: dict[str, Any], model) -> None:
+    if "expr" not in spec:
+        reader.p.add(f"{entry}.expr", "the expression is missing", 'add expr = "dot(der(P), N.x)"')
+        return
+    e = reader.scalar_entry(f"{entry}.expr", spec["expr"], velocities=True, what="a velocity constraint")
+    if e is None:
+        return
+    before = len(reader.p.problems)
+    reader.b._check_velocity_form(f"{entry}.expr", e)
+    if len(reader.p.problems) == before:
+        model.nonholonomic.append((entry, e))
