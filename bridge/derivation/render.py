@@ -154,7 +154,20 @@ def to_text(eom: EquationsOfMotion, simplify: bool = False, budget: float = DEFA
         out.append("constraints (velocity level, = 0):")
         for g in eom.velocity_constraints:
             out.append(f"  {_str(tidy(g))}")
+    out += _effort_lines(eom, tidy)
     return "\n".join(out) + "\n"
+
+
+def _effort_lines(eom: EquationsOfMotion, tidy) -> list[str]:
+    """The dynamic variables with their rates and the effort constraints Gamma = 0 as written."""
+    system, out = eom.system, []
+    if system.dynamic:
+        out.append("dynamic variables (s = der(<s>_integral); the row of <s>_integral is der(s) = rate):")
+        out += [f"  der({d.name}) = {_str(tidy(d.rate))}   [s = {d.symbol}]" for d in system.dynamic]
+    if system.efforts:
+        out.append("effort constraints (Gamma(q, der(q), e, s, t) = 0, kept algebraic; rows after the multipliers):")
+        out += [f"  {e.name}: {_str(tidy(e.constraint))} = 0" for e in system.efforts]
+    return out
 
 
 def to_json(eom: EquationsOfMotion, simplify: bool = False, budget: float = DEFAULT_BUDGET) -> str:

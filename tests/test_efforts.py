@@ -1,0 +1,149 @@
+"""Effort constraints and dynamic variables (issue 16, seed eq. 4.4: Gamma(q, f, e, s, t) = 0).
+
+References: a DC motor on an inertia written by hand as an ODE and integrated by scipy (and its closed-form
+steady speed); the DC-motor drive against the same machine written without efforts, with the armature charge
+as a displacement (the seed's electromechanical coordinates: inductance as inertia, resistance in the
+dissipation function, voltage as a generalized force)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.integrate import solve_ivp
+
+import bridge
+from bridge.errors import BridgeError
+
+ROOT = Path(__file__).parent.parent
+DRIVE = ROOT / "examples" / "dc_motor_drive.toml"
+
+MOTOR = """
+name = "Motor"
+[coordinates]
+phi = { start = 0.0, velocity = 0.0, unit = "rad" }
+[parameters]
+J = 0.02
+b = 0.01
+TL = 0.3
+R = 2.0
+L = 0.05
+kt = 0.5
+ke = 0.5
+[inputs]
+U = { start = 24.0 }
+[dynamic]
+i = { start = 0.0, rate = "(U - R*i - eb)/L", unit = "A" }
+[efforts]
+tau = { constraint = "tau - kt*i", unit = "N.m" }
+eb = { constraint = "eb - ke*der(phi)", unit = "V" }
+[energy]
+kinetic = "J/2*der(phi)^2"
+[forces]
+phi = "tau - b*der(phi) - TL"
+[outputs]
+w = "der(phi)"
+"""
+P = dict(J=0.02, b=0.01, TL=0.3, R=2.0, L=0.05, kt=0.5, ke=0.5, U=24.0)
+
+
+def motor_reference(t):
+    """J w' = kt i - b w - TL, L i' = U - R i - ke w, by scipy (LSODA at 1e-12)."""
+    def f(_t, y):
+        phi, w, i = y
+        return [w, (P["kt"] * i - P["b"] * w - P["TL"]) / P["J"], (P["U"] - P["R"] * i - P["ke"] * w) / P["L"]]
+    return solve_ivp(f, (t[0], t[-1]), [0.0, 0.0, 0.0], method="LSODA", t_eval=t, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("method", ["lagrange", "nielsen", "maggi", "appell"])
+def test_motor_against_scipy_and_closed_form(method):
+    system = bridge.parse_system(MOTOR)
+    res = bridge.simulate(bridge.derive(system, method), 3.0, interval=0.01, rtol=1e-12, atol=1e-12)
+    ref = motor_reference(res.time)
+    assert np.abs(res["phi"] - ref.y[0]).max() < 1e-8 * np.ptp(ref.y[0])
+    assert np.abs(res["w"] - ref.y[1]).max() < 1e-8 * np.ptp(ref.y[1])
+    assert np.abs(res["i"] - ref.y[2]).max() < 1e-8 * np.ptp(ref.y[2])
+    # the efforts are the values their constraints fix: tau = kt*i, eb = ke*w
+    assert np.abs(res["tau"] - P["kt"] * ref.y[2]).max() < 1e-8 * np.ptp(ref.y[2])
+    assert np.abs(res["eb"] - P["ke"] * ref.y[1]).max() < 1e-8 * np.ptp(ref.y[1])
+    # steady speed: kt*i = b*w + TL and U = R*i + ke*w
+    w_ss = (P["kt"] * P["U"] - P["R"] * P["TL"]) / (P["R"] * P["b"] + P["ke"] * P["kt"])
+    assert abs(res["w"][-1] - w_ss) < 1e-6 * w_ss
+
+
+CHARGE = {  # the drive without efforts: armature charge qe as a displacement
+    "qe": {"start": 0.0, "velocity": 0.0, "unit": "C"},
+}
+
+
+def charge_form():
+    """examples/dc_motor_drive.toml rewritten with the armature charge qe as a coordinate (no efforts)."""
+    import tomllib
+
+    data = tomllib.loads(DRIVE.read_text())
+    data.pop("dynamic"), data.pop("efforts")
+    data["coordinates"].update(CHARGE)
+    data["energy"]["kinetic"] += " + La/2*der(qe)^2"
+    data["energy"]["dissipation"] = "Ra/2*der(qe)^2"
+    data["forces"] = {"phi1": "kt*der(qe)", "phi2": data["forces"]["phi2"], "qe": "U - ke*der(phi1)"}
+    data["outputs"] = {"ratio": data["outputs"]["ratio"]}
+    return bridge.build_system(data, "charge form")
+
+
+@pytest.mark.parametrize("method", ["lagrange", "nielsen", "maggi"])
+def test_drive_against_charge_coordinate(method):
+    system = bridge.load_system(DRIVE)
+    res = bridge.simulate(bridge.derive(system, method), 2.0, interval=0.01, rtol=1e-12, atol=1e-12)
+    ref = bridge.simulate(bridge.derive(charge_form(), "lagrange"), 2.0, interval=0.01, rtol=1e-12, atol=1e-12)
+    for name in ("phi1", "phi2", "x"):
+        assert np.abs(res[name] - ref[name]).max() < 1e-8 * np.ptp(ref[name]), name
+    assert np.abs(res["i"] - ref["der(qe)"]).max() < 1e-8 * np.ptp(ref["der(qe)"])
+    assert np.abs(res["tau"] - 0.4 * ref["der(qe)"]).max() < 1e-8 * np.ptp(ref["der(qe)"])
+    assert np.abs(res["eb"] - 0.4 * ref["der(phi1)"]).max() < 1e-8 * np.ptp(ref["der(phi1)"])
+
+
+def test_equations_keep_the_efforts_algebraic():
+    """The efforts are unknowns after the multipliers; their rows are dGamma/de*e = -Gamma(e=0) (no solve)."""
+    eom = bridge.derive(bridge.load_system(DRIVE), "lagrange")
+    names = [str(s) for s in eom.unknowns]
+    assert names[-2:] == ["tau", "eb"] and names[-3] == "lambda[1]"
+    assert eom.mass_matrix.shape == (7, 7)
+    from bridge.derivation.render import to_text
+
+    text = to_text(eom)
+    assert "tau: tau - kt*der(i_integral) = 0" in text and "eb: eb - ke*der(phi1) = 0" in text
+    assert "der(i) =" in text
+
+
+def test_modelica_text_keeps_gamma():
+    from bridge.modelica.export import model_source
+
+    text = model_source(bridge.derive(bridge.load_system(DRIVE), "lagrange"))
+    assert 'Real tau(unit="N.m")' in text and "-der_i_integral*kt + tau = 0;" in text
+
+
+def test_fmu_me_and_cs_carry_efforts(tmp_path):
+    fmpy = pytest.importorskip("fmpy")
+    from bridge.fmu.build import build_fmu
+
+    eom = bridge.derive(bridge.parse_system(MOTOR), "lagrange")
+    ref = motor_reference(np.linspace(0.0, 1.0, 101))
+    for version in (2, 3):
+        fmu = build_fmu(eom, tmp_path / f"m{version}.fmu", version)
+        for kind in ("ModelExchange", "CoSimulation"):
+            kw = dict(solver="CVode") if kind == "ModelExchange" else {}
+            out = fmpy.simulate_fmu(str(fmu), fmi_type=kind, stop_time=1.0, output_interval=0.01,
+                                    output=["phi", "i", "tau", "eb"], relative_tolerance=1e-10, **kw)
+            tau = np.interp(ref.t, out["time"], out["tau"])
+            eb = np.interp(ref.t, out["time"], out["eb"])
+            assert np.abs(tau - P["kt"] * ref.y[2]).max() < 1e-6 * np.ptp(P["kt"] * ref.y[2]), (version, kind)
+            assert np.abs(eb - P["ke"] * ref.y[1]).max() < 1e-6 * np.ptp(P["ke"] * ref.y[1]), (version, kind)
+
+
+def test_singular_effort_constraint_is_named():
+    bad = MOTOR.replace('eb = { constraint = "eb - ke*der(phi)", unit = "V" }',
+                        'eb = { constraint = "tau - ke*der(phi)", unit = "V" }')
+    with pytest.raises(BridgeError) as info:
+        bridge.parse_system(bad)
+    assert "efforts.eb.constraint" in str(info.value) and "does not determine" in str(info.value)
