@@ -1,0 +1,370 @@
+"""The linear model as Modelica (Rumoca, pymoca) and as an FMU (fmpy: FMI 2 and 3, ME and CS).
+
+The linear models are built here by central differences of the nonlinear model's numeric right-hand side
+(``eom.numeric``), independently of ``bridge.linearize``: the hanging simple pendulum (examples/simple_pendulum.toml),
+a damped pendulum driven by a torque input about its tilted equilibrium (inputs, outputs with feedthrough) and the
+Chaplygin sleigh (nonholonomic; maggi, independent x and theta) in straight running, its cyclic x and y dropped.
+
+References: the nonlinear native simulation (``bridge.simulate``) from the same perturbed state: the difference
+is second order in the perturbation (a quarter when it halves; an eighth for the hanging pendulum, whose sine has
+no quadratic term), and the closed-form solution by the matrix exponential (scipy.linalg.expm) to 1e-8.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.linalg import expm
+
+import bridge
+from bridge.errors import ExportError
+from bridge.linearization.export_common import modelica_name
+from bridge.linearization.export_fmu import build_linear_fmu
+from bridge.linearization.export_modelica import linear_modelica_source, write_linear_modelica
+from bridge.linearization.model import LinearModel
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+DRIVEN = """
+name = "DrivenPendulum"
+description = "damped pendulum driven by a torque"
+[coordinates]
+theta = { start = 0.0, velocity = 0.0, unit = "rad", description = "angle from the downward vertical" }
+[parameters]
+m = { value = 0.5, unit = "kg" }
+l = { value = 0.8, unit = "m" }
+g = { value = 9.81, unit = "m/s2" }
+c = { value = 0.2, unit = "N.m.s/rad" }
+[inputs]
+tau = { start = 0.3, unit = "N.m", description = "driving torque" }
+[energy]
+kinetic = "1/2*m*l^2*der(theta)^2"
+potential = "m*g*l*(1 - cos(theta))"
+[forces]
+theta = "tau - c*der(theta)"
+[outputs]
+tip_x = { expr = "l*sin(theta)", unit = "m" }
+load = { expr = "tau + m*g*l*sin(theta)*cos(theta) + der(theta)", unit = "N.m" }
+[simulation]
+stop_time = 4.0
+"""
+
+
+# -- the linear models, by central differences of the nonlinear right-hand side ---------------------------------
+def finite_difference_linear(eom, q0, speeds0, inputs0, keep: list[int], step: float = 1e-6) -> LinearModel:
+    """A, B, C, D of ``x = (q, u)`` (u: the method's speeds) at the point, over the states ``keep`` (indices
+    into x; the others held), by central differences; the point must be a steady state of the kept ones."""
+    num = eom.numeric
+    system = eom.system
+    n = system.n
+    x_point = np.concatenate([q0, speeds0]).astype(float)
+    u_point = np.asarray(inputs0, dtype=float)
+
+    def f(x, u):
+        num.inputs = np.asarray(u, dtype=float)
+        return num.rhs(0.0, x)[keep]
+
+    def y(x, u):
+        num.inputs = np.asarray(u, dtype=float)
+        return num.outputs(0.0, x[:n], num.kinematics(0.0, x[:n], x[n:]))
+
+    def at(z):
+        x = x_point.copy()
+        x[keep] = z
+        return x
+
+    z0 = x_point[keep]
+    nk, m, p = len(keep), len(u_point), len(system.outputs)
+    A, B, C, D = np.zeros((nk, nk)), np.zeros((nk, m)), np.zeros((p, nk)), np.zeros((p, m))
+    for j in range(nk):
+        e = np.zeros(nk)
+        e[j] = step
+        A[:, j] = (f(at(z0 + e), u_point) - f(at(z0 - e), u_point)) / (2 * step)
+        C[:, j] = (y(at(z0 + e), u_point) - y(at(z0 - e), u_point)) / (2 * step)
+    for k in range(m):
+        e = np.zeros(m)
+        e[k] = step
+        B[:, k] = (f(x_point, u_point + e) - f(x_point, u_point - e)) / (2 * step)
+        D[:, k] = (y(x_point, u_point + e) - y(x_point, u_point - e)) / (2 * step)
+    assert np.abs(f(x_point, u_point)).max() < 1e-12  # a steady state of the kept states
+    speeds = [bridge.symbols.base_name(s) for s in eom.u]
+    units = {c.name: c.unit for c in system.coordinates}
+    names = [c.name for c in system.coordinates] + [f"der({s})" for s in speeds]
+    all_units = [units[c.name] for c in system.coordinates] + [f"{units[s]}/s" for s in speeds]
+    dropped = tuple(names[i] for i in range(n) if i not in keep)
+    return LinearModel(system.name, eom.method, tuple(names[i] for i in keep), tuple(all_units[i] for i in keep),
+                       tuple(u.name for u in system.inputs), tuple(u.unit for u in system.inputs),
+                       tuple(system.outputs), tuple(system.output_units.get(o, "") for o in system.outputs),
+                       A, B, C, D, z0, u_point, y(x_point, u_point),
+                       point={**dict(zip(names, x_point))}, dropped=dropped, independent=tuple(speeds))
+
+
+class Case:
+    """A system, its linear model and the nonlinear simulation from a perturbed start."""
+
+    def __init__(self, key: str, system, method: str, lin: LinearModel, direction: dict[str, float],
+                 independent=None, order: int = 2):
+        self.key, self.system, self.lin, self.direction, self.order = key, system, lin, direction, order
+        self.independent = independent
+        self.eom = bridge.derive(system, method, independent=independent)
+        self.stop = 4.0
+
+    def start(self, scale: float) -> np.ndarray:
+        """The perturbed start (absolute) of the linear model's states."""
+        return self.lin.x0 + scale * np.array([self.direction.get(s, 0.0) for s in self.lin.states])
+
+    def nonlinear(self, scale: float, grid: np.ndarray) -> dict[str, np.ndarray]:
+        """States and outputs of the nonlinear native simulation from :meth:`start` on ``grid``."""
+        from bridge.model.overrides import apply_overrides
+
+        system = apply_overrides(self.system, dict(zip(self.lin.states, map(float, self.start(scale)))))
+        eom = bridge.derive(system, self.eom.method, independent=self.independent)
+        res = bridge.simulate(eom, self.stop, rtol=1e-12, atol=1e-14, interval=self.stop / 400)
+        return {name: np.interp(grid, res.time, res[name]) for name in [*self.lin.states, *self.lin.outputs]}
+
+
+@pytest.fixture(scope="module")
+def cases() -> dict[str, Case]:
+    out = {}
+    pendulum = bridge.load_system(EXAMPLES / "simple_pendulum.toml")
+    eom = bridge.derive(pendulum, "lagrange")
+    out["pendulum"] = Case("pendulum", pendulum, "lagrange",
+                           finite_difference_linear(eom, [0.0], [0.0], [], [0, 1]),
+                           {"theta": 0.04, "der(theta)": 0.05}, order=3)
+    driven = bridge.parse_system(DRIVEN)
+    eom = bridge.derive(driven, "lagrange")
+    tilt = math.asin(0.3 / (0.5 * 0.8 * 9.81))  # m g l sin(theta) = tau
+    out["driven"] = Case("driven", driven, "lagrange", finite_difference_linear(eom, [tilt], [0.0], [0.3], [0, 1]),
+                         {"theta": 0.08, "der(theta)": -0.1})
+    sleigh = bridge.load_system(EXAMPLES / "chaplygin_sleigh.toml")
+    eom = bridge.derive(sleigh, "maggi", independent=["x", "theta"])
+    # straight running along x at 0.3 m/s: states (x, y, theta, der(x), der(theta)); x and y are cyclic
+    out["sleigh"] = Case("sleigh", sleigh, "maggi",
+                         finite_difference_linear(eom, [0.0, 0.0, 0.0], [0.3, 0.0], [], [2, 3, 4]),
+                         {"theta": 0.02, "der(x)": 0.006, "der(theta)": 0.05}, independent=["x", "theta"])
+    return out
+
+
+@pytest.fixture(scope="module")
+def fmus(cases, tmp_path_factory) -> dict[tuple[str, int], Path]:
+    folder = tmp_path_factory.mktemp("linear-fmus")
+    return {(key, v): build_linear_fmu(case.lin, folder / f"{key}{v}.fmu", fmi_version=f"{v}.0")
+            for key, case in cases.items() for v in (2, 3)}
+
+
+# -- running the linear model in each tool ----------------------------------------------------------------------
+def run_fmu(path: Path, lin: LinearModel, start: np.ndarray, stop: float, grid: np.ndarray, kind: str,
+            inputs: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    import fmpy
+
+    signal = None
+    if inputs is not None:
+        dtype = [("time", float)] + [(u, float) for u in lin.inputs]
+        signal = np.array([(0.0, *inputs), (stop, *inputs)], dtype=dtype)
+    res = fmpy.simulate_fmu(str(path), fmi_type=kind, start_values=dict(zip(lin.states, map(float, start))),
+                            stop_time=stop, output_interval=stop / 400, relative_tolerance=1e-11, input=signal,
+                            output=[*lin.states, *lin.outputs])
+    return {name: np.interp(grid, res["time"], res[name]) for name in [*lin.states, *lin.outputs]}
+
+
+def run_modelica(tool: str, lin: LinearModel, start: np.ndarray, stop: float, grid: np.ndarray) -> dict:
+    source = linear_modelica_source(lin, x_start=start, stop_time=stop)
+    model = f"{lin.system}_linear"
+    names = {name: modelica_name(name) for name in [*lin.states, *lin.outputs]}
+    if tool == "rumoca":
+        import rumoca
+
+        from bridge.modelica.check import load_alone
+
+        compiled = load_alone(rumoca, source, model)
+        assert compiled.structure().is_balanced
+        assert compiled.structure().n_states == len(lin.states)
+        res = compiled.simulate((0.0, stop), config=rumoca.SimConfig(rtol=1e-11, atol=1e-13, dt=stop / 400))
+        time = np.asarray(res.time, dtype=float)
+        return {k: np.interp(grid, time, np.asarray(res[v], dtype=float)) for k, v in names.items()}
+    from bridge.modelica.pymoca_backend import simulate_pymoca
+
+    res = simulate_pymoca(source, model, stop, stop / 400, 1e-11)
+    assert res.states == len(lin.states)
+    return {k: np.interp(grid, res.time, res[v]) for k, v in names.items()}
+
+
+TOOLS = ["fmu2-ModelExchange", "fmu2-CoSimulation", "fmu3-ModelExchange", "fmu3-CoSimulation", "rumoca", "pymoca"]
+
+
+def run_linear(tool: str, case: Case, fmus, scale: float, grid: np.ndarray) -> dict[str, np.ndarray]:
+    start = case.start(scale)
+    if tool.startswith("fmu"):
+        version, kind = int(tool[3]), tool.split("-")[1]
+        return run_fmu(fmus[case.key, version], case.lin, start, case.stop, grid, kind)
+    return run_modelica(tool, case.lin, start, case.stop, grid)
+
+
+_NONLINEAR: dict[tuple[str, float], dict] = {}
+
+
+@pytest.mark.parametrize("tool", TOOLS)
+@pytest.mark.parametrize("key", ["pendulum", "driven", "sleigh"])
+def test_linear_model_is_the_nonlinear_one_to_second_order(cases, fmus, key, tool):
+    """From x0 + s*d, the linear model (in each tool) differs from the nonlinear simulation by O(s^2): halving s
+    divides the largest difference of the states and that of the outputs by 4 (the states of the hanging pendulum
+    by 8: its sine has no s^2 term; its energy output is quadratic), and for the smaller s they are below 2 % of
+    how far the states moved."""
+    case = cases[key]
+    grid = np.linspace(0.0, case.stop, 201)
+    errors: dict[str, list[float]] = {"states": [], "outputs": []}
+    moved = 0.0
+    for scale in (1.0, 0.5):
+        if (key, scale) not in _NONLINEAR:
+            _NONLINEAR[key, scale] = case.nonlinear(scale, grid)
+        ref = _NONLINEAR[key, scale]
+        lin = run_linear(tool, case, fmus, scale, grid)
+        for part, names in (("states", case.lin.states), ("outputs", case.lin.outputs)):
+            errors[part].append(max((float(np.abs(lin[k] - ref[k]).max()) for k in names), default=0.0))
+        moved = max(float(np.abs(lin[s] - x).max()) for s, x in zip(case.lin.states, case.lin.x0))
+    for part, order in (("states", case.order), ("outputs", 2)):
+        if errors[part][1] > 0:
+            ratio = errors[part][0] / errors[part][1]
+            assert 0.8 * 2 ** order < ratio < 1.25 * 2 ** order, (part, errors, ratio)
+    # absolute closeness: the small perturbation's response (it moved the states by > 1e-2) is right to 2 %
+    assert moved > 1e-2 and max(errors["states"][1], errors["outputs"][1]) < 0.02 * moved, (errors, moved)
+
+
+# -- the FMU against the closed form ------------------------------------------------------------------------------
+@pytest.mark.parametrize("version", [2, 3])
+@pytest.mark.parametrize("kind", ["ModelExchange", "CoSimulation"])
+def test_fmu_is_the_matrix_exponential(cases, fmus, version, kind):
+    """Driven pendulum from x0 + dx with the input held at u0 + du: x(t) = x0 + e^(At) dx + int e^(As) ds B du
+    (one expm of the augmented matrix [[A, B du], [0, 0]]), y = y0 + C (x - x0) + D du, to 1e-8."""
+    case = cases["driven"]
+    lin = case.lin
+    dx, du = np.array([0.03, -0.2]), np.array([0.15])
+    grid = np.linspace(0.0, case.stop, 81)
+    got = run_fmu(fmus["driven", version], lin, lin.x0 + dx, case.stop, grid, kind, inputs=lin.u0 + du)
+    n = len(lin.states)
+    aug = np.zeros((n + 1, n + 1))
+    aug[:n, :n], aug[:n, n] = lin.A, lin.B @ du
+    x = np.array([lin.x0 + (expm(aug * t) @ np.append(dx, 1.0))[:n] for t in grid])
+    y = lin.y0 + (x - lin.x0) @ lin.C.T + lin.D @ du
+    for k, s in enumerate(lin.states):
+        assert np.abs(got[s] - x[:, k]).max() < 1e-8, s
+    for k, o in enumerate(lin.outputs):
+        assert np.abs(got[o] - y[:, k]).max() < 1e-8, o
+    assert np.abs(x - lin.x0).max() > 0.01  # it moved
+
+
+def test_fmu_directional_derivatives_are_the_matrices(cases, fmus, tmp_path):
+    """FMI 2 ME: getDirectionalDerivative of (derivatives, outputs) by (states, input) is [[A, B], [C, D]]."""
+    import fmpy
+    from fmpy.fmi2 import FMU2Model
+
+    case = cases["driven"]
+    lin = case.lin
+    path = fmus["driven", 2]
+    md = fmpy.read_model_description(str(path))
+    unzipped = fmpy.extract(str(path), unzipdir=str(tmp_path / "unzipped"))
+    fmu = FMU2Model(guid=md.guid, unzipDirectory=unzipped, modelIdentifier=md.modelExchange.modelIdentifier,
+                    instanceName="lin")
+    vr = {v.name: v.valueReference for v in md.modelVariables}
+    deriv = [vr[v.variable.name] for v in md.derivatives]
+    fmu.instantiate()
+    fmu.setupExperiment()
+    fmu.enterInitializationMode()
+    fmu.exitInitializationMode()
+    knowns = [vr[s] for s in lin.states] + [vr[u] for u in lin.inputs]
+    unknowns = deriv + [vr[o] for o in lin.outputs]
+    J = np.array([fmu.getDirectionalDerivative(unknowns, knowns, list(col)) for col in np.eye(len(knowns))]).T
+    fmu.terminate()
+    fmu.freeInstance()
+    expected = np.block([[lin.A, lin.B], [lin.C, lin.D]])
+    assert np.array_equal(J, expected)
+
+
+def test_fmu_model_description(cases, fmus):
+    """Names, units, start values and derivative links as the linear model says; fmpy's validation passes."""
+    import fmpy
+    from fmpy.validation import validate_fmu
+
+    lin = cases["sleigh"].lin
+    for version in (2, 3):
+        path = fmus["sleigh", version]
+        assert validate_fmu(str(path)) == []
+        md = fmpy.read_model_description(str(path))
+        by_name = {v.name: v for v in md.modelVariables}
+        for s, unit, x in zip(lin.states, lin.state_units, lin.x0):
+            assert by_name[s].unit == unit and float(by_name[s].start) == float(x)
+        derivs = {d.variable.name: d.variable.derivative.name for d in md.derivatives}
+        # theta's derivative is the state der(theta); der(x)'s and der(theta)'s are their own variables
+        assert derivs == {"der(theta)": "theta", "der(x,2)": "der(x)", "der(theta,2)": "der(theta)"}
+        assert float(by_name["A[3,3]"].start) == lin.A[2, 2]
+        assert {v.name for v in md.modelVariables if v.causality == "parameter"} >= {"x0[1]", "x0[3]"}
+
+
+# -- the Modelica text -------------------------------------------------------------------------------------------
+def test_modelica_text(cases, tmp_path):
+    """StateSpace-compatible parameters with every number exactly as in the model, named states with units,
+    input and output declarations, documentation (eigenvalues, dropped coordinates) and the experiment."""
+    lin = cases["sleigh"].lin
+    path = write_linear_modelica(lin, tmp_path / "sleigh.mo", stop_time=12.0)
+    text = path.read_text()
+    match = re.search(r"parameter Real A\[3, 3\] = \[(.*?)\] \"state matrix\";", text, re.S)
+    assert match is not None
+    A = np.array([[float(v) for v in row.split(",")] for row in match.group(1).split(";")])
+    assert np.array_equal(A, lin.A)  # full precision: every entry reads back bit for bit
+    assert 'Real theta(start=0.0, fixed=true, unit="rad") "coordinate theta";' in text
+    assert 'Real der_x(start=0.3, fixed=true, unit="m/s") "velocity der(x)";' in text
+    assert "parameter Real B" not in text and "parameter Real C" not in text  # no inputs, no outputs
+    assert "experiment(StopTime=12.0, Interval=0.012, Tolerance=1e-08)" in text
+    assert "Cyclic coordinates left out of the state: x, y." in text
+    slow = min(np.linalg.eigvals(lin.A).real)
+    assert f"{slow:.6g}" in text  # the eigenvalues are documented
+    driven = linear_modelica_source(cases["driven"].lin, name="Lin")
+    assert driven.startswith('model Lin "') and driven.rstrip().endswith("end Lin;")
+    assert 'input Real tau(start=0.3, unit="N.m")' in driven and 'output Real load(unit="N.m")' in driven
+    assert "parameter Real D[2, 1]" in driven and "D[2, 1]*(tau - u0[1])" in driven
+
+
+# -- bad input ---------------------------------------------------------------------------------------------------
+def _broken(lin: LinearModel, **changes) -> LinearModel:
+    from dataclasses import replace
+
+    return replace(lin, **changes)
+
+
+@pytest.mark.parametrize("target", ["modelica", "fmu"])
+def test_bad_linear_models_are_refused_and_nothing_is_written(cases, tmp_path, target):
+    lin = cases["driven"].lin
+    bad = {
+        "shape": (_broken(lin, A=np.zeros((2, 3))), r"A: has the shape \(2, 3\), expected \(2, 2\)"),
+        "nan": (_broken(lin, C=np.array([[1.0, np.nan], [0.0, 1.0]])),
+                r"C: has 1 non-finite entry \(first: C\[tip_x, der\(theta\)\] = nan\)"),
+        "units": (_broken(lin, state_units=("rad",)), "2 names but 1 units"),
+        "reserved": (_broken(lin, outputs=("tip_x", "A")), "'A' is one the export uses itself"),
+        "twice": (_broken(lin, outputs=("tip_x", "tau")), "used twice among states, inputs and outputs: tau"),
+    }
+    for key, (model, message) in bad.items():
+        path = tmp_path / (f"{key}.mo" if target == "modelica" else f"{key}.fmu")
+        with pytest.raises(ExportError, match=message):
+            if target == "modelica":
+                write_linear_modelica(model, path)
+            else:
+                build_linear_fmu(model, path)
+        assert not path.exists() and list(tmp_path.iterdir()) == []
+    # every problem at once
+    with pytest.raises(ExportError) as info:
+        linear_modelica_source(_broken(lin, A=np.zeros((2, 3)), x0=np.array([np.inf, 0.0])))
+    assert len(info.value.problems) == 2
+
+
+def test_fmu_refuses_a_velocity_state_that_is_not_the_derivative(cases, tmp_path):
+    """The state der(theta) serves as theta's derivative in the FMU: a model whose row theta says otherwise is
+    refused rather than exported with a wrong derivative link."""
+    lin = cases["driven"].lin
+    wrong = _broken(lin, A=lin.A + np.array([[0.5, 0.0], [0.0, 0.0]]))
+    with pytest.raises(ExportError, match=r"row theta of the model is not der\(theta\) = der\(theta\)"):
+        build_linear_fmu(wrong, tmp_path / "w.fmu")
+    assert not (tmp_path / "w.fmu").exists()
