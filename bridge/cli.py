@@ -205,6 +205,9 @@ def build_parser() -> argparse.ArgumentParser:
     mo.add_argument("-o", "--output", default=None, metavar="PATH",
                     help="the .mo file (default: <name>.mo), or with --package the directory that receives NAME/ "
                          "(default: the current directory)")
+    mo.add_argument("--msl", action="store_true",
+                    help="[ports] as the Modelica Standard Library's flanges (Modelica.Mechanics.*.Interfaces); "
+                         "default: the identical copies in the library NHBridge shipped with nhbridge")
     mo.add_argument("--check", type=_modelica_tools, default=None, metavar="TOOL[,TOOL]",
                     help="compile, simulate and compare each model with Modelica tools: rumoca, pymoca, openmodelica, "
                          "comma-separated (default: no check)")
@@ -414,11 +417,17 @@ def cmd_modelica(args) -> int:
         eoms.append(_derive(args, system))
     with _budget(args, "the Modelica export"):
         if args.package is None:
-            target = write_model(eoms[0], args.output or f"{eoms[0].system.name}.mo", args.constraint_level)
+            target = write_model(eoms[0], args.output or f"{eoms[0].system.name}.mo", args.constraint_level,
+                                 msl=args.msl)
             print(f"wrote {target}")
         else:
-            target = write_package(eoms, args.output or ".", args.package, args.constraint_level)
+            target = write_package(eoms, args.output or ".", args.package, args.constraint_level, msl=args.msl)
             print(f"wrote package {args.package} ({len(eoms)} models) to {target}")
+    if not args.msl and any(e.system.ports for e in eoms):
+        from .modelica.ports import LIBRARY
+
+        print(f"  the flanges of [ports] are in the Modelica library {LIBRARY}: load modelica/{LIBRARY} (shipped as "
+              f"bridge.modelica.library) beside the model, or export with --msl for the MSL's")
     failed = 0
     for tool in args.check or ():
         for eom in eoms:

@@ -15,6 +15,7 @@ import os
 import shutil
 import tempfile
 import time
+from collections.abc import Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +27,7 @@ from ..derivation.eom import EquationsOfMotion
 from ..errors import BridgeError, ExportError, ValidationError
 from ..simulation.simulate import simulate
 from .export import model_source
+from .ports import library_files
 
 OMC_MISSING = ("OpenModelica's omc was not found on PATH or in OPENMODELICAHOME; install OpenModelica "
                "(https://openmodelica.org) or use --check rumoca")
@@ -87,7 +89,7 @@ class RumocaRun:
     failures: tuple[str, ...] = ()  # the forms tried before, with Rumoca's message
 
 
-def load_alone(rumoca, source: str, name: str):
+def load_alone(rumoca, source: str, name: str, library: Mapping[str, str] | None = None):
     """Rumoca's model ``name`` compiled from ``source`` alone, wherever the process runs.
 
     Given a file name that exists in the working directory, Rumoca 0.9 also loads the other ``.mo`` files of
@@ -95,7 +97,13 @@ def load_alone(rumoca, source: str, name: str):
     source is named as a file in an empty temporary folder instead, with no source roots.
     """
     with tempfile.TemporaryDirectory(prefix="nhbridge-rumoca-") as tmp:
-        return rumoca.loads(source, model=name, filename=str(Path(tmp) / f"{name}.mo"), roots=[])
+        roots = []
+        if library:  # the other files the model needs (the connectors of ports): a source root beside it
+            roots = [str(Path(tmp) / "library")]
+            for relative, text in library.items():
+                (Path(roots[0]) / relative).parent.mkdir(parents=True, exist_ok=True)
+                (Path(roots[0]) / relative).write_text(text, encoding="utf-8")
+        return rumoca.loads(source, model=name, filename=str(Path(tmp) / f"{name}.mo"), roots=roots)
 
 
 def simulate_rumoca(eom: EquationsOfMotion, level: str, stop_time: float, dt: float, rtol: float) -> RumocaRun:
@@ -114,7 +122,7 @@ def simulate_rumoca(eom: EquationsOfMotion, level: str, stop_time: float, dt: fl
     failures = []
     for form in ("implicit", "variables"):
         try:
-            model = load_alone(rumoca, model_source(eom, level, accelerations=form), name)
+            model = load_alone(rumoca, model_source(eom, level, accelerations=form), name, library_files(eom))
             structure = model.structure()
         except rumoca.RumocaError as exc:
             raise ValidationError(f"Rumoca rejected the exported model {name}: {exc}") from exc
@@ -151,7 +159,7 @@ def check_pymoca(eom: EquationsOfMotion, level: str = "index1", stop_time: float
     system = eom.system
     T = float(stop_time if stop_time is not None else system.stop_time)
     dt = T / 500
-    run = simulate_pymoca(model_source(eom, level), system.name, T, dt, rtol)
+    run = simulate_pymoca(model_source(eom, level), system.name, T, dt, rtol, library_files(eom))
     errors = _relative_errors(eom, run.time, run.__getitem__, T, dt, rtol)
     return CheckReport("pymoca", system.name, True, run.states, run.algebraics, errors, run.seconds)
 
@@ -187,9 +195,15 @@ def omc_session(eom: EquationsOfMotion, level: str, missing: str, error: type[Br
     with tempfile.TemporaryDirectory(prefix="nhbridge-omc-") as tmp:
         path = Path(tmp) / f"{name}.mo"
         path.write_text(model_source(eom, level), encoding="utf-8")
+        for relative, text in library_files(eom).items():  # the connectors of ports, loaded first
+            (Path(tmp) / relative).parent.mkdir(parents=True, exist_ok=True)
+            (Path(tmp) / relative).write_text(text, encoding="utf-8")
         omc = OMCSessionZMQ(omhome=str(Path(omc_path).parent.parent))
         try:
             omc.sendExpression(f'cd("{Path(tmp).as_posix()}")')
+            for relative in library_files(eom):
+                if relative.endswith(".mo"):
+                    omc.sendExpression(f'loadFile("{(Path(tmp) / relative).as_posix()}")')
             if not omc.sendExpression(f'loadFile("{path.as_posix()}")'):
                 raise error(f"omc could not load {path.name}: {omc.sendExpression('getErrorString()')}")
             yield omc, Path(tmp)

@@ -34,6 +34,7 @@ from ..derivation.methods import METHODS
 from ..errors import ExportError
 from ..model import symbols as S
 from ..model.system import Coordinate
+from . import ports as _ports
 from .printer import ModelicaCodePrinter
 from .printer import modelica_ident as _ident
 
@@ -89,6 +90,8 @@ def _num(x: float) -> str:
 class ModelicaWriter:
     """Writes the model text for one set of equations."""
 
+    msl: bool = False  # ports as the MSL's flanges, else the local copies (bridge.modelica.ports)
+
     def __init__(self, eom: EquationsOfMotion, level: str = "index1", cse: bool = True,
                  accelerations: str = "implicit", rename: Mapping[str, str] | None = None):
         if level not in LEVELS:
@@ -118,6 +121,7 @@ class ModelicaWriter:
             names[eff.symbol] = self.ident(eff.name)
         for k, z in enumerate(eom.auxiliary_symbols):
             names[z] = f"nhb_split{k + 1}"  # the split's placeholders (B, beta, B', beta'), solved by the tool
+        names.update(_ports.flow_names(eom, self.ident))  # the ports' flows in the dynamic rows
         self.printer = ModelicaCodePrinter(names)
 
     def code(self, expr) -> str:
@@ -148,7 +152,8 @@ class ModelicaWriter:
         n_rows = len(eom.u) if self.level == "given" else eom.mass_matrix.shape[0]  # "given": constraints as written
         x = list(eom.unknowns)
         ncols = len(x)
-        exprs = [eom.mass_matrix[i, j] for i in range(n_rows) for j in range(ncols)] + list(eom.forcing[:n_rows])
+        forcing = [f + g for f, g in zip(eom.forcing[:n_rows], _ports.port_forces(eom, n_rows))]  # + flange flows
+        exprs = [eom.mass_matrix[i, j] for i in range(n_rows) for j in range(ncols)] + forcing
         repl: list[tuple[sp.Symbol, sp.Expr]] = []
         if self.cse:
             repl, exprs = sp.cse(exprs, symbols=sp.numbered_symbols("nhb_cse", start=1), order="canonical")
@@ -355,7 +360,8 @@ class ModelicaWriter:
         stop = system.stop_time
         interval = system.interval if system.interval is not None and system.interval <= stop else stop / 1000
         tolerance = _num(system.rtol) if system.rtol is not None else "1e-08"
-        return ["  annotation(",
+        uses = _ports.uses_annotation(self.eom, self.msl)
+        return ["  annotation(", *([f"    {uses},"] if uses else []),
                 f"    experiment(StopTime={_num(stop)}, Interval={_num(interval)}, Tolerance={tolerance}),",
                 f'    Documentation(info="{_quote(self.documentation())}"));']
 
@@ -370,6 +376,7 @@ class ModelicaWriter:
                      *self._dynamic_equations(lhs, rhs),
                      *self._constraint_equations(lhs, rhs), *self._effort_equations(),
                      *self._residual_and_output_equations()]
+        declarations, equations = _ports.with_ports(self, declarations, equations)
         out = [*self._head(within), *declarations, "equation", *equations, *self._annotation(),
                f"end {_ident(self.eom.system.name)};"]
         return "\n".join(out) + "\n"
@@ -398,21 +405,25 @@ class ModelicaWriter:
 
 
 def model_source(eom: EquationsOfMotion, level: str = "index1", within: str | None = None,
-                 accelerations: str = "implicit", rename: Mapping[str, str] | None = None) -> str:
+                 accelerations: str = "implicit", rename: Mapping[str, str] | None = None, msl: bool = False) -> str:
     """The model text; ``rename`` maps user names to the names a backend needs in the text (descriptions keep
     the user's names)."""
-    return ModelicaWriter(eom, level, accelerations=accelerations, rename=rename).source(within)
+    writer = ModelicaWriter(eom, level, accelerations=accelerations, rename=rename)
+    writer.msl = msl  # ports: the MSL's flanges (True) or the local copies in NHBridge
+    return writer.source(within)
 
 
-def write_model(eom: EquationsOfMotion, path: str | Path, level: str = "index1") -> Path:
+def write_model(eom: EquationsOfMotion, path: str | Path, level: str = "index1",
+                msl: bool = False) -> Path:
     path = Path(path)
     if path.suffix != ".mo":
         raise ExportError(f"{path}: a Modelica file must end in .mo")
-    return write_text(path, model_source(eom, level))
+    return write_text(path, model_source(eom, level, msl=msl))
 
 
 def package_files(eoms: Sequence[EquationsOfMotion], package: str, level: str = "index1",
-                  description: str = "Nonholonomic mechanical systems exported by nhbridge") -> dict[str, str]:
+                  description: str = "Nonholonomic mechanical systems exported by nhbridge",
+                  msl: bool = False) -> dict[str, str]:
     """File name -> text of a Modelica package: package.mo, package.order and one file per model."""
     names = [e.system.name for e in eoms]
     dupes = sorted({n for n in names if names.count(n) > 1})
@@ -425,18 +436,18 @@ def package_files(eoms: Sequence[EquationsOfMotion], package: str, level: str = 
         "package.order": "".join(f"{n}\n" for n in names),
     }
     for eom in eoms:
-        files[f"{eom.system.name}.mo"] = model_source(eom, level, within=package)
+        files[f"{eom.system.name}.mo"] = model_source(eom, level, within=package, msl=msl)
     return files
 
 
 def write_package(eoms: Sequence[EquationsOfMotion], directory: str | Path, package: str,
-                  level: str = "index1") -> Path:
+                  level: str = "index1", msl: bool = False) -> Path:
     """Write the package folder ``directory/package`` as a whole: staged beside it and swapped in at once
     (:func:`bridge.atomic.atomic_folder`), so a reader or a killed run never sees a mix of two exports. An
     existing folder is replaced; one holding other files than ``*.mo`` and ``package.order`` is refused."""
     from ..atomic import atomic_folder
 
-    files = package_files(eoms, package, level)
+    files = package_files(eoms, package, level, msl=msl)
     target = Path(directory) / package
     if target.is_dir():
         foreign = sorted(p.name for p in target.iterdir() if p.suffix != ".mo" and p.name != "package.order")

@@ -19,6 +19,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -86,12 +87,16 @@ def _names(variable) -> list[str]:
     return [name] if size == 1 else [f"{name}[{k + 1}]" for k in range(size)]
 
 
-def _compile(source: str, name: str):
-    """pymoca's model of ``name`` (parameters and constants replaced by their values)."""
+def _compile(source: str, name: str, library: Mapping[str, str] | None = None):
+    """pymoca's model of ``name`` (parameters and constants replaced by their values); ``library``: more files
+    (path relative to the model's folder -> text), e.g. the connector package of a model with ports."""
     ca, transfer_model = require_pymoca()
     tmp = Path(tempfile.mkdtemp(prefix="nhbridge-pymoca-"))
     try:
-        (tmp / f"{name}.mo").write_text(source, encoding="utf-8")
+        (tmp / f"{name.split('.')[0]}.mo").write_text(source, encoding="utf-8")
+        for relative, text in (library or {}).items():
+            (tmp / relative).parent.mkdir(parents=True, exist_ok=True)
+            (tmp / relative).write_text(text, encoding="utf-8")
         try:
             model = transfer_model(str(tmp), name, {"replace_constant_values": True, "replace_parameter_values": True,
                                                    "resolve_parameter_values": True, "check_balanced": False})
@@ -107,9 +112,11 @@ def _compile(source: str, name: str):
     return ca, model
 
 
-def simulate_pymoca(source: str, name: str, stop_time: float, dt: float, rtol: float) -> PymocaRun:
-    """Compile the Modelica text ``source`` (model ``name``) with pymoca and integrate it with IDAS."""
-    ca, model = _compile(source, name)
+def simulate_pymoca(source: str, name: str, stop_time: float, dt: float, rtol: float,
+                    library: Mapping[str, str] | None = None) -> PymocaRun:
+    """Compile the Modelica text ``source`` (model ``name``; ``library``: the other files it needs, path -> text)
+    with pymoca and integrate it with IDAS."""
+    ca, model = _compile(source, name, library)
     t, x = model.time, ca.vertcat(*[v.symbol for v in model.states])
     dx_z = [v.symbol for v in model.der_states] + [v.symbol for v in model.alg_states]
     w = ca.vertcat(*dx_z)
