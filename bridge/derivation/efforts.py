@@ -24,8 +24,18 @@ from dataclasses import replace
 
 import sympy as sp
 
+from ..errors import DerivationError, Problem
 from ..model import symbols as S
+from ..model.system import total_derivative
 from .eom import EquationsOfMotion
+
+#: friction modes: stick, slip with positive / negative relative velocity
+STICK, SLIP_POS, SLIP_NEG = 0, 1, -1
+
+
+def event_friction(system) -> tuple:
+    """The friction elements switched by events (the regularised ones are smooth forces)."""
+    return tuple(f for f in getattr(system, "friction", ()) if f.regularization == 0)
 
 
 def _split(expr: sp.Expr, efforts: list[sp.Symbol]) -> tuple[list[sp.Expr], sp.Expr]:
@@ -39,9 +49,17 @@ def _split(expr: sp.Expr, efforts: list[sp.Symbol]) -> tuple[list[sp.Expr], sp.E
 def with_efforts(eom: EquationsOfMotion) -> EquationsOfMotion:
     """The equations with the system's efforts as unknowns and its dynamic variables' rate rows."""
     system = eom.system
-    if not system.efforts and not system.dynamic:
+    friction = event_friction(system)
+    if not system.efforts and not system.dynamic and not friction:
         return eom
-    E = [e.symbol for e in system.efforts]
+    if friction and eom.is_reduced:
+        raise DerivationError(Problem("friction", f"method {eom.method!r} cannot carry the Coulomb friction "
+                                      f"{friction[0].name} (its stick phase is a constraint on the accelerations)",
+                                      "use lagrange or nielsen, or give the element a regularization velocity",
+                                      system.source))
+    E = [e.symbol for e in system.efforts] + [f.symbol for f in friction]
+    names = [c.name for c in system.coordinates]
+    friction_rows = {names.index(f.coordinate): f.symbol for f in friction}
     ne, size = len(E), eom.mass_matrix.shape[0]
     p = len(eom.u)
     # the reduced methods' states are the independent speeds: dependent velocities by the kinematic relations
@@ -59,10 +77,45 @@ def with_efforts(eom: EquationsOfMotion) -> EquationsOfMotion:
             coeffs, F[i] = _split(F[i], E)
         for j, c in enumerate(coeffs):
             M[i, size + j] = -c
+        if i in friction_rows and name not in rates:  # Q_i += F (the friction force on its coordinate)
+            M[i, size + E.index(friction_rows[i])] -= 1
     for eff in system.efforts:
         coeffs, rest = _split(eff.constraint.xreplace(kin), E)
         M = M.col_join(sp.Matrix([[0] * size + coeffs]))
         F.append(-rest)
-    forms = eom.forms + tuple((f"Gamma[{eff.name}]", eff.constraint) for eff in system.efforts)
+    for k, f in enumerate(friction):
+        row, rhs = friction_row(eom, f, len(system.efforts) + k, size + len(E), STICK)
+        M = M.col_join(sp.Matrix([row]))
+        F.append(rhs)
+    forms = eom.forms + tuple((f"Gamma[{eff.name}]", eff.constraint) for eff in system.efforts) + tuple(
+        (f"v_rel[{f.name}]", f.relative_velocity) for f in friction)
     return replace(eom, mass_matrix=sp.ImmutableMatrix(M), forcing=sp.ImmutableMatrix(F), efforts=tuple(E),
                    forms=forms)
+
+
+def friction_row(eom: EquationsOfMotion, f, k: int, ncols: int, mode: int) -> tuple[list, sp.Expr]:
+    """The row of friction element ``f`` (effort column ``p + m + k``) in ``mode``: stick
+    ``d v_r/dt = 0`` (``dv_r/dq' q'' = -(dv_r/dq q' + dv_r/dt)``), slip ``F = -mu_k N mode``."""
+    system = eom.system
+    p, m = len(eom.u), len(eom.multipliers)
+    row = [sp.Integer(0)] * ncols
+    if mode == STICK:
+        dv = total_derivative(f.relative_velocity, system.q, system.qd, system.qdd)
+        for j, a in enumerate(system.qdd):
+            row[j] = sp.diff(dv, a)
+        return row, -dv.xreplace({a: 0 for a in system.qdd})
+    row[p + m + k] = sp.Integer(1)
+    return row, -f.mu_kinetic * f.normal * mode
+
+
+def with_modes(eom: EquationsOfMotion, modes: tuple[int, ...]) -> EquationsOfMotion:
+    """The equations with the friction rows of ``modes`` (one per element of :func:`event_friction`)."""
+    friction = event_friction(eom.system)
+    size = eom.mass_matrix.shape[0]
+    M, F = sp.Matrix(eom.mass_matrix), list(eom.forcing)
+    first = size - len(friction)
+    for k, (f, mode) in enumerate(zip(friction, modes)):
+        row, rhs = friction_row(eom, f, len(eom.system.efforts) + k, size, mode)
+        M[first + k, :] = sp.Matrix([row])
+        F[first + k] = rhs
+    return replace(eom, mass_matrix=sp.ImmutableMatrix(M), forcing=sp.ImmutableMatrix(F))

@@ -34,6 +34,8 @@ import sympy as sp
 from . import symbols as S
 
 EFFORT_KEYS = {"constraint", "unit", "description"}
+FRICTION_KEYS = {"coordinate", "normal", "mu_static", "mu_kinetic", "relative_velocity", "regularization",
+                 "description"}
 DYNAMIC_KEYS = {"start", "rate", "unit", "description"}
 INTEGRAL_SUFFIX = "_integral"
 
@@ -67,6 +69,32 @@ class Dynamic:
     def symbol(self) -> sp.Symbol:
         """The symbol standing for s in every expression: the velocity of the auxiliary coordinate."""
         return S.qd(self.coordinate)
+
+
+@dataclass(frozen=True)
+class Friction:
+    """Coulomb friction on a coordinate: the generalized force F on ``coordinate`` is, with the relative velocity
+    v_r(q, q', t) and the normal force N(q, q', t) >= 0,
+
+    * slip (v_r != 0): ``F = -mu_kinetic N sign(v_r)``;
+    * stick (v_r = 0): the effort that keeps ``dv_r/dt = 0``, as long as ``|F| <= mu_static N``.
+
+    The switching is located by events (:mod:`bridge.simulation.events`). With ``regularization = v_eps > 0``
+    the element is the smooth force ``-mu_kinetic N tanh(v_r/v_eps)`` instead (no stick, no events)."""
+
+    name: str
+    coordinate: str
+    normal: sp.Expr
+    mu_static: float
+    mu_kinetic: float
+    relative_velocity: sp.Expr
+    regularization: float = 0.0
+    description: str = ""
+
+    @property
+    def symbol(self) -> sp.Symbol:
+        """The friction force, an unknown of the dynamic system like an effort."""
+        return sp.Symbol(self.name)
 
 
 def integral_unit(unit: str) -> str:
@@ -127,6 +155,68 @@ class EffortTables:
             if b.declare(entry, name, "effort"):
                 b.symbols[name] = sp.Symbol(name)
                 self.effort_specs[name] = spec
+        self.friction_specs: dict[str, dict] = {}
+        for name, spec in b.table("friction").items():
+            entry = f"friction.{name}"
+            if not isinstance(spec, dict):
+                b.p.add(entry, "expected an inline table", f'write {name} = {{ coordinate = "x", normal = "m*g", '
+                        "mu_static = 0.4, mu_kinetic = 0.3 }")
+                continue
+            b.check_keys(entry, spec, FRICTION_KEYS)
+            if b.declare(entry, name, "friction element"):
+                self.friction_specs[name] = spec
+
+    def friction(self, forces: dict[str, sp.Expr]) -> tuple[Friction, ...]:
+        """The friction elements; a regularised one is added to ``forces`` as a smooth force instead."""
+        b = self.b
+        out = []
+        coords = [c.name for c in b.coords if not c.name.endswith(INTEGRAL_SUFFIX)]
+        for name, spec in self.friction_specs.items():
+            entry = f"friction.{name}"
+            coord = spec.get("coordinate")
+            if not isinstance(coord, str) or coord not in coords:
+                b.p.add(f"{entry}.coordinate", f"{coord!r} is not a coordinate" if coord is not None
+                        else "the coordinate is missing", "name the coordinate the friction force acts on: "
+                        + ", ".join(coords))
+                continue
+            mu_s = b.number(f"{entry}.mu_static", spec.get("mu_static"))
+            mu_k = b.number(f"{entry}.mu_kinetic", spec.get("mu_kinetic"))
+            eps = b.number(f"{entry}.regularization", spec.get("regularization"), required=False)
+            if mu_k < 0 or mu_s < 0:
+                b.p.add(entry, f"a friction coefficient is negative (mu_static = {mu_s:g}, mu_kinetic = {mu_k:g})",
+                        "friction coefficients are >= 0")
+                continue
+            if mu_s < mu_k:
+                b.p.add(f"{entry}.mu_static", f"the static coefficient {mu_s:g} is below the kinetic one {mu_k:g}",
+                        "Coulomb friction needs mu_static >= mu_kinetic (equal for a plain Coulomb law)")
+                continue
+            if eps < 0:
+                b.p.add(f"{entry}.regularization", f"the regularization velocity {eps:g} is negative",
+                        "give a small positive velocity (e.g. 1e-4) to smooth the law, or leave it out for events")
+                continue
+            if "normal" not in spec:
+                b.p.add(f"{entry}.normal", "the normal force is missing", 'write normal = "m*g" (>= 0)')
+                continue
+            normal = b.expression(f"{entry}.normal", spec["normal"], velocities=True, inputs_ok=True,
+                                  what="the normal force")
+            vr = b.expression(f"{entry}.relative_velocity", spec.get("relative_velocity", f"der({coord})"),
+                              velocities=True, inputs_ok=True, what="the relative velocity")
+            if normal is None or vr is None:
+                continue
+            if not (vr.free_symbols & b.velocity_symbols()):
+                b.p.add(f"{entry}.relative_velocity", "the relative velocity contains no velocity der(...)",
+                        f'write it in the velocities, e.g. "der({coord}) - v_belt"')
+                continue
+            bad = (normal.free_symbols | vr.free_symbols) & (self.effort_symbols | self.hidden_symbols)
+            if bad:
+                b.p.add(entry, "the normal force and relative velocity may not contain efforts or dynamic variables",
+                        "write them in coordinates, velocities, parameters, inputs and time")
+                continue
+            description = b.text(f"{entry}.description", spec.get("description"))
+            if eps > 0:  # the stated regularisation: a smooth force, no events
+                forces[coord] = forces.get(coord, sp.Integer(0)) - mu_k * normal * sp.tanh(vr / eps)
+            out.append(Friction(name, coord, normal, mu_s, mu_k, vr, eps, description))
+        return tuple(out)
 
     @property
     def effort_symbols(self) -> set[sp.Symbol]:

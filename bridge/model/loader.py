@@ -76,7 +76,7 @@ IDENTIFIER = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
 
 TOP_LEVEL = {"name", "description", "coordinates", "parameters", "inputs", "definitions", "energy",
              "forces", "constraints", "outputs", "method", "simulation", "reference", "validation",
-             "efforts", "dynamic"}
+             "efforts", "dynamic", "friction"}
 TOP_LEVEL |= {"ports"}  # [ports] coordinate = "rotational" | "translational" (bridge.model.ports)
 TOP_LEVEL |= set(BODY_TABLES)  # [frames], [points], [bodies], [particles], [gravity], [loads], [contacts]
 COORDINATE_KEYS = {"start", "velocity", "unit", "description", "nominal"}
@@ -424,6 +424,7 @@ class _Builder:
             {f"constraints.{kind}[{i + 1}]": e for kind, es in (("holonomic", holonomic),
                                                                  ("nonholonomic", nonholonomic))
              for i, e in enumerate(es)}, outputs)
+        friction = effort_tables.friction(forces)
         dyn_out, dyn_units, dyn_text = dynamic_outputs(dynamic)
         outputs.update(dyn_out)
         self.output_units.update(dyn_units)
@@ -442,6 +443,7 @@ class _Builder:
             definitions=dict(self.definitions), independent=independent, fixed_split=fixed_split,
             ports=ports,
             stop_time=stop_time, source=self.source, **settings, efforts=efforts, dynamic=dynamic,
+            friction=friction,
             multibody=multibody, constraint_labels=labels,
         )
         system = check_start(system, self.p)

@@ -17,7 +17,7 @@ from typing import Any
 import sympy as sp
 
 from . import symbols as S
-from .efforts import Dynamic, Effort
+from .efforts import Dynamic, Effort, Friction
 from .multibody import Multibody
 
 __all__ = ["Coordinate", "Parameter", "Input", "System"]
@@ -103,6 +103,7 @@ class System:
     constraint_labels: tuple[str, ...] = ()  # entry names of the constraints when not all from [constraints]
     efforts: tuple[Effort, ...] = ()  # effort variables e with their constraints Gamma(q, q', e, s, t) = 0
     dynamic: tuple[Dynamic, ...] = ()  # dynamic variables s (first-order states), see bridge.model.efforts
+    friction: tuple[Friction, ...] = ()  # Coulomb friction elements (stick/slip by events)
     interval: float | None = None  # [simulation] output interval (default stop_time/1000)
     rtol: float | None = None  # [simulation] relative tolerance (default: the simulator's)
     atol: float | None = None  # [simulation] absolute tolerance (default: the simulator's)

@@ -56,6 +56,7 @@ class SimulationResult:
     nfev: int = 0
     settings: Mapping[str, float] = field(default_factory=dict)
     efforts: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))  # (N, number of effort variables)
+    events: tuple = ()  # friction switches (bridge.simulation.events.Event), in time order
 
     @property
     def names(self) -> list[str]:
@@ -75,8 +76,8 @@ class SimulationResult:
             cols[nm] = self.outputs[:, i]
         for i in range(self.multipliers.shape[1]):
             cols[f"lambda[{i + 1}]"] = self.multipliers[:, i]
-        for i, eff in enumerate(self.eom.system.efforts):
-            cols[eff.name] = self.efforts[:, i]
+        for i, eff in enumerate(self.eom.efforts):  # effort variables, then friction forces
+            cols[str(eff)] = self.efforts[:, i]
         return cols
 
     def __getitem__(self, name: str) -> np.ndarray:
@@ -157,9 +158,23 @@ def simulate(eom: EquationsOfMotion, stop_time: float | None = None, *, rtol: fl
         raise BridgeError(f"the input table has the columns {', '.join(table.names) or 'none'} but "
                           f"{eom.system.name} has the inputs {', '.join(u.name for u in eom.system.inputs) or 'none'}; "
                           "read it for this system with bridge.read_inputs(path, system)")
+    if getattr(system, "friction", ()) and any(f.regularization == 0 for f in system.friction):
+        return _with_events(eom, grid, rtol, atol, integrator, parameters, table, interval)
     splits = _Splits(eom, parameters, table)
     trajectory = _integrate(eom, grid, _Solver(T, rtol, atol, integrator), splits)
     return _result(eom, trajectory, splits, {"stop_time": T, "rtol": rtol, "atol": atol, "interval": interval})
+
+
+def _with_events(eom, grid, rtol, atol, integrator, parameters, table, interval) -> SimulationResult:
+    """Coulomb friction: stick/slip by located events (:mod:`bridge.simulation.events`)."""
+    from .events import friction_result, simulate_events
+
+    if table is not None:
+        raise SimulationError("an input table is not supported with friction events yet; hold the inputs at their "
+                              "start values or give the friction elements a regularization velocity")
+    times, states, events = simulate_events(eom, grid, rtol, atol, integrator, parameters)
+    settings = {"stop_time": float(grid[-1]), "rtol": rtol, "atol": atol, "interval": interval}
+    return friction_result(eom, times, states, events, settings)
 
 
 def output_rows(T: float, interval: float, max_rows: int | None = MAX_ROWS) -> int:
