@@ -72,7 +72,7 @@ def test_cosim_building_components(no_compiler, command, tmp_path, capsys):
 def test_validate_reports_every_other_run(no_compiler, tmp_path, capsys):
     report = tmp_path / "v.json"
     code = main(["validate", str(PENDULUM), "--runs", "methods,fmu,rumoca-fmu", "--methods", "lagrange,nielsen",
-                 "--json", str(report), "--quiet"])
+                 "--fmu-methods", "lagrange", "--json", str(report), "--quiet"])
     out, err = capsys.readouterr()
     assert code == 2
     line = one_line(err, no_compiler)

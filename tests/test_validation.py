@@ -6,6 +6,7 @@ import csv
 import json
 import os
 import signal
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +16,7 @@ import bridge
 from bridge.cli import main
 from bridge.fmu.build import build_fmu
 from bridge.model.units import compatible
-from bridge.validation.campaign import FAILED, PASSED, SKIPPED, Options, validate_system
+from bridge.validation.campaign import ERROR, FAILED, PASSED, SKIPPED, Options, planned_runs, validate_system
 from bridge.validation.metrics import compare, signal_scale
 from bridge.validation.runs import RunFailure, isolated
 
@@ -31,10 +32,12 @@ FAST = Options(groups=("methods", "fmu"), methods=("lagrange",), fmi_versions=(2
 
 @pytest.fixture(scope="module")
 def campaign(tmp_path_factory):
-    """All examples, every method and backend, through the CLI, with every report."""
+    """All examples, every method and backend, through the CLI, with every report (the FMUs of lagrange only:
+    every method's FMUs are validated in test_every_applicable_methods_fmu_is_validated)."""
     out = tmp_path_factory.mktemp("validation")
     reports = {k: out / f"v.{k}" for k in ("html", "json", "csv")}
-    code = main(["validate", *map(str, EXAMPLES), "-q", "--report", str(reports["html"]), "--json",
+    code = main(["validate", *map(str, EXAMPLES), "-q", "--fmu-methods", "lagrange", "--report", str(reports["html"]),
+                 "--json",
                  str(reports["json"]), "--csv", str(reports["csv"])])
     return code, reports, json.loads(reports["json"].read_text())
 
@@ -299,4 +302,92 @@ def test_a_method_that_does_not_apply_is_skipped_with_its_reason(tmp_path):
     runs = {r.id: r for r in result.runs}
     assert runs["native-lagrange"].status == PASSED
     assert runs["native-chaplygin"].status == SKIPPED and "not a Chaplygin system" in runs["native-chaplygin"].reason
+    assert result.status == PASSED
+
+
+# -- the FMU of every method ---------------------------------------------------------------------------------------
+def test_fmu_methods_option_selects_the_fmus(capsys):
+    """--fmu-methods picks the methods whose FMUs are built; by default the methods of --methods (all)."""
+    from bridge.derivation.methods import METHODS
+
+    car = ROOT / "examples" / "car.toml"
+
+    def fmu_ids(**kw):
+        return {s.id for s in planned_runs(car, Options(groups=("fmu",), fmi_versions=(2,), **kw))[1]}
+
+    assert fmu_ids(fmu_methods=("maggi",)) == {"fmu2-me-maggi", "fmu2-cs-maggi", "rumoca-fmu"}
+    assert fmu_ids(methods=("lagrange",)) == {"fmu2-me", "fmu2-cs", "rumoca-fmu"}
+    every = fmu_ids()
+    assert {"fmu2-me", "fmu2-cs"} <= every
+    for name in METHODS:
+        if name != "lagrange":
+            assert {f"fmu2-me-{name}", f"fmu2-cs-{name}"} <= every or f"fmu-{name}" in every  # run, or skipped
+    with pytest.raises(SystemExit) as exit_:
+        main(["validate", str(car), "--fmu-methods", "maggi,newton"])
+    assert exit_.value.code == 2
+    assert "unknown method(s) newton" in capsys.readouterr().err
+
+
+def test_every_applicable_methods_fmu_is_validated(tmp_path, capsys):
+    """The native FMU of every applicable method, FMI 2 and 3, Model Exchange and Co-Simulation, against the
+    reference: a car (nonholonomic; every reduced method applies) and the Cartesian pendulum (holonomic: the
+    Chaplygin form does not apply and is skipped with its reason)."""
+    from bridge.derivation.methods import METHODS
+
+    report = tmp_path / "v.json"
+    files = [ROOT / "examples" / "car.toml", ROOT / "examples" / "cartesian_pendulum.toml"]
+    code = main(["validate", *map(str, files), "--runs", "fmu", "--fmu-methods", "all", "--stop-time", "1.5", "-q",
+                 "--json", str(report)])
+    data = json.loads(report.read_text())
+    assert code == 0, data["failures"]
+    for path, system in zip(files, data["systems"]):
+        runs = {r["id"]: r for r in system["runs"]}
+        loaded = bridge.load_system(path)
+        applicable = [m for m, method in METHODS.items() if method.applicable(loaded) is None]
+        assert {"lagrange", "nielsen", "maggi", "appell"} <= set(applicable)
+        for name in METHODS:
+            suffix = "" if name == "lagrange" else f"-{name}"
+            ids = [f"fmu{v}-{k}{suffix}" for v in (2, 3) for k in ("me", "cs")]
+            if name in applicable:
+                for i in ids:
+                    assert runs[i]["status"] == PASSED, (path.name, runs[i])
+                    assert max(m["max_rel"] for m in runs[i]["signals"]) <= runs[i]["tolerance"]
+            else:
+                assert runs[f"fmu{suffix}"]["status"] == SKIPPED and "not applicable" in runs[f"fmu{suffix}"]["reason"]
+    sleigh_runs = {r["id"] for r in data["systems"][0]["runs"]}
+    assert "fmu3-cs-chaplygin" in sleigh_runs  # the car is a Chaplygin system: its Chaplygin FMU was run
+
+
+CONTACT_SLEIGH = ROOT / "tests" / "models" / "contact_sleigh.toml"
+
+
+def test_a_reduced_fmu_that_cannot_follow_its_method_fails_validation():
+    """The contact-point sleigh passes theta = pi/2 at t ~ 1.03 s, where the build-time split (x, theta
+    independent) turns singular: native maggi re-partitions and passes, maggi's FMU stops with Error (it cannot
+    re-partition) and is reported failed with the FMU's message; before the crossing the same FMU passes."""
+    opts = Options(groups=("methods", "fmu"), methods=("lagrange", "maggi"), fmi_versions=(2,))
+    result = validate_system(CONTACT_SLEIGH, replace(opts, overrides={"stop_time": 3.0}))
+    runs = {r.id: r for r in result.runs}
+    assert runs["native-maggi"].status == PASSED and any("re-partitioned" in n for n in runs["native-maggi"].notes)
+    assert runs["fmu2-me"].status == runs["fmu2-cs"].status == PASSED  # lagrange's FMU has no split
+    for rid in ("fmu2-me-maggi", "fmu2-cs-maggi"):
+        assert runs[rid].status == ERROR and not runs[rid].input_error, runs[rid]
+        assert "singular" in runs[rid].reason and "cannot re-partition" in runs[rid].reason
+        assert "native maggi goes on: re-partitioned at t = 1.0" in runs[rid].reason
+    assert result.status == FAILED
+    early = validate_system(CONTACT_SLEIGH, replace(opts, overrides={"stop_time": 0.8}))
+    assert {r.id: r.status for r in early.runs if r.id.endswith("maggi")} == dict.fromkeys(
+        ("native-maggi", "fmu2-me-maggi", "fmu2-cs-maggi"), PASSED)
+
+
+def test_a_reduced_fmu_stopping_where_its_method_stops_is_skipped_like_it():
+    """The hydropulsator's Chaplygin split turns singular at t = 0.115 s with no other Chaplygin split: the native
+    run does not apply from there, and the FMU, stopping at the same place, is skipped with that reason too."""
+    result = validate_system(ROOT / "examples" / "hydropulsator.toml",
+                             Options(groups=("methods", "fmu"), methods=("chaplygin",), fmi_versions=(2,),
+                                     overrides={"stop_time": 0.3}))
+    runs = {r.id: r for r in result.runs}
+    assert runs["native-chaplygin"].status == SKIPPED and "no other usable split" in runs["native-chaplygin"].reason
+    for rid in ("fmu2-me-chaplygin", "fmu2-cs-chaplygin"):
+        assert runs[rid].status == SKIPPED and "the FMU stops there too" in runs[rid].reason, runs[rid]
     assert result.status == PASSED

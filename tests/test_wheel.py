@@ -129,7 +129,8 @@ def test_validate_from_the_wheel(venv):
     work.mkdir()
     shutil.copy(ROOT / "examples" / "simple_pendulum.toml", work / "pendulum.toml")
     proc = run([venv["nhbridge"], "validate", "pendulum.toml", "--runs", "methods,fmu", "--methods",
-                "lagrange,maggi", "--fmi-version", "2", "--json", "v.json", "--quiet"], work, venv["env"])
+                "lagrange,maggi", "--fmu-methods", "lagrange", "--fmi-version", "2", "--json", "v.json", "--quiet"],
+               work, venv["env"])
     assert "1 system(s): 4 run(s) passed, 0 failed, 0 error(s)" in proc.stdout
     runs = {r["id"]: r["status"] for r in json.loads((work / "v.json").read_text())["systems"][0]["runs"]}
     assert {k: runs[k] for k in ("native-lagrange", "native-maggi", "fmu2-me", "fmu2-cs")} == dict.fromkeys(

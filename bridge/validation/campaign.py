@@ -28,7 +28,7 @@ import sympy as sp
 
 from ..atomic import interrupt_pending
 from ..derivation.eom import EquationsOfMotion
-from ..errors import BridgeError, DerivationError, ProblemCollector
+from ..errors import BridgeError, DerivationError, ProblemCollector, SplitLimitError
 from ..model import symbols as S
 from ..model.numeric import compile_exprs
 from ..model.system import System
@@ -157,6 +157,7 @@ class Options:
 
     groups: Sequence[str] = DEFAULT_GROUPS
     methods: Sequence[str] | None = None
+    fmu_methods: Sequence[str] | None = None  # methods whose FMUs are built and run (None: those of ``methods``)
     fmi_versions: Sequence[int] = (2, 3)
     external: Sequence[str] = ()
     overrides: dict = field(default_factory=dict)
@@ -274,6 +275,34 @@ def _plan(system: System, eom: EquationsOfMotion, stop: float, step: float, opti
     if reference_run is not None:
         specs.append(RunSpec("native-reference", "native", f"native lagrange, rtol {REFERENCE_RTOL:g}, "
                              "against the closed forms", lambda: reference_run, group="methods"))
+    derived: dict[str, EquationsOfMotion | str] = {"lagrange": eom}
+
+    def method_eom(name: str) -> EquationsOfMotion:
+        """The method's equations (derived once per process, shared by its native run and its FMUs)."""
+        if name not in derived:
+            try:
+                derived[name] = METHODS[name].derive(system, system.independent)
+            except DerivationError as exc:  # e.g. not a Chaplygin system: the method does not apply
+                derived[name] = str(exc).replace("\n", " ")
+        found = derived[name]
+        if isinstance(found, str):
+            raise RunNotApplicable(found)
+        return found
+
+    natively: dict[str, Trajectory | Exception] = {}
+
+    def method_native(name: str) -> Trajectory:
+        """The method's native run (once per process: its FMU runs may need it too)."""
+        if name not in natively:
+            try:
+                natively[name] = native_run(method_eom(name), stop, step)
+            except (SplitLimitError, RunNotApplicable) as exc:
+                natively[name] = exc
+        found = natively[name]
+        if isinstance(found, Exception):
+            raise found
+        return found
+
     if "methods" in options.groups:
         for name, method in METHODS.items():
             if options.methods and name not in options.methods:
@@ -283,15 +312,8 @@ def _plan(system: System, eom: EquationsOfMotion, stop: float, step: float, opti
             if why:
                 specs.append(RunSpec(f"native-{name}", "native", label, skip_reason=f"not applicable: {why}"))
                 continue
-
-            def run(name=name):
-                try:
-                    model = eom if name == "lagrange" else METHODS[name].derive(system, system.independent)
-                except DerivationError as exc:  # e.g. not a Chaplygin system: the method does not apply
-                    raise RunNotApplicable(str(exc).replace("\n", " ")) from exc
-                return native_run(model, stop, step)
-
-            specs.append(RunSpec(f"native-{name}", "native", label, guard(run), group="methods"))
+            specs.append(RunSpec(f"native-{name}", "native", label, guard(lambda name=name: method_native(name)),
+                                 group="methods"))
     if "modelica" in options.groups:
         specs.append(RunSpec("modelica-rumoca", "modelica", "exported .mo simulated by Rumoca",
                              guard(lambda: rumoca_modelica_run(eom, stop, step)), group="modelica"))
@@ -305,12 +327,26 @@ def _plan(system: System, eom: EquationsOfMotion, stop: float, step: float, opti
                              None if missing else guard(lambda: pymoca_modelica_run(eom, stop, step)),
                              skip_reason=missing, group="pymoca"))
 
+    def split_stop(name: str, failure: RunFailure) -> Trajectory:
+        """A reduced method's FMU stopped where its build-time split turns singular (it cannot re-partition).
+        When the method itself has no other usable split there (its native run stops too), the run does not
+        apply, as the native one; when the native run re-partitions and goes on, the FMU failed."""
+        if "cannot re-partition" not in failure.reason:
+            raise failure
+        try:
+            notes = [n for n in method_native(name).notes if n.startswith("re-partitioned")]
+        except SplitLimitError as exc:
+            raise RunNotApplicable(f"{' '.join(str(exc).split())} (the FMU stops there too)") from failure
+        how = f"{notes[0]}{f' (and {len(notes) - 1} more times)' if len(notes) > 1 else ''}" if notes else \
+            "it needs no re-partition"
+        raise RunFailure(f"{failure.reason} (native {name} goes on: {how})") from failure
+
     def fmu_specs(prefix: str, label: str, build: Callable[[Path], Path], versions, validate_fails: bool,
-                  group: str) -> None:
+                  group: str, suffix: str = "", method: str = "lagrange") -> None:
         if no_compiler and group in ("fmu", "rumoca-fmu"):
             for version in versions:
                 for short, ttype in (("me", "fmu-me"), ("cs", "fmu-cs")):
-                    specs.append(RunSpec(f"{prefix}{version}-{short}", ttype, f"{label} FMI {version}.0",
+                    specs.append(RunSpec(f"{prefix}{version}-{short}{suffix}", ttype, f"{label} FMI {version}.0",
                                          skip_reason=no_compiler, group=group))
             return
         for version in versions:
@@ -318,19 +354,32 @@ def _plan(system: System, eom: EquationsOfMotion, stop: float, step: float, opti
 
             def path_for(version=version, built=built):
                 if "path" not in built:
-                    built["path"] = build(workdir / f"{prefix}{version}_{system.name}.fmu", version)
+                    built["path"] = build(workdir / f"{prefix}{version}{suffix}_{system.name}.fmu", version)
                 return built["path"]
 
             for kind, short, ttype in (("ModelExchange", "me", "fmu-me"), ("CoSimulation", "cs", "fmu-cs")):
                 def run(kind=kind, path_for=path_for):
-                    return fmu_run(path_for(), kind, stop, step, names, units, invalid_fails=validate_fails)
+                    try:
+                        return fmu_run(path_for(), kind, stop, step, names, units, invalid_fails=validate_fails)
+                    except RunFailure as exc:
+                        if method == "lagrange" or exc.input:
+                            raise
+                        return split_stop(method, exc)
 
                 how = "fmpy CVode rtol 1e-10" if kind == "ModelExchange" else f"communication step {step:g} s"
-                specs.append(RunSpec(f"{prefix}{version}-{short}", ttype, f"{label} FMI {version}.0 {kind}, {how}",
-                                     guard(run), group=group))
+                specs.append(RunSpec(f"{prefix}{version}-{short}{suffix}", ttype,
+                                     f"{label} FMI {version}.0 {kind}, {how}", guard(run), group=group))
 
     if "fmu" in options.groups:
-        fmu_specs("fmu", "native FMU", lambda p, v: build_fmu(eom, p, v), options.fmi_versions, True, "fmu")
+        for name in fmu_methods(system, options):
+            why = METHODS[name].applicable(system)
+            suffix = "" if name == "lagrange" else f"-{name}"
+            if why:
+                specs.append(RunSpec(f"fmu{suffix}", "fmu-me", f"native FMU by {name}",
+                                     skip_reason=f"not applicable: {why}", group="fmu"))
+                continue
+            fmu_specs("fmu", f"native FMU by {name},", lambda p, v, name=name: build_fmu(method_eom(name), p, v),
+                      options.fmi_versions, True, "fmu", suffix, name)
     if "openmodelica" in options.groups:
         omc = find_omc()
         if omc:
@@ -365,6 +414,15 @@ def _plan(system: System, eom: EquationsOfMotion, stop: float, step: float, opti
             specs.append(RunSpec(f"external-{stem}-{short}", "external", f"FMU {ext} ({kind})",
                                  guard(lambda kind=kind, fn=external: fn(kind)), group="external"))
     return specs
+
+
+def fmu_methods(system: System, options: Options) -> list[str]:
+    """The methods whose FMUs a campaign builds: ``options.fmu_methods``, else those of ``options.methods``, else
+    all; lagrange first (the run ids ``fmu2-me`` ...; another method's carry its name: ``fmu2-me-maggi``)."""
+    from ..derivation.methods import METHODS
+
+    wanted = options.fmu_methods if options.fmu_methods is not None else options.methods
+    return [name for name in METHODS if not wanted or name in wanted]
 
 
 def _judge(run: RunResult, ref: Trajectory, physics: Physics, settings: Settings, conservative: bool,

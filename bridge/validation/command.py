@@ -45,6 +45,19 @@ def _versions(text: str) -> tuple[int, ...]:
     return tuple(int(x) for x in items)
 
 
+def _fmu_methods(text: str) -> tuple[str, ...]:
+    from ..derivation.methods import METHODS
+
+    items = tuple(x.strip() for x in text.split(",") if x.strip())
+    if items == ("all",):
+        return tuple(METHODS)
+    unknown = [x for x in items if x not in METHODS]
+    if unknown or not items:
+        raise argparse.ArgumentTypeError(f"unknown method(s) {', '.join(unknown) or '(none)'} in {text!r}; "
+                                         f"choose from {', '.join(METHODS)} or all")
+    return items
+
+
 def add_parser(sub, positive: Callable[[str], float]) -> argparse.ArgumentParser:
     from ..derivation.methods import METHODS
 
@@ -66,6 +79,9 @@ def add_parser(sub, positive: Callable[[str], float]) -> argparse.ArgumentParser
                     help=f"run groups: {', '.join(GROUPS)}, or all (default: {','.join(DEFAULT_GROUPS)})")
     va.add_argument("--methods", type=lambda s: tuple(x for x in s.split(",") if x), default=None,
                     metavar="M1,M2", help=f"derivation methods to run natively (default all: {', '.join(METHODS)})")
+    va.add_argument("--fmu-methods", type=_fmu_methods, default=None, metavar="all|M1,M2",
+                    help="methods whose native FMUs are built and run (run ids fmu2-me, fmu2-me-maggi, ...; default: "
+                         "those of --methods, i.e. every applicable method)")
     va.add_argument("--fmi-version", type=_versions, default=(2, 3), metavar="2,3",
                     help="FMI versions of the FMUs: 2, 3 or 2,3 (default: 2,3)")
     va.add_argument("--stop-time", type=positive, default=None, help="default: [simulation] stop_time")
@@ -100,7 +116,8 @@ def cmd_validate(args) -> int:
     for key in ("tube", "time_tolerance", "energy", "residual", "step", "stop_time"):
         if getattr(args, key) is not None:
             overrides[key] = getattr(args, key)
-    options = Options(groups=args.runs, methods=args.methods, fmi_versions=args.fmi_version,
+    options = Options(groups=args.runs, methods=args.methods, fmu_methods=args.fmu_methods,
+                      fmi_versions=args.fmi_version,
                       external=tuple(args.fmu), overrides=overrides, aliases=dict(args.alias),
                       values=dict(getattr(args, "values", None) or ()),
                       yes=args.yes, runner=getattr(args, "runner", None))

@@ -169,14 +169,27 @@ def check_variables(md, wanted: Sequence[str], units: Mapping[str, str]) -> tupl
 
 
 def _simulate_child(conn, path: str, kwargs: dict) -> None:
-    try:
+    import sys
+
+    errors: list[str] = []
+
+    def logger(*args) -> None:
+        """The FMU's log (FMI 2: component, instance, status, category, message; FMI 3: environment, status,
+        category, message): its Error and Fatal messages explain a failed call, so they go into the reason."""
+        status, text = args[-3], args[-1]
+        if status >= 3:
+            errors.append(" ".join((text.decode("utf-8", "replace") if isinstance(text, bytes) else str(text)).split()))
+
+    sys.unraisablehook = lambda _: None  # fmpy's CVode callback re-raises the failed call as "ignored": the
+    try:  # reason below says it once
         import fmpy
 
-        result = fmpy.simulate_fmu(path, **kwargs)
+        result = fmpy.simulate_fmu(path, logger=logger, **kwargs)
         conn.send(("ok", {n: np.asarray(result[n], dtype=float) for n in result.dtype.names}))
     except BaseException as exc:  # report everything to the parent; it decides
         message = str(exc).strip().splitlines()
-        conn.send(("error", f"{type(exc).__name__}: {message[-1] if message else ''}",
+        logged = f"; the FMU logged: {errors[0]}" if errors else ""
+        conn.send(("error", f"{type(exc).__name__}: {(message[-1] if message else '').rstrip('.')}{logged}",
                    traceback.format_exc(limit=3)))
     finally:
         conn.close()
