@@ -28,6 +28,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "load_system": ("bridge.model.loader", "load_system"),
     "parse_system": ("bridge.model.loader", "parse_system"),
     "build_system": ("bridge.model.loader", "build_system"),
+    "from_mechanics": ("bridge.model.from_mechanics", "from_mechanics"),
     "EquationsOfMotion": ("bridge.derivation.eom", "EquationsOfMotion"),
     "METHODS": ("bridge.derivation.methods", "METHODS"),
     "derive": ("bridge.derivation.methods", "derive"),
@@ -43,6 +44,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
 
 __all__ = ["METHODS", "BridgeError", "DerivationError", "EquationsOfMotion", "ExportError", "SimulationError",
            "SimulationResult", "System", "SystemFileError", "ValidationError", "build_fmu", "build_system", "derive",
+           "from_mechanics",
            "load_system", "modelica_export", "parse_system", "read_inputs", "simulate", "symbols", "validate",
            "write_modelica"]
 
@@ -68,6 +70,7 @@ if TYPE_CHECKING:
     from .derivation.methods import METHODS, derive
     from .fmu.build import build_fmu
     from .model import symbols
+    from .model.from_mechanics import from_mechanics
     from .model.loader import build_system, load_system, parse_system
     from .model.system import System
     from .modelica import export as modelica_export

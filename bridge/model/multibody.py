@@ -44,6 +44,10 @@ class Body:
     rotation: sp.ImmutableMatrix | None = None
     angular_velocity: Vector = ZERO
     inertia: sp.ImmutableMatrix = sp.ImmutableMatrix.zeros(3, 3)
+    #: angular velocity of the basis that ``rotation``, ``angular_velocity`` and ``inertia`` use, in that basis, when
+    #: the basis is not fixed in the body (e.g. a wheel whose inertia is given in the fork frame: ``from_mechanics``);
+    #: None: the basis is the body frame (rate = ``angular_velocity``)
+    basis_angular_velocity: Vector | None = None
 
     @property
     def is_particle(self) -> bool:

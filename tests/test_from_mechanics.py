@@ -1,0 +1,248 @@
+"""bridge.from_mechanics and Kane's method against sympy.physics.mechanics on sympy's own examples.
+
+The reference is sympy's KanesMethod (LagrangesMethod): its mass matrix and forcing, lambdified, solved with numpy
+for u' at random states that satisfy the constraints; our q'' (every method) is turned into u' through the time
+derivative of sympy's kinematic differential equations.
+"""
+
+from __future__ import annotations
+
+import functools
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import sympy as sp
+
+import bridge
+from bridge.errors import BridgeError, SystemFileError
+from tests import mechanics_models as mm
+from tests.test_methods import random_consistent_state
+
+METHODS = ("lagrange", "nielsen", "maggi", "appell", "kane")
+
+
+@functools.lru_cache(maxsize=None)
+def model(name: str):
+    m = getattr(mm, name)()
+    system = bridge.from_mechanics(m.kane, parameters=m.parameters, start=m.start, name=name)
+    return m, system
+
+
+class SympyReference:
+    """u' from sympy's KanesMethod and u, u' from our q, q', q'' through sympy's kinematic equations."""
+
+    def __init__(self, m, system):
+        from sympy.physics.mechanics import dynamicsymbols
+
+        t = dynamicsymbols._t
+        km = m.kane
+        self.m, self.system = m, system
+        self.q, self.u = list(km.q), list(km.u)
+        qd, qdd = [x.diff(t) for x in self.q], [x.diff(t, 2) for x in self.q]
+        ud = [x.diff(t) for x in self.u]
+        self.plain = sp.symbols(f"Q0:{len(self.q)}"), sp.symbols(f"QD0:{len(self.q)}"), sp.symbols(
+            f"QDD0:{len(self.q)}"), sp.symbols(f"U0:{len(self.u)}"), sp.symbols(f"UD0:{len(self.u)}")
+        P, PD, PDD, U, UD = self.plain
+        # replace derivatives first (the functions inside them are replaced afterwards)
+        rename = {**dict(zip(qdd, PDD)), **dict(zip(ud, UD)), **dict(zip(qd, PD)), **dict(zip(self.q, P)),
+                  **dict(zip(self.u, U))}
+        par = list(m.parameters)
+        pv = [m.parameters[k] for k in par]
+
+        def plain(e):
+            return sp.sympify(e).xreplace({k: v for k, v in rename.items() if k.is_Derivative}).xreplace(rename)
+
+        args = [*P, *PD, *U, *par]
+        self.M = sp.lambdify(args, plain(km.mass_matrix), "numpy", cse=True)
+        self.F = sp.lambdify(args, plain(km.forcing), "numpy", cse=True)
+        kde = sp.Matrix(km._k_ku_implicit * km.u + km._k_kqdot_implicit * sp.Matrix(qd) + km._f_k_implicit)
+        kde_dot = kde.diff(t)
+        self.kde = sp.lambdify([*P, *PD, *U, *par], plain(kde), "numpy")
+        self.kde_dot = sp.lambdify([*P, *PD, *PDD, *U, *UD, *par], plain(kde_dot), "numpy")
+        self.pv = pv
+        self.names = [bridge.symbols.base_name(s) for s in system.q]
+
+    def _split(self, x):
+        """Values of sympy's coordinates from ours; the speeds without kinematic equations are int_<u>'."""
+        return np.array([x[self.names.index(type(q).__name__)] for q in self.q])
+
+    def speeds(self, q, qd):
+        """u from (q, q'): the kinematic equations solved for the speeds in them; the others are their coordinate's
+        rate."""
+        return self._solve(lambda U: self.kde(*self._split(q), *self._split(qd), *U, *self.pv),
+                           lambda name: qd[self.names.index(f"int_{name}")])
+
+    def speed_rates(self, q, qd, qdd, u):
+        return self._solve(lambda UD: self.kde_dot(*self._split(q), *self._split(qd), *self._split(qdd), *u, *UD,
+                                                   *self.pv),
+                           lambda name: qdd[self.names.index(f"int_{name}")])
+
+    def _solve(self, residual, own):
+        """The unknowns of an affine residual (found column by column), the others from their coordinates."""
+        n = len(self.u)
+        free = [i for i, u in enumerate(self.u) if f"int_{type(u).__name__}" not in self.names]
+        x = np.zeros(n)
+        for i, u in enumerate(self.u):
+            if i not in free:
+                x[i] = own(type(u).__name__)
+        r0 = np.asarray(residual(x), dtype=float).ravel()
+        J = np.zeros((len(r0), len(free)))
+        for k, i in enumerate(free):
+            e = x.copy()
+            e[i] += 1.0
+            J[:, k] = np.asarray(residual(e), dtype=float).ravel() - r0
+        x[free] += np.linalg.lstsq(J, -r0, rcond=None)[0]
+        return x
+
+    def accelerations(self, q, qd):
+        u = self.speeds(q, qd)
+        args = [*self._split(q), *self._split(qd), *u, *self.pv]
+        M = np.asarray(self.M(*args), dtype=float)
+        F = np.asarray(self.F(*args), dtype=float).ravel()
+        return u, np.linalg.solve(M, F)
+
+
+def states(system, eom, count, seed=3):
+    rng = np.random.default_rng(seed)
+    for _ in range(count):
+        t, q, qd = random_consistent_state(system, rng, eom)
+        yield t, q, qd
+
+
+@pytest.mark.parametrize("name", ["rolling_disc", "rolling_disc_nonholonomic", "bicycle"])
+def test_accelerations_match_sympy(name):
+    m, system = model(name)
+    ref = SympyReference(m, system)
+    eoms = {meth: bridge.derive(system, meth) for meth in METHODS}
+    checked = 0
+    for t, q, qd in states(system, eoms["lagrange"], 4):
+        u, ud_sympy = ref.accelerations(q, qd)
+        scale = max(1.0, np.abs(ud_sympy).max())
+        for meth, eom in eoms.items():
+            qdd = eom.numeric.accelerations(t, q, qd)
+            ud = ref.speed_rates(q, qd, qdd, u)
+            assert np.abs(ud - ud_sympy).max() <= 1e-12 * scale * 10, (name, meth, ud, ud_sympy)
+            checked += 1
+    assert checked == 4 * len(METHODS)
+
+
+def test_rolling_disc_start_values():
+    m, system = model("rolling_disc")
+    (q1, q2, q3), (u1, u2, u3) = m.q, m.u
+    assert system.coordinate("q2").start == pytest.approx(0.1)
+    # u2 = 5 with q1' = 0 spins the disc, q3' = u2 - sin(q2) q1'; rolling moves the contact point, |C'| = r q3'
+    assert system.coordinate("q3").velocity == pytest.approx(5.0)
+    contact = np.hypot(system.coordinate("x_C").velocity, system.coordinate("y_C").velocity)
+    assert contact == pytest.approx(0.3 * 5.0)
+    assert system.multibody is not None and len(system.multibody.bodies) == 1
+    assert system.potential != 0  # gravity became a potential (a uniform field on the one body)
+
+
+def test_bicycle_structure():
+    m, system = model("bicycle")
+    names = [c.name for c in system.coordinates]
+    assert names[:4] == ["q1", "q2", "q4", "q5"] and {"int_u3", "int_u6"} <= set(names)
+    assert len(system.holonomic) == 1 and system.dof == 3
+    # the start state satisfies the holonomic constraint (pitch q4 computed by the loader's Newton step)
+    eom = bridge.derive(system, "lagrange")
+    q0 = np.array([c.start for c in system.coordinates])
+    v0 = np.array([c.velocity for c in system.coordinates])
+    assert np.abs(eom.numeric.constraint_residuals(0.0, q0, v0)).max() < 1e-9
+    assert system.coordinate("int_u3").velocity == pytest.approx(-4.0 / 0.3)
+
+
+def test_lagrange_import_matches_kane_import():
+    """The disc by sympy's LagrangesMethod (no rolling constraint: it pivots on a fixed point) agrees with sympy."""
+    m = mm.disc_lagrange()
+    system = bridge.from_mechanics(m.lagrange, parameters=m.parameters, start=m.start, name="DiscLagrange")
+    lm = m.lagrange
+    from sympy.physics.mechanics import dynamicsymbols
+
+    t = dynamicsymbols._t
+    qs = list(lm.q)
+    P, PD = sp.symbols("P0:3"), sp.symbols("PD0:3")
+    rename = {**{q.diff(t): s for q, s in zip(qs, PD)}}
+    par = list(m.parameters)
+    plain = lambda e: sp.sympify(e).xreplace(rename).xreplace(dict(zip(qs, P)))  # noqa: E731
+    M = sp.lambdify([*P, *PD, *par], plain(lm.mass_matrix), "numpy")
+    F = sp.lambdify([*P, *PD, *par], plain(lm.forcing), "numpy")
+    rng = np.random.default_rng(1)
+    for meth in ("lagrange", "maggi", "kane"):
+        eom = bridge.derive(system, meth)
+        for _ in range(3):
+            q, qd = rng.uniform(-1, 1, 3), rng.uniform(-1, 1, 3)
+            ref = np.linalg.solve(np.asarray(M(*q, *qd, *m.parameters.values()), dtype=float),
+                                  np.asarray(F(*q, *qd, *m.parameters.values()), dtype=float).ravel())
+            assert np.allclose(eom.numeric.accelerations(0.0, q, qd), ref, rtol=1e-12, atol=1e-12), meth
+
+
+def test_kane_refuses_energy_only_files():
+    system = bridge.load_system("examples/simple_pendulum.toml")
+    reason = bridge.METHODS["kane"].applicable(system)
+    assert reason and "bodies" in reason
+    with pytest.raises(bridge.DerivationError, match="Kane's method forms partial velocities from bodies"):
+        bridge.derive(system, "kane")
+
+
+def test_cli_lists_kane():
+    out = subprocess.run([sys.executable, "-m", "bridge.cli", "methods"], capture_output=True, text=True, check=True)
+    assert "kane" in out.stdout and "Kane's equations" in out.stdout
+
+
+# -- bad input -------------------------------------------------------------------------------------------------------
+def _one_paragraph(exc: BridgeError) -> str:
+    text = str(exc)
+    assert "Traceback" not in text and "\n" not in text.strip()
+    return text
+
+
+def test_missing_parameter_values():
+    m = mm.rolling_disc()
+    r, mass, g = m.symbols
+    with pytest.raises(SystemFileError) as err:
+        bridge.from_mechanics(m.kane, parameters={r: 0.3})
+    text = _one_paragraph(err.value)
+    assert "without values" in text and "g" in text and "m" in text and "parameters=" in text
+
+
+def test_unknown_start_symbol():
+    from sympy.physics.mechanics import dynamicsymbols
+
+    m = mm.rolling_disc()
+    with pytest.raises(SystemFileError) as err:
+        bridge.from_mechanics(m.kane, parameters=m.parameters, start={dynamicsymbols("w9"): 1.0})
+    text = _one_paragraph(err.value)
+    assert "w9" in text and "is not a" in text and "q1" in text
+
+
+def test_dependent_speed_start_is_refused():
+    m = mm.bicycle
+    bike = m()
+    u1 = bike.u[0]
+    with pytest.raises(SystemFileError) as err:
+        bridge.from_mechanics(bike.kane, parameters=bike.parameters, start={u1: 1.0})
+    assert "dependent speed" in _one_paragraph(err.value)
+
+
+def test_unsupported_object():
+    with pytest.raises(SystemFileError) as err:
+        bridge.from_mechanics(sp.Symbol("x"))
+    text = _one_paragraph(err.value)
+    assert "cannot import a Symbol" in text and "KanesMethod" in text
+
+
+def test_coordinates_must_be_dynamicsymbols():
+    from sympy.physics.mechanics import LagrangesMethod, Particle, Point, ReferenceFrame
+
+    x, m = sp.symbols("x m")
+    N = ReferenceFrame("N")
+    P = Point("P")
+    P.set_vel(N, 0)
+    lm = LagrangesMethod.__new__(LagrangesMethod)  # sympy itself refuses plain symbols in its constructor
+    lm._L, lm._q, lm._hol_coneqs, lm.coneqs = sp.Matrix([m * x**2]), sp.Matrix([x]), sp.Matrix(), sp.Matrix()
+    lm._bodies, lm._forcelist, lm.inertial = [Particle("p", P, m)], [], N
+    with pytest.raises(SystemFileError) as err:
+        bridge.from_mechanics(lm, parameters={m: 1.0})
+    assert "is not a dynamicsymbol" in _one_paragraph(err.value)
