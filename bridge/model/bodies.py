@@ -226,7 +226,8 @@ class BodyReader:
                            + ", ".join(sorted(keys)))
                 continue
             self.b.check_keys(entry, spec, keys)
-            if declare is None or self.b.declare(entry, name, declare):
+            own_frame = declare == "body" and name in self.frame_specs and spec.get("frame") == name
+            if declare is None or own_frame or self.b.declare(entry, name, declare):
                 out[name] = spec
         return out
 
@@ -257,7 +258,7 @@ class BodyReader:
         made += [self._particle(name, spec) for name, spec in particles.items()]
         gravity = self._gravity()
         loads = self._loads({b.name: b for b in made if b is not None})
-        if not made and ("bodies" in self.b.data or "particles" in self.b.data):
+        if not self.table("bodies") and not self.table("particles"):
             self.p.add("bodies", "no bodies or particles are declared", "declare at least one body or particle")
         if len(self.p.problems) > before or any(b is None for b in made):
             return None

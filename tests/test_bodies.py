@@ -1,0 +1,336 @@
+"""Bodies, frames and contacts in the system file (issue 14): the systems they produce agree with energy-based
+files written independently (by hand, or generated from the geometry by benchmarks/bicycle.py) to 1e-10 in q''
+at random consistent states, for every applicable method; the bicycle reproduces the benchmark's eigenvalues."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import bridge
+from bridge.derivation.methods import METHODS
+from bridge.errors import SystemFileError
+from bridge.model import parse_system
+
+ROOT = Path(__file__).resolve().parents[1]
+WHEEL = ROOT / "examples" / "rolling_wheel.toml"
+
+# The rolling wheel by hand: yaw psi, lean theta, spin phi; in the lean frame w = (theta', psi' sin(theta) + phi',
+# psi' cos(theta)); the contact point C - R lean.z has zero velocity; the centre height z = R cos(theta).
+WHEEL_BY_HAND = """
+name = "RollingWheelByHand"
+[coordinates]
+x = { start = 0.2, velocity = 1.5 }
+y = { start = 0.2, velocity = -0.3 }
+z = { start = 0.3 }
+psi = { start = 0.0 }
+theta = { start = 0.0, velocity = 1.0 }
+phi = { start = 0.0, velocity = 5.0 }
+[parameters]
+R = 0.3
+m = 2.0
+I_axis = 0.06
+I_long = 0.12
+g = 9.81
+[energy]
+kinetic = "m/2*(der(x)^2 + der(y)^2 + der(z)^2) + I_long/2*(der(theta)^2 + (der(psi)*cos(theta))^2) + I_axis/2*(der(phi) + der(psi)*sin(theta))^2"
+potential = "m*g*z"
+[constraints]
+holonomic = ["z - R*cos(theta)"]
+nonholonomic = ["der(x) - R*(der(psi)*sin(theta) + der(phi))*cos(psi) - R*der(theta)*sin(psi)*cos(theta)",
+                "der(y) - R*(der(psi)*sin(theta) + der(phi))*sin(psi) + R*der(theta)*cos(psi)*cos(theta)"]
+"""
+
+
+def _load(name: str, path: Path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _wheel_state(rng) -> tuple[np.ndarray, np.ndarray]:
+    """A random state on the wheel's constraints (x, y, z, psi, theta, phi)."""
+    R = 0.3
+    x, y, psi, phi = rng.uniform(-2, 2, 4)
+    theta = rng.uniform(-0.8, 0.8)
+    dpsi, dtheta, dphi = rng.uniform(-3, 3, 3)
+    roll = R * (dpsi * np.sin(theta) + dphi)
+    dx = roll * np.cos(psi) + R * dtheta * np.sin(psi) * np.cos(theta)
+    dy = roll * np.sin(psi) - R * dtheta * np.cos(psi) * np.cos(theta)
+    return (np.array([x, y, R * np.cos(theta), psi, theta, phi]),
+            np.array([dx, dy, -R * np.sin(theta) * dtheta, dpsi, dtheta, dphi]))
+
+
+@pytest.fixture(scope="module")
+def wheel():
+    return bridge.load_system(WHEEL)
+
+
+def test_wheel_structure(wheel):
+    """Under 40 lines; the contact generated 1 holonomic and 2 nonholonomic constraints, named by the entry."""
+    assert len(WHEEL.read_text().splitlines()) < 40
+    names = [name for name, _ in wheel.constraints]
+    assert names == ["contacts.wheel_body (on the plane)", "contacts.wheel_body (no slip along N.x)",
+                     "contacts.wheel_body (no slip along N.y)"]
+    assert wheel.multibody is not None and [b.name for b in wheel.multibody.bodies] == ["wheel_body"]
+
+
+@pytest.mark.parametrize("method", [m for m in METHODS if m != "chaplygin"])
+def test_wheel_matches_hand_derivation(wheel, method):
+    """q'' of the body-based wheel equals that of the hand-written energies at random consistent states."""
+    reference = bridge.derive(parse_system(WHEEL_BY_HAND), "lagrange").numeric
+    num = bridge.derive(wheel, method).numeric
+    rng = np.random.default_rng(7)
+    for _ in range(4):
+        q, qd = _wheel_state(rng)
+        assert np.abs(num.constraint_residuals(0.0, q, qd)).max() < 1e-12
+        a, b = reference.accelerations(0.0, q, qd), num.accelerations(0.0, q, qd)
+        np.testing.assert_allclose(b, a, rtol=0, atol=1e-10 * max(1.0, np.abs(a).max()))
+
+
+def test_chaplygin_not_applicable(wheel):
+    """The wheel's constraints depend on the yaw, so Chaplygin's method says so instead of deriving."""
+    assert METHODS["chaplygin"].applicable(wheel)
+
+
+def test_wheel_energy_conserved(wheel):
+    """A native simulation keeps T + V (ideal rolling does no work) and the constraints."""
+    from bridge.model.numeric import compile_exprs
+
+    result = bridge.simulate(bridge.derive(wheel, "maggi"), 2.0)
+    f = compile_exprs([*wheel.q, *wheel.qd, *wheel.parameter_values], [wheel.kinetic + wheel.potential])
+    par = list(wheel.parameter_values.values())
+    energy = np.array([f(np.concatenate([q, qd, par]))[0] for q, qd in zip(result.q, result.qd)])
+    assert np.ptp(energy) < 1e-6 * abs(energy).max()
+    assert result.max_residual < 1e-6
+
+
+# -- the bicycle -----------------------------------------------------------------------------------------------
+BICYCLE_BODIES = ROOT / "examples" / "engineering" / "bicycle_bodies.toml"
+TABLE2 = {  # Meijaard et al. (2007), Table 2 (as in tests/test_bicycle.py)
+    0.0: [-5.53094371765393, -3.13164324790656, 3.13164324790656, 5.53094371765393],
+    4.0: [-12.15861426576447, -1.42944427361326, 0.41325331521125 - 3.07910818603206j,
+          0.41325331521125 + 3.07910818603206j],
+    5.0: [-14.07838969279822, -0.32286642900409, -0.77534188219585 - 4.46486771378823j,
+          -0.77534188219585 + 4.46486771378823j],
+    10.0: [-24.62459635017404, 0.16105338653172, -3.72016840437287 - 10.90681139476287j,
+           -3.72016840437287 + 10.90681139476287j],
+}
+
+
+@pytest.fixture(scope="module")
+def bicycle():
+    return _load("bicycle_benchmark_bodies", ROOT / "benchmarks" / "bicycle.py")
+
+
+@pytest.fixture(scope="module")
+def bicycle_energy():
+    return bridge.derive(bridge.load_system(ROOT / "examples" / "engineering" / "bicycle.toml"), "lagrange")
+
+
+@pytest.fixture(scope="module")
+def bicycle_bodies():
+    return bridge.load_system(BICYCLE_BODIES)
+
+
+@pytest.fixture(scope="module")
+def bicycle_bodies_lagrange(bicycle_bodies):
+    return bridge.derive(bicycle_bodies, "lagrange")
+
+
+def test_bicycle_structure(bicycle_bodies, bicycle_energy):
+    """Under 120 lines; the same coordinates and parameters as the generated energy file; the rear contact's
+    height is eliminated by the coordinates, so only the front contact adds a holonomic constraint."""
+    assert len(BICYCLE_BODIES.read_text().splitlines()) < 120
+    energy = bicycle_energy.system
+    assert [c.name for c in bicycle_bodies.coordinates] == [c.name for c in energy.coordinates]
+    assert bicycle_bodies.parameter_values == energy.parameter_values
+    assert (len(bicycle_bodies.holonomic), len(bicycle_bodies.nonholonomic)) == (1, 4)
+    assert [n for n, _ in bicycle_bodies.constraints][0] == "contacts.front_wheel (on the plane)"
+
+
+@pytest.mark.parametrize("method", ["lagrange", "maggi", "kane"])
+def test_bicycle_matches_energy_file(bicycle, bicycle_bodies, bicycle_bodies_lagrange, bicycle_energy, method):
+    """q'' at random consistent states (rolled, steered, yawed, any wheel angles) equal to 1e-10."""
+    num = bridge.derive(bicycle_bodies, method).numeric if method != "lagrange" else bicycle_bodies_lagrange.numeric
+    ref = bicycle_energy.numeric
+    rng = np.random.default_rng(11)
+    for _ in range(4):
+        q, qd = bicycle.consistent_state(ref, *rng.uniform(-0.3, 0.3, 4), rng.uniform(1, 6),
+                                         yaw=rng.uniform(-1, 1))
+        q[[0, 1, 5, 7]] = rng.uniform(-3, 3, 4)  # x, y and the wheel angles do not enter the constraints
+        assert np.abs(num.constraint_residuals(0.0, q, qd)).max() < 1e-12
+        a, b = ref.accelerations(0.0, q, qd), num.accelerations(0.0, q, qd)
+        np.testing.assert_allclose(b, a, rtol=0, atol=1e-10 * max(1.0, np.abs(a).max()))
+
+
+@pytest.mark.parametrize("speed", sorted(TABLE2))
+def test_bicycle_table2_eigenvalues(bicycle, bicycle_bodies_lagrange, speed):
+    num = bicycle_bodies_lagrange.numeric
+    got = bicycle.eigenvalues(num, speed)
+    np.testing.assert_allclose(got, np.sort_complex(np.array(TABLE2[speed], dtype=complex)), rtol=0, atol=1e-8)
+
+
+# -- the other contacts, loads, particles, direction cosines -------------------------------------------------------
+SPHERE_BODIES = """
+name = "RollingSphereBodies"
+[coordinates]
+theta = { start = 0.7, velocity = 0.5 }
+phi = { start = 0.0, velocity = 2.0 }
+psi = { start = 0.3, velocity = -1.0 }
+x = { start = 0.0, velocity = -0.10831292237858771 }
+y = { start = 0.0, velocity = -0.08584269326975483 }
+[parameters]
+m = 2.0
+a = 0.1
+J = 0.008
+[frames]
+ball = { parent = "N", axes = "zxz", angles = ["psi", "theta", "phi"] }
+[bodies]
+ball = { mass = "m", frame = "ball", com = "[x, y, a]", inertia = "[J, J, J]" }
+[contacts]
+ball = { kind = "rolling-sphere", radius = "a" }
+"""
+
+SLEIGH_BODIES = """
+name = "SleighBodies"
+[coordinates]
+x = { start = 0.0, velocity = 0.3 }
+y = { start = 0.0, velocity = 0.16 }
+theta = { start = 0.0, velocity = 0.8 }
+[parameters]
+m = 1.5
+J = 0.12
+a = 0.2
+[frames]
+heading = { parent = "N", axis = "z", angle = "theta" }
+[bodies]
+sleigh = { mass = "m", frame = "heading", com = "[x, y, 0]", inertia = "[J, J, J]" }
+[contacts]
+edge = { kind = "knife-edge", body = "sleigh", point = "sleigh - a*heading.x", axis = "y" }
+"""
+
+
+def _compare(system_a, system_b, states, methods=("lagrange",)):
+    ref = bridge.derive(system_a, "lagrange").numeric
+    for method in methods:
+        num = bridge.derive(system_b, method).numeric
+        for q, qd in states:
+            a, b = ref.accelerations(0.0, q, qd), num.accelerations(0.0, q, qd)
+            np.testing.assert_allclose(b, a, rtol=0, atol=1e-10 * max(1.0, np.abs(a).max()))
+
+
+def test_rolling_sphere_matches_example():
+    """examples/rolling_sphere.toml (Euler angles, energies and constraints by hand) from one body and a contact;
+    the centre's height is fixed by the coordinates, so no holonomic constraint is generated."""
+    bodies = parse_system(SPHERE_BODIES)
+    assert (len(bodies.holonomic), len(bodies.nonholonomic)) == (0, 2)
+    rng = np.random.default_rng(5)
+    states = []
+    for _ in range(4):
+        theta, phi, psi, x, y = rng.uniform(-1.5, 1.5, 5)
+        dtheta, dphi, dpsi = rng.uniform(-2, 2, 3)
+        dx = 0.1 * (np.sin(psi) * dtheta - np.sin(theta) * np.cos(psi) * dphi)
+        dy = -0.1 * (np.cos(psi) * dtheta + np.sin(theta) * np.sin(psi) * dphi)
+        states.append((np.array([theta, phi, psi, x, y]), np.array([dtheta, dphi, dpsi, dx, dy])))
+    _compare(bridge.load_system(ROOT / "examples" / "rolling_sphere.toml"), bodies, states, ("lagrange", "appell"))
+
+
+def test_knife_edge_matches_sleigh():
+    """examples/chaplygin_sleigh.toml from a body and a knife-edge contact behind its centre of mass."""
+    bodies = parse_system(SLEIGH_BODIES)
+    ref = bridge.load_system(ROOT / "examples" / "chaplygin_sleigh.toml")
+    rng = np.random.default_rng(2)
+    states = []
+    for _ in range(4):
+        x, y, th = rng.uniform(-1, 1, 3)
+        dx, dth = rng.uniform(-1, 1, 2)
+        states.append((np.array([x, y, th]), np.array([dx, (0.2 * dth + np.sin(th) * dx) / np.cos(th), dth])))
+    _compare(ref, bodies, states, ("lagrange", "chaplygin"))
+
+
+PENDULUM_BODIES = """
+name = "RodPendulumBodies"
+[coordinates]
+q = { start = 0.4, velocity = 0.1 }
+[parameters]
+m = 1.3
+m2 = 0.4
+l = 0.9
+I = 0.05
+g = 9.81
+c = 0.2
+[inputs]
+F = { start = 1.5 }
+[frames]
+rod = { parent = "N", axis = "y", angle = "q" }
+[points]
+tip = "rod[0, 0, -l]"
+[bodies]
+rod = { mass = "m", frame = "rod", com = "tip/2", inertia = "[I, I, I/10]" }
+[particles]
+bob = { mass = "m2", position = "tip" }
+[gravity]
+vector = "[0, 0, -g]"
+[loads]
+push = { force = "[F, 0, 0]", point = "tip" }
+damper = { torque = "-c*der(q)*rod.y", body = "rod" }
+"""
+
+PENDULUM_BY_HAND = """
+name = "RodPendulumByHand"
+[coordinates]
+q = { start = 0.4, velocity = 0.1 }
+[parameters]
+m = 1.3
+m2 = 0.4
+l = 0.9
+I = 0.05
+g = 9.81
+c = 0.2
+[inputs]
+F = { start = 1.5 }
+[energy]
+kinetic = "(m*l^2/4 + I + m2*l^2)/2*der(q)^2"
+potential = "-(m*l/2 + m2*l)*g*cos(q)"
+[forces]
+q = "-F*l*cos(q) - c*der(q)"
+"""
+
+
+def test_loads_particles_gravity():
+    """A rod pendulum with a bob (particle), gravity, a force at the tip and a damping torque: the same equation
+    as T, V and Q written by hand."""
+    states = [(np.array([q]), np.array([v])) for q, v in ((0.4, 0.1), (-1.2, 2.0), (2.5, -0.7))]
+    _compare(parse_system(PENDULUM_BY_HAND), parse_system(PENDULUM_BODIES), states)
+
+
+def test_direction_cosines_equal_elementary_rotations(wheel):
+    """The wheel frame given by its direction cosines (yaw, lean, spin multiplied out) gives the same motion."""
+    import sympy as sp
+
+    psi, theta, phi = sp.symbols("psi theta phi")
+    Rz = sp.Matrix([[sp.cos(psi), -sp.sin(psi), 0], [sp.sin(psi), sp.cos(psi), 0], [0, 0, 1]])
+    Rx = sp.Matrix([[1, 0, 0], [0, sp.cos(theta), -sp.sin(theta)], [0, sp.sin(theta), sp.cos(theta)]])
+    Ry = sp.Matrix([[sp.cos(phi), 0, sp.sin(phi)], [0, 1, 0], [-sp.sin(phi), 0, sp.cos(phi)]])
+    C = Rz * Rx * Ry
+    dcm = "[" + ", ".join("[" + ", ".join(str(C[i, j]) for j in range(3)) + "]" for i in range(3)) + "]"
+    text = WHEEL.read_text()
+    frames = text[text.index("[frames]"):text.index("[bodies]")]
+    text = text.replace(frames, f'[frames]\nwheel = {{ parent = "N", dcm = "{dcm}" }}\n\n')
+    rng = np.random.default_rng(4)
+    _compare(wheel, parse_system(text), [_wheel_state(rng) for _ in range(3)])
+
+
+def test_energy_table_adds_to_bodies():
+    """[energy] entries add to the bodies' energies: a spring on the bob by hand gives the same as both."""
+    spring = '[energy]\npotential = "k/2*q^2"\n'
+    by_hand = PENDULUM_BY_HAND.replace('potential = "', 'potential = "k/2*q^2 ').replace("c = 0.2", "c = 0.2\nk = 3.0")
+    bodies = PENDULUM_BODIES.replace("c = 0.2", "c = 0.2\nk = 3.0") + spring
+    _compare(parse_system(by_hand), parse_system(bodies), [(np.array([0.3]), np.array([0.5]))])
