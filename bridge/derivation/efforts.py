@@ -58,8 +58,8 @@ def with_efforts(eom: EquationsOfMotion) -> EquationsOfMotion:
                                       "use lagrange or nielsen, or give the element a regularization velocity",
                                       system.source))
     E = [e.symbol for e in system.efforts] + [f.symbol for f in friction]
-    names = [c.name for c in system.coordinates]
-    friction_rows = {names.index(f.coordinate): f.symbol for f in friction}
+    speeds = list(eom.u)  # all velocities (not reduced), in the method's order
+    friction_rows = {speeds.index(S.qd(f.coordinate)): f.symbol for f in friction}
     ne, size = len(E), eom.mass_matrix.shape[0]
     p = len(eom.u)
     # the reduced methods' states are the independent speeds: dependent velocities by the kinematic relations
@@ -101,8 +101,8 @@ def friction_row(eom: EquationsOfMotion, f, k: int, ncols: int, mode: int) -> tu
     row = [sp.Integer(0)] * ncols
     if mode == STICK:
         dv = total_derivative(f.relative_velocity, system.q, system.qd, system.qdd)
-        for j, a in enumerate(system.qdd):
-            row[j] = sp.diff(dv, a)
+        for a in system.qdd:
+            row[list(eom.du).index(a)] = sp.diff(dv, a)
         return row, -dv.xreplace({a: 0 for a in system.qdd})
     row[p + m + k] = sp.Integer(1)
     return row, -f.mu_kinetic * f.normal * mode
