@@ -1,7 +1,9 @@
 """A tiny foreign FMI 2.0 Co-Simulation FMU, written in C and compiled with gcc, that misbehaves on request.
 
 Its one output ``y`` is the time. ``mode`` chooses what ``fmi2DoStep`` does from ``t >= 0.05`` on: "ok" (nothing
-special), "segfault" (writes through a null pointer), "hang" (never returns), "slow" (sleeps 20 ms per step).
+special), "segfault" (writes through a null pointer), "hang" (never returns), "slow" (sleeps 20 ms per step),
+"kill-parent-once" (SIGKILLs the process that started the simulating one, e.g. a Dask worker, unless the file named by
+``$FOREIGN_FMU_KILL_MARKER`` exists; it creates that file, with the killed pid, first: one kill in all).
 Every FMI 2.0 function is exported (fmpy resolves them all); those a co-simulation does not need return fmi2Error.
 """
 
@@ -12,9 +14,12 @@ import subprocess
 import zipfile
 from pathlib import Path
 
-MODES = {"ok": 0, "segfault": 1, "hang": 2, "slow": 3}
+MODES = {"ok": 0, "segfault": 1, "hang": 2, "slow": 3, "kill-parent-once": 4}
 
 C_SOURCE = r"""
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 #define EXPORT __attribute__((visibility("default")))
@@ -43,6 +48,15 @@ EXPORT int fmi2DoStep(void *c, double t, double h, int noSet) {
         if (MODE == 1) { volatile int *p = 0; *p = 1; }
         if (MODE == 2) { for (;;) sleep(1); }
         if (MODE == 3) usleep(20000);
+        if (MODE == 4) {
+            const char *marker = getenv("FOREIGN_FMU_KILL_MARKER");
+            int fd = marker ? open(marker, O_CREAT | O_EXCL | O_WRONLY, 0644) : -1;
+            if (fd >= 0) {
+                dprintf(fd, "%d\n", (int)getppid());
+                close(fd);
+                kill(getppid(), SIGKILL);
+            }
+        }
     }
     ((Comp *)c)->t = t + h;
     return 0;

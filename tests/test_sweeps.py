@@ -82,6 +82,35 @@ def test_sweep_local_cluster_matches_native_runs(tmp_path, capsys):
         assert series["theta"][rows[-1]] == table["final(theta)"][i]
 
 
+def test_sweep_file_reference_key(tmp_path, capsys):
+    """``reference = "ref.csv"`` in a sweep file (relative to the file) is the file's --reference; --reference on the
+    command line replaces it. The references are native runs of each case: each case matches its own."""
+    study = tmp_path / "study"
+    study.mkdir()
+    for a in (0.15, 0.25):
+        system = load_system(SLEIGH, {"a": repr(a)})
+        simulate(bridge.derive(system, "lagrange"), STOP, rtol=1e-11, atol=1e-13, interval=STOP / 500).write_csv(
+            study / f"ref{a}.csv")
+    sweep_file = study / "sweep.toml"
+    sweep_file.write_text(f'[sweep]\nsystem = "{SLEIGH}"\nstop_time = {STOP}\nrtol = 1e-10\nreference = "ref0.15.csv"\n'
+                          'record = ["max_rel(theta)", "max_rel(x)"]\n[sweep.values]\na = [0.15, 0.25]\n')
+    out = tmp_path / "sweep.parquet"
+    assert main(["sweep", str(sweep_file), "--workers", "1", "-o", str(out), "--quiet"]) == 0, capsys.readouterr()
+    table = read(out)
+    assert max(table["max_rel(theta)"][0], table["max_rel(x)"][0]) < 1e-6 < 1e-3 < table["max_rel(theta)"][1]
+    assert main(["sweep", str(sweep_file), "--workers", "1", "-o", str(out), "--quiet",
+                 "--reference", str(study / "ref0.25.csv")]) == 0, capsys.readouterr()
+    table = read(out)
+    assert max(table["max_rel(theta)"][1], table["max_rel(x)"][1]) < 1e-6 < 1e-3 < table["max_rel(theta)"][0]
+    for bad, said in (('reference = 3', "expected the path of a CSV file"), ('reference = "none.csv"', "cannot read")):
+        sweep_file.write_text(f'[sweep]\nsystem = "{SLEIGH}"\n{bad}\nrecord = ["max_rel(theta)"]\n'
+                              '[sweep.values]\na = [0.15]\n')
+        assert main(["sweep", str(sweep_file), "-o", str(tmp_path / "bad.parquet"), "--quiet"]) == 2
+        err = capsys.readouterr().err
+        assert "[sweep] reference" in err and said in err and "Traceback" not in err, err
+    assert not (tmp_path / "bad.parquet").exists()
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -193,6 +222,35 @@ def test_crashing_and_hanging_cases_are_failed_rows_and_the_sweep_goes_on(tmp_pa
     assert [r["status"] for r in rows["ok"]] == ["ok", "ok"]
     assert all(math.isclose(r["values"]["max(y)"], 0.2, rel_tol=1e-9) for r in rows["ok"])  # y is the time
     assert len({r["worker"] for r in rows["crash"] + rows["hang"] + rows["ok"]}) == 1  # the worker survived
+
+
+def test_a_lost_worker_has_its_cases_retried_by_dask(tmp_path, monkeypatch):
+    """The first case to pass t = 0.05 SIGKILLs its own Dask worker process (once in all: a marker file records
+    the pid it killed). The scheduler hands the lost worker's cases to a worker again (the nanny restarts the dead
+    one under a new address): every case ends ok, and none of the rows comes from the killed worker."""
+    import shutil
+
+    from bridge.sweeps.engine import dask_client, run_cases
+
+    if not shutil.which("gcc"):
+        pytest.skip("needs gcc")
+    marker = tmp_path / "killed.pid"
+    monkeypatch.setenv("FOREIGN_FMU_KILL_MARKER", str(marker))  # the workers inherit it
+    payload = _foreign_payload(tmp_path, "kill-parent-once", 30.0)
+    rows: list[dict] = []
+    with dask_client("local", 2) as client:
+        pids = client.run(os.getpid)  # worker address -> its process
+        run_cases(client, payload, [{} for _ in range(6)], rows.append)
+        after = set(client.scheduler_info()["workers"])
+    killed = int(marker.read_text())
+    victim = next(address for address, pid in pids.items() if pid == killed)  # a worker was killed mid-case
+    with pytest.raises(ProcessLookupError):
+        os.kill(killed, 0)
+    assert victim not in after
+    assert sorted(r["index"] for r in rows) == list(range(6))
+    assert [r["status"] for r in rows] == ["ok"] * 6, [r["reason"] for r in rows]
+    assert all(math.isclose(r["values"]["max(y)"], 0.2, rel_tol=1e-9) for r in rows)
+    assert victim not in {r["worker"] for r in rows}  # its case was run again elsewhere
 
 
 # -- bad input: exit 2, one paragraph, nothing written -------------------------------------------------------

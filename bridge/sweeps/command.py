@@ -99,6 +99,8 @@ def _spec(args, problems: ProblemCollector) -> SweepSpec:
     spec.stop_time = args.stop_time or spec.stop_time
     spec.interval = args.interval or spec.interval
     spec.rtol = args.rtol or spec.rtol
+    if args.reference:
+        spec.reference = args.reference
     if args.samples is not None and args.samples < 1:
         problems.add("--samples", f"expected a positive number of samples, got {args.samples}")
     if args.workers is not None and args.workers < 1:
@@ -169,7 +171,8 @@ def prepare(args):
     check_names(spec, override_names(system), system.name, problems)
     signals = [c.name for c in system.coordinates] + [f"der({c.name})" for c in system.coordinates] + \
         list(system.outputs)
-    reference = read_reference(args.reference, problems) if args.reference else None
+    entry = f"--reference {args.reference}" if args.reference else f"[sweep] reference {spec.reference}"
+    reference = read_reference(spec.reference, problems, entry) if spec.reference else None
     plan = parse_records(spec.record, signals, len(system.constraints), problems,
                          None if reference is None else [k for k in reference if k != "time"])
     choice = _plot_choice(args, spec, [r.column for r in plan.records], problems) if args.plot else None
@@ -191,16 +194,19 @@ def prepare(args):
     return spec, system, plan, paths, choice, reference
 
 
-def read_reference(path: str, problems: ProblemCollector) -> dict | None:
-    """The reference run: ``time`` (increasing) and finite numeric signal columns; None and a problem if not."""
+def read_reference(path: str, problems: ProblemCollector, entry: str | None = None) -> dict | None:
+    """The reference run: ``time`` (increasing) and finite numeric signal columns; None and a problem (under
+    ``entry``, default ``--reference PATH``) if not."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
+    entry = entry or f"--reference {path}"
+
     try:
         table = pacsv.read_csv(path)
     except (OSError, pa.ArrowInvalid) as exc:
-        problems.add(f"--reference {path}", f"cannot read the CSV ({str(exc).splitlines()[0]})",
+        problems.add(entry, f"cannot read the CSV ({str(exc).splitlines()[0]})",
                      "give a CSV with a time column, e.g. written by nhbridge simulate")
         return None
     columns = {}
@@ -208,14 +214,14 @@ def read_reference(path: str, problems: ProblemCollector) -> dict | None:
         try:
             columns[name] = np.asarray(table[name].to_numpy(), dtype=float)
         except (TypeError, ValueError, pa.ArrowInvalid):
-            problems.add(f"--reference {path}", f"column {name!r} is not numeric")
+            problems.add(entry, f"column {name!r} is not numeric")
     time = columns.get("time")
     if time is None or time.size < 2 or not np.all(np.diff(time) > 0):
-        problems.add(f"--reference {path}", "needs a time column with at least two increasing values")
+        problems.add(entry, "needs a time column with at least two increasing values")
         return None
     bad = [n for n, v in columns.items() if not np.all(np.isfinite(v))]
     if bad:
-        problems.add(f"--reference {path}", f"column(s) {', '.join(bad)} hold values that are not finite numbers")
+        problems.add(entry, f"column(s) {', '.join(bad)} hold values that are not finite numbers")
     return columns
 
 

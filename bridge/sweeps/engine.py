@@ -4,8 +4,10 @@ The FMU's bytes (and, when a case changes a start value the FMU would recompute,
 to the workers once; each worker unpacks the FMU once (cached by its SHA-256). A case is one Dask task: the
 worker forks a child (:func:`bridge.validation.runs.isolated`) that runs ``fmpy.simulate_fmu`` with the case's
 start values and reduces the signals to the recorded values, so a case whose FMU crashes or hangs (past
-``timeout``) is a failed row with its reason and the worker lives on. A worker lost for another reason has
-its case retried by Dask (``retries``); a case that kills every worker it meets ends as failed (KilledWorker).
+``timeout``) is a failed row with its reason and the worker lives on. A worker lost for another reason (killed,
+out of memory, its machine gone) has its cases given to another worker by the scheduler, up to Dask's
+``distributed.scheduler.allowed-failures`` times (default 3; ``tests/test_sweeps.py`` kills one mid-case); a case
+that kills every worker it meets ends as failed (KilledWorker). A task that raises is retried ``RETRIES`` times.
 """
 
 from __future__ import annotations
@@ -263,7 +265,7 @@ def run_cases(client, payload: Payload, cases: list[dict], on_row: Callable[[dic
                 row = fut.result()
             except Exception as exc:  # KilledWorker and the like: the case took its workers down
                 row = {"index": index, "status": "failed", "values": {}, "series": None, "seconds": float("nan"),
-                       "worker": "", "reason": f"the worker running it was lost {RETRIES + 1} times "
+                       "worker": "", "reason": "the workers running it were lost or it failed on every try "
                        f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"}
             on_row(row)
             before = len(futures)
@@ -326,7 +328,7 @@ class DaskRunner:
                 except Exception as exc:  # the worker was lost on every try (KilledWorker) or similar
                     from ..validation.runs import RunFailure
 
-                    reason = f"the Dask worker running it was lost {RETRIES + 1} times ({type(exc).__name__})"
+                    reason = f"the Dask workers running it were lost or it failed on every try ({type(exc).__name__})"
                     out.append(_replay(("raise", RunFailure, (reason,), {"reason": reason, "input": False}, 0.0)))
         except KeyboardInterrupt:
             self.client.cancel(futures)

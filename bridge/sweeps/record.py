@@ -98,7 +98,8 @@ def parse_records(texts: Sequence[str], signals: Sequence[str], residuals: int,
             if not isinstance(expr, sp.Symbol) or str(expr) in ("t", _ALL_RESIDUALS):
                 problems.add(entry, f"{reduction}(...) takes one signal name", f"e.g. {reduction}(theta)")
             elif reference is None:
-                problems.add(entry, f"{reduction}(...) compares with a reference", "add --reference FILE.csv")
+                problems.add(entry, f"{reduction}(...) compares with a reference",
+                             "add --reference FILE.csv (or reference = in the sweep file)")
             elif str(expr) not in reference:
                 problems.add(entry, f"the reference has no column {str(expr)!r}",
                              "its columns: " + ", ".join(reference))

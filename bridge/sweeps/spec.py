@@ -55,6 +55,7 @@ class SweepSpec:
     stop_time: float | None = None
     interval: float | None = None
     rtol: float = 1e-8
+    reference: str | None = None  # a reference run (CSV) for the metric records, as --reference
 
     @property
     def names(self) -> list[str]:
@@ -165,7 +166,8 @@ def parse_assignments(kind: str, texts: Sequence[str], problems: ProblemCollecto
 
 def read_sweep_file(path: str | Path, problems: ProblemCollector) -> SweepSpec:
     """A sweep file: ``[sweep]`` with ``system`` (relative to the file), ``grid``/``values``/``random`` tables,
-    ``samples``, ``seed``, ``record`` (list of record expressions), ``stop_time``, ``interval``, ``rtol``."""
+    ``samples``, ``seed``, ``record`` (list of record expressions), ``stop_time``, ``interval``, ``rtol``,
+    ``reference`` (a CSV run for the metric records, relative to the file; ``--reference`` replaces it)."""
     path = Path(path)
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -175,7 +177,8 @@ def read_sweep_file(path: str | Path, problems: ProblemCollector) -> SweepSpec:
     if not isinstance(table, dict):
         raise SweepError(f"{path}: not a sweep file (no [sweep] table)")
     spec = SweepSpec()
-    known = {"system", "grid", "values", "random", "samples", "seed", "record", "stop_time", "interval", "rtol"}
+    known = {"system", "grid", "values", "random", "samples", "seed", "record", "stop_time", "interval", "rtol",
+             "reference"}
     for key in table:
         if key not in known:
             close = difflib.get_close_matches(key, sorted(known), n=1)
@@ -186,6 +189,13 @@ def read_sweep_file(path: str | Path, problems: ProblemCollector) -> SweepSpec:
         problems.add("[sweep] system", "missing: the system file to sweep", 'add system = "model.toml"')
     else:
         spec.system = str((path.parent / system) if not Path(system).is_absolute() else Path(system))
+    if "reference" in table:
+        ref = table["reference"]
+        if not isinstance(ref, str) or not ref:
+            problems.add("[sweep] reference", f"expected the path of a CSV file, got {ref!r}",
+                         'e.g. reference = "reference.csv" (time and signal columns, as nhbridge simulate writes)')
+        else:
+            spec.reference = str(path.parent / ref) if not Path(ref).is_absolute() else ref
     for kind in ("grid", "values", "random"):
         axes = table.get(kind, {})
         if not isinstance(axes, dict):
