@@ -286,6 +286,60 @@ def test_exports_of_bridge_linearize(cases, linearized, linearized_fmus, key, to
     check_second_order(case, linearized_fmus, tool)
 
 
+# -- an engineering-sized system: the benchmark bicycle ------------------------------------------------------------
+def _benchmark_bicycle():
+    """benchmarks/bicycle.py as a module (consistent_state, roll_steer_jacobian)."""
+    import importlib.util
+    import sys
+
+    path = EXAMPLES.parent / "benchmarks" / "bicycle.py"
+    spec = importlib.util.spec_from_file_location("nhbridge_benchmark_bicycle", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def bicycle(tmp_path_factory) -> tuple[dict[str, Case], dict[tuple[str, int], Path]]:
+    """The Whipple bicycle (examples/engineering/bicycle.toml, 8 coordinates, 5 constraints) running upright and
+    straight at 5 m/s: its roll-steer dynamics (benchmarks/bicycle.py: central differences over consistent
+    states), outputs roll, steer and speed by central differences over the same states."""
+    bench = _benchmark_bicycle()
+    system = bridge.load_system(EXAMPLES / "engineering" / "bicycle.toml")
+    eom = bridge.derive(system, "lagrange")
+    num = eom.numeric
+    speed = 5.0
+    A = bench.roll_steer_jacobian(num, speed)
+    step = 1e-6
+
+    def outputs(z):
+        q, qd = bench.consistent_state(num, *z, speed)
+        return num.outputs(0.0, q, qd)
+
+    C = np.array([(outputs(e) - outputs(-e)) / (2 * step) for e in np.eye(4) * step]).T
+    r_R = num.params[[p.name for p in system.parameters].index("r_R")]
+    states = ("phi", "delta", "der(phi)", "der(delta)")
+    lin = LinearModel(system.name, "lagrange", states, ("rad", "rad", "rad/s", "rad/s"), (), (),
+                      tuple(system.outputs), tuple(system.output_units.get(o, "") for o in system.outputs),
+                      A, np.zeros((4, 0)), C, np.zeros((len(system.outputs), 0)), np.zeros(4), np.zeros(0),
+                      outputs(np.zeros(4)), point={"der(theta_R)": -speed / r_R},
+                      dropped=("x", "y", "psi", "theta_R", "theta_F"), independent=("phi", "delta", "theta_R"))
+    # left-right symmetry: the lateral states have no quadratic terms (third order); the speed output has
+    case = Case("bicycle", system, "lagrange", lin, {"phi": 0.02, "delta": 0.01, "der(phi)": -0.05}, order=3)
+    case.stop = 3.0
+    return {"bicycle": case}, build_fmus({"bicycle": case}, tmp_path_factory.mktemp("bicycle-fmus"))
+
+
+@pytest.mark.parametrize("tool", ["fmu2-ModelExchange", "fmu3-CoSimulation", "rumoca", "pymoca"])
+def test_bicycle_roll_steer_model(bicycle, tool):
+    """The bicycle's linear model (eigenvalues of Meijaard et al. 2007, Table 2 at 5 m/s, checked in
+    tests/test_bicycle.py) against the nonlinear lagrange simulation of all 8 coordinates from the same perturbed
+    upright state: third order in the roll-steer states, second in the outputs (speed)."""
+    cases, fmus = bicycle
+    check_second_order(cases["bicycle"], fmus, tool)
+
+
 # -- the FMU against the closed form ------------------------------------------------------------------------------
 @pytest.mark.parametrize("version", [2, 3])
 @pytest.mark.parametrize("kind", ["ModelExchange", "CoSimulation"])
