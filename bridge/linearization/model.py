@@ -35,6 +35,8 @@ class LinearModel:
     point: Mapping[str, float] = field(default_factory=dict)   # every coordinate, der(q), parameter at the point
     dropped: tuple[str, ...] = ()     # cyclic coordinates left out of the state
     independent: tuple[str, ...] = ()  # the split's independent coordinates
+    conserved: tuple[str, ...] = ()   # decoupled neutral speeds left out of the state (e.g. a bicycle's speed)
+    residual: tuple[tuple[str, float], ...] = ()  # rates of the retained states at the point (steady: ~0)
 
     def eigenvalues(self) -> np.ndarray:
         return np.linalg.eigvals(self.A)

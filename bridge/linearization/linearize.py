@@ -1,0 +1,279 @@
+"""The linear model in minimal form: ``x' = A x + B w``, ``y = C x + D w`` about a steady point.
+
+States of the method's equations are ``(q, u)`` (full methods: ``u = q'``; reduced methods: the independent
+velocities). The motion lives on the constraint manifold, so the minimal linear state is
+
+* the coordinates left independent by the holonomic constraints ``phi(q) = 0`` (linearized,
+  ``dq_dep = -Phi_dep^-1 Phi_ind dq_ind``, the dependent ones among the velocity split's dependent coordinates),
+* the independent velocities of the split ``A(q) q' + a0 = 0`` (linearized, full methods:
+  ``dq'_dep = -A_dep^-1 (A_ind dq'_ind + d(A q' + a0)/dq dq + d(a0)/dw dw)``),
+
+i.e. ``d(q, u) = T dx + T_w dw``; then ``A = P J T`` and ``B = P (J T_w + J_w)`` with J the exact Jacobian of the
+method's equations (:mod:`.jacobian`) and P the rows of the retained states. The flow keeps the manifold, so this
+is the exact restriction: every method gives the same A, B, C, D.
+
+Then *cyclic* coordinates (their columns of A and C vanish: nothing depends on them to first order, e.g. position
+and heading of a vehicle) and *conserved* speeds (their rows and columns of A and rows of B vanish: decoupled and
+neutral, e.g. a bicycle's forward speed about straight running) are dropped; each would only add an eigenvalue 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import scipy.linalg
+
+from ..errors import BridgeError, Problem, SimulationError
+from ..model import symbols as S
+from ..model.mechanics import choose_independent, independent_from_names, to_se
+from ..model.numeric import compile_exprs
+from .jacobian import MethodJacobian, jacobian_exprs
+from .model import LinearModel
+from .point import LinearizationError, OperatingPoint, not_steady, operating_point, system_at
+
+ZERO_TOL = 1e-10      # an entry below this times the largest one counts as zero (cyclic / conserved detection)
+SINGULAR_TOL = 1e-10  # sigma_min / sigma_max of a split block below this: the split is singular
+
+
+def _speed_unit(unit: str) -> str:
+    return f"{unit}/s" if unit else "1/s"
+
+
+class Linearizer:
+    """Compiled once per set of equations; :meth:`at` linearizes at any consistent point (sweeps reuse it)."""
+
+    def __init__(self, eom, independent: Sequence[str] | None = None):
+        system = eom.system
+        self.eom, self.system = eom, system
+        self.n, self.p = system.n, len(eom.u)
+        self.jac = MethodJacobian(eom)
+        q, qd = list(system.q), list(system.qd)
+        inp = [w.symbol for w in system.inputs]
+        full = [S.t, *q, *qd, *[p.symbol for p in system.parameters], *inp]
+        self._hol = compile_exprs(full, jacobian_exprs(system.holonomic, q))
+        vc = system.velocity_constraints()
+        self.m = len(vc)
+        self._vel = compile_exprs(full, list(vc) + jacobian_exprs(vc, q) + jacobian_exprs(vc, qd)
+                                  + jacobian_exprs(vc, inp))
+        outs = list(system.outputs.values())
+        self._out = compile_exprs(full, outs + jacobian_exprs(outs, q) + jacobian_exprs(outs, qd)
+                                  + jacobian_exprs(outs, inp))
+        names = [c.name for c in system.coordinates]
+        if eom.is_reduced:
+            if independent and sorted(independent) != sorted(eom.independent):
+                raise LinearizationError(f"independent {', '.join(independent)}: the equations of {eom.method} "
+                                         f"were derived with the split {', '.join(eom.independent)}; derive them "
+                                         "with the split wanted")
+            self.independent: tuple[int, ...] | None = tuple(names.index(nm) for nm in eom.independent)
+        elif independent or system.independent or self.m == 0:
+            self.independent = (independent_from_names(system, independent or system.independent)
+                                if self.m else tuple(range(self.n)))
+        else:
+            self.independent = None  # chosen at the first point, then kept
+        self.holonomic_dependent: tuple[int, ...] | None = None
+
+    # -- pieces ----------------------------------------------------------------
+    def _full(self, pt: OperatingPoint) -> np.ndarray:
+        return np.concatenate([[pt.t], pt.q, pt.qd, pt.params, pt.inputs])
+
+    def _split(self, pt: OperatingPoint, full: np.ndarray, Vqd: np.ndarray) -> tuple[list[int], list[int]]:
+        if self.independent is None:
+            A, _ = self.system.constraint_matrix()
+            rows = [[to_se(A[i, j]) for j in range(self.n)] for i in range(A.shape[0])]
+            ind = choose_independent(self.system, rows, full)
+            if ind is None:
+                raise LinearizationError(Problem("constraints", "no choice of independent velocities is regular at "
+                                                 "the operating point", "check the point", self.system.source))
+            self.independent = tuple(ind)
+        ind = list(self.independent)
+        dep = [i for i in range(self.n) if i not in ind]
+        return ind, dep
+
+    def _check_block(self, M: np.ndarray, what: str, hint: str) -> None:
+        if M.shape[0] == 0:
+            return
+        sv = np.linalg.svd(M, compute_uv=False)
+        if not (np.all(np.isfinite(sv)) and sv[0] > 0 and sv[-1] > SINGULAR_TOL * sv[0]):
+            raise LinearizationError(Problem("", f"{what} is singular at the operating point", hint,
+                                             self.system.source))
+
+    def _holonomic_split(self, Phi: np.ndarray, dep: list[int]) -> list[int]:
+        h = Phi.shape[0]
+        if h == 0:
+            return []
+        if self.holonomic_dependent is None:
+            cols = Phi[:, dep]
+            _, _, piv = scipy.linalg.qr(cols, pivoting=True, mode="economic")
+            self.holonomic_dependent = tuple(sorted(dep[k] for k in piv[:h]))
+        hd = list(self.holonomic_dependent)
+        names = ", ".join(self.system.coordinates[i].name for i in hd)
+        self._check_block(Phi[:, hd], f"the holonomic constraints solved for {names}",
+                          "the dependent coordinates cannot be computed from the others here; choose another "
+                          "split ([method] independent) or another point")
+        return hd
+
+    # -- the linear model --------------------------------------------------------
+    def at(self, pt: OperatingPoint, cyclic: Sequence[str] | None = None, keep_conserved: bool = False,
+           check_steady: bool = True) -> LinearModel:
+        """The linear model at ``pt`` (see the module docstring). ``cyclic``: None detects the cyclic coordinates,
+        a list names them (each must be ignorable at the point), ``()`` keeps every coordinate."""
+        system, eom, n, p = self.system, self.eom, self.n, self.p
+        full = self._full(pt)
+        vals = np.asarray(self._vel(full), dtype=float).ravel()
+        m, nw = self.m, len(system.inputs)
+        Vq = vals[m: m + m * n].reshape(m, n)
+        Vqd = vals[m + m * n: m + 2 * m * n].reshape(m, n)
+        Vw = vals[m + 2 * m * n:].reshape(m, nw)
+        Phi = np.asarray(self._hol(full), dtype=float).reshape(len(system.holonomic), n)
+        ind, dep = self._split(pt, full, Vqd)
+        cn = [c.name for c in system.coordinates]
+        self._check_block(Vqd[:, dep], f"the velocity split (dependent {', '.join(cn[i] for i in dep)})",
+                          "the constraints cannot be solved for the dependent velocities here; choose other "
+                          "independent velocities ([method] independent or --independent) or another point")
+        hd = self._holonomic_split(Phi, dep)
+        qr = [i for i in range(n) if i not in hd]
+        # the method's Jacobian at the point
+        u = pt.qd[ind] if eom.is_reduced else pt.qd
+        base = np.concatenate([[pt.t], pt.q, u, pt.params, pt.inputs])
+        try:
+            f0, J, Jw, _ = self.jac.evaluate(base)
+        except SimulationError as exc:
+            raise LinearizationError(Problem("", str(exc), "choose another point, or another split with [method] "
+                                             "independent", system.source)) from exc
+        # tangent map of the constraint manifold: d(q, u) = T [dq_r; du_ind] + Tw dw
+        nq, ni = len(qr), len(ind)
+        Tq = np.zeros((n, nq))
+        Tq[qr, np.arange(nq)] = 1.0
+        if hd:
+            Tq[hd] = -np.linalg.solve(Phi[:, hd], Phi[:, qr])
+        Tqd = np.zeros((n, nq + ni))
+        Tqdw = np.zeros((n, nw))
+        Tqd[ind, nq + np.arange(ni)] = 1.0
+        if dep:
+            Ad = Vqd[:, dep]
+            Tqd[dep] = -np.linalg.solve(Ad, Vq @ np.hstack([Tq, np.zeros((n, ni))]) + Vqd[:, ind] @ Tqd[ind])
+            Tqdw[dep] = -np.linalg.solve(Ad, Vw)
+        Tfull = np.hstack([Tq, np.zeros((n, ni))])
+        if eom.is_reduced:
+            T = np.vstack([Tfull, np.hstack([np.zeros((p, nq)), np.eye(ni)])])
+            Tw = np.zeros((n + p, nw))
+            speed_rows = [n + k for k in range(p)]
+        else:
+            T, Tw = np.vstack([Tfull, Tqd]), np.vstack([np.zeros((n, nw)), Tqdw])
+            speed_rows = [n + i for i in ind]
+        rows = qr + speed_rows
+        A = J[rows] @ T
+        B = J[rows] @ Tw + Jw[rows]
+        # outputs y(q, q'), q' = K(q, u, w)
+        ny = len(system.outputs)
+        yv = np.asarray(self._out(full), dtype=float).ravel()
+        y0 = yv[:ny]
+        Yq = yv[ny: ny + ny * n].reshape(ny, n)
+        Yqd = yv[ny + ny * n: ny + 2 * ny * n].reshape(ny, n)
+        Yw = yv[ny + 2 * ny * n:].reshape(ny, nw)
+        dqd, dqdw = J[:n] @ T, J[:n] @ Tw + Jw[:n]
+        C = Yq @ Tfull + Yqd @ dqd
+        D = Yqd @ dqdw + Yw
+        states = [cn[i] for i in qr] + [f"der({cn[i]})" for i in ind]
+        units = ([system.coordinates[i].unit for i in qr]
+                 + [_speed_unit(system.coordinates[i].unit) for i in ind])
+        x0 = np.concatenate([pt.q[qr], pt.qd[ind]])
+        # cyclic coordinates and conserved speeds
+        drop_q = self._cyclic(A, C, states[:nq], cyclic)
+        keep = [k for k in range(nq + ni) if k not in drop_q]
+        conserved = [] if keep_conserved else self._conserved(A, B, keep, nq)
+        keep = [k for k in keep if k not in conserved]
+        # steady: retained coordinates at rest, no speed accelerating
+        residual = np.concatenate([f0[qr], f0[speed_rows]])
+        check = [k for k in range(nq + ni) if k not in drop_q]
+        names = [f"der({states[k]})" for k in check]
+        bad = not_steady(system, names, residual[check], float(np.abs(pt.qd).max(initial=0.0)))
+        if check_steady and bad:
+            shown = ", ".join(f"{nm} = {r:.6g}" for nm, r in bad[:8])
+            raise LinearizationError(Problem(
+                "", f"the operating point is not steady: the retained states do not stay put ({shown})",
+                "linearize about an equilibrium or a steady motion: set the start values (e.g. --set "
+                f"'{bad[0][0][4:-1]}=...') so that these rates and accelerations vanish", system.source))
+        outputs = list(system.outputs)
+        out_units = [system.output_units.get(k, "") for k in outputs]
+        return LinearModel(
+            system=system.name, method=eom.method, states=tuple(states[k] for k in keep),
+            state_units=tuple(units[k] for k in keep), inputs=tuple(w.name for w in system.inputs),
+            input_units=tuple(w.unit for w in system.inputs), outputs=tuple(outputs), output_units=tuple(out_units),
+            A=A[np.ix_(keep, keep)], B=B[keep], C=C[:, keep], D=D, x0=x0[keep], u0=pt.inputs.copy(), y0=y0,
+            point=pt.mapping(system), dropped=tuple(states[k] for k in drop_q),
+            independent=tuple(cn[i] for i in ind), conserved=tuple(states[k] for k in conserved),
+            residual=tuple(zip(names, (float(r) for r in residual[check]))))
+
+    def _cyclic(self, A: np.ndarray, C: np.ndarray, coords: list[str], cyclic: Sequence[str] | None) -> list[int]:
+        scale = max(1.0, float(np.abs(A).max(initial=0.0)))
+        yscale = max(1.0, float(np.abs(C).max(initial=0.0)))
+        nq = len(coords)
+        if cyclic is None:  # only dropped states may depend on a dropped coordinate: grow the set to a fixed point
+            dropped: list[int] = []
+            while True:
+                rows = [k for k in range(A.shape[0]) if k not in dropped]
+                more = [k for k in range(nq) if k not in dropped
+                        and np.abs(A[rows, k]).max(initial=0.0) <= ZERO_TOL * scale
+                        and np.abs(C[:, k]).max(initial=0.0) <= ZERO_TOL * yscale]
+                if not more:
+                    return sorted(dropped)
+                dropped += more
+        named = [coords.index(nm) for nm in cyclic if nm in coords]
+        rows = [k for k in range(A.shape[0]) if k not in named]
+        zero_a = [k for k in range(nq) if np.abs(A[rows, k]).max(initial=0.0) <= ZERO_TOL * scale]
+        problems = []
+        out = []
+        all_names = [c.name for c in self.system.coordinates]
+        for nm in cyclic:
+            if nm not in coords:
+                why = ("it is not a coordinate" if nm not in all_names else
+                       "it is a dependent coordinate of the holonomic constraints, not in the linear state")
+                problems.append(Problem("cyclic", f"{nm!r} cannot be dropped: {why}",
+                                        f"name coordinates among {', '.join(coords)}", self.system.source))
+            elif coords.index(nm) not in zero_a:
+                k = coords.index(nm)
+                problems.append(Problem("cyclic", f"{nm!r} is not cyclic at this point: the equations depend on "
+                                        f"it (largest coefficient {np.abs(A[:, k]).max():.6g})",
+                                        "name only coordinates whose values do not enter the equations",
+                                        self.system.source))
+            else:
+                out.append(coords.index(nm))
+        if problems:
+            raise LinearizationError(problems)
+        return sorted(set(out))
+
+    @staticmethod
+    def _conserved(A: np.ndarray, B: np.ndarray, keep: list[int], nq: int) -> list[int]:
+        sub = A[np.ix_(keep, keep)]
+        scale = max(1.0, float(np.abs(sub).max(initial=0.0)))
+        out = []
+        for j, k in enumerate(keep):
+            if k < nq:
+                continue
+            if (np.abs(sub[j]).max(initial=0.0) <= ZERO_TOL * scale
+                    and np.abs(sub[:, j]).max(initial=0.0) <= ZERO_TOL * scale
+                    and np.abs(B[k]).max(initial=0.0) <= ZERO_TOL * max(1.0, float(np.abs(B).max(initial=0.0)))):
+                out.append(k)
+        return out
+
+
+def linearize(eom, at=None, *, cyclic: Sequence[str] | None = None, keep_conserved: bool = False,
+              independent: Sequence[str] | None = None, given: Mapping[str, float] | None = None) -> LinearModel:
+    """The linear model of ``eom`` about a steady point (default: the start state of its system).
+
+    ``at``: a mapping of names to values (coordinates ``q``, start velocities ``der(q)``, parameters, inputs) applied
+    to the start state with :meth:`System.with_values` (which makes it consistent with the constraints), or a
+    :class:`System` whose start state is the point. ``cyclic``: None detects cyclic coordinates, a list names them,
+    ``()`` keeps all. ``keep_conserved`` keeps decoupled neutral speeds. A point that is not steady raises
+    :class:`~bridge.linearization.point.LinearizationError` listing its residual accelerations.
+    """
+    if not hasattr(eom, "mass_matrix"):
+        raise BridgeError("linearize: expected EquationsOfMotion (bridge.derive(system, method))")
+    system = system_at(eom.system, at)
+    names = dict(given or {})
+    if isinstance(at, Mapping):
+        names.update(at)
+    lin = Linearizer(eom, independent)
+    return lin.at(operating_point(system, names), cyclic=cyclic, keep_conserved=keep_conserved)
