@@ -79,7 +79,7 @@ def _documentation(chk: CheckedLinear) -> str:
         f"<code>{esc(lin.method)}</code>; written by nhbridge {__version__}.</p>",
         "<p>In absolute variables: <code>der(x) = A*(x - x0) + B*(u - u0)</code>, <code>y = y0 + C*(x - x0) + "
         "D*(u - u0)</code> (A, B, C, D as in Modelica.Blocks.Continuous.StateSpace; x0, u0, y0 the operating "
-        "point). The states start at the operating point unless their start values are changed.</p>",
+        "point). The states start at their <code>start</code> values (the operating point by default).</p>",
         "<table border=\"1\"><tr><th>state</th><th>variable</th><th>unit</th><th>x0</th></tr>",
         *[f"<tr><td>{esc(s)}</td><td><code>{esc(modelica_ident(modelica_name(s)))}</code></td><td>{esc(u)}</td>"
           f"<td>{_num(x)}</td></tr>" for s, u, x in zip(lin.states, lin.state_units, chk.x0)],
@@ -89,12 +89,15 @@ def _documentation(chk: CheckedLinear) -> str:
         lines.append("<p>Inputs at the operating point: " + ", ".join(
             f"{esc(u)} = {_num(v)}" for u, v in zip(lin.inputs, chk.u0)) + ".</p>")
     if lin.point:
-        lines.append("<p>Operating point: " + ", ".join(f"{esc(k)} = {float(v):.17g}" for k, v in lin.point.items())
+        lines.append("<p>Operating point: " + ", ".join(f"{esc(k)} = {float(v) + 0.0!r}" for k, v in lin.point.items())
                      + ".</p>")
     if lin.independent:
         lines.append("<p>Independent coordinates of the split: " + esc(", ".join(lin.independent)) + ".</p>")
     lines.append("<p>Cyclic coordinates left out of the state: "
                  + (esc(", ".join(lin.dropped)) if lin.dropped else "none") + ".</p>")
+    conserved = tuple(getattr(lin, "conserved", ()))  # decoupled neutral speeds (e.g. a bicycle's forward speed)
+    if conserved:
+        lines.append("<p>Conserved speeds left out of the state: " + esc(", ".join(conserved)) + ".</p>")
     lines.append(f"<p>Eigenvalues of A: {esc(eig_text)}.</p>")
     return "\n".join(lines)
 
