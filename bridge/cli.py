@@ -170,6 +170,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "default: a cheap tidy-up within about a second)")
     dv.add_argument("--stats", action="store_true",
                     help="report differentiation operations and CSE operation counts per method")
+    dv.add_argument("--constraints", action="store_true",
+                    help="show the constraints (those [contacts] generate included), named by entry, and stop")
     dv.add_argument("-o", "--output", default=None, metavar="FILE",
                     help="write to this file (default: standard output)")
 
@@ -303,7 +305,11 @@ def cmd_derive(args) -> int:
     from .derivation.stats import eom_operation_count
 
     system = _load(args, args.file)
-    if args.stats:
+    if args.constraints:
+        from .model.contacts import describe_constraints
+
+        text = describe_constraints(system)
+    elif args.stats:
         names = [args.method] if args.method else list(METHODS)
         rows = []
         for name in names:
