@@ -182,3 +182,15 @@ def _velocity(reader, entry: str, spec: dict[str, Any], model) -> None:
     reader.b._check_velocity_form(f"{entry}.expr", e)
     if len(reader.p.problems) == before:
         model.nonholonomic.append((entry, e))
+
+
+def describe_constraints(system) -> str:
+    """The constraints of ``system``, holonomic first, each with the entry that gave it (``nhbridge derive
+    --constraints``)."""
+    hol, non = len(system.holonomic), len(system.nonholonomic)
+    lines = [f"{system.name}: {hol} holonomic + {non} nonholonomic constraints, {system.dof} degrees of freedom"]
+    for k, (name, expr) in enumerate(system.constraints):
+        kind = "holonomic" if k < hol else "nonholonomic"
+        lines.append(f"{name} [{kind}]:")
+        lines.append(f"  0 = {sp.sstr(expr)}")
+    return "\n".join(lines) + "\n"
