@@ -363,6 +363,26 @@ def test_fmu_is_the_matrix_exponential(cases, fmus, version, kind):
     assert np.abs(x - lin.x0).max() > 0.01  # it moved
 
 
+@pytest.mark.parametrize("version", [2, 3])
+def test_fmu_matrices_are_parameters(cases, fmus, version):
+    """A[i,j], x0 ... are parameters: set before the run, the FMU follows the changed model (closed form)."""
+    import fmpy
+
+    case = cases["driven"]
+    lin = case.lin
+    A = lin.A.copy()
+    A[1, 0], A[1, 1] = -20.0, -1.5
+    x0 = lin.x0 + np.array([0.05, 0.0])  # another operating point; the states start where they did
+    grid = np.linspace(0.0, 2.0, 41)
+    res = fmpy.simulate_fmu(str(fmus["driven", version]), fmi_type="CoSimulation", stop_time=2.0,
+                            output_interval=0.05, relative_tolerance=1e-11, output=list(lin.states),
+                            start_values={"A[2,1]": A[1, 0], "A[2,2]": A[1, 1], "x0[1]": x0[0]})
+    expected = np.array([x0 + expm(A * t) @ (lin.x0 - x0) for t in grid])
+    got = np.array([np.interp(grid, res["time"], res[s]) for s in lin.states]).T
+    assert np.abs(got - expected).max() < 1e-8
+    assert np.abs(expected - lin.x0).max() > 0.04  # it moved towards the new operating point
+
+
 def test_fmu_directional_derivatives_are_the_matrices(cases, fmus, tmp_path):
     """FMI 2 ME: getDirectionalDerivative of (derivatives, outputs) by (states, input) is [[A, B], [C, D]]."""
     import fmpy
@@ -460,6 +480,14 @@ def test_bad_linear_models_are_refused_and_nothing_is_written(cases, tmp_path, t
             else:
                 build_linear_fmu(model, path)
         assert not path.exists() and list(tmp_path.iterdir()) == []
+    for call, message in ((lambda: linear_modelica_source(lin, name="end"), "not a Modelica identifier"),
+                          (lambda: build_linear_fmu(lin, tmp_path / "n.fmu", name="a-b"), "must be a C identifier"),
+                          (lambda: build_linear_fmu(lin, tmp_path / "v.fmu", fmi_version="1.0"), "2.0 or 3.0"),
+                          (lambda: write_linear_modelica(lin, tmp_path / "s.mo", stop_time=-1.0), "positive finite"),
+                          (lambda: write_linear_modelica(lin, tmp_path / "x.mo", x_start=[0.0]), "x_start")):
+        with pytest.raises(ExportError, match=message):
+            call()
+    assert list(tmp_path.iterdir()) == []
     # every problem at once
     with pytest.raises(ExportError) as info:
         linear_modelica_source(_broken(lin, A=np.zeros((2, 3)), x0=np.array([np.inf, 0.0])))
