@@ -38,12 +38,15 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "write_modelica": ("bridge.modelica.export", "write_model"),
     "build_fmu": ("bridge.fmu.build", "build_fmu"),
     "validate": ("bridge.validation.campaign", "validate"),
+    "linearize": ("bridge.linearization.linearize", "linearize"),
+    "LinearModel": ("bridge.linearization.model", "LinearModel"),
     "modelica_export": ("bridge.modelica.export", None),
     "symbols": ("bridge.model.symbols", None),
 }
 
 __all__ = ["METHODS", "BridgeError", "DerivationError", "EquationsOfMotion", "ExportError", "SimulationError",
            "SimulationResult", "System", "SystemFileError", "ValidationError", "build_fmu", "build_system", "derive",
+           "LinearModel", "linearize",
            "from_mechanics",
            "load_system", "modelica_export", "parse_system", "read_inputs", "simulate", "symbols", "validate",
            "write_modelica"]
@@ -69,6 +72,8 @@ if TYPE_CHECKING:
     from .derivation.eom import EquationsOfMotion
     from .derivation.methods import METHODS, derive
     from .fmu.build import build_fmu
+    from .linearization.linearize import linearize
+    from .linearization.model import LinearModel
     from .model import symbols
     from .model.from_mechanics import from_mechanics
     from .model.loader import build_system, load_system, parse_system

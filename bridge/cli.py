@@ -200,9 +200,10 @@ def build_parser() -> argparse.ArgumentParser:
     mo = sub.add_parser("modelica", help="export Modelica models (one file, or a package of several)")
     mo.add_argument("files", nargs="+", metavar="FILE", help="system files (.toml)")
     method_opts(mo)
-    mo.add_argument("--constraint-level", choices=["index1", "given"], default="index1",
+    mo.add_argument("--constraint-level", choices=["auto", "index1", "given"], default="auto",
                     help="multiplier DAE: constraints at acceleration level (index1) or as given, "
-                         "left to the Modelica tool's index reduction")
+                         "left to the Modelica tool's index reduction; auto (default): the form "
+                         "bridge.modelica.forms chooses for each system, recorded in its Documentation")
     mo.add_argument("--package", default=None, metavar="NAME", help="write a package NAME into the -o directory")
     mo.add_argument("-o", "--output", default=None, metavar="PATH",
                     help="the .mo file (default: <name>.mo), or with --package the directory that receives NAME/ "
@@ -249,6 +250,12 @@ def build_parser() -> argparse.ArgumentParser:
     sw = add_sweep(sub, _positive)
     add_set_option(sw)
     add_progress_options(sw)
+
+    from .linearization.command import add_parser as add_linearize
+
+    li = add_linearize(sub, _positive)
+    add_set_option(li)
+    add_progress_options(li)
     return p
 
 
@@ -421,6 +428,11 @@ def cmd_modelica(args) -> int:
     for path in args.files:  # derive everything first: nothing is written if any system fails
         system = _load(args, path)
         eoms.append(_derive(args, system))
+    from .modelica.forms import missing_compiler, require_expressible
+
+    for tool in args.check or ():  # a form the tool cannot simulate: say which form to use, before writing
+        for eom in eoms:
+            require_expressible(eom, args.constraint_level, tool)
     with _budget(args, "the Modelica export"):
         if args.package is None:
             target = write_model(eoms[0], args.output or f"{eoms[0].system.name}.mo", args.constraint_level,
@@ -436,6 +448,10 @@ def cmd_modelica(args) -> int:
               f"bridge.modelica.library) beside the model, or export with --msl for the MSL's")
     failed = 0
     for tool in args.check or ():
+        missing = missing_compiler(tool)
+        if missing:  # a compiler that is not installed: a skip, with the install command
+            print(f"  skipped {tool}: {missing}", file=sys.stderr)
+            continue
         for eom in eoms:
             try:
                 with Progress(args).step(f"checking {eom.system.name} with {tool}", inline=False):
@@ -520,6 +536,12 @@ def _cmd_sweep(args) -> int:
     return cmd_sweep(args)
 
 
+def _cmd_linearize(args) -> int:
+    from .linearization.command import cmd_linearize
+
+    return cmd_linearize(args, _values(args), Progress(args), lambda what: _budget(args, what))
+
+
 def _cmd_crosscheck(args) -> int:
     from .validation.crosscheck import cmd_crosscheck
 
@@ -530,7 +552,7 @@ def _cmd_crosscheck(args) -> int:
 
 COMMANDS = {"check": cmd_check, "derive": cmd_derive, "simulate": cmd_simulate, "modelica": cmd_modelica,
             "fmu": cmd_fmu, "methods": cmd_methods, "validate": _cmd_validate, "cosim": _cmd_cosim, "ssp": _cmd_ssp,
-            "crosscheck": _cmd_crosscheck, "sweep": _cmd_sweep}
+            "crosscheck": _cmd_crosscheck, "sweep": _cmd_sweep, "linearize": _cmd_linearize}
 
 
 class _PipeGuard:

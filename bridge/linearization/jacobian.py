@@ -73,7 +73,7 @@ class MethodJacobian:
         inp = [w.symbol for w in system.inputs]
         self.args = [S.t, *system.q, *eom.u, *par, *inp, *eom.auxiliary_symbols, *eom.unknowns]
         self.variables = [*system.q, *eom.u, *inp]
-        self.nv = nv = len(self.variables)
+        self.nv = len(self.variables)
         self.stages = []
         earlier: list = []
         for stage in eom.auxiliary:

@@ -28,16 +28,13 @@ from ..errors import BridgeError, Problem, SimulationError
 from ..model import symbols as S
 from ..model.mechanics import choose_independent, independent_from_names, to_se
 from ..model.numeric import compile_exprs
+from ..simulation.plot import rate_unit
 from .jacobian import MethodJacobian, jacobian_exprs
 from .model import LinearModel
 from .point import LinearizationError, OperatingPoint, not_steady, operating_point, system_at
 
 ZERO_TOL = 1e-10      # an entry below this times the largest one counts as zero (cyclic / conserved detection)
 SINGULAR_TOL = 1e-10  # sigma_min / sigma_max of a split block below this: the split is singular
-
-
-def _speed_unit(unit: str) -> str:
-    return f"{unit}/s" if unit else "1/s"
 
 
 class Linearizer:
@@ -51,7 +48,7 @@ class Linearizer:
         q, qd = list(system.q), list(system.qd)
         inp = [w.symbol for w in system.inputs]
         full = [S.t, *q, *qd, *[p.symbol for p in system.parameters], *inp]
-        self._hol = compile_exprs(full, jacobian_exprs(system.holonomic, q))
+        self._hol = compile_exprs(full, list(system.holonomic) + jacobian_exprs(system.holonomic, q))
         vc = system.velocity_constraints()
         self.m = len(vc)
         self._vel = compile_exprs(full, list(vc) + jacobian_exprs(vc, q) + jacobian_exprs(vc, qd)
@@ -113,11 +110,39 @@ class Linearizer:
                           "split ([method] independent) or another point")
         return hd
 
+    def project(self, pt: OperatingPoint, coordinate: int | None = None) -> OperatingPoint | None:
+        """``pt`` made consistent after a change of a parameter, an input, an independent coordinate or an
+        independent velocity: Newton on ``phi(q) = 0`` for the holonomic-dependent coordinates, then
+        ``A_dep q'_dep = -(A_ind q'_ind + a0)``. None where that cannot keep the changed value (the caller then uses
+        :meth:`System.with_values`) or before the split is known (after the first :meth:`at`)."""
+        if self.independent is None or (self.system.holonomic and self.holonomic_dependent is None):
+            return None
+        hd = list(self.holonomic_dependent or ())
+        dep = [i for i in range(self.n) if i not in self.independent]
+        if coordinate is not None and (coordinate in hd or (coordinate - self.n) in dep):
+            return None
+        q, qd, h, m, n = pt.q.copy(), pt.qd.copy(), len(self.system.holonomic), self.m, self.n
+        for _ in range(50 if h else 0):
+            vals = np.asarray(self._hol(np.concatenate([[pt.t], q, qd, pt.params, pt.inputs])), dtype=float).ravel()
+            r, Phi = vals[:h], vals[h:].reshape(h, n)
+            if np.abs(r).max() <= 1e-14 * max(1.0, float(np.abs(q).max())):
+                break
+            q[hd] -= np.linalg.solve(Phi[:, hd], r)
+        else:
+            if h:
+                return None
+        if dep:
+            vals = np.asarray(self._vel(np.concatenate([[pt.t], q, qd, pt.params, pt.inputs])), dtype=float).ravel()
+            V, Vqd = vals[:m], vals[m + m * n: m + 2 * m * n].reshape(m, n)
+            qd[dep] -= np.linalg.solve(Vqd[:, dep], V)
+        return OperatingPoint(pt.t, q, qd, pt.params, pt.inputs)
+
     # -- the linear model --------------------------------------------------------
     def at(self, pt: OperatingPoint, cyclic: Sequence[str] | None = None, keep_conserved: bool = False,
-           check_steady: bool = True) -> LinearModel:
+           check_steady: bool = True, conserved: Sequence[str] | None = None) -> LinearModel:
         """The linear model at ``pt`` (see the module docstring). ``cyclic``: None detects the cyclic coordinates,
-        a list names them (each must be ignorable at the point), ``()`` keeps every coordinate."""
+        a list names them (each must be ignorable at the point), ``()`` keeps every coordinate. ``conserved``
+        names the conserved speeds to drop (default: detected, none with ``keep_conserved``)."""
         system, eom, n, p = self.system, self.eom, self.n, self.p
         full = self._full(pt)
         vals = np.asarray(self._vel(full), dtype=float).ravel()
@@ -125,7 +150,7 @@ class Linearizer:
         Vq = vals[m: m + m * n].reshape(m, n)
         Vqd = vals[m + m * n: m + 2 * m * n].reshape(m, n)
         Vw = vals[m + 2 * m * n:].reshape(m, nw)
-        Phi = np.asarray(self._hol(full), dtype=float).reshape(len(system.holonomic), n)
+        Phi = np.asarray(self._hol(full), dtype=float).ravel()[len(system.holonomic):].reshape(-1, n)
         ind, dep = self._split(pt, full, Vqd)
         cn = [c.name for c in system.coordinates]
         self._check_block(Vqd[:, dep], f"the velocity split (dependent {', '.join(cn[i] for i in dep)})",
@@ -177,12 +202,19 @@ class Linearizer:
         D = Yqd @ dqdw + Yw
         states = [cn[i] for i in qr] + [f"der({cn[i]})" for i in ind]
         units = ([system.coordinates[i].unit for i in qr]
-                 + [_speed_unit(system.coordinates[i].unit) for i in ind])
+                 + [rate_unit(system.coordinates[i].unit) for i in ind])
         x0 = np.concatenate([pt.q[qr], pt.qd[ind]])
         # cyclic coordinates and conserved speeds
         drop_q = self._cyclic(A, C, states[:nq], cyclic)
         keep = [k for k in range(nq + ni) if k not in drop_q]
-        conserved = [] if keep_conserved else self._conserved(A, B, keep, nq)
+        if conserved is not None:
+            found = self._conserved(A, B, keep, nq)
+            conserved = [states.index(nm) for nm in conserved]
+            if set(conserved) - set(found):
+                bad = ", ".join(states[k] for k in sorted(set(conserved) - set(found)))
+                raise LinearizationError(f"{bad}: not decoupled and neutral at this point, cannot be dropped")
+        else:
+            conserved = [] if keep_conserved else self._conserved(A, B, keep, nq)
         keep = [k for k in keep if k not in conserved]
         # steady: retained coordinates at rest, no speed accelerating
         residual = np.concatenate([f0[qr], f0[speed_rows]])
