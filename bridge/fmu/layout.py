@@ -90,12 +90,12 @@ def layout(eom: EquationsOfMotion, fmi_version: int = 2, jacobian: bool | str | 
     from .jacobian import jacobian_enabled
 
     system = eom.system
-    if any(f.regularization == 0 for f in getattr(system, "friction", ())):
+    if any(f.regularization == 0 for f in getattr(system, "friction", ())) or getattr(system, "diodes", ()):
         from ..errors import ExportError
 
-        raise ExportError(f"{system.name}: the FMU export does not handle Coulomb friction with stick/slip events yet "
-                          "(event indicators are not generated); simulate it natively (nhbridge simulate), or give "
-                          "each [friction] element a regularization velocity for the smooth law")
+        raise ExportError(f"{system.name}: the FMU export does not handle Coulomb friction with stick/slip events "
+                          "or diodes yet (event indicators are not generated); simulate it natively (nhbridge "
+                          "simulate), or give each [friction] element a regularization velocity for the smooth law")
     dependent = start_split(eom)
     speeds = [S.base_name(s) for s in eom.u]
     nq = system.n

@@ -97,6 +97,32 @@ class Friction:
         return sp.Symbol(self.name)
 
 
+DIODE_KEYS = {"flow", "forward_voltage", "on_resistance", "off_conductance", "description"}
+
+
+@dataclass(frozen=True)
+class Diode:
+    """A diode on the flow ``der(coordinate)`` (a current: the coordinate is a charge), as the MSL's
+    ``Modelica.Electrical.Analog.Ideal.IdealDiode``: its voltage v (an effort, the generalized force ``-v`` on
+    the coordinate) and current i = der(coordinate) satisfy, with the knee voltage V_f,
+
+    * conducting: ``v = V_f + R_on (i - G_off V_f)``, until ``i - G_off V_f`` falls to 0;
+    * blocking:   ``i = G_off v`` (ideal, G_off = 0: ``i = 0``, kept as ``di/dt = 0``), until ``v`` rises to V_f.
+    """
+
+    name: str
+    coordinate: str
+    forward_voltage: float = 0.0
+    on_resistance: float = 0.0
+    off_conductance: float = 0.0
+    description: str = ""
+
+    @property
+    def symbol(self) -> sp.Symbol:
+        """The diode voltage, an unknown of the dynamic system like an effort."""
+        return sp.Symbol(self.name)
+
+
 def integral_unit(unit: str) -> str:
     if not unit:
         return ""
@@ -165,6 +191,52 @@ class EffortTables:
             b.check_keys(entry, spec, FRICTION_KEYS)
             if b.declare(entry, name, "friction element"):
                 self.friction_specs[name] = spec
+        self.diode_specs: dict[str, dict] = {}
+        for name, spec in b.table("diodes").items():
+            entry = f"diodes.{name}"
+            if not isinstance(spec, dict):
+                b.p.add(entry, "expected an inline table", f'write {name} = {{ flow = "der(q)" }}')
+                continue
+            b.check_keys(entry, spec, DIODE_KEYS)
+            if b.declare(entry, name, "diode"):
+                self.diode_specs[name] = spec
+
+    def diodes(self) -> tuple[Diode, ...]:
+        """The diodes, each on the velocity of a coordinate (a charge)."""
+        b = self.b
+        out = []
+        coords = {S.qd(c.name): c.name for c in b.coords if not c.name.endswith(INTEGRAL_SUFFIX)}
+        for name, spec in self.diode_specs.items():
+            entry = f"diodes.{name}"
+            text = spec.get("flow")
+            if text is None:
+                b.p.add(f"{entry}.flow", "the flow is missing", 'write flow = "der(q)" with the charge coordinate q')
+                continue
+            flow = b.parse(f"{entry}.flow", text)
+            if flow is None:
+                continue
+            if flow not in coords:
+                b.p.add(f"{entry}.flow", f"{text!r} is not a flow: a diode sits on the velocity der(q) of a "
+                        "coordinate (the current of a charge q)",
+                        "declare the charge through the diode as a coordinate and write flow = \"der(<charge>)\""
+                        + (f"; {text} is a dynamic variable, not a coordinate's velocity"
+                           if flow in self.hidden_symbols else ""))
+                continue
+            values = {}
+            for key in ("forward_voltage", "on_resistance", "off_conductance"):
+                values[key] = b.number(f"{entry}.{key}", spec.get(key), required=False)
+                if values[key] < 0:
+                    b.p.add(f"{entry}.{key}", f"{key} is negative ({values[key]:g})",
+                            "give 0 for the ideal element or a positive value")
+            if any(v < 0 for v in values.values()):
+                continue
+            if values["on_resistance"] * values["off_conductance"] >= 1:
+                b.p.add(entry, "on_resistance*off_conductance must be below 1 (the conducting branch must be "
+                        "steeper than the blocking one)", "use a small on-resistance and off-conductance")
+                continue
+            out.append(Diode(name, coords[flow], **values,
+                             description=b.text(f"{entry}.description", spec.get("description"))))
+        return tuple(out)
 
     def friction(self, forces: dict[str, sp.Expr]) -> tuple[Friction, ...]:
         """The friction elements; a regularised one is added to ``forces`` as a smooth force instead."""

@@ -76,7 +76,7 @@ IDENTIFIER = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
 
 TOP_LEVEL = {"name", "description", "coordinates", "parameters", "inputs", "definitions", "energy",
              "forces", "constraints", "outputs", "method", "simulation", "reference", "validation",
-             "efforts", "dynamic", "friction"}
+             "efforts", "dynamic", "friction", "diodes"}
 TOP_LEVEL |= {"ports"}  # [ports] coordinate = "rotational" | "translational" (bridge.model.ports)
 TOP_LEVEL |= set(BODY_TABLES)  # [frames], [points], [bodies], [particles], [gravity], [loads], [contacts]
 COORDINATE_KEYS = {"start", "velocity", "unit", "description", "nominal"}
@@ -236,12 +236,12 @@ class _Builder:
         return text
 
     def coordinate_unit(self, entry: str, value: Any) -> str:
-        """A coordinate's unit: its velocity and acceleration get ``<unit>.s-1`` and ``<unit>.s-2``, so it is
-        a product of factors (``m``, ``rad``, ``m.rad-1``), without ``/``."""
+        """A coordinate's unit: its velocity and acceleration get ``<unit>/s`` and ``<unit>/s2`` (as the MSL's
+        ``m/s``, ``rad/s2``), so it is a product of factors (``m``, ``rad``, ``m.rad-1``), without ``/``."""
         unit = self.unit(entry, value)
-        if unit and unit != "1" and unit_problem(f"{unit}.s-2"):
+        if unit and unit_problem(f"{unit}/s2"):
             self.p.add(entry, f"the coordinate unit {unit!r} cannot be extended to the velocity's unit "
-                       f"({unit}.s-1)", "write it as a product with negative exponents, e.g. m.rad-1 for m/rad")
+                       f"({unit}/s)", "write it as a product with negative exponents, e.g. m.rad-1 for m/rad")
             return ""
         return unit
 
@@ -425,6 +425,7 @@ class _Builder:
                                                                  ("nonholonomic", nonholonomic))
              for i, e in enumerate(es)}, outputs)
         friction = effort_tables.friction(forces)
+        diodes = effort_tables.diodes()
         dyn_out, dyn_units, dyn_text = dynamic_outputs(dynamic)
         outputs.update(dyn_out)
         self.output_units.update(dyn_units)
@@ -443,7 +444,7 @@ class _Builder:
             definitions=dict(self.definitions), independent=independent, fixed_split=fixed_split,
             ports=ports,
             stop_time=stop_time, source=self.source, **settings, efforts=efforts, dynamic=dynamic,
-            friction=friction,
+            friction=friction, diodes=diodes,
             multibody=multibody, constraint_labels=labels,
         )
         system = check_start(system, self.p)

@@ -17,7 +17,7 @@ from typing import Any
 import sympy as sp
 
 from . import symbols as S
-from .efforts import Dynamic, Effort, Friction
+from .efforts import Diode, Dynamic, Effort, Friction
 from .multibody import Multibody
 
 __all__ = ["Coordinate", "Parameter", "Input", "System"]
@@ -104,6 +104,7 @@ class System:
     efforts: tuple[Effort, ...] = ()  # effort variables e with their constraints Gamma(q, q', e, s, t) = 0
     dynamic: tuple[Dynamic, ...] = ()  # dynamic variables s (first-order states), see bridge.model.efforts
     friction: tuple[Friction, ...] = ()  # Coulomb friction elements (stick/slip by events)
+    diodes: tuple[Diode, ...] = ()  # diodes on charge coordinates (conducting/blocking by events)
     interval: float | None = None  # [simulation] output interval (default stop_time/1000)
     rtol: float | None = None  # [simulation] relative tolerance (default: the simulator's)
     atol: float | None = None  # [simulation] absolute tolerance (default: the simulator's)

@@ -260,10 +260,11 @@ class ModelicaWriter:
     def _effort_equations(self) -> list[str]:
         """The effort constraints ``Gamma(q, der(q), e, s, t) = 0`` (seed eq. 4.4) as written, kept algebraic."""
         efforts = self.eom.system.efforts
-        if any(f.regularization == 0 for f in getattr(self.eom.system, "friction", ())):
+        if any(f.regularization == 0 for f in getattr(self.eom.system, "friction", ())) or getattr(
+                self.eom.system, "diodes", ()):
             raise ExportError(f"{self.eom.system.name}: the Modelica export does not handle Coulomb friction with "
-                              "stick/slip events yet; simulate it natively, or give each [friction] element a "
-                              "regularization velocity for the smooth law")
+                              "stick/slip events or diodes yet; simulate it natively, or give each [friction] "
+                              "element a regularization velocity for the smooth law")
         if not efforts:
             return []
         out = ["  // effort constraints Gamma(q, der(q), e, s, t) = 0, kept algebraic (solved with the accelerations)"]

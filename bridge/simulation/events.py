@@ -1,4 +1,4 @@
-"""Native simulation of systems with Coulomb friction: stick and slip switched by located events.
+"""Native simulation of systems with switched elements (Coulomb friction, diodes), switched by located events.
 
 Each friction element (:class:`bridge.model.efforts.Friction`) has a mode: stick (0) or slip with the
 sign of its relative velocity (+1, -1). In a mode the equations are smooth (the element's row of the
@@ -8,12 +8,20 @@ efforts.with_modes`), integrated by ``solve_ivp`` until the first event:
 * slip s:  ``v_r`` reaches 0 (from the side s);
 * stick:   ``|F| - mu_s N`` reaches 0 from below (the static limit).
 
+Diodes (:class:`bridge.model.efforts.Diode`, as the MSL's IdealDiode) conduct until ``i - G_off V_f`` falls
+to 0 and block until their voltage rises to V_f.
+
 At an event (located by scipy's root finder on the dense output, to ~1e-14 s on the interpolant) the new
 mode is chosen by the stick test: the element sticks if the force that keeps ``v_r = 0`` there is
 within ``mu_s N``, else it slips opposite to that force. Entering stick, the velocities are projected
 onto ``v_r = 0`` (least change along ``dv_r/dq'``). More than ``ZENO_EVENTS`` events within
 ``ZENO_WINDOW`` (relative to the stop time) is reported as chattering (a Zeno sequence) with its time;
 the stated alternative is the element's ``regularization`` velocity (a smooth tanh law, no events).
+
+The switching functions are sampled at every step, and a step is at most one output interval long (in a mode
+where the state hardly moves, e.g. a blocking diode, the integrator would otherwise step over a whole period
+of the source): two switches of one element within one output interval can go unseen, so the interval must
+resolve the fastest switching.
 """
 
 from __future__ import annotations
@@ -25,21 +33,23 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy.integrate import solve_ivp
 
-from ..derivation.efforts import SLIP_NEG, SLIP_POS, STICK, event_friction, with_modes
+from ..derivation.efforts import OFF, ON, SLIP_NEG, SLIP_POS, STICK, switched, with_modes
 from ..derivation.eom import EquationsOfMotion
 from ..derivation.numeric_model import NumericModel
 from ..errors import SimulationError
 from ..model import symbols as S
+from ..model.efforts import Diode
 from ..model.numeric import compile_exprs
 
 ZENO_EVENTS = 50
 ZENO_WINDOW = 1e-9
-MODE_NAMES = {STICK: "stick", SLIP_POS: "slip+", SLIP_NEG: "slip-"}
+FRICTION_MODES = {STICK: "stick", SLIP_POS: "slip+", SLIP_NEG: "slip-"}
+DIODE_MODES = {ON: "conducting", OFF: "blocking"}
 
 
 @dataclass(frozen=True)
 class Event:
-    """One switch of a friction element."""
+    """One switch of an element (friction or diode)."""
 
     time: float
     element: str
@@ -48,20 +58,28 @@ class Event:
 
 
 class _Modes:
-    """The compiled model of each mode combination (compiled once, on first use)."""
+    """The compiled model of each mode combination (compiled once, on first use) and the switching functions.
+
+    Per element, w is its switching velocity: the relative velocity v_r of friction, ``i - G_off V_f`` of a
+    diode; the element's unknown (``unknown``) is the friction force F or the diode voltage v."""
 
     def __init__(self, eom: EquationsOfMotion, parameters: Mapping[str, float] | None):
         self.eom = eom
         self.parameters = parameters
         self.models: dict[tuple[int, ...], NumericModel] = {}
         system = eom.system
-        self.friction = event_friction(system)
+        self.elements = switched(system)
         args = [S.t, *system.q, *system.qd, *[p.symbol for p in system.parameters],
                 *[u.symbol for u in system.inputs]]
-        self._vr = compile_exprs(args, [f.relative_velocity for f in self.friction])
-        self._normal = compile_exprs(args, [f.normal for f in self.friction])
-        self._grad = compile_exprs(args, [f.relative_velocity.diff(v) for f in self.friction for v in system.qd])
+        w = [S.qd(el.coordinate) - el.off_conductance * el.forward_voltage if isinstance(el, Diode)
+             else el.relative_velocity for el in self.elements]
+        self._w = compile_exprs(args, w)
+        self._normal = compile_exprs(args, [0 if isinstance(el, Diode) else el.normal for el in self.elements])
+        self._grad = compile_exprs(args, [e.diff(v) for e in w for v in system.qd])
         self.ne = len(system.efforts)
+
+    def names(self, k: int) -> dict[int, str]:
+        return DIODE_MODES if isinstance(self.elements[k], Diode) else FRICTION_MODES
 
     def model(self, modes: tuple[int, ...]) -> NumericModel:
         if modes not in self.models:
@@ -73,45 +91,64 @@ class _Modes:
         qd = num.kinematics(t, x[:n], x[n:])
         return np.concatenate([[t], x[:n], qd, num.params, num.inputs])
 
-    def relative_velocity(self, num: NumericModel, t: float, x: np.ndarray) -> np.ndarray:
-        return np.asarray(self._vr(self._args(num, t, x)), dtype=float).ravel()
+    def velocity(self, num: NumericModel, t: float, x: np.ndarray) -> np.ndarray:
+        return np.asarray(self._w(self._args(num, t, x)), dtype=float).ravel()
 
     def normal(self, num: NumericModel, t: float, x: np.ndarray) -> np.ndarray:
         return np.asarray(self._normal(self._args(num, t, x)), dtype=float).ravel()
 
-    def forces(self, num: NumericModel, t: float, x: np.ndarray) -> np.ndarray:
-        """The friction forces (the unknowns after the ordinary efforts)."""
+    def unknown(self, num: NumericModel, t: float, x: np.ndarray) -> np.ndarray:
+        """The elements' unknowns (friction forces, diode voltages), after the ordinary efforts."""
         return num.efforts(t, x[:num.n], x[num.n:])[self.ne:]
 
     def project(self, num: NumericModel, t: float, x: np.ndarray, k: int) -> np.ndarray:
-        """The state with the velocities moved (least change along dv_r/dq') so that element k's v_r = 0."""
+        """The state with the velocities moved (least change along dw/dq') so that element k's w = 0."""
         n = num.n
-        g = np.asarray(self._grad(self._args(num, t, x)), dtype=float).reshape(len(self.friction), n)[k]
-        vr = self.relative_velocity(num, t, x)[k]
+        g = np.asarray(self._grad(self._args(num, t, x)), dtype=float).reshape(len(self.elements), n)[k]
         out = x.copy()
-        out[n:] -= vr * g / float(g @ g)
+        out[n:] -= self.velocity(num, t, x)[k] * g / float(g @ g)
         return out
 
+    def holds(self, k: int, mode: int) -> bool:
+        """Whether entering ``mode`` holds element k's w at 0 (stick, ideal blocking)."""
+        el = self.elements[k]
+        return mode == STICK if not isinstance(el, Diode) else mode == OFF and el.off_conductance == 0
+
     def decide(self, t: float, x: np.ndarray, modes: tuple[int, ...], k: int) -> int:
-        """Element k's mode at a state where its v_r = 0: stick if the sticking force is within mu_s N."""
-        trial = modes[:k] + (STICK,) + modes[k + 1:]
-        num = self.model(trial)
-        F = self.forces(num, t, x)[k]
-        limit = self.friction[k].mu_static * self.normal(num, t, x)[k]
-        if abs(F) <= limit:
+        """Element k's mode where its w = 0: friction sticks if the sticking force is within mu_s N, else slips
+        against it; a diode blocks unless the blocking voltage would exceed V_f."""
+        el = self.elements[k]
+        if isinstance(el, Diode):
+            num = self.model(modes[:k] + (OFF,) + modes[k + 1:])
+            return ON if self.unknown(num, t, x)[k] > el.forward_voltage else OFF
+        num = self.model(modes[:k] + (STICK,) + modes[k + 1:])
+        F = self.unknown(num, t, x)[k]
+        if abs(F) <= el.mu_static * self.normal(num, t, x)[k]:
             return STICK
         return SLIP_NEG if F > 0 else SLIP_POS
 
+    def after(self, t: float, x: np.ndarray, modes: tuple[int, ...], k: int) -> int:
+        """The mode after element k's event."""
+        el, mode = self.elements[k], modes[k]
+        if isinstance(el, Diode):
+            return ON if mode == OFF else self.decide(t, x, modes, k)
+        if mode == STICK:
+            return SLIP_NEG if self.unknown(self.model(modes), t, x)[k] > 0 else SLIP_POS
+        return self.decide(t, x, modes, k)
+
 
 def initial_modes(modes: _Modes, x: np.ndarray) -> tuple[int, ...]:
-    """Slip with the sign of v_r where it is not zero, else the stick test."""
-    base = tuple(STICK for _ in modes.friction)
-    vr = modes.relative_velocity(modes.model(base), 0.0, x)
-    out = list(base)
-    for k, v in enumerate(vr):
-        out[k] = SLIP_POS if v > 0 else SLIP_NEG if v < 0 else STICK
-    for k, v in enumerate(vr):
-        if v == 0:
+    """Friction: slip with the sign of v_r where it is not zero, else the stick test. Diodes: conducting where
+    ``i - G_off V_f > 0``, else by the blocking voltage."""
+    out = [ON if isinstance(el, Diode) else STICK for el in modes.elements]
+    w = modes.velocity(modes.model(tuple(out)), 0.0, x)
+    for k, el in enumerate(modes.elements):
+        if not isinstance(el, Diode):
+            out[k] = SLIP_POS if w[k] > 0 else SLIP_NEG if w[k] < 0 else STICK
+    for k, el in enumerate(modes.elements):
+        if isinstance(el, Diode) and not w[k] > 0:
+            out[k] = modes.decide(0.0, x, tuple(out), k)
+        elif not isinstance(el, Diode) and w[k] == 0:
             out[k] = modes.decide(0.0, x, tuple(out), k)
     return tuple(out)
 
@@ -119,15 +156,21 @@ def initial_modes(modes: _Modes, x: np.ndarray) -> tuple[int, ...]:
 def _event_functions(modes: _Modes, num: NumericModel, current: tuple[int, ...]) -> list:
     out = []
     for k, mode in enumerate(current):
-        if mode == STICK:
-            def limit(t, x, k=k):
-                return abs(modes.forces(num, t, x)[k]) - modes.friction[k].mu_static * modes.normal(num, t, x)[k]
+        el = modes.elements[k]
+        if isinstance(el, Diode) and mode == OFF:
+            def rises(t, x, k=k, vf=el.forward_voltage):
+                return modes.unknown(num, t, x)[k] - vf
+            rises.terminal, rises.direction = True, 1
+            out.append(rises)
+        elif not isinstance(el, Diode) and mode == STICK:
+            def limit(t, x, k=k, mu=el.mu_static):
+                return abs(modes.unknown(num, t, x)[k]) - mu * modes.normal(num, t, x)[k]
             limit.terminal, limit.direction = True, 1
             out.append(limit)
-        else:
+        else:  # slip (back through v_r = 0) or conducting (i - G_off V_f down to 0)
             def crossing(t, x, k=k):
-                return modes.relative_velocity(num, t, x)[k]
-            crossing.terminal, crossing.direction = True, -mode
+                return modes.velocity(num, t, x)[k]
+            crossing.terminal, crossing.direction = True, -1 if isinstance(el, Diode) else -mode
             out.append(crossing)
     return out
 
@@ -140,21 +183,21 @@ def simulate_events(eom: EquationsOfMotion, grid: np.ndarray, rtol: float, atol:
     T = float(grid[-1])
     x = np.concatenate([[c.start for c in system.coordinates], [c.velocity for c in system.coordinates]])
     current = initial_modes(modes, x)
+    max_step = float(grid[1] - grid[0]) if grid.size > 1 else np.inf  # every switching function sampled per interval
     t0 = 0.0
     times, states, events = [], [], []
     recent: list[float] = []
     while True:
         num = modes.model(current)
-        if STICK in current:
-            for k, mode in enumerate(current):
-                if mode == STICK:
-                    x = modes.project(num, t0, x, k)
+        for k, mode in enumerate(current):
+            if modes.holds(k, mode):
+                x = modes.project(num, t0, x, k)
         t_eval = grid[(grid >= t0) & (grid <= T)]
         if times and t_eval.size and t_eval[0] == t0:
             t_eval = t_eval[1:]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
-            sol = solve_ivp(num.rhs, (t0, T), x, method=method, rtol=rtol, atol=atol,
+            sol = solve_ivp(num.rhs, (t0, T), x, method=method, rtol=rtol, atol=atol, max_step=max_step,
                             t_eval=t_eval if t_eval.size else None, events=_event_functions(modes, num, current))
         if sol.status == -1:
             raise SimulationError(f"integration failed at t = {sol.t[-1] if sol.t.size else t0:.9g}: {sol.message}")
@@ -165,16 +208,16 @@ def simulate_events(eom: EquationsOfMotion, grid: np.ndarray, rtol: float, atol:
             break
         k = min((i for i, te in enumerate(sol.t_events) if te.size), key=lambda i: sol.t_events[i][0])
         te, x = float(sol.t_events[k][0]), sol.y_events[k][0].copy()
-        before = current[k]
-        after = modes.decide(te, x, current, k) if before != STICK else (
-            SLIP_NEG if modes.forces(num, te, x)[k] > 0 else SLIP_POS)
-        events.append(Event(te, modes.friction[k].name, MODE_NAMES[before], MODE_NAMES[after]))
+        before, after = current[k], modes.after(te, x, current, k)
+        names = modes.names(k)
+        events.append(Event(te, modes.elements[k].name, names[before], names[after]))
         recent = [s for s in recent if s > te - ZENO_WINDOW * T] + [te]
         if len(recent) > ZENO_EVENTS:
             raise SimulationError(
-                f"friction element {modes.friction[k].name} chatters: {len(recent)} stick/slip switches within "
-                f"{ZENO_WINDOW * T:.3g} s at t = {te:.12g} (a Zeno sequence); give it a regularization velocity "
-                "(regularization = 1e-4 in its [friction] entry) to use the smooth law instead of events")
+                f"{modes.elements[k].name} chatters: {len(recent)} switches within {ZENO_WINDOW * T:.3g} s at "
+                f"t = {te:.12g} (a Zeno sequence); give friction elements a regularization velocity "
+                "(regularization = 1e-4 in the [friction] entry) to use the smooth law instead of events, and "
+                "diodes a positive on_resistance and off_conductance")
         current = current[:k] + (after,) + current[k + 1:]
         t0 = te
     return times, states, events

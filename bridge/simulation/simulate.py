@@ -158,7 +158,7 @@ def simulate(eom: EquationsOfMotion, stop_time: float | None = None, *, rtol: fl
         raise BridgeError(f"the input table has the columns {', '.join(table.names) or 'none'} but "
                           f"{eom.system.name} has the inputs {', '.join(u.name for u in eom.system.inputs) or 'none'}; "
                           "read it for this system with bridge.read_inputs(path, system)")
-    if getattr(system, "friction", ()) and any(f.regularization == 0 for f in system.friction):
+    if any(f.regularization == 0 for f in getattr(system, "friction", ())) or getattr(system, "diodes", ()):
         return _with_events(eom, grid, rtol, atol, integrator, parameters, table, interval)
     splits = _Splits(eom, parameters, table)
     trajectory = _integrate(eom, grid, _Solver(T, rtol, atol, integrator), splits)
