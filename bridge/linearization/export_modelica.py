@@ -98,6 +98,10 @@ def _documentation(chk: CheckedLinear) -> str:
     conserved = tuple(getattr(lin, "conserved", ()))  # decoupled neutral speeds (e.g. a bicycle's forward speed)
     if conserved:
         lines.append("<p>Conserved speeds left out of the state: " + esc(", ".join(conserved)) + ".</p>")
+    residual = tuple(getattr(lin, "residual", ()))  # (rate name, value) of the states at the point (steady: ~0)
+    if residual:
+        lines.append("<p>Rates of the states at the operating point (zero for a steady point): " + ", ".join(
+            f"{esc(k)} = {float(v) + 0.0:.3g}" for k, v in residual) + ".</p>")
     lines.append(f"<p>Eigenvalues of A: {esc(eig_text)}.</p>")
     return "\n".join(lines)
 
