@@ -49,6 +49,8 @@ ATOMS: dict[str, BaseUnit] = {
     "rev": _b(2 * math.pi, rad=1), "rpm": _b(2 * math.pi / 60, rad=1, s=-1),
     "N": _b(kg=1, m=1, s=-2), "J": _b(kg=1, m=2, s=-2), "W": _b(kg=1, m=2, s=-3), "Pa": _b(kg=1, m=-1, s=-2),
     "bar": _b(1e5, kg=1, m=-1, s=-2), "Hz": _b(s=-1), "V": _b(kg=1, m=2, s=-3, A=-1), "l": _b(1e-3, m=3),
+    "Ohm": _b(kg=1, m=2, s=-3, A=-2), "H": _b(kg=1, m=2, s=-2, A=-2), "C": _b(s=1, A=1),
+    "Wb": _b(kg=1, m=2, s=-2, A=-1), "F": _b(kg=-1, m=-2, s=4, A=2), "S": _b(kg=-1, m=-2, s=3, A=2),
 }
 _FACTOR = re.compile(r"^([A-Za-z]+|1)(-?\d+)?$")
 
@@ -63,6 +65,8 @@ def parse_unit(text: str) -> BaseUnit | None:
         return None
     result = _b()
     for sign, part in zip((1, -1), parts):
+        if sign == -1 and part.startswith("(") and part.endswith(")") and "/" not in part:
+            part = part[1:-1]  # a product as denominator: kg/(m.s)
         for factor in part.split("."):
             match = _FACTOR.match(factor)
             if not match or match.group(1) not in ATOMS:

@@ -34,6 +34,8 @@ from ..derivation.methods import METHODS
 from ..errors import ExportError
 from ..model import symbols as S
 from ..model.system import Coordinate
+from . import dimensions as _dimensions
+from . import documentation as _documentation
 from . import ports as _ports
 from .printer import ModelicaCodePrinter
 from .printer import modelica_ident as _ident
@@ -56,13 +58,13 @@ class ModelicaModel:
 def velocity_unit(unit: str) -> str:
     if not unit:
         return ""
-    return "s-1" if unit == "1" else f"{unit}.s-1"
+    return f"{unit}/s"  # as the MSL: m/s, rad/s, 1/s
 
 
 def acceleration_unit(unit: str) -> str:
     if not unit:
         return ""
-    return "s-2" if unit == "1" else f"{unit}.s-2"
+    return f"{unit}/s2"  # as the MSL: m/s2, rad/s2
 
 
 def _quote(text: str) -> str:
@@ -382,6 +384,7 @@ class ModelicaWriter:
                      *self._constraint_equations(lhs, rhs), *self._effort_equations(),
                      *self._residual_and_output_equations()]
         declarations, equations = _ports.with_ports(self, declarations, equations)
+        declarations = _dimensions.with_units(self, declarations, repl)  # units of lambda, residual, ...
         out = [*self._head(within), *declarations, "equation", *equations, *self._annotation(),
                f"end {_ident(self.eom.system.name)};"]
         return "\n".join(out) + "\n"
@@ -406,6 +409,7 @@ class ModelicaWriter:
         ]
         if system.inputs:
             lines.append("<p>Inputs: " + ", ".join(esc(u.name) for u in system.inputs) + ".</p>")
+        lines += _documentation.equations_html(self.eom, self.level)  # T, V, D, Q, constraints, ports, form
         return "\n".join(lines)
 
 

@@ -8,15 +8,15 @@ model CartesianPendulum "Simple pendulum in Cartesian coordinates of the bob, th
   Real x(start=0.3835404308833624, fixed=true, unit="m") "horizontal position of the bob";
   Real y(start=-0.7020660495122982, fixed=true, unit="m") "vertical position of the bob (up positive)";
   // generalized velocities
-  Real der_x(start=0.21061981485368947, fixed=true, unit="m.s-1") "velocity der(x)";
-  Real der_y(start=0.11506212926500872, fixed=true, unit="m.s-1") "velocity der(y)";
-  Real lambda[1] "constraint multipliers: generalized constraint forces A^T*lambda";
-  output Real theta "output theta";
-  output Real energy "output energy";
-  Real residual[1] "constraint residuals at velocity level (holonomic ones differentiated); stay near 0";
+  Real der_x(start=0.21061981485368947, fixed=true, unit="m/s") "velocity der(x)";
+  Real der_y(start=0.11506212926500872, fixed=true, unit="m/s") "velocity der(y)";
+  Real lambda[1](each unit="N/m") "constraint multipliers: generalized constraint forces A^T*lambda";
+  output Real theta(unit="rad") "output theta";
+  output Real energy(unit="N.m") "output energy";
+  Real residual[1](each unit="m2/s") "constraint residuals at velocity level (holonomic ones differentiated); stay near 0";
 protected
-  Real nhb_cse1 "common subexpression";
-  Real nhb_cse2 "common subexpression";
+  Real nhb_cse1(unit="m") "common subexpression";
+  Real nhb_cse2(unit="m") "common subexpression";
 equation
   // kinematics
   der(x) = der_x;
@@ -39,5 +39,12 @@ equation
     experiment(StopTime=10.0, Interval=0.01, Tolerance=1e-08),
     Documentation(info="<p>Simple pendulum in Cartesian coordinates of the bob, the rod kept as the holonomic displacement constraint x^2 + y^2 - l^2 = 0 (Lagrange's equation with displacement constraints, Section 4.2 of the constrained-systems seed): T = m/2*(der(x)^2 + der(y)^2), V = m*g*y, pivot at the origin, y up. Same m, g, l and start as SimplePendulum (theta0 = 0.5 rad, der(theta)0 = 0.3 rad/s): x = l*sin(theta0), y = -l*cos(theta0), der(x) = l*cos(theta0)*der(theta)0, der(y) = l*sin(theta0)*der(theta)0, so theta = atan2(x, -y) can be compared with SimplePendulum.theta.</p>
 <p>Equations of motion derived by nhbridge 0.1.0 with <b>Lagrange's equations with multipliers</b> (method <code>lagrange</code>): multiplier DAE, constraints at acceleration level (index 1).</p>
-<p>Variables: each generalized coordinate under its own name, its velocity as <code>der_&lt;name&gt;</code>; <code>residual</code> monitors the constraints.</p>"));
+<p>Variables: each generalized coordinate under its own name, its velocity as <code>der_&lt;name&gt;</code>; <code>residual</code> monitors the constraints.</p>
+<p>Equations (in the notation of the system file):</p>
+<ul>
+<li>T = <code>(0.5)*m*(der(x)^2 + der(y)^2)</code></li>
+<li>V = <code>g*m*y</code></li>
+<li>constraints.holonomic[1]: <code>-l^2 + x^2 + y^2</code> = 0</li>
+</ul>
+<p>Form: <code>d/dt(dT/d(der(q))) - dT/dq + dV/dq + dD/d(der(q)) = Q + A^T*lambda</code> with the multipliers <code>lambda</code>, the constraints differentiated to acceleration level (index 1); <code>A</code> is the Jacobian of the velocity-level constraints <code>A*der(q) + a0 = 0</code>.</p>"));
 end CartesianPendulum;

@@ -9,14 +9,14 @@ model ChaplyginSleigh "Rigid body on a plane with a knife edge behind its centre
   Real y(start=0.0, fixed=true, unit="m") "centre of mass, y";
   Real theta(start=0.0, fixed=true, unit="rad") "heading: angle of the body axis (knife edge direction) to the x axis";
   // generalized velocities
-  Real der_x(start=0.3, fixed=true, unit="m.s-1") "velocity der(x)";
-  Real der_y(start=0.16, fixed=true, unit="m.s-1") "velocity der(y)";
-  Real der_theta(start=0.8, fixed=true, unit="rad.s-1") "velocity der(theta)";
-  Real lambda[1] "constraint multipliers: generalized constraint forces A^T*lambda";
-  Real residual[1] "constraint residuals at velocity level (holonomic ones differentiated); stay near 0";
+  Real der_x(start=0.3, fixed=true, unit="m/s") "velocity der(x)";
+  Real der_y(start=0.16, fixed=true, unit="m/s") "velocity der(y)";
+  Real der_theta(start=0.8, fixed=true, unit="rad/s") "velocity der(theta)";
+  Real lambda[1](each unit="N") "constraint multipliers: generalized constraint forces A^T*lambda";
+  Real residual[1](each unit="m/s") "constraint residuals at velocity level (holonomic ones differentiated); stay near 0";
 protected
-  Real nhb_cse1 "common subexpression";
-  Real nhb_cse2 "common subexpression";
+  Real nhb_cse1(unit="1") "common subexpression";
+  Real nhb_cse2(unit="1") "common subexpression";
 equation
   // kinematics
   der(x) = der_x;
@@ -38,5 +38,11 @@ equation
     experiment(StopTime=20.0, Interval=0.02, Tolerance=1e-08),
     Documentation(info="<p>Rigid body on a plane with a knife edge behind its centre of mass</p>
 <p>Equations of motion derived by nhbridge 0.1.0 with <b>Lagrange's equations with multipliers</b> (method <code>lagrange</code>): multiplier DAE, constraints at acceleration level (index 1).</p>
-<p>Variables: each generalized coordinate under its own name, its velocity as <code>der_&lt;name&gt;</code>; <code>residual</code> monitors the constraints.</p>"));
+<p>Variables: each generalized coordinate under its own name, its velocity as <code>der_&lt;name&gt;</code>; <code>residual</code> monitors the constraints.</p>
+<p>Equations (in the notation of the system file):</p>
+<ul>
+<li>T = <code>(0.5)*J*der(theta)^2 + (0.5)*m*(der(x)^2 + der(y)^2)</code></li>
+<li>constraints.nonholonomic[1]: <code>-a*der(theta) - der(x)*sin(theta) + der(y)*cos(theta)</code> = 0</li>
+</ul>
+<p>Form: <code>d/dt(dT/d(der(q))) - dT/dq + dV/dq + dD/d(der(q)) = Q + A^T*lambda</code> with the multipliers <code>lambda</code>, the constraints differentiated to acceleration level (index 1); <code>A</code> is the Jacobian of the velocity-level constraints <code>A*der(q) + a0 = 0</code>.</p>"));
 end ChaplyginSleigh;

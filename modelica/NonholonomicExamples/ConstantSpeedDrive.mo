@@ -23,19 +23,19 @@ model ConstantSpeedDrive "Novoselov's constant speed drive (Gutowski-type case s
   Real phi2(start=0.0, fixed=true, unit="rad") "rotation angle of the driven shaft 2 (machine side)";
   Real x(start=0.1, fixed=true, unit="m", nominal=0.001) "translation of the governor sleeve and of the pulley on shaft 3";
   // generalized velocities
-  Real der_phi1(start=5.0, fixed=true, unit="rad.s-1") "velocity der(phi1)";
-  Real der_phi2(start=34.99999999999999, fixed=true, unit="rad.s-1") "velocity der(phi2)";
-  Real der_x(start=0.01, fixed=true, unit="m.s-1") "velocity der(x)";
-  Real lambda[1] "constraint multipliers: generalized constraint forces A^T*lambda";
-  output Real ratio "output ratio";
-  output Real vartheta "output vartheta";
-  Real residual[1] "constraint residuals at velocity level (holonomic ones differentiated); stay near 0";
+  Real der_phi1(start=5.0, fixed=true, unit="rad/s") "velocity der(phi1)";
+  Real der_phi2(start=34.99999999999999, fixed=true, unit="rad/s") "velocity der(phi2)";
+  Real der_x(start=0.01, fixed=true, unit="m/s") "velocity der(x)";
+  Real lambda[1](each unit="N") "constraint multipliers: generalized constraint forces A^T*lambda";
+  output Real ratio(unit="1") "output ratio";
+  output Real vartheta(unit="rad") "output vartheta";
+  Real residual[1](each unit="m.rad/s") "constraint residuals at velocity level (holonomic ones differentiated); stay near 0";
 protected
-  Real nhb_cse1 "common subexpression";
-  Real nhb_cse2 "common subexpression";
-  Real nhb_cse3 "common subexpression";
-  Real nhb_cse4 "common subexpression";
-  Real nhb_cse5 "common subexpression";
+  Real nhb_cse1(unit="m") "common subexpression";
+  Real nhb_cse2(unit="m2") "common subexpression";
+  Real nhb_cse3(unit="m2") "common subexpression";
+  Real nhb_cse4(unit="kg") "common subexpression";
+  Real nhb_cse5(unit="kg.m2") "common subexpression";
 equation
   // kinematics
   der(phi1) = der_phi1;
@@ -63,5 +63,14 @@ equation
     experiment(StopTime=5.0, Interval=0.005, Tolerance=1e-08),
     Documentation(info="<p>Novoselov's constant speed drive (Gutowski-type case study 4.4.5.1, eqs. 4.304-4.348): a driving shaft 1 with a horizontal disc drives, through a thin pulley (radius a) on an intermediate shaft 3 rolling on the disc at radius x - c, a drum of radius R on the driven shaft 2. A centrifugal governor on shaft 2 (two balls of mass mb on rods of length l, sleeve position x = 2*l*cos(vartheta)) shifts the pulley against springs k2, k3. Nonholonomic rolling constraint (x - c)*der(phi1) = R*der(phi2) (4.305). Here c &lt; 0 so that the rolling radius x - c stays positive for |x| &lt; 2*l and the governor feedback is stabilising: a faster shaft 2 pulls x (and the radius x - c) down, which slows shaft 2.</p>
 <p>Equations of motion derived by nhbridge 0.1.0 with <b>Lagrange's equations with multipliers</b> (method <code>lagrange</code>): multiplier DAE, constraints at acceleration level (index 1).</p>
-<p>Variables: each generalized coordinate under its own name, its velocity as <code>der_&lt;name&gt;</code>; <code>residual</code> monitors the constraints.</p>"));
+<p>Variables: each generalized coordinate under its own name, its velocity as <code>der_&lt;name&gt;</code>; <code>residual</code> monitors the constraints.</p>
+<p>Equations (in the notation of the system file):</p>
+<ul>
+<li>T = <code>(0.5)*I1*der(phi1)^2 + der(phi2)^2*((0.5)*I2 + (0.5)*I3*R^2/a^2 + (0.25)*mb*(4*l^2 - x^2)) + der(x)^2*(l^2*mb/(4*l^2 - x^2) + (0.5)*m3 + (0.5)*ms)</code></li>
+<li>V = <code>((0.5)*k2 + (0.5)*k3)*(x - x0)^2</code></li>
+<li>Q<sub>phi1</sub> = <code>M0*(-der(phi1)/w0 + 1)</code></li>
+<li>Q<sub>phi2</sub> = <code>-Mr - cr*der(phi2)</code></li>
+<li>constraints.nonholonomic[1]: <code>-R*der(phi2) + der(phi1)*(-c + x)</code> = 0</li>
+</ul>
+<p>Form: <code>d/dt(dT/d(der(q))) - dT/dq + dV/dq + dD/d(der(q)) = Q + A^T*lambda</code> with the multipliers <code>lambda</code>, the constraints differentiated to acceleration level (index 1); <code>A</code> is the Jacobian of the velocity-level constraints <code>A*der(q) + a0 = 0</code>.</p>"));
 end ConstantSpeedDrive;

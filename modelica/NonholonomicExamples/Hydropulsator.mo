@@ -19,19 +19,19 @@ model Hydropulsator "Rotary hydropulsator (case study 4.4.5.2, eqs. 4.350-4.373)
   Real phi(start=0.0, fixed=true, unit="rad") "rotation angle of the rotor";
   Real psi(start=0.0, fixed=true, unit="rad") "rotation angle of the disposer";
   // generalized velocities
-  Real der_x1(start=0.12, fixed=true, unit="m.s-1") "velocity der(x1)";
-  Real der_x2(start=0.12, fixed=true, unit="m.s-1") "velocity der(x2)";
-  Real der_phi(start=20.0, fixed=true, unit="rad.s-1") "velocity der(phi)";
-  Real der_psi(start=10.0, fixed=true, unit="rad.s-1") "velocity der(psi)";
-  Real lambda[1] "constraint multipliers: generalized constraint forces A^T*lambda";
+  Real der_x1(start=0.12, fixed=true, unit="m/s") "velocity der(x1)";
+  Real der_x2(start=0.12, fixed=true, unit="m/s") "velocity der(x2)";
+  Real der_phi(start=20.0, fixed=true, unit="rad/s") "velocity der(phi)";
+  Real der_psi(start=10.0, fixed=true, unit="rad/s") "velocity der(psi)";
+  Real lambda[1](each unit="N") "constraint multipliers: generalized constraint forces A^T*lambda";
   output Real relative_displacement(unit="m") "displacement of the object relative to the platform";
   output Real platform_speed(unit="m/s") "inflow per piston area, eq. (4.356)";
-  Real residual[1] "constraint residuals at velocity level (holonomic ones differentiated); stay near 0";
+  Real residual[1](each unit="m/s") "constraint residuals at velocity level (holonomic ones differentiated); stay near 0";
 protected
-  Real nhb_cse1 "common subexpression";
-  Real nhb_cse2 "common subexpression";
-  Real nhb_cse3 "common subexpression";
-  Real nhb_cse4 "common subexpression";
+  Real nhb_cse1(unit="1") "common subexpression";
+  Real nhb_cse2(unit="m") "common subexpression";
+  Real nhb_cse3(unit="m") "common subexpression";
+  Real nhb_cse4(unit="N") "common subexpression";
 equation
   // kinematics
   der(x1) = der_x1;
@@ -61,5 +61,14 @@ equation
     Documentation(info="<p>Rotary hydropulsator (case study 4.4.5.2, eqs. 4.350-4.373): a rotor (angle phi) delivers the fluid volume c*der(phi) per unit time; a rotating disposer (angle psi) lets the fraction (1 + cos(2*psi))/2 of it into the cylinder (piston area A) of the platform x2, which carries the test object x1 on a spring k. Nonholonomic constraint der(x2) = c/(2*A)*(1 + cos(2*psi))*der(phi) = c/A*cos(psi)^2*der(phi) (4.356). The rotor and the disposer are driven by independent motors (inputs Mr, Md) against viscous resisting torques hr*der(phi), hd*der(psi). Note: as modelled in the seed the inflow (1 + cos(2*psi)) never changes sign, so for der(phi) &gt; 0 the platform advances in strokes (a ripple of about 3 mm at twice the disposer speed on top of a mean drift) while the object oscillates relative to the platform.</p>
 <p>Equations of motion derived by nhbridge 0.1.0 with <b>Lagrange's equations with multipliers</b> (method <code>lagrange</code>): multiplier DAE, constraints at acceleration level (index 1).</p>
 <p>Variables: each generalized coordinate under its own name, its velocity as <code>der_&lt;name&gt;</code>; <code>residual</code> monitors the constraints.</p>
-<p>Inputs: Mr, Md.</p>"));
+<p>Inputs: Mr, Md.</p>
+<p>Equations (in the notation of the system file):</p>
+<ul>
+<li>T = <code>(0.5)*Id*der(psi)^2 + (0.5)*Ir*der(phi)^2 + (0.5)*der(x1)^2*m1 + (0.5)*der(x2)^2*m2</code></li>
+<li>V = <code>(0.5)*k*(x1 - x2)^2</code></li>
+<li>Q<sub>phi</sub> = <code>Mr - der(phi)*hr</code></li>
+<li>Q<sub>psi</sub> = <code>Md - der(psi)*hd</code></li>
+<li>constraints.nonholonomic[1]: <code>der(x2) - (0.5)*c*der(phi)*(cos(2*psi) + 1)/A</code> = 0</li>
+</ul>
+<p>Form: <code>d/dt(dT/d(der(q))) - dT/dq + dV/dq + dD/d(der(q)) = Q + A^T*lambda</code> with the multipliers <code>lambda</code>, the constraints differentiated to acceleration level (index 1); <code>A</code> is the Jacobian of the velocity-level constraints <code>A*der(q) + a0 = 0</code>.</p>"));
 end Hydropulsator;

@@ -11,16 +11,16 @@ model InclinedSkate "Skate (knife edge) on a plane inclined at angle alpha, x do
   Real y(start=0.0, fixed=true, unit="m") "horizontal position of the contact point across the slope";
   Real theta(start=0.0, fixed=true, unit="rad") "blade direction measured from the downhill x axis (der(theta) = w)";
   // generalized velocities
-  Real der_x(start=0.0, fixed=true, unit="m.s-1") "velocity der(x)";
-  Real der_y(start=0.0, fixed=true, unit="m.s-1") "velocity der(y)";
-  Real der_theta(start=1.0, fixed=true, unit="rad.s-1") "velocity der(theta)";
-  Real lambda[2] "constraint multipliers: generalized constraint forces A^T*lambda";
-  output Real x_exact "output x_exact";
-  output Real y_exact "output y_exact";
-  Real residual[2] "constraint residuals at velocity level (holonomic ones differentiated); stay near 0";
+  Real der_x(start=0.0, fixed=true, unit="m/s") "velocity der(x)";
+  Real der_y(start=0.0, fixed=true, unit="m/s") "velocity der(y)";
+  Real der_theta(start=1.0, fixed=true, unit="rad/s") "velocity der(theta)";
+  Real lambda[2](unit={"N.m", "N"}) "constraint multipliers: generalized constraint forces A^T*lambda";
+  output Real x_exact(unit="m/rad2") "output x_exact";
+  output Real y_exact(unit="m") "output y_exact";
+  Real residual[2](unit={"rad/s", "m/s"}) "constraint residuals at velocity level (holonomic ones differentiated); stay near 0";
 protected
-  Real nhb_cse1 "common subexpression";
-  Real nhb_cse2 "common subexpression";
+  Real nhb_cse1(unit="1") "common subexpression";
+  Real nhb_cse2(unit="1") "common subexpression";
 equation
   // kinematics
   der(x) = der_x;
@@ -48,5 +48,13 @@ equation
     experiment(StopTime=10.0, Interval=0.01, Tolerance=1e-08),
     Documentation(info="<p>Skate (knife edge) on a plane inclined at angle alpha, x down the line of steepest slope, y horizontal; the blade points along (cos(theta), sin(theta)) and cannot slide sideways: sin(theta)*der(x) - cos(theta)*der(y) = 0. The blade is turned at the constant rate w (holonomic, time-dependent constraint theta - w*t = 0). Starting from rest at the origin with the blade pointing down the slope (theta = 0), the speed along the blade obeys der(v) = g*sin(alpha)*cos(w*t), so v = g*sin(alpha)/w*sin(w*t) and the exact solution is x = g*sin(alpha)/(2*w^2)*sin(w*t)^2, y = g*sin(alpha)/(2*w)*(t - sin(2*w*t)/(2*w)) (a cycloid-like path drifting sideways); outputs x_exact and y_exact.</p>
 <p>Equations of motion derived by nhbridge 0.1.0 with <b>Lagrange's equations with multipliers</b> (method <code>lagrange</code>): multiplier DAE, constraints at acceleration level (index 1).</p>
-<p>Variables: each generalized coordinate under its own name, its velocity as <code>der_&lt;name&gt;</code>; <code>residual</code> monitors the constraints.</p>"));
+<p>Variables: each generalized coordinate under its own name, its velocity as <code>der_&lt;name&gt;</code>; <code>residual</code> monitors the constraints.</p>
+<p>Equations (in the notation of the system file):</p>
+<ul>
+<li>T = <code>(0.5)*J*der(theta)^2 + (0.5)*m*(der(x)^2 + der(y)^2)</code></li>
+<li>V = <code>-g*m*x*sin(alpha)</code></li>
+<li>constraints.holonomic[1]: <code>-time*w + theta</code> = 0</li>
+<li>constraints.nonholonomic[1]: <code>der(x)*sin(theta) - der(y)*cos(theta)</code> = 0</li>
+</ul>
+<p>Form: <code>d/dt(dT/d(der(q))) - dT/dq + dV/dq + dD/d(der(q)) = Q + A^T*lambda</code> with the multipliers <code>lambda</code>, the constraints differentiated to acceleration level (index 1); <code>A</code> is the Jacobian of the velocity-level constraints <code>A*der(q) + a0 = 0</code>.</p>"));
 end InclinedSkate;

@@ -11,27 +11,27 @@ model RollingSphere "Uniform sphere rolling without slipping on a horizontal pla
   Real x(start=0.0, fixed=true, unit="m") "centre of the sphere, x";
   Real y(start=0.0, fixed=true, unit="m") "centre of the sphere, y";
   // generalized velocities
-  Real der_theta(start=0.5, fixed=true, unit="rad.s-1") "velocity der(theta)";
-  Real der_phi(start=2.0, fixed=true, unit="rad.s-1") "velocity der(phi)";
-  Real der_psi(start=-1.0, fixed=true, unit="rad.s-1") "velocity der(psi)";
-  Real der_x(start=-0.10831292237858771, fixed=true, unit="m.s-1") "velocity der(x)";
-  Real der_y(start=-0.08584269326975483, fixed=true, unit="m.s-1") "velocity der(y)";
-  Real lambda[2] "constraint multipliers: generalized constraint forces A^T*lambda";
+  Real der_theta(start=0.5, fixed=true, unit="rad/s") "velocity der(theta)";
+  Real der_phi(start=2.0, fixed=true, unit="rad/s") "velocity der(phi)";
+  Real der_psi(start=-1.0, fixed=true, unit="rad/s") "velocity der(psi)";
+  Real der_x(start=-0.10831292237858771, fixed=true, unit="m/s") "velocity der(x)";
+  Real der_y(start=-0.08584269326975483, fixed=true, unit="m/s") "velocity der(y)";
+  Real lambda[2](each unit="N") "constraint multipliers: generalized constraint forces A^T*lambda";
   output Real omega_z(unit="rad/s") "spin about the vertical (a first integral)";
-  output Real kinetic_energy "output kinetic_energy";
-  Real residual[2] "constraint residuals at velocity level (holonomic ones differentiated); stay near 0";
+  output Real kinetic_energy(unit="N.m") "output kinetic_energy";
+  Real residual[2](each unit="m/s") "constraint residuals at velocity level (holonomic ones differentiated); stay near 0";
 protected
-  Real nhb_cse1 "common subexpression";
-  Real nhb_cse2 "common subexpression";
-  Real nhb_cse3 "common subexpression";
-  Real nhb_cse4 "common subexpression";
-  Real nhb_cse5 "common subexpression";
-  Real nhb_cse6 "common subexpression";
-  Real nhb_cse7 "common subexpression";
-  Real nhb_cse8 "common subexpression";
-  Real nhb_cse9 "common subexpression";
-  Real nhb_cse10 "common subexpression";
-  Real nhb_cse11 "common subexpression";
+  Real nhb_cse1(unit="m") "common subexpression";
+  Real nhb_cse2(unit="m") "common subexpression";
+  Real nhb_cse3(unit="1") "common subexpression";
+  Real nhb_cse4(unit="kg.m2") "common subexpression";
+  Real nhb_cse5(unit="1") "common subexpression";
+  Real nhb_cse6(unit="m") "common subexpression";
+  Real nhb_cse7(unit="m") "common subexpression";
+  Real nhb_cse8(unit="kg.m2/s") "common subexpression";
+  Real nhb_cse9(unit="m/s") "common subexpression";
+  Real nhb_cse10(unit="1/s") "common subexpression";
+  Real nhb_cse11(unit="m/s") "common subexpression";
 equation
   // kinematics
   der(theta) = der_theta;
@@ -72,5 +72,12 @@ equation
     experiment(StopTime=10.0, Interval=0.01, Tolerance=1e-08),
     Documentation(info="<p>Uniform sphere rolling without slipping on a horizontal plane (Do Sanh, 'A form of equation of motion for Chaplyghin's systems', Example 1). Euler angles: psi precession, theta nutation, phi spin; (x, y) is the centre of the sphere. Kinetic energy as in the inertia matrix (3.4); the printed (3.1) drops the J/2*der(psi)^2 term. Chaplygin system with 3 degrees of freedom; cos(theta)*der(phi) + der(psi) (the vertical angular velocity) is a first integral.</p>
 <p>Equations of motion derived by nhbridge 0.1.0 with <b>Lagrange's equations with multipliers</b> (method <code>lagrange</code>): multiplier DAE, constraints at acceleration level (index 1).</p>
-<p>Variables: each generalized coordinate under its own name, its velocity as <code>der_&lt;name&gt;</code>; <code>residual</code> monitors the constraints.</p>"));
+<p>Variables: each generalized coordinate under its own name, its velocity as <code>der_&lt;name&gt;</code>; <code>residual</code> monitors the constraints.</p>
+<p>Equations (in the notation of the system file):</p>
+<ul>
+<li>T = <code>(0.5)*J*(der(phi)^2 + 2*der(phi)*der(psi)*cos(theta) + der(psi)^2 + der(theta)^2) + (0.5)*m*(der(x)^2 + der(y)^2)</code></li>
+<li>constraints.nonholonomic[1]: <code>a*der(phi)*sin(theta)*cos(psi) - a*der(theta)*sin(psi) + der(x)</code> = 0</li>
+<li>constraints.nonholonomic[2]: <code>a*der(phi)*sin(psi)*sin(theta) + a*der(theta)*cos(psi) + der(y)</code> = 0</li>
+</ul>
+<p>Form: <code>d/dt(dT/d(der(q))) - dT/dq + dV/dq + dD/d(der(q)) = Q + A^T*lambda</code> with the multipliers <code>lambda</code>, the constraints differentiated to acceleration level (index 1); <code>A</code> is the Jacobian of the velocity-level constraints <code>A*der(q) + a0 = 0</code>.</p>"));
 end RollingSphere;

@@ -7,7 +7,7 @@ model SimplePendulum "Simple pendulum (Huston, Dynamics of Mechanical Systems, E
   // generalized coordinates
   Real theta(start=0.5, fixed=true, unit="rad") "angle of the rod from the downward vertical";
   // generalized velocities
-  Real der_theta(start=0.3, fixed=true, unit="rad.s-1") "velocity der(theta)";
+  Real der_theta(start=0.3, fixed=true, unit="rad/s") "velocity der(theta)";
   output Real energy(unit="J") "total energy (conserved)";
 equation
   // kinematics
@@ -20,5 +20,11 @@ equation
     experiment(StopTime=10.0, Interval=0.01, Tolerance=1e-08),
     Documentation(info="<p>Simple pendulum (Huston, Dynamics of Mechanical Systems, Example 12.3.1): a particle of mass m on a massless rod of length l, angle theta from the downward vertical. K = 1/2*m*l^2*der(theta)^2 (12.3.7), P = m*g*l*(1 - cos(theta)); Lagrange: m*l^2*der(der(theta)) + m*g*l*sin(theta) = 0. Same m, g, l and start as CartesianPendulum.</p>
 <p>Equations of motion derived by nhbridge 0.1.0 with <b>Lagrange's equations with multipliers</b> (method <code>lagrange</code>): multiplier DAE, constraints at acceleration level (index 1).</p>
-<p>Variables: each generalized coordinate under its own name, its velocity as <code>der_&lt;name&gt;</code>; <code>residual</code> monitors the constraints.</p>"));
+<p>Variables: each generalized coordinate under its own name, its velocity as <code>der_&lt;name&gt;</code>; <code>residual</code> monitors the constraints.</p>
+<p>Equations (in the notation of the system file):</p>
+<ul>
+<li>T = <code>(0.5)*der(theta)^2*l^2*m</code></li>
+<li>V = <code>g*l*m*(1 - cos(theta))</code></li>
+</ul>
+<p>Form: <code>d/dt(dT/d(der(q))) - dT/dq + dV/dq + dD/d(der(q)) = Q</code> (mass matrix implicit: <code>M*der(der(q)) = F</code>, solved by the tool).</p>"));
 end SimplePendulum;

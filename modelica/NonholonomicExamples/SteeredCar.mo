@@ -16,26 +16,26 @@ model SteeredCar "Car (bicycle model) in a horizontal plane with a prescribed st
   Real y(start=0.0, fixed=true, unit="m") "centre of mass, y";
   Real phi(start=0.0, fixed=true, unit="rad") "heading: angle between the car axis and the x axis";
   // generalized velocities
-  Real der_x(start=0.9588292556793241, fixed=true, unit="m.s-1") "velocity der(x)";
-  Real der_y(start=0.2, fixed=true, unit="m.s-1") "velocity der(y)";
-  Real der_phi(start=0.5, fixed=true, unit="rad.s-1") "velocity der(phi)";
-  Real lambda[2] "constraint multipliers: generalized constraint forces A^T*lambda";
-  output Real speed "output speed";
-  output Real steering_angle "output steering_angle";
-  output Real kinetic_energy "output kinetic_energy";
-  Real residual[2] "constraint residuals at velocity level (holonomic ones differentiated); stay near 0";
+  Real der_x(start=0.9588292556793241, fixed=true, unit="m/s") "velocity der(x)";
+  Real der_y(start=0.2, fixed=true, unit="m/s") "velocity der(y)";
+  Real der_phi(start=0.5, fixed=true, unit="rad/s") "velocity der(phi)";
+  Real lambda[2](each unit="N") "constraint multipliers: generalized constraint forces A^T*lambda";
+  output Real speed(unit="m/s") "output speed";
+  output Real steering_angle(unit="rad") "output steering_angle";
+  output Real kinetic_energy(unit="N.m") "output kinetic_energy";
+  Real residual[2](each unit="m/s") "constraint residuals at velocity level (holonomic ones differentiated); stay near 0";
 protected
-  Real nhb_cse1 "common subexpression";
-  Real nhb_cse2 "common subexpression";
-  Real nhb_cse3 "common subexpression";
-  Real nhb_cse4 "common subexpression";
-  Real nhb_cse5 "common subexpression";
-  Real nhb_cse6 "common subexpression";
-  Real nhb_cse7 "common subexpression";
-  Real nhb_cse8 "common subexpression";
-  Real nhb_cse9 "common subexpression";
-  Real nhb_cse10 "common subexpression";
-  Real nhb_cse11 "common subexpression";
+  Real nhb_cse1(unit="1") "common subexpression";
+  Real nhb_cse2(unit="1") "common subexpression";
+  Real nhb_cse3(unit="1") "common subexpression";
+  Real nhb_cse4(unit="1") "common subexpression";
+  Real nhb_cse5(unit="1") "common subexpression";
+  Real nhb_cse6(unit="1") "common subexpression";
+  Real nhb_cse7(unit="1") "common subexpression";
+  Real nhb_cse8(unit="m") "common subexpression";
+  Real nhb_cse9(unit="m/s") "common subexpression";
+  Real nhb_cse10(unit="1/s") "common subexpression";
+  Real nhb_cse11(unit="m/s") "common subexpression";
 equation
   // kinematics
   der(x) = der_x;
@@ -74,5 +74,15 @@ equation
     Documentation(info="<p>Car (bicycle model) in a horizontal plane with a prescribed steering angle (Do Sanh, 'A form of equation of motion for Chaplyghin's systems', Example 2; Dobronravov 1970, pp. 22-31). (x, y) is the centre of mass, phi the heading; the rear and front wheels do not slip sideways (two nonholonomic constraints, 1 degree of freedom). A traction force F acts along the car axis; a linear drag c_d on the centre-of-mass velocity keeps the speed bounded. Without drag the reduced equation is [J + m*(l^2*cot(steer)^2 + b^2)]*der(der(phi)) = F*l*cot(steer) + m*l^2*cot(steer)*der(steer)/sin(steer)^2*der(phi) (corrected (3.30)).</p>
 <p>Equations of motion derived by nhbridge 0.1.0 with <b>Lagrange's equations with multipliers</b> (method <code>lagrange</code>): multiplier DAE, constraints at acceleration level (index 1).</p>
 <p>Variables: each generalized coordinate under its own name, its velocity as <code>der_&lt;name&gt;</code>; <code>residual</code> monitors the constraints.</p>
-<p>Inputs: F.</p>"));
+<p>Inputs: F.</p>
+<p>Equations (in the notation of the system file):</p>
+<ul>
+<li>T = <code>(0.5)*J*der(phi)^2 + (0.5)*m*(der(x)^2 + der(y)^2)</code></li>
+<li>D = <code>(0.5)*c_d*(der(x)^2 + der(y)^2)</code></li>
+<li>Q<sub>x</sub> = <code>F*cos(phi)</code></li>
+<li>Q<sub>y</sub> = <code>F*sin(phi)</code></li>
+<li>constraints.nonholonomic[1]: <code>b*der(phi) + der(x)*sin(phi) - der(y)*cos(phi)</code> = 0</li>
+<li>constraints.nonholonomic[2]: <code>-a*der(phi)*cos(steer0 + steer1*sin(steer_w*time)) + der(x)*sin(phi + steer0 + steer1*sin(steer_w*time)) - der(y)*cos(phi + steer0 + steer1*sin(steer_w*time))</code> = 0</li>
+</ul>
+<p>Form: <code>d/dt(dT/d(der(q))) - dT/dq + dV/dq + dD/d(der(q)) = Q + A^T*lambda</code> with the multipliers <code>lambda</code>, the constraints differentiated to acceleration level (index 1); <code>A</code> is the Jacobian of the velocity-level constraints <code>A*der(q) + a0 = 0</code>.</p>"));
 end SteeredCar;

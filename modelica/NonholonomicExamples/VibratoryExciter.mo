@@ -19,35 +19,35 @@ model VibratoryExciter "Vibratory device with a controlled two-unbalance exciter
   Real varphi(start=0.0, fixed=true, unit="rad") "rotation angle of the exciter drive";
   Real theta(start=1.0, fixed=true, unit="rad") "control angle (phase shift) between the two unbalances";
   // generalized velocities
-  Real der_xC(start=0.0, fixed=true, unit="m.s-1") "velocity der(xC)";
-  Real der_yC(start=0.0, fixed=true, unit="m.s-1") "velocity der(yC)";
-  Real der_varphi(start=10.0, fixed=true, unit="rad.s-1") "velocity der(varphi)";
-  Real der_theta(start=0.0, fixed=true, unit="rad.s-1") "velocity der(theta)";
-  output Real amplitude "output amplitude";
+  Real der_xC(start=0.0, fixed=true, unit="m/s") "velocity der(xC)";
+  Real der_yC(start=0.0, fixed=true, unit="m/s") "velocity der(yC)";
+  Real der_varphi(start=10.0, fixed=true, unit="rad/s") "velocity der(varphi)";
+  Real der_theta(start=0.0, fixed=true, unit="rad/s") "velocity der(theta)";
+  output Real amplitude(unit="m") "output amplitude";
 protected
-  Real nhb_cse1 "common subexpression";
-  Real nhb_cse2 "common subexpression";
-  Real nhb_cse3 "common subexpression";
-  Real nhb_cse4 "common subexpression";
-  Real nhb_cse5 "common subexpression";
-  Real nhb_cse6 "common subexpression";
-  Real nhb_cse7 "common subexpression";
-  Real nhb_cse8 "common subexpression";
-  Real nhb_cse9 "common subexpression";
-  Real nhb_cse10 "common subexpression";
-  Real nhb_cse11 "common subexpression";
-  Real nhb_cse12 "common subexpression";
-  Real nhb_cse13 "common subexpression";
-  Real nhb_cse14 "common subexpression";
-  Real nhb_cse15 "common subexpression";
-  Real nhb_cse16 "common subexpression";
-  Real nhb_cse17 "common subexpression";
-  Real nhb_cse18 "common subexpression";
-  Real nhb_cse19 "common subexpression";
-  Real nhb_cse20 "common subexpression";
-  Real nhb_cse21 "common subexpression";
-  Real nhb_cse22 "common subexpression";
-  Real nhb_cse23 "common subexpression";
+  Real nhb_cse1(unit="kg.m") "common subexpression";
+  Real nhb_cse2(unit="kg.m") "common subexpression";
+  Real nhb_cse3(unit="1") "common subexpression";
+  Real nhb_cse4(unit="kg.m") "common subexpression";
+  Real nhb_cse5(unit="kg.m") "common subexpression";
+  Real nhb_cse6(unit="kg.m") "common subexpression";
+  Real nhb_cse7(unit="1") "common subexpression";
+  Real nhb_cse8(unit="kg.m") "common subexpression";
+  Real nhb_cse9(unit="kg.m") "common subexpression";
+  Real nhb_cse10(unit="kg.m") "common subexpression";
+  Real nhb_cse11(unit="kg.m2") "common subexpression";
+  Real nhb_cse12(unit="kg.m/s") "common subexpression";
+  Real nhb_cse13(unit="kg.m/s") "common subexpression";
+  Real nhb_cse14(unit="kg.m/s") "common subexpression";
+  Real nhb_cse15(unit="kg.m/s") "common subexpression";
+  Real nhb_cse16(unit="kg.m/s") "common subexpression";
+  Real nhb_cse17(unit="kg.m/s") "common subexpression";
+  Real nhb_cse18(unit="N.m") "common subexpression";
+  Real nhb_cse19(unit="N.m") "common subexpression";
+  Real nhb_cse20(unit="N.m") "common subexpression";
+  Real nhb_cse21(unit="N.m") "common subexpression";
+  Real nhb_cse22(unit="kg.m2/s") "common subexpression";
+  Real nhb_cse23(unit="kg.m2/s") "common subexpression";
 equation
   // kinematics
   der(xC) = der_xC;
@@ -89,5 +89,13 @@ equation
     experiment(StopTime=5.0, Interval=0.005, Tolerance=1e-08),
     Documentation(info="<p>Vibratory device with a controlled two-unbalance exciter of circular translational vibrations (Zhyhylii, Poltava 2024, 'On Lagrange's equations of the second kind and Nielsen's equations'): platform centre (xC, yC) on springs kx, ky, drive rotation varphi, control (phase) angle theta between the two unbalances (theta = 0: the unbalances cancel). Kinetic energy exactly the printed 11 terms (M, m, I1, I2, e); the inertia matrix is positive definite for all angles with these values (Schur complement determinant &gt;= 7.1e-5 kg^2.m^4). Motor torque Md - cd*der(varphi) on varphi; a PD controller -kt*(theta - theta_ref) - ct*der(theta) holds the phase angle.</p>
 <p>Equations of motion derived by nhbridge 0.1.0 with <b>Lagrange's equations with multipliers</b> (method <code>lagrange</code>): multiplier DAE, constraints at acceleration level (index 1).</p>
-<p>Variables: each generalized coordinate under its own name, its velocity as <code>der_&lt;name&gt;</code>; <code>residual</code> monitors the constraints.</p>"));
+<p>Variables: each generalized coordinate under its own name, its velocity as <code>der_&lt;name&gt;</code>; <code>residual</code> monitors the constraints.</p>
+<p>Equations (in the notation of the system file):</p>
+<ul>
+<li>T = <code>(0.5)*I1*der(varphi)^2 + (0.5)*I2*der(theta)^2 - I2*der(theta)*der(varphi) + (0.5)*M*der(xC)^2 + (0.5)*M*der(yC)^2 - der(theta)*der(xC)*e*m*cos(theta - varphi) + der(theta)*der(yC)*e*m*sin(theta - varphi) - der(varphi)*der(xC)*e*m*cos(varphi) + der(varphi)*der(xC)*e*m*cos(theta - varphi) - der(varphi)*der(yC)*e*m*sin(varphi) - der(varphi)*der(yC)*e*m*sin(theta - varphi)</code></li>
+<li>V = <code>(0.5)*kx*xC^2 + (0.5)*ky*yC^2</code></li>
+<li>Q<sub>varphi</sub> = <code>Md - cd*der(varphi)</code></li>
+<li>Q<sub>theta</sub> = <code>-ct*der(theta) - kt*(theta - theta_ref)</code></li>
+</ul>
+<p>Form: <code>d/dt(dT/d(der(q))) - dT/dq + dV/dq + dD/d(der(q)) = Q</code> (mass matrix implicit: <code>M*der(der(q)) = F</code>, solved by the tool).</p>"));
 end VibratoryExciter;

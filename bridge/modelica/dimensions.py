@@ -1,0 +1,267 @@
+"""Units of the generated variables, by dimensional analysis of their expressions.
+
+The declared units (coordinates ``q``, parameters, inputs; ``q'`` in ``<unit>/s``, ``q''`` in ``<unit>/s2``,
+``time`` in s) give the unit of every expression the model writes: products add exponents, sums need equal
+units, ``sin``, ``exp``, ... are dimensionless. Angles are counted in rad where that is consistent (a
+residual ``der(phi1) - der(phi2)`` in rad/s); where it is not (``J/2*der(theta)^2 + m/2*der(x)^2``), rad is
+taken as 1, as the SI does and the MSL's torque ``N.m`` (not ``N.m/rad``) does. Only SI-coherent units take
+part (factor 1: ``mm`` or ``deg`` do not); where a unit is missing or the expression is inconsistent, the
+variable gets no unit rather than a wrong one.
+
+* multiplier ``lambda_k``: ``A^T lambda`` is a generalized force, so for every coordinate ``j`` with
+  ``A_kj != 0``: ``unit(lambda_k) = unit(T) / unit(q_j) / unit(A_kj)`` (``T`` the kinetic energy, rad as 1);
+  all such ``j`` must agree;
+* ``residual[k]``: the velocity-level constraint;
+* the split's placeholders ``Z`` of ``L Z = R``: ``unit(Z_kj) = unit(R_ij) / unit(L_ik)`` (rad as 1);
+* temporaries ``nhb_cse<k>`` (rad as 1) and outputs without a declared unit: their expressions.
+"""
+
+from __future__ import annotations
+
+import re
+
+import sympy as sp
+
+from ..derivation.eom import EquationsOfMotion
+from ..model import symbols as S
+from ..model.units import BASE, BaseUnit, parse_unit
+
+_RAD = BASE.index("rad")
+#: the split's placeholders as the reduced methods name them: B[dep,ind], beta[dep], B_dot[...], beta_dot[...]
+_PLACEHOLDER = re.compile(r"^(B|beta)(_dot)?\[(\w+)(?:,(\w+))?\]$")
+_DIMENSIONLESS = (sp.sin, sp.cos, sp.tan, sp.cot, sp.sinh, sp.cosh, sp.tanh, sp.exp, sp.log, sp.sign)
+_ANGLES = (sp.asin, sp.acos, sp.atan, sp.atan2, sp.acot)
+_SAME = (sp.Abs, sp.Min, sp.Max)
+Exponents = tuple[int, ...]
+ONE: Exponents = (0,) * len(BASE)
+RADIAN: Exponents = tuple(1 if i == _RAD else 0 for i in range(len(BASE)))
+
+
+class _Inconsistent(Exception):
+    """A sum of terms in different units, or an exponent that is not an integer."""
+
+
+def exponents(unit: str) -> Exponents | None:
+    """The base-unit exponents of a unit string; None when it is empty, unknown or not SI-coherent (factor 1)."""
+    base: BaseUnit | None = parse_unit(unit) if unit else None
+    if base is None or abs(base.factor - 1.0) > 1e-12:
+        return None
+    return base.exponents
+
+
+def _mul(a: Exponents, b: Exponents, k: int = 1) -> Exponents:
+    return tuple(x + k * y for x, y in zip(a, b))
+
+
+def unit_text(e: Exponents) -> str:
+    """MSL-style text of base-unit exponents: ``N`` where kg.m/s2 divides it, one ``/`` (``m/s2``, ``N.m``,
+    ``kg.m2``, ``1/s``, ``N.s/m``, ``kg/(m.s)``)."""
+    e = list(e)
+    num: list[str] = []
+    kg, s = BASE.index("kg"), BASE.index("s")
+    if e[kg] == 1 and e[s] <= -2:
+        num.append("N")
+        e = [x - y for x, y in zip(e, (1, 1, -2, 0, 0, 0, 0, 0))]
+    num += [n if x == 1 else f"{n}{x}" for n, x in zip(BASE, e) if x > 0]
+    den = [n if -x == 1 else f"{n}{-x}" for n, x in zip(BASE, e) if x < 0]
+    text = ".".join(num) or "1"
+    if den:
+        text += "/" + (den[0] if len(den) == 1 else f"({'.'.join(den)})")
+    return text
+
+
+class Dimensions:
+    """The units of a model's symbols and of expressions over them."""
+
+    def __init__(self, eom: EquationsOfMotion):
+        self.eom = eom
+        system = eom.system
+        env: dict[sp.Symbol, Exponents | None] = {S.t: tuple(1 if n == "s" else 0 for n in BASE)}
+        per_s = tuple(-1 if n == "s" else 0 for n in BASE)
+        for c in system.coordinates:
+            unit = exponents(c.unit)
+            env[c.symbol] = unit
+            env[c.velocity_symbol] = None if unit is None else _mul(unit, per_s)
+            env[c.acceleration_symbol] = None if unit is None else _mul(unit, per_s, 2)
+        for p in (*system.parameters, *system.inputs):
+            env[p.symbol] = exponents(p.unit)
+        for eff in getattr(system, "efforts", ()):
+            env[eff.symbol] = exponents(getattr(eff, "unit", ""))
+        self.env = env
+        self._placeholders()
+
+    # -- expressions ---------------------------------------------------------------------------------------
+    def of(self, expr: sp.Expr, keep_rad: bool = True) -> Exponents | None:
+        """The unit of ``expr`` (rad kept or taken as 1), or None when unknown or inconsistent."""
+        try:
+            return self._of(sp.sympify(expr), keep_rad)
+        except _Inconsistent:
+            return None
+
+    def best(self, expr: sp.Expr) -> Exponents | None:
+        """The unit of ``expr`` with rad kept where that is consistent, else with rad as 1; None when unknown."""
+        e = self.of(expr, True)
+        return e if e is not None else self.of(expr, False)
+
+    def text(self, expr: sp.Expr) -> str:
+        """The unit text of ``expr`` (rad kept where consistent), or "" when unknown."""
+        e = self.best(expr)
+        return "" if e is None else unit_text(e)
+
+    def define(self, symbol: sp.Symbol, expr: sp.Expr) -> str:
+        """Give ``symbol`` (a temporary ``symbol = expr``) the unit of ``expr`` with rad as 1 (internal variables
+        follow the SI); its text, or "" when unknown."""
+        self.env[symbol] = self.of(expr, keep_rad=False)
+        return self.text(symbol)
+
+    def _of(self, expr: sp.Basic, keep: bool) -> Exponents | None:
+        if expr.is_zero:
+            return None  # 0 has every unit
+        if expr.is_Number or expr in (sp.pi, sp.E):
+            return ONE
+        if expr.is_Symbol:
+            e = self.env.get(expr)
+            return None if e is None else (e if keep else tuple(0 if i == _RAD else x for i, x in enumerate(e)))
+        if expr.is_Add:
+            units = [self._of(a, keep) for a in expr.args]
+            if any(u is None for u in units):
+                return None
+            if len(set(units)) > 1:
+                raise _Inconsistent
+            return units[0]
+        if expr.is_Mul:
+            total = ONE
+            for a in expr.args:
+                u = self._of(a, keep)
+                if u is None:
+                    return None
+                total = _mul(total, u)
+            return total
+        if expr.is_Pow:
+            base, power = expr.args
+            u = self._of(base, keep)
+            if u is None:
+                return None
+            if not power.is_Rational:
+                return ONE if u == ONE and self._of(power, keep) == ONE else None
+            scaled = [x * power for x in u]
+            if any(not sp.Integer(x) == x for x in scaled):
+                raise _Inconsistent
+            return tuple(int(x) for x in scaled)
+        if isinstance(expr, _DIMENSIONLESS):
+            return ONE
+        if isinstance(expr, _ANGLES):
+            return RADIAN if keep else ONE
+        if isinstance(expr, _SAME):
+            units = {self._of(a, keep) for a in expr.args}
+            if None in units:
+                return None
+            if len(units) > 1:
+                raise _Inconsistent
+            return units.pop()
+        return None
+
+    # -- the generated variables ------------------------------------------------------------------------------
+    def _placeholders(self) -> None:
+        """Units of the split's placeholders: by definition where the name says it (``B[k,j]`` = dq'_k/dq'_j,
+        ``beta[k]`` a velocity of q_k, ``_dot`` their rates), else ``unit(Z_kj) = unit(R_ij) / unit(L_ik)``
+        for any ``L_ik != 0``."""
+        for stage in self.eom.auxiliary:
+            L, Z, R = stage.matrix, stage.unknowns, stage.rhs
+            for k in range(Z.shape[0]):
+                for j in range(Z.shape[1]):
+                    by_name = self._by_name(Z[k, j])
+                    self.env[Z[k, j]] = by_name if by_name is not None else self._solve_unit(L, R, k, j)
+
+    def _by_name(self, z: sp.Symbol) -> Exponents | None:
+        m = _PLACEHOLDER.match(str(z))
+        if not m:
+            return None
+        coordinates = {c.name: c for c in self.eom.system.coordinates}
+        kind, rate, dep, ind = m.groups()
+        if dep not in coordinates or (ind is not None and ind not in coordinates):
+            return None
+        unit = self.of(coordinates[dep].symbol, keep_rad=False)
+        if unit is None:
+            return None
+        per_s = tuple(-1 if n == "s" else 0 for n in BASE)
+        if kind == "B":
+            if ind is None:
+                return None
+            other = self.of(coordinates[ind].symbol, keep_rad=False)
+            unit = None if other is None else _mul(unit, other, -1)
+        else:
+            unit = _mul(unit, per_s)
+        return None if unit is None else (_mul(unit, per_s) if rate else unit)
+
+    def _solve_unit(self, L, R, k: int, j: int) -> Exponents | None:
+        for i in range(L.shape[0]):
+            if L[i, k] == 0:
+                continue
+            lu, ru = self.of(L[i, k], keep_rad=False), self.of(R[i, j], keep_rad=False)
+            if lu is not None and ru is not None:
+                return _mul(ru, lu, -1)
+        return None
+
+    def multipliers(self) -> list[str]:
+        """The unit of each multiplier (``""`` where unknown or the coordinates disagree)."""
+        eom = self.eom
+        A = eom.constraint_jacobian
+        if not eom.multipliers or A is None:
+            return []
+        energy = self.of(eom.system.kinetic, keep_rad=False)
+        out = []
+        for k in range(A.shape[0]):
+            units = set()
+            for j, c in enumerate(eom.system.coordinates):
+                if A[k, j] == 0:
+                    continue
+                coefficient, coordinate = self.of(A[k, j], keep_rad=False), self.of(c.symbol, keep_rad=False)
+                units.add(None if energy is None or coefficient is None or coordinate is None
+                          else _mul(_mul(energy, coordinate, -1), coefficient, -1))
+            out.append(unit_text(units.pop()) if len(units) == 1 and None not in units else "")
+        return out
+
+    def residuals(self) -> list[str]:
+        """The unit of each velocity-level constraint (``""`` where unknown)."""
+        return [self.text(g) for g in self.eom.system.velocity_constraints()]
+
+
+def _array_unit(units: list[str]) -> str:
+    if not any(units):
+        return ""
+    if len(set(units)) == 1:
+        return f'(each unit="{units[0]}")'
+    return "(unit={" + ", ".join(f'"{u}"' for u in units) + "})"
+
+
+_DECLARATION = re.compile(r'^(  (?:output )?Real )([A-Za-z_][A-Za-z0-9_]*|\'[^\']*\')(\[\d+\])?( ".*)$')
+
+
+def with_units(writer, declarations: list[str], repl) -> list[str]:
+    """The declarations with units on the generated variables that have none: ``lambda``, ``residual``, the
+    temporaries ``nhb_cse<k>``, the split's ``nhb_split<k>`` and the outputs without a declared unit."""
+    eom = writer.eom
+    dims = Dimensions(eom)
+    units: dict[str, str] = {}
+    if eom.multipliers:
+        units["lambda"] = _array_unit(dims.multipliers())
+    if eom.system.m:
+        units["residual"] = _array_unit(dims.residuals())
+    for k, (symbol, expr) in enumerate(repl):
+        text = dims.define(symbol, expr)
+        units[f"nhb_cse{k + 1}"] = f'(unit="{text}")' if text else ""
+    for z in eom.auxiliary_symbols:
+        text = unit_text(dims.env[z]) if dims.env.get(z) is not None else ""
+        units[writer.code(z)] = f'(unit="{text}")' if text else ""
+    for name, expr in eom.system.outputs.items():
+        if not eom.system.output_units.get(name):
+            text = dims.text(expr)
+            units[writer.ident(name)] = f'(unit="{text}")' if text else ""
+    out = []
+    for line in declarations:
+        m = _DECLARATION.match(line)
+        if m and units.get(m.group(2)):
+            line = f"{m.group(1)}{m.group(2)}{m.group(3) or ''}{units[m.group(2)]}{m.group(4)}"
+        out.append(line)
+    return out

@@ -1,0 +1,160 @@
+"""MSL habits (issue 13 requirement 5): units on every variable in one spelling, no start=-0.0, the equations in
+the Documentation, an experiment annotation, and the library modelica/ as a package through both compilers."""
+
+from __future__ import annotations
+
+import itertools
+import re
+from pathlib import Path
+
+import pytest
+
+import bridge
+from bridge.model.units import BASE, parse_unit, unit_problem
+from bridge.modelica.dimensions import Dimensions, unit_text
+from bridge.modelica.documentation import MAX_TOTAL
+from bridge.modelica.export import model_source
+
+ROOT = Path(__file__).parent.parent
+EXAMPLES = sorted((ROOT / "examples").glob("*.toml"))
+LIBRARY = ROOT / "modelica"
+DECLARATION = re.compile(r"^  (?:protected )?(?:output |input |parameter )?Real (\S+?)(\(.*\))? (?:= \S+ )?\"")
+
+
+def _declarations(text: str) -> dict[str, str]:
+    """Every Real variable -> its modifiers."""
+    out = {}
+    for line in text.splitlines():
+        m = DECLARATION.match(line)
+        if m:
+            out[m.group(1)] = m.group(2) or ""
+    return out
+
+
+def _fully_united(system) -> bool:
+    return all(x.unit for x in (*system.coordinates, *system.parameters, *system.inputs))
+
+
+@pytest.mark.parametrize("method", ["lagrange", "maggi"])
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
+def test_every_variable_has_a_unit_in_one_spelling(path, method):
+    system = bridge.load_system(path)
+    if not _fully_united(system):
+        pytest.skip("a coordinate, parameter or input without a unit: derived units stay off")
+    try:
+        eom = bridge.derive(system, method)
+    except bridge.BridgeError as exc:
+        pytest.skip(f"{method} does not apply: {exc}")
+    text = model_source(eom)
+    declared = _declarations(text)
+    assert declared
+    missing = [name for name, mods in declared.items() if "unit=" not in mods]
+    assert not missing, missing
+    for unit in re.findall(r'unit="([^"]*)"', text):
+        assert unit_problem(unit) is None, unit
+        assert not re.search(r"[a-zA-Z]-\d", unit) or unit in {c.unit for c in system.coordinates}, unit  # m/s
+    assert not re.search(r"start=-0\.0[,)]", text)
+
+
+@pytest.mark.parametrize("exps", [e for e in itertools.product(range(-2, 3), repeat=3)] + [
+    (1, 1, -2, 0, 0, 0, 0, -1), (0, 0, -1, 1, 0, 0, 0, 1), (2, -3, 1, 0, -1, 0, 0, 0)])
+def test_unit_text_parses_back_to_the_same_unit(exps):
+    """unit_text's spelling, read by the independent unit parser, is the same base unit."""
+    e = tuple(exps) + (0,) * (len(BASE) - len(exps))
+    text = unit_text(e)
+    assert unit_problem(text) is None, text
+    parsed = parse_unit(text)
+    assert parsed is not None and parsed.exponents == e and parsed.factor == 1.0, text
+    assert text.count("/") <= 1
+
+
+def test_unit_text_spells_as_the_msl():
+    kg, m, s = (tuple(1 if n == b else 0 for n in BASE) for b in ("kg", "m", "s"))
+
+    def u(**k):
+        return tuple(k.get(n, 0) for n in BASE)
+
+    assert unit_text(u(kg=1, m=1, s=-2)) == "N" and unit_text(u(kg=1, m=2, s=-2)) == "N.m"
+    assert unit_text(u(m=1, s=-1)) == "m/s" and unit_text(u(rad=1, s=-2)) == "rad/s2"
+    assert unit_text(u(kg=1, s=-2)) == "N/m" and unit_text(u(s=-1)) == "1/s" and unit_text(u()) == "1"
+    assert unit_text(u(kg=1, m=2)) == "kg.m2"
+
+
+def test_multiplier_units_from_the_constraints():
+    """Closed forms: the sleigh's knife edge carries a force (N); the Cartesian pendulum's x^2 + y^2 = l^2 has
+    A = 2 [x, y], so its multiplier is a force per length (N/m)."""
+    for name, unit in (("chaplygin_sleigh", "N"), ("cartesian_pendulum", "N/m"), ("rolling_sphere", "N")):
+        eom = bridge.derive(bridge.load_system(ROOT / "examples" / f"{name}.toml"), "lagrange")
+        assert set(Dimensions(eom).multipliers()) == {unit}, name
+        assert f'lambda[{len(eom.multipliers)}](each unit="{unit}")' in model_source(eom)
+
+
+def test_no_unit_rather_than_a_wrong_one():
+    """A parameter without a unit in the constraint: the multiplier and residual stay without a unit."""
+    text = (ROOT / "examples" / "chaplygin_sleigh.toml").read_text().replace(
+        'a = { value = 0.2, unit = "m",', 'a = { value = 0.2,')
+    eom = bridge.derive(bridge.parse_system(text), "lagrange")
+    source = model_source(eom)
+    assert re.search(r"Real lambda\[1\] ", source) and re.search(r"Real residual\[1\] ", source)
+
+
+def test_no_negative_zero_start():
+    text = (ROOT / "examples" / "simple_pendulum.toml").read_text().replace(
+        "start = 0.5, velocity = 0.3", "start = -0.0, velocity = -0.0")
+    source = model_source(bridge.derive(bridge.parse_system(text), "lagrange"))
+    assert not re.search(r"-0\.0[,)]", source) and 'theta(start=0.0' in source
+
+
+def test_documentation_holds_the_equations():
+    eom = bridge.derive(bridge.load_system(ROOT / "examples" / "chaplygin_sleigh.toml"), "lagrange")
+    source = model_source(eom)
+    info = source[source.index("Documentation(info="):]
+    assert "<li>T = <code>" in info and "der(theta)^2" in info
+    assert "constraints.nonholonomic[1]: <code>-a*der(theta) - der(x)*sin(theta) + der(y)*cos(theta)</code> = 0" \
+        in info
+    assert "Q + A^T*lambda" in info and "experiment(StopTime=" in source
+
+
+def test_documentation_is_bounded_for_big_systems():
+    """A chain of 20 masses and springs with long force laws: the documentation stays bounded and says so."""
+    n = 20
+    coords = "\n".join(f'x{i} = {{ start = {0.01 * i}, unit = "m" }}' for i in range(n))
+    long_force = " + ".join(f"0.001*x{j}*x{(j + 1) % n}" for j in range(n))
+    forces = "\n".join(f'x{i} = "{long_force} + {" + ".join(f"1e-6*x{i}^{k}" for k in range(2, 40))}"'
+                       for i in range(n))
+    kinetic = " + ".join(f"der(x{i})^2" for i in range(n))
+    potential = " + ".join(f"(x{i} - x{i - 1})^2" for i in range(1, n))
+    text = (f'name = "Chain"\n[coordinates]\n{coords}\n[energy]\nkinetic = "{kinetic}"\npotential = "{potential}"\n'
+            f"[forces]\n{forces}\n")
+    source = model_source(bridge.derive(bridge.parse_system(text), "lagrange"))
+    info = source[source.index("Documentation(info="):]
+    assert "more not listed here" in info or "cut here" in info
+    assert len(info) < MAX_TOTAL + 5000
+
+
+def _package_models() -> list[str]:
+    return (LIBRARY / "NonholonomicExamples" / "package.order").read_text().split()
+
+
+@pytest.mark.parametrize("name", _package_models())
+def test_the_library_as_a_package_in_rumoca(name):
+    rumoca = pytest.importorskip("rumoca")
+    path = LIBRARY / "NonholonomicExamples" / f"{name}.mo"
+    model = rumoca.loads(path.read_text(encoding="utf-8"), model=f"NonholonomicExamples.{name}",
+                         filename=str(path), roots=[str(LIBRARY)])
+    assert model.structure().is_balanced
+
+
+@pytest.mark.parametrize("name", _package_models())
+def test_the_library_as_a_package_in_pymoca(name):
+    pytest.importorskip("pymoca")
+    from bridge.modelica.pymoca_backend import require_pymoca
+
+    _, transfer_model = require_pymoca()
+    model = transfer_model(str(LIBRARY), f"NonholonomicExamples.{name}",
+                           {"replace_constant_values": True, "replace_parameter_values": True,
+                            "resolve_parameter_values": True, "check_balanced": False})
+    unknowns = sum(v.symbol.numel() for v in (*model.states, *model.alg_states))
+    inputs = sum(v.symbol.numel() for v in model.inputs)
+    assert unknowns > 0 and sum(e.numel() for e in model.equations) == unknowns, (unknowns, inputs)
+    assert not [p.symbol.name() for p in model.parameters]  # every parameter has its value
