@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from sympy import Matrix, acos, pi, sin, cos, sqrt, symbols
+from sympy import Matrix, acos, cos, pi, sin, sqrt, symbols
 from sympy.physics.mechanics import (
     KanesMethod,
     LagrangesMethod,
@@ -193,3 +193,26 @@ def disc_lagrange() -> SimpleNamespace:
     lm.form_lagranges_equations()
     return SimpleNamespace(lagrange=lm, q=[q1, q2, q3], parameters={r: 0.3, m: 2.0, g: 9.81},
                            start={q2: 0.1, q1d: 0.0, q3d: 5.0})
+
+
+def pendulum_lagrange() -> SimpleNamespace:
+    """sympy's double pendulum of particles by Lagrange's method, gravity as a force list (as its docs write it)."""
+    from sympy.physics.mechanics import Particle
+
+    q1, q2 = dynamicsymbols("q1 q2")
+    l, m, g = symbols("l m g")  # noqa: E741
+    N = ReferenceFrame("N")
+    A = N.orientnew("A", "Axis", [q1, N.z])
+    B = N.orientnew("B", "Axis", [q2, N.z])
+    O = Point("O")
+    O.set_vel(N, 0)
+    P = O.locatenew("P", l * A.x)
+    R = P.locatenew("R", l * B.x)
+    P.set_vel(N, P.pos_from(O).dt(N))
+    R.set_vel(N, R.pos_from(O).dt(N))
+    ParP, ParR = Particle("ParP", P, m), Particle("ParR", R, m)
+    lm = LagrangesMethod(Lagrangian(N, ParP, ParR), [q1, q2], forcelist=[(P, m * g * N.x), (R, m * g * N.x)],
+                         bodies=[ParP, ParR], frame=N)
+    lm.form_lagranges_equations()
+    return SimpleNamespace(lagrange=lm, q=[q1, q2], parameters={l: 0.7, m: 1.3, g: 9.81},
+                           start={q1: 0.4, q2.diff(): -1.0})

@@ -343,6 +343,24 @@ def _true_velocities(bodies: list, ref: Any, conv: _Converter, coords: list, pva
     return out, constraints
 
 
+def _lagrange_bodies(bodies: list, lag: sp.Expr, q_syms: list, qd_syms: list, pvals: Mapping) -> list:
+    """A LagrangesMethod's bodies, if their velocities are the time derivatives of their positions (a Lagrangian
+    formed from velocities with embedded constraints describes another motion than Kane's method would find from
+    the same bodies) and their kinetic energy is the velocity part of L; else none (kane does not apply)."""
+    if not bodies or any(b.position is None for b in bodies):
+        return []
+    qdd = [S.qdd(S.base_name(s)) for s in q_syms]
+    gap = [v - total_derivative(r, q_syms, qd_syms, qdd) for b in bodies for v, r in zip(b.velocity, b.position)]
+    scales = [abs(v) for b in bodies for v in b.velocity]
+    if not _vanish(gap, scales, q_syms + qd_syms, pvals):
+        return []
+    T = Multibody(tuple(bodies)).kinetic_energy()
+    L0 = lag.xreplace({v: 0 for v in qd_syms})
+    if not _vanish([T - (lag - L0)], [abs(T)], q_syms + qd_syms, pvals):
+        return []
+    return bodies
+
+
 def _vanish(exprs: list, scales: list, syms: list, pvals: Mapping) -> bool:
     """Every expression is zero (relative to the scale expressions) at three random states."""
     rng = np.random.default_rng(5)
@@ -486,8 +504,8 @@ def from_mechanics(obj: Any, parameters: Mapping | None = None, start: Mapping |
                     "give every constant a value, e.g. parameters={" + ", ".join(f"{m}: 1.0" for m in
                                                                           sorted(missing)[:3]) + "}")
     pvals = {conv.params[s]: v for s, v in values.items()}
-    if spec.kind == "LagrangesMethod":  # L holds T and V; its bodies are kept for kane (their velocities are q')
-        bodies = [b if b.position is not None else replace(b, position=ZERO) for b in bodies]
+    if spec.kind == "LagrangesMethod":  # L holds T and V; its bodies are kept for kane if they describe the same T
+        bodies = _lagrange_bodies(bodies, lag, q_syms, qd_syms, pvals)
         gravity, rest = ZERO, [ld for _w, ld in loads]
     else:
         bodies, embedded = _true_velocities(bodies, ref, conv, coords, pvals)
