@@ -40,9 +40,9 @@ class ClosedForm:
 
 
 def signal_names(system: System) -> list[str]:
-    """The compared signals: coordinates, their velocities, the outputs."""
+    """The compared signals: coordinates, their velocities, the outputs, the effort variables."""
     names = [c.name for c in system.coordinates]
-    return names + [f"der({n})" for n in names] + list(system.outputs)
+    return names + [f"der({n})" for n in names] + list(system.outputs) + [e.name for e in system.efforts]
 
 
 def parse_reference(table: Any, system: System, problems: ProblemCollector) -> dict[str, ClosedForm]:

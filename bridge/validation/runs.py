@@ -91,7 +91,7 @@ def rumoca_modelica_run(eom: EquationsOfMotion, stop: float, step: float, rtol: 
         for name, tool in ((c.name, c.name), (f"der({c.name})", f"der_{c.name}")):
             if tool in available:
                 signals[name] = np.asarray(result[tool], dtype=float)
-    for name in system.outputs:
+    for name in [*system.outputs, *(e.name for e in system.efforts)]:  # efforts: variables of their own names
         if name in available:
             signals[name] = np.asarray(result[name], dtype=float)
     notes = (f"Rumoca {_version('rumoca')}, {run.form} accelerations",)
@@ -111,7 +111,8 @@ def pymoca_modelica_run(eom: EquationsOfMotion, stop: float, step: float, rtol: 
         for name, tool in ((c.name, c.name), (f"der({c.name})", f"der_{c.name}")):
             if tool in run.signals:
                 signals[name] = run.signals[tool]
-    signals.update({name: run.signals[name] for name in system.outputs if name in run.signals})
+    signals.update({name: run.signals[name] for name in [*system.outputs, *(e.name for e in system.efforts)]
+                    if name in run.signals})
     notes = (f"pymoca {_version('pymoca')}, CasADi {_version('casadi')} IDAS",)
     return Trajectory(run.time, signals, notes)
 
