@@ -26,13 +26,14 @@ def build_rumoca_fmu(eom: EquationsOfMotion, path: str | Path, level: str = "ind
                           "--backend native") from exc
     from ..modelica.check import load_alone
     from ..modelica.export import model_source
+    from ..modelica.ports import library_files
 
     path = _output_path(path)
     cc = compiler()
     name = eom.system.name
     rename, original = _rumoca_names(eom)
     try:
-        model = load_alone(rumoca, model_source(eom, level, rename=rename), name)
+        model = load_alone(rumoca, model_source(eom, level, rename=rename), name, library_files(eom))
         generated = model.codegen("fmi2")
     except (rumoca.RumocaError, RuntimeError) as exc:  # codegen template errors surface as RuntimeError
         raise ExportError(f"Rumoca cannot generate an FMU for {name}: {exc}; use --backend native") from exc

@@ -102,10 +102,11 @@ def rumoca_modelica_run(eom: EquationsOfMotion, stop: float, step: float, rtol: 
 def pymoca_modelica_run(eom: EquationsOfMotion, stop: float, step: float, rtol: float = 1e-10) -> Trajectory:
     """The exported model compiled by pymoca and integrated by IDAS (:mod:`bridge.modelica.pymoca_backend`)."""
     from ..modelica.export import model_source
+    from ..modelica.ports import library_files
     from ..modelica.pymoca_backend import simulate_pymoca
 
     system = eom.system
-    run = simulate_pymoca(model_source(eom, "index1"), system.name, stop, step, rtol)
+    run = simulate_pymoca(model_source(eom, "index1"), system.name, stop, step, rtol, library_files(eom))
     signals = {}
     for c in system.coordinates:
         for name, tool in ((c.name, c.name), (f"der({c.name})", f"der_{c.name}")):
