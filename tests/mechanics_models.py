@@ -216,3 +216,32 @@ def pendulum_lagrange() -> SimpleNamespace:
     lm.form_lagranges_equations()
     return SimpleNamespace(lagrange=lm, q=[q1, q2], parameters={l: 0.7, m: 1.3, g: 9.81},
                            start={q1: 0.4, q2.diff(): -1.0})
+
+
+def rolling_disc_system() -> SimpleNamespace:
+    """The documentation's rolling disc as a sympy.physics.mechanics.System (fixed point C, uniform gravity)."""
+    from sympy.physics.mechanics import System
+
+    q1, q2, q3, u1, u2, u3 = dynamicsymbols("q1 q2 q3 u1 u2 u3")
+    r, m, g = symbols("r m g")
+    N = ReferenceFrame("N")
+    Y = N.orientnew("Y", "Axis", [q1, N.z])
+    L = Y.orientnew("L", "Axis", [q2, Y.x])
+    R = L.orientnew("R", "Axis", [q3, L.y])
+    w_R_N_qd = R.ang_vel_in(N)
+    R.set_ang_vel(N, u1 * L.x + u2 * L.y + u3 * L.z)
+    C = Point("C")
+    C.set_vel(N, 0)
+    Dmc = C.locatenew("Dmc", r * L.z)
+    Dmc.v2pt_theory(C, N, R)
+    disc = RigidBody("disc", Dmc, R, m, (inertia(L, m / 4 * r**2, m / 2 * r**2, m / 4 * r**2), Dmc))
+    system = System(N, C)
+    system.add_coordinates(q1, q2, q3)
+    system.add_speeds(u1, u2, u3)
+    system.add_kdes(*[dot(R.ang_vel_in(N) - w_R_N_qd, uv) for uv in L])
+    system.add_bodies(disc)
+    system.apply_uniform_gravity(-g * N.z)
+    system.validate_system()
+    system.form_eoms()
+    return SimpleNamespace(system=system, kane=system.eom_method, q=[q1, q2, q3], u=[u1, u2, u3],
+                           parameters={r: 0.25, m: 1.5, g: 9.81}, start={q2: -0.2, u2: 3.0, u1: 0.5})
