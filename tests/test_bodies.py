@@ -23,12 +23,11 @@ WHEEL = ROOT / "examples" / "rolling_wheel.toml"
 WHEEL_BY_HAND = """
 name = "RollingWheelByHand"
 [coordinates]
-x = { start = 0.2, velocity = 1.5 }
-y = { start = 0.2, velocity = -0.3 }
-z = { start = 0.3 }
+x = { start = 0.2 }
+y = { start = 0.2 }
 psi = { start = 0.0 }
-theta = { start = 0.0, velocity = 1.0 }
-phi = { start = 0.0, velocity = 5.0 }
+theta = { start = 0.001 }
+phi = { start = 0.0 }
 [parameters]
 R = 0.3
 m = 2.0
@@ -36,14 +35,18 @@ I_axis = 0.06
 I_long = 0.12
 g = 9.81
 [energy]
-kinetic = '''m/2*(der(x)^2 + der(y)^2 + der(z)^2) + I_long/2*(der(theta)^2 + (der(psi)*cos(theta))^2)
-             + I_axis/2*(der(phi) + der(psi)*sin(theta))^2'''
-potential = "m*g*z"
+kinetic = '''m/2*(der(x)^2 + der(y)^2 + (R*sin(theta)*der(theta))^2)
+             + I_long/2*(der(theta)^2 + (der(psi)*cos(theta))^2) + I_axis/2*(der(phi) + der(psi)*sin(theta))^2'''
+potential = "m*g*R*cos(theta)"
 [constraints]
-holonomic = ["z - R*cos(theta)"]
 nonholonomic = ["der(x) - R*(der(psi)*sin(theta) + der(phi))*cos(psi) - R*der(theta)*sin(psi)*cos(theta)",
                 "der(y) - R*(der(psi)*sin(theta) + der(phi))*sin(psi) + R*der(theta)*cos(psi)*cos(theta)"]
 """
+# the same with the centre height z as a coordinate and the contact on the ground as a holonomic constraint
+WHEEL_BY_HAND_Z = (WHEEL_BY_HAND.replace("y = { start = 0.2 }", "y = { start = 0.2 }\nz = { start = 0.3 }")
+                   .replace("(R*sin(theta)*der(theta))^2", "der(z)^2").replace("m*g*R*cos(theta)", "m*g*z")
+                   .replace("theta = { start = 0.001 }", "theta = { start = 0.0 }")
+                   .replace("[constraints]", '[constraints]\nholonomic = ["z - R*cos(theta)"]'))
 
 
 def _load(name: str, path: Path):
@@ -54,8 +57,8 @@ def _load(name: str, path: Path):
     return module
 
 
-def _wheel_state(rng) -> tuple[np.ndarray, np.ndarray]:
-    """A random state on the wheel's constraints (x, y, z, psi, theta, phi)."""
+def _wheel_state(rng, with_z: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """A random state on the wheel's constraints (x, y, [z,] psi, theta, phi)."""
     R = 0.3
     x, y, psi, phi = rng.uniform(-2, 2, 4)
     theta = rng.uniform(-0.8, 0.8)
@@ -63,8 +66,9 @@ def _wheel_state(rng) -> tuple[np.ndarray, np.ndarray]:
     roll = R * (dpsi * np.sin(theta) + dphi)
     dx = roll * np.cos(psi) + R * dtheta * np.sin(psi) * np.cos(theta)
     dy = roll * np.sin(psi) - R * dtheta * np.cos(psi) * np.cos(theta)
-    return (np.array([x, y, R * np.cos(theta), psi, theta, phi]),
-            np.array([dx, dy, -R * np.sin(theta) * dtheta, dpsi, dtheta, dphi]))
+    z = [R * np.cos(theta)] if with_z else []
+    dz = [-R * np.sin(theta) * dtheta] if with_z else []
+    return np.array([x, y, *z, psi, theta, phi]), np.array([dx, dy, *dz, dpsi, dtheta, dphi])
 
 
 @pytest.fixture(scope="module")
@@ -73,17 +77,18 @@ def wheel():
 
 
 def test_wheel_structure(wheel):
-    """Under 40 lines; the contact generated 1 holonomic and 2 nonholonomic constraints, named by the entry."""
+    """Under 40 lines; the contact generated 2 nonholonomic constraints, named by the entry, and no holonomic one
+    (the height is R*cos(theta) already)."""
     assert len(WHEEL.read_text().splitlines()) < 40
     names = [name for name, _ in wheel.constraints]
-    assert names == ["contacts.wheel_body (on the plane)", "contacts.wheel_body (no slip along N.x)",
-                     "contacts.wheel_body (no slip along N.y)"]
-    assert wheel.multibody is not None and [b.name for b in wheel.multibody.bodies] == ["wheel_body"]
+    assert names == ["contacts.wheel (no slip along N.x)", "contacts.wheel (no slip along N.y)"]
+    assert wheel.multibody is not None and [b.name for b in wheel.multibody.bodies] == ["wheel"]
 
 
-@pytest.mark.parametrize("method", [m for m in METHODS if m != "chaplygin"])
+@pytest.mark.parametrize("method", list(METHODS))
 def test_wheel_matches_hand_derivation(wheel, method):
-    """q'' of the body-based wheel equals that of the hand-written energies at random consistent states."""
+    """q'' of the body-based wheel equals that of the hand-written energies at random consistent states, by every
+    method (the wheel is a Chaplygin system: x, y appear nowhere)."""
     reference = bridge.derive(parse_system(WHEEL_BY_HAND), "lagrange").numeric
     num = bridge.derive(wheel, method).numeric
     rng = np.random.default_rng(7)
@@ -94,9 +99,17 @@ def test_wheel_matches_hand_derivation(wheel, method):
         np.testing.assert_allclose(b, a, rtol=0, atol=1e-10 * max(1.0, np.abs(a).max()))
 
 
-def test_chaplygin_not_applicable(wheel):
-    """The wheel's constraints depend on the yaw, so Chaplygin's method says so instead of deriving."""
-    assert METHODS["chaplygin"].applicable(wheel)
+def test_wheel_height_as_coordinate_gives_holonomic_constraint(wheel):
+    """With z a coordinate (the MSL's choice) the contact adds the holonomic constraint (height of the contact
+    point = 0); the motion equals the hand-written file with z."""
+    y_line = 'y = { start = 0.2, velocity = -0.3, unit = "m", description = "wheel centre, y" }'
+    text = WHEEL.read_text().replace(y_line, 'y = { start = 0.2, velocity = -0.3 }\nz = { start = 0.3 }')
+    text = text.replace("[x, y, R*cos(theta)]", "[x, y, z]").replace("start = 0.001", "start = 0.0")
+    bodies = parse_system(text)
+    assert [n for n, _ in bodies.constraints][0] == "contacts.wheel (on the plane)"
+    assert (len(bodies.holonomic), len(bodies.nonholonomic)) == (1, 2)
+    rng = np.random.default_rng(8)
+    _compare(parse_system(WHEEL_BY_HAND_Z), bodies, [_wheel_state(rng, True) for _ in range(3)], ("lagrange", "kane"))
 
 
 def test_wheel_energy_conserved(wheel):
