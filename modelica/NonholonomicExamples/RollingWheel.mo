@@ -1,5 +1,5 @@
 within NonholonomicExamples;
-model RollingWheel "Modelica.Mechanics.MultiBody.Examples.Elementary.RollingWheel with bodies and a rolling-disk contact: a wheel rolling without slip on the ground z = 0 (gravity -z). Coordinates yaw, lean, spin instead of the MSL's z-y-x angles (the same start: der_angles {0, 5, 1} about z, y, x at zero angles)."
+model RollingWheel "Modelica.Mechanics.MultiBody.Examples.Elementary.RollingWheel (MSL) with a body and a rolling-disk contact: a wheel rolling without slip on the ground z = 0, gravity -z; parameters and start values of the MSL (x = y = 0.2 m, der_angles {0, 5, 1}), with yaw, lean, spin coordinates and a start lean of 1 mrad instead of 0: upright, the yaw rate does not move the contact point, and Rumoca 0.9 fails where that coefficient vanishes."
   // parameters
   parameter Real R(unit="m") = 0.3 "wheel radius";
   parameter Real m(unit="kg") = 2.0 "wheel mass";
@@ -9,19 +9,17 @@ model RollingWheel "Modelica.Mechanics.MultiBody.Examples.Elementary.RollingWhee
   // generalized coordinates
   Real x(start=0.2, fixed=true, unit="m") "wheel centre, x";
   Real y(start=0.2, fixed=true, unit="m") "wheel centre, y";
-  Real z(start=0.3, fixed=true, unit="m") "wheel centre height (fixed by the contact)";
   Real psi(start=0.0, fixed=true, unit="rad") "yaw about N.z";
-  Real theta(start=0.0, fixed=true, unit="rad") "lean about the yawed x axis";
+  Real theta(start=0.001, fixed=true, unit="rad") "lean about the yawed x axis";
   Real phi(start=0.0, fixed=true, unit="rad") "spin about the wheel axis y";
   // generalized velocities
   Real der_x(start=1.5, fixed=true, unit="m/s") "velocity der(x)";
-  Real der_y(start=-0.3, fixed=true, unit="m/s") "velocity der(y)";
-  Real der_z(start=0.0, fixed=true, unit="m/s") "velocity der(z)";
+  Real der_y(start=-0.2999998500000125, fixed=true, unit="m/s") "velocity der(y)";
   Real der_psi(start=0.0, fixed=true, unit="rad/s") "velocity der(psi)";
   Real der_theta(start=1.0, fixed=true, unit="rad/s") "velocity der(theta)";
   Real der_phi(start=5.0, fixed=true, unit="rad/s") "velocity der(phi)";
-  Real lambda[3](each unit="N") "constraint multipliers: generalized constraint forces A^T*lambda";
-  Real residual[3](each unit="m/s") "constraint residuals at velocity level (holonomic ones differentiated); stay near 0";
+  Real lambda[2](each unit="N") "constraint multipliers: generalized constraint forces A^T*lambda";
+  Real residual[2](each unit="m/s") "constraint residuals at velocity level (holonomic ones differentiated); stay near 0";
 protected
   Real nhb_cse1(unit="1") "common subexpression";
   Real nhb_cse2(unit="1") "common subexpression";
@@ -33,48 +31,50 @@ protected
   Real nhb_cse8(unit="kg.m2") "common subexpression";
   Real nhb_cse9(unit="kg.m2") "common subexpression";
   Real nhb_cse10(unit="1") "common subexpression";
-  Real nhb_cse11(unit="1") "common subexpression";
+  Real nhb_cse11(unit="m") "common subexpression";
   Real nhb_cse12(unit="1") "common subexpression";
   Real nhb_cse13(unit="1") "common subexpression";
-  Real nhb_cse14(unit="m") "common subexpression";
-  Real nhb_cse15(unit="m") "common subexpression";
+  Real nhb_cse14(unit="1") "common subexpression";
+  Real nhb_cse15(unit="1") "common subexpression";
   Real nhb_cse16(unit="m") "common subexpression";
   Real nhb_cse17(unit="m") "common subexpression";
   Real nhb_cse18(unit="1") "common subexpression";
   Real nhb_cse19(unit="m") "common subexpression";
-  Real nhb_cse20(unit="m") "common subexpression";
+  Real nhb_cse20(unit="kg.m2") "common subexpression";
   Real nhb_cse21(unit="m") "common subexpression";
   Real nhb_cse22(unit="m") "common subexpression";
   Real nhb_cse23(unit="m") "common subexpression";
   Real nhb_cse24(unit="m") "common subexpression";
-  Real nhb_cse25(unit="m") "common subexpression";
-  Real nhb_cse26(unit="1/s") "common subexpression";
-  Real nhb_cse27(unit="1/s") "common subexpression";
-  Real nhb_cse28(unit="kg.m2") "common subexpression";
+  Real nhb_cse25(unit="1") "common subexpression";
+  Real nhb_cse26(unit="m") "common subexpression";
+  Real nhb_cse27(unit="m") "common subexpression";
+  Real nhb_cse28(unit="m") "common subexpression";
   Real nhb_cse29(unit="1/s") "common subexpression";
   Real nhb_cse30(unit="1/s") "common subexpression";
-  Real nhb_cse31(unit="kg.m2/s") "common subexpression";
+  Real nhb_cse31(unit="kg.m2") "common subexpression";
   Real nhb_cse32(unit="1/s") "common subexpression";
-  Real nhb_cse33(unit="kg.m2/s") "common subexpression";
+  Real nhb_cse33(unit="1/s") "common subexpression";
   Real nhb_cse34(unit="kg.m2/s") "common subexpression";
-  Real nhb_cse35(unit="kg.m2") "common subexpression";
+  Real nhb_cse35(unit="1/s") "common subexpression";
   Real nhb_cse36(unit="kg.m2/s") "common subexpression";
-  Real nhb_cse37(unit="m/s") "common subexpression";
-  Real nhb_cse38(unit="m") "common subexpression";
-  Real nhb_cse39(unit="1/s") "common subexpression";
+  Real nhb_cse37(unit="kg.m2/s") "common subexpression";
+  Real nhb_cse38(unit="kg.m2") "common subexpression";
+  Real nhb_cse39(unit="kg.m2/s") "common subexpression";
   Real nhb_cse40(unit="1/s") "common subexpression";
   Real nhb_cse41(unit="1/s") "common subexpression";
   Real nhb_cse42(unit="1/s") "common subexpression";
-  Real nhb_cse43(unit="m/s") "common subexpression";
-  Real nhb_cse44(unit="m/s") "common subexpression";
-  Real nhb_cse45(unit="m/s") "common subexpression";
+  Real nhb_cse43(unit="1/s") "common subexpression";
+  Real nhb_cse44(unit="m") "common subexpression";
+  Real nhb_cse45(unit="1/s") "common subexpression";
   Real nhb_cse46(unit="1/s") "common subexpression";
   Real nhb_cse47(unit="m/s") "common subexpression";
+  Real nhb_cse48(unit="1/s") "common subexpression";
+  Real nhb_cse49(unit="1/s") "common subexpression";
+  Real nhb_cse50(unit="m") "common subexpression";
 equation
   // kinematics
   der(x) = der_x;
   der(y) = der_y;
-  der(z) = der_z;
   der(psi) = der_psi;
   der(theta) = der_theta;
   der(phi) = der_phi;
@@ -89,73 +89,71 @@ equation
   nhb_cse8 = I_long*nhb_cse7^2;
   nhb_cse9 = I_axis*nhb_cse1;
   nhb_cse10 = cos(psi);
-  nhb_cse11 = 1 - nhb_cse2;
-  nhb_cse12 = sqrt(nhb_cse11);
-  nhb_cse13 = 1.0/nhb_cse12;
-  nhb_cse14 = R*nhb_cse13;
+  nhb_cse11 = R*nhb_cse1;
+  nhb_cse12 = 1 - nhb_cse2;
+  nhb_cse13 = sqrt(nhb_cse12);
+  nhb_cse14 = 1.0/nhb_cse13;
   nhb_cse15 = nhb_cse14*nhb_cse3;
-  nhb_cse16 = nhb_cse1*nhb_cse15;
+  nhb_cse16 = nhb_cse11*nhb_cse15;
   nhb_cse17 = nhb_cse10*nhb_cse16;
   nhb_cse18 = sin(psi);
   nhb_cse19 = nhb_cse16*nhb_cse18;
-  nhb_cse20 = R*nhb_cse12;
-  nhb_cse21 = nhb_cse18*nhb_cse20;
-  nhb_cse22 = nhb_cse10*nhb_cse20;
-  nhb_cse23 = nhb_cse15*nhb_cse2;
-  nhb_cse24 = nhb_cse10*nhb_cse23 + nhb_cse22*nhb_cse3;
-  nhb_cse25 = nhb_cse18*nhb_cse23 + nhb_cse21*nhb_cse3;
-  nhb_cse26 = der_psi*nhb_cse3;
-  nhb_cse27 = der_theta*nhb_cse5 + nhb_cse26*nhb_cse7;
-  nhb_cse28 = I_long*nhb_cse3*nhb_cse5;
-  nhb_cse29 = -nhb_cse27;
-  nhb_cse30 = der_psi*nhb_cse1;
-  nhb_cse31 = I_axis*(der_phi + nhb_cse30);
-  nhb_cse32 = nhb_cse3*nhb_cse30;
-  nhb_cse33 = I_long*(der_theta*nhb_cse7 - nhb_cse26*nhb_cse5);
-  nhb_cse34 = nhb_cse33*nhb_cse5;
-  nhb_cse35 = I_long*nhb_cse7;
-  nhb_cse36 = nhb_cse27*nhb_cse35;
-  nhb_cse37 = der_theta*nhb_cse14;
-  nhb_cse38 = R*nhb_cse2*nhb_cse4/nhb_cse11^(1.5);
-  nhb_cse39 = der_phi*nhb_cse3;
-  nhb_cse40 = der_theta*nhb_cse10 - nhb_cse18*nhb_cse39;
-  nhb_cse41 = der_phi*nhb_cse1;
-  nhb_cse42 = der_psi + nhb_cse41;
-  nhb_cse43 = nhb_cse14*nhb_cse4*nhb_cse41;
-  nhb_cse44 = nhb_cse14*nhb_cse42;
-  nhb_cse45 = nhb_cse10*nhb_cse44;
-  nhb_cse46 = der_theta*nhb_cse18 + nhb_cse10*nhb_cse39;
-  nhb_cse47 = nhb_cse38*nhb_cse42;
+  nhb_cse20 = R^2*m;
+  nhb_cse21 = R*nhb_cse13;
+  nhb_cse22 = nhb_cse18*nhb_cse21;
+  nhb_cse23 = nhb_cse10*nhb_cse21;
+  nhb_cse24 = R*nhb_cse10;
+  nhb_cse25 = nhb_cse15*nhb_cse2;
+  nhb_cse26 = nhb_cse23*nhb_cse3 + nhb_cse24*nhb_cse25;
+  nhb_cse27 = R*nhb_cse18;
+  nhb_cse28 = nhb_cse22*nhb_cse3 + nhb_cse25*nhb_cse27;
+  nhb_cse29 = der_psi*nhb_cse3;
+  nhb_cse30 = der_theta*nhb_cse5 + nhb_cse29*nhb_cse7;
+  nhb_cse31 = I_long*nhb_cse3*nhb_cse5;
+  nhb_cse32 = -nhb_cse30;
+  nhb_cse33 = der_psi*nhb_cse1;
+  nhb_cse34 = I_axis*(der_phi + nhb_cse33);
+  nhb_cse35 = nhb_cse3*nhb_cse33;
+  nhb_cse36 = I_long*(der_theta*nhb_cse7 - nhb_cse29*nhb_cse5);
+  nhb_cse37 = nhb_cse36*nhb_cse5;
+  nhb_cse38 = I_long*nhb_cse7;
+  nhb_cse39 = nhb_cse30*nhb_cse38;
+  nhb_cse40 = der_phi*nhb_cse3;
+  nhb_cse41 = der_theta*nhb_cse10 - nhb_cse18*nhb_cse40;
+  nhb_cse42 = der_phi*nhb_cse1;
+  nhb_cse43 = der_psi + nhb_cse42;
+  nhb_cse44 = nhb_cse24*nhb_cse4;
+  nhb_cse45 = nhb_cse14*nhb_cse42;
+  nhb_cse46 = nhb_cse14*nhb_cse43;
+  nhb_cse47 = nhb_cse24*nhb_cse46;
+  nhb_cse48 = der_theta*nhb_cse18 + nhb_cse10*nhb_cse40;
+  nhb_cse49 = nhb_cse2*nhb_cse43/nhb_cse12^(1.5);
+  nhb_cse50 = nhb_cse27*nhb_cse4;
   // dynamics: Lagrange's equations with multipliers (mass matrix * accelerations = forcing)
-  der(der_x)*m - lambda[2] = 0;
-  der(der_y)*m - lambda[3] = 0;
-  der(der_z)*m - lambda[1] = -g*m;
-  der(der_phi)*nhb_cse9 + der(der_psi)*(I_axis*nhb_cse2 + nhb_cse4*nhb_cse6 + nhb_cse4*nhb_cse8) + lambda[2]*nhb_cse17 + lambda[3]*nhb_cse19 = -der_phi*(-nhb_cse27*nhb_cse28 - nhb_cse28*nhb_cse29) - der_theta*(nhb_cse1*nhb_cse34 - nhb_cse1*nhb_cse36 + nhb_cse26*nhb_cse9 + nhb_cse3*nhb_cse31 - nhb_cse32*nhb_cse6 - nhb_cse32*nhb_cse8);
-  der(der_theta)*(nhb_cse6 + nhb_cse8) - lambda[1]*nhb_cse16 + lambda[2]*nhb_cse21 - lambda[3]*nhb_cse22 = -der_phi*(nhb_cse29*nhb_cse35 + nhb_cse36) + nhb_cse26*nhb_cse31 + nhb_cse30*nhb_cse34 - nhb_cse30*nhb_cse36;
-  I_axis*der(der_phi) + der(der_psi)*nhb_cse9 + lambda[2]*nhb_cse24 + lambda[3]*nhb_cse25 = -I_axis*der_theta*nhb_cse26 + nhb_cse27*nhb_cse33 + nhb_cse29*nhb_cse33;
+  der(der_x)*m - lambda[1] = 0;
+  der(der_y)*m - lambda[2] = 0;
+  der(der_phi)*nhb_cse9 + der(der_psi)*(I_axis*nhb_cse2 + nhb_cse4*nhb_cse6 + nhb_cse4*nhb_cse8) + lambda[1]*nhb_cse17 + lambda[2]*nhb_cse19 = -der_phi*(-nhb_cse30*nhb_cse31 - nhb_cse31*nhb_cse32) - der_theta*(nhb_cse1*nhb_cse37 - nhb_cse1*nhb_cse39 + nhb_cse29*nhb_cse9 + nhb_cse3*nhb_cse34 - nhb_cse35*nhb_cse6 - nhb_cse35*nhb_cse8);
+  der(der_theta)*(nhb_cse2*nhb_cse20 + nhb_cse6 + nhb_cse8) + lambda[1]*nhb_cse22 - lambda[2]*nhb_cse23 = -der_phi*(nhb_cse32*nhb_cse38 + nhb_cse39) - der_theta^2*nhb_cse1*nhb_cse20*nhb_cse3 + g*m*nhb_cse11 + nhb_cse29*nhb_cse34 + nhb_cse33*nhb_cse37 - nhb_cse33*nhb_cse39;
+  I_axis*der(der_phi) + der(der_psi)*nhb_cse9 + lambda[1]*nhb_cse26 + lambda[2]*nhb_cse28 = -I_axis*der_theta*nhb_cse29 + nhb_cse30*nhb_cse36 + nhb_cse32*nhb_cse36;
   // constraints at acceleration level (index 1)
-  // contacts.wheel_body (on the plane)
-  der(der_theta)*nhb_cse16 + der(der_z) = -der_theta*(der_theta*nhb_cse38 - nhb_cse2*nhb_cse37 + nhb_cse37*nhb_cse4);
-  // contacts.wheel_body (no slip along N.x)
-  -der(der_phi)*nhb_cse24 - der(der_psi)*nhb_cse17 - der(der_theta)*nhb_cse21 + der(der_x) = -der_psi*(R*nhb_cse1*nhb_cse13*nhb_cse18*nhb_cse3*nhb_cse42 - nhb_cse20*nhb_cse40) - der_theta*(-nhb_cse10*nhb_cse43 - nhb_cse10*nhb_cse47 + nhb_cse16*nhb_cse46 + nhb_cse2*nhb_cse45 + nhb_cse22*nhb_cse41 - nhb_cse4*nhb_cse45);
-  // contacts.wheel_body (no slip along N.y)
-  -der(der_phi)*nhb_cse25 - der(der_psi)*nhb_cse19 + der(der_theta)*nhb_cse22 + der(der_y) = -der_psi*(-nhb_cse17*nhb_cse42 - nhb_cse20*nhb_cse46) - der_theta*(R*der_phi*nhb_cse1*nhb_cse12*nhb_cse18 + R*nhb_cse13*nhb_cse18*nhb_cse2*nhb_cse42 - nhb_cse16*nhb_cse40 - nhb_cse18*nhb_cse4*nhb_cse44 - nhb_cse18*nhb_cse43 - nhb_cse18*nhb_cse47);
+  // contacts.wheel (no slip along N.x)
+  -der(der_phi)*nhb_cse26 - der(der_psi)*nhb_cse17 - der(der_theta)*nhb_cse22 + der(der_x) = -der_psi*(R*nhb_cse1*nhb_cse14*nhb_cse18*nhb_cse3*nhb_cse43 - nhb_cse21*nhb_cse41) - der_theta*(nhb_cse16*nhb_cse48 + nhb_cse2*nhb_cse47 + nhb_cse23*nhb_cse42 - nhb_cse4*nhb_cse47 - nhb_cse44*nhb_cse45 - nhb_cse44*nhb_cse49);
+  // contacts.wheel (no slip along N.y)
+  -der(der_phi)*nhb_cse28 - der(der_psi)*nhb_cse19 + der(der_theta)*nhb_cse23 + der(der_y) = -der_psi*(-nhb_cse17*nhb_cse43 - nhb_cse21*nhb_cse48) - der_theta*(R*der_phi*nhb_cse1*nhb_cse13*nhb_cse18 + R*nhb_cse14*nhb_cse18*nhb_cse2*nhb_cse43 - nhb_cse16*nhb_cse41 - nhb_cse27*nhb_cse4*nhb_cse46 - nhb_cse45*nhb_cse50 - nhb_cse49*nhb_cse50);
   // constraint residuals (velocity level)
-  residual[1] = R*der_theta*sin(theta)*cos(theta)/sqrt(1 - sin(theta)^2) + der_z;
-  residual[2] = -R*sqrt(1 - sin(theta)^2)*(der_phi*cos(psi)*cos(theta) + der_theta*sin(psi)) - R*(der_phi*sin(theta) + der_psi)*sin(theta)*cos(psi)*cos(theta)/sqrt(1 - sin(theta)^2) + der_x;
-  residual[3] = R*sqrt(1 - sin(theta)^2)*(-der_phi*sin(psi)*cos(theta) + der_theta*cos(psi)) - R*(der_phi*sin(theta) + der_psi)*sin(psi)*sin(theta)*cos(theta)/sqrt(1 - sin(theta)^2) + der_y;
+  residual[1] = -R*sqrt(1 - sin(theta)^2)*(der_phi*cos(psi)*cos(theta) + der_theta*sin(psi)) - R*(der_phi*sin(theta) + der_psi)*sin(theta)*cos(psi)*cos(theta)/sqrt(1 - sin(theta)^2) + der_x;
+  residual[2] = R*sqrt(1 - sin(theta)^2)*(-der_phi*sin(psi)*cos(theta) + der_theta*cos(psi)) - R*(der_phi*sin(theta) + der_psi)*sin(psi)*sin(theta)*cos(theta)/sqrt(1 - sin(theta)^2) + der_y;
   annotation(
     experiment(StopTime=4.0, Interval=0.004, Tolerance=1e-08),
-    Documentation(info="<p>Modelica.Mechanics.MultiBody.Examples.Elementary.RollingWheel with bodies and a rolling-disk contact: a wheel rolling without slip on the ground z = 0 (gravity -z). Coordinates yaw, lean, spin instead of the MSL's z-y-x angles (the same start: der_angles {0, 5, 1} about z, y, x at zero angles).</p>
+    Documentation(info="<p>Modelica.Mechanics.MultiBody.Examples.Elementary.RollingWheel (MSL) with a body and a rolling-disk contact: a wheel rolling without slip on the ground z = 0, gravity -z; parameters and start values of the MSL (x = y = 0.2 m, der_angles {0, 5, 1}), with yaw, lean, spin coordinates and a start lean of 1 mrad instead of 0: upright, the yaw rate does not move the contact point, and Rumoca 0.9 fails where that coefficient vanishes.</p>
 <p>Equations of motion derived by nhbridge 0.1.0 with <b>Lagrange's equations with multipliers</b> (method <code>lagrange</code>): multiplier DAE, constraints at acceleration level (index 1).</p>
 <p>Variables: each generalized coordinate under its own name, its velocity as <code>der_&lt;name&gt;</code>; <code>residual</code> monitors the constraints.</p>
 <p>Equations (in the notation of the system file):</p>
 <ul>
-<li>T = <code>(0.5)*I_axis*(der(phi) + der(psi)*sin(theta))^2 + (0.5)*I_long*(-der(psi)*sin(phi)*cos(theta) + der(theta)*cos(phi))^2 + (0.5)*I_long*(der(psi)*cos(phi)*cos(theta) + der(theta)*sin(phi))^2 + (0.5)*m*(der(x)^2 + der(y)^2 + der(z)^2)</code></li>
-<li>V = <code>g*m*z</code></li>
-<li>contacts.wheel_body (on the plane): <code>-R*sqrt(1 - sin(theta)^2) + z</code> = 0</li>
-<li>contacts.wheel_body (no slip along N.x): <code>-R*sqrt(1 - sin(theta)^2)*(der(phi)*cos(psi)*cos(theta) + der(theta)*sin(psi)) - R*(der(phi)*sin(theta) + der(psi))*sin(theta)*cos(psi)*cos(theta)/sqrt(1 - sin(theta)^2) + der(x)</code> = 0</li>
-<li>contacts.wheel_body (no slip along N.y): <code>R*sqrt(1 - sin(theta)^2)*(-der(phi)*sin(psi)*cos(theta) + der(theta)*cos(psi)) - R*(der(phi)*sin(theta) + der(psi))*sin(psi)*sin(theta)*cos(theta)/sqrt(1 - sin(theta)^2) + der(y)</code> = 0</li>
+<li>T = <code>(0.5)*I_axis*(der(phi) + der(psi)*sin(theta))^2 + (0.5)*I_long*(-der(psi)*sin(phi)*cos(theta) + der(theta)*cos(phi))^2 + (0.5)*I_long*(der(psi)*cos(phi)*cos(theta) + der(theta)*sin(phi))^2 + (0.5)*m*(R^2*der(theta)^2*sin(theta)^2 + der(x)^2 + der(y)^2)</code></li>
+<li>V = <code>R*g*m*cos(theta)</code></li>
+<li>contacts.wheel (no slip along N.x): <code>-R*sqrt(1 - sin(theta)^2)*(der(phi)*cos(psi)*cos(theta) + der(theta)*sin(psi)) - R*(der(phi)*sin(theta) + der(psi))*sin(theta)*cos(psi)*cos(theta)/sqrt(1 - sin(theta)^2) + der(x)</code> = 0</li>
+<li>contacts.wheel (no slip along N.y): <code>R*sqrt(1 - sin(theta)^2)*(-der(phi)*sin(psi)*cos(theta) + der(theta)*cos(psi)) - R*(der(phi)*sin(theta) + der(psi))*sin(psi)*sin(theta)*cos(theta)/sqrt(1 - sin(theta)^2) + der(y)</code> = 0</li>
 </ul>
 <p>Form: <code>d/dt(dT/d(der(q))) - dT/dq + dV/dq + dD/d(der(q)) = Q + A^T*lambda</code> with the multipliers <code>lambda</code>, the constraints differentiated to acceleration level (index 1); <code>A</code> is the Jacobian of the velocity-level constraints <code>A*der(q) + a0 = 0</code>.</p>"));
 end RollingWheel;
