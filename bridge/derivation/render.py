@@ -167,6 +167,23 @@ def _effort_lines(eom: EquationsOfMotion, tidy) -> list[str]:
     if system.efforts:
         out.append("effort constraints (Gamma(q, der(q), e, s, t) = 0, kept algebraic; rows after the multipliers):")
         out += [f"  {e.name}: {_str(tidy(e.constraint))} = 0" for e in system.efforts]
+    switched = [f for f in system.friction if not f.regularization] + list(system.diodes)
+    if switched:
+        out.append("switched elements (their row by mode; the equations above hold the first; switches by events):")
+    for el in switched:
+        if hasattr(el, "mu_static"):
+            vr, N = _str(tidy(el.relative_velocity)), _str(tidy(el.normal))
+            out += [f"  {el.name} (Coulomb friction force on {el.coordinate}, v_r = {vr}, N = {N}):",
+                    f"    stick: der(v_r) = 0 while |{el.name}| <= {el.mu_static:g}*N",
+                    f"    slip:  {el.name} = -{el.mu_kinetic:g}*N*sign(v_r) until v_r = 0"]
+        else:
+            i, vf = f"der({el.coordinate})", f"{el.forward_voltage:g}"
+            blocking = (f"{i} = {el.off_conductance:g}*{el.name}" if el.off_conductance
+                        else f"{i} = 0, kept as der({i}) = 0")
+            out += [f"  {el.name} (diode voltage, generalized force -{el.name} on {el.coordinate}):",
+                    f"    conducting: {el.name} = {vf} + {el.on_resistance:g}*({i} - {el.off_conductance:g}*{vf}) "
+                    f"until {i} - {el.off_conductance:g}*{vf} falls to 0",
+                    f"    blocking:   {blocking} until {el.name} rises to {vf}"]
     return out
 
 
