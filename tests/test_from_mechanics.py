@@ -289,3 +289,46 @@ def test_coordinates_must_be_dynamicsymbols():
     with pytest.raises(SystemFileError) as err:
         bridge.from_mechanics(lm, parameters={m: 1.0})
     assert "is not a dynamicsymbol" in _one_paragraph(err.value)
+
+
+def _greek_pendulum():
+    from sympy.physics.mechanics import KanesMethod, Particle, Point, ReferenceFrame, dynamicsymbols
+
+    th, om = dynamicsymbols("θ ω")
+    lam, m, g = sp.symbols("λ double g")  # the length; the mass named like a C keyword
+    N = ReferenceFrame("N")
+    A = N.orientnew("A", "Axis", [th, N.z])
+    A.set_ang_vel(N, om * N.z)
+    O = Point("O")
+    O.set_vel(N, 0)
+    P = O.locatenew("P", lam * A.x)
+    P.v2pt_theory(O, N, A)
+    km = KanesMethod(N, q_ind=[th], u_ind=[om], kd_eqs=[th.diff() - om])
+    km.kanes_equations([Particle("bob", P, m)], [(P, m * g * N.x)])
+    return km, (th, om), (lam, m, g)
+
+
+def test_names_are_sanitised_and_pendulum_is_exact():
+    """Greek and reserved names become identifiers; a pendulum imported from Kane's method obeys
+    theta'' = -g/l sin(theta)."""
+    km, (th, om), (lam, m, g) = _greek_pendulum()
+    system = bridge.from_mechanics(km, parameters={lam: 0.8, m: 1.2, g: 9.81}, start={th: 0.5, om: -0.3})
+    assert [c.name for c in system.coordinates] == ["theta"]
+    assert {p.name for p in system.parameters} == {"lamda", "double_", "g"}  # Unicode spells it LAMDA
+    assert system.coordinate("theta").velocity == pytest.approx(-0.3)
+    for meth in ("lagrange", "kane"):
+        eom = bridge.derive(system, meth)
+        for x in (-2.0, 0.3, 1.4):
+            acc = eom.numeric.accelerations(0.0, np.array([x]), np.array([0.7]))
+            assert acc[0] == pytest.approx(-9.81 / 0.8 * np.sin(x), rel=1e-12), meth
+
+
+def test_bad_parameter_values():
+    km, (th, om), (lam, m, g) = _greek_pendulum()
+    with pytest.raises(SystemFileError) as err:
+        bridge.from_mechanics(km, parameters={lam: 0.8, m: float("nan"), g: 9.81})
+    assert "not a finite number" in _one_paragraph(err.value)
+    with pytest.raises(SystemFileError) as err:
+        bridge.from_mechanics(km, parameters={lam: 0.8, m: 1.0, g: 9.81, sp.Symbol("k"): 3.0})
+    text = _one_paragraph(err.value)
+    assert "k is not a parameter" in text and "λ" in text
