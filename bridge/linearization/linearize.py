@@ -87,11 +87,14 @@ class Linearizer:
         dep = [i for i in range(self.n) if i not in ind]
         return ind, dep
 
-    def _check_block(self, M: np.ndarray, what: str, hint: str) -> None:
+    def _check_block(self, M: np.ndarray, whole: np.ndarray, what: str, hint: str) -> None:
+        """``sigma_min(M) / sigma_max(whole)`` (the block of the dependent columns against the whole constraint
+        Jacobian, as :func:`bridge.model.mechanics.split_health`) must exceed ``SINGULAR_TOL``."""
         if M.shape[0] == 0:
             return
         sv = np.linalg.svd(M, compute_uv=False)
-        if not (np.all(np.isfinite(sv)) and sv[0] > 0 and sv[-1] > SINGULAR_TOL * sv[0]):
+        top = np.linalg.norm(whole, 2) if np.all(np.isfinite(whole)) else np.nan
+        if not (np.all(np.isfinite(sv)) and top > 0 and sv[-1] > SINGULAR_TOL * top):
             raise LinearizationError(Problem("", f"{what} is singular at the operating point", hint,
                                              self.system.source))
 
@@ -105,7 +108,7 @@ class Linearizer:
             self.holonomic_dependent = tuple(sorted(dep[k] for k in piv[:h]))
         hd = list(self.holonomic_dependent)
         names = ", ".join(self.system.coordinates[i].name for i in hd)
-        self._check_block(Phi[:, hd], f"the holonomic constraints solved for {names}",
+        self._check_block(Phi[:, hd], Phi, f"the holonomic constraints solved for {names}",
                           "the dependent coordinates cannot be computed from the others here; choose another "
                           "split ([method] independent) or another point")
         return hd
@@ -137,6 +140,23 @@ class Linearizer:
             qd[dep] -= np.linalg.solve(Vqd[:, dep], V)
         return OperatingPoint(pt.t, q, qd, pt.params, pt.inputs)
 
+    def split_determinant(self, pt: OperatingPoint) -> float:
+        """``det(A_dep) det(Phi_dep)`` of the split at ``pt``: a change of sign between two points means the split
+        is singular between them (after the first :meth:`at`)."""
+        full = self._full(pt)
+        n, m = self.n, self.m
+        out = 1.0
+        if self.independent is not None and m:
+            vals = np.asarray(self._vel(full), dtype=float).ravel()
+            Vqd = vals[m + m * n: m + 2 * m * n].reshape(m, n)
+            dep = [i for i in range(n) if i not in self.independent]
+            out *= float(np.linalg.det(Vqd[:, dep]))
+        if self.holonomic_dependent:
+            h = len(self.system.holonomic)
+            Phi = np.asarray(self._hol(full), dtype=float).ravel()[h:].reshape(h, n)
+            out *= float(np.linalg.det(Phi[:, list(self.holonomic_dependent)]))
+        return out
+
     # -- the linear model --------------------------------------------------------
     def at(self, pt: OperatingPoint, cyclic: Sequence[str] | None = None, keep_conserved: bool = False,
            check_steady: bool = True, conserved: Sequence[str] | None = None) -> LinearModel:
@@ -153,7 +173,7 @@ class Linearizer:
         Phi = np.asarray(self._hol(full), dtype=float).ravel()[len(system.holonomic):].reshape(-1, n)
         ind, dep = self._split(pt, full, Vqd)
         cn = [c.name for c in system.coordinates]
-        self._check_block(Vqd[:, dep], f"the velocity split (dependent {', '.join(cn[i] for i in dep)})",
+        self._check_block(Vqd[:, dep], Vqd, f"the velocity split (dependent {', '.join(cn[i] for i in dep)})",
                           "the constraints cannot be solved for the dependent velocities here; choose other "
                           "independent velocities ([method] independent or --independent) or another point")
         hd = self._holonomic_split(Phi, dep)
@@ -225,8 +245,8 @@ class Linearizer:
             shown = ", ".join(f"{nm} = {r:.6g}" for nm, r in bad[:8])
             raise LinearizationError(Problem(
                 "", f"the operating point is not steady: the retained states do not stay put ({shown})",
-                "linearize about an equilibrium or a steady motion: set the start values (e.g. --set "
-                f"'{bad[0][0][4:-1]}=...') so that these rates and accelerations vanish", system.source))
+                "linearize about an equilibrium or a steady motion: set start values, parameters or inputs "
+                "(--set NAME=VALUE) so that these rates and accelerations vanish", system.source))
         outputs = list(system.outputs)
         out_units = [system.output_units.get(k, "") for k in outputs]
         return LinearModel(

@@ -33,7 +33,9 @@ def sorted_modes(lin: LinearModel) -> tuple[np.ndarray, np.ndarray]:
 
 
 def damping(w: np.ndarray) -> list[float | None]:
-    return [(-float(x.real) / abs(x)) if abs(x) > 0 else None for x in w]
+    """``-Re(lambda)/|lambda|``; None for an eigenvalue that is zero to rounding (1e-12 of the largest)."""
+    tiny = 1e-12 * max(1.0, float(np.abs(w).max(initial=0.0)))
+    return [(-float(x.real) / abs(x)) + 0.0 if abs(x) > tiny else None for x in w]
 
 
 def _matrix(M: np.ndarray) -> list[list[float]]:

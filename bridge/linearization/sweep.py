@@ -146,12 +146,31 @@ class Sweep:
                 f"({len(singular)} of {len(values)} values): {singular[0][1]}",
                 "sweep a range that avoids these values, or choose another split ([method] independent)",
                 self.system.source))
+        self._split_sign_changes(values)
         dropped = [d for d in first[0].dropped if all(d in m.dropped for m in first)]
         conserved = [c for c in first[0].conserved if all(c in m.conserved for m in first)]
         self.drop = (dropped if self.cyclic is None else list(self.cyclic), conserved)
         models = [m if (list(m.dropped), list(m.conserved)) == (self.drop[0], conserved)
                   else self.model_at(v, *self.drop) for v, m in zip(values, first)]
         return values, models
+
+    def _split_sign_changes(self, values: list[float]) -> None:
+        """A split that turns singular between two values (its determinant changes sign) is located by Brent's
+        method and reported."""
+        det = [self.lin.split_determinant(self._point(v)) for v in values]
+        where = []
+        for k in range(len(values) - 1):
+            if det[k] * det[k + 1] < 0:
+                root = scipy.optimize.brentq(lambda s: self.lin.split_determinant(self._point(s)), values[k],
+                                             values[k + 1], xtol=1e-13 * max(1.0, abs(values[k])))
+                where.append(f"{root:.12g}")
+        if where:
+            dep = [c.name for i, c in enumerate(self.system.coordinates) if i not in (self.lin.independent or ())]
+            raise LinearizationError(Problem(
+                "--sweep", f"the sweep of {self.spec.name} crosses a singular split at {self.spec.name} = "
+                f"{', '.join(where)}: the constraints cannot be solved there for the dependent coordinates or "
+                f"velocities ({', '.join(dep)})", "sweep a range that avoids these values, or choose another split "
+                "([method] independent or --independent)", self.system.source))
 
     def g(self, value: float) -> float:
         w, _ = sorted_modes(self.model_at(value, *self.drop))

@@ -1,0 +1,274 @@
+"""bridge.linearize and nhbridge linearize: the minimal linear model about steady motions, checked against
+published numbers (the Whipple bicycle benchmark, Meijaard et al. 2007), closed forms (the upright rolling disk,
+a pendulum with an input), finite differences of the nonlinear equations, and across every applicable method."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import bridge
+from bridge.cli import main
+from bridge.linearization.linearize import Linearizer
+from bridge.linearization.point import LinearizationError, operating_point
+from bridge.linearization.sweep import Sweep, parse_sweep
+
+from .test_bicycle import BICYCLE_FILE, CAPSIZE_SPEED, TABLE2, WEAVE_SPEED, bicycle
+
+ROOT = Path(__file__).resolve().parents[1]
+DISK_FILE = ROOT / "examples" / "rolling_disk.toml"
+R_R = 0.3  # rear wheel radius of the benchmark: der(theta_R) = -v / r_R
+
+
+def _applicable(system) -> list[str]:
+    return [name for name, m in bridge.METHODS.items() if m.applicable(system) is None]
+
+
+@pytest.fixture(scope="module")
+def bike():
+    system = bridge.load_system(BICYCLE_FILE)
+    return system, {name: Linearizer(bridge.derive(system, name)) for name in _applicable(system)}
+
+
+@pytest.fixture(scope="module")
+def disk():
+    system = bridge.load_system(DISK_FILE)
+    return system, {name: Linearizer(bridge.derive(system, name)) for name in _applicable(system)}
+
+
+def _same_spectrum(got, ref, tol: float, what: str = "") -> None:
+    """Every eigenvalue matched one to one (greedy by distance) within ``tol``."""
+    got, ref = list(np.asarray(got, dtype=complex)), list(np.asarray(ref, dtype=complex))
+    assert len(got) == len(ref), what
+    for r in ref:
+        k = int(np.argmin([abs(g - r) for g in got]))
+        assert abs(got[k] - r) <= tol, (what, got, ref)
+        got.pop(k)
+
+
+def _at(lin: Linearizer, system, values: dict):
+    return lin.at(operating_point(system.with_values(values)))
+
+
+# -- the bicycle ---------------------------------------------------------------------------------------------
+def test_bicycle_minimal_state(bike):
+    """x, y, yaw and both wheel angles are cyclic, the forward speed is conserved: the roll-steer state remains."""
+    system, lins = bike
+    assert set(_applicable(system)) >= {"lagrange", "nielsen", "maggi", "appell"}
+    lin = bridge.linearize(bridge.derive(system, "lagrange"))
+    assert lin.states == ("phi", "delta", "der(phi)", "der(delta)")
+    assert set(lin.dropped) == {"x", "y", "psi", "theta_R", "theta_F"}
+    assert lin.conserved == ("der(theta_R)",)
+    assert lin.A.shape == (4, 4) and lin.C.shape == (3, 4) and lin.B.shape == (4, 0)
+    np.testing.assert_array_equal(lin.A[:2], [[0, 0, 1, 0], [0, 0, 0, 1]])
+    assert lin.outputs == ("speed", "roll", "steer")
+    np.testing.assert_allclose(lin.C[1:], [[1, 0, 0, 0], [0, 1, 0, 0]], atol=1e-14)
+
+
+@pytest.mark.parametrize("speed", sorted(TABLE2))
+def test_bicycle_table2_every_method(bike, speed):
+    """Table 2 of the benchmark to 1e-8 by every method, and the methods agree with each other to 1e-10."""
+    system, lins = bike
+    ref = TABLE2[speed]
+    models = {name: _at(lin, system, {"der(theta_R)": -speed / R_R}) for name, lin in lins.items()}
+    first = models["lagrange"]
+    for name, lin in models.items():
+        _same_spectrum(lin.eigenvalues(), ref, 1e-8, name)
+        assert lin.states == first.states
+        for M in ("A", "B", "C", "D"):
+            a, b = getattr(lin, M), getattr(first, M)
+            assert np.abs(a - b).max(initial=0.0) <= 1e-10 * max(1.0, np.abs(b).max(initial=0.0)), (name, M)
+
+
+def test_bicycle_against_finite_differences(bike):
+    """The symbolic Jacobian agrees with central differences of the nonlinear accelerations (the independent
+    reference of tests/test_bicycle.py) from 0 to 10 m/s."""
+    system, lins = bike
+    lin = lins["lagrange"]
+    num = lin.eom.numeric
+    for v in np.linspace(0.0, 10.0, 11):
+        A = _at(lin, system, {"der(theta_R)": -v / R_R}).A
+        J = bicycle.roll_steer_jacobian(num, v)
+        np.testing.assert_allclose(A, J, rtol=0, atol=2e-7)
+
+
+def test_bicycle_weave_and_capsize_speeds(bike):
+    """The self-stable range from the sweep's root finding: weave and capsize speeds of Table 2 to 1e-8."""
+    system, lins = bike
+    for name in ("lagrange", "maggi"):
+        sweep = Sweep(lins[name], system, parse_sweep("der(theta_R)=0:-33.3:38", system))
+        values, models = sweep.run()
+        assert all(m.states == ("phi", "delta", "der(phi)", "der(delta)") for m in models)
+        stab = sweep.stability(values, models)
+        kinds = {c["kind"].split()[0]: -R_R * c["value"] for c in stab["crossings"]}
+        assert abs(kinds["oscillatory"] - WEAVE_SPEED) < 1e-8, name
+        assert abs(kinds["real"] - CAPSIZE_SPEED) < 1e-8, name
+        (a, b), = stab["stable"]
+        assert abs(-R_R * b - WEAVE_SPEED) < 1e-8 and abs(-R_R * a - CAPSIZE_SPEED) < 1e-8
+
+
+# -- the upright rolling disk ---------------------------------------------------------------------------------
+def _disk_lean(spin: float, g: float = 9.81, r: float = 0.3) -> float:
+    """Closed form for a thin disk (I_d = m r^2/4 about a diameter, I_a = m r^2/2 about the axle), rolling upright
+    at spin rate W: (I_d + m r^2) theta'' = m g r theta - (I_a + m r^2) W psi', I_d psi'' = I_a W theta', so
+    lambda^2 = (m g r - I_a (I_a + m r^2) W^2 / I_d) / (I_d + m r^2) = 4/5 (g/r - 3 W^2)."""
+    return 0.8 * (g / r - 3.0 * spin**2)
+
+
+@pytest.mark.parametrize("spin", [0.5, 2.0, 3.0, 4.0, 8.0])
+def test_disk_lean_eigenvalues_every_method(disk, spin):
+    system, lins = disk
+    assert set(lins) >= {"lagrange", "nielsen", "maggi", "appell", "chaplygin"}
+    lam2 = _disk_lean(spin)
+    ref = [0.0, np.sqrt(complex(lam2)), -np.sqrt(complex(lam2))]
+    models = {name: _at(lin, system, {"der(phi)": spin}) for name, lin in lins.items()}
+    first = models["lagrange"]
+    assert first.states == ("theta", "der(psi)", "der(theta)")
+    assert set(first.dropped) == {"x", "y", "psi", "phi"} and first.conserved == ("der(phi)",)
+    for name, lin in models.items():
+        _same_spectrum(lin.eigenvalues(), ref, 1e-10, name)
+        for M in ("A", "B", "C", "D"):
+            a, b = getattr(lin, M), getattr(first, M)
+            assert np.abs(a - b).max(initial=0.0) <= 1e-10 * max(1.0, np.abs(b).max(initial=0.0)), (name, M)
+
+
+def test_disk_critical_spin(disk):
+    """The lean pair reaches the imaginary axis at the critical spin sqrt(g/(3 r)) (Routh), found to 1e-10."""
+    system, lins = disk
+    sweep = Sweep(lins["maggi"], system, parse_sweep("der(phi)=0.5:8:16", system))
+    values, models = sweep.run()
+    stab = sweep.stability(values, models)
+    (crossing,) = stab["crossings"]
+    assert crossing["from"] == "unstable" and crossing["to"] == "marginal"
+    assert abs(crossing["value"] - math.sqrt(9.81 / (3 * 0.3))) < 1e-10
+    assert not stab["stable"] and stab["marginal"] == [[crossing["value"], 8.0]]
+
+
+# -- inputs, outputs and a closed form ------------------------------------------------------------------------
+PENDULUM = """
+name = "DrivenPendulum"
+description = "pendulum with a torque input"
+[coordinates]
+theta = { start = 0.0, velocity = 0.0, unit = "rad" }
+[parameters]
+m = { value = 0.5, unit = "kg" }
+l = { value = 0.8, unit = "m" }
+g = { value = 9.81, unit = "m/s2" }
+[inputs]
+tau = { unit = "N.m" %s}
+[energy]
+kinetic = "1/2*m*l^2*der(theta)^2"
+potential = "m*g*l*(1 - cos(theta))"
+[forces]
+theta = "tau"
+[outputs]
+tip_x = { expr = "l*sin(theta) + tau/100", unit = "m" }
+"""
+
+
+def test_inputs_need_values_and_give_B_D(tmp_path, capsys):
+    path = tmp_path / "pendulum.toml"
+    path.write_text(PENDULUM % "")
+    assert main(["linearize", str(path)]) == 2
+    assert "inputs without values at the operating point: tau" in capsys.readouterr().err
+    out = tmp_path / "lin.json"
+    assert main(["linearize", str(path), "--set", "tau=0", "--json", str(out)]) == 0
+    data = json.loads(out.read_text())
+    m, l, g = 0.5, 0.8, 9.81
+    assert data["states"] == ["theta", "der(theta)"] and data["inputs"] == ["tau"]
+    np.testing.assert_allclose(data["A"], [[0, 1], [-g / l, 0]], atol=1e-14)
+    np.testing.assert_allclose(data["B"], [[0], [1 / (m * l**2)]], atol=1e-14)
+    np.testing.assert_allclose(data["C"], [[l, 0]], atol=1e-14)
+    np.testing.assert_allclose(data["D"], [[0.01]], atol=1e-14)
+    w = math.sqrt(g / l)
+    np.testing.assert_allclose(sorted(data["eigenvalues"]), [[0.0, -w], [0.0, w]], rtol=0, atol=1e-12)
+    # a start value in the file is the operating point's input; a torque makes the upright state not steady
+    path.write_text(PENDULUM % ", start = 0.2")
+    assert main(["linearize", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "not steady" in err and "der(der(theta)) = 0.625" in err  # tau/(m l^2)
+
+
+# -- bad input --------------------------------------------------------------------------------------------------
+def test_not_steady_reports_residuals(capsys):
+    assert main(["linearize", str(DISK_FILE), "--set", "theta=0.2"]) == 2
+    err = capsys.readouterr().err
+    assert "not steady" in err and "der(der(theta))" in err and "Traceback" not in err
+    with pytest.raises(LinearizationError, match="der\\(phi\\) = 0.1"):
+        bridge.linearize(bridge.derive(bridge.load_system(BICYCLE_FILE), "lagrange"), at={"der(phi)": 0.1})
+
+
+@pytest.mark.parametrize("sweep, message", [
+    ("speed=0:1:3", "'speed' is not a parameter, coordinate"),
+    ("der(phi)=0:x:3", "START and STOP must be numbers"),
+    ("der(phi)=0:1:many", "NUM must be a whole number"),
+    ("der(phi)=0:1:1", "need 2 to"),
+    ("der(phi)=0:1", "expected START:STOP:NUM"),
+])
+def test_bad_sweeps(sweep, message, capsys, tmp_path):
+    out = tmp_path / "eig.csv"
+    assert main(["linearize", str(DISK_FILE), "--sweep", sweep, "--csv", str(out)]) == 2
+    assert message in capsys.readouterr().err
+    assert not out.exists()
+
+
+KNIFE = """
+name = "KnifeEdge"
+description = "knife edge on a level plane, split x, theta: y is dependent, singular at theta = pi/2"
+[coordinates]
+x = { start = 0.0, velocity = 1.0, unit = "m" }
+y = { start = 0.0, velocity = 0.0, unit = "m" }
+theta = { start = 0.0, velocity = 0.0, unit = "rad" }
+[parameters]
+m = { value = 1.0, unit = "kg" }
+J = { value = 0.1, unit = "kg.m2" }
+[energy]
+kinetic = "m/2*(der(x)^2 + der(y)^2) + J/2*der(theta)^2"
+[constraints]
+nonholonomic = ["sin(theta)*der(x) - cos(theta)*der(y)"]
+[method]
+independent = ["x", "theta"]
+"""
+
+
+def test_singular_split(tmp_path, capsys):
+    path = tmp_path / "knife.toml"
+    path.write_text(KNIFE)
+    assert main(["linearize", str(path), "--set", "theta=pi/2", "--set", "der(x)=0", "--set", "der(y)=1"]) == 2
+    assert "the velocity split (dependent y) is singular at the operating point" in capsys.readouterr().err
+    assert main(["linearize", str(path), "--sweep", "theta=0:3:31", "--json", str(tmp_path / "l.json")]) == 2
+    err = capsys.readouterr().err
+    assert "crosses a singular split at theta = 1.5707963267" in err
+    assert not (tmp_path / "l.json").exists()
+
+
+def test_named_cyclic_must_be_ignorable(capsys):
+    assert main(["linearize", str(DISK_FILE), "--cyclic", "theta"]) == 2
+    assert "'theta' is not cyclic at this point" in capsys.readouterr().err
+    assert main(["linearize", str(DISK_FILE), "--cyclic", "x,y,psi,phi"]) == 0
+
+
+# -- outputs ----------------------------------------------------------------------------------------------------
+def test_sweep_outputs(tmp_path):
+    js, cs, png = tmp_path / "lin.json", tmp_path / "eig.csv", tmp_path / "eig.png"
+    assert main(["linearize", str(DISK_FILE), "--sweep", "der(phi)=1:5:9", "--json", str(js), "--csv", str(cs),
+                 "--plot", str(png)]) == 0
+    data = json.loads(js.read_text())
+    for key in ("states", "A", "B", "C", "D", "eigenvalues", "points", "stability"):
+        assert key in data
+    assert len(data["points"]) == 9
+    for p in data["points"]:
+        lam2 = _disk_lean(p["value"])
+        assert p["der(phi)"] == p["value"]
+        top = max(e[0] for e in p["eigenvalues"])
+        assert top == pytest.approx(math.sqrt(max(lam2, 0.0)), abs=1e-9)
+        assert all(len(e) == 2 for e in p["eigenvalues"])
+    rows = list(csv.DictReader(cs.open()))
+    assert len(rows) == 9 and float(rows[0]["der(phi)"]) == 1.0
+    assert float(rows[0]["max_real"]) == pytest.approx(math.sqrt(_disk_lean(1.0)), abs=1e-9)
+    assert png.read_bytes()[:4] == b"\x89PNG"
