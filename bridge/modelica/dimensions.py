@@ -227,6 +227,18 @@ class Dimensions:
         return [self.text(g) for g in self.eom.system.velocity_constraints()]
 
 
+def msl_spelling(unit: str) -> str:
+    """A unit written with negative exponents (``m.s-2``, ``kg.m-3``) in the MSL's spelling with one ``/``
+    (``m/s2``, ``kg/m3``); any other unit as written."""
+    if not re.search(r"[A-Za-z]-\d", unit):
+        return unit
+    e = exponents(unit)
+    return unit if e is None else unit_text(e)
+
+
+_UNIT = re.compile(r'unit="([^"]*)"')
+
+
 def _array_unit(units: list[str]) -> str:
     if not any(units):
         return ""
@@ -240,7 +252,8 @@ _DECLARATION = re.compile(r'^(  (?:output )?Real )([A-Za-z_][A-Za-z0-9_]*|\'[^\'
 
 def with_units(writer, declarations: list[str], repl) -> list[str]:
     """The declarations with units on the generated variables that have none: ``lambda``, ``residual``, the
-    temporaries ``nhb_cse<k>``, the split's ``nhb_split<k>`` and the outputs without a declared unit."""
+    temporaries ``nhb_cse<k>``, the split's ``nhb_split<k>`` and the outputs without a declared unit; every
+    unit in the MSL's spelling (:func:`msl_spelling`)."""
     eom = writer.eom
     dims = Dimensions(eom)
     units: dict[str, str] = {}
@@ -263,5 +276,8 @@ def with_units(writer, declarations: list[str], repl) -> list[str]:
         m = _DECLARATION.match(line)
         if m and units.get(m.group(2)):
             line = f"{m.group(1)}{m.group(2)}{m.group(3) or ''}{units[m.group(2)]}{m.group(4)}"
+        if line.startswith(("  Real ", "  output Real ", "  parameter Real ", "  input Real ")):  # one spelling
+            head, sep, tail = line.partition(' "')
+            line = _UNIT.sub(lambda u: f'unit="{msl_spelling(u.group(1))}"', head) + sep + tail
         out.append(line)
     return out
