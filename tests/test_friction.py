@@ -189,3 +189,30 @@ def test_regularised_friction_goes_through_modelica_and_fmus(tmp_path):
 
     report = check_rumoca(eom, stop_time=5.0)
     assert report.balanced and report.max_error < 1e-6, report.summary()
+
+
+def test_steer_friction_on_the_whipple_bicycle():
+    """An engineering-sized system (8 coordinates, 5 constraints): Coulomb friction in the steering head.
+    lagrange and nielsen (different derivations) switch at the same times; while sticking the steer rate is 0 and
+    the friction torque within mu_s N; while slipping it is mu_k N."""
+    import tomllib
+
+    data = tomllib.loads((ROOT / "examples" / "engineering" / "bicycle.toml").read_text())
+    data["coordinates"]["phi"]["velocity"] = 0.5
+    data["friction"] = {"steer_friction": {"coordinate": "delta", "normal": "1.0", "mu_static": 0.3,
+                                           "mu_kinetic": 0.2}}
+    system = bridge.build_system(data, "bicycle with steer friction")
+    runs = [bridge.simulate(bridge.derive(system, m), 2.0, interval=0.01, rtol=1e-11, atol=1e-12)
+            for m in ("lagrange", "nielsen")]
+    a, b = ([e.time for e in r.events] for r in runs)
+    assert len(a) >= 4 and [e.after for e in runs[0].events] == [e.after for e in runs[1].events]
+    assert np.abs(np.array(a) - b).max() < 1e-8
+    r = runs[0]
+    F, rate = r["steer_friction"], r["der(delta)"]
+    stick = np.zeros(r.time.size, dtype=bool)
+    for on, off in zip(r.events[::2], r.events[1::2]):
+        assert on.after == "stick"
+        stick |= (r.time > on.time) & (r.time < off.time)
+    assert stick.any() and (~stick).any()
+    assert np.abs(rate[stick]).max() < 1e-9 and np.abs(F[stick]).max() <= 0.3 + 1e-9
+    assert np.abs(np.abs(F[~stick]) - 0.2).max() < 1e-9

@@ -169,6 +169,7 @@ class EffortTables:
             b.coords.append(Coordinate(hidden, 0.0, start, integral_unit(unit),
                                        f"time integral of the dynamic variable {name} (its flow is {name})"))
             b.symbols[hidden] = S.q(hidden)
+            b.auxiliary_coordinates = (*getattr(b, "auxiliary_coordinates", ()), hidden)
             b.symbols[name] = S.qd(hidden)
             self.dynamic_specs[name] = spec
             self.dynamic_units[name] = unit

@@ -431,6 +431,8 @@ class _Builder:
         self.output_units.update(dyn_units)
         self.output_descriptions.update(dyn_text)
         independent = self._method(len(holonomic) + len(nonholonomic))
+        if independent is not None:  # the integrals of the dynamic variables are always independent
+            independent += tuple(getattr(self, "auxiliary_coordinates", ()))
         fixed_split = self._fixed_split()
         stop_time, settings = self._simulation()
         ports = self._ports()
@@ -698,7 +700,7 @@ class _Builder:
                            _suggest(nm, coord_names) or "list coordinate names")
         if len(set(independent)) != len(independent):
             self.p.add("method.independent", "a coordinate is listed twice", "list each name once")
-        n = len(self.coords)
+        n = len(self.coords) - len(getattr(self, "auxiliary_coordinates", ()))  # dynamic variables' integrals
         if len(independent) != n - m:
             self.p.add("method.independent",
                        f"{len(independent)} independent velocities given, but the system has "
