@@ -310,9 +310,10 @@ def _true_velocities(bodies: list, ref: Any, conv: _Converter, coords: list, pva
     sympy's velocities may embed nonholonomic constraints (a rolling disc built from a contact point of zero
     velocity): they are the true velocities on the constrained motion but not ``dr/dt`` in the coordinates, so
     ``T`` formed from them is wrong for the energy methods. Then the reference point gets coordinates
-    ``x_P, y_P, z_P`` (its position in N), every body ``r = X + r_rel``, ``v = X' + dr_rel/dt``, and the constraints
-    ``X' = v_0 - dr_0/dt`` (the first body's sympy velocity) are added; the other bodies' sympy velocities must then
-    agree (checked at random states). Without an embedded constraint the bodies are returned as they are.
+    ``x_P, y_P, z_P`` (its position in N; only along the axes where the gap ``v - dr/dt`` does not vanish
+    identically), every body ``r = X + r_rel``, ``v = X' + dr_rel/dt``, and the constraints ``X' = v_0 - dr_0/dt``
+    (from the body where that is shortest) are added; the other bodies' sympy velocities must then agree (checked at
+    random states). Without an embedded constraint the bodies are returned as they are.
     """
     if not bodies:
         return bodies, []
@@ -328,16 +329,23 @@ def _true_velocities(bodies: list, ref: Any, conv: _Converter, coords: list, pva
     gap = [[v - r for v, r in zip(b.velocity, rd)] for b, rd in zip(bodies, rdot)]
     if _vanish([x for g in gap for x in g], [abs(x) for b in bodies for x in b.velocity], q_syms + qd, pvals):
         return bodies, []
-    X = [conv.add_coordinate(f"{axis}_{ref.name}") for axis in "xyz"]
+    scales = [abs(x) for b in bodies for x in b.velocity]
+    moving = [k for k in range(3) if not _vanish([g[k] for g in gap], scales, q_syms + qd, pvals)]
+    X = [conv.add_coordinate(f"{'xyz'[k]}_{ref.name}") for k in moving]  # the point moves along these axes only
     coords.extend(X)
-    Xs, Xd = [S.q(x) for x in X], [S.qd(x) for x in X]
-    rel = [[g - gap[0][k] for k, g in enumerate(gb)] for gb in gap[1:]]
+    Xs, Xd = [sp.Integer(0)] * 3, [sp.Integer(0)] * 3
+    for k, x in zip(moving, X):
+        Xs[k], Xd[k] = S.q(x), S.qd(x)
+    from .expressions import tree_size
+
+    base = min(range(len(bodies)), key=lambda b: sum(tree_size(x) for x in gap[b]))  # the smallest X' formula
+    rel = [[g - gap[base][k] for k, g in enumerate(gb)] for gb in gap]
     if not _vanish([x for r in rel for x in r], [abs(x) for b in bodies for x in b.velocity],
-                   q_syms + qd + Xd, pvals):
+                   q_syms + qd, pvals):
         raise _fail("bodies", "the velocities of the bodies do not follow from their positions and one common "
                     "velocity of the reference point", "define velocities with v2pt_theory / v1pt_theory from "
                     "located points, or give the positions of every point")
-    constraints = [Xd[k] - gap[0][k] for k in range(3)]
+    constraints = [Xd[k] - gap[base][k] for k in moving]
     out = [replace(b, position=tuple(x + r for x, r in zip(Xs, b.position)),
                    velocity=tuple(x + r for x, r in zip(Xd, rd))) for b, rd in zip(bodies, rdot)]
     return out, constraints
