@@ -99,8 +99,10 @@ def apply_overrides(system: System, overrides: Mapping[str, Any] | Sequence[tupl
     problems = ProblemCollector(system.source)
     known = override_names(system)
     values: dict[str, float] = {}
+    dynamic = {d.name: f"der({d.coordinate})" for d in system.dynamic}  # s is the flow of its integral
     for name, raw in items:
         entry = f"--set {name}"
+        name = dynamic.get(name, name)
         if name not in known:
             close = difflib.get_close_matches(name, known, n=1)
             problems.add(entry, f"{name!r} is not a parameter, coordinate, der(coordinate) or input of "
