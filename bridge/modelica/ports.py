@@ -86,9 +86,18 @@ def port_equations(eom: EquationsOfMotion, ident) -> list[str]:
         f"  {ident(port_name(name))}.{PORT_KINDS[kind].potential} = {ident(name)};" for name, kind in ports.items()]
 
 
-def uses_annotation(eom: EquationsOfMotion, msl: bool) -> str | None:
-    """``uses(Modelica(version="4.0.0"))`` where the model refers to the MSL's flanges."""
-    return 'uses(Modelica(version="4.0.0"))' if msl and eom.system.ports else None
+#: the icon of an exported model, as the MSL draws a component: a framed box with the instance name above it
+ICON = ('Icon(coordinateSystem(preserveAspectRatio=false, extent={{-100,-100},{100,100}}), graphics={'
+        'Rectangle(extent={{-100,100},{100,-100}}, lineColor={0,0,0}, fillColor={255,255,255}, '
+        'fillPattern=FillPattern.Solid), Text(extent={{-150,150},{150,110}}, textString="%name", '
+        'lineColor={0,0,255})})')
+
+
+def uses_annotation(eom: EquationsOfMotion, msl: bool) -> str:
+    """The annotations before ``experiment``: ``uses(Modelica(version="4.0.0"))`` where the model refers to the
+    MSL's flanges, and the icon (:data:`ICON`)."""
+    uses = 'uses(Modelica(version="4.0.0")),\n    ' if msl and eom.system.ports else ""
+    return uses + ICON
 
 
 def library_files(eom: EquationsOfMotion | None = None, msl: bool = False) -> dict[str, str]:

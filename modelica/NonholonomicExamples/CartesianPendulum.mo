@@ -36,8 +36,10 @@ equation
   theta = atan2(x, -y);
   energy = g*m*(l + y) + (0.5)*m*(der_x^2 + der_y^2);
   annotation(
+    Icon(coordinateSystem(preserveAspectRatio=false, extent={{-100,-100},{100,100}}), graphics={Rectangle(extent={{-100,100},{100,-100}}, lineColor={0,0,0}, fillColor={255,255,255}, fillPattern=FillPattern.Solid), Text(extent={{-150,150},{150,110}}, textString="%name", lineColor={0,0,255})}),
     experiment(StopTime=10.0, Interval=0.01, Tolerance=1e-08),
-    Documentation(info="<p>Simple pendulum in Cartesian coordinates of the bob, the rod kept as the holonomic displacement constraint x^2 + y^2 - l^2 = 0 (Lagrange's equation with displacement constraints, Section 4.2 of the constrained-systems seed): T = m/2*(der(x)^2 + der(y)^2), V = m*g*y, pivot at the origin, y up. Same m, g, l and start as SimplePendulum (theta0 = 0.5 rad, der(theta)0 = 0.3 rad/s): x = l*sin(theta0), y = -l*cos(theta0), der(x) = l*cos(theta0)*der(theta)0, der(y) = l*sin(theta0)*der(theta)0, so theta = atan2(x, -y) can be compared with SimplePendulum.theta.</p>
+    Documentation(info="<html>
+<p>Simple pendulum in Cartesian coordinates of the bob, the rod kept as the holonomic displacement constraint x^2 + y^2 - l^2 = 0 (Lagrange's equation with displacement constraints, Section 4.2 of the constrained-systems seed): T = m/2*(der(x)^2 + der(y)^2), V = m*g*y, pivot at the origin, y up. Same m, g, l and start as SimplePendulum (theta0 = 0.5 rad, der(theta)0 = 0.3 rad/s): x = l*sin(theta0), y = -l*cos(theta0), der(x) = l*cos(theta0)*der(theta)0, der(y) = l*sin(theta0)*der(theta)0, so theta = atan2(x, -y) can be compared with SimplePendulum.theta.</p>
 <p>Equations of motion derived by nhbridge 0.1.0 with <b>Lagrange's equations with multipliers</b> (method <code>lagrange</code>): multiplier DAE, constraints at acceleration level (index 1).</p>
 <p>Variables: each generalized coordinate under its own name, its velocity as <code>der_&lt;name&gt;</code>; <code>residual</code> monitors the constraints.</p>
 <p>Equations (in the notation of the system file):</p>
@@ -46,5 +48,6 @@ equation
 <li>V = <code>g*m*y</code></li>
 <li>constraints.holonomic[1]: <code>-l^2 + x^2 + y^2</code> = 0</li>
 </ul>
-<p>Form: <code>d/dt(dT/d(der(q))) - dT/dq + dV/dq + dD/d(der(q)) = Q + A^T*lambda</code> with the multipliers <code>lambda</code>, the constraints differentiated to acceleration level (index 1); <code>A</code> is the Jacobian of the velocity-level constraints <code>A*der(q) + a0 = 0</code>.</p>"));
+<p>Form: <code>d/dt(dT/d(der(q))) - dT/dq + dV/dq + dD/d(der(q)) = Q + A^T*lambda</code> with the multipliers <code>lambda</code>, the constraints differentiated to acceleration level (index 1); <code>A</code> is the Jacobian of the velocity-level constraints <code>A*der(q) + a0 = 0</code>.</p>
+</html>"));
 end CartesianPendulum;

@@ -35,8 +35,10 @@ equation
   // constraint residuals (velocity level)
   residual[1] = -a*der_theta - der_x*sin(theta) + der_y*cos(theta);
   annotation(
+    Icon(coordinateSystem(preserveAspectRatio=false, extent={{-100,-100},{100,100}}), graphics={Rectangle(extent={{-100,100},{100,-100}}, lineColor={0,0,0}, fillColor={255,255,255}, fillPattern=FillPattern.Solid), Text(extent={{-150,150},{150,110}}, textString="%name", lineColor={0,0,255})}),
     experiment(StopTime=20.0, Interval=0.02, Tolerance=1e-08),
-    Documentation(info="<p>Rigid body on a plane with a knife edge behind its centre of mass</p>
+    Documentation(info="<html>
+<p>Rigid body on a plane with a knife edge behind its centre of mass</p>
 <p>Equations of motion derived by nhbridge 0.1.0 with <b>Lagrange's equations with multipliers</b> (method <code>lagrange</code>): multiplier DAE, constraints at acceleration level (index 1).</p>
 <p>Variables: each generalized coordinate under its own name, its velocity as <code>der_&lt;name&gt;</code>; <code>residual</code> monitors the constraints.</p>
 <p>Equations (in the notation of the system file):</p>
@@ -44,5 +46,6 @@ equation
 <li>T = <code>(0.5)*J*der(theta)^2 + (0.5)*m*(der(x)^2 + der(y)^2)</code></li>
 <li>constraints.nonholonomic[1]: <code>-a*der(theta) - der(x)*sin(theta) + der(y)*cos(theta)</code> = 0</li>
 </ul>
-<p>Form: <code>d/dt(dT/d(der(q))) - dT/dq + dV/dq + dD/d(der(q)) = Q + A^T*lambda</code> with the multipliers <code>lambda</code>, the constraints differentiated to acceleration level (index 1); <code>A</code> is the Jacobian of the velocity-level constraints <code>A*der(q) + a0 = 0</code>.</p>"));
+<p>Form: <code>d/dt(dT/d(der(q))) - dT/dq + dV/dq + dD/d(der(q)) = Q + A^T*lambda</code> with the multipliers <code>lambda</code>, the constraints differentiated to acceleration level (index 1); <code>A</code> is the Jacobian of the velocity-level constraints <code>A*der(q) + a0 = 0</code>.</p>
+</html>"));
 end ChaplyginSleigh;

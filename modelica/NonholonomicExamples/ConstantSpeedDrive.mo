@@ -60,8 +60,10 @@ equation
   ratio = der_phi2/der_phi1;
   vartheta = acos((0.5)*x/l);
   annotation(
+    Icon(coordinateSystem(preserveAspectRatio=false, extent={{-100,-100},{100,100}}), graphics={Rectangle(extent={{-100,100},{100,-100}}, lineColor={0,0,0}, fillColor={255,255,255}, fillPattern=FillPattern.Solid), Text(extent={{-150,150},{150,110}}, textString="%name", lineColor={0,0,255})}),
     experiment(StopTime=5.0, Interval=0.005, Tolerance=1e-08),
-    Documentation(info="<p>Novoselov's constant speed drive (Gutowski-type case study 4.4.5.1, eqs. 4.304-4.348): a driving shaft 1 with a horizontal disc drives, through a thin pulley (radius a) on an intermediate shaft 3 rolling on the disc at radius x - c, a drum of radius R on the driven shaft 2. A centrifugal governor on shaft 2 (two balls of mass mb on rods of length l, sleeve position x = 2*l*cos(vartheta)) shifts the pulley against springs k2, k3. Nonholonomic rolling constraint (x - c)*der(phi1) = R*der(phi2) (4.305). Here c &lt; 0 so that the rolling radius x - c stays positive for |x| &lt; 2*l and the governor feedback is stabilising: a faster shaft 2 pulls x (and the radius x - c) down, which slows shaft 2.</p>
+    Documentation(info="<html>
+<p>Novoselov's constant speed drive (Gutowski-type case study 4.4.5.1, eqs. 4.304-4.348): a driving shaft 1 with a horizontal disc drives, through a thin pulley (radius a) on an intermediate shaft 3 rolling on the disc at radius x - c, a drum of radius R on the driven shaft 2. A centrifugal governor on shaft 2 (two balls of mass mb on rods of length l, sleeve position x = 2*l*cos(vartheta)) shifts the pulley against springs k2, k3. Nonholonomic rolling constraint (x - c)*der(phi1) = R*der(phi2) (4.305). Here c &lt; 0 so that the rolling radius x - c stays positive for |x| &lt; 2*l and the governor feedback is stabilising: a faster shaft 2 pulls x (and the radius x - c) down, which slows shaft 2.</p>
 <p>Equations of motion derived by nhbridge 0.1.0 with <b>Lagrange's equations with multipliers</b> (method <code>lagrange</code>): multiplier DAE, constraints at acceleration level (index 1).</p>
 <p>Variables: each generalized coordinate under its own name, its velocity as <code>der_&lt;name&gt;</code>; <code>residual</code> monitors the constraints.</p>
 <p>Equations (in the notation of the system file):</p>
@@ -72,5 +74,6 @@ equation
 <li>Q<sub>phi2</sub> = <code>-Mr - cr*der(phi2)</code></li>
 <li>constraints.nonholonomic[1]: <code>-R*der(phi2) + der(phi1)*(-c + x)</code> = 0</li>
 </ul>
-<p>Form: <code>d/dt(dT/d(der(q))) - dT/dq + dV/dq + dD/d(der(q)) = Q + A^T*lambda</code> with the multipliers <code>lambda</code>, the constraints differentiated to acceleration level (index 1); <code>A</code> is the Jacobian of the velocity-level constraints <code>A*der(q) + a0 = 0</code>.</p>"));
+<p>Form: <code>d/dt(dT/d(der(q))) - dT/dq + dV/dq + dD/d(der(q)) = Q + A^T*lambda</code> with the multipliers <code>lambda</code>, the constraints differentiated to acceleration level (index 1); <code>A</code> is the Jacobian of the velocity-level constraints <code>A*der(q) + a0 = 0</code>.</p>
+</html>"));
 end ConstantSpeedDrive;

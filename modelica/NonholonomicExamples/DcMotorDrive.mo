@@ -79,8 +79,10 @@ equation
   power = U*der_i_integral;
   i = der_i_integral;
   annotation(
+    Icon(coordinateSystem(preserveAspectRatio=false, extent={{-100,-100},{100,100}}), graphics={Rectangle(extent={{-100,100},{100,-100}}, lineColor={0,0,0}, fillColor={255,255,255}, fillPattern=FillPattern.Solid), Text(extent={{-150,150},{150,110}}, textString="%name", lineColor={0,0,255})}),
     experiment(StopTime=2.0, Interval=0.002, Tolerance=1e-08),
-    Documentation(info="<p>The constant speed drive of examples/constant_speed_drive.toml driven by a separately excited DC motor instead of a torque-speed characteristic (seed Section 1.2.5: a DC motor is a regulated effort source). The armature current i is a dynamic variable, L*der(i) = U - R*i - eb; the motor torque tau and the back-emf eb are effort variables kept as algebraic effort constraints tau - kt*i = 0 and eb - ke*der(phi1) = 0 (Gamma(q, f, e, s, t) = 0 of the seed's eq. 4.4). Rolling constraint (x - c)*der(phi1) = R*der(phi2).</p>
+    Documentation(info="<html>
+<p>The constant speed drive of examples/constant_speed_drive.toml driven by a separately excited DC motor instead of a torque-speed characteristic (seed Section 1.2.5: a DC motor is a regulated effort source). The armature current i is a dynamic variable, L*der(i) = U - R*i - eb; the motor torque tau and the back-emf eb are effort variables kept as algebraic effort constraints tau - kt*i = 0 and eb - ke*der(phi1) = 0 (Gamma(q, f, e, s, t) = 0 of the seed's eq. 4.4). Rolling constraint (x - c)*der(phi1) = R*der(phi2).</p>
 <p>Equations of motion derived by nhbridge 0.1.0 with <b>Lagrange's equations with multipliers</b> (method <code>lagrange</code>): multiplier DAE, constraints at acceleration level (index 1).</p>
 <p>Variables: each generalized coordinate under its own name, its velocity as <code>der_&lt;name&gt;</code>; <code>residual</code> monitors the constraints.</p>
 <p>Inputs: U.</p>
@@ -92,5 +94,6 @@ equation
 <li>Q<sub>phi2</sub> = <code>-Mr - cr*der(phi2)</code></li>
 <li>constraints.nonholonomic[1]: <code>-Rd*der(phi2) + der(phi1)*(-c + x)</code> = 0</li>
 </ul>
-<p>Form: <code>d/dt(dT/d(der(q))) - dT/dq + dV/dq + dD/d(der(q)) = Q + A^T*lambda</code> with the multipliers <code>lambda</code>, the constraints differentiated to acceleration level (index 1); <code>A</code> is the Jacobian of the velocity-level constraints <code>A*der(q) + a0 = 0</code>.</p>"));
+<p>Form: <code>d/dt(dT/d(der(q))) - dT/dq + dV/dq + dD/d(der(q)) = Q + A^T*lambda</code> with the multipliers <code>lambda</code>, the constraints differentiated to acceleration level (index 1); <code>A</code> is the Jacobian of the velocity-level constraints <code>A*der(q) + a0 = 0</code>.</p>
+</html>"));
 end DcMotorDrive;

@@ -57,8 +57,10 @@ equation
   relative_displacement = x1 - x2;
   platform_speed = (0.5)*c*der_phi*(cos(2*psi) + 1)/A;
   annotation(
+    Icon(coordinateSystem(preserveAspectRatio=false, extent={{-100,-100},{100,100}}), graphics={Rectangle(extent={{-100,100},{100,-100}}, lineColor={0,0,0}, fillColor={255,255,255}, fillPattern=FillPattern.Solid), Text(extent={{-150,150},{150,110}}, textString="%name", lineColor={0,0,255})}),
     experiment(StopTime=5.0, Interval=0.005, Tolerance=1e-08),
-    Documentation(info="<p>Rotary hydropulsator (case study 4.4.5.2, eqs. 4.350-4.373): a rotor (angle phi) delivers the fluid volume c*der(phi) per unit time; a rotating disposer (angle psi) lets the fraction (1 + cos(2*psi))/2 of it into the cylinder (piston area A) of the platform x2, which carries the test object x1 on a spring k. Nonholonomic constraint der(x2) = c/(2*A)*(1 + cos(2*psi))*der(phi) = c/A*cos(psi)^2*der(phi) (4.356). The rotor and the disposer are driven by independent motors (inputs Mr, Md) against viscous resisting torques hr*der(phi), hd*der(psi). Note: as modelled in the seed the inflow (1 + cos(2*psi)) never changes sign, so for der(phi) &gt; 0 the platform advances in strokes (a ripple of about 3 mm at twice the disposer speed on top of a mean drift) while the object oscillates relative to the platform.</p>
+    Documentation(info="<html>
+<p>Rotary hydropulsator (case study 4.4.5.2, eqs. 4.350-4.373): a rotor (angle phi) delivers the fluid volume c*der(phi) per unit time; a rotating disposer (angle psi) lets the fraction (1 + cos(2*psi))/2 of it into the cylinder (piston area A) of the platform x2, which carries the test object x1 on a spring k. Nonholonomic constraint der(x2) = c/(2*A)*(1 + cos(2*psi))*der(phi) = c/A*cos(psi)^2*der(phi) (4.356). The rotor and the disposer are driven by independent motors (inputs Mr, Md) against viscous resisting torques hr*der(phi), hd*der(psi). Note: as modelled in the seed the inflow (1 + cos(2*psi)) never changes sign, so for der(phi) &gt; 0 the platform advances in strokes (a ripple of about 3 mm at twice the disposer speed on top of a mean drift) while the object oscillates relative to the platform.</p>
 <p>Equations of motion derived by nhbridge 0.1.0 with <b>Lagrange's equations with multipliers</b> (method <code>lagrange</code>): multiplier DAE, constraints at acceleration level (index 1).</p>
 <p>Variables: each generalized coordinate under its own name, its velocity as <code>der_&lt;name&gt;</code>; <code>residual</code> monitors the constraints.</p>
 <p>Inputs: Mr, Md.</p>
@@ -70,5 +72,6 @@ equation
 <li>Q<sub>psi</sub> = <code>Md - der(psi)*hd</code></li>
 <li>constraints.nonholonomic[1]: <code>der(x2) - (0.5)*c*der(phi)*(cos(2*psi) + 1)/A</code> = 0</li>
 </ul>
-<p>Form: <code>d/dt(dT/d(der(q))) - dT/dq + dV/dq + dD/d(der(q)) = Q + A^T*lambda</code> with the multipliers <code>lambda</code>, the constraints differentiated to acceleration level (index 1); <code>A</code> is the Jacobian of the velocity-level constraints <code>A*der(q) + a0 = 0</code>.</p>"));
+<p>Form: <code>d/dt(dT/d(der(q))) - dT/dq + dV/dq + dD/d(der(q)) = Q + A^T*lambda</code> with the multipliers <code>lambda</code>, the constraints differentiated to acceleration level (index 1); <code>A</code> is the Jacobian of the velocity-level constraints <code>A*der(q) + a0 = 0</code>.</p>
+</html>"));
 end Hydropulsator;

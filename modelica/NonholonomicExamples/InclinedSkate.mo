@@ -45,8 +45,10 @@ equation
   x_exact = (0.5)*g*sin(alpha)*sin(time*w)^2/w^2;
   y_exact = (0.5)*g*(time - (0.5)*sin(2*time*w)/w)*sin(alpha)/w;
   annotation(
+    Icon(coordinateSystem(preserveAspectRatio=false, extent={{-100,-100},{100,100}}), graphics={Rectangle(extent={{-100,100},{100,-100}}, lineColor={0,0,0}, fillColor={255,255,255}, fillPattern=FillPattern.Solid), Text(extent={{-150,150},{150,110}}, textString="%name", lineColor={0,0,255})}),
     experiment(StopTime=10.0, Interval=0.01, Tolerance=1e-08),
-    Documentation(info="<p>Skate (knife edge) on a plane inclined at angle alpha, x down the line of steepest slope, y horizontal; the blade points along (cos(theta), sin(theta)) and cannot slide sideways: sin(theta)*der(x) - cos(theta)*der(y) = 0. The blade is turned at the constant rate w (holonomic, time-dependent constraint theta - w*t = 0). Starting from rest at the origin with the blade pointing down the slope (theta = 0), the speed along the blade obeys der(v) = g*sin(alpha)*cos(w*t), so v = g*sin(alpha)/w*sin(w*t) and the exact solution is x = g*sin(alpha)/(2*w^2)*sin(w*t)^2, y = g*sin(alpha)/(2*w)*(t - sin(2*w*t)/(2*w)) (a cycloid-like path drifting sideways); outputs x_exact and y_exact.</p>
+    Documentation(info="<html>
+<p>Skate (knife edge) on a plane inclined at angle alpha, x down the line of steepest slope, y horizontal; the blade points along (cos(theta), sin(theta)) and cannot slide sideways: sin(theta)*der(x) - cos(theta)*der(y) = 0. The blade is turned at the constant rate w (holonomic, time-dependent constraint theta - w*t = 0). Starting from rest at the origin with the blade pointing down the slope (theta = 0), the speed along the blade obeys der(v) = g*sin(alpha)*cos(w*t), so v = g*sin(alpha)/w*sin(w*t) and the exact solution is x = g*sin(alpha)/(2*w^2)*sin(w*t)^2, y = g*sin(alpha)/(2*w)*(t - sin(2*w*t)/(2*w)) (a cycloid-like path drifting sideways); outputs x_exact and y_exact.</p>
 <p>Equations of motion derived by nhbridge 0.1.0 with <b>Lagrange's equations with multipliers</b> (method <code>lagrange</code>): multiplier DAE, constraints at acceleration level (index 1).</p>
 <p>Variables: each generalized coordinate under its own name, its velocity as <code>der_&lt;name&gt;</code>; <code>residual</code> monitors the constraints.</p>
 <p>Equations (in the notation of the system file):</p>
@@ -56,5 +58,6 @@ equation
 <li>constraints.holonomic[1]: <code>-time*w + theta</code> = 0</li>
 <li>constraints.nonholonomic[1]: <code>der(x)*sin(theta) - der(y)*cos(theta)</code> = 0</li>
 </ul>
-<p>Form: <code>d/dt(dT/d(der(q))) - dT/dq + dV/dq + dD/d(der(q)) = Q + A^T*lambda</code> with the multipliers <code>lambda</code>, the constraints differentiated to acceleration level (index 1); <code>A</code> is the Jacobian of the velocity-level constraints <code>A*der(q) + a0 = 0</code>.</p>"));
+<p>Form: <code>d/dt(dT/d(der(q))) - dT/dq + dV/dq + dD/d(der(q)) = Q + A^T*lambda</code> with the multipliers <code>lambda</code>, the constraints differentiated to acceleration level (index 1); <code>A</code> is the Jacobian of the velocity-level constraints <code>A*der(q) + a0 = 0</code>.</p>
+</html>"));
 end InclinedSkate;

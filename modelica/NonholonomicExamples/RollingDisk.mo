@@ -147,8 +147,10 @@ equation
   lean = theta;
   speed = der_phi*r;
   annotation(
+    Icon(coordinateSystem(preserveAspectRatio=false, extent={{-100,-100},{100,100}}), graphics={Rectangle(extent={{-100,100},{100,-100}}, lineColor={0,0,0}, fillColor={255,255,255}, fillPattern=FillPattern.Solid), Text(extent={{-150,150},{150,110}}, textString="%name", lineColor={0,0,255})}),
     experiment(StopTime=5.0, Interval=0.005, Tolerance=1e-08),
-    Documentation(info="<p>Thin uniform disk rolling without slipping on a horizontal plane. (x, y) is the contact point, psi the heading (yaw of the disk plane), theta the lean from upright (about the heading direction), phi the spin about the axle. Upright rolling at spin rate W is a steady motion; it is stable when W^2 &gt; g/(3 r) (Routh): nhbridge linearize examples/rolling_disk.toml --sweep \"der(phi)=0:8:81\".</p>
+    Documentation(info="<html>
+<p>Thin uniform disk rolling without slipping on a horizontal plane. (x, y) is the contact point, psi the heading (yaw of the disk plane), theta the lean from upright (about the heading direction), phi the spin about the axle. Upright rolling at spin rate W is a steady motion; it is stable when W^2 &gt; g/(3 r) (Routh): nhbridge linearize examples/rolling_disk.toml --sweep \"der(phi)=0:8:81\".</p>
 <p>Equations of motion derived by nhbridge 0.1.0 with <b>Lagrange's equations with multipliers</b> (method <code>lagrange</code>): multiplier DAE, constraints at acceleration level (index 1).</p>
 <p>Variables: each generalized coordinate under its own name, its velocity as <code>der_&lt;name&gt;</code>; <code>residual</code> monitors the constraints.</p>
 <p>Equations (in the notation of the system file):</p>
@@ -158,5 +160,6 @@ equation
 <li>constraints.nonholonomic[1]: <code>-der(phi)*r*cos(psi) + der(x)</code> = 0</li>
 <li>constraints.nonholonomic[2]: <code>-der(phi)*r*sin(psi) + der(y)</code> = 0</li>
 </ul>
-<p>Form: <code>d/dt(dT/d(der(q))) - dT/dq + dV/dq + dD/d(der(q)) = Q + A^T*lambda</code> with the multipliers <code>lambda</code>, the constraints differentiated to acceleration level (index 1); <code>A</code> is the Jacobian of the velocity-level constraints <code>A*der(q) + a0 = 0</code>.</p>"));
+<p>Form: <code>d/dt(dT/d(der(q))) - dT/dq + dV/dq + dD/d(der(q)) = Q + A^T*lambda</code> with the multipliers <code>lambda</code>, the constraints differentiated to acceleration level (index 1); <code>A</code> is the Jacobian of the velocity-level constraints <code>A*der(q) + a0 = 0</code>.</p>
+</html>"));
 end RollingDisk;

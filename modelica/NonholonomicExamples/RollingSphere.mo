@@ -69,8 +69,10 @@ equation
   omega_z = der_phi*cos(theta) + der_psi;
   kinetic_energy = (0.5)*J*(der_phi^2 + 2*der_phi*der_psi*cos(theta) + der_psi^2 + der_theta^2) + (0.5)*m*(der_x^2 + der_y^2);
   annotation(
+    Icon(coordinateSystem(preserveAspectRatio=false, extent={{-100,-100},{100,100}}), graphics={Rectangle(extent={{-100,100},{100,-100}}, lineColor={0,0,0}, fillColor={255,255,255}, fillPattern=FillPattern.Solid), Text(extent={{-150,150},{150,110}}, textString="%name", lineColor={0,0,255})}),
     experiment(StopTime=10.0, Interval=0.01, Tolerance=1e-08),
-    Documentation(info="<p>Uniform sphere rolling without slipping on a horizontal plane (Do Sanh, 'A form of equation of motion for Chaplyghin's systems', Example 1). Euler angles: psi precession, theta nutation, phi spin; (x, y) is the centre of the sphere. Kinetic energy as in the inertia matrix (3.4); the printed (3.1) drops the J/2*der(psi)^2 term. Chaplygin system with 3 degrees of freedom; cos(theta)*der(phi) + der(psi) (the vertical angular velocity) is a first integral.</p>
+    Documentation(info="<html>
+<p>Uniform sphere rolling without slipping on a horizontal plane (Do Sanh, 'A form of equation of motion for Chaplyghin's systems', Example 1). Euler angles: psi precession, theta nutation, phi spin; (x, y) is the centre of the sphere. Kinetic energy as in the inertia matrix (3.4); the printed (3.1) drops the J/2*der(psi)^2 term. Chaplygin system with 3 degrees of freedom; cos(theta)*der(phi) + der(psi) (the vertical angular velocity) is a first integral.</p>
 <p>Equations of motion derived by nhbridge 0.1.0 with <b>Lagrange's equations with multipliers</b> (method <code>lagrange</code>): multiplier DAE, constraints at acceleration level (index 1).</p>
 <p>Variables: each generalized coordinate under its own name, its velocity as <code>der_&lt;name&gt;</code>; <code>residual</code> monitors the constraints.</p>
 <p>Equations (in the notation of the system file):</p>
@@ -79,5 +81,6 @@ equation
 <li>constraints.nonholonomic[1]: <code>a*der(phi)*sin(theta)*cos(psi) - a*der(theta)*sin(psi) + der(x)</code> = 0</li>
 <li>constraints.nonholonomic[2]: <code>a*der(phi)*sin(psi)*sin(theta) + a*der(theta)*cos(psi) + der(y)</code> = 0</li>
 </ul>
-<p>Form: <code>d/dt(dT/d(der(q))) - dT/dq + dV/dq + dD/d(der(q)) = Q + A^T*lambda</code> with the multipliers <code>lambda</code>, the constraints differentiated to acceleration level (index 1); <code>A</code> is the Jacobian of the velocity-level constraints <code>A*der(q) + a0 = 0</code>.</p>"));
+<p>Form: <code>d/dt(dT/d(der(q))) - dT/dq + dV/dq + dD/d(der(q)) = Q + A^T*lambda</code> with the multipliers <code>lambda</code>, the constraints differentiated to acceleration level (index 1); <code>A</code> is the Jacobian of the velocity-level constraints <code>A*der(q) + a0 = 0</code>.</p>
+</html>"));
 end RollingSphere;

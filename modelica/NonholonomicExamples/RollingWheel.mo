@@ -144,8 +144,10 @@ equation
   residual[1] = -R*sqrt(1 - sin(theta)^2)*(der_phi*cos(psi)*cos(theta) + der_theta*sin(psi)) - R*(der_phi*sin(theta) + der_psi)*sin(theta)*cos(psi)*cos(theta)/sqrt(1 - sin(theta)^2) + der_x;
   residual[2] = R*sqrt(1 - sin(theta)^2)*(-der_phi*sin(psi)*cos(theta) + der_theta*cos(psi)) - R*(der_phi*sin(theta) + der_psi)*sin(psi)*sin(theta)*cos(theta)/sqrt(1 - sin(theta)^2) + der_y;
   annotation(
+    Icon(coordinateSystem(preserveAspectRatio=false, extent={{-100,-100},{100,100}}), graphics={Rectangle(extent={{-100,100},{100,-100}}, lineColor={0,0,0}, fillColor={255,255,255}, fillPattern=FillPattern.Solid), Text(extent={{-150,150},{150,110}}, textString="%name", lineColor={0,0,255})}),
     experiment(StopTime=4.0, Interval=0.004, Tolerance=1e-08),
-    Documentation(info="<p>Modelica.Mechanics.MultiBody.Examples.Elementary.RollingWheel (MSL) with a body and a rolling-disk contact: a wheel rolling without slip on the ground z = 0, gravity -z; parameters and start values of the MSL (x = y = 0.2 m, der_angles {0, 5, 1}), with yaw, lean, spin coordinates and a start lean of 1 mrad instead of 0: upright, the yaw rate does not move the contact point, and Rumoca 0.9 fails where that coefficient vanishes.</p>
+    Documentation(info="<html>
+<p>Modelica.Mechanics.MultiBody.Examples.Elementary.RollingWheel (MSL) with a body and a rolling-disk contact: a wheel rolling without slip on the ground z = 0, gravity -z; parameters and start values of the MSL (x = y = 0.2 m, der_angles {0, 5, 1}), with yaw, lean, spin coordinates and a start lean of 1 mrad instead of 0: upright, the yaw rate does not move the contact point, and Rumoca 0.9 fails where that coefficient vanishes.</p>
 <p>Equations of motion derived by nhbridge 0.1.0 with <b>Lagrange's equations with multipliers</b> (method <code>lagrange</code>): multiplier DAE, constraints at acceleration level (index 1).</p>
 <p>Variables: each generalized coordinate under its own name, its velocity as <code>der_&lt;name&gt;</code>; <code>residual</code> monitors the constraints.</p>
 <p>Equations (in the notation of the system file):</p>
@@ -155,5 +157,6 @@ equation
 <li>contacts.wheel (no slip along N.x): <code>-R*sqrt(1 - sin(theta)^2)*(der(phi)*cos(psi)*cos(theta) + der(theta)*sin(psi)) - R*(der(phi)*sin(theta) + der(psi))*sin(theta)*cos(psi)*cos(theta)/sqrt(1 - sin(theta)^2) + der(x)</code> = 0</li>
 <li>contacts.wheel (no slip along N.y): <code>R*sqrt(1 - sin(theta)^2)*(-der(phi)*sin(psi)*cos(theta) + der(theta)*cos(psi)) - R*(der(phi)*sin(theta) + der(psi))*sin(psi)*sin(theta)*cos(theta)/sqrt(1 - sin(theta)^2) + der(y)</code> = 0</li>
 </ul>
-<p>Form: <code>d/dt(dT/d(der(q))) - dT/dq + dV/dq + dD/d(der(q)) = Q + A^T*lambda</code> with the multipliers <code>lambda</code>, the constraints differentiated to acceleration level (index 1); <code>A</code> is the Jacobian of the velocity-level constraints <code>A*der(q) + a0 = 0</code>.</p>"));
+<p>Form: <code>d/dt(dT/d(der(q))) - dT/dq + dV/dq + dD/d(der(q)) = Q + A^T*lambda</code> with the multipliers <code>lambda</code>, the constraints differentiated to acceleration level (index 1); <code>A</code> is the Jacobian of the velocity-level constraints <code>A*der(q) + a0 = 0</code>.</p>
+</html>"));
 end RollingWheel;

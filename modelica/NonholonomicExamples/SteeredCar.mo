@@ -70,8 +70,10 @@ equation
   steering_angle = steer0 + steer1*sin(steer_w*time);
   kinetic_energy = (0.5)*J*der_phi^2 + (0.5)*m*(der_x^2 + der_y^2);
   annotation(
+    Icon(coordinateSystem(preserveAspectRatio=false, extent={{-100,-100},{100,100}}), graphics={Rectangle(extent={{-100,100},{100,-100}}, lineColor={0,0,0}, fillColor={255,255,255}, fillPattern=FillPattern.Solid), Text(extent={{-150,150},{150,110}}, textString="%name", lineColor={0,0,255})}),
     experiment(StopTime=10.0, Interval=0.01, Tolerance=1e-08),
-    Documentation(info="<p>Car (bicycle model) in a horizontal plane with a prescribed steering angle (Do Sanh, 'A form of equation of motion for Chaplyghin's systems', Example 2; Dobronravov 1970, pp. 22-31). (x, y) is the centre of mass, phi the heading; the rear and front wheels do not slip sideways (two nonholonomic constraints, 1 degree of freedom). A traction force F acts along the car axis; a linear drag c_d on the centre-of-mass velocity keeps the speed bounded. Without drag the reduced equation is [J + m*(l^2*cot(steer)^2 + b^2)]*der(der(phi)) = F*l*cot(steer) + m*l^2*cot(steer)*der(steer)/sin(steer)^2*der(phi) (corrected (3.30)).</p>
+    Documentation(info="<html>
+<p>Car (bicycle model) in a horizontal plane with a prescribed steering angle (Do Sanh, 'A form of equation of motion for Chaplyghin's systems', Example 2; Dobronravov 1970, pp. 22-31). (x, y) is the centre of mass, phi the heading; the rear and front wheels do not slip sideways (two nonholonomic constraints, 1 degree of freedom). A traction force F acts along the car axis; a linear drag c_d on the centre-of-mass velocity keeps the speed bounded. Without drag the reduced equation is [J + m*(l^2*cot(steer)^2 + b^2)]*der(der(phi)) = F*l*cot(steer) + m*l^2*cot(steer)*der(steer)/sin(steer)^2*der(phi) (corrected (3.30)).</p>
 <p>Equations of motion derived by nhbridge 0.1.0 with <b>Lagrange's equations with multipliers</b> (method <code>lagrange</code>): multiplier DAE, constraints at acceleration level (index 1).</p>
 <p>Variables: each generalized coordinate under its own name, its velocity as <code>der_&lt;name&gt;</code>; <code>residual</code> monitors the constraints.</p>
 <p>Inputs: F.</p>
@@ -84,5 +86,6 @@ equation
 <li>constraints.nonholonomic[1]: <code>b*der(phi) + der(x)*sin(phi) - der(y)*cos(phi)</code> = 0</li>
 <li>constraints.nonholonomic[2]: <code>-a*der(phi)*cos(steer0 + steer1*sin(steer_w*time)) + der(x)*sin(phi + steer0 + steer1*sin(steer_w*time)) - der(y)*cos(phi + steer0 + steer1*sin(steer_w*time))</code> = 0</li>
 </ul>
-<p>Form: <code>d/dt(dT/d(der(q))) - dT/dq + dV/dq + dD/d(der(q)) = Q + A^T*lambda</code> with the multipliers <code>lambda</code>, the constraints differentiated to acceleration level (index 1); <code>A</code> is the Jacobian of the velocity-level constraints <code>A*der(q) + a0 = 0</code>.</p>"));
+<p>Form: <code>d/dt(dT/d(der(q))) - dT/dq + dV/dq + dD/d(der(q)) = Q + A^T*lambda</code> with the multipliers <code>lambda</code>, the constraints differentiated to acceleration level (index 1); <code>A</code> is the Jacobian of the velocity-level constraints <code>A*der(q) + a0 = 0</code>.</p>
+</html>"));
 end SteeredCar;

@@ -86,8 +86,10 @@ equation
   // outputs
   amplitude = sqrt(xC^2 + yC^2);
   annotation(
+    Icon(coordinateSystem(preserveAspectRatio=false, extent={{-100,-100},{100,100}}), graphics={Rectangle(extent={{-100,100},{100,-100}}, lineColor={0,0,0}, fillColor={255,255,255}, fillPattern=FillPattern.Solid), Text(extent={{-150,150},{150,110}}, textString="%name", lineColor={0,0,255})}),
     experiment(StopTime=5.0, Interval=0.005, Tolerance=1e-08),
-    Documentation(info="<p>Vibratory device with a controlled two-unbalance exciter of circular translational vibrations (Zhyhylii, Poltava 2024, 'On Lagrange's equations of the second kind and Nielsen's equations'): platform centre (xC, yC) on springs kx, ky, drive rotation varphi, control (phase) angle theta between the two unbalances (theta = 0: the unbalances cancel). Kinetic energy exactly the printed 11 terms (M, m, I1, I2, e); the inertia matrix is positive definite for all angles with these values (Schur complement determinant &gt;= 7.1e-5 kg^2.m^4). Motor torque Md - cd*der(varphi) on varphi; a PD controller -kt*(theta - theta_ref) - ct*der(theta) holds the phase angle.</p>
+    Documentation(info="<html>
+<p>Vibratory device with a controlled two-unbalance exciter of circular translational vibrations (Zhyhylii, Poltava 2024, 'On Lagrange's equations of the second kind and Nielsen's equations'): platform centre (xC, yC) on springs kx, ky, drive rotation varphi, control (phase) angle theta between the two unbalances (theta = 0: the unbalances cancel). Kinetic energy exactly the printed 11 terms (M, m, I1, I2, e); the inertia matrix is positive definite for all angles with these values (Schur complement determinant &gt;= 7.1e-5 kg^2.m^4). Motor torque Md - cd*der(varphi) on varphi; a PD controller -kt*(theta - theta_ref) - ct*der(theta) holds the phase angle.</p>
 <p>Equations of motion derived by nhbridge 0.1.0 with <b>Lagrange's equations with multipliers</b> (method <code>lagrange</code>): multiplier DAE, constraints at acceleration level (index 1).</p>
 <p>Variables: each generalized coordinate under its own name, its velocity as <code>der_&lt;name&gt;</code>; <code>residual</code> monitors the constraints.</p>
 <p>Equations (in the notation of the system file):</p>
@@ -97,5 +99,6 @@ equation
 <li>Q<sub>varphi</sub> = <code>Md - cd*der(varphi)</code></li>
 <li>Q<sub>theta</sub> = <code>-ct*der(theta) - kt*(theta - theta_ref)</code></li>
 </ul>
-<p>Form: <code>d/dt(dT/d(der(q))) - dT/dq + dV/dq + dD/d(der(q)) = Q</code> (mass matrix implicit: <code>M*der(der(q)) = F</code>, solved by the tool).</p>"));
+<p>Form: <code>d/dt(dT/d(der(q))) - dT/dq + dV/dq + dD/d(der(q)) = Q</code> (mass matrix implicit: <code>M*der(der(q)) = F</code>, solved by the tool).</p>
+</html>"));
 end VibratoryExciter;
