@@ -323,6 +323,32 @@ def test_names_are_sanitised_and_pendulum_is_exact():
             assert acc[0] == pytest.approx(-9.81 / 0.8 * np.sin(x), rel=1e-12), meth
 
 
+def test_specified_torque_becomes_an_input():
+    """A driving torque T(t) on the pendulum's frame: m l^2 theta'' = -m g l sin(theta) + T, T the input."""
+    from sympy.physics.mechanics import KanesMethod, Particle, Point, ReferenceFrame, dynamicsymbols
+
+    th, om, T = dynamicsymbols("th om T")
+    l, m, g = sp.symbols("l m g")  # noqa: E741
+    N = ReferenceFrame("N")
+    A = N.orientnew("A", "Axis", [th, N.z])
+    A.set_ang_vel(N, om * N.z)
+    O = Point("O")
+    O.set_vel(N, 0)
+    P = O.locatenew("P", l * A.x)
+    P.v2pt_theory(O, N, A)
+    km = KanesMethod(N, q_ind=[th], u_ind=[om], kd_eqs=[th.diff() - om])
+    km.kanes_equations([Particle("bob", P, m)], [(P, m * g * N.x), (A, T * N.z)])
+    values = {l: 0.8, m: 1.2, g: 9.81}
+    with pytest.raises(SystemFileError) as err:
+        bridge.from_mechanics(km, parameters=values)
+    assert "inputs={T(t): 0.0}" in _one_paragraph(err.value)
+    system = bridge.from_mechanics(km, parameters=values, inputs={T: 0.7})
+    assert [u.name for u in system.inputs] == ["T"] and system.inputs[0].start == 0.7
+    for meth in ("lagrange", "kane"):
+        acc = bridge.derive(system, meth).numeric.accelerations(0.0, np.array([0.4]), np.array([0.1]))
+        assert acc[0] == pytest.approx((-1.2 * 9.81 * 0.8 * np.sin(0.4) + 0.7) / (1.2 * 0.8**2), rel=1e-12), meth
+
+
 def test_bad_parameter_values():
     km, (th, om), (lam, m, g) = _greek_pendulum()
     with pytest.raises(SystemFileError) as err:

@@ -136,11 +136,22 @@ def _function_name(f: sp.Basic) -> str | None:
     return None
 
 
+def _input_function(f: Any, taken: set) -> Any:
+    """An ``inputs`` key: a dynamicsymbol that is not a coordinate or speed."""
+    if _function_name(f) is None:
+        raise _fail("inputs", f"the input {f} is not a dynamicsymbol (a function of t)",
+                    "give specified quantities as dynamicsymbols('T'), mapped to their start values")
+    if f in taken:
+        raise _fail("inputs", f"{f} is a coordinate or speed of the object, not an input",
+                    "give only specified quantities (external signals) as inputs")
+    return f
+
+
 # -- the conversion ------------------------------------------------------------------------------------------------
 class _Converter:
     """Replaces q(t), q'(t), u(t), auxiliary speeds and parameter symbols by the system's symbols in one pass."""
 
-    def __init__(self, spec: _Spec, name: str):
+    def __init__(self, spec: _Spec, name: str, inputs: Mapping | None = None):
         from sympy.physics.mechanics import dynamicsymbols
 
         t = dynamicsymbols._t
@@ -163,6 +174,11 @@ class _Converter:
         for ua in spec.u_aux:
             self.map[ua] = sp.Integer(0)
         self.params: dict = {}      # user symbol -> system symbol
+        self.inputs: dict = {}      # specified function of t -> input symbol
+        taken = set(spec.q) | set(spec.u) | set(spec.u_aux)
+        for f in inputs or {}:
+            f = _input_function(f, taken)
+            self.inputs[f] = self.map[f] = sp.Symbol(_identifier(_function_name(f), self.used))
 
     def add_coordinate(self, label: str) -> str:
         nm = _identifier(label, self.used)
@@ -185,9 +201,10 @@ class _Converter:
         left = [f for f in out.atoms(sp.Function, sp.Derivative) if isinstance(f, sp.Derivative)
                 or _function_name(f) is not None]
         if left:
-            raise _fail("object", f"{left[0]} is neither a coordinate, a coordinate's derivative nor a generalized "
-                        "speed of the object", "nhbridge imports functions of time only as coordinates and speeds; "
-                        "make specified quantities constant symbols (parameters)")
+            raise _fail("object", f"{left[0]} is neither a coordinate, a coordinate's derivative, a generalized "
+                        "speed nor an input of the object", "declare specified quantities (e.g. a driving torque "
+                        f"T(t)) as inputs with their start values, inputs={{{left[0]}: 0.0}}, or make them constant "
+                        "symbols (parameters)")
         return out
 
     def vector(self, vec: Any, frame: Any) -> tuple:
@@ -483,18 +500,20 @@ def _lookup(table: Mapping, what: str, known: dict) -> dict:
 
 
 def from_mechanics(obj: Any, parameters: Mapping | None = None, start: Mapping | None = None, name: str = "Model",
-                   description: str = "", stop_time: float = 10.0) -> System:
+                   description: str = "", stop_time: float = 10.0, inputs: Mapping | None = None) -> System:
     """A :class:`System` from a sympy.physics.mechanics ``KanesMethod``, ``LagrangesMethod`` or ``System``.
 
     ``parameters`` maps every constant symbol of the object (or its name) to a value; ``start`` maps coordinates
     and independent generalized speeds (``LagrangesMethod``: coordinates and their derivatives) to start values
-    (default 0); dependent ones are computed from the constraints.
+    (default 0); dependent ones are computed from the constraints. ``inputs`` maps specified quantities
+    (dynamicsymbols in the loads, e.g. a driving torque) to their start values; they become the system's inputs.
     """
     from sympy.physics.mechanics import dynamicsymbols
 
     t = dynamicsymbols._t
     spec = _spec(obj)
-    conv = _Converter(spec, name)
+    input_values = {k: _value(f"inputs[{k}]", k, v) for k, v in (inputs or {}).items()}
+    conv = _Converter(spec, name, input_values)
     coords, _umap = _solve_kinematics(spec, conv)
     q_syms = [S.q(c) for c in coords]
     qd_syms = [S.qd(c) for c in coords]
@@ -543,6 +562,7 @@ def from_mechanics(obj: Any, parameters: Mapping | None = None, start: Mapping |
         "name": name, "description": description,
         "coordinates": {c: {"start": q0.get(c, 0.0), "velocity": 0.0} for c in coords},
         "parameters": {p.name: {"value": v} for p, v in pvals.items()},
+        "inputs": {sym.name: {"start": input_values[f]} for f, sym in conv.inputs.items()},
         "energy": {"kinetic": kinetic, "potential": potential},
         "forces": forces,
         "constraints": {"holonomic": hol, "nonholonomic": nonhol},
