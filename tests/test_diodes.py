@@ -120,3 +120,18 @@ def test_diode_on_a_non_flow_is_bad_input():
 
     with pytest.raises(SystemFileError, match="is not a flow"):
         bridge.parse_system(RL.replace('flow = "der(qe)"', 'flow = "qe"'))
+
+
+def test_input_table_drives_a_switched_system():
+    """The source as an input following a table (U0 sin(w t) sampled every 0.1 ms, interpolated linearly): the
+    switching times stay within the interpolation's reach (~1e-7 s) of the closed form."""
+    from bridge.simulation.inputs import InputTable
+
+    system = bridge.parse_system(RL.replace('qe = "U0*sin(w*t)"', 'qe = "Us"').replace(
+        "[diodes]", "[inputs]\nUs = { start = 0.0 }\n[diodes]"))
+    time = np.arange(0.0, 0.1300001, 1e-4)
+    table = InputTable(("Us",), time, (U0 * np.sin(W * time))[:, None])
+    res = bridge.simulate(bridge.derive(system, "lagrange"), 0.13, interval=1e-4, rtol=1e-12, atol=1e-14,
+                          inputs=table)
+    times = np.array([e.time for e in res.events])
+    assert len(times) == 5 and np.abs(times - rl_switches(3)[:5]).max() < 1e-6

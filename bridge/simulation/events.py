@@ -63,9 +63,10 @@ class _Modes:
     Per element, w is its switching velocity: the relative velocity v_r of friction, ``i - G_off V_f`` of a
     diode; the element's unknown (``unknown``) is the friction force F or the diode voltage v."""
 
-    def __init__(self, eom: EquationsOfMotion, parameters: Mapping[str, float] | None):
+    def __init__(self, eom: EquationsOfMotion, parameters: Mapping[str, float] | None, table=None):
         self.eom = eom
         self.parameters = parameters
+        self.table = table  # an InputTable: the inputs follow it (bridge.simulation.inputs)
         self.models: dict[tuple[int, ...], NumericModel] = {}
         system = eom.system
         self.elements = switched(system)
@@ -83,7 +84,12 @@ class _Modes:
 
     def model(self, modes: tuple[int, ...]) -> NumericModel:
         if modes not in self.models:
-            self.models[modes] = NumericModel(with_modes(self.eom, modes), self.parameters)
+            num = NumericModel(with_modes(self.eom, modes), self.parameters)
+            if self.table is not None:
+                from .simulate import _Driven
+
+                num = _Driven(num, self.table)
+            self.models[modes] = num
         return self.models[modes]
 
     def _args(self, num: NumericModel, t: float, x: np.ndarray) -> np.ndarray:
@@ -176,9 +182,9 @@ def _event_functions(modes: _Modes, num: NumericModel, current: tuple[int, ...])
 
 
 def simulate_events(eom: EquationsOfMotion, grid: np.ndarray, rtol: float, atol: float, method: str = "DOP853",
-                    parameters: Mapping[str, float] | None = None):
+                    parameters: Mapping[str, float] | None = None, table=None):
     """(times, states with their model per segment, events): the trajectory on ``grid`` across the switches."""
-    modes = _Modes(eom, parameters)
+    modes = _Modes(eom, parameters, table)
     system = eom.system
     T = float(grid[-1])
     x = np.concatenate([[c.start for c in system.coordinates], [c.velocity for c in system.coordinates]])
@@ -236,7 +242,8 @@ def friction_result(eom: EquationsOfMotion, times, states, events, settings: Map
             qd_rows.append(qd)
             out_rows.append(num.outputs(t, q, qd))
             res_rows.append(num.constraint_residuals(t, q, qd))
-            eff_rows.append(num.solve(t, q, u)[num.p:])
+            lam = num.multipliers(t, q, u) if num.m else np.zeros(0)  # (inputs at t when they follow a table)
+            eff_rows.append(np.concatenate([lam, num.efforts(t, q, u)]))
     N = len(q_rows)
     system = eom.system
     sol = np.array(eff_rows).reshape(N, -1)

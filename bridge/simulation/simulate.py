@@ -169,10 +169,7 @@ def _with_events(eom, grid, rtol, atol, integrator, parameters, table, interval)
     """Coulomb friction: stick/slip by located events (:mod:`bridge.simulation.events`)."""
     from .events import friction_result, simulate_events
 
-    if table is not None:
-        raise SimulationError("an input table is not supported with friction events yet; hold the inputs at their "
-                              "start values or give the friction elements a regularization velocity")
-    times, states, events = simulate_events(eom, grid, rtol, atol, integrator, parameters)
+    times, states, events = simulate_events(eom, grid, rtol, atol, integrator, parameters, table)
     settings = {"stop_time": float(grid[-1]), "rtol": rtol, "atol": atol, "interval": interval}
     return friction_result(eom, times, states, events, settings)
 
