@@ -94,7 +94,7 @@ class Dimensions:
     def of(self, expr: sp.Expr, keep_rad: bool = True) -> Exponents | None:
         """The unit of ``expr`` (rad kept or taken as 1), or None when unknown or inconsistent."""
         try:
-            return self._of(sp.sympify(expr), keep_rad)
+            return self._of(expr if isinstance(expr, sp.Basic) else sp.sympify(expr), keep_rad)
         except _Inconsistent:
             return None
 
@@ -115,10 +115,8 @@ class Dimensions:
         return self.text(symbol)
 
     def _of(self, expr: sp.Basic, keep: bool) -> Exponents | None:
-        if expr.is_zero:
-            return None  # 0 has every unit
-        if expr.is_Number or expr in (sp.pi, sp.E):
-            return ONE
+        if expr.is_Number or expr is sp.pi or expr is sp.E:
+            return None if expr == 0 else ONE  # 0 has every unit
         if expr.is_Symbol:
             e = self.env.get(expr)
             return None if e is None else (e if keep else tuple(0 if i == _RAD else x for i, x in enumerate(e)))
