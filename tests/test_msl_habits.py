@@ -104,6 +104,36 @@ def test_multiplier_units_from_the_constraints():
         assert f'lambda[{len(eom.multipliers)}](each unit="{unit}")' in model_source(eom)
 
 
+@pytest.mark.parametrize("path", [p for p in EXAMPLES if "constraints" in p.read_text()], ids=lambda p: p.stem)
+def test_multiplier_units_balance_the_dynamic_rows(path):
+    """In row j of M q'' - A^T lambda = f, A_kj*lambda_k has the unit of M_jj*q''_j (the mass matrix comes from
+    differentiating T, the multiplier's unit from T's unit and the constraint row: two paths)."""
+    from bridge.modelica.dimensions import exponents, unit_text
+
+    system = bridge.load_system(path)
+    eom = bridge.derive(system, "lagrange")
+    if not eom.multipliers or not _fully_united(system):
+        pytest.skip("no multipliers, or units missing")
+    dims = Dimensions(eom)
+    units = dims.multipliers()
+    A, M = eom.constraint_jacobian, eom.mass_matrix
+    checked = 0
+    for j, c in enumerate(system.coordinates):
+        inertia = dims.of(M[j, j] * c.acceleration_symbol, keep_rad=False)
+        if M[j, j] == 0 or inertia is None:
+            continue
+        for k, unit in enumerate(units):
+            if A[k, j] == 0:
+                continue
+            assert unit, (path.stem, k)
+            product = dims.of(A[k, j], keep_rad=False)
+            assert product is not None
+            total = tuple(a + b for a, b in zip(product, exponents(unit)))
+            assert total == inertia, (c.name, k, unit_text(total), unit_text(inertia))
+            checked += 1
+    assert checked
+
+
 def test_no_unit_rather_than_a_wrong_one():
     """A parameter without a unit in the constraint: the multiplier and residual stay without a unit."""
     text = (ROOT / "examples" / "chaplygin_sleigh.toml").read_text().replace(
