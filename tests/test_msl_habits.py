@@ -203,3 +203,21 @@ def test_the_library_as_a_package_in_pymoca(name):
     inputs = sum(v.symbol.numel() for v in model.inputs)
     assert unknowns > 0 and sum(e.numel() for e in model.equations) == unknowns, (unknowns, inputs)
     assert not [p.symbol.name() for p in model.parameters]  # every parameter has its value
+
+
+def test_the_connector_package_in_both_compilers():
+    """modelica/NHBridge: Rumoca validates it without a diagnostic; pymoca parses its four flanges (the assembly
+    in tests/test_ports.py compiles and simulates them connected)."""
+    text = (LIBRARY / "NHBridge" / "package.mo").read_text(encoding="utf-8")
+    rumoca = pytest.importorskip("rumoca")
+    assert rumoca.validate_source(text) == []
+    pytest.importorskip("pymoca")
+    from pymoca import parser
+
+    mechanics = parser.parse(text).classes["NHBridge"].classes["Mechanics"]
+    for library, (p, f) in {"Rotational": ("phi", "tau"), "Translational": ("s", "f")}.items():
+        interfaces = mechanics.classes[library].classes["Interfaces"].classes
+        for side in ("Flange_a", "Flange_b"):
+            connector = interfaces[side]
+            assert connector.type == "connector" and set(connector.symbols) == {p, f}
+            assert "flow" in connector.symbols[f].prefixes and "flow" not in connector.symbols[p].prefixes
