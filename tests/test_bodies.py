@@ -347,3 +347,125 @@ def test_energy_table_adds_to_bodies():
     by_hand = PENDULUM_BY_HAND.replace('potential = "', 'potential = "k/2*q^2 ').replace("c = 0.2", "c = 0.2\nk = 3.0")
     bodies = PENDULUM_BODIES.replace("c = 0.2", "c = 0.2\nk = 3.0") + spring
     _compare(parse_system(by_hand), parse_system(bodies), [(np.array([0.3]), np.array([0.5]))])
+
+
+def test_rolling_wheel_every_stage(wheel, tmp_path, capsys):
+    """The body-based wheel through the command line: the constraints shown, derived by every method, simulated,
+    exported to Modelica and simulated by Rumoca, built as an FMU and run by fmpy, validated against the reference
+    (every method natively, pymoca, the native FMUs)."""
+    import fmpy
+
+    from bridge.cli import main
+
+    assert main(["derive", "--constraints", str(WHEEL)]) == 0
+    out = capsys.readouterr().out
+    assert "contacts.wheel (no slip along N.x) [nonholonomic]:" in out and "0 holonomic + 2 nonholonomic" in out
+    for method in METHODS:
+        assert main(["derive", str(WHEEL), "-m", method, "-o", str(tmp_path / f"{method}.txt")]) == 0
+        assert "der(der(psi))" in (tmp_path / f"{method}.txt").read_text()
+    ref = bridge.simulate(bridge.derive(wheel, "kane"), 1.0, interval=0.01)
+    names = [c.name for c in wheel.coordinates]
+    csv = tmp_path / "wheel.csv"
+    assert main(["simulate", str(WHEEL), "--stop-time", "1", "--interval", "0.01", "-o", str(csv)]) == 0
+    table = np.genfromtxt(csv, delimiter=",", names=True)
+    np.testing.assert_allclose([table[n][-1] for n in names], ref.q[-1], rtol=0, atol=1e-7)
+    assert main(["modelica", str(WHEEL), "-o", str(tmp_path / "wheel.mo"), "--check", "rumoca"]) == 0
+    assert "ok rumoca" in capsys.readouterr().out
+    fmu = tmp_path / "wheel.fmu"
+    assert main(["fmu", str(WHEEL), "-m", "maggi", "--fmi-version", "3", "-o", str(fmu)]) == 0
+    res = fmpy.simulate_fmu(str(fmu), fmi_type="CoSimulation", stop_time=1.0, output_interval=0.01, output=names,
+                            relative_tolerance=1e-10)
+    np.testing.assert_allclose([res[n][-1] for n in names], ref.q[-1], rtol=0, atol=1e-6)
+    report = tmp_path / "v.json"
+    code = main(["validate", str(WHEEL), "-q", "--stop-time", "1", "--runs", "methods,pymoca,fmu", "--fmu-methods",
+                 "lagrange", "--fmi-version", "2", "--json", str(report)])
+    import json
+
+    runs = {r["id"]: r["status"] for r in json.loads(report.read_text())["systems"][0]["runs"]}
+    assert code == 0, runs
+    assert {f"native-{m}" for m in METHODS} | {"modelica-pymoca", "fmu2-me", "fmu2-cs"} <= set(runs)
+    assert all(status in ("passed", "skipped") for status in runs.values()), runs
+    assert runs["native-chaplygin"] == "passed"
+
+
+COUPLED_DISKS = """
+name = "CoupledDisks"
+[coordinates]
+a = { start = 0.1, velocity = 0.5 }
+b = { start = -0.4, velocity = 1.0 }
+[parameters]
+J1 = 0.2
+J2 = 0.3
+k = 4.0
+[frames]
+A = { parent = "N", axis = "z", angle = "a" }
+B = { parent = "N", axis = "z", angle = "b" }
+[bodies]
+disk_a = { mass = "1", frame = "A", com = "[0, 0, 0]", inertia = "[J1, J1, J1]" }
+disk_b = { mass = "1", frame = "B", com = "[1, 0, 0]", inertia = "[J2, J2, J2]" }
+[loads]
+shaft = { torque = "k*(b - a)*N.z", body = "disk_a", reaction = "disk_b" }
+"""
+
+
+def test_torque_with_reaction():
+    """A torque between two bodies (body and reaction): Q_a = k (b - a) = -Q_b, as a torsion spring."""
+    import sympy as sp
+
+    system = parse_system(COUPLED_DISKS)
+    (a, b), (da, db) = system.q, system.qd
+    k, J1, J2 = sp.symbols("k J1 J2")
+    assert sp.simplify(system.forces["a"] - k * (b - a)) == 0
+    assert sp.simplify(system.forces["b"] + k * (b - a)) == 0
+    assert sp.simplify(system.kinetic - (J1 * da**2 + J2 * db**2) / 2) == 0
+
+
+class _Ctx:
+    """A vector-expression context with one frame F rotated by the symbol s about z and one point P."""
+
+    def __init__(self):
+        import sympy as sp
+
+        self.s = sp.Symbol("s")
+        c, si = sp.cos(self.s), sp.sin(self.s)
+        self.R = sp.Matrix([[c, -si, 0], [si, c, 0], [0, 0, 1]])
+
+    def frame_matrix(self, name, pos):
+        return self.R if name == "F" else None
+
+    def point(self, name, pos):
+        import sympy as sp
+
+        return (sp.Integer(1), sp.Integer(2), sp.Integer(3)) if name == "P" else None
+
+    def scalar(self, text, offset):
+        from bridge.model.expressions import parse_expression
+
+        return parse_expression(text, lambda n, p: {"s": self.s}.get(n) or (_ for _ in ()).throw(KeyError(n)),
+                                lambda e, p: e.diff(self.s))
+
+    def der(self, expr, pos):
+        return expr.diff(self.s)
+
+
+@pytest.mark.parametrize("s_value", [0.0, 0.7, -2.1])
+def test_vector_expressions_against_numpy(s_value):
+    """cross, dot, norm, frame components, unit vectors and scaling evaluate as numpy's."""
+    from bridge.model.vectors import parse_scalar, parse_vector
+
+    ctx = _Ctx()
+    c, s = np.cos(s_value), np.sin(s_value)
+    Fx, Fy = np.array([c, s, 0.0]), np.array([-s, c, 0.0])
+    P = np.array([1.0, 2.0, 3.0])
+
+    def vec(text):
+        return np.array([float(x.subs(ctx.s, s_value)) for x in parse_vector(text, ctx)])
+
+    def sca(text):
+        return float(parse_scalar(text, ctx).subs(ctx.s, s_value))
+
+    np.testing.assert_allclose(vec("cross(F.x, P) - 2*F[1, -1, 0]/4"), np.cross(Fx, P) - (Fx - Fy) / 2, atol=1e-15)
+    np.testing.assert_allclose(vec("-(P + [1, 0, 0]*sin(s))"), -(P + np.array([np.sin(s_value), 0, 0])), atol=1e-15)
+    np.testing.assert_allclose(vec("der(F.y)"), -Fx, atol=1e-15)
+    assert abs(sca("dot(F.x, P)^2 + norm(P)") - (Fx @ P) ** 2 - np.linalg.norm(P)) < 1e-13
+    assert abs(sca("sqrt(dot(cross(F.x, F.y), [0, 0, 1]))") - 1.0) < 1e-15
