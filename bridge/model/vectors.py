@@ -26,7 +26,7 @@ from typing import Protocol
 
 import sympy as sp
 
-from .expressions import FUNCTIONS, MAX_DEPTH, MAX_LENGTH, ExpressionError
+from .expressions import FUNCTIONS, MAX_DEPTH, MAX_LENGTH, MAX_TREE_SIZE, ExpressionError, tree_size
 
 Vector = tuple[sp.Expr, sp.Expr, sp.Expr]
 AXES = {"x": 0, "y": 1, "z": 2}
@@ -235,7 +235,13 @@ class VectorParser:
         if not node.vectorish:
             return _Value(self.ctx.scalar(self.text[node.start:node.end], node.start))
         handler: Callable[[_Node], _Value] = getattr(self, f"_v_{node.kind}")
-        return handler(node)
+        value = handler(node)
+        parts = [value.scalar] if value.vec is None and value.rows is None else \
+            list(value.vec) if value.vec is not None else [x for r in value.rows for x in r]  # type: ignore[union-attr]
+        if any(tree_size(p) > MAX_TREE_SIZE for p in parts if p is not None):
+            raise ExpressionError(f"expression is too large (more than {MAX_TREE_SIZE} operations in a component)",
+                                  node.start, "simplify it, or split it into [points]")
+        return value
 
     def _v_paren(self, node: _Node) -> _Value:
         return self.value(node.args[0])
