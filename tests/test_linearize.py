@@ -272,3 +272,25 @@ def test_sweep_outputs(tmp_path):
     assert len(rows) == 9 and float(rows[0]["der(phi)"]) == 1.0
     assert float(rows[0]["max_real"]) == pytest.approx(math.sqrt(_disk_lean(1.0)), abs=1e-9)
     assert png.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_symbolic_matches_closed_form(capsys):
+    """--symbolic: A(p) of the disk at W = 8 in the parameters, as the closed form of _disk_lean gives it:
+    theta'' = 4 g/(5 r) theta + 6/5 W psi', psi'' = -2 W theta'."""
+    for method in ("maggi", "lagrange"):
+        assert main(["linearize", str(DISK_FILE), "--symbolic", "-m", method]) == 0
+        out = capsys.readouterr().out
+        assert "A[der(theta), theta] = 4*g/(5*r)" in out, out
+        assert "A[der(theta), der(psi)] = 48/5" in out and "A[der(psi), der(theta)] = -16" in out
+
+
+def test_linear_exports_wired(tmp_path):
+    """--modelica and --fmu hand the linear model to the linear exporters."""
+    import zipfile
+
+    mo, fmu = tmp_path / "LinDisk.mo", tmp_path / "LinDisk.fmu"
+    assert main(["linearize", str(DISK_FILE), "--set", "der(phi)=4", "--modelica", str(mo), "--fmu", str(fmu)]) == 0
+    text = mo.read_text()
+    assert "parameter Real A[3, 3]" in text and "26.15999" in text  # 4 g/(5 r) = 26.16
+    with zipfile.ZipFile(fmu) as z:
+        assert "modelDescription.xml" in z.namelist()

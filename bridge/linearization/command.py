@@ -19,6 +19,16 @@ def _names(text: str) -> tuple[str, ...]:
     return tuple(x.strip() for x in text.split(",") if x.strip())
 
 
+def _unit(system, name: str) -> str:
+    """The unit of a swept name: a parameter's, an input's, a coordinate's or (for der(q)) its rate's."""
+    from ..simulation.plot import rate_unit
+
+    units = {p.name: p.unit for p in system.parameters} | {w.name: w.unit for w in system.inputs}
+    units |= {c.name: c.unit for c in system.coordinates}
+    units |= {f"der({c.name})": rate_unit(c.unit) for c in system.coordinates}
+    return units.get(name, "")
+
+
 def add_parser(sub, positive: Callable[[str], float]) -> argparse.ArgumentParser:
     from ..derivation.methods import METHODS
 
@@ -116,7 +126,7 @@ def cmd_linearize(args, values: dict[str, str], progress, budget) -> int:
         from .symbolic import symbolic_text
 
         with progress.step("forming A(p) and B(p)"):
-            out.write(symbolic_text(eom, linearizer, base if base is not None else models[0]))
+            out.write(symbolic_text(eom, linearizer, base if base is not None else models[0], args.timeout))
     if base is not None:
         out.write(text_report(base))
     if spec is not None:
@@ -130,7 +140,8 @@ def cmd_linearize(args, values: dict[str, str], progress, budget) -> int:
     if args.plot:
         from .outputs import plot_sweep
 
-        plot_sweep(args.plot, spec.name, svalues, models, stab, f"{system.name}: eigenvalues against {spec.name}")
+        plot_sweep(args.plot, spec.name, svalues, models, stab, f"{system.name}: eigenvalues against {spec.name}",
+                   _unit(system, spec.name))
     lin = base if base is not None else models[0]
     if args.modelica:
         try:

@@ -141,7 +141,7 @@ def text_report(lin: LinearModel) -> str:
 
 
 def plot_sweep(path: str | Path, name: str, values: list[float], models: list[LinearModel], stability: dict,
-               title: str = "") -> Path:
+               title: str = "", unit: str = "") -> Path:
     """Real and imaginary parts of the eigenvalues against the swept value; stable ranges shaded, crossings
     marked."""
     from ..atomic import atomic_file
@@ -160,16 +160,17 @@ def plot_sweep(path: str | Path, name: str, values: list[float], models: list[Li
     for a, b in stability.get("stable", []):
         for ax in (ax1, ax2):
             ax.axvspan(a, b, color="C2", alpha=0.12, lw=0)
-    for c in stability.get("crossings", []):
+    for k, c in enumerate(stability.get("crossings", [])):
         for ax in (ax1, ax2):
             ax.axvline(c["value"], color="k", lw=0.7, ls="--")
-        ax1.annotate(f"{c['kind']}\n{c['value']:.6g}", (c["value"], 0), textcoords="offset points", xytext=(4, 6),
-                     fontsize=8)
+        label = "complex pair" if c["kind"].startswith("oscillatory") else "real"
+        ax1.annotate(f"{label}\n{c['value']:.6g}", (c["value"], 1), xycoords=("data", "axes fraction"),
+                     textcoords="offset points", xytext=(3, -26 - 24 * (k % 2)), fontsize=8)
     ax1.axhline(0, color="k", lw=0.6)
     ax2.axhline(0, color="k", lw=0.6)
     ax1.set_ylabel("real part (1/s)")
     ax2.set_ylabel("imaginary part (rad/s)")
-    ax2.set_xlabel(name)
+    ax2.set_xlabel(f"{name} [{unit}]" if unit else name)
     if re and math.isfinite(min(re)) and math.isfinite(max(re)):
         span = max(max(re) - min(re), 1e-9)
         ax1.set_ylim(min(re) - 0.05 * span, max(re) + 0.05 * span)
