@@ -37,6 +37,7 @@ from ..model.system import Coordinate
 from . import dimensions as _dimensions
 from . import documentation as _documentation
 from . import ports as _ports
+from . import switched as _switched
 from .printer import ModelicaCodePrinter
 from .printer import modelica_ident as _ident
 
@@ -119,7 +120,7 @@ class ModelicaWriter:
             names[q.symbol] = self.ident(q.name)
         for k, lam in enumerate(eom.multipliers):
             names[lam] = f"lambda[{k + 1}]"
-        for eff in system.efforts:  # effort variables: algebraic variables of their own names
+        for eff in (*system.efforts, *system.diodes):  # efforts, diode voltages: variables of their own names
             names[eff.symbol] = self.ident(eff.name)
         for k, z in enumerate(eom.auxiliary_symbols):
             names[z] = f"nhb_split{k + 1}"  # the split's placeholders (B, beta, B', beta'), solved by the tool
@@ -257,22 +258,18 @@ class ModelicaWriter:
         for eff in system.efforts:
             text = _quote(eff.description or eff.name)
             out.append(f'  Real {self.ident(eff.name)}{_modifiers(unit=_unit(eff.unit))} "effort: {text}";')
-        return out
+        return out + _switched.declarations(self)
 
     def _effort_equations(self) -> list[str]:
         """The effort constraints ``Gamma(q, der(q), e, s, t) = 0`` (seed eq. 4.4) as written, kept algebraic."""
         efforts = self.eom.system.efforts
-        if any(f.regularization == 0 for f in getattr(self.eom.system, "friction", ())) or getattr(
-                self.eom.system, "diodes", ()):
-            raise ExportError(f"{self.eom.system.name}: the Modelica export does not handle Coulomb friction with "
-                              "stick/slip events or diodes yet; simulate it natively, or give each [friction] "
-                              "element a regularization velocity for the smooth law")
+        _switched.check_exportable(self.eom.system)
         if not efforts:
-            return []
+            return _switched.equations(self)
         out = ["  // effort constraints Gamma(q, der(q), e, s, t) = 0, kept algebraic (solved with the accelerations)"]
         for eff in efforts:
             out += [f"  // efforts.{eff.name}", f"  {self.code(eff.constraint)} = 0;"]
-        return out
+        return out + _switched.equations(self)
 
     @staticmethod
     def _cse_declarations(repl: list[tuple[sp.Symbol, sp.Expr]]) -> list[str]:

@@ -136,8 +136,8 @@ class _Modes:
     def after(self, t: float, x: np.ndarray, modes: tuple[int, ...], k: int) -> int:
         """The mode after element k's event."""
         el, mode = self.elements[k], modes[k]
-        if isinstance(el, Diode):
-            return ON if mode == OFF else self.decide(t, x, modes, k)
+        if isinstance(el, Diode):  # with G_off > 0 both branches meet at the switch (v = V_f, i = G_off V_f)
+            return ON if mode == OFF else OFF if el.off_conductance > 0 else self.decide(t, x, modes, k)
         if mode == STICK:
             return SLIP_NEG if self.unknown(self.model(modes), t, x)[k] > 0 else SLIP_POS
         return self.decide(t, x, modes, k)
@@ -207,9 +207,11 @@ def simulate_events(eom: EquationsOfMotion, grid: np.ndarray, rtol: float, atol:
                             t_eval=t_eval if t_eval.size else None, events=_event_functions(modes, num, current))
         if sol.status == -1:
             raise SimulationError(f"integration failed at t = {sol.t[-1] if sol.t.size else t0:.9g}: {sol.message}")
-        keep = sol.t <= T if t_eval.size else np.zeros(sol.t.size, dtype=bool)
-        times.append(sol.t[keep])
-        states.append((num, sol.y[:, keep].T))
+        # scipy leaves t and y as empty lists when an event comes before the first sample of the segment
+        st, sy = np.asarray(sol.t, dtype=float), np.asarray(sol.y, dtype=float).reshape(len(x), -1)
+        keep = st <= T if t_eval.size else np.zeros(st.size, dtype=bool)
+        times.append(st[keep])
+        states.append((num, sy[:, keep].T))
         if sol.status != 1:
             break
         k = min((i for i, te in enumerate(sol.t_events) if te.size), key=lambda i: sol.t_events[i][0])
