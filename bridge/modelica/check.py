@@ -109,8 +109,8 @@ def load_alone(rumoca, source: str, name: str, library: Mapping[str, str] | None
 def simulate_rumoca(eom: EquationsOfMotion, level: str, stop_time: float, dt: float, rtol: float) -> RumocaRun:
     """Compile the exported model with Rumoca and simulate it from 0 to ``stop_time`` (output step ``dt``).
 
-    The model as exported (accelerations implicit in ``M*der(v) = f``) is tried first; where Rumoca's
-    integrator fails on it, the same equations with the accelerations as variables are tried. Inputs keep
+    The model as exported (the form :func:`bridge.modelica.forms.choose_form` picks) is tried first; where
+    Rumoca's integrator fails on it, the same equations with the accelerations as variables are tried. Inputs keep
     their start values (Rumoca 0.9 has no inputs= yet).
     """
     try:
@@ -118,11 +118,19 @@ def simulate_rumoca(eom: EquationsOfMotion, level: str, stop_time: float, dt: fl
     except ImportError as exc:
         raise ExportError('Rumoca is not installed; pip install --only-binary rumoca "rumoca>=0.9.9,<0.10"') \
             from exc
+    from .forms import choose_form, require_expressible
+
+    require_expressible(eom, level, "rumoca")
     name = eom.system.name
     failures = []
-    for form in ("implicit", "variables"):
+    for form in ("auto", "variables"):  # auto: the form bridge.modelica.forms chooses (level "index1": its text)
+        if form == "auto":
+            form = choose_form(eom).form if level in ("auto", "index1") else "implicit"
+            text = model_source(eom, level, accelerations="auto")
+        else:
+            text = model_source(eom, level, accelerations=form)
         try:
-            model = load_alone(rumoca, model_source(eom, level, accelerations=form), name, library_files(eom))
+            model = load_alone(rumoca, text, name, library_files(eom))
             structure = model.structure()
         except rumoca.RumocaError as exc:
             raise ValidationError(f"Rumoca rejected the exported model {name}: {exc}") from exc
@@ -136,7 +144,7 @@ def simulate_rumoca(eom: EquationsOfMotion, level: str, stop_time: float, dt: fl
     raise ValidationError(f"Rumoca could not simulate {name}: " + "; ".join(failures))
 
 
-def check_rumoca(eom: EquationsOfMotion, level: str = "index1", stop_time: float | None = None,
+def check_rumoca(eom: EquationsOfMotion, level: str = "auto", stop_time: float | None = None,
                  rtol: float = 1e-10) -> CheckReport:
     """Compile the exported model with Rumoca, simulate it (:func:`simulate_rumoca`), and compare it with the
     native simulation; the report says which text was simulated."""
@@ -150,18 +158,21 @@ def check_rumoca(eom: EquationsOfMotion, level: str = "index1", stop_time: float
                        structure.n_algebraic, errors, run.seconds, "; ".join(run.failures), run.form)
 
 
-def check_pymoca(eom: EquationsOfMotion, level: str = "index1", stop_time: float | None = None,
+def check_pymoca(eom: EquationsOfMotion, level: str = "auto", stop_time: float | None = None,
                  rtol: float = 1e-10) -> CheckReport:
     """Compile the exported model with pymoca, integrate it with CasADi's IDAS and compare with the native
     simulation (every coordinate, max error over the range)."""
+    from .forms import choose_form, require_expressible
     from .pymoca_backend import simulate_pymoca
 
+    require_expressible(eom, level, "pymoca")
     system = eom.system
     T = float(stop_time if stop_time is not None else system.stop_time)
     dt = T / 500
     run = simulate_pymoca(model_source(eom, level), system.name, T, dt, rtol, library_files(eom))
     errors = _relative_errors(eom, run.time, run.__getitem__, T, dt, rtol)
-    return CheckReport("pymoca", system.name, True, run.states, run.algebraics, errors, run.seconds)
+    form = choose_form(eom).form if level in ("auto", "index1") else level
+    return CheckReport("pymoca", system.name, True, run.states, run.algebraics, errors, run.seconds, form=form)
 
 
 def find_omc() -> str | None:

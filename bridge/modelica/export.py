@@ -41,9 +41,10 @@ from . import switched as _switched
 from .printer import ModelicaCodePrinter
 from .printer import modelica_ident as _ident
 
-LEVELS = ("index1", "given")
-#: how accelerations appear: implicitly as der(der_q) in M*der(v) = f, or as algebraic variables der_der_q
-ACCELERATION_FORMS = ("implicit", "variables")
+LEVELS = ("index1", "given", "auto")
+#: how accelerations appear: implicitly as der(der_q) in M*der(v) = f, or as algebraic variables der_der_q;
+#: "auto" (as level "auto"): the form :func:`bridge.modelica.forms.choose_form` picks for the equations
+ACCELERATION_FORMS = ("implicit", "variables", "auto")
 
 
 @dataclass(frozen=True)
@@ -95,13 +96,16 @@ class ModelicaWriter:
 
     msl: bool = False  # ports as the MSL's flanges, else the local copies (bridge.modelica.ports)
 
-    def __init__(self, eom: EquationsOfMotion, level: str = "index1", cse: bool = True,
-                 accelerations: str = "implicit", rename: Mapping[str, str] | None = None):
+    def __init__(self, eom: EquationsOfMotion, level: str = "auto", cse: bool = True,
+                 accelerations: str = "auto", rename: Mapping[str, str] | None = None):
         if level not in LEVELS:
             raise ExportError(f"unknown constraint level {level!r}; choose one of {', '.join(LEVELS)}")
         if accelerations not in ACCELERATION_FORMS:
             raise ExportError(f"unknown acceleration form {accelerations!r}; choose one of "
                               f"{', '.join(ACCELERATION_FORMS)}")
+        from .forms import resolve
+
+        eom, level, accelerations, self.form_reason = resolve(eom, level, accelerations)  # "auto": chosen form
         self.accelerations = accelerations
         self.rename = dict(rename or {})  # a user name -> the name in the model text (a backend's own scheme)
         if level == "given" and not eom.multipliers and eom.system.m:
@@ -406,12 +410,14 @@ class ModelicaWriter:
         ]
         if system.inputs:
             lines.append("<p>Inputs: " + ", ".join(esc(u.name) for u in system.inputs) + ".</p>")
+        if self.form_reason:
+            lines.append(f"<p>Export form (chosen automatically): {esc(self.form_reason)}.</p>")
         lines += _documentation.equations_html(self.eom, self.level)  # T, V, D, Q, constraints, ports, form
         return "\n".join(["<html>", *lines, "</html>"])  # as the MSL writes info
 
 
-def model_source(eom: EquationsOfMotion, level: str = "index1", within: str | None = None,
-                 accelerations: str = "implicit", rename: Mapping[str, str] | None = None, msl: bool = False) -> str:
+def model_source(eom: EquationsOfMotion, level: str = "auto", within: str | None = None,
+                 accelerations: str = "auto", rename: Mapping[str, str] | None = None, msl: bool = False) -> str:
     """The model text; ``rename`` maps user names to the names a backend needs in the text (descriptions keep
     the user's names)."""
     writer = ModelicaWriter(eom, level, accelerations=accelerations, rename=rename)
@@ -419,7 +425,7 @@ def model_source(eom: EquationsOfMotion, level: str = "index1", within: str | No
     return writer.source(within)
 
 
-def write_model(eom: EquationsOfMotion, path: str | Path, level: str = "index1",
+def write_model(eom: EquationsOfMotion, path: str | Path, level: str = "auto",
                 msl: bool = False) -> Path:
     path = Path(path)
     if path.suffix != ".mo":
@@ -427,7 +433,7 @@ def write_model(eom: EquationsOfMotion, path: str | Path, level: str = "index1",
     return write_text(path, model_source(eom, level, msl=msl))
 
 
-def package_files(eoms: Sequence[EquationsOfMotion], package: str, level: str = "index1",
+def package_files(eoms: Sequence[EquationsOfMotion], package: str, level: str = "auto",
                   description: str = "Nonholonomic mechanical systems exported by nhbridge",
                   msl: bool = False) -> dict[str, str]:
     """File name -> text of a Modelica package: package.mo, package.order and one file per model."""
@@ -447,7 +453,7 @@ def package_files(eoms: Sequence[EquationsOfMotion], package: str, level: str = 
 
 
 def write_package(eoms: Sequence[EquationsOfMotion], directory: str | Path, package: str,
-                  level: str = "index1", msl: bool = False) -> Path:
+                  level: str = "auto", msl: bool = False) -> Path:
     """Write the package folder ``directory/package`` as a whole: staged beside it and swapped in at once
     (:func:`bridge.atomic.atomic_folder`), so a reader or a killed run never sees a mix of two exports. An
     existing folder is replaced; one holding other files than ``*.mo`` and ``package.order`` is refused."""

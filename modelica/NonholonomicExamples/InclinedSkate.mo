@@ -51,6 +51,7 @@ equation
 <p>Skate (knife edge) on a plane inclined at angle alpha, x down the line of steepest slope, y horizontal; the blade points along (cos(theta), sin(theta)) and cannot slide sideways: sin(theta)*der(x) - cos(theta)*der(y) = 0. The blade is turned at the constant rate w (holonomic, time-dependent constraint theta - w*t = 0). Starting from rest at the origin with the blade pointing down the slope (theta = 0), the speed along the blade obeys der(v) = g*sin(alpha)*cos(w*t), so v = g*sin(alpha)/w*sin(w*t) and the exact solution is x = g*sin(alpha)/(2*w^2)*sin(w*t)^2, y = g*sin(alpha)/(2*w)*(t - sin(2*w*t)/(2*w)) (a cycloid-like path drifting sideways); outputs x_exact and y_exact.</p>
 <p>Equations of motion derived by nhbridge 0.1.0 with <b>Lagrange's equations with multipliers</b> (method <code>lagrange</code>): multiplier DAE, constraints at acceleration level (index 1).</p>
 <p>Variables: each generalized coordinate under its own name, its velocity as <code>der_&lt;name&gt;</code>; <code>residual</code> monitors the constraints.</p>
+<p>Export form (chosen automatically): implicit: multiplier DAE with the constraints at acceleration level (index 1), accelerations implicit in M [der(v), lambda] = F: every dynamics row holds a multiplier or a single acceleration, so neither structure of docs/compiler-defects is present; no index reduction needed.</p>
 <p>Equations (in the notation of the system file):</p>
 <ul>
 <li>T = <code>(0.5)*J*der(theta)^2 + (0.5)*m*(der(x)^2 + der(y)^2)</code></li>

@@ -150,6 +150,7 @@ equation
 <p>Modelica.Mechanics.MultiBody.Examples.Elementary.RollingWheel (MSL) with a body and a rolling-disk contact: a wheel rolling without slip on the ground z = 0, gravity -z; parameters and start values of the MSL (x = y = 0.2 m, der_angles {0, 5, 1}), with yaw, lean, spin coordinates and a start lean of 1 mrad instead of 0: upright, the yaw rate does not move the contact point, and Rumoca 0.9 fails where that coefficient vanishes.</p>
 <p>Equations of motion derived by nhbridge 0.1.0 with <b>Lagrange's equations with multipliers</b> (method <code>lagrange</code>): multiplier DAE, constraints at acceleration level (index 1).</p>
 <p>Variables: each generalized coordinate under its own name, its velocity as <code>der_&lt;name&gt;</code>; <code>residual</code> monitors the constraints.</p>
+<p>Export form (chosen automatically): implicit: multiplier DAE with the constraints at acceleration level (index 1), accelerations implicit in M [der(v), lambda] = F: every dynamics row holds a multiplier or a single acceleration, so neither structure of docs/compiler-defects is present; no index reduction needed.</p>
 <p>Equations (in the notation of the system file):</p>
 <ul>
 <li>T = <code>(0.5)*I_axis*(der(phi) + der(psi)*sin(theta))^2 + (0.5)*I_long*(-der(psi)*sin(phi)*cos(theta) + der(theta)*cos(phi))^2 + (0.5)*I_long*(der(psi)*cos(phi)*cos(theta) + der(theta)*sin(phi))^2 + (0.5)*m*(R^2*der(theta)^2*sin(theta)^2 + der(x)^2 + der(y)^2)</code></li>

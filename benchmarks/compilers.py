@@ -1,0 +1,171 @@
+"""Which export form do the Modelica compilers simulate correctly? Every system x method x form x compiler.
+
+For every example (``examples/*.toml``, ``examples/engineering/bicycle.toml``) and every system under
+``tests/models/``, by ``lagrange`` and by the reduced methods (``maggi``; ``chaplygin`` where it applies),
+in every export form (:data:`bridge.modelica.forms.FORMS` that applies to the equations) and with both
+compilers (Rumoca; pymoca + CasADi IDAS), the model is exported, compiled and simulated, each run in its
+own child process with a time limit, and compared with nhbridge's native simulation: the largest error over
+the coordinates, relative to each coordinate's range (``bridge.modelica.check``'s measure). A run passes
+below 1e-6.
+
+    python benchmarks/compilers.py [-o docs/compilers.md] [--jobs 1] [--timeout 120] [--stop 4]
+                                   [--bicycle-stop 1] [--only car,skate]
+
+Writes a Markdown table (per system, method and form: each compiler's error or failure, and the form the
+automatic choice :func:`bridge.modelica.forms.choose_form` picks) and prints it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+TOLERANCE = 1e-6
+TOOLS = ("rumoca", "pymoca")
+METHODS = ("lagrange", "maggi", "chaplygin")
+
+
+def system_files() -> list[Path]:
+    return [*sorted((ROOT / "examples").glob("*.toml")), ROOT / "examples" / "engineering" / "bicycle.toml",
+            *sorted((ROOT / "tests" / "models").glob("*.toml"))]
+
+
+def one_run(path: str, method: str, form: str, tool: str, stop: float) -> dict:
+    """Export ``path`` by ``method`` in ``form``, simulate it with ``tool`` to ``stop`` and compare (in this
+    process): ``{"error": max error / range, "seconds": ...}`` or ``{"failure": message}``."""
+    import bridge
+    from bridge.errors import BridgeError
+    from bridge.modelica.forms import regular_horizon, simulate_form
+
+    system = bridge.load_system(path)
+    eom = bridge.derive(system, method)
+    stop = regular_horizon(eom, stop)  # a reduced method: up to where its split stays regular
+    try:
+        report = simulate_form(eom, form, tool, stop)
+    except BridgeError as exc:
+        return {"failure": " ".join(str(exc).split()), "stop": stop}
+    return {"error": report.max_error, "seconds": report.seconds, "stop": stop}
+
+
+def child(path: Path, method: str, form: str, tool: str, stop: float, timeout: float) -> dict:
+    """:func:`one_run` in a child process, killed after ``timeout`` seconds."""
+    cmd = [sys.executable, __file__, "--one", json.dumps([str(path), method, form, tool, stop])]
+    start = time.perf_counter()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}  # this checkout's bridge, wherever the package is installed
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                            start_new_session=True, env=env)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, 9)
+        proc.communicate()
+        return {"failure": f"timeout after {timeout:g} s", "wall": time.perf_counter() - start}
+    lines = [ln for ln in out.splitlines() if ln.startswith("{")]
+    if proc.returncode != 0 or not lines:
+        tail = (err.strip().splitlines() or ["no output"])[-1]
+        return {"failure": f"crashed (exit {proc.returncode}): {tail}", "wall": time.perf_counter() - start}
+    result = json.loads(lines[-1])
+    result["wall"] = time.perf_counter() - start
+    return result
+
+
+def plan(only: set[str] | None, methods: tuple[str, ...]) -> list[tuple[Path, str, str, str, str]]:
+    """(file, system name, method, form, chosen form) for every applicable combination."""
+    import bridge
+    from bridge.derivation.methods import METHODS as REGISTRY
+    from bridge.modelica.forms import applicable_forms, choose_form
+
+    cases = []
+    for path in system_files():
+        system = bridge.load_system(path)
+        if only and path.stem not in only:
+            continue
+        for method in methods:
+            if REGISTRY.get_method(method).applicable(system):
+                continue
+            eom = bridge.derive(system, method)
+            chosen = choose_form(eom).form
+            cases += [(path, system.name, method, form, chosen) for form in applicable_forms(eom)]
+    return cases
+
+
+def cell(result: dict) -> str:
+    if "failure" in result:
+        text = result["failure"]
+        return "fails: " + (text[:90] + "..." if len(text) > 90 else text).replace("|", "/")
+    mark = "ok" if result["error"] <= TOLERANCE else "WRONG"
+    return f"{mark} {result['error']:.1e} (to {result['stop']:.3g} s; {result['wall']:.0f} s)"
+
+
+def table(rows: list[tuple[tuple, dict[str, dict]]]) -> str:
+    out = ["| system | method | form | rumoca | pymoca |", "|---|---|---|---|---|"]
+    for (_path, name, method, form, chosen), results in rows:
+        mark = f"**{form}** (auto)" if form == chosen else form
+        out.append(f"| {name} | {method} | {mark} | {cell(results['rumoca'])} | {cell(results['pymoca'])} |")
+    return "\n".join(out)
+
+
+def header(args) -> str:
+    from importlib.metadata import version
+
+    versions = ", ".join(f"{p} {version(p)}" for p in ("rumoca", "pymoca", "casadi"))
+    return (f"# Modelica compilers on the exported forms\n\nGenerated by `python benchmarks/compilers.py` "
+            f"({versions}; stop time min(StopTime, {args.stop:g} s), bicycle {args.bicycle_stop:g} s, a reduced "
+            f"method's ended at 0.9 of the time its split becomes singular (`forms.regular_horizon`); "
+            f"each run in a child process limited to {args.timeout:g} s). Cell: largest error over the "
+            f"coordinates relative to each one's range against nhbridge's native simulation (`ok` below "
+            f"{TOLERANCE:g}), the simulated horizon, and the wall time of the child process (import, "
+            f"derivation, compilation, simulation, native reference); or the compiler's failure. **Bold**: the "
+            f"form the automatic choice (`bridge.modelica.forms.choose_form`) exports. Defects: "
+            f"`docs/compiler-defects/`.\n\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("-o", "--output", default=None, help="write the Markdown table here")
+    parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--timeout", type=float, default=120.0)
+    parser.add_argument("--stop", type=float, default=4.0)
+    parser.add_argument("--bicycle-stop", type=float, default=1.0)
+    parser.add_argument("--only", default=None, help="comma-separated file stems")
+    parser.add_argument("--methods", default=",".join(METHODS))
+    parser.add_argument("--one", default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.one:
+        path, method, form, tool, stop = json.loads(args.one)
+        print(json.dumps(one_run(path, method, form, tool, stop)), flush=True)
+        return 0
+    import bridge
+
+    only = set(args.only.split(",")) if args.only else None
+    cases = plan(only, tuple(args.methods.split(",")))
+    jobs = [(case, tool) for case in cases for tool in TOOLS]
+
+    def run(job):
+        (path, _, method, form, _), tool = job
+        stop = args.bicycle_stop if path.stem == "bicycle" else min(bridge.load_system(path).stop_time, args.stop)
+        result = child(path, method, form, tool, stop, args.timeout)
+        print(f"{path.stem:22s} {method:10s} {form:10s} {tool:7s} {cell(result)}", file=sys.stderr, flush=True)
+        return result
+
+    with ThreadPoolExecutor(args.jobs) as pool:
+        results = list(pool.map(run, jobs))
+    rows = [(case, {tool: results[2 * k + j] for j, tool in enumerate(TOOLS)}) for k, case in enumerate(cases)]
+    text = header(args) + table(rows) + "\n"
+    print(text)
+    if args.output:
+        from bridge.atomic import write_text
+
+        write_text(Path(args.output), text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,312 @@
+"""Export forms, and which one a system gets: the text both Modelica compilers simulate correctly.
+
+The same equations of motion can be written in several Modelica texts (:mod:`bridge.modelica.export`):
+
+* ``implicit``: accelerations implicit in ``sum_j M_ij der(der_q_j) = F_i``; the constraints of a
+  multiplier DAE at acceleration level (index 1; Baumgarte-stabilised when the derivation was);
+* ``variables``: the same equations with the accelerations as algebraic variables ``der_der_q``
+  (``der(der_q) = der_der_q``, ``M der_der_q = F``): a semi-explicit index-1 DAE;
+* ``given``: a multiplier DAE with the constraints as written (positions and velocities); the tool
+  reduces the index;
+* ``normal``: as ``implicit``, with every coupled linear block of the split of a reduced method,
+  ``L Z = R`` (``L = A_dep(q, t)``), written as its normal equations ``(L^T L) Z = L^T R`` (the same
+  solution wherever ``L`` is regular; products only, nothing inverted). The diagonal of ``L^T L`` holds
+  the squared column norms of ``L``, positive wherever ``L`` is regular, and ``L^T L`` is symmetric
+  positive definite: a tool that solves the block row by row on the diagonal matching (Rumoca 0.9,
+  ``docs/compiler-defects/``) never meets a vanishing pivot, and Gauss-Seidel sweeps on it converge.
+  The price is the squared condition number of the block;
+* ``variables-normal``: a multiplier DAE with the accelerations as algebraic variables and the whole
+  linear block ``K [der_der_q, lambda] = F`` (``K = [M, -A^T; A, 0]``) as its normal equations
+  ``(K^T K) [der_der_q, lambda] = K^T F``: a purely algebraic block (no derivative in it) with a
+  diagonal that never vanishes.
+
+The reduced ODE is a method (maggi, appell, chaplygin), not a text: every form above applies to it
+(``given`` is the same as ``implicit`` there, as there are no constraint equations left).
+:func:`choose_form` picks the default text from structural properties of the equations and says why.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+
+import numpy as np
+import sympy as sp
+
+from ..derivation.eom import AuxiliaryStage, EquationsOfMotion
+from ..errors import ExportError, ValidationError
+
+
+@dataclass(frozen=True)
+class Form:
+    """One Modelica text of the equations: the constraint level and how accelerations appear."""
+
+    name: str
+    level: str           # export level: "index1" or "given"
+    accelerations: str   # "implicit" or "variables"
+    description: str
+    normal: bool = False  # coupled split blocks as normal equations
+    normal_dynamics: bool = False  # the block of accelerations and multipliers as normal equations
+
+
+FORMS = {
+    "implicit": Form("implicit", "index1", "implicit", "accelerations implicit in M der(v) = F, constraints at "
+                     "acceleration level (index 1)"),
+    "variables": Form("variables", "index1", "variables", "accelerations as algebraic variables der_der_q "
+                      "(semi-explicit index-1 DAE)"),
+    "given": Form("given", "given", "implicit", "constraints as given (positions, velocities): index reduction "
+                  "left to the tool"),
+    "normal": Form("normal", "index1", "implicit", "as implicit, the coupled blocks of the split as normal "
+                   "equations (L^T L) Z = L^T R", normal=True),
+    "variables-normal": Form("variables-normal", "index1", "variables", "accelerations and multipliers as "
+                             "algebraic variables, their linear block as normal equations (K^T K) x = K^T F",
+                             normal=True, normal_dynamics=True),
+}
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The form :func:`choose_form` picked and why (the reason goes into the model's Documentation)."""
+
+    form: str
+    reason: str
+
+    @property
+    def level(self) -> str:
+        return FORMS[self.form].level
+
+    @property
+    def accelerations(self) -> str:
+        return FORMS[self.form].accelerations
+
+
+def coupled_blocks(eom: EquationsOfMotion) -> list[str]:
+    """The linear blocks of the split that couple their unknowns (some row holds more than one of them): the
+    blocks a tool must solve simultaneously at every evaluation; ``"stage k (r x r)"`` for each."""
+    out = []
+    for k, stage in enumerate(eom.auxiliary):
+        L = stage.matrix
+        if any(sum(1 for j in range(L.shape[1]) if L[i, j] != 0) > 1 for i in range(L.shape[0])):
+            out.append(f"stage {k + 1} ({L.shape[0]}x{L.shape[1]})")
+    return out
+
+
+def applicable_forms(eom: EquationsOfMotion) -> tuple[str, ...]:
+    """The forms that give different texts for these equations: ``given`` only for a multiplier DAE with
+    constraints, ``normal`` only for a split with a coupled block."""
+    forms = ["implicit", "variables"]
+    if eom.multipliers:
+        forms.append("given")
+    if coupled_blocks(eom):
+        forms.append("normal")
+    if eom.multipliers:
+        forms.append("variables-normal")
+    return tuple(forms)
+
+
+def normal_split(eom: EquationsOfMotion) -> EquationsOfMotion:
+    """The same equations with every coupled split block ``L Z = R`` replaced by ``(L^T L) Z = L^T R``."""
+    stages = []
+    for stage in eom.auxiliary:
+        L, R = stage.matrix, stage.rhs
+        if any(sum(1 for j in range(L.shape[1]) if L[i, j] != 0) > 1 for i in range(L.shape[0])):
+            stage = AuxiliaryStage(stage.unknowns, sp.ImmutableMatrix(L.T * L), sp.ImmutableMatrix(L.T * R))
+        stages.append(stage)
+    return replace(eom, auxiliary=tuple(stages))
+
+
+def multiplier_free_coupled_rows(eom: EquationsOfMotion) -> list[str]:
+    """Rows of the dynamics of a multiplier DAE that hold no multiplier but more than one acceleration (a
+    coordinate that no constraint touches, inertially coupled to one that a constraint touches): the
+    coordinates' names. Empty without multipliers."""
+    if not eom.multipliers:
+        return []
+    M, n = eom.mass_matrix, len(eom.u)
+    names = [c.name for c in eom.system.coordinates]
+    return [names[i] for i in range(n)
+            if not any(M[i, j] != 0 for j in range(n, M.shape[1])) and sum(1 for j in range(n) if M[i, j] != 0) > 1]
+
+
+def normal_dynamics(eom: EquationsOfMotion) -> EquationsOfMotion:
+    """The same equations with the block ``K x = F`` of accelerations and multipliers as ``(K^T K) x = K^T F``."""
+    K, F = eom.mass_matrix, eom.forcing
+    return replace(eom, mass_matrix=sp.ImmutableMatrix(K.T * K), forcing=sp.ImmutableMatrix(K.T * F))
+
+
+def in_form(eom: EquationsOfMotion, form: str) -> EquationsOfMotion:
+    """The equations as the form writes them (normal equations where it says so; else ``eom`` itself)."""
+    spec = FORMS[form]
+    if spec.normal:
+        eom = normal_split(eom)
+    if spec.normal_dynamics:
+        eom = normal_dynamics(eom)
+    return eom
+
+
+def split_singular_time(eom: EquationsOfMotion, time: np.ndarray, q: np.ndarray) -> float | None:
+    """The first of the sample times ``time`` (coordinates ``q``, one row per sample) at which the split
+    matrix ``A_dep(q, t)`` of a reduced method is singular: its determinant vanishes or changes sign. There the
+    reduced ODE does not exist (the dependent velocities are not functions of the independent ones), and a
+    tool that solves the split (IDAS) stops; ``None`` when it stays regular or there is no split."""
+    if not eom.auxiliary:
+        return None
+    from ..model import symbols as S
+
+    system = eom.system
+    symbols = [S.t, *system.q, *(p.symbol for p in system.parameters), *(u.symbol for u in system.inputs)]
+    fixed = [p.value for p in system.parameters] + [u.start for u in system.inputs]
+    matrix = sp.lambdify(symbols, eom.auxiliary[0].matrix, modules="numpy")
+    first = None
+    for tk, qk in zip(time, q):
+        det = float(np.linalg.det(np.asarray(matrix(tk, *qk, *fixed), dtype=float)))
+        first = det if first is None else first
+        if det == 0.0 or det * first < 0:
+            return float(tk)
+    return None
+
+
+def regular_horizon(eom: EquationsOfMotion, stop: float) -> float:
+    """``stop``, or 0.9 of the time at which the split becomes singular along the native run (the reduced ODE
+    does not exist beyond it, whatever the text): the horizon over which a compiler can be held to the
+    reference."""
+    from ..simulation.simulate import simulate
+
+    if not eom.auxiliary:
+        return stop
+    native = simulate(eom, stop, interval=stop / 500)
+    singular = split_singular_time(eom, native.time, native.q)
+    return stop if singular is None else 0.9 * singular
+
+
+def choose_form(eom: EquationsOfMotion) -> Choice:
+    """The default export form of these equations, and why.
+
+    The rule is structural, from two Rumoca 0.9 defects reproduced minimally in ``docs/compiler-defects/``:
+
+    * an implicit DAE in which a row without algebraic unknowns couples several derivatives (here: a
+      dynamics row without multipliers, :func:`multiplier_free_coupled_rows`) is factorised as
+      structurally singular (``RumocaImplicitCoupledRow.mo``): such a multiplier DAE gets
+      ``variables-normal``;
+    * a coupled linear block of algebraic variables is solved row by row and fails where the matched
+      coefficient vanishes (``RumocaCoupledLinearBlock.mo``): a split with a coupled block
+      (:func:`coupled_blocks`) gets ``normal``, and the algebraic block of ``variables-normal`` is
+      written as normal equations for the same reason.
+
+    Everything else keeps the implicit text (``M der(v) = F``, index 1), which both compilers simulate.
+    """
+    free = multiplier_free_coupled_rows(eom)
+    if free:
+        return Choice("variables-normal", f"the dynamics rows of {', '.join(free)} hold no multiplier but couple "
+                      "several accelerations; Rumoca 0.9 factorises such an implicit DAE as structurally singular "
+                      "(docs/compiler-defects), so the accelerations and multipliers are algebraic variables and "
+                      "their linear block K [a, lambda] = F is written as normal equations (K^T K) [a, lambda] = "
+                      "K^T F, whose diagonal never vanishes (Rumoca solves algebraic blocks row by row)")
+    blocks = coupled_blocks(eom)
+    if blocks:
+        return Choice("normal", f"the split A_dep(q, t) [B, beta] = -[A_ind, a0] couples its unknowns (split "
+                      f"{', '.join(blocks)}); its coupled blocks are written as normal equations "
+                      "(A_dep^T A_dep) Z = A_dep^T R, whose diagonal (squared column norms) never vanishes where "
+                      "A_dep is regular, because Rumoca 0.9 solves a coupled linear block row by row and fails "
+                      "where a matched coefficient vanishes (docs/compiler-defects); accelerations implicit "
+                      "in M der(v) = F")
+    if eom.multipliers:
+        return Choice("implicit", "multiplier DAE with the constraints at acceleration level (index 1"
+                      + (", Baumgarte-stabilised" if eom.baumgarte else "") + "), accelerations implicit in "
+                      "M [der(v), lambda] = F: every dynamics row holds a multiplier or a single acceleration, "
+                      "so neither structure of docs/compiler-defects is present; no index reduction needed")
+    kind = "reduced ODE" if eom.is_reduced else "ODE"
+    return Choice("implicit", f"{kind} with the accelerations implicit in M der(v) = F: no multiplier and no "
+                  "coupled split block, so neither structure of docs/compiler-defects is present")
+
+
+def resolve(eom: EquationsOfMotion, level: str, accelerations: str
+            ) -> tuple[EquationsOfMotion, str, str, str]:
+    """``(equations, level, accelerations, reason)`` with ``"auto"`` replaced by :func:`choose_form`'s choice
+    (the equations in normal form where it chose ``normal``); the reason is empty when nothing was automatic."""
+    if level != "auto" and accelerations != "auto":
+        return eom, level, accelerations, ""
+    choice = choose_form(eom)
+    form = FORMS[choice.form]
+    eom = in_form(eom, choice.form)
+    return (eom, form.level if level == "auto" else level,
+            form.accelerations if accelerations == "auto" else accelerations,
+            f"{form.name}: {choice.reason}")
+
+
+#: why a tool cannot simulate the constraints as given (a DAE of index 2 or 3)
+NO_INDEX_REDUCTION = {
+    "rumoca": "Rumoca 0.9 does no index reduction (it reports a 'structurally singular system')",
+    "pymoca": "pymoca 0.12 translates the model to CasADi as written and IDAS integrates index-1 DAEs only",
+}
+
+
+def require_expressible(eom: EquationsOfMotion, level: str, tool: str) -> None:
+    """An :class:`ExportError` naming the constraint entries and the form to use when ``tool`` cannot simulate
+    the equations in the constraint ``level`` asked for (the constraints as given need index reduction)."""
+    system = eom.system
+    if level != "given" or not eom.multipliers or tool not in NO_INDEX_REDUCTION:
+        return
+    index = 3 if system.holonomic else 2
+    entries = ", ".join(entry for entry, _ in system.constraints)
+    raise ExportError(f"{system.source}: the constraints {entries} exported as given (--constraint-level given) "
+                      f"make a DAE of index {index}, which needs index reduction: {NO_INDEX_REDUCTION[tool]}; "
+                      "export them at acceleration level for this tool: --constraint-level index1 (or auto)")
+
+
+RUMOCA_MISSING = 'Rumoca is not installed; pip install --only-binary rumoca "rumoca>=0.9.9,<0.10"'
+
+
+def missing_compiler(tool: str) -> str | None:
+    """``None`` when ``tool`` (``rumoca`` or ``pymoca``) can be imported, else what is missing with the install
+    command (a check with it is then a skip, not a failure)."""
+    if tool == "rumoca":
+        try:
+            import rumoca  # noqa: F401
+        except ImportError:
+            return RUMOCA_MISSING
+    elif tool == "pymoca":
+        from .pymoca_backend import require_pymoca
+
+        try:
+            require_pymoca()
+        except ExportError as exc:
+            return str(exc)
+    return None
+
+
+# -- running one form through one compiler ---------------------------------------------------------------
+def simulate_form(eom: EquationsOfMotion, form: str, tool: str, stop_time: float, rtol: float = 1e-10):
+    """Export ``eom`` in ``form``, compile and simulate it with ``tool`` (``rumoca`` or ``pymoca``) to
+    ``stop_time`` and compare every coordinate with the native simulation (a
+    :class:`bridge.modelica.check.CheckReport`; no fallback to another form)."""
+    from .check import CheckReport, _relative_errors, load_alone
+    from .export import model_source
+
+    spec = FORMS[form]
+    source = model_source(in_form(eom, form), spec.level, accelerations=spec.accelerations)
+    name = eom.system.name
+    dt = stop_time / 500
+    if tool == "pymoca":
+        from .pymoca_backend import simulate_pymoca
+
+        run = simulate_pymoca(source, name, stop_time, dt, rtol)
+        errors = _relative_errors(eom, run.time, run.__getitem__, stop_time, dt, rtol)
+        return CheckReport("pymoca", name, True, run.states, run.algebraics, errors, run.seconds, form=form)
+    if tool != "rumoca":
+        raise ExportError(f"unknown compiler {tool!r}; choose rumoca or pymoca")
+    try:
+        import rumoca
+    except ImportError as exc:
+        raise ExportError(RUMOCA_MISSING) from exc
+    try:
+        model = load_alone(rumoca, source, name)
+        structure = model.structure()
+        start = time.perf_counter()
+        result = model.simulate((0.0, stop_time), config=rumoca.SimConfig(rtol=rtol, atol=rtol * 1e-2, dt=dt))
+    except rumoca.RumocaError as exc:
+        raise ValidationError(f"Rumoca could not simulate {name} ({form} form): {exc}") from exc
+    seconds = time.perf_counter() - start
+    errors = _relative_errors(eom, np.asarray(result.time, dtype=float), lambda n, r=result: r[n], stop_time, dt,
+                              rtol)
+    return CheckReport("rumoca", name, bool(structure.is_balanced), structure.n_states, structure.n_algebraic,
+                       errors, seconds, form=form)

@@ -1,0 +1,127 @@
+"""Export forms (bridge.modelica.forms): the automatically chosen form of every example and test system is
+simulated by both Modelica compilers within 1e-6 of the range of the native simulation, by lagrange and by a
+reduced method; the normal form is the same equations; bad combinations are clear errors."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import bridge
+from bridge.cli import main
+from bridge.derivation.methods import METHODS
+from bridge.errors import ExportError, ValidationError
+from bridge.modelica.check import check_pymoca, check_rumoca
+from bridge.modelica.export import model_source
+from bridge.modelica.forms import (
+    applicable_forms,
+    choose_form,
+    coupled_blocks,
+    normal_split,
+    regular_horizon,
+    require_expressible,
+)
+from bridge.modelica.pymoca_backend import PYMOCA_MISSING
+from bridge.simulation.simulate import simulate
+
+ROOT = Path(__file__).parent.parent
+DEFECTS = ROOT / "docs" / "compiler-defects"
+#: the bicycle runs through the compilers in benchmarks/compilers.py (its row of docs/compilers.md), not here
+SYSTEMS = [*sorted((ROOT / "examples").glob("*.toml")), *sorted((ROOT / "tests" / "models").glob("*.toml"))]
+STOP = 2.0  # seconds of simulated time at most (test time)
+
+
+def _reduced(system) -> str:
+    return "maggi" if not METHODS.get_method("maggi").applicable(system) else "appell"
+
+
+#: messages of the Rumoca defects documented in docs/compiler-defects/ (a failure with one of them, where pymoca
+#: simulates the same model correctly, is the documented defect, not a failure of the export)
+RUMOCA_DEFECTS = {"SymbolicSingular": "RumocaImplicitCoupledRow.mo",
+                  "cannot be solved for": "RumocaCoupledLinearBlock.mo"}
+
+
+@pytest.mark.parametrize("tool", ["rumoca", "pymoca"])
+@pytest.mark.parametrize("kind", ["lagrange", "reduced"])
+@pytest.mark.parametrize("path", SYSTEMS, ids=lambda p: p.stem)
+def test_the_chosen_form_is_simulated_by_both_compilers(path, kind, tool):
+    if tool == "rumoca":
+        pytest.importorskip("rumoca", reason='pip install --only-binary rumoca "rumoca>=0.9.9,<0.10"')
+    pytest.importorskip("casadi", reason=PYMOCA_MISSING)  # pymoca is the peer where Rumoca meets a defect
+    pytest.importorskip("pymoca", reason=PYMOCA_MISSING)
+    system = bridge.load_system(path)
+    eom = bridge.derive(system, "lagrange" if kind == "lagrange" else _reduced(system))
+    stop = regular_horizon(eom, min(system.stop_time, STOP))  # the reduced ODE exists up to there
+    if tool == "rumoca":
+        try:
+            report = check_rumoca(eom, "auto", stop_time=stop)
+        except ValidationError as exc:  # only a documented defect, with pymoca simulating the model correctly
+            defect = next((f for pattern, f in RUMOCA_DEFECTS.items() if pattern in str(exc)), None)
+            assert defect, f"Rumoca fails on {system.name} ({eom.method}) without a documented defect: {exc}"
+            assert (DEFECTS / defect).exists()
+            peer = check_pymoca(eom, "auto", stop_time=stop)
+            assert peer.max_error < 1e-6, peer.summary()
+            return
+        assert report.form == choose_form(eom).form, report.messages  # the chosen text itself, no fallback
+    else:
+        report = check_pymoca(eom, "auto", stop_time=stop)
+    assert report.balanced
+    assert set(report.errors) == {c.name for c in system.coordinates}
+    assert report.max_error < 1e-6, report.summary()
+
+
+def test_a_coupled_split_gets_the_normal_form_and_the_reason():
+    eom = bridge.derive(bridge.load_system(ROOT / "examples" / "car.toml"), "maggi")
+    assert coupled_blocks(eom) == ["stage 1 (2x2)", "stage 2 (2x2)"]
+    choice = choose_form(eom)
+    assert choice.form == "normal" and "normal" in applicable_forms(eom)
+    text = model_source(eom)
+    assert "Export form (chosen automatically): normal:" in text and "docs/compiler-defects" in text
+    lagrange = bridge.derive(eom.system, "lagrange")
+    assert choose_form(lagrange).form == "implicit" and "normal" not in applicable_forms(lagrange)
+    assert "given" in applicable_forms(lagrange)
+    assert "Export form (chosen automatically): implicit:" in model_source(lagrange)
+    # an explicit form is written as asked, without the automatic paragraph
+    assert "Export form" not in model_source(eom, "index1", accelerations="implicit")
+
+
+def test_a_one_dimensional_split_keeps_the_implicit_form():
+    eom = bridge.derive(bridge.load_system(ROOT / "examples" / "chaplygin_sleigh.toml"), "maggi")
+    assert coupled_blocks(eom) == [] and choose_form(eom).form == "implicit"
+
+
+def test_the_normal_form_is_the_same_equations():
+    """Native simulation of the split as normal equations equals the original (another text, same motion)."""
+    eom = bridge.derive(bridge.load_system(ROOT / "examples" / "car.toml"), "maggi")
+    normal = normal_split(eom)
+    assert [s.matrix for s in normal.auxiliary] != [s.matrix for s in eom.auxiliary]
+    a = simulate(eom, 2.0, interval=0.01, rtol=1e-11, atol=1e-13)
+    b = simulate(normal, 2.0, interval=0.01, rtol=1e-11, atol=1e-13)
+    span = np.ptp(a.q, axis=0).max()
+    assert np.abs(a.q - b.q).max() < 1e-8 * span
+
+
+def test_constraints_as_given_are_refused_for_tools_without_index_reduction(tmp_path, capsys):
+    eom = bridge.derive(bridge.load_system(ROOT / "examples" / "skate.toml"), "lagrange")
+    for tool in ("rumoca", "pymoca"):
+        with pytest.raises(ExportError, match=r"constraints\.holonomic\[1\].*index 3.*--constraint-level index1"):
+            require_expressible(eom, "given", tool)
+    require_expressible(eom, "index1", "rumoca")  # no error
+    out = tmp_path / "Skate.mo"
+    code = main(["modelica", str(ROOT / "examples" / "skate.toml"), "-o", str(out), "--constraint-level", "given",
+                 "--check", "pymoca"])
+    err = capsys.readouterr().err
+    assert code == 2 and not out.exists()
+    assert "constraints.nonholonomic[1]" in err and "--constraint-level index1" in err and "Traceback" not in err
+
+
+def test_a_missing_compiler_is_a_skip_with_the_install_command(monkeypatch, tmp_path, capsys):
+    monkeypatch.setitem(sys.modules, "rumoca", None)
+    out = tmp_path / "P.mo"
+    code = main(["modelica", str(ROOT / "examples" / "simple_pendulum.toml"), "-o", str(out), "--check", "rumoca"])
+    err = capsys.readouterr().err
+    assert code == 0 and out.exists()
+    assert 'skipped rumoca: Rumoca is not installed; pip install --only-binary rumoca "rumoca>=0.9.9,<0.10"' in err
