@@ -30,6 +30,11 @@ ROOT = Path(__file__).resolve().parent.parent
 TOLERANCE = 1e-6
 TOOLS = ("rumoca", "pymoca")
 METHODS = ("lagrange", "maggi", "chaplygin")
+#: the Baumgarte-stabilised index-1 DAE: form name + this suffix, derived with these (alpha, beta)
+BAUMGARTE_SUFFIX, BAUMGARTE = "+baumgarte", (5.0, 5.0)
+#: messages of the documented defects (docs/compiler-defects/README.md) -> their reproducer
+DEFECTS = {"SymbolicSingular": "RumocaImplicitCoupledRow.mo", "cannot be solved for": "RumocaCoupledLinearBlock.mo",
+           "structurally singular": "RumocaNoIndexReduction.mo", "Unknown function": "PymocaAcos.mo"}
 
 
 def system_files() -> list[Path]:
@@ -45,7 +50,9 @@ def one_run(path: str, method: str, form: str, tool: str, stop: float) -> dict:
     from bridge.modelica.forms import regular_horizon, simulate_form
 
     system = bridge.load_system(path)
-    eom = bridge.derive(system, method)
+    baumgarte = form.endswith(BAUMGARTE_SUFFIX)  # the index-1 DAE Baumgarte-stabilised (a derivation option)
+    form = form.removesuffix(BAUMGARTE_SUFFIX)
+    eom = bridge.derive(system, method, baumgarte=BAUMGARTE if baumgarte else None)
     stop = regular_horizon(eom, stop)  # a reduced method: up to where its split stays regular
     try:
         report = simulate_form(eom, form, tool, stop)
@@ -92,7 +99,10 @@ def plan(only: set[str] | None, methods: tuple[str, ...]) -> list[tuple[Path, st
                 continue
             eom = bridge.derive(system, method)
             chosen = choose_form(eom).form
-            cases += [(path, system.name, method, form, chosen) for form in applicable_forms(eom)]
+            forms = list(applicable_forms(eom))
+            if eom.multipliers:
+                forms.append("implicit" + BAUMGARTE_SUFFIX)
+            cases += [(path, system.name, method, form, chosen) for form in forms]
     return cases
 
 
@@ -109,6 +119,30 @@ def table(rows: list[tuple[tuple, dict[str, dict]]]) -> str:
     for (_path, name, method, form, chosen), results in rows:
         mark = f"**{form}** (auto)" if form == chosen else form
         out.append(f"| {name} | {method} | {mark} | {cell(results['rumoca'])} | {cell(results['pymoca'])} |")
+    return "\n".join(out)
+
+
+def note(text: str) -> str:
+    """The documented defect a failure cell names, or the reason it is not a compiler defect."""
+    if not text.startswith("fails"):
+        return ""
+    for pattern, reproducer in DEFECTS.items():
+        if pattern in text:
+            return f"defect: `{reproducer}`"
+    if "timeout" in text:
+        return "timeout (compile + simulate)"
+    return "see the full table"
+
+
+def summary(table_text: str) -> str:
+    """The per-system, per-compiler table of the automatically chosen forms (the bold rows of ``table``)."""
+    out = ["| system | method | chosen form | rumoca | pymoca | note |", "|---|---|---|---|---|---|"]
+    for line in table_text.splitlines():
+        parts = [p.strip() for p in line.strip().strip("|").split("|")]
+        if len(parts) == 5 and parts[2].endswith("(auto)"):
+            name, method, form, rumoca, pymoca = parts
+            notes = "; ".join(f"{tool}: {n}" for tool, n in (("rumoca", note(rumoca)), ("pymoca", note(pymoca))) if n)
+            out.append(f"| {name} | {method} | {form.split('**')[1]} | {rumoca} | {pymoca} | {notes} |")
     return "\n".join(out)
 
 
@@ -136,6 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bicycle-stop", type=float, default=1.0)
     parser.add_argument("--only", default=None, help="comma-separated file stems")
     parser.add_argument("--methods", default=",".join(METHODS))
+    parser.add_argument("--forms", default=None, help="comma-separated forms to run (default: all)")
     parser.add_argument("--one", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.one:
@@ -146,19 +181,22 @@ def main(argv: list[str] | None = None) -> int:
 
     only = set(args.only.split(",")) if args.only else None
     cases = plan(only, tuple(args.methods.split(",")))
+    if args.forms:
+        cases = [c for c in cases if c[3] in args.forms.split(",")]
     jobs = [(case, tool) for case in cases for tool in TOOLS]
 
     def run(job):
         (path, _, method, form, _), tool = job
         stop = args.bicycle_stop if path.stem == "bicycle" else min(bridge.load_system(path).stop_time, args.stop)
         result = child(path, method, form, tool, stop, args.timeout)
-        print(f"{path.stem:22s} {method:10s} {form:10s} {tool:7s} {cell(result)}", file=sys.stderr, flush=True)
+        print(f"{path.stem:22s} {method:10s} {form:18s} {tool:7s} {cell(result)}", file=sys.stderr, flush=True)
         return result
 
     with ThreadPoolExecutor(args.jobs) as pool:
         results = list(pool.map(run, jobs))
     rows = [(case, {tool: results[2 * k + j] for j, tool in enumerate(TOOLS)}) for k, case in enumerate(cases)]
-    text = header(args) + table(rows) + "\n"
+    full = table(rows)
+    text = (header(args) + "## The chosen forms\n\n" + summary(full) + "\n\n## Every form\n\n" + full + "\n")
     print(text)
     if args.output:
         from bridge.atomic import write_text
