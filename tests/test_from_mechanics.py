@@ -373,3 +373,16 @@ def test_bad_parameter_values():
         bridge.from_mechanics(km, parameters={lam: 0.8, m: 1.0, g: 9.81, sp.Symbol("k"): 3.0})
     text = _one_paragraph(err.value)
     assert "k is not a parameter" in text and "λ" in text
+
+
+def test_build_system_points_dynamicsymbols_to_from_mechanics():
+    """The misleading message of the issue: dynamicsymbols given to build_system."""
+    from sympy.physics.mechanics import dynamicsymbols
+
+    q = dynamicsymbols("q")
+    data = {"name": "X", "coordinates": {"q": {"start": 0.0}}, "parameters": {"m": {"value": 1.0}},
+            "energy": {"kinetic": sp.Symbol("m") / 2 * q.diff() ** 2}}
+    with pytest.raises(SystemFileError) as err:
+        bridge.build_system(data)
+    text = _one_paragraph(err.value)
+    assert "q(t) is a function of time" in text and "bridge.from_mechanics" in text

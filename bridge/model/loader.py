@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 import sympy as sp
+from sympy.core.function import AppliedUndef
 
 from ..errors import Problem, ProblemCollector, SystemFileError
 from . import symbols as S
@@ -341,6 +342,13 @@ class _Builder:
         """A sympy expression stays within the language of the files: its functions, finite real numbers."""
         allowed = tuple(type(f(*[sp.Symbol("a")] * lo)) for f, lo, _ in FUNCTIONS.values() if lo == 1) + (
             sp.Min, sp.Max, sp.atan2)
+        dynamic = sorted(str(f) for f in expr.atoms(AppliedUndef) if f.args == (S.t,))
+        if dynamic:
+            self.p.add(entry, f"{dynamic[0]} is a function of time (a sympy.physics.mechanics dynamicsymbol), not "
+                       "a symbol of a system", "use bridge.symbols.q(name) and qd(name) for coordinates and "
+                       "velocities in build_system; import KanesMethod, LagrangesMethod or System objects with "
+                       "bridge.from_mechanics")
+            return None
         for node in sp.preorder_traversal(expr):
             if isinstance(node, (sp.Function, sp.Derivative, sp.Integral, sp.Subs)) and not isinstance(node, allowed):
                 self.p.add(entry, f"{type(node).__name__} is not part of the expression language",
