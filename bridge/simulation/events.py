@@ -183,7 +183,8 @@ def _event_functions(modes: _Modes, num: NumericModel, current: tuple[int, ...])
 
 def simulate_events(eom: EquationsOfMotion, grid: np.ndarray, rtol: float, atol: float, method: str = "DOP853",
                     parameters: Mapping[str, float] | None = None, table=None):
-    """(times, states with their model per segment, events): the trajectory on ``grid`` across the switches."""
+    """(times, states with their model per segment, events, evaluations): the trajectory on ``grid`` across the
+    switches."""
     modes = _Modes(eom, parameters, table)
     system = eom.system
     T = float(grid[-1])
@@ -192,6 +193,7 @@ def simulate_events(eom: EquationsOfMotion, grid: np.ndarray, rtol: float, atol:
     max_step = float(grid[1] - grid[0]) if grid.size > 1 else np.inf  # every switching function sampled per interval
     t0 = 0.0
     times, states, events = [], [], []
+    nfev = 0
     recent: list[float] = []
     while True:
         num = modes.model(current)
@@ -205,6 +207,7 @@ def simulate_events(eom: EquationsOfMotion, grid: np.ndarray, rtol: float, atol:
             warnings.simplefilter("ignore", RuntimeWarning)
             sol = solve_ivp(num.rhs, (t0, T), x, method=method, rtol=rtol, atol=atol, max_step=max_step,
                             t_eval=t_eval if t_eval.size else None, events=_event_functions(modes, num, current))
+        nfev += sol.nfev
         if sol.status == -1:
             raise SimulationError(f"integration failed at t = {sol.t[-1] if sol.t.size else t0:.9g}: {sol.message}")
         # scipy leaves t and y as empty lists when an event comes before the first sample of the segment
@@ -228,10 +231,10 @@ def simulate_events(eom: EquationsOfMotion, grid: np.ndarray, rtol: float, atol:
                 "diodes a positive on_resistance and off_conductance")
         current = current[:k] + (after,) + current[k + 1:]
         t0 = te
-    return times, states, events
+    return times, states, events, nfev
 
 
-def friction_result(eom: EquationsOfMotion, times, states, events, settings: Mapping[str, float]):
+def friction_result(eom: EquationsOfMotion, times, states, events, settings: Mapping[str, float], nfev: int = 0):
     """A :class:`~bridge.simulation.simulate.SimulationResult` of the segments, with the events attached."""
     from .simulate import SimulationResult
 
@@ -253,4 +256,5 @@ def friction_result(eom: EquationsOfMotion, times, states, events, settings: Map
     return replace(SimulationResult(
         eom=eom, time=np.concatenate(times) if times else np.zeros(0), q=np.array(q_rows), qd=np.array(qd_rows),
         outputs=np.array(out_rows).reshape(N, len(system.outputs)), multipliers=sol[:, :m],
-        residuals=np.array(res_rows).reshape(N, -1), settings=settings, efforts=sol[:, m:]), events=tuple(events))
+        residuals=np.array(res_rows).reshape(N, -1), settings=settings, efforts=sol[:, m:], nfev=nfev),
+        events=tuple(events))

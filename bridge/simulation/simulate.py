@@ -169,9 +169,9 @@ def _with_events(eom, grid, rtol, atol, integrator, parameters, table, interval)
     """Coulomb friction: stick/slip by located events (:mod:`bridge.simulation.events`)."""
     from .events import friction_result, simulate_events
 
-    times, states, events = simulate_events(eom, grid, rtol, atol, integrator, parameters, table)
+    times, states, events, nfev = simulate_events(eom, grid, rtol, atol, integrator, parameters, table)
     settings = {"stop_time": float(grid[-1]), "rtol": rtol, "atol": atol, "interval": interval}
-    return friction_result(eom, times, states, events, settings)
+    return friction_result(eom, times, states, events, settings, nfev)
 
 
 def output_rows(T: float, interval: float, max_rows: int | None = MAX_ROWS) -> int:
