@@ -386,3 +386,29 @@ def test_build_system_points_dynamicsymbols_to_from_mechanics():
         bridge.build_system(data)
     text = _one_paragraph(err.value)
     assert "q(t) is a function of time" in text and "bridge.from_mechanics" in text
+
+
+def test_pydy_system_against_pydy_ode_function():
+    """PyDy's System (its constants, initial conditions and specifieds taken over) against PyDy's own generated
+    right-hand side (lambdify backend)."""
+    pytest.importorskip("pydy", reason="pip install pydy (the test extra)")
+    from pydy.models import n_link_pendulum_on_cart
+
+    pydy_system = n_link_pendulum_on_cart(n=2, cart_force=True, joint_torques=False)
+    km = pydy_system.eom_method
+    pydy_system.constants = dict(zip(sorted(pydy_system.constants_symbols, key=str), [9.81, 0.5, 0.7, 1.0, 0.3, 0.4]))
+    (force,) = pydy_system.specifieds_symbols
+    pydy_system.specifieds = {force: 0.6}
+    pydy_system.initial_conditions = {km.q[1]: 0.3, km.u[2]: -0.5}
+    system = bridge.from_mechanics(pydy_system, name="PendulumOnCart")
+    assert [u.name for u in system.inputs] == ["F"] and system.inputs[0].start == 0.6
+    assert system.coordinate("q1").start == 0.3 and system.coordinate("q2").velocity == -0.5
+    rhs = pydy_system.generate_ode_function(generator="lambdify")
+    rng = np.random.default_rng(4)
+    for meth in ("lagrange", "maggi", "kane"):
+        eom = bridge.derive(system, meth)
+        for _ in range(3):
+            x = rng.uniform(-1, 1, 6)
+            expected = rhs(x, 0.0, {force: 0.6}, pydy_system.constants)[3:]
+            assert np.abs(eom.numeric.accelerations(0.0, x[:3], x[3:]) - expected).max() <= 1e-12 * max(
+                1.0, np.abs(expected).max()), meth

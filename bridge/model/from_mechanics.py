@@ -1,4 +1,5 @@
-"""Systems from sympy.physics.mechanics: ``KanesMethod``, ``LagrangesMethod`` and ``System`` objects.
+"""Systems from sympy.physics.mechanics: ``KanesMethod``, ``LagrangesMethod`` and ``System`` objects (and PyDy's
+``System``, which wraps a KanesMethod with its constants, initial conditions and specifieds).
 
 The result is a :class:`~bridge.model.system.System` built by :func:`~bridge.model.loader.build_system` (every
 check of a system file runs) with its bodies attached (``System.multibody``), so every method, ``kane`` included,
@@ -95,7 +96,7 @@ def _spec(obj: Any) -> _Spec:
                      velocity=list(obj.coneqs)[len(hol):], bodies=list(obj._bodies or []),
                      loads=list(obj._forcelist or []), lagrangian=obj._L[0])
     raise _fail("object", f"cannot import a {type(obj).__name__}",
-                "pass a sympy.physics.mechanics KanesMethod, LagrangesMethod or System")
+                "pass a sympy.physics.mechanics KanesMethod, LagrangesMethod or System, or a PyDy System")
 
 
 # -- names ---------------------------------------------------------------------------------------------------------
@@ -511,6 +512,7 @@ def from_mechanics(obj: Any, parameters: Mapping | None = None, start: Mapping |
     from sympy.physics.mechanics import dynamicsymbols
 
     t = dynamicsymbols._t
+    obj, parameters, start, inputs = _unwrap_pydy(obj, parameters, start, inputs)
     spec = _spec(obj)
     input_values = {k: _value(f"inputs[{k}]", k, v) for k, v in (inputs or {}).items()}
     conv = _Converter(spec, name, input_values)
@@ -584,6 +586,24 @@ def from_mechanics(obj: Any, parameters: Mapping | None = None, start: Mapping |
         if any(vels.values()):
             system = system.with_values({f"der({c})": v for c, v in vels.items()})
     return replace(system, multibody=mb, source=SOURCE)
+
+
+def _unwrap_pydy(obj: Any, parameters: Mapping | None, start: Mapping | None, inputs: Mapping | None) -> tuple:
+    """A PyDy ``pydy.system.System``: its KanesMethod, with its constants, initial conditions (independent ones:
+    dependent speeds are computed) and constant specifieds as defaults under the values given here."""
+    if type(obj).__module__ != "pydy.system" or not hasattr(obj, "eom_method"):
+        return obj, parameters, start, inputs
+    km = obj.eom_method
+    dependent = set(getattr(km, "_udep", []))
+    initial = {k: v for k, v in dict(obj.initial_conditions or {}).items() if k not in dependent}
+    specified = {}
+    for k, v in dict(obj.specifieds or {}).items():
+        if isinstance(k, tuple) or callable(v) or not finite(float(v) if isinstance(v, (int, float)) else None):
+            raise _fail("specifieds", f"the PyDy specified {k} is given as a function or array",
+                        "give its start value with inputs={symbol: value} (it becomes an input of the system)")
+        specified[k] = v
+    return (km, {**dict(obj.constants or {}), **dict(parameters or {})}, {**initial, **dict(start or {})},
+            {**specified, **dict(inputs or {})})
 
 
 def _independent(spec: _Spec, conv: _Converter, coords: list, given: Mapping, pvals: Mapping) -> list[str] | None:
