@@ -124,8 +124,8 @@ class Sweep:
             pt = self._point(value)
             return self.lin.at(pt, cyclic=cyclic, conserved=conserved, keep_conserved=self.keep_conserved)
         except BridgeError as exc:
-            raise LinearizationError(Problem("--sweep", f"at {self.spec.name} = {value:.12g}: {exc}",
-                                             "shorten the sweep range to avoid this value")) from exc
+            hint = "sweep a range that avoids this value" if "singular" in str(exc) else ""
+            raise LinearizationError(Problem("--sweep", f"at {self.spec.name} = {value:.12g}: {exc}", hint)) from exc
 
     def run(self) -> tuple[list[float], list[LinearModel]]:
         """Every point of the sweep with one common linear state."""
