@@ -245,3 +245,29 @@ def rolling_disc_system() -> SimpleNamespace:
     system.form_eoms()
     return SimpleNamespace(system=system, kane=system.eom_method, q=[q1, q2, q3], u=[u1, u2, u3],
                            parameters={r: 0.25, m: 1.5, g: 9.81}, start={q2: -0.2, u2: 3.0, u1: 0.5})
+
+
+def rolling_disc_constraint_forces() -> SimpleNamespace:
+    """sympy's documentation "A rolling disc, with Kane's method and constraint forces": auxiliary speeds u4..u6 at
+    the contact point and the contact forces f1..f3 (functions of time) along them."""
+    q1, q2, q3, u1, u2, u3 = dynamicsymbols("q1 q2 q3 u1 u2 u3")
+    u4, u5, u6, f1, f2, f3 = dynamicsymbols("u4 u5 u6 f1 f2 f3")
+    r, m, g = symbols("r m g")
+    N = ReferenceFrame("N")
+    Y = N.orientnew("Y", "Axis", [q1, N.z])
+    L = Y.orientnew("L", "Axis", [q2, Y.x])
+    R = L.orientnew("R", "Axis", [q3, L.y])
+    w_R_N_qd = R.ang_vel_in(N)
+    R.set_ang_vel(N, u1 * L.x + u2 * L.y + u3 * L.z)
+    C = Point("C")
+    C.set_vel(N, u4 * L.x + u5 * cross(Y.z, L.x) + u6 * Y.z)
+    Dmc = C.locatenew("Dmc", r * L.z)
+    Dmc.v2pt_theory(C, N, R)
+    I = inertia(L, m / 4 * r**2, m / 2 * r**2, m / 4 * r**2)  # noqa: E741
+    kd = [dot(R.ang_vel_in(N) - w_R_N_qd, uv) for uv in L]
+    ForceList = [(Dmc, -m * g * Y.z), (C, f1 * L.x + f2 * cross(Y.z, L.x) + f3 * Y.z)]
+    BodyD = RigidBody("BodyD", Dmc, R, m, (I, Dmc))
+    KM = KanesMethod(N, q_ind=[q1, q2, q3], u_ind=[u1, u2, u3], kd_eqs=kd, u_auxiliary=[u4, u5, u6])
+    KM.kanes_equations([BodyD], ForceList)
+    return SimpleNamespace(kane=KM, q=[q1, q2, q3], u=[u1, u2, u3], parameters={r: 0.3, m: 2.0, g: 9.81},
+                           start={q2: 0.1, u2: 5.0})

@@ -112,7 +112,8 @@ def states(system, eom, count, seed=3):
         yield t, q, qd
 
 
-@pytest.mark.parametrize("name", ["rolling_disc", "rolling_disc_nonholonomic", "bicycle", "rolling_disc_system"])
+@pytest.mark.parametrize("name", ["rolling_disc", "rolling_disc_nonholonomic", "bicycle", "rolling_disc_system",
+                                  "rolling_disc_constraint_forces"])
 def test_accelerations_match_sympy(name):
     m, system = model(name)
     ref = SympyReference(m, system)

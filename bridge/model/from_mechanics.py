@@ -411,12 +411,13 @@ def _loads(spec: _Spec, conv: _Converter) -> list[tuple[Any, Load]]:
         except (TypeError, ValueError) as exc:
             raise _fail(f"loads[{k + 1}]", str(exc), "give loads as Force, Torque or (Point|Frame, Vector)") from exc
         where = load.location
-        if isinstance(where, Point):
-            vel = conv.vector(where.vel(N), N)
-            out.append((where, Load(f"force on {where.name}", "force", vel, conv.vector(load.vector, N))))
-        else:
-            vel = conv.vector(where.ang_vel_in(N), where)
-            out.append((where, Load(f"torque on {where.name}", "torque", vel, conv.vector(load.vector, where))))
+        point = isinstance(where, Point)
+        vel = conv.vector(where.vel(N), N) if point else conv.vector(where.ang_vel_in(N), where)
+        if all(v == 0 for v in vel):  # no power in any motion (e.g. a constraint force on auxiliary speeds)
+            continue
+        vector = conv.vector(load.vector, N if point else where)
+        out.append((where, Load(f"{'force' if point else 'torque'} on {where.name}", "force" if point else "torque",
+                                vel, vector)))
     return out
 
 
