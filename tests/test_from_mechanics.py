@@ -326,7 +326,7 @@ def _greek_pendulum():
 
 def test_names_are_sanitised_and_pendulum_is_exact():
     """Greek and reserved names become identifiers; a pendulum imported from Kane's method obeys
-    theta'' = -g/l sin(theta)."""
+    theta'' = -g/l sin(theta) (the seed's Example 12.3.1, the simple pendulum, by Kane's method and Lagrange's)."""
     km, (th, om), (lam, m, g) = _greek_pendulum()
     system = bridge.from_mechanics(km, parameters={lam: 0.8, m: 1.2, g: 9.81}, start={th: 0.5, om: -0.3})
     assert [c.name for c in system.coordinates] == ["theta"]
