@@ -294,3 +294,22 @@ def test_linear_exports_wired(tmp_path):
     assert "parameter Real A[3, 3]" in text and "26.15999" in text  # 4 g/(5 r) = 26.16
     with zipfile.ZipFile(fmu) as z:
         assert "modelDescription.xml" in z.namelist()
+
+
+def test_parameter_sweep_critical_radius(disk):
+    """A parameter sweep (the radius enters the inertias and the rolling constraints, so the dependent velocities
+    follow it): at spin W the upright disk is stable above r_c = g/(3 W^2)."""
+    system, lins = disk
+    sweep = Sweep(lins["lagrange"], system, parse_sweep("r=0.02:0.2:10", system))
+    values, models = sweep.run()
+    for v, m in zip(values, models):
+        assert m.point["der(x)"] == pytest.approx(v * 8.0, rel=1e-14)  # der(x) = r W at psi = 0
+        _same_spectrum(m.eigenvalues(), [0.0, *(s * np.sqrt(complex(_disk_lean(8.0, r=v))) for s in (1, -1))], 1e-9)
+    (crossing,) = sweep.stability(values, models)["crossings"]
+    assert abs(crossing["value"] - 9.81 / (3 * 64.0)) < 1e-12
+
+
+def test_named_cyclic_not_in_state(bike):
+    system, lins = bike
+    with pytest.raises(LinearizationError, match="'pitch' cannot be dropped: it is a dependent coordinate"):
+        lins["lagrange"].at(operating_point(system), cyclic=["x", "pitch"])

@@ -93,6 +93,7 @@ class Sweep:
         self.cyclic, self.keep_conserved = cyclic, keep_conserved
         self.drop: tuple[list[str] | None, list[str] | None] = (cyclic, [] if keep_conserved else None)
         self._base: OperatingPoint | None = None
+        self._nullity = 0
 
     def _point(self, value: float):
         """The consistent point with the swept value: projected by the linearizer (fast) where it can keep the
@@ -173,14 +174,14 @@ class Sweep:
                 "([method] independent or --independent)", self.system.source))
 
     def g(self, value: float) -> float:
-        w, _ = sorted_modes(self.model_at(value, *self.drop))
-        return float(w.real.max()) if len(w) else -math.inf
+        return _largest_real(self.model_at(value, *self.drop).A, self._nullity)
 
     def stability(self, values: list[float], models: list[LinearModel]) -> dict:
         """Stable and marginal ranges, and the crossings between classes found by root finding."""
         scale = max([1.0] + [float(np.abs(sorted_modes(m)[0]).max(initial=0.0)) for m in models])
         tol = TOL * scale
-        g = [float(sorted_modes(m)[0].real.max(initial=-math.inf)) for m in models]
+        self._nullity = min(_nullity(m.A) for m in models)
+        g = [_largest_real(m.A, self._nullity) for m in models]
 
         def status(x: float) -> str:
             return "unstable" if x > tol else ("stable" if x < -tol else "marginal")
@@ -207,6 +208,31 @@ class Sweep:
         for (a, b), s in zip(zip(edges[:-1], edges[1:]), seg_status):
             ranges[s].append(sorted([float(a), float(b)]))
         return {"name": self.spec.name, "tolerance": tol, "crossings": crossings, **ranges}
+
+
+def _nullity(A: np.ndarray) -> int:
+    """The number of singular values of A below 1e-10 of the largest: left null vectors w, ``w^T A = 0``, are
+    conserved linear combinations of the state (e.g. the disk's ``psi' - (I_a/I_d) W theta``)."""
+    if A.size == 0:
+        return 0
+    sv = np.linalg.svd(A, compute_uv=False)
+    return int(np.sum(sv <= 1e-10 * max(sv[0], 1e-300)))
+
+
+def _largest_real(A: np.ndarray, k: int) -> float:
+    """The largest real part of the eigenvalues of A without the k zero eigenvalues of its conserved combinations:
+    with V an orthonormal basis of range(A) (``w^T A = 0`` for the left null vectors), A is block triangular in
+    ``[V, w]`` and ``eig(A) = eig(V^T A V) + {0} * k``. Deflating them keeps the root finding precise where a
+    pair meets the structural zero (a triple root, whose computed eigenvalues scatter by eps^(1/3))."""
+    if A.size == 0:
+        return -math.inf
+    if k:
+        U = np.linalg.svd(A)[0]
+        V = U[:, : A.shape[0] - k]
+        A = V.T @ A @ V
+        if A.size == 0:
+            return 0.0
+    return float(np.linalg.eigvals(A).real.max())
 
 
 def stability_text(stab: dict) -> str:
