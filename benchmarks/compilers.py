@@ -34,7 +34,9 @@ METHODS = ("lagrange", "maggi", "chaplygin")
 BAUMGARTE_SUFFIX, BAUMGARTE = "+baumgarte", (5.0, 5.0)
 #: messages of the documented defects (docs/compiler-defects/README.md) -> their reproducer
 DEFECTS = {"SymbolicSingular": "RumocaImplicitCoupledRow.mo", "cannot be solved for": "RumocaCoupledLinearBlock.mo",
-           "structurally singular": "RumocaNoIndexReduction.mo", "Unknown function": "PymocaAcos.mo"}
+           "unmatched unknowns: -": "RumocaLinearOutputOfState.mo",
+           "unmatched unknowns: lambda": "RumocaNoIndexReduction.mo",
+           "Unknown function": "PymocaAcos.mo", "SplitLimitError": "the split is singular (not a compiler defect)"}
 
 
 def system_files() -> list[Path]:
@@ -109,7 +111,7 @@ def plan(only: set[str] | None, methods: tuple[str, ...]) -> list[tuple[Path, st
 def cell(result: dict) -> str:
     if "failure" in result:
         text = result["failure"]
-        return "fails: " + (text[:90] + "..." if len(text) > 90 else text).replace("|", "/")
+        return "fails: " + (text[:140] + "..." if len(text) > 140 else text).replace("|", "/")
     mark = "ok" if result["error"] <= TOLERANCE else "WRONG"
     return f"{mark} {result['error']:.1e} (to {result['stop']:.3g} s; {result['wall']:.0f} s)"
 
@@ -122,27 +124,26 @@ def table(rows: list[tuple[tuple, dict[str, dict]]]) -> str:
     return "\n".join(out)
 
 
-def note(text: str) -> str:
-    """The documented defect a failure cell names, or the reason it is not a compiler defect."""
-    if not text.startswith("fails"):
+def note(result: dict) -> str:
+    """The documented defect a failure names (docs/compiler-defects/), or what else it is."""
+    text = result.get("failure", "")
+    if not text:
         return ""
     for pattern, reproducer in DEFECTS.items():
         if pattern in text:
-            return f"defect: `{reproducer}`"
-    if "timeout" in text:
-        return "timeout (compile + simulate)"
-    return "see the full table"
+            return f"`{reproducer}`" if reproducer.endswith(".mo") else reproducer
+    return "timeout" if "timeout" in text else "not a documented defect"
 
 
-def summary(table_text: str) -> str:
-    """The per-system, per-compiler table of the automatically chosen forms (the bold rows of ``table``)."""
-    out = ["| system | method | chosen form | rumoca | pymoca | note |", "|---|---|---|---|---|---|"]
-    for line in table_text.splitlines():
-        parts = [p.strip() for p in line.strip().strip("|").split("|")]
-        if len(parts) == 5 and parts[2].endswith("(auto)"):
-            name, method, form, rumoca, pymoca = parts
-            notes = "; ".join(f"{tool}: {n}" for tool, n in (("rumoca", note(rumoca)), ("pymoca", note(pymoca))) if n)
-            out.append(f"| {name} | {method} | {form.split('**')[1]} | {rumoca} | {pymoca} | {notes} |")
+def summary(rows: list[tuple[tuple, dict[str, dict]]]) -> str:
+    """The per-system, per-compiler table of the automatically chosen forms."""
+    out = ["| system | method | chosen form | rumoca | pymoca | failure: documented defect |",
+           "|---|---|---|---|---|---|"]
+    for (_path, name, method, form, chosen), results in rows:
+        if form == chosen:
+            notes = "; ".join(f"{tool}: {note(results[tool])}" for tool in TOOLS if note(results[tool]))
+            out.append(f"| {name} | {method} | {form} | {cell(results['rumoca'])} | {cell(results['pymoca'])} | "
+                       f"{notes} |")
     return "\n".join(out)
 
 
@@ -171,6 +172,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", default=None, help="comma-separated file stems")
     parser.add_argument("--methods", default=",".join(METHODS))
     parser.add_argument("--forms", default=None, help="comma-separated forms to run (default: all)")
+    parser.add_argument("--chosen", action="store_true", help="only the form the automatic choice exports")
     parser.add_argument("--one", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.one:
@@ -183,6 +185,8 @@ def main(argv: list[str] | None = None) -> int:
     cases = plan(only, tuple(args.methods.split(",")))
     if args.forms:
         cases = [c for c in cases if c[3] in args.forms.split(",")]
+    if args.chosen:
+        cases = [c for c in cases if c[3] == c[4]]
     jobs = [(case, tool) for case in cases for tool in TOOLS]
 
     def run(job):
@@ -195,8 +199,9 @@ def main(argv: list[str] | None = None) -> int:
     with ThreadPoolExecutor(args.jobs) as pool:
         results = list(pool.map(run, jobs))
     rows = [(case, {tool: results[2 * k + j] for j, tool in enumerate(TOOLS)}) for k, case in enumerate(cases)]
-    full = table(rows)
-    text = (header(args) + "## The chosen forms\n\n" + summary(full) + "\n\n## Every form\n\n" + full + "\n")
+    text = header(args) + "## The chosen forms\n\n" + summary(rows) + "\n"
+    if not args.chosen:
+        text += "\n## Every form\n\n" + table(rows) + "\n"
     print(text)
     if args.output:
         from bridge.atomic import write_text

@@ -27,6 +27,7 @@ The reduced ODE is a method (maggi, appell, chaplygin), not a text: every form a
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, replace
 
@@ -173,7 +174,15 @@ def regular_horizon(eom: EquationsOfMotion, stop: float) -> float:
 
     if not eom.auxiliary:
         return stop
-    native = simulate(eom, stop, interval=stop / 500)
+    from ..errors import SplitLimitError
+
+    try:
+        native = simulate(eom, stop, interval=stop / 500)
+    except SplitLimitError as exc:  # the native run stops where the split gives out: "at t = <time> the split"
+        match = re.search(r"at t = ([0-9.eE+-]+)", str(exc))
+        if match is None:
+            raise
+        return 0.9 * float(match.group(1))
     singular = split_singular_time(eom, native.time, native.q)
     return stop if singular is None else 0.9 * singular
 
