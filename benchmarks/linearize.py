@@ -6,9 +6,11 @@ Run from the repository root::
 
     python benchmarks/linearize.py [--timeout 600] [--methods lagrange maggi] [--no-sympy]
 
-Reported per row: ``derive`` (the method's equations from the parsed system), ``compile`` (symbolic Jacobians and
-their compiled evaluation), ``point`` (one linear model at v = 4.6 m/s, then per further speed), the total, and the
-eigenvalues at 5 m/s against Table 2 of Meijaard et al. (2007). The sympy row times ``kanes_equations`` plus
+Reported per row: ``derive`` (the method's equations from the parsed system), ``jacobian`` (the symbolic
+Jacobians of its equations and constraints), ``point`` (one linear model at v = 4.6 m/s, evaluated by substitution),
+``next`` (another speed), the total of the first three (the time to linearize), ``sweep`` (101 speeds, 0 to 10
+m/s, after which the Jacobians are compiled) and the eigenvalues at 5 m/s against Table 2 of Meijaard et al.
+(2007). The sympy row times ``kanes_equations`` plus
 ``to_linearizer().linearize(op_point, A_and_B=True)`` about upright straight running at 4.6 m/s (timing only: the
 Kane model of ``bicycle.kanes_method()`` is the peer's, its result is not compared). A child past the limit is
 killed and shown as ``>limit``. The ratio is sympy's total over ours (a lower bound when sympy was stopped).
@@ -54,8 +56,13 @@ def _ours(method: str) -> dict:
     t5 = time.perf_counter()
     got = np.sort_complex(model.eigenvalues())
     err = float(np.abs(got - np.sort_complex(np.array(TABLE2_5))).max())
+    from bridge.linearization.sweep import Sweep, parse_sweep
+
+    t6 = time.perf_counter()
+    Sweep(lin, system, parse_sweep("der(theta_R)=0:-33.333333333333336:101", system)).run()
+    t7 = time.perf_counter()
     return {"derive": t1 - t0, "compile": t2 - t1, "point": t3 - t2, "next": t5 - t4, "total": t3 - t0,
-            "error": err, "states": len(model.states)}
+            "sweep": t7 - t6, "error": err, "states": len(model.states)}
 
 
 def _sympy() -> dict:
@@ -114,7 +121,8 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     print(machine())
     print(f"Whipple bicycle (8 coordinates, 1 holonomic + 4 nonholonomic constraints), limit {args.timeout:g} s")
-    print(f"{'':<22}{'derive':>9}{'compile':>9}{'point':>9}{'next':>9}{'total':>10}   eigenvalues at 5 m/s")
+    print(f"{'':<22}{'derive':>9}{'jacobian':>9}{'point':>9}{'next':>9}{'total':>10}{'sweep':>9}"
+          "   eigenvalues at 5 m/s")
     best = None
     for method in args.methods:
         r = run(method, args.timeout)
@@ -122,8 +130,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"nhbridge {method:<13}{r.get('failed', f'>{args.timeout:g} s')}")
             continue
         best = r["total"] if best is None else min(best, r["total"])
-        print(f"nhbridge {method:<13}{r['derive']:>8.2f}s{r['compile']:>8.2f}s{r['point']:>8.3f}s{r['next']:>8.3f}s"
-              f"{r['total']:>9.2f}s   {r['states']} states, max error vs Table 2 {r['error']:.1e}")
+        print(f"nhbridge {method:<13}{r['derive']:>8.2f}s{r['compile']:>8.2f}s{r['point']:>8.2f}s{r['next']:>8.2f}s"
+              f"{r['total']:>9.2f}s{r['sweep']:>8.1f}s   {r['states']} states, max error vs Table 2 {r['error']:.1e}")
     if not args.no_sympy:
         r = run("sympy", args.timeout)
         if "failed" in r:
@@ -131,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             stopped = r.get("timeout", False)
             total = f">{args.timeout:g}s" if stopped else f"{r['total']:.2f}s"
-            print(f"{'sympy Linearizer':<22}{'':>36}{total:>10}   "
+            print(f"{'sympy Linearizer':<22}{'':>36}{total:>10}{'':>9}   "
                   + ("stopped at the limit" if stopped else f"A {r['shape'][0]}x{r['shape'][1]}"))
             if best:
                 ratio = r["total"] / best

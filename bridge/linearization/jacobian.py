@@ -40,6 +40,32 @@ def jacobian_exprs(exprs: Sequence, variables: Sequence) -> list:
     return out
 
 
+class LazyCompiled:
+    """``f(values)`` evaluating ``exprs`` at ``args = values``: by substitution for the first ``after`` calls (one
+    linear model needs one or two, and substitution is an order of magnitude cheaper than compiling), then by the
+    compiled callable of :func:`compile_exprs` (sweeps, root finding)."""
+
+    def __init__(self, args: Sequence, exprs: Sequence, after: int = 2):
+        self.args = [se.sympify(a) for a in args]
+        self.exprs = [se.sympify(e) for e in exprs]
+        self.after, self.calls, self.compiled = after, 0, None
+
+    def __call__(self, values) -> np.ndarray:
+        self.calls += 1
+        if self.compiled is None and self.calls > self.after:
+            self.compiled = compile_exprs(self.args, self.exprs)
+        if self.compiled is not None:
+            return np.asarray(self.compiled(np.asarray(values, dtype=float)), dtype=float).ravel()
+        point = {a: se.Float(float(v)) for a, v in zip(self.args, values, strict=True)}
+        out = np.empty(len(self.exprs))
+        for k, e in enumerate(self.exprs):
+            try:
+                out[k] = float(e.xreplace(point))
+            except (RuntimeError, TypeError, ValueError):
+                out[k] = np.nan  # not a real number here (a domain error, a division by zero)
+        return out
+
+
 def _se(matrix) -> se.Matrix:
     return se.Matrix([[se.sympify(e) for e in row] for row in matrix.tolist()])
 
@@ -81,17 +107,17 @@ class MethodJacobian:
             res = list(L * Z - R)  # row-major r x c
             jac = jacobian_exprs(res, self.variables) + jacobian_exprs(res, earlier)
             shape = (stage.unknowns.shape[0], stage.unknowns.shape[1], len(earlier))
-            self.stages.append((compile_exprs(self.args, list(L) + list(R)), compile_exprs(self.args, jac), shape))
+            self.stages.append((LazyCompiled(self.args, list(L) + list(R)), LazyCompiled(self.args, jac), shape))
             earlier += list(stage.symbols)
         self.n_aux = len(earlier)
         M, F = _se(eom.mass_matrix), _se(eom.forcing)
         z = se.Matrix([[se.sympify(s)] for s in eom.unknowns])
         res = list(M * z - F) if M.shape[0] else []
         self.size = len(eom.unknowns)
-        self._mf = compile_exprs(self.args, list(M) + list(F))
-        self._dyn = compile_exprs(self.args, jacobian_exprs(res, self.variables) + jacobian_exprs(res, earlier))
+        self._mf = LazyCompiled(self.args, list(M) + list(F))
+        self._dyn = LazyCompiled(self.args, jacobian_exprs(res, self.variables) + jacobian_exprs(res, earlier))
         kin = list(eom.kinematics)
-        self._kin = compile_exprs(self.args, kin + jacobian_exprs(kin, self.variables) + jacobian_exprs(kin, earlier))
+        self._kin = LazyCompiled(self.args, kin + jacobian_exprs(kin, self.variables) + jacobian_exprs(kin, earlier))
 
     def evaluate(self, base: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """``(f, J, Jw, z)`` at ``base = [t, q, u, parameters, inputs]``: ``f = (q', u')``,

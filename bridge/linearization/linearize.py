@@ -27,9 +27,8 @@ import scipy.linalg
 from ..errors import BridgeError, Problem, SimulationError
 from ..model import symbols as S
 from ..model.mechanics import choose_independent, independent_from_names, to_se
-from ..model.numeric import compile_exprs
 from ..simulation.plot import rate_unit
-from .jacobian import MethodJacobian, jacobian_exprs
+from .jacobian import LazyCompiled, MethodJacobian, jacobian_exprs
 from .model import LinearModel
 from .point import LinearizationError, OperatingPoint, not_steady, operating_point, system_at
 
@@ -48,13 +47,13 @@ class Linearizer:
         q, qd = list(system.q), list(system.qd)
         inp = [w.symbol for w in system.inputs]
         full = [S.t, *q, *qd, *[p.symbol for p in system.parameters], *inp]
-        self._hol = compile_exprs(full, list(system.holonomic) + jacobian_exprs(system.holonomic, q))
+        self._hol = LazyCompiled(full, list(system.holonomic) + jacobian_exprs(system.holonomic, q))
         vc = system.velocity_constraints()
         self.m = len(vc)
-        self._vel = compile_exprs(full, list(vc) + jacobian_exprs(vc, q) + jacobian_exprs(vc, qd)
+        self._vel = LazyCompiled(full, list(vc) + jacobian_exprs(vc, q) + jacobian_exprs(vc, qd)
                                   + jacobian_exprs(vc, inp))
         outs = list(system.outputs.values())
-        self._out = compile_exprs(full, outs + jacobian_exprs(outs, q) + jacobian_exprs(outs, qd)
+        self._out = LazyCompiled(full, outs + jacobian_exprs(outs, q) + jacobian_exprs(outs, qd)
                                   + jacobian_exprs(outs, inp))
         names = [c.name for c in system.coordinates]
         if eom.is_reduced:
