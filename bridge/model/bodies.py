@@ -24,8 +24,10 @@ import sympy as sp
 
 from . import symbols as S
 from .expressions import MAX_TREE_SIZE, ExpressionError, caret, parse_expression, tree_size
-from .frames import AXES, INERTIAL, Frame, oriented, rotate
-from .multibody import ZERO, Body, Load, Multibody, Vector
+from .frame_table import FrameTable
+from .frames import INERTIAL, Frame
+from .load_table import LoadTable
+from .multibody import ZERO, Body, Multibody, Vector
 from .numeric import evaluate_once
 from .vectors import parse_matrix, parse_scalar, parse_vector
 
@@ -35,7 +37,6 @@ POINT_KEYS = {"position", "description"}
 BODY_KEYS = {"mass", "frame", "com", "inertia", "description"}
 PARTICLE_KEYS = {"mass", "position", "description"}
 GRAVITY_KEYS = {"vector"}
-LOAD_KEYS = {"force", "point", "torque", "body", "reaction", "description"}
 
 
 def uses_bodies(data: Mapping[str, Any]) -> bool:
@@ -64,7 +65,7 @@ class BodyModel:
     nonholonomic: list[tuple[str, sp.Expr]] = field(default_factory=list)
 
 
-class BodyReader:
+class BodyReader(FrameTable, LoadTable):
     """Reads the tables with the system file's builder (names, scalar parser, problems); the vector
     expressions' :class:`~bridge.model.vectors.Context`."""
 
@@ -279,110 +280,6 @@ class BodyReader:
             return
         self.located[name] = (f"{entry}.{key}", key, spec[key])
 
-    # -- frames --------------------------------------------------------------------------
-    def _frames(self) -> None:
-        """Check parents (known, no cycle), then build each frame after its parent."""
-        parents: dict[str, str | None] = {}
-        for name, spec in self.frame_specs.items():
-            parent = spec.get("parent", "N")
-            if not isinstance(parent, str):
-                self.p.add(f"frames.{name}.parent", "expected a frame name", 'write parent = "N"')
-                parents[name] = None
-            elif parent != "N" and parent not in self.frame_specs:
-                self.p.add(f"frames.{name}.parent", f"unknown parent frame {parent!r}",
-                           _suggest(parent, ["N", *self.frame_specs]) or "declare it under [frames] or use N")
-                parents[name] = None
-            else:
-                parents[name] = parent
-        in_cycle: set[str] = set()
-        for name in self.frame_specs:
-            chain, cur = [name], parents[name]
-            while cur is not None and cur != "N" and cur not in chain:
-                chain.append(cur)
-                cur = parents.get(cur)
-            if cur == name and name not in in_cycle:
-                in_cycle.update(chain)
-                self.p.add(f"frames.{name}.parent", "the frames' parents form a cycle: "
-                           + " -> ".join([*chain, name]), "each chain of parents must end at N, the inertial frame")
-        for name in self.frame_specs:
-            self.frames[name] = None
-        done: set[str] = set()
-        for name in self.frame_specs:
-            self._build_frame(name, parents, in_cycle, done)
-
-    def _build_frame(self, name: str, parents: dict, in_cycle: set[str], done: set[str]) -> None:
-        if name in done:
-            return
-        done.add(name)
-        parent = parents[name]
-        if parent is None or name in in_cycle:
-            return
-        if parent != "N":
-            self._build_frame(parent, parents, in_cycle, done)
-        base = self.frames.get(parent)
-        if base is None:
-            return  # the parent's problem is reported there
-        self.frames[name] = self._rotation(name, base, self.frame_specs[name])
-
-    def _rotation(self, name: str, parent: Frame, spec: dict) -> Frame | None:
-        entry = f"frames.{name}"
-        if "dcm" in spec:
-            if any(k in spec for k in ("axis", "angle", "axes", "angles")):
-                self.p.add(entry, "give either dcm or axis/angle (axes/angles), not both", "remove one of them")
-                return None
-            return self._dcm(entry, name, parent, spec["dcm"])
-        if "axes" in spec or "angles" in spec:
-            axes, angles = spec.get("axes"), spec.get("angles")
-            if not isinstance(angles, list):
-                self.p.add(f"{entry}.angles", "expected a list of angle expressions, one per axis",
-                           'write axes = "zyx", angles = ["a1", "a2", "a3"]')
-                return None
-        else:
-            axes, angles = spec.get("axis"), [spec.get("angle")]
-            if angles[0] is None:
-                self.p.add(f"{entry}.angle", "the angle is missing",
-                           'add angle = "<expression>" (or dcm = "[[..], [..], [..]]")')
-                return None
-        key = "axes" if "axes" in spec or "angles" in spec else "axis"
-        if not isinstance(axes, str) or not axes or any(a not in AXES for a in axes):
-            self.p.add(f"{entry}.{key}", f"bad rotation axis {axes!r}: axes are x, y or z",
-                       'write axis = "z", or a sequence axes = "zyx" with one angle per letter')
-            return None
-        if len(axes) != len(angles):
-            self.p.add(f"{entry}.angles", f"{len(axes)} axes but {len(angles)} angles", "give one angle per axis")
-            return None
-        frame = parent
-        for k, (axis, text) in enumerate(zip(axes, angles)):
-            sub = f"{entry}.angle" if key == "axis" else f"{entry}.angles[{k + 1}]"
-            angle = self.scalar_entry(sub, text, what="a rotation angle")
-            if angle is None:
-                return None
-            frame = rotate(frame, name, axis, angle, self.b.der(angle, 0))
-        return frame
-
-    def _dcm(self, entry: str, name: str, parent: Frame, text: Any) -> Frame | None:
-        rows = self._parse(f"{entry}.dcm", text, parse_matrix, "the direction cosines")
-        if rows is None:
-            return None
-        if not isinstance(rows, list):
-            self.p.add(f"{entry}.dcm", "expected a 3x3 matrix", 'write dcm = "[[c, -s, 0], [s, c, 0], [0, 0, 1]]"')
-            return None
-        flat = [x for r in rows for x in r]
-        if not self._check(f"{entry}.dcm", flat, velocities=False, inputs_ok=False, what="the direction cosines"):
-            return None
-        C = sp.Matrix(rows)
-        rng = np.random.default_rng(0)
-        for k in range(3):
-            shift = None if k == 0 else rng.uniform(-0.5, 0.5, len(self.b.coords))
-            M = self.values(flat, shift).reshape(3, 3)
-            err = np.abs(M.T @ M - np.eye(3)).max() if np.all(np.isfinite(M)) else np.inf
-            if not err < 1e-9 or np.linalg.det(M) < 0:
-                self.p.add(f"{entry}.dcm", "the direction cosines are not a rotation (C^T C = 1, det C = +1) "
-                           f"at {'the start state' if k == 0 else 'a state near it'} (error {err:.3g})",
-                           "give the rows of C with v_parent = C v_child, orthonormal and right-handed")
-                return None
-        return oriented(parent, name, C, lambda e: self.b.der(e, 0))
-
     # -- bodies, particles, gravity, loads -------------------------------------------------
     def _body(self, name: str, spec: dict) -> Body | None:
         entry = f"bodies.{name}"
@@ -475,56 +372,6 @@ class BodyReader:
                        "write it in N components, e.g. [0, 0, -g]")
             return ZERO
         return v
-
-    def _loads(self, bodies: dict[str, Body]) -> list[Load]:
-        loads: list[Load] = []
-        for name, spec in self.entries("loads", LOAD_KEYS, None).items():
-            entry = f"loads.{name}"
-            if ("force" in spec) == ("torque" in spec):
-                self.p.add(entry, "a load is either a force (force, point) or a torque (torque, body)",
-                           'write { force = "[..]", point = "P" } or { torque = "[..]", body = "B" }')
-                continue
-            if "force" in spec:
-                loads += self._force(entry, name, spec)
-            else:
-                loads += self._torque(entry, name, spec, bodies)
-        return loads
-
-    def _force(self, entry: str, name: str, spec: dict) -> list[Load]:
-        if "point" not in spec:
-            self.p.add(f"{entry}.point", "the point of application is missing",
-                       'add point = "P" (a point, a body or a position vector)')
-            return []
-        for key in ("body", "reaction"):
-            if key in spec:
-                self.p.add(f"{entry}.{key}", f"{key} belongs to a torque", "a force acts at its point")
-                return []
-        F = self.vector(f"{entry}.force", spec["force"], velocities=True, inputs_ok=True, what="the force")
-        r = self.vector(f"{entry}.point", spec["point"], what="the point of application")
-        if F is None or r is None:
-            return []
-        return [Load(name, "force", tuple(self.b.der(c, 0) for c in r), F)]  # type: ignore[arg-type]
-
-    def _torque(self, entry: str, name: str, spec: dict, bodies: dict[str, Body]) -> list[Load]:
-        if "point" in spec:
-            self.p.add(f"{entry}.point", "a torque acts on a body, not at a point", 'write body = "B"')
-            return []
-        M = self.vector(f"{entry}.torque", spec["torque"], velocities=True, inputs_ok=True, what="the torque")
-        out = []
-        for key, sign in (("body", 1), ("reaction", -1)):
-            if key not in spec:
-                if key == "body":
-                    self.p.add(f"{entry}.body", "the body is missing", 'add body = "B"')
-                continue
-            bname = spec[key]
-            if not isinstance(bname, str) or bname not in self.body_frame:
-                self.p.add(f"{entry}.{key}", f"{bname!r} is not a rigid body",
-                           _suggest(str(bname), self.body_frame) or "name a body of [bodies] (it needs a frame)")
-                continue
-            frame = self.frames[self.body_frame[bname]]
-            if M is not None and frame is not None:
-                out.append(Load(f"{name}.{key}", "torque", frame.omega_n, tuple(sign * c for c in M)))
-        return out
 
 
 def merge_bodies(builder, reported: type[Exception], T, V, forces: dict, holonomic: list, nonholonomic: list):
