@@ -306,7 +306,10 @@ def kanes_method():
     geometry above, speeds ``u = q'``, the pitch and the speeds of x, y, yaw, pitch and the front wheel dependent.
 
     Returns ``(KanesMethod, bodies, loads)``; ``kanes_equations(bodies, loads)`` forms the equations.
-    Used for timing and size only: its accelerations do not yet agree with the system file's (see README).
+    The dependent speeds are solved by Cramer's rule (``constraint_solver="CRAMER"``): sympy's default LU solve
+    of ``B_dep Ars = -B_ind`` returns a wrong ``Ars`` for this Jacobian (its steer column; seen as energy not
+    conserved at g = 0 and a wrong steer equation), and NaN upright. With Cramer's rule the accelerations agree
+    with the system file's to round-off (``tests/test_kane_peer.py``).
     """
     from sympy.physics.mechanics import KanesMethod, Point, ReferenceFrame, RigidBody, dynamicsymbols, inertia
 
@@ -346,7 +349,8 @@ def kanes_method():
     independent, dependent = ["phi", "delta", "theta_R"], ["x", "y", "psi", "pitch", "theta_F"]
     km = KanesMethod(N, q_ind=[q[n] for n in names if n != "pitch"], u_ind=[u[n] for n in independent],
                      kd_eqs=kd, q_dependent=[q["pitch"]], configuration_constraints=[holonomic],
-                     u_dependent=[u[n] for n in dependent], velocity_constraints=velocity)
+                     u_dependent=[u[n] for n in dependent], velocity_constraints=velocity,
+                     constraint_solver="CRAMER")
     bodies = [
         RigidBody("rear_wheel", wr, RW, P["m_R"], (inertia(R, P["I_Rxx"], P["I_Ryy"], P["I_Rxx"]), wr)),
         RigidBody("rear_body", body, R, P["m_B"], (inertia(R, P["I_Bxx"], P["I_Byy"], P["I_Bzz"], 0, 0, P["I_Bxz"]),

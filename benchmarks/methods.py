@@ -3,6 +3,7 @@
 Run from the repository root::
 
     python benchmarks/methods.py [--snake 2 4 8 12 16 20] [--timeout 60] [--no-bicycle] [--display]
+    python benchmarks/methods.py --quick        # a smoke run: N = 2 and 8 and the bicycle (about 3 minutes)
 
 Each derivation runs in its own forked child process with a wall-clock limit; a method that exceeds it at
 some N is not tried at larger N. Reported per system and method:
@@ -13,8 +14,10 @@ some N is not tried at larger N. Reported per system and method:
   mass_matrix_full, forcing_full);
 * ``peak MB``: the child's peak resident memory (``VmHWM``, polled; includes the interpreter and sympy,
   about 100 MB);
-* ``ops``: arithmetic operations after one joint CSE pass (``bridge.derivation.stats``): mass matrix,
-  forcing and kinematics for ours, mass_matrix_full and forcing_full for the peers (not part of ``seconds``).
+* ``ops``: arithmetic operations after one joint CSE pass (``bridge.derivation.stats``, counted as
+  ``sympy.count_ops`` counts): what one right-hand-side evaluation needs for ours (the reduced methods' auxiliary
+  split blocks, mass matrix, forcing and kinematics), mass_matrix_full and forcing_full for the peers (not part of
+  ``seconds``).
 
 ``--display`` also times ``derive --format text|latex|json`` (rendering only) on the 20-link snake.
 """
@@ -206,7 +209,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--timeout", type=float, default=60.0, help="seconds per derivation (default 60)")
     p.add_argument("--no-bicycle", action="store_true")
     p.add_argument("--display", action="store_true", help="also time the derive formats on the 20-link snake")
+    p.add_argument("--quick", action="store_true",
+                   help="a smoke run: the snake N = 2 and 8 and the bicycle")
     args = p.parse_args(argv)
+    if args.quick:
+        args.snake = [2, 8]
     print(machine())
     print(f"one forked child per derivation, limit {args.timeout:g} s; a method past the limit is not tried at "
           "larger N;\neach cell: seconds, peak memory of the child (VmHWM, includes ~70-100 MB of interpreter and "
