@@ -83,15 +83,15 @@ def test_pymoca_simulates_the_coupled_linear_block(pymoca):
 
 # -- DEFECT CANARY: Rumoca factorises an implicit DAE with a coupled row without the algebraic variable -----------
 def test_rumoca_still_fails_on_an_implicit_coupled_row(rumoca):
-    """Workaround: the export form "variables-normal" (bridge.modelica.forms), chosen for every multiplier DAE
-    with a dynamics row that holds no multiplier but several accelerations."""
+    """Workaround: the export form "variables" (bridge.modelica.forms), chosen for every multiplier DAE with a
+    dynamics row that holds no multiplier but several accelerations."""
     outcome = _rumoca_simulate(rumoca, "RumocaImplicitCoupledRow", 1.0)
     assert isinstance(outcome, rumoca.RumocaError), "Rumoca now simulates RumocaImplicitCoupledRow: drop the workaround"
     assert "SymbolicSingular" in str(outcome)
 
 
-@pytest.mark.parametrize("name", ["RumocaImplicitCoupledRowReordered", "RumocaImplicitCoupledRowNormal"])
-def test_the_same_rows_reordered_or_as_normal_equations_simulate(rumoca, name):
+@pytest.mark.parametrize("name", ["RumocaImplicitCoupledRowReordered", "RumocaImplicitCoupledRowVariables"])
+def test_the_same_rows_reordered_or_with_acceleration_variables_simulate(rumoca, name):
     """der(vp) = 5, der(vq) = -3 (the linear system solved by hand in the files' comments; numpy agrees)."""
     K = np.array([[0.8, 1.0, 0.0], [0.0, 1.0, -1.0], [1.0, 0.0, 1.0]])
     ap, aq, lam = np.linalg.solve(K, [1.0, 0.0, 2.0])
@@ -122,8 +122,8 @@ def _linear_output_reference(times: np.ndarray) -> np.ndarray:
 
 
 def test_rumoca_still_fails_with_an_output_linear_in_a_state(rumoca):
-    """Not worked around by the export yet: the rolling disk and the bicycle (speed = r*der_phi) by lagrange meet
-    it in Rumoca (docs/compilers.md); pymoca simulates them."""
+    """Workaround: the export writes the velocities in output equations as der(q) (ModelicaWriter._output_code);
+    the rolling disk and the bicycle (speed = r*der(phi)) met it."""
     outcome = _rumoca_simulate(rumoca, "RumocaLinearOutputOfState", 1.0)
     assert isinstance(outcome, rumoca.RumocaError), "Rumoca now simulates RumocaLinearOutputOfState"
     assert "structurally singular system: 3 matched out of 4 equations" in str(outcome)

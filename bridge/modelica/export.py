@@ -358,8 +358,14 @@ class ModelicaWriter:
             out += [f"  residual[{k + 1}] = {self.code(g)};" for k, g in enumerate(system.velocity_constraints())]
         if system.outputs:
             out.append("  // outputs")
-            out += [f"  {self.ident(name)} = {self.code(expr)};" for name, expr in system.outputs.items()]
+            out += [f"  {self.ident(name)} = {self._output_code(expr)};" for name, expr in system.outputs.items()]
         return out
+
+    def _output_code(self, expr) -> str:
+        """An output's expression with every velocity written ``der(q)`` (the same value): Rumoca 0.9 fails on
+        an output linear in a velocity state ``der_q`` (docs/compiler-defects/RumocaLinearOutputOfState.mo)."""
+        names = {c.velocity_symbol: f"der({self.ident(c.name)})" for c in self.eom.system.coordinates}
+        return ModelicaCodePrinter({**self.printer.names, **names}).doprint(expr)
 
     def _annotation(self) -> list[str]:
         """The experiment (the file's [simulation] stop time, interval and rtol; defaults 1000 intervals and

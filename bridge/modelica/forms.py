@@ -194,22 +194,25 @@ def choose_form(eom: EquationsOfMotion) -> Choice:
 
     * an implicit DAE in which a row without algebraic unknowns couples several derivatives (here: a
       dynamics row without multipliers, :func:`multiplier_free_coupled_rows`) is factorised as
-      structurally singular (``RumocaImplicitCoupledRow.mo``): such a multiplier DAE gets
-      ``variables-normal``;
+      structurally singular (``RumocaImplicitCoupledRow.mo``): such a multiplier DAE gets ``variables``;
     * a coupled linear block of algebraic variables is solved row by row and fails where the matched
       coefficient vanishes (``RumocaCoupledLinearBlock.mo``): a split with a coupled block
-      (:func:`coupled_blocks`) gets ``normal``, and the algebraic block of ``variables-normal`` is
-      written as normal equations for the same reason.
+      (:func:`coupled_blocks`) gets ``normal``.
+
+    The first rule is partial: the rolling wheel (every dynamics row holds a multiplier) meets the same defect
+    in ``implicit``; :func:`bridge.modelica.check.simulate_rumoca` then falls back to ``variables`` and says
+    so. ``variables-normal`` (the block of accelerations and multipliers as normal equations too) is not chosen:
+    on the rolling disk Rumoca matches its dense rows off the diagonal and fails where plain ``variables``
+    simulates (docs/compilers.md).
 
     Everything else keeps the implicit text (``M der(v) = F``, index 1), which both compilers simulate.
     """
     free = multiplier_free_coupled_rows(eom)
     if free:
-        return Choice("variables-normal", f"the dynamics rows of {', '.join(free)} hold no multiplier but couple "
-                      "several accelerations; Rumoca 0.9 factorises such an implicit DAE as structurally singular "
-                      "(docs/compiler-defects), so the accelerations and multipliers are algebraic variables and "
-                      "their linear block K [a, lambda] = F is written as normal equations (K^T K) [a, lambda] = "
-                      "K^T F, whose diagonal never vanishes (Rumoca solves algebraic blocks row by row)")
+        return Choice("variables", f"the dynamics rows of {', '.join(free)} hold no multiplier but couple several "
+                      "accelerations; Rumoca 0.9 factorises such an implicit DAE as structurally singular "
+                      "(docs/compiler-defects), so the accelerations are algebraic variables der_der_q with "
+                      "der(der_q) = der_der_q and no other row holds a derivative")
     blocks = coupled_blocks(eom)
     if blocks:
         return Choice("normal", f"the split A_dep(q, t) [B, beta] = -[A_ind, a0] couples its unknowns (split "

@@ -34,7 +34,7 @@ equation
   residual[1] = 2*der_x*x + 2*der_y*y;
   // outputs
   theta = atan2(x, -y);
-  energy = g*m*(l + y) + (0.5)*m*(der_x^2 + der_y^2);
+  energy = g*m*(l + y) + (0.5)*m*(der(x)^2 + der(y)^2);
   annotation(
     Icon(coordinateSystem(preserveAspectRatio=false, extent={{-100,-100},{100,100}}), graphics={Rectangle(extent={{-100,100},{100,-100}}, lineColor={0,0,0}, fillColor={255,255,255}, fillPattern=FillPattern.Solid), Text(extent={{-150,150},{150,110}}, textString="%name", lineColor={0,0,255})}),
     experiment(StopTime=10.0, Interval=0.01, Tolerance=1e-08),

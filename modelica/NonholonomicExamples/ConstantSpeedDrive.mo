@@ -57,7 +57,7 @@ equation
   // constraint residuals (velocity level)
   residual[1] = -R*der_phi2 + der_phi1*(-c + x);
   // outputs
-  ratio = der_phi2/der_phi1;
+  ratio = der(phi2)/der(phi1);
   vartheta = acos((0.5)*x/l);
   annotation(
     Icon(coordinateSystem(preserveAspectRatio=false, extent={{-100,-100},{100,100}}), graphics={Rectangle(extent={{-100,100},{100,-100}}, lineColor={0,0,0}, fillColor={255,255,255}, fillPattern=FillPattern.Solid), Text(extent={{-150,150},{150,110}}, textString="%name", lineColor={0,0,255})}),

@@ -75,9 +75,9 @@ equation
   // constraint residuals (velocity level)
   residual[1] = -Rd*der_phi2 + der_phi1*(-c + x);
   // outputs
-  ratio = der_phi2/der_phi1;
-  power = U*der_i_integral;
-  i = der_i_integral;
+  ratio = der(phi2)/der(phi1);
+  power = U*der(i_integral);
+  i = der(i_integral);
   annotation(
     Icon(coordinateSystem(preserveAspectRatio=false, extent={{-100,-100},{100,100}}), graphics={Rectangle(extent={{-100,100},{100,-100}}, lineColor={0,0,0}, fillColor={255,255,255}, fillPattern=FillPattern.Solid), Text(extent={{-150,150},{150,110}}, textString="%name", lineColor={0,0,255})}),
     experiment(StopTime=2.0, Interval=0.002, Tolerance=1e-08),

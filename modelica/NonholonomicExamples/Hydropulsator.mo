@@ -55,7 +55,7 @@ equation
   residual[1] = der_x2 - (0.5)*c*der_phi*(cos(2*psi) + 1)/A;
   // outputs
   relative_displacement = x1 - x2;
-  platform_speed = (0.5)*c*der_phi*(cos(2*psi) + 1)/A;
+  platform_speed = (0.5)*c*der(phi)*(cos(2*psi) + 1)/A;
   annotation(
     Icon(coordinateSystem(preserveAspectRatio=false, extent={{-100,-100},{100,100}}), graphics={Rectangle(extent={{-100,100},{100,-100}}, lineColor={0,0,0}, fillColor={255,255,255}, fillPattern=FillPattern.Solid), Text(extent={{-150,150},{150,110}}, textString="%name", lineColor={0,0,255})}),
     experiment(StopTime=5.0, Interval=0.005, Tolerance=1e-08),

@@ -26,49 +26,17 @@ model RollingSphere "Uniform sphere rolling without slipping on a horizontal pla
   output Real kinetic_energy(unit="N.m") "output kinetic_energy";
   Real residual[2](each unit="m/s") "constraint residuals at velocity level (holonomic ones differentiated); stay near 0";
 protected
-  Real nhb_cse1(unit="kg2.m4") "common subexpression";
-  Real nhb_cse2(unit="m2") "common subexpression";
+  Real nhb_cse1(unit="m") "common subexpression";
+  Real nhb_cse2(unit="m") "common subexpression";
   Real nhb_cse3(unit="1") "common subexpression";
-  Real nhb_cse4(unit="m2") "common subexpression";
+  Real nhb_cse4(unit="kg.m2") "common subexpression";
   Real nhb_cse5(unit="1") "common subexpression";
-  Real nhb_cse6(unit="m2") "common subexpression";
+  Real nhb_cse6(unit="m") "common subexpression";
   Real nhb_cse7(unit="m") "common subexpression";
-  Real nhb_cse8(unit="m") "common subexpression";
-  Real nhb_cse9(unit="m") "common subexpression";
-  Real nhb_cse10(unit="kg.m3") "common subexpression";
-  Real nhb_cse11(unit="kg.m3") "common subexpression";
-  Real nhb_cse12(unit="kg.m3") "common subexpression";
-  Real nhb_cse13(unit="1") "common subexpression";
-  Real nhb_cse14(unit="1") "common subexpression";
-  Real nhb_cse15(unit="m2") "common subexpression";
-  Real nhb_cse16(unit="m2") "common subexpression";
-  Real nhb_cse17(unit="1") "common subexpression";
-  Real nhb_cse18(unit="kg2.m4") "common subexpression";
-  Real nhb_cse19(unit="kg2.m4") "common subexpression";
-  Real nhb_cse20(unit="kg2.m4") "common subexpression";
-  Real nhb_cse21(unit="m") "common subexpression";
-  Real nhb_cse22(unit="m") "common subexpression";
-  Real nhb_cse23(unit="kg.m3") "common subexpression";
-  Real nhb_cse24(unit="kg.m3") "common subexpression";
-  Real nhb_cse25(unit="kg.m3") "common subexpression";
-  Real nhb_cse26(unit="kg.m3") "common subexpression";
-  Real nhb_cse27(unit="kg.m3") "common subexpression";
-  Real nhb_cse28(unit="kg.m3") "common subexpression";
-  Real nhb_cse29 "common subexpression";
-  Real nhb_cse30(unit="kg") "common subexpression";
-  Real nhb_cse31(unit="m2") "common subexpression";
-  Real nhb_cse32(unit="m2") "common subexpression";
-  Real nhb_cse33(unit="1/s") "common subexpression";
-  Real nhb_cse34(unit="kg2.m4/s") "common subexpression";
-  Real nhb_cse35(unit="m/s") "common subexpression";
-  Real nhb_cse36(unit="1/s") "common subexpression";
-  Real nhb_cse37(unit="m/s2") "common subexpression";
-  Real nhb_cse38(unit="m/s") "common subexpression";
-  Real nhb_cse39(unit="m/s2") "common subexpression";
-  Real nhb_cse40(unit="1/s") "common subexpression";
-  Real nhb_cse41(unit="1/s2") "common subexpression";
-  Real nhb_cse42(unit="1/s2") "common subexpression";
-  Real nhb_cse43(unit="1/s2") "common subexpression";
+  Real nhb_cse8(unit="kg.m2/s") "common subexpression";
+  Real nhb_cse9(unit="m/s") "common subexpression";
+  Real nhb_cse10(unit="1/s") "common subexpression";
+  Real nhb_cse11(unit="m/s") "common subexpression";
 equation
   // kinematics
   der(theta) = der_theta;
@@ -82,66 +50,34 @@ equation
   der(der_x) = der_der_x;
   der(der_y) = der_der_y;
   // common subexpressions
-  nhb_cse1 = J^2;
-  nhb_cse2 = a^2;
-  nhb_cse3 = sin(psi);
-  nhb_cse4 = nhb_cse2*nhb_cse3^2;
-  nhb_cse5 = cos(psi);
-  nhb_cse6 = nhb_cse2*nhb_cse5^2;
-  nhb_cse7 = a*nhb_cse3;
-  nhb_cse8 = -nhb_cse7;
-  nhb_cse9 = a*nhb_cse5;
-  nhb_cse10 = J*nhb_cse7;
-  nhb_cse11 = J*nhb_cse9;
-  nhb_cse12 = -nhb_cse11;
-  nhb_cse13 = sin(theta);
-  nhb_cse14 = nhb_cse13^2;
-  nhb_cse15 = nhb_cse14*nhb_cse6;
-  nhb_cse16 = nhb_cse14*nhb_cse4;
-  nhb_cse17 = cos(theta);
-  nhb_cse18 = nhb_cse1*nhb_cse17^2 + nhb_cse1;
-  nhb_cse19 = nhb_cse1*nhb_cse17;
-  nhb_cse20 = 2*nhb_cse19;
-  nhb_cse21 = nhb_cse13*nhb_cse9;
-  nhb_cse22 = nhb_cse13*nhb_cse7;
-  nhb_cse23 = nhb_cse11*nhb_cse13;
-  nhb_cse24 = -nhb_cse23;
-  nhb_cse25 = nhb_cse10*nhb_cse13;
-  nhb_cse26 = -nhb_cse25;
-  nhb_cse27 = -nhb_cse17*nhb_cse23;
-  nhb_cse28 = -nhb_cse17*nhb_cse25;
-  nhb_cse29 = m^2 + 1;
-  nhb_cse30 = -m;
-  nhb_cse31 = nhb_cse2*nhb_cse3*nhb_cse5;
-  nhb_cse32 = nhb_cse14*nhb_cse31 - nhb_cse31;
-  nhb_cse33 = der_phi*nhb_cse13;
-  nhb_cse34 = der_psi*nhb_cse1;
-  nhb_cse35 = der_theta*nhb_cse7;
-  nhb_cse36 = der_phi*nhb_cse17;
-  nhb_cse37 = -der_psi*(der_phi*nhb_cse21 - nhb_cse35) - nhb_cse35*nhb_cse36;
-  nhb_cse38 = der_theta*nhb_cse9;
-  nhb_cse39 = -der_psi*(-der_phi*nhb_cse22 - nhb_cse38) - nhb_cse36*nhb_cse38;
-  nhb_cse40 = der_theta*nhb_cse13;
-  nhb_cse41 = der_theta*nhb_cse33;
-  nhb_cse42 = der_phi*der_psi;
-  nhb_cse43 = der_psi*der_theta*nhb_cse14;
+  nhb_cse1 = a*sin(psi);
+  nhb_cse2 = a*cos(psi);
+  nhb_cse3 = cos(theta);
+  nhb_cse4 = J*nhb_cse3;
+  nhb_cse5 = sin(theta);
+  nhb_cse6 = nhb_cse2*nhb_cse5;
+  nhb_cse7 = nhb_cse1*nhb_cse5;
+  nhb_cse8 = J*der_psi*nhb_cse5;
+  nhb_cse9 = der_theta*nhb_cse2;
+  nhb_cse10 = der_phi*nhb_cse3;
+  nhb_cse11 = der_theta*nhb_cse1;
   // dynamics: Lagrange's equations with multipliers (mass matrix * accelerations = forcing)
-  der_der_theta*(nhb_cse1 + nhb_cse4 + nhb_cse6) + der_der_x*nhb_cse8 + der_der_y*nhb_cse9 + lambda[1]*nhb_cse10 + lambda[2]*nhb_cse12 = a*nhb_cse37*nhb_cse5 - nhb_cse33*nhb_cse34 - nhb_cse39*nhb_cse7;
-  der_der_phi*(nhb_cse15 + nhb_cse16 + nhb_cse18) + der_der_psi*nhb_cse20 + der_der_x*nhb_cse21 + der_der_y*nhb_cse22 + lambda[1]*nhb_cse24 + lambda[2]*nhb_cse26 = nhb_cse19*nhb_cse41 + nhb_cse21*nhb_cse39 + nhb_cse22*nhb_cse37 + nhb_cse34*nhb_cse40;
-  der_der_phi*nhb_cse20 + der_der_psi*nhb_cse18 + lambda[1]*nhb_cse27 + lambda[2]*nhb_cse28 = der_psi*nhb_cse19*nhb_cse40 + nhb_cse1*nhb_cse41;
-  der_der_phi*nhb_cse21 + der_der_theta*nhb_cse8 + der_der_x*nhb_cse29 + lambda[1]*nhb_cse30 = nhb_cse39;
-  der_der_phi*nhb_cse22 + der_der_theta*nhb_cse9 + der_der_y*nhb_cse29 + lambda[2]*nhb_cse30 = nhb_cse37;
+  J*der_der_theta + lambda[1]*nhb_cse1 - lambda[2]*nhb_cse2 = -der_phi*nhb_cse8;
+  J*der_der_phi + der_der_psi*nhb_cse4 - lambda[1]*nhb_cse6 - lambda[2]*nhb_cse7 = der_theta*nhb_cse8;
+  J*der_der_psi + der_der_phi*nhb_cse4 = J*der_phi*der_theta*nhb_cse5;
+  der_der_x*m - lambda[1] = 0;
+  der_der_y*m - lambda[2] = 0;
   // constraints at acceleration level (index 1)
   // constraints.nonholonomic[1]
-  der_der_phi*nhb_cse24 + der_der_psi*nhb_cse27 + der_der_theta*nhb_cse10 + der_der_x*nhb_cse30 + lambda[1]*(nhb_cse15 + nhb_cse4 + 1) + lambda[2]*nhb_cse32 = -nhb_cse11*nhb_cse43 - nhb_cse25*nhb_cse42;
+  der_der_phi*nhb_cse6 - der_der_theta*nhb_cse1 + der_der_x = -der_psi*(-der_phi*nhb_cse7 - nhb_cse9) - nhb_cse10*nhb_cse9;
   // constraints.nonholonomic[2]
-  der_der_phi*nhb_cse26 + der_der_psi*nhb_cse28 + der_der_theta*nhb_cse12 + der_der_y*nhb_cse30 + lambda[1]*nhb_cse32 + lambda[2]*(nhb_cse16 + nhb_cse6 + 1) = -nhb_cse10*nhb_cse43 + nhb_cse23*nhb_cse42;
+  der_der_phi*nhb_cse7 + der_der_theta*nhb_cse2 + der_der_y = -der_psi*(der_phi*nhb_cse6 - nhb_cse11) - nhb_cse10*nhb_cse11;
   // constraint residuals (velocity level)
   residual[1] = a*der_phi*sin(theta)*cos(psi) - a*der_theta*sin(psi) + der_x;
   residual[2] = a*der_phi*sin(psi)*sin(theta) + a*der_theta*cos(psi) + der_y;
   // outputs
-  omega_z = der_phi*cos(theta) + der_psi;
-  kinetic_energy = (0.5)*J*(der_phi^2 + 2*der_phi*der_psi*cos(theta) + der_psi^2 + der_theta^2) + (0.5)*m*(der_x^2 + der_y^2);
+  omega_z = der(phi)*cos(theta) + der(psi);
+  kinetic_energy = (0.5)*J*(der(phi)^2 + 2*der(phi)*der(psi)*cos(theta) + der(psi)^2 + der(theta)^2) + (0.5)*m*(der(x)^2 + der(y)^2);
   annotation(
     Icon(coordinateSystem(preserveAspectRatio=false, extent={{-100,-100},{100,100}}), graphics={Rectangle(extent={{-100,100},{100,-100}}, lineColor={0,0,0}, fillColor={255,255,255}, fillPattern=FillPattern.Solid), Text(extent={{-150,150},{150,110}}, textString="%name", lineColor={0,0,255})}),
     experiment(StopTime=10.0, Interval=0.01, Tolerance=1e-08),
@@ -149,7 +85,7 @@ equation
 <p>Uniform sphere rolling without slipping on a horizontal plane (Do Sanh, 'A form of equation of motion for Chaplyghin's systems', Example 1). Euler angles: psi precession, theta nutation, phi spin; (x, y) is the centre of the sphere. Kinetic energy as in the inertia matrix (3.4); the printed (3.1) drops the J/2*der(psi)^2 term. Chaplygin system with 3 degrees of freedom; cos(theta)*der(phi) + der(psi) (the vertical angular velocity) is a first integral.</p>
 <p>Equations of motion derived by nhbridge 0.1.0 with <b>Lagrange's equations with multipliers</b> (method <code>lagrange</code>): multiplier DAE, constraints at acceleration level (index 1).</p>
 <p>Variables: each generalized coordinate under its own name, its velocity as <code>der_&lt;name&gt;</code>; <code>residual</code> monitors the constraints.</p>
-<p>Export form (chosen automatically): variables-normal: the dynamics rows of psi hold no multiplier but couple several accelerations; Rumoca 0.9 factorises such an implicit DAE as structurally singular (docs/compiler-defects), so the accelerations and multipliers are algebraic variables and their linear block K [a, lambda] = F is written as normal equations (K^T K) [a, lambda] = K^T F, whose diagonal never vanishes (Rumoca solves algebraic blocks row by row).</p>
+<p>Export form (chosen automatically): variables: the dynamics rows of psi hold no multiplier but couple several accelerations; Rumoca 0.9 factorises such an implicit DAE as structurally singular (docs/compiler-defects), so the accelerations are algebraic variables der_der_q with der(der_q) = der_der_q and no other row holds a derivative.</p>
 <p>Equations (in the notation of the system file):</p>
 <ul>
 <li>T = <code>(0.5)*J*(der(phi)^2 + 2*der(phi)*der(psi)*cos(theta) + der(psi)^2 + der(theta)^2) + (0.5)*m*(der(x)^2 + der(y)^2)</code></li>

@@ -15,7 +15,7 @@ equation
   // dynamics: Lagrange's equations with multipliers (mass matrix * accelerations = forcing)
   der(der_theta)*l^2*m = -g*l*m*sin(theta);
   // outputs
-  energy = (0.5)*der_theta^2*l^2*m + g*l*m*(1 - cos(theta));
+  energy = (0.5)*der(theta)^2*l^2*m + g*l*m*(1 - cos(theta));
   annotation(
     Icon(coordinateSystem(preserveAspectRatio=false, extent={{-100,-100},{100,100}}), graphics={Rectangle(extent={{-100,100},{100,-100}}, lineColor={0,0,0}, fillColor={255,255,255}, fillPattern=FillPattern.Solid), Text(extent={{-150,150},{150,110}}, textString="%name", lineColor={0,0,255})}),
     experiment(StopTime=10.0, Interval=0.01, Tolerance=1e-08),

@@ -66,9 +66,9 @@ equation
   residual[1] = b*der_phi + der_x*sin(phi) - der_y*cos(phi);
   residual[2] = -a*der_phi*cos(steer0 + steer1*sin(steer_w*time)) + der_x*sin(phi + steer0 + steer1*sin(steer_w*time)) - der_y*cos(phi + steer0 + steer1*sin(steer_w*time));
   // outputs
-  speed = der_x*cos(phi) + der_y*sin(phi);
+  speed = der(x)*cos(phi) + der(y)*sin(phi);
   steering_angle = steer0 + steer1*sin(steer_w*time);
-  kinetic_energy = (0.5)*J*der_phi^2 + (0.5)*m*(der_x^2 + der_y^2);
+  kinetic_energy = (0.5)*J*der(phi)^2 + (0.5)*m*(der(x)^2 + der(y)^2);
   annotation(
     Icon(coordinateSystem(preserveAspectRatio=false, extent={{-100,-100},{100,100}}), graphics={Rectangle(extent={{-100,100},{100,-100}}, lineColor={0,0,0}, fillColor={255,255,255}, fillPattern=FillPattern.Solid), Text(extent={{-150,150},{150,110}}, textString="%name", lineColor={0,0,255})}),
     experiment(StopTime=10.0, Interval=0.01, Tolerance=1e-08),
