@@ -17,7 +17,8 @@ some N is not tried at larger N. Reported per system and method:
 * ``ops``: arithmetic operations after one joint CSE pass (``bridge.derivation.stats``, counted as
   ``sympy.count_ops`` counts): what one right-hand-side evaluation needs for ours (the reduced methods' auxiliary
   split blocks, mass matrix, forcing and kinematics), mass_matrix_full and forcing_full for the peers (not part of
-  ``seconds``).
+  ``seconds``); for both the sums' common factors are pulled out first, as our generated C code does
+  (``bridge.derivation.factors``).
 
 ``--display`` also times ``derive --format text|latex|json`` (rendering only) on the 20-link snake.
 """
@@ -68,9 +69,10 @@ def _ours(system_name: str, method: str) -> dict:
 def _peer_ops(mass_matrix, forcing) -> int:
     from derivation import plain_symbols
 
+    from bridge.derivation.factors import pull_common_factors
     from bridge.derivation.stats import operation_count
 
-    return operation_count(plain_symbols(list(mass_matrix) + list(forcing)))
+    return operation_count(pull_common_factors(plain_symbols(list(mass_matrix) + list(forcing))))
 
 
 def _snake_kane(n: int):

@@ -118,8 +118,12 @@ def _c_names(eom: EquationsOfMotion) -> dict[sp.Symbol, str]:
 
 
 def _cse_block(printer: NhbCPrinter, exprs: list[sp.Expr], prefix: str) -> tuple[list[str], list[str]]:
+    """C statements of one joint CSE pass over ``exprs`` (their sums' common factors pulled out first,
+    :mod:`bridge.derivation.factors`), and the reduced expressions as C text."""
+    from ..derivation.factors import pull_common_factors
+
     temps = sp.numbered_symbols(f"{prefix}_")
-    repl, reduced = sp.cse(exprs, symbols=temps, order="canonical")
+    repl, reduced = sp.cse(pull_common_factors(exprs), symbols=temps, order="canonical")
     lines = []
     for sym, e in repl:
         printer.names[sym] = str(sym)
