@@ -346,7 +346,8 @@ def cmd_derive(args) -> int:
                      "(bridge/diffcount.py);")
         lines.append("inertia term: those spent on d/dt(dT/dq') (lagrange) resp. dT'/dq' (nielsen), "
                      "the quantity the seed compares;")
-        lines.append("ops: + - * / ^ and function calls in mass matrix, forcing and kinematics after one joint CSE.")
+        lines.append("ops: + - * / ^ and function calls (as sympy.count_ops) in the split blocks, mass matrix, forcing "
+                     "and kinematics after one joint CSE.")
         text = "\n".join(lines) + "\n"
     else:
         eom = _derive(args, system)
