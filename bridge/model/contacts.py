@@ -47,7 +47,7 @@ def read_contacts(reader, bodies: dict[str, Body], model) -> None:
             reader.p.add(entry, "expected an inline table", f'write {name} = {{ kind = "rolling-disk", ... }}')
             continue
         kind = spec.get("kind")
-        if kind not in KINDS:
+        if not isinstance(kind, str) or kind not in KINDS:
             reader.p.add(f"{entry}.kind", f"unknown contact kind {kind!r}" if kind is not None else
                          "the contact kind is missing", (_suggest(str(kind), KINDS) + " " if kind else "")
                          + "kinds: " + ", ".join(KINDS))
@@ -85,7 +85,7 @@ def _body(reader, entry: str, name: str, spec: dict, bodies: dict[str, Body]) ->
 
 def _axis(reader, entry: str, spec: dict, body: Body, default: str) -> tuple[sp.Expr, ...] | None:
     axis = spec.get("axis", default)
-    if axis not in AXES:
+    if not isinstance(axis, str) or axis not in AXES:
         reader.p.add(f"{entry}.axis", f"bad axis {axis!r}", 'a body axis is "x", "y" or "z"')
         return None
     return tuple(body.rotation[:, AXES[axis]])
