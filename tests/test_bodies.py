@@ -13,6 +13,7 @@ import pytest
 
 import bridge
 from bridge.derivation.methods import METHODS
+from bridge.errors import SystemFileError
 from bridge.model import parse_system
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -469,3 +470,14 @@ def test_vector_expressions_against_numpy(s_value):
     np.testing.assert_allclose(vec("der(F.y)"), -Fx, atol=1e-15)
     assert abs(sca("dot(F.x, P)^2 + norm(P)") - (Fx @ P) ** 2 - np.linalg.norm(P)) < 1e-13
     assert abs(sca("sqrt(dot(cross(F.x, F.y), [0, 0, 1]))") - 1.0) < 1e-15
+
+
+@pytest.mark.parametrize("entry, value", [("kind", "3"), ("kind", '["rolling-disk"]'), ("axis", "{ x = 1 }")])
+def test_contact_fields_of_the_wrong_type_are_reported(entry, value):
+    """A contact's kind or axis given as a number, list or table: a problem at that entry (was a TypeError)."""
+    old = 'wheel = { kind = "rolling-disk",'
+    new = f'wheel = {{ axis = {value}, kind = "rolling-disk",' if entry == "axis" else f"wheel = {{ kind = {value},"
+    text = WHEEL.read_text().replace(old, new)
+    with pytest.raises(SystemFileError) as info:
+        parse_system(text)
+    assert f"contacts.wheel.{entry}:" in str(info.value)
