@@ -382,6 +382,7 @@ def merge_bodies(builder, reported: type[Exception], T, V, forces: dict, holonom
         return T, V, forces, holonomic, nonholonomic, None, ()
     model = BodyReader(builder, reported).read()
     if model is None:
+        builder.bodies_broken = True  # the contacts' constraints are unknown: no count of them is checked
         return T, V, forces, holonomic, nonholonomic, None, ()
     if T is not None:
         T = model.kinetic + T

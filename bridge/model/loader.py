@@ -709,7 +709,7 @@ class _Builder:
         if len(set(independent)) != len(independent):
             self.p.add("method.independent", "a coordinate is listed twice", "list each name once")
         n = len(self.coords) - len(getattr(self, "auxiliary_coordinates", ()))  # dynamic variables' integrals
-        if len(independent) != n - m:
+        if len(independent) != n - m and not getattr(self, "bodies_broken", False):  # m unknown: reported there
             self.p.add("method.independent",
                        f"{len(independent)} independent velocities given, but the system has "
                        f"{n} coordinates and {m} constraints, so exactly "
