@@ -65,7 +65,8 @@ def add_parser(sub, positive: Callable[[str], float]) -> argparse.ArgumentParser
                     help="print A(p) and B(p) as functions of the parameters (the state held at the point)")
     li.add_argument("--modelica", default=None, metavar="FILE", help="export the linear model as a Modelica model")
     li.add_argument("--fmu", default=None, metavar="FILE", help="build an FMU of the linear model")
-    li.add_argument("--fmi-version", choices=["2", "3"], default="2", help="FMI version of --fmu (default: 2)")
+    li.add_argument("--fmi-version", type=int, choices=[2, 3], default=2,
+                    help="FMI version of --fmu: 2 or 3 (default: 2)")
     li.add_argument("--timeout", type=positive, default=600.0, metavar="SECONDS",
                     help="stop a derivation that takes longer (exit code 1; default 600)")
     return li
