@@ -254,9 +254,16 @@ def test_pytest_plugin_on_a_folder(pytester):
     result = pytester.runpytest("--nhbridge-validate", str(folder), "--nhbridge-runs", "methods,fmu", "-p",
                                 "no:cacheprovider", "-rs")
     outcomes = result.parseoutcomes()
-    # pendulum: 4 methods + 4 FMU runs pass, chaplygin and rumoca-fmu skipped; wrong: every run but the
-    # skipped ones (and the reference run itself) fails against the closed form; broken: its system-file item fails
-    assert outcomes["passed"] == 8 and outcomes["failed"] == 10 and outcomes["skipped"] == 4
+    # pendulum: every applicable method natively and its FMU (FMI 2 and 3, ME and CS) pass; the methods that do not
+    # apply are skipped natively and as FMUs, and rumoca-fmu too; wrong: every run but the skipped ones (and the
+    # reference run itself) fails against the closed form; broken: its system-file item fails
+    from bridge.derivation.methods import METHODS
+
+    pendulum = bridge.load_system(folder / "pendulum.toml")
+    applicable = sum(method.applicable(pendulum) is None for method in METHODS.values())
+    skipped = 2 * (len(METHODS) - applicable) + 1
+    assert outcomes["passed"] == 5 * applicable and outcomes["failed"] == 1 + 5 * applicable + 1
+    assert outcomes["skipped"] == 2 * skipped
     result.stdout.fnmatch_lines(["*broken.toml: bad input*", "*coordinates: the [[]coordinates[]] table is missing*",
                                  "*WrongPendulum native-maggi (native maggi*): theta: max error*"])
 
