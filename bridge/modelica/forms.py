@@ -293,6 +293,7 @@ def simulate_form(eom: EquationsOfMotion, form: str, tool: str, stop_time: float
     :class:`bridge.modelica.check.CheckReport`; no fallback to another form)."""
     from .check import CheckReport, _relative_errors, load_alone
     from .export import model_source
+    from .ports import library_files
 
     spec = FORMS[form]
     source = model_source(in_form(eom, form), spec.level, accelerations=spec.accelerations)
@@ -301,7 +302,7 @@ def simulate_form(eom: EquationsOfMotion, form: str, tool: str, stop_time: float
     if tool == "pymoca":
         from .pymoca_backend import simulate_pymoca
 
-        run = simulate_pymoca(source, name, stop_time, dt, rtol)
+        run = simulate_pymoca(source, name, stop_time, dt, rtol, library_files(eom))
         errors = _relative_errors(eom, run.time, run.__getitem__, stop_time, dt, rtol)
         return CheckReport("pymoca", name, True, run.states, run.algebraics, errors, run.seconds, form=form)
     if tool != "rumoca":
@@ -311,7 +312,7 @@ def simulate_form(eom: EquationsOfMotion, form: str, tool: str, stop_time: float
     except ImportError as exc:
         raise ExportError(RUMOCA_MISSING) from exc
     try:
-        model = load_alone(rumoca, source, name)
+        model = load_alone(rumoca, source, name, library_files(eom))  # the connectors of ports beside it
         structure = model.structure()
         start = time.perf_counter()
         result = model.simulate((0.0, stop_time), config=rumoca.SimConfig(rtol=rtol, atol=rtol * 1e-2, dt=dt))
