@@ -33,7 +33,9 @@ def build_rumoca_fmu(eom: EquationsOfMotion, path: str | Path, level: str = "ind
     name = eom.system.name
     rename, original = _rumoca_names(eom)
     try:
-        model = load_alone(rumoca, model_source(eom, level, rename=rename), name, library_files(eom))
+        # outputs through the velocity variables: Rumoca's FMU output function evaluates der(q) as 0
+        text = model_source(eom, level, rename=rename, outputs_via_der=False)
+        model = load_alone(rumoca, text, name, library_files(eom))
         generated = model.codegen("fmi2")
     except (rumoca.RumocaError, RuntimeError) as exc:  # codegen template errors surface as RuntimeError
         raise ExportError(f"Rumoca cannot generate an FMU for {name}: {exc}; use --backend native") from exc

@@ -361,9 +361,15 @@ class ModelicaWriter:
             out += [f"  {self.ident(name)} = {self._output_code(expr)};" for name, expr in system.outputs.items()]
         return out
 
+    #: outputs written with der(q) for the velocities; False for Rumoca's FMU code generator, whose output
+    #: function evaluates der(q) of an output equation as 0 (the velocity variables der_q give the right values)
+    outputs_via_der = True
+
     def _output_code(self, expr) -> str:
         """An output's expression with every velocity written ``der(q)`` (the same value): Rumoca 0.9 fails on
         an output linear in a velocity state ``der_q`` (docs/compiler-defects/RumocaLinearOutputOfState.mo)."""
+        if not self.outputs_via_der:
+            return self.code(expr)
         names = {c.velocity_symbol: f"der({self.ident(c.name)})" for c in self.eom.system.coordinates}
         return ModelicaCodePrinter({**self.printer.names, **names}).doprint(expr)
 
@@ -423,11 +429,13 @@ class ModelicaWriter:
 
 
 def model_source(eom: EquationsOfMotion, level: str = "auto", within: str | None = None,
-                 accelerations: str = "auto", rename: Mapping[str, str] | None = None, msl: bool = False) -> str:
+                 accelerations: str = "auto", rename: Mapping[str, str] | None = None, msl: bool = False,
+                 outputs_via_der: bool = True) -> str:
     """The model text; ``rename`` maps user names to the names a backend needs in the text (descriptions keep
-    the user's names)."""
+    the user's names); ``outputs_via_der``: see :attr:`ModelicaWriter.outputs_via_der`."""
     writer = ModelicaWriter(eom, level, accelerations=accelerations, rename=rename)
     writer.msl = msl  # ports: the MSL's flanges (True) or the local copies in NHBridge
+    writer.outputs_via_der = outputs_via_der
     return writer.source(within)
 
 
