@@ -56,6 +56,20 @@ _DEPENDENT_POSITION = " (dependent: its start value is computed from the holonom
 _DEPENDENT_VELOCITY = " (dependent: its start value is computed from the constraints at initialization)"
 
 
+class Numbering:
+    """The variables of an FMU in value-reference order: FMI 3's independent ``time`` gets 0, then each
+    :meth:`add` takes the next value reference."""
+
+    def __init__(self, fmi_version: int):
+        self.variables: list[Variable] = []
+        if fmi_version == 3:
+            self.variables.append(Variable("time", 0, TIME, 0, causality="independent",
+                                           description="simulation time"))
+
+    def add(self, **kw) -> None:
+        self.variables.append(Variable(vr=len(self.variables), **kw))
+
+
 def _speed_unit(unit: str, power: int) -> str:
     if not unit:
         return ""
@@ -99,17 +113,8 @@ def layout(eom: EquationsOfMotion, fmi_version: int = 2, jacobian: bool | str | 
     dependent = start_split(eom)
     speeds = [S.base_name(s) for s in eom.u]
     nq = system.n
-    out: list[Variable] = []
-    vr = 0
-    if fmi_version == 3:
-        out.append(Variable("time", 0, TIME, 0, causality="independent", description="simulation time"))
-        vr = 1
-
-    def add(**kw) -> None:
-        nonlocal vr
-        out.append(Variable(vr=vr, **kw))
-        vr += 1
-
+    numbering = Numbering(fmi_version)
+    add = numbering.add
     for i, c in enumerate(system.coordinates):
         add(name=c.name, kind=STATE, index=i, initial="exact", start=c.start, unit=c.unit,
             description=(c.description or f"coordinate {c.name}") + _DEPENDENT_POSITION * (
@@ -143,6 +148,7 @@ def layout(eom: EquationsOfMotion, fmi_version: int = 2, jacobian: bool | str | 
             description=f"effort: {eff.description or eff.name}")
     for k, (entry, _) in enumerate(system.constraints):
         add(name=f"residual[{k + 1}]", kind=RESIDUAL, index=k, description=f"velocity residual of {entry}")
-    return FmuLayout(fmi_version, tuple(out), nq, nq + len(speeds), jacobian_enabled(eom, jacobian), dependent)
+    return FmuLayout(fmi_version, tuple(numbering.variables), nq, nq + len(speeds), jacobian_enabled(eom, jacobian),
+                     dependent)
 
 

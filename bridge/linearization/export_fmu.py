@@ -33,7 +33,7 @@ import numpy as np
 from .. import __version__
 from ..errors import ExportError
 from ..fmu.c_printer import _c_array
-from ..fmu.layout import DERIVATIVE, INPUT, OUTPUT, PARAMETER, STATE, TIME, FmuLayout, Variable
+from ..fmu.layout import DERIVATIVE, INPUT, OUTPUT, PARAMETER, STATE, FmuLayout, Numbering
 from ..fmu.model_c import _c_string
 from .export_common import CheckedLinear, checked, default_stop_time, derivative_name, finite_number
 from .model import LinearModel
@@ -91,17 +91,8 @@ def _rate_unit(unit: str) -> str:
 def linear_layout(chk: CheckedLinear, fmi_version: int) -> FmuLayout:
     """Every FMU variable with its value reference: (time,) states, derivatives, parameters, inputs, outputs."""
     lin = chk.lin
-    out: list[Variable] = []
-    vr = 0
-    if fmi_version == 3:
-        out.append(Variable("time", 0, TIME, 0, causality="independent", description="simulation time"))
-        vr = 1
-
-    def add(**kw) -> None:
-        nonlocal vr
-        out.append(Variable(vr=vr, **kw))
-        vr += 1
-
+    numbering = Numbering(fmi_version)
+    add = numbering.add
     aliases = _aliases(chk)
     derivative_of = {j: lin.states[i] for i, j in aliases.items()}
     for i, (s, unit) in enumerate(zip(lin.states, lin.state_units)):
@@ -126,7 +117,7 @@ def linear_layout(chk: CheckedLinear, fmi_version: int) -> FmuLayout:
         add(name=u, kind=INPUT, index=k, causality="input", start=float(chk.u0[k]), unit=unit, description=f"input {u}")
     for k, (y, unit) in enumerate(zip(lin.outputs, lin.output_units)):
         add(name=y, kind=OUTPUT, index=k, causality="output", unit=unit, description=f"output {y}")
-    return FmuLayout(fmi_version, tuple(out), chk.n, chk.n, jacobian=True)
+    return FmuLayout(fmi_version, tuple(numbering.variables), chk.n, chk.n, jacobian=True)
 
 
 def _labels(chk: CheckedLinear, block: str) -> list[str]:
