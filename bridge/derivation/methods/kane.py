@@ -21,7 +21,7 @@ from ...model.multibody import Multibody
 from ...model.numeric import evaluate_once
 from ...model.system import System
 from .base import METHODS, Method
-from .reduced import _finish, pick_independent, reduce
+from .reduced import _finish, pick_independent, project, reduce
 
 ZERO = se.Integer(0)
 
@@ -170,34 +170,14 @@ class Kane(Method):
     def _derive(self, system, d, independent, baumgarte):
         mb = system.multibody
         _check_kinetic_energy(system, mb)
-        n = system.n
         g, A, a0 = velocity_constraints(system, d)
         red = reduce(system, d, pick_independent(system, d, A, independent), A, a0)
         partials = [(_partials(d, _vec(b.velocity)),
                      None if b.is_particle else _partials(d, _vec(b.angular_velocity))) for b in mb.bodies]
         E = inertia_forces(mb, d, partials)
         F = active_forces(system, mb, d, partials)
-        p = len(red.u)
-        mass = [[ZERO] * p for _ in range(p)]
-        forcing, fr = [], []
-        for k in range(p):
-            rhs = ZERO
-            Fk = ZERO
-            for i in range(n):
-                c = red.C[i][k]
-                if c == 0:
-                    continue
-                Ei = E[i]
-                Fk += c * F[i]
-                rhs += c * (Ei.rest + sum((Ei.coeffs[j] * red.acc_rest[j] for j in range(n)
-                                           if red.acc_rest[j] != 0), ZERO))
-                for l_ in range(p):
-                    mass[k][l_] += c * sum((Ei.coeffs[j] * red.C[j][l_] for j in range(n)
-                                            if red.C[j][l_] != 0), ZERO)
-            forcing.append(red.substitute(Fk - rhs))
-            fr.append(red.substitute(Fk))
-        mass = [[red.substitute(x) for x in row] for row in mass]
-        forms = [("C", to_sp_matrix(red.C, p)), ("F_r", to_sp_matrix(fr))]
+        mass, forcing, fr = project(red, E, F)
+        forms = [("C", to_sp_matrix(red.C, len(red.u))), ("F_r", to_sp_matrix(fr))]
         return _finish(system, self.name, red, g, A, mass, forcing, forms)
 
 

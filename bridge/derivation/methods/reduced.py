@@ -165,6 +165,31 @@ def pick_independent(system: System, d: Differentiator, A, independent: Sequence
     return ind
 
 
+def project(red: Reduction, E: Sequence[LinearForm], Q: Sequence) -> tuple[list[list], list, list]:
+    """``C^T E = C^T Q`` in the independent accelerations: with ``E_i = sum_j M_ij q''_j + r_i`` and
+    ``q'' = C u' + C' u + c0'``, the mass matrix ``C^T M C``, the forcing ``C^T (Q - M (C'u + c0') - r)`` and
+    the projected forces ``C^T Q`` (each with the split's placeholders substituted); zero entries of C skipped."""
+    n, p = len(E), len(red.u)
+    mass = [[ZERO] * p for _ in range(p)]
+    forcing, projected = [], []
+    for k in range(p):
+        rhs = ZERO
+        Qk = ZERO
+        for i in range(n):
+            c = red.C[i][k]
+            if c == 0:
+                continue
+            Ei = E[i]
+            Qk += c * Q[i]
+            rhs += c * (Ei.rest + sum((Ei.coeffs[j] * red.acc_rest[j] for j in range(n) if red.acc_rest[j] != 0),
+                                      ZERO))
+            for l_ in range(p):
+                mass[k][l_] += c * sum((Ei.coeffs[j] * red.C[j][l_] for j in range(n) if red.C[j][l_] != 0), ZERO)
+        forcing.append(red.substitute(Qk - rhs))
+        projected.append(red.substitute(Qk))
+    return [[red.substitute(x) for x in row] for row in mass], forcing, projected
+
+
 class Maggi(Method):
     """Maggi's equations in the independent velocities (kinematic parameters) u.
 
@@ -187,27 +212,8 @@ class Maggi(Method):
         E: list[LinearForm] = []
         for i in range(n):
             E.append(d.time(d.partial(T, d.qd[i])) - d.partial(T, d.q[i]))
-        p = len(red.u)
-        mass = [[ZERO] * p for _ in range(p)]
-        forcing = []
-        phi = []
-        for k in range(p):
-            rhs = ZERO
-            Phi_k = ZERO
-            for i in range(n):
-                c = red.C[i][k]
-                if c == 0:
-                    continue
-                Ei = E[i]
-                Phi_k += c * Q[i]
-                rest = Ei.rest + sum((Ei.coeffs[j] * red.acc_rest[j] for j in range(n)), ZERO)
-                rhs += c * rest
-                for l_ in range(p):
-                    mass[k][l_] += c * sum((Ei.coeffs[j] * red.C[j][l_] for j in range(n)), ZERO)
-            forcing.append(red.substitute(Phi_k - rhs))
-            phi.append(red.substitute(Phi_k))
-        mass = [[red.substitute(x) for x in row] for row in mass]
-        forms = [("C", to_sp_matrix(red.C, p)), ("Phi", to_sp_matrix(phi))]
+        mass, forcing, phi = project(red, E, Q)
+        forms = [("C", to_sp_matrix(red.C, len(red.u))), ("Phi", to_sp_matrix(phi))]
         return _finish(system, self.name, red, g, A, mass, forcing, forms)
 
 
