@@ -31,7 +31,9 @@ from sympy.physics.mechanics import (
 )
 
 
-def rolling_disc(form: bool = True) -> SimpleNamespace:
+def _disc(contact_velocity=None) -> SimpleNamespace:
+    """The documentation's rolling disc: yaw q1, lean q2, spin q3, body-fixed speeds u1..u3 in the lean frame L,
+    the contact point C moving with ``contact_velocity(Y, L)`` (at rest by default), the centre Dmc = C + r L.z."""
     q1, q2, q3, u1, u2, u3 = dynamicsymbols("q1 q2 q3 u1 u2 u3")
     r, m, g = symbols("r m g")
     N = ReferenceFrame("N")
@@ -41,11 +43,18 @@ def rolling_disc(form: bool = True) -> SimpleNamespace:
     w_R_N_qd = R.ang_vel_in(N)
     R.set_ang_vel(N, u1 * L.x + u2 * L.y + u3 * L.z)
     C = Point("C")
-    C.set_vel(N, 0)
+    C.set_vel(N, 0 if contact_velocity is None else contact_velocity(Y, L))
     Dmc = C.locatenew("Dmc", r * L.z)
     Dmc.v2pt_theory(C, N, R)
-    I = inertia(L, m / 4 * r**2, m / 2 * r**2, m / 4 * r**2)  # noqa: E741
-    kd = [dot(R.ang_vel_in(N) - w_R_N_qd, uv) for uv in L]
+    return SimpleNamespace(q1=q1, q2=q2, q3=q3, u1=u1, u2=u2, u3=u3, r=r, m=m, g=g, N=N, Y=Y, L=L, R=R, C=C,
+                           Dmc=Dmc, I=inertia(L, m / 4 * r**2, m / 2 * r**2, m / 4 * r**2),
+                           kd=[dot(R.ang_vel_in(N) - w_R_N_qd, uv) for uv in L])
+
+
+def rolling_disc(form: bool = True) -> SimpleNamespace:
+    d = _disc()
+    q1, q2, q3, u1, u2, u3, r, m, g = d.q1, d.q2, d.q3, d.u1, d.u2, d.u3, d.r, d.m, d.g
+    N, Y, R, Dmc, I, kd = d.N, d.Y, d.R, d.Dmc, d.I, d.kd  # noqa: E741
     ForceList = [(Dmc, -m * g * Y.z)]
     BodyD = RigidBody("BodyD", Dmc, R, m, (I, Dmc))
     KM = KanesMethod(N, q_ind=[q1, q2, q3], u_ind=[u1, u2, u3], kd_eqs=kd)
@@ -222,23 +231,13 @@ def rolling_disc_system() -> SimpleNamespace:
     """The documentation's rolling disc as a sympy.physics.mechanics.System (fixed point C, uniform gravity)."""
     from sympy.physics.mechanics import System
 
-    q1, q2, q3, u1, u2, u3 = dynamicsymbols("q1 q2 q3 u1 u2 u3")
-    r, m, g = symbols("r m g")
-    N = ReferenceFrame("N")
-    Y = N.orientnew("Y", "Axis", [q1, N.z])
-    L = Y.orientnew("L", "Axis", [q2, Y.x])
-    R = L.orientnew("R", "Axis", [q3, L.y])
-    w_R_N_qd = R.ang_vel_in(N)
-    R.set_ang_vel(N, u1 * L.x + u2 * L.y + u3 * L.z)
-    C = Point("C")
-    C.set_vel(N, 0)
-    Dmc = C.locatenew("Dmc", r * L.z)
-    Dmc.v2pt_theory(C, N, R)
-    disc = RigidBody("disc", Dmc, R, m, (inertia(L, m / 4 * r**2, m / 2 * r**2, m / 4 * r**2), Dmc))
-    system = System(N, C)
+    d = _disc()
+    q1, q2, q3, u1, u2, u3, r, m, g, N = d.q1, d.q2, d.q3, d.u1, d.u2, d.u3, d.r, d.m, d.g, d.N
+    disc = RigidBody("disc", d.Dmc, d.R, m, (d.I, d.Dmc))
+    system = System(N, d.C)
     system.add_coordinates(q1, q2, q3)
     system.add_speeds(u1, u2, u3)
-    system.add_kdes(*[dot(R.ang_vel_in(N) - w_R_N_qd, uv) for uv in L])
+    system.add_kdes(*d.kd)
     system.add_bodies(disc)
     system.apply_uniform_gravity(-g * N.z)
     system.validate_system()
@@ -250,21 +249,10 @@ def rolling_disc_system() -> SimpleNamespace:
 def rolling_disc_constraint_forces() -> SimpleNamespace:
     """sympy's documentation "A rolling disc, with Kane's method and constraint forces": auxiliary speeds u4..u6 at
     the contact point and the contact forces f1..f3 (functions of time) along them."""
-    q1, q2, q3, u1, u2, u3 = dynamicsymbols("q1 q2 q3 u1 u2 u3")
     u4, u5, u6, f1, f2, f3 = dynamicsymbols("u4 u5 u6 f1 f2 f3")
-    r, m, g = symbols("r m g")
-    N = ReferenceFrame("N")
-    Y = N.orientnew("Y", "Axis", [q1, N.z])
-    L = Y.orientnew("L", "Axis", [q2, Y.x])
-    R = L.orientnew("R", "Axis", [q3, L.y])
-    w_R_N_qd = R.ang_vel_in(N)
-    R.set_ang_vel(N, u1 * L.x + u2 * L.y + u3 * L.z)
-    C = Point("C")
-    C.set_vel(N, u4 * L.x + u5 * cross(Y.z, L.x) + u6 * Y.z)
-    Dmc = C.locatenew("Dmc", r * L.z)
-    Dmc.v2pt_theory(C, N, R)
-    I = inertia(L, m / 4 * r**2, m / 2 * r**2, m / 4 * r**2)  # noqa: E741
-    kd = [dot(R.ang_vel_in(N) - w_R_N_qd, uv) for uv in L]
+    d = _disc(lambda Y, L: u4 * L.x + u5 * cross(Y.z, L.x) + u6 * Y.z)
+    q1, q2, q3, u1, u2, u3, r, m, g = d.q1, d.q2, d.q3, d.u1, d.u2, d.u3, d.r, d.m, d.g
+    N, Y, L, R, C, Dmc, I, kd = d.N, d.Y, d.L, d.R, d.C, d.Dmc, d.I, d.kd  # noqa: E741
     ForceList = [(Dmc, -m * g * Y.z), (C, f1 * L.x + f2 * cross(Y.z, L.x) + f3 * Y.z)]
     BodyD = RigidBody("BodyD", Dmc, R, m, (I, Dmc))
     KM = KanesMethod(N, q_ind=[q1, q2, q3], u_ind=[u1, u2, u3], kd_eqs=kd, u_auxiliary=[u4, u5, u6])
