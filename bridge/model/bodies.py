@@ -141,8 +141,6 @@ class BodyReader(FrameTable, LoadTable):
 
     def _check(self, entry: str, exprs, *, velocities: bool, inputs_ok: bool, what: str) -> bool:
         """Tree size, finiteness and the allowed variables of parsed components."""
-        qdd = self.b.acceleration_symbols()
-        qd, inputs = self.b.velocity_symbols(), self.b.input_symbols()
         for e in exprs:
             if e.has(sp.nan):
                 return False  # a broken definition, reported there
@@ -153,19 +151,11 @@ class BodyReader(FrameTable, LoadTable):
             if e.has(sp.zoo) or e.has(sp.oo) or e.has(sp.I):
                 self.p.add(entry, f"{what} is not a finite real number", "check for a division by zero")
                 return False
-            free = e.free_symbols
-            if free & qdd:
-                self.p.add(entry, f"{what} must not contain accelerations", "write it with positions and velocities")
-                return False
-            if not velocities and free & qd:
-                names = ", ".join(sorted(str(s) for s in free & qd))
-                self.p.add(entry, f"{what} must not depend on velocities, but contains {names}",
-                           "positions and angles are functions of the coordinates and time only")
-                return False
-            if not inputs_ok and free & inputs:
-                names = ", ".join(sorted(str(s) for s in free & inputs))
-                self.p.add(entry, f"{what} must not depend on inputs ({names})",
-                           "inputs may appear in loads and [forces]")
+            if not self.b.variables_allowed(
+                    entry, e, velocities=velocities, inputs_ok=inputs_ok, what=what, accelerations="",
+                    hints=("write it with positions and velocities",
+                           "positions and angles are functions of the coordinates and time only",
+                           "inputs may appear in loads and [forces]")):
                 return False
         return True
 

@@ -380,6 +380,29 @@ class _Builder:
     def input_symbols(self) -> set[sp.Symbol]:
         return {u.symbol for u in self.inputs}
 
+    def variables_allowed(self, entry: str, expr: sp.Expr, *, velocities: bool, inputs_ok: bool, what: str,
+                          accelerations: str = " (der(der(...)))",
+                          hints: tuple[str, str, str] = (
+                              "write it in terms of coordinates and velocities",
+                              "velocity-dependent terms belong in [forces] or the dissipation function",
+                              "inputs may appear in [forces], the potential energy and [outputs]")) -> bool:
+        """No accelerations ever, velocities only if ``velocities``, inputs only if ``inputs_ok``; a problem is
+        recorded (``hints``: how to fix each of the three) and gives False."""
+        free = expr.free_symbols
+        if free & self.acceleration_symbols():
+            self.p.add(entry, f"{what} must not contain accelerations{accelerations}", hints[0])
+            return False
+        qd, inputs = free & self.velocity_symbols(), free & self.input_symbols()
+        if not velocities and qd:
+            names = ", ".join(sorted(str(s) for s in qd))
+            self.p.add(entry, f"{what} must not depend on velocities, but contains {names}", hints[1])
+            return False
+        if not inputs_ok and inputs:
+            self.p.add(entry, f"{what} must not depend on inputs ({', '.join(sorted(str(s) for s in inputs))})",
+                       hints[2])
+            return False
+        return True
+
     def expression(self, entry: str, text: Any, *, velocities: bool, inputs_ok: bool, what: str) -> sp.Expr | None:
         """Parse an entry and check its variables: q and t always, q' only if ``velocities``, inputs only if
         ``inputs_ok``, never q''; finite. On a problem record it and return None."""
@@ -388,21 +411,7 @@ class _Builder:
             return None
         if expr.has(sp.nan):
             return None  # a broken definition was already reported
-        free = expr.free_symbols
-        qd, inputs = self.velocity_symbols(), self.input_symbols()
-        if free & self.acceleration_symbols():
-            self.p.add(entry, f"{what} must not contain accelerations (der(der(...)))",
-                       "write it in terms of coordinates and velocities")
-            return None
-        if not velocities and free & qd:
-            names = ", ".join(sorted(str(s) for s in free & qd))
-            self.p.add(entry, f"{what} must not depend on velocities, but contains {names}",
-                       "velocity-dependent terms belong in [forces] or the dissipation function")
-            return None
-        if not inputs_ok and free & inputs:
-            names = ", ".join(sorted(str(s) for s in free & inputs))
-            self.p.add(entry, f"{what} must not depend on inputs ({names})",
-                       "inputs may appear in [forces], the potential energy and [outputs]")
+        if not self.variables_allowed(entry, expr, velocities=velocities, inputs_ok=inputs_ok, what=what):
             return None
         if expr.has(sp.zoo) or expr.has(sp.oo):
             self.p.add(entry, f"{what} is infinite", "check for a division by zero")
