@@ -5,7 +5,8 @@
  * derivatives (nhb_jacobian.c) when the model has the Jacobian code. Not provided (declared so in
  * modelDescription.xml): canInterpolateInputs = false, maxOutputDerivativeOrder = 0,
  * canRunAsynchronuously = false.
- * The models have no events and no event indicators.
+ * Models with switched elements (friction, diodes) have one event indicator per element: Model Exchange
+ * handles their events in fmi2NewDiscreteStates, Co-Simulation locates and handles them inside fmi2DoStep.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -403,18 +404,21 @@ fmi2Status fmi2EnterEventMode(fmi2Component c)
 fmi2Status fmi2NewDiscreteStates(fmi2Component c, fmi2EventInfo *eventInfo)
 {
     nhb_instance *inst = begin(c, "fmi2NewDiscreteStates", NHB_MODE_EVENT, NHB_ME);
+    int changed = 0;
+    nhb_status status;
     if (inst == NULL)
         return fmi2Error;
     if (eventInfo == NULL)
         return to_fmi2(nhb_null_argument(inst, "fmi2NewDiscreteStates", "eventInfo"));
-    /* no discrete states, no events */
+    /* the switched elements whose indicators are negative switch here, all in one call (no time events) */
+    status = nhb_event_update(inst, "fmi2NewDiscreteStates", &changed);
     eventInfo->newDiscreteStatesNeeded = fmi2False;
     eventInfo->terminateSimulation = fmi2False;
     eventInfo->nominalsOfContinuousStatesChanged = fmi2False;
-    eventInfo->valuesOfContinuousStatesChanged = fmi2False;
+    eventInfo->valuesOfContinuousStatesChanged = changed ? fmi2True : fmi2False;
     eventInfo->nextEventTimeDefined = fmi2False;
     eventInfo->nextEventTime = 0.0;
-    return fmi2OK;
+    return to_fmi2(status);
 }
 
 fmi2Status fmi2EnterContinuousTimeMode(fmi2Component c)
@@ -437,9 +441,13 @@ fmi2Status fmi2CompletedIntegratorStep(fmi2Component c, fmi2Boolean noSetFMUStat
         return to_fmi2(nhb_null_argument(inst, "fmi2CompletedIntegratorStep", "enterEventMode"));
     if (terminateSimulation == NULL)
         return to_fmi2(nhb_null_argument(inst, "fmi2CompletedIntegratorStep", "terminateSimulation"));
-    *enterEventMode = fmi2False;
-    *terminateSimulation = fmi2False;
-    return fmi2OK;
+    {
+        int due = 0;
+        nhb_status status = nhb_completed_step(inst, "fmi2CompletedIntegratorStep", &due);
+        *enterEventMode = due ? fmi2True : fmi2False;
+        *terminateSimulation = fmi2False;
+        return to_fmi2(status);
+    }
 }
 
 fmi2Status fmi2SetTime(fmi2Component c, fmi2Real time)
@@ -519,10 +527,11 @@ fmi2Status fmi2DoStep(fmi2Component c, fmi2Real currentCommunicationPoint, fmi2R
                       fmi2Boolean noSetFMUStatePriorToCurrentPoint)
 {
     nhb_instance *inst = begin(c, "fmi2DoStep", NHB_MODE_STEP, NHB_CS);
+    int stopped;
     (void)noSetFMUStatePriorToCurrentPoint;
     if (inst == NULL)
         return fmi2Error;
-    return to_fmi2(nhb_do_step(inst, "fmi2DoStep", currentCommunicationPoint, communicationStepSize));
+    return to_fmi2(nhb_do_step(inst, "fmi2DoStep", currentCommunicationPoint, communicationStepSize, 0, &stopped));
 }
 
 fmi2Status fmi2CancelStep(fmi2Component c)

@@ -5,8 +5,10 @@
  * time). FMU states can be got, set and serialized. Directional derivatives (nhb_jacobian.c) when the
  * model has the Jacobian code. Not provided (declared so in modelDescription.xml): Scheduled
  * Execution, adjoint derivatives, variable dependencies, clocks, structural parameters
- * (configuration mode), output derivatives, early return, event mode in Co-Simulation (accepted:
- * with eventModeUsed = true the state machine passes through Event Mode, but no event ever occurs).
+ * (configuration mode), output derivatives, intermediate updates. Models with switched elements have one
+ * event indicator per element: Model Exchange handles their events in fmi3UpdateDiscreteStates;
+ * Co-Simulation locates them inside fmi3DoStep and handles them there, or, with eventModeUsed and
+ * earlyReturnAllowed, returns early at the event (eventHandlingNeeded) for the importer's Event Mode.
  * Every function of fmi3FunctionTypes.h is defined and exported; the unsupported ones return
  * fmi3Error with a message.
  */
@@ -24,7 +26,8 @@ typedef struct {
     nhb_instance core;
     fmi3InstanceEnvironment env;
     fmi3LogMessageCallback log_message;
-    int event_mode_used; /* Co-Simulation: eventModeUsed of fmi3InstantiateCoSimulation */
+    int event_mode_used;       /* Co-Simulation: eventModeUsed of fmi3InstantiateCoSimulation */
+    int early_return_allowed;  /* Co-Simulation: earlyReturnAllowed of fmi3InstantiateCoSimulation */
 } fmi3_instance;
 
 /* Sets of modes in which the functions may be called (FMI 3.0, state machines of 3.2 and 4.2). */
@@ -177,14 +180,15 @@ fmi3Instance fmi3InstantiateCoSimulation(fmi3String instanceName, fmi3String ins
 
     (void)resourcePath;
     (void)visible;
-    (void)earlyReturnAllowed; /* the FMU never returns early */
     (void)requiredIntermediateVariables;
     (void)nRequiredIntermediateVariables;
     (void)intermediateUpdate; /* not called: no intermediate updates (may be NULL) */
     w = instantiate("fmi3InstantiateCoSimulation", instanceName, instantiationToken, NHB_CS, loggingOn,
                     instanceEnvironment, logMessage);
-    if (w != NULL)
+    if (w != NULL) {
         w->event_mode_used = eventModeUsed;
+        w->early_return_allowed = earlyReturnAllowed;
+    }
     return w;
 }
 
@@ -621,7 +625,7 @@ fmi3Status fmi3ActivateModelPartition(fmi3Instance instance, fmi3ValueReference 
 }
 
 /* ---------------------------------------------------------------------------------------------- */
-/* Discrete states and events (there are none)                                                    */
+/* Discrete states and events: the modes of the switched elements                                   */
 /* ---------------------------------------------------------------------------------------------- */
 
 fmi3Status fmi3EvaluateDiscreteStates(fmi3Instance instance)
@@ -638,18 +642,22 @@ fmi3Status fmi3UpdateDiscreteStates(fmi3Instance instance, fmi3Boolean *discrete
 {
     const char *func = "fmi3UpdateDiscreteStates";
     nhb_instance *inst = begin(instance, func, NHB_MODE_EVENT, ANY_INTERFACE);
+    nhb_status status;
+    int changed = 0;
     if (inst == NULL)
         return fmi3Error;
     if (!discreteStatesNeedUpdate || !terminateSimulation || !nominalsOfContinuousStatesChanged ||
         !valuesOfContinuousStatesChanged || !nextEventTimeDefined || !nextEventTime)
         return to_fmi3(nhb_null_argument(inst, func, "(one of the output flags)"));
+    /* the switched elements whose indicators are negative switch here, all in one call (no time events) */
+    status = nhb_event_update(inst, func, &changed);
     *discreteStatesNeedUpdate = fmi3False;
     *terminateSimulation = fmi3False;
     *nominalsOfContinuousStatesChanged = fmi3False;
-    *valuesOfContinuousStatesChanged = fmi3False;
+    *valuesOfContinuousStatesChanged = changed ? fmi3True : fmi3False;
     *nextEventTimeDefined = fmi3False;
     *nextEventTime = 0.0;
-    return fmi3OK;
+    return to_fmi3(status);
 }
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -676,9 +684,13 @@ fmi3Status fmi3CompletedIntegratorStep(fmi3Instance instance, fmi3Boolean noSetF
         return to_fmi3(nhb_null_argument(inst, "fmi3CompletedIntegratorStep", "enterEventMode"));
     if (terminateSimulation == NULL)
         return to_fmi3(nhb_null_argument(inst, "fmi3CompletedIntegratorStep", "terminateSimulation"));
-    *enterEventMode = fmi3False;
-    *terminateSimulation = fmi3False;
-    return fmi3OK;
+    {
+        int due = 0;
+        nhb_status status = nhb_completed_step(inst, "fmi3CompletedIntegratorStep", &due);
+        *enterEventMode = due ? fmi3True : fmi3False;
+        *terminateSimulation = fmi3False;
+        return to_fmi3(status);
+    }
 }
 
 fmi3Status fmi3SetTime(fmi3Instance instance, fmi3Float64 time)
@@ -739,7 +751,7 @@ fmi3Status fmi3GetNumberOfEventIndicators(fmi3Instance instance, size_t *nEventI
         return fmi3Error;
     if (nEventIndicators == NULL)
         return to_fmi3(nhb_null_argument(inst, "fmi3GetNumberOfEventIndicators", "nEventIndicators"));
-    *nEventIndicators = 0;
+    *nEventIndicators = (size_t)NHB_NSW;
     return fmi3OK;
 }
 
@@ -787,6 +799,7 @@ fmi3Status fmi3DoStep(fmi3Instance instance, fmi3Float64 currentCommunicationPoi
     const char *func = "fmi3DoStep";
     nhb_instance *inst = begin(instance, func, NHB_MODE_STEP, NHB_CS);
     nhb_status status;
+    int stopped = 0, stop_at_event;
 
     (void)noSetFMUStatePriorToCurrentPoint;
     if (inst == NULL)
@@ -794,10 +807,12 @@ fmi3Status fmi3DoStep(fmi3Instance instance, fmi3Float64 currentCommunicationPoi
     if (!eventHandlingNeeded || !terminateSimulation || !earlyReturn || !lastSuccessfulTime)
         return to_fmi3(nhb_null_argument(inst, func, "(one of the output arguments)"));
 
-    status = nhb_do_step(inst, func, currentCommunicationPoint, communicationStepSize);
-    *eventHandlingNeeded = fmi3False;
+    /* with Event Mode and early return the importer handles each event; else the FMU does, inside the step */
+    stop_at_event = ((fmi3_instance *)instance)->event_mode_used && ((fmi3_instance *)instance)->early_return_allowed;
+    status = nhb_do_step(inst, func, currentCommunicationPoint, communicationStepSize, stop_at_event, &stopped);
+    *eventHandlingNeeded = stopped ? fmi3True : fmi3False;
     *terminateSimulation = fmi3False;
-    *earlyReturn = fmi3False;
-    *lastSuccessfulTime = inst->time; /* on failure: the last accepted integration step */
+    *earlyReturn = stopped ? fmi3True : fmi3False;
+    *lastSuccessfulTime = inst->time; /* on failure: the last accepted integration step; early: the event */
     return to_fmi3(status);
 }

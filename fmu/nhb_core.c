@@ -49,6 +49,8 @@ const char *nhb_kind_name(int kind)
     case NHB_OUTPUT: return "output";
     case NHB_MULTIPLIER: return "multiplier";
     case NHB_RESIDUAL: return "constraint residual";
+    case NHB_INDICATOR: return "event indicator";
+    case NHB_SWITCH_MODE: return "mode of a switched element";
     default: return "unknown kind";
     }
 }
@@ -66,6 +68,8 @@ static int kind_count(int kind)
     case NHB_OUTPUT: return NHB_NY;
     case NHB_MULTIPLIER: return NHB_NLAM;
     case NHB_RESIDUAL: return NHB_NRES;
+    case NHB_INDICATOR: return NHB_NSW;
+    case NHB_SWITCH_MODE: return NHB_NSW;
     default: return -1;
     }
 }
@@ -212,12 +216,25 @@ nhb_status nhb_null_argument(const nhb_instance *inst, const char *func, const c
 static int check_model_tables(const nhb_instance *inst)
 {
     int i;
-    const int counts[] = {NHB_NX, NHB_NQ, NHB_NP, NHB_NIN, NHB_NV, NHB_NY, NHB_NLAM, NHB_NRES, NHB_NVARS};
+    const int counts[] = {NHB_NX, NHB_NQ, NHB_NP, NHB_NIN, NHB_NV, NHB_NY, NHB_NLAM, NHB_NRES, NHB_NVARS, NHB_NSW};
 
     for (i = 0; i < (int)(sizeof counts / sizeof counts[0]); i++) {
         if (counts[i] < 0) {
             nhb_log(inst, NHB_ERROR, "model.c: negative array size (entry %d of NX, NQ, NP, NIN, NV, "
-                    "NY, NLAM, NRES, NVARS)", i);
+                    "NY, NLAM, NRES, NVARS, NSW)", i);
+            return 0;
+        }
+    }
+    if (NHB_NSW > 0 && !NHB_VELOCITY_STATES) {
+        nhb_log(inst, NHB_ERROR, "model.c: switched elements need all velocities as states "
+                "(NHB_VELOCITY_STATES = 1)");
+        return 0;
+    }
+    for (i = 0; i < NHB_NSW; i++) {
+        if (NHB_SWITCH_KIND[i] < NHB_SW_FRICTION || NHB_SWITCH_KIND[i] > NHB_SW_IDEAL_DIODE ||
+            NHB_SWITCH_UNKNOWN[i] < 0 || NHB_SWITCH_UNKNOWN[i] >= NHB_NLAM) {
+            nhb_log(inst, NHB_ERROR, "model.c: switched element %d has kind %d and unknown lam[%d] (kinds 0..2, "
+                    "unknowns 0..%d)", i, NHB_SWITCH_KIND[i], NHB_SWITCH_UNKNOWN[i], NHB_NLAM - 1);
             return 0;
         }
     }
@@ -277,8 +294,19 @@ nhb_status nhb_init(nhb_instance *inst, const char *name, int interface, void *(
     inst->fi = alloc_doubles(inst, alloc_count(NHB_NX));
     inst->lam_i = alloc_doubles(inst, alloc_count(NHB_NLAM));
     inst->dense = alloc_doubles(inst, NHB_DENSE_VECTORS * alloc_count(NHB_NX));
+    inst->modes = (int *)alloc_mem(alloc_count(NHB_NSW), sizeof(int));
+    inst->sw_w = alloc_doubles(inst, alloc_count(NHB_NSW));
+    inst->sw_limit = alloc_doubles(inst, alloc_count(NHB_NSW));
+    inst->sw_grad = alloc_doubles(inst, alloc_count(NHB_NSW * NHB_NQ));
+    inst->ev_x = alloc_doubles(inst, alloc_count(NHB_NX));
+    inst->ev_dx = alloc_doubles(inst, alloc_count(NHB_NX));
+    inst->ev_lam = alloc_doubles(inst, alloc_count(NHB_NLAM));
+    inst->ev_z = alloc_doubles(inst, 4u * alloc_count(NHB_NSW));
+    inst->zeno = alloc_doubles(inst, NHB_ZENO_EVENTS);
     if (!inst->x || !inst->p || !inst->in || !inst->dx || !inst->lam || !inst->v || !inst->y || !inst->r ||
-        !inst->work || !inst->lam_work || !inst->xi || !inst->fi || !inst->lam_i || !inst->dense) {
+        !inst->work || !inst->lam_work || !inst->xi || !inst->fi || !inst->lam_i || !inst->dense || !inst->modes ||
+        !inst->sw_w || !inst->sw_limit || !inst->sw_grad || !inst->ev_x || !inst->ev_dx || !inst->ev_lam ||
+        !inst->ev_z || !inst->zeno) {
         nhb_log(inst, NHB_ERROR, "out of memory");
         return NHB_ERROR;
     }
@@ -292,12 +320,16 @@ void nhb_release(nhb_instance *inst)
 {
     double **arrays[] = {&inst->x, &inst->p, &inst->in, &inst->dx, &inst->lam, &inst->v, &inst->y,
                          &inst->r, &inst->work, &inst->lam_work, &inst->xi, &inst->fi, &inst->lam_i,
-                         &inst->dense, &inst->jac};
+                         &inst->dense, &inst->jac, &inst->sw_w, &inst->sw_limit, &inst->sw_grad, &inst->ev_x,
+                         &inst->ev_dx, &inst->ev_lam, &inst->ev_z, &inst->zeno};
     size_t i;
 
     if (inst->free_mem == NULL)
         return;
     state_free_all(inst);
+    if (inst->modes != NULL)
+        inst->free_mem(inst->modes);
+    inst->modes = NULL;
     for (i = 0; i < sizeof arrays / sizeof arrays[0]; i++) {
         if (*arrays[i] != NULL)
             inst->free_mem(*arrays[i]);
@@ -310,6 +342,8 @@ void nhb_release(nhb_instance *inst)
 
 void nhb_reset(nhb_instance *inst)
 {
+    int i;
+
     if (NHB_NX > 0)
         memcpy(inst->x, NHB_X0, (size_t)NHB_NX * sizeof(double));
     if (NHB_NP > 0)
@@ -333,6 +367,9 @@ void nhb_reset(nhb_instance *inst)
     inst->rk_settled[0] = inst->rk_settled[1] = 0;
     inst->rk_last = -1;
     inst->split_sign = 0;
+    for (i = 0; i < NHB_NSW; i++) /* the modes whose rows the derived equations hold, until initialization */
+        inst->modes[i] = NHB_SWITCH_KIND[i] == NHB_SW_FRICTION ? NHB_STICK : NHB_ON;
+    inst->events = 0;
     inst->mode = NHB_MODE_INSTANTIATED;
     invalidate_caches(inst);
 }
@@ -411,7 +448,8 @@ static int eval_rhs(nhb_instance *inst, double t, const double *x, double *dx, d
                  vr_note(note, sizeof note, NHB_STATE, i), x[i]);
         return 1;
     }
-    if (nhb_model_failed(inst, "nhb_rhs", nhb_rhs(t, x, inst->p, inst->in, dx, lam, inst->msg, sizeof inst->msg)))
+    if (nhb_model_failed(inst, "nhb_rhs", nhb_rhs(t, x, inst->p, inst->in, inst->modes, dx, lam, inst->msg,
+                                                  sizeof inst->msg)))
         return 1;
     if (split_crossed(inst, t, x))
         return 1;
@@ -452,9 +490,12 @@ static nhb_status ensure_outputs(nhb_instance *inst, const char *func)
 
     if (inst->out_valid)
         return NHB_OK;
+    if (NHB_OUTPUTS_USE_LAM && ensure_rhs(inst, func) != NHB_OK) /* outputs that contain efforts */
+        return NHB_ERROR;
     inst->msg[0] = '\0';
-    failed = nhb_model_failed(inst, "nhb_outputs", nhb_outputs(inst->time, inst->x, inst->p, inst->in, inst->v,
-                                                                 inst->y, inst->r, inst->msg, sizeof inst->msg));
+    failed = nhb_model_failed(inst, "nhb_outputs",
+                              nhb_outputs(inst->time, inst->x, inst->p, inst->in, NHB_OUTPUTS_USE_LAM ? inst->lam : NULL,
+                                          inst->v, inst->y, inst->r, inst->msg, sizeof inst->msg));
     if (!failed) {
         if ((i = first_non_finite(inst->v, NHB_NV)) >= 0)
             what = "velocity v";
@@ -475,6 +516,299 @@ static nhb_status ensure_outputs(nhb_instance *inst, const char *func)
     }
     inst->out_valid = 1;
     return NHB_OK;
+}
+
+/* ============================================================================================== */
+/* Switched elements: modes, event indicators and the switching logic (see nhb_model.h)            */
+/* ============================================================================================== */
+
+static nhb_status current_indicators(nhb_instance *inst, const char *func);
+
+/* The mode names of an element kind, for messages. */
+static const char *switch_mode_name(int k, int mode)
+{
+    if (NHB_SWITCH_KIND[k] == NHB_SW_FRICTION)
+        return mode == NHB_STICK ? "stick" : mode == NHB_SLIP_POS ? "slip+" : "slip-";
+    return mode == NHB_ON ? "conducting" : "blocking";
+}
+
+/* nhb_switching at (t, x): w, limit and dw/dder(q) into inst->sw_*. Returns 0, or 1 with inst->msg. */
+static int eval_switching(nhb_instance *inst, double t, const double *x)
+{
+    int k;
+
+    inst->msg[0] = '\0';
+    if (nhb_model_failed(inst, "nhb_switching", nhb_switching(t, x, inst->p, inst->in, inst->sw_w, inst->sw_limit,
+                                                              inst->sw_grad, inst->msg, sizeof inst->msg)))
+        return 1;
+    for (k = 0; k < NHB_NSW; k++) {
+        if (!isfinite(inst->sw_w[k]) || !isfinite(inst->sw_limit[k])) {
+            snprintf(inst->msg, sizeof inst->msg, "the switching quantities of %s are not finite at t = %.17g "
+                     "(w = %g, limit = %g)", NHB_SWITCH_NAMES[k], t, inst->sw_w[k], inst->sw_limit[k]);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The event indicators at (t, x) from lam (nhb_rhs in the current modes at the same point), each positive
+ * while its element's mode holds:
+ *   friction   stick: mu_s N - |F|;   slip s (+1, -1): s w   (w the relative velocity);
+ *   diode      conducting: w = i - G_off V_f;   blocking: V_f - v   (v the diode voltage).
+ * Returns 0, or 1 with inst->msg. */
+static int indicators(nhb_instance *inst, double t, const double *x, const double *lam, double *z)
+{
+    int k;
+
+    if (eval_switching(inst, t, x))
+        return 1;
+    for (k = 0; k < NHB_NSW; k++) {
+        const double u = lam[NHB_SWITCH_UNKNOWN[k]], w = inst->sw_w[k], limit = inst->sw_limit[k];
+        const int mode = inst->modes[k];
+        if (NHB_SWITCH_KIND[k] == NHB_SW_FRICTION)
+            z[k] = mode == NHB_STICK ? limit - fabs(u) : (double)mode * w;
+        else
+            z[k] = mode == NHB_ON ? w : limit - u;
+    }
+    return 0;
+}
+
+/* The unknown of element k (friction force, diode voltage) at (t, x) with k in `mode` and the others in
+ * their current modes. Returns 0, or 1 with inst->msg. */
+static int unknown_in_mode(nhb_instance *inst, double t, const double *x, int k, int mode, double *u)
+{
+    const int saved = inst->modes[k];
+    int failed;
+
+    inst->modes[k] = mode;
+    failed = eval_rhs(inst, t, x, inst->ev_dx, inst->ev_lam);
+    inst->modes[k] = saved;
+    *u = inst->ev_lam[NHB_SWITCH_UNKNOWN[k]];
+    return failed;
+}
+
+/* Element k's mode where its w = 0 (bridge.simulation.events._Modes.decide): friction sticks if the force
+ * that keeps w = 0 is within mu_s N, else slips against it; a diode blocks unless the blocking voltage would
+ * exceed V_f. inst->sw_limit must hold the limits at (t, x). Returns 0, or 1 with inst->msg. */
+static int decide_mode(nhb_instance *inst, double t, const double *x, int k, int *mode)
+{
+    double u;
+
+    if (NHB_SWITCH_KIND[k] != NHB_SW_FRICTION) {
+        if (unknown_in_mode(inst, t, x, k, NHB_OFF, &u))
+            return 1;
+        *mode = u > inst->sw_limit[k] ? NHB_ON : NHB_OFF;
+        return 0;
+    }
+    if (unknown_in_mode(inst, t, x, k, NHB_STICK, &u))
+        return 1;
+    *mode = fabs(u) <= inst->sw_limit[k] ? NHB_STICK : u > 0.0 ? NHB_SLIP_NEG : NHB_SLIP_POS;
+    return 0;
+}
+
+/* The mode after element k's event at (t, x) (bridge.simulation.events._Modes.after); lam: nhb_rhs in the
+ * current modes there. Returns 0, or 1 with inst->msg. */
+static int mode_after(nhb_instance *inst, double t, const double *x, const double *lam, int k, int *mode)
+{
+    const int kind = NHB_SWITCH_KIND[k], current = inst->modes[k];
+
+    if (kind != NHB_SW_FRICTION) { /* with G_off > 0 both branches meet at the switch (v = V_f, i = G_off V_f) */
+        if (current == NHB_OFF)
+            *mode = NHB_ON;
+        else if (kind == NHB_SW_DIODE)
+            *mode = NHB_OFF;
+        else
+            return decide_mode(inst, t, x, k, mode);
+        return 0;
+    }
+    if (current == NHB_STICK) { /* the static limit reached: slip against the sticking force */
+        *mode = lam[NHB_SWITCH_UNKNOWN[k]] > 0.0 ? NHB_SLIP_NEG : NHB_SLIP_POS;
+        return 0;
+    }
+    return decide_mode(inst, t, x, k, mode);
+}
+
+/* Whether entering `mode` holds element k's w at 0 (stick, the ideal diode's blocking). */
+static int mode_holds(int k, int mode)
+{
+    return NHB_SWITCH_KIND[k] == NHB_SW_FRICTION ? mode == NHB_STICK
+                                                 : NHB_SWITCH_KIND[k] == NHB_SW_IDEAL_DIODE && mode == NHB_OFF;
+}
+
+/* Move the velocities of x (least change along g = dw_k/dder(q), from inst->sw_grad at x) so that w_k = 0. */
+static void project_onto_held(nhb_instance *inst, double *x, int k)
+{
+    const double *g = inst->sw_grad + (size_t)k * NHB_NQ;
+    double gg = 0.0;
+    int i;
+
+    for (i = 0; i < NHB_NQ; i++)
+        gg += g[i] * g[i];
+    if (!(gg > 0.0))
+        return;
+    for (i = 0; i < NHB_NQ; i++)
+        x[NHB_NQ + i] -= inst->sw_w[k] * g[i] / gg;
+}
+
+/* The span over which chattering is judged: the experiment's, else max(1, |t|). */
+static double zeno_window(const nhb_instance *inst, double t)
+{
+    const double span = inst->stop_time_defined && inst->stop_time > inst->start_time
+                            ? inst->stop_time - inst->start_time : fmax(1.0, fabs(t));
+    return NHB_ZENO_WINDOW * span;
+}
+
+/* The message of an element that cannot keep any mode at t: the mode its indicator leaves is the one the
+ * switching rules choose again (friction that slips back into the stick test, which sends it the same way: a
+ * Filippov sliding mode), so the native simulation sees a Zeno sequence of switches at one instant. */
+static void chatter_message(nhb_instance *inst, int k, double t)
+{
+    snprintf(inst->msg, sizeof inst->msg, "%s chatters at t = %.12g (a Zeno sequence): its indicator leaves the mode %s, "
+             "and the switching rules choose %s again at once; give friction elements a regularization velocity "
+             "(regularization = 1e-4 in the [friction] entry) to use the smooth law instead of events, and diodes a "
+             "positive on_resistance and off_conductance", NHB_SWITCH_NAMES[k], t,
+             switch_mode_name(k, inst->modes[k]), switch_mode_name(k, inst->modes[k]));
+}
+
+/* Record a switch of element k at t. Returns 0, or 1 with inst->msg when it makes more than NHB_ZENO_EVENTS
+ * switches within the Zeno window (as bridge.simulation.events, whose message it follows). */
+static int record_switch(nhb_instance *inst, double t, int k)
+{
+    const int slot = (int)(inst->events % NHB_ZENO_EVENTS);
+    const double window = zeno_window(inst, t);
+
+    if (inst->events >= NHB_ZENO_EVENTS && t - inst->zeno[slot] <= window) {
+        snprintf(inst->msg, sizeof inst->msg, "%s chatters: %d switches within %.3g s at t = %.12g (a Zeno "
+                 "sequence); give friction elements a regularization velocity (regularization = 1e-4 in the "
+                 "[friction] entry) to use the smooth law instead of events, and diodes a positive on_resistance "
+                 "and off_conductance", NHB_SWITCH_NAMES[k], NHB_ZENO_EVENTS + 1, window, t);
+        return 1;
+    }
+    inst->zeno[slot] = t;
+    inst->events++;
+    return 0;
+}
+
+/* Handle the events at (t, x) in place: while some element's indicator is negative, or zero (a crossing that
+ * the importer's root finder located exactly) and the element has not switched at this instant yet (a mode
+ * just entered may start at 0: slip after stick, w = 0), switch the first such element (mode_after; one whose
+ * mode would not change is left alone for this instant), projecting the velocities when it enters a held
+ * mode, and evaluate again. *projected: a projection changed x. Returns 0, or 1 with inst->msg (a failed
+ * evaluation, chattering, or a mode iteration that does not settle). */
+static int switch_at(nhb_instance *inst, const char *func, double t, double *x, int *projected)
+{
+    double *z = inst->ev_z, *done = inst->ev_z + NHB_NSW; /* per element: 0, 1 switched, 2 left alone */
+    int iter, k, mode;
+
+    *projected = 0;
+    for (k = 0; k < NHB_NSW; k++)
+        done[k] = 0.0;
+    for (iter = 0;; iter++) {
+        if (eval_rhs(inst, t, x, inst->ev_dx, inst->ev_lam) || indicators(inst, t, x, inst->ev_lam, z))
+            return 1;
+        for (k = 0; k < NHB_NSW && !(done[k] != 2.0 && (z[k] < 0.0 || (z[k] == 0.0 && done[k] == 0.0))); k++)
+            ;
+        if (k == NHB_NSW)
+            return 0;
+        if (iter >= NHB_EVENT_ITER_MAX) {
+            snprintf(inst->msg, sizeof inst->msg, "the modes of the switched elements do not settle at t = %.17g "
+                     "(%d switches at this instant; %s still has indicator %g)", t, iter, NHB_SWITCH_NAMES[k], z[k]);
+            return 1;
+        }
+        if (mode_after(inst, t, x, inst->ev_lam, k, &mode))
+            return 1;
+        if (mode == inst->modes[k]) {
+            if (z[k] < 0.0) { /* the mode is violated but the switching rules keep it: a sliding mode */
+                chatter_message(inst, k, t);
+                return 1;
+            }
+            done[k] = 2.0; /* touching 0 without a switch: left alone at this instant */
+            continue;
+        }
+        done[k] = 1.0;
+        if (record_switch(inst, t, k))
+            return 1;
+        nhb_log(inst, NHB_OK, "%s: t = %.17g: %s %s -> %s", func, t, NHB_SWITCH_NAMES[k],
+                switch_mode_name(k, inst->modes[k]), switch_mode_name(k, mode));
+        inst->modes[k] = mode;
+        if (mode_holds(k, mode)) {
+            project_onto_held(inst, x, k); /* inst->sw_grad is at x (indicators above) */
+            *projected = 1;
+        }
+    }
+}
+
+nhb_status nhb_completed_step(nhb_instance *inst, const char *func, int *enter_event_mode)
+{
+    int k;
+
+    *enter_event_mode = 0;
+    if (NHB_NSW == 0)
+        return NHB_OK;
+    if (current_indicators(inst, func) != NHB_OK)
+        return NHB_ERROR;
+    for (k = 0; k < NHB_NSW; k++)
+        *enter_event_mode |= inst->ev_z[k] < 0.0;
+    return NHB_OK;
+}
+
+nhb_status nhb_event_update(nhb_instance *inst, const char *func, int *states_changed)
+{
+    int projected = 0;
+
+    *states_changed = 0;
+    if (NHB_NSW == 0)
+        return NHB_OK;
+    if (switch_at(inst, func, inst->time, inst->x, &projected)) {
+        nhb_log(inst, NHB_ERROR, "%s: event handling failed at t = %.17g: %s", func, inst->time, inst->msg);
+        inst->mode = NHB_MODE_ERROR;
+        invalidate_caches(inst);
+        return NHB_ERROR;
+    }
+    invalidate_caches(inst); /* the modes may have changed */
+    *states_changed = projected;
+    return NHB_OK;
+}
+
+/* The modes at the start (bridge.simulation.events.initial_modes): friction slips with the sign of its
+ * relative velocity where that is not 0, else by the stick test; a diode conducts where i - G_off V_f > 0,
+ * else by its blocking voltage. Entering a held mode projects the velocities. Returns 0, or 1 with
+ * inst->msg. */
+static int initial_modes(nhb_instance *inst)
+{
+    double *w0 = inst->ev_z + NHB_NSW;
+    int k, mode;
+
+    for (k = 0; k < NHB_NSW; k++)
+        inst->modes[k] = NHB_SWITCH_KIND[k] == NHB_SW_FRICTION ? NHB_STICK : NHB_ON;
+    inst->events = 0;
+    if (NHB_NSW == 0)
+        return 0;
+    if (eval_switching(inst, inst->time, inst->x))
+        return 1;
+    memcpy(w0, inst->sw_w, (size_t)NHB_NSW * sizeof(double)); /* w at the start */
+    for (k = 0; k < NHB_NSW; k++) {
+        const double w = w0[k];
+        if (NHB_SWITCH_KIND[k] == NHB_SW_FRICTION)
+            inst->modes[k] = w > 0.0 ? NHB_SLIP_POS : w < 0.0 ? NHB_SLIP_NEG : NHB_STICK;
+    }
+    for (k = 0; k < NHB_NSW; k++) {
+        const double w = w0[k];
+        if ((NHB_SWITCH_KIND[k] != NHB_SW_FRICTION && !(w > 0.0)) ||
+            (NHB_SWITCH_KIND[k] == NHB_SW_FRICTION && w == 0.0)) {
+            if (decide_mode(inst, inst->time, inst->x, k, &mode))
+                return 1;
+            inst->modes[k] = mode;
+        }
+    }
+    for (k = 0; k < NHB_NSW; k++) {
+        if (mode_holds(k, inst->modes[k])) {
+            if (eval_switching(inst, inst->time, inst->x))
+                return 1;
+            project_onto_held(inst, inst->x, k);
+        }
+    }
+    return 0;
 }
 
 /* ============================================================================================== */
@@ -853,11 +1187,31 @@ nhb_status nhb_check_initial_point(nhb_instance *inst, const char *func)
 {
     if (make_start_consistent(inst, func) != NHB_OK)
         return NHB_ERROR;
+    if (initial_modes(inst)) {
+        nhb_log(inst, NHB_ERROR, "%s: the initial modes of the switched elements cannot be determined at t = %.17g: "
+                "%s", func, inst->time, inst->msg);
+        inst->mode = NHB_MODE_ERROR;
+        invalidate_caches(inst);
+        return NHB_ERROR;
+    }
     invalidate_caches(inst);
     inst->split_sign = 0; /* taken at the consistent start state */
     if (ensure_rhs(inst, func) != NHB_OK)
         return NHB_ERROR;
     return ensure_outputs(inst, func);
+}
+
+/* The event indicators at the current point into inst->ev_z[0..NSW); on failure log, enter Error mode. */
+static nhb_status current_indicators(nhb_instance *inst, const char *func)
+{
+    if (ensure_rhs(inst, func) != NHB_OK)
+        return NHB_ERROR;
+    if (indicators(inst, inst->time, inst->x, inst->lam, inst->ev_z)) {
+        nhb_log(inst, NHB_ERROR, "%s: model evaluation failed at t = %.17g: %s", func, inst->time, inst->msg);
+        inst->mode = NHB_MODE_ERROR;
+        return NHB_ERROR;
+    }
+    return NHB_OK;
 }
 
 /* ============================================================================================== */
@@ -898,6 +1252,14 @@ nhb_status nhb_get_float64(nhb_instance *inst, const char *func, const unsigned 
             if (ensure_rhs(inst, func) != NHB_OK)
                 return NHB_ERROR;
             values[i] = var->kind == NHB_DERIVATIVE ? inst->dx[var->index] : inst->lam[var->index];
+            break;
+        case NHB_SWITCH_MODE:
+            values[i] = (double)inst->modes[var->index];
+            break;
+        case NHB_INDICATOR:
+            if (current_indicators(inst, func) != NHB_OK)
+                return NHB_ERROR;
+            values[i] = inst->ev_z[var->index];
             break;
         default: /* NHB_VELOCITY, NHB_OUTPUT, NHB_RESIDUAL (kinds are checked in nhb_init) */
             if (ensure_outputs(inst, func) != NHB_OK)
@@ -1075,8 +1437,14 @@ nhb_status nhb_get_nominals(nhb_instance *inst, const char *func, double nominal
 
 nhb_status nhb_get_event_indicators(nhb_instance *inst, const char *func, double z[], size_t nz)
 {
-    /* the models have no event indicators */
-    return check_state_array(inst, func, z, nz, 0, "event indicators");
+    if (check_state_array(inst, func, z, nz, NHB_NSW, "event indicators") != NHB_OK)
+        return NHB_ERROR;
+    if (NHB_NSW == 0)
+        return NHB_OK;
+    if (current_indicators(inst, func) != NHB_OK)
+        return NHB_ERROR;
+    memcpy(z, inst->ev_z, (size_t)NHB_NSW * sizeof(double));
+    return NHB_OK;
 }
 
 /* ============================================================================================== */
@@ -1433,7 +1801,84 @@ static void dense_eval(const nhb_instance *inst, double t, double *x)
 /* Statistics of one integrate() call. */
 typedef struct {
     long accepted[2], rejected, evals, dense_evals; /* accepted steps per method */
+    long events;                                    /* events located (and handled, unless stopped at one) */
 } rk_stats;
+
+/* After an accepted step t -> t + h (x0 -> x1; f(t + h, x1) was evaluated with its multipliers in
+ * inst->lam_work, and inst->lam_i holds those at (t, x0)): 0 if no event indicator is negative at t + h;
+ * else 1 with the earliest sign change, tau in [t, t + h], its element in *element and x(tau) in
+ * inst->ev_x. Each crossing is located on the step's dense output by the Illinois method (regula falsi
+ * with halving of the stale end, a bisection where it stalls) to 4 ulps of t; tau is the right end of the
+ * final bracket, where the indicator is not positive, so that the switch condition holds there. Returns -1 with
+ * inst->msg when the model fails. */
+static int locate_event(nhb_instance *inst, int mi, double t, double h, const double *x0, const double *x1,
+                        double *const *k, double *xs, rk_stats *st, double *tau, int *element)
+{
+    double *zm = inst->ev_z, *z0 = inst->ev_z + 2 * NHB_NSW, *z1 = inst->ev_z + 3 * NHB_NSW;
+    const double t1 = t + h, tol = 4.0 * DBL_EPSILON * fmax(fabs(t), fabs(t1));
+    double best = HUGE_VAL;
+    int j, any = 0;
+
+    if (indicators(inst, t1, x1, inst->lam_work, z1))
+        return -1;
+    for (j = 0; j < NHB_NSW; j++)
+        any |= z1[j] <= 0.0;
+    if (!any)
+        return 0;
+    if (indicators(inst, t, x0, inst->lam_i, z0))
+        return -1;
+    for (j = 0, any = 0; j < NHB_NSW; j++) /* a crossing: negative at the end, or 0 there after positive */
+        any |= z1[j] < 0.0 || (z1[j] == 0.0 && z0[j] > 0.0);
+    if (!any)
+        return 0;
+    if (dense_prepare(inst, mi, t, h, x0, x1, k, xs, &st->evals))
+        return -1;
+    st->dense_evals += mi == RK_DOP853 ? 3 : 0;
+    for (j = 0; j < NHB_NSW; j++) {
+        double a = t, b = t1, ga = z0[j], gb = z1[j];
+        int side = 0, iter;
+        if (!(z1[j] < 0.0 || (z1[j] == 0.0 && z0[j] > 0.0)))
+            continue;
+        if (ga < 0.0) /* negative already at the start (left alone there): the crossing is there */
+            b = t;
+        else if (gb == 0.0) /* exactly at the end of the step */
+            a = t1;
+        for (iter = 0; iter < 200 && b - a > tol && b < best; iter++) {
+            double m = (a * gb - b * ga) / (gb - ga), gm;
+            if (!(m > a && m < b) || iter % 8 == 7) /* stalled or out of the bracket: bisect */
+                m = 0.5 * (a + b);
+            dense_eval(inst, m, inst->ev_x);
+            st->evals++;
+            if (eval_rhs(inst, m, inst->ev_x, inst->ev_dx, inst->ev_lam) ||
+                indicators(inst, m, inst->ev_x, inst->ev_lam, zm))
+                return -1;
+            gm = zm[j];
+            if (gm <= 0.0) {
+                b = m, gb = gm;
+                if (side == -1)
+                    ga *= 0.5;
+                side = -1;
+            } else {
+                a = m, ga = gm;
+                if (side == 1)
+                    gb *= 0.5;
+                side = 1;
+            }
+        }
+        if (b < best) {
+            best = b;
+            *element = j;
+        }
+    }
+    *tau = best;
+    if (best == t1)
+        memcpy(inst->ev_x, x1, (size_t)NHB_NX * sizeof(double));
+    else if (best == t)
+        memcpy(inst->ev_x, x0, (size_t)NHB_NX * sizeof(double));
+    else
+        dense_eval(inst, best, inst->ev_x);
+    return 1;
+}
 
 /* The method of the next step. It is the one with fewer model evaluations per unit of integrated
  * time in its latest measurement (NHB_RK_MEASURE accepted steps, counted once its step size has
@@ -1488,7 +1933,8 @@ static double start_method(nhb_instance *inst, int mi, double target, double *x1
  * the integration point is not valid it is first set to (time, x), with f from the cache or one
  * evaluation. On failure the integration point is the last accepted step, inst->mode is Error and
  * the reason is logged. */
-static nhb_status integrate(nhb_instance *inst, const char *func, double target, int overshoot, rk_stats *st)
+static nhb_status integrate(nhb_instance *inst, const char *func, double target, int overshoot, int stop_at_event,
+                            int *stopped, rk_stats *st)
 {
     const int n = NHB_NX;
     double *k[NHB_RK_EXT_STAGES];
@@ -1502,6 +1948,7 @@ static nhb_status integrate(nhb_instance *inst, const char *func, double target,
     char model_msg[NHB_MSG_LEN] = ""; /* last failure of the model at a trial point */
 
     memset(st, 0, sizeof *st);
+    *stopped = 0;
     if (!inst->int_valid) {
         /* start at the communication point; f from the cache (the last stage of the previous
          * doStep, or an evaluation by a getter) unless states, parameters, inputs or time were set */
@@ -1658,6 +2105,57 @@ static nhb_status integrate(nhb_instance *inst, const char *func, double target,
             inst->rk_settled[mi] = 1;
         }
         inst->rk_age[1 - mi]++;
+
+        if (NHB_NSW > 0) { /* an event inside the step: the integration point moves there */
+            double tau = t_new;
+            int element = 0, found, mode = 0, projected = 0;
+            found = locate_event(inst, mi, t, h_try, x, xn, k, xs, st, &tau, &element);
+            if (found > 0 && (eval_rhs(inst, tau, inst->ev_x, inst->ev_dx, inst->ev_lam) ||
+                              indicators(inst, tau, inst->ev_x, inst->ev_lam, inst->ev_z) ||
+                              mode_after(inst, tau, inst->ev_x, inst->ev_lam, element, &mode)))
+                found = -1;
+            if (found < 0) {
+                nhb_log(inst, NHB_ERROR, "%s: locating an event in the step %.17g -> %.17g failed: %s", func, t,
+                        t_new, inst->msg);
+                inst->mode = NHB_MODE_ERROR;
+                return NHB_ERROR;
+            }
+            if (found > 0 && mode == inst->modes[element]) { /* the mode is left but chosen again: chattering */
+                chatter_message(inst, element, tau);
+                nhb_log(inst, NHB_ERROR, "%s: %s", func, inst->msg);
+                inst->mode = NHB_MODE_ERROR;
+                return NHB_ERROR;
+            }
+            if (found > 0) {
+                st->events++;
+                memcpy(x, inst->ev_x, (size_t)n * sizeof(double));
+                t = tau;
+                inst->t_int = tau;
+                if (!stop_at_event && switch_at(inst, func, tau, x, &projected)) {
+                    nhb_log(inst, NHB_ERROR, "%s: event handling failed at t = %.17g: %s", func, tau, inst->msg);
+                    inst->mode = NHB_MODE_ERROR;
+                    return NHB_ERROR;
+                }
+                st->evals++;
+                if (eval_rhs(inst, tau, x, k[0], inst->lam_i)) {
+                    nhb_log(inst, NHB_ERROR, "%s: model evaluation failed after the event at t = %.17g: %s", func,
+                            tau, inst->msg);
+                    inst->mode = NHB_MODE_ERROR;
+                    return NHB_ERROR;
+                }
+                /* the step size control starts afresh in the new modes */
+                inst->h_next[0] = inst->h_next[1] = 0.0;
+                if (stop_at_event) {
+                    *stopped = 1;
+                    break;
+                }
+                if (t >= target)
+                    break;
+                h = start_method(inst, mi, target, xs, k[1], st);
+                rejected_last = 0;
+                continue;
+            }
+        }
         memcpy(x, xn, (size_t)n * sizeof(double));
         memcpy(k[0], k[s], (size_t)n * sizeof(double)); /* FSAL: fi = f(t_new, x_new) */
         if (NHB_NLAM > 0)
@@ -1694,10 +2192,13 @@ static nhb_status integrate(nhb_instance *inst, const char *func, double target,
     return NHB_OK;
 }
 
-nhb_status nhb_do_step(nhb_instance *inst, const char *func, double current_time, double step)
+nhb_status nhb_do_step(nhb_instance *inst, const char *func, double current_time, double step, int stop_at_event,
+                       int *stopped_at_event)
 {
     double target;
+    int stopped = 0;
 
+    *stopped_at_event = 0;
     if (!isfinite(current_time) || !isfinite(step) || step < 0.0 || !isfinite(current_time + step)) {
         nhb_log(inst, NHB_ERROR, "%s: invalid communication point %g or step size %g (both must be finite, the "
                 "step size not negative, and their sum finite)", func, current_time, step);
@@ -1727,11 +2228,12 @@ nhb_status nhb_do_step(nhb_instance *inst, const char *func, double current_time
                     "%.17g", func, current_time, target, RK_METHODS[inst->dense_method].name, inst->dense_t0,
                     inst->t_int);
     } else {
-        /* past the communication point only if nothing was set since the previous doStep: an
-         * importer that sets inputs before every doStep would discard every overshoot */
-        const int overshoot = inst->int_valid;
+        /* past the communication point only if nothing was set since the previous doStep (an
+         * importer that sets inputs before every doStep would discard every overshoot), and never with
+         * switched elements (an event past the communication point would have to be undone) */
+        const int overshoot = inst->int_valid && NHB_NSW == 0;
         rk_stats st;
-        nhb_status status = integrate(inst, func, target, overshoot, &st);
+        nhb_status status = integrate(inst, func, target, overshoot, stop_at_event, &stopped, &st);
 
         if (status != NHB_OK) {
             /* the last accepted step (or the communication point) */
@@ -1743,11 +2245,16 @@ nhb_status nhb_do_step(nhb_instance *inst, const char *func, double current_time
             return status;
         }
         nhb_log(inst, NHB_OK, "%s: t = %.17g -> %.17g: %ld accepted (DOPRI5 %ld, DOP853 %ld) and %ld rejected "
-                "steps, %ld model evaluations (%ld for dense output), integrated to %.17g, next %s h = %g", func,
-                current_time, target, st.accepted[0] + st.accepted[1], st.accepted[RK_DOPRI5],
+                "steps, %ld model evaluations (%ld for dense output), integrated to %.17g, next %s h = %g; %ld "
+                "events%s", func, current_time, target, st.accepted[0] + st.accepted[1], st.accepted[RK_DOPRI5],
                 st.accepted[RK_DOP853], st.rejected, st.evals, st.dense_evals, inst->t_int,
                 inst->rk_last >= 0 ? RK_METHODS[inst->rk_last].name : "-",
-                inst->rk_last >= 0 ? inst->h_next[inst->rk_last] : 0.0);
+                inst->rk_last >= 0 ? inst->h_next[inst->rk_last] : 0.0, st.events,
+                stopped ? " (stopped at the first, for the importer's Event Mode)" : "");
+        if (stopped) {
+            target = inst->t_int;
+            *stopped_at_event = 1;
+        }
     }
 
     /* the state at the communication point: the integration point, or the dense output */
@@ -1779,10 +2286,12 @@ nhb_status nhb_do_step(nhb_instance *inst, const char *func, double current_time
  *   [12, 16)  uint32 length L of the GUID
  *   [16, 24)  uint64 total size in bytes
  *   [24, 32)  uint64 checksum: 64-bit FNV-1a of all other bytes
- *   [32, ...) the GUID (L bytes, zero-padded to a multiple of 8), the array sizes (8 int64: NX, NQ,
- *             NP, NIN, NV, NY, NLAM, NRES), then the fields of visit_state (int64 and double). */
+ *   [32, ...) the GUID (L bytes, zero-padded to a multiple of 8), the array sizes (9 int64: NX, NQ,
+ *             NP, NIN, NV, NY, NLAM, NRES, NSW), then the fields of visit_state (int64 and double).
+ * Version 2 added NSW, the modes of the switched elements, the switch count and the times of the latest
+ * switches (Zeno detection). */
 #define NHB_STATE_MAGIC "NHBSTATE"
-#define NHB_STATE_VERSION 1u
+#define NHB_STATE_VERSION 2u
 #define NHB_STATE_HEADER 32u
 
 typedef unsigned long long nhb_u64;
@@ -1892,12 +2401,12 @@ static void ser_doubles(ser_ctx *c, const char *name, double *a, int n, int fini
 static void visit_state(nhb_instance *inst, ser_ctx *c)
 {
     const int nx = NHB_NX, nlam = NHB_NLAM;
-    const long long counts[8] = {NHB_NX, NHB_NQ, NHB_NP, NHB_NIN, NHB_NV, NHB_NY, NHB_NLAM, NHB_NRES};
+    const long long counts[9] = {NHB_NX, NHB_NQ, NHB_NP, NHB_NIN, NHB_NV, NHB_NY, NHB_NLAM, NHB_NRES, NHB_NSW};
     int i;
 
-    for (i = 0; i < 8; i++) {
+    for (i = 0; i < 9; i++) {
         long long v = counts[i];
-        ser_int(c, "array sizes (NX, NQ, NP, NIN, NV, NY, NLAM, NRES)", &v, counts[i], counts[i]);
+        ser_int(c, "array sizes (NX, NQ, NP, NIN, NV, NY, NLAM, NRES, NSW)", &v, counts[i], counts[i]);
     }
     SER_INT(c, inst->interface, NHB_ME, NHB_CS);
     if (c->op == SER_CHECK && c->bad == NULL && c->interface >= 0) {
@@ -1949,6 +2458,16 @@ static void visit_state(nhb_instance *inst, ser_ctx *c)
     ser_doubles(c, "lam_i (marked valid)", inst->lam_i, nlam, inst->int_valid);
     ser_doubles(c, "dense (in use)", inst->dense, NHB_DENSE_VECTORS * nx,
                 inst->int_valid && inst->t_int > inst->time);
+    for (i = 0; i < NHB_NSW; i++) { /* a friction element's modes are -1, 0, 1; a diode's 0, 1 */
+        if (c->op == SER_CHECK || c->op == SER_SIZE) { /* the shadow and the dummy instance have no arrays */
+            long long v = 0;
+            ser_int(c, "modes of the switched elements", &v, NHB_SWITCH_KIND[i] == NHB_SW_FRICTION ? -1 : 0, 1);
+        } else {
+            SER_INT(c, inst->modes[i], -1, 1);
+        }
+    }
+    SER_INT(c, inst->events, 0, 0x7fffffffffffffffLL);
+    ser_doubles(c, "times of the latest switches", inst->zeno, NHB_NSW > 0 ? NHB_ZENO_EVENTS : 0, 1);
 }
 
 /* Size in bytes of a state of this model. */

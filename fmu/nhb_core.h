@@ -64,6 +64,10 @@ enum {
 #define NHB_DENSE_VECTORS 8       /* coefficients of the continuous extension: x_old and 7 (DOP853) or 4 (DOPRI5) */
 #define NHB_RK_MEASURE 8          /* accepted steps (with a carried-over step size) that measure a method's cost */
 #define NHB_RK_RETRY 200          /* accepted steps after which the method not in use is measured again */
+#define NHB_ZENO_EVENTS 50        /* more switches than this within NHB_ZENO_WINDOW (relative to the experiment's
+                                     span) are chattering, a Zeno sequence: an error (as the native simulation) */
+#define NHB_ZENO_WINDOW 1e-9
+#define NHB_EVENT_ITER_MAX 64     /* switches at one event instant before the mode iteration counts as stuck */
 
 typedef struct nhb_instance nhb_instance;
 
@@ -124,6 +128,13 @@ struct nhb_instance {
     int rk_settled[2];                     /* the step size has settled since the method (re)started:
                                               its steps count in the measurement */
     int rk_last;                           /* method of the latest step (-1: none yet) */
+
+    /* switched elements (NHB_NSW > 0, see nhb_model.h) */
+    int *modes;                            /* mode of each element: the discrete states (NHB_NSW) */
+    double *sw_w, *sw_limit, *sw_grad;     /* nhb_switching results at the latest point (scratch) */
+    double *ev_x, *ev_dx, *ev_lam, *ev_z;  /* scratch of the event logic (NX, NX, NLAM, 2 NSW) */
+    double *zeno;                          /* times of the latest NHB_ZENO_EVENTS switches (a ring) */
+    long events;                           /* switches since initialization (also the ring's position) */
 
     void *states;                          /* FMU states handed out by this instance (GetFMUState,
                                               DeserializeFMUState) and not yet freed: a list that
@@ -238,6 +249,18 @@ nhb_status nhb_get_derivatives(nhb_instance *inst, const char *func, double dx[]
 nhb_status nhb_get_nominals(nhb_instance *inst, const char *func, double nominals[], size_t nx);
 nhb_status nhb_get_event_indicators(nhb_instance *inst, const char *func, double z[], size_t nz);
 
+/* Event Mode (ME: NewDiscreteStates/UpdateDiscreteStates; FMI 3 CS with eventModeUsed): switch every
+ * element whose event indicator is negative at the current point, as the native simulation does (the stick
+ * test, the projection of the velocities on entering a held mode), until none is. *states_changed tells
+ * whether a projection changed the continuous states. More than NHB_ZENO_EVENTS switches within
+ * NHB_ZENO_WINDOW of the experiment's span is chattering (a Zeno sequence): an Error naming the element and
+ * the time. Nothing to do without switched elements. */
+nhb_status nhb_event_update(nhb_instance *inst, const char *func, int *states_changed);
+
+/* CompletedIntegratorStep (ME): *enter_event_mode = 1 when an event indicator is negative at the current point
+ * (a crossing the importer's root finder did not report, e.g. of an indicator that left 0 the wrong way). */
+nhb_status nhb_completed_step(nhb_instance *inst, const char *func, int *enter_event_mode);
+
 /* Co-Simulation --------------------------------------------------------------------------------- */
 
 /* Advance from current_time to current_time + step (inputs held constant) with an adaptive explicit
@@ -246,11 +269,16 @@ nhb_status nhb_get_event_indicators(nhb_instance *inst, const char *func, double
  * doStep, the last step may end past the communication point (never past stopTime): the state at
  * the communication point is then the method's continuous extension (dense output), and a later
  * doStep whose end lies inside that step needs no model evaluation. Any set of a state, parameter,
- * input or time discards the part past the communication point. Event-free models only: the
- * runtime has no event indicators, so nothing can happen inside a step that the dense output would
- * miss. On failure the instance keeps the last accepted state and time (inst->time: the last
- * successful time) and the mode becomes Error. */
-nhb_status nhb_do_step(nhb_instance *inst, const char *func, double current_time, double step);
+ * input or time discards the part past the communication point. Models with switched elements
+ * (NHB_NSW > 0) never step past the communication point: after every accepted step the event
+ * indicators are checked, a sign change is located on the step's dense output (Illinois, to a few
+ * ulps of t), and the event is handled there (nhb_event_update's logic) before the integration goes
+ * on; with stop_at_event (FMI 3 CS with eventModeUsed and earlyReturnAllowed) the doStep returns at
+ * the event instead, before handling it, with *stopped_at_event = 1 and inst->time the event time.
+ * On failure the instance keeps the last accepted state and time (inst->time: the last successful
+ * time) and the mode becomes Error. */
+nhb_status nhb_do_step(nhb_instance *inst, const char *func, double current_time, double step, int stop_at_event,
+                       int *stopped_at_event);
 
 /* FMU state -------------------------------------------------------------------------------------- */
 

@@ -21,8 +21,10 @@ enum nhb_kind {
     NHB_INPUT,         /* in[index]                             continuous input */
     NHB_VELOCITY,      /* v[index]  der(<coordinate>) when it is not a state (reduced forms) */
     NHB_OUTPUT,        /* y[index]                              output expression */
-    NHB_MULTIPLIER,    /* lam[index]                            lambda[k] */
-    NHB_RESIDUAL       /* r[index]                              constraint residual */
+    NHB_MULTIPLIER,    /* lam[index]                            lambda[k], efforts, element unknowns */
+    NHB_RESIDUAL,      /* r[index]                              constraint residual */
+    NHB_INDICATOR,     /* z[index]                              event indicator of switched element index */
+    NHB_SWITCH_MODE    /* modes[index]                          mode of switched element index (discrete) */
 };
 
 typedef struct {
@@ -49,17 +51,47 @@ extern const double NHB_NOMINALS[];            /* nominal magnitudes of the stat
 extern const double NHB_P0[];                  /* default parameter values */
 extern const double NHB_IN0[];                 /* start values of the inputs */
 
-/* Right-hand side dx = f(t, x) at parameters p and inputs in. Also fills lam (multipliers, may be
- * NULL when NHB_NLAM == 0). The mass-matrix system is solved inside by LU with partial pivoting.
- * Returns 0 on success; on failure (singular mass matrix, non-finite values) returns nonzero and
- * writes a NUL-terminated message of at most msg_len bytes into msg. */
-int nhb_rhs(double t, const double *x, const double *p, const double *in, double *dx, double *lam,
-            char *msg, size_t msg_len);
+/* Right-hand side dx = f(t, x) at parameters p, inputs in and the modes of the switched elements (NHB_NSW
+ * entries, see below; the rows of the elements in these modes). Also fills lam (multipliers, then efforts,
+ * then the unknowns of the switched elements; may be NULL when NHB_NLAM == 0). The mass-matrix system is
+ * solved inside by LU with partial pivoting. Returns 0 on success; on failure (singular mass matrix,
+ * non-finite values) returns nonzero and writes a NUL-terminated message of at most msg_len bytes into msg. */
+int nhb_rhs(double t, const double *x, const double *p, const double *in, const int *modes, double *dx,
+            double *lam, char *msg, size_t msg_len);
 
 /* Algebraic quantities at a state: all velocities v (NHB_NV), outputs y (NHB_NY) and constraint
- * residuals r (NHB_NRES). Returns 0 on success, nonzero with a message otherwise. */
-int nhb_outputs(double t, const double *x, const double *p, const double *in, double *v, double *y,
-                double *r, char *msg, size_t msg_len);
+ * residuals r (NHB_NRES). lam is nhb_rhs's result at the same point when NHB_OUTPUTS_USE_LAM is 1 (outputs
+ * that contain efforts), else NULL. Returns 0 on success, nonzero with a message otherwise. */
+extern const int NHB_OUTPUTS_USE_LAM;
+int nhb_outputs(double t, const double *x, const double *p, const double *in, const double *lam, double *v,
+                double *y, double *r, char *msg, size_t msg_len);
+
+/* Switched elements (Coulomb friction with stick and slip, diodes): NHB_NSW elements, each with an integer
+ * mode, a discrete state of the instance, that selects its row of the dynamic system in nhb_rhs:
+ *
+ *   NHB_SW_FRICTION:     NHB_STICK (0): the relative velocity w is held (dw/dt = 0), the friction force F is
+ *                        the unknown lam[NHB_SWITCH_UNKNOWN[k]], bounded by limit = mu_static N;
+ *                        NHB_SLIP_POS (1) / NHB_SLIP_NEG (-1): F = -mu_kinetic N sign, w of that sign;
+ *   NHB_SW_DIODE:        NHB_ON (1): v = V_f + R_on w (w = i - G_off V_f, i the current, v the voltage
+ *                        lam[NHB_SWITCH_UNKNOWN[k]], limit = V_f); NHB_OFF (0): i = G_off v (G_off > 0);
+ *   NHB_SW_IDEAL_DIODE:  as NHB_SW_DIODE with G_off = 0: blocking holds i at 0 (di/dt = 0).
+ *
+ * The runtime (nhb_core.c) owns the switching logic, the same as the native simulation's
+ * (bridge/simulation/events.py): event indicators positive while a mode holds, the stick test, and the
+ * projection of the velocities onto w = 0 (least change along dw/dder(q)) on entering a held mode. Switched
+ * elements need all velocities as states (NHB_VELOCITY_STATES = 1). */
+enum nhb_switch_kind { NHB_SW_FRICTION = 0, NHB_SW_DIODE = 1, NHB_SW_IDEAL_DIODE = 2 };
+enum nhb_switch_mode { NHB_SLIP_NEG = -1, NHB_STICK = 0, NHB_SLIP_POS = 1, NHB_OFF = 0, NHB_ON = 1 };
+extern const int NHB_NSW;                      /* switched elements (event indicators) */
+extern const int NHB_SWITCH_KIND[];            /* enum nhb_switch_kind, NHB_NSW entries */
+extern const int NHB_SWITCH_UNKNOWN[];         /* index into lam of each element's unknown */
+extern const char *const NHB_SWITCH_NAMES[];   /* names of the elements, for messages */
+
+/* Switching quantities at a state: w (NHB_NSW: relative velocity of friction, i - G_off V_f of a diode),
+ * limit (NHB_NSW: mu_static N of friction, V_f of a diode) and grad = dw/dder(q) (NHB_NSW x NHB_NQ,
+ * row-major). Returns 0, or nonzero with a message (a stub that fails when NHB_NSW is 0). */
+int nhb_switching(double t, const double *x, const double *p, const double *in, double *w, double *limit,
+                  double *grad, char *msg, size_t msg_len);
 
 /* Jacobian for the directional derivatives (fmu/nhb_jacobian.c). J (row-major) gets the partial
  * derivatives of the rows [dx (NHB_NX); lam (NHB_NLAM); y (NHB_NY)] with respect to the columns

@@ -14,7 +14,7 @@ from ..model import symbols as S
 PLATFORM = {2: "linux64", 3: "x86_64-linux"}
 
 # enum nhb_kind in fmu/nhb_model.h
-TIME, STATE, DERIVATIVE, PARAMETER, INPUT, VELOCITY, OUTPUT, MULTIPLIER, RESIDUAL = range(9)
+TIME, STATE, DERIVATIVE, PARAMETER, INPUT, VELOCITY, OUTPUT, MULTIPLIER, RESIDUAL, INDICATOR, SWITCH_MODE = range(11)
 
 
 
@@ -44,6 +44,11 @@ class FmuLayout:
     nx: int
     jacobian: bool = False  # model.c has nhb_jacobian: the FMU provides directional derivatives
     dependent: tuple[int, ...] = ()  # build-time split: coordinates made consistent at initialization
+    switched: int = 0  # switched elements (friction, diodes): one event indicator and one mode each
+
+    @property
+    def event_indicators(self) -> tuple[Variable, ...]:
+        return tuple(v for v in self.variables if v.kind == INDICATOR)
 
     def by_name(self, name: str) -> Variable:
         for v in self.variables:
@@ -101,15 +106,11 @@ def start_split(eom: EquationsOfMotion) -> tuple[int, ...]:
 
 
 def layout(eom: EquationsOfMotion, fmi_version: int = 2, jacobian: bool | str | None = "auto") -> FmuLayout:
+    from ..derivation.efforts import switched as switched_elements
     from .jacobian import jacobian_enabled
 
     system = eom.system
-    if any(f.regularization == 0 for f in getattr(system, "friction", ())) or getattr(system, "diodes", ()):
-        from ..errors import ExportError
-
-        raise ExportError(f"{system.name}: the FMU export does not handle Coulomb friction with stick/slip events "
-                          "or diodes yet (event indicators are not generated); simulate it natively (nhbridge "
-                          "simulate), or give each [friction] element a regularization velocity for the smooth law")
+    elements = switched_elements(system)
     dependent = start_split(eom)
     speeds = [S.base_name(s) for s in eom.u]
     nq = system.n
@@ -148,7 +149,38 @@ def layout(eom: EquationsOfMotion, fmi_version: int = 2, jacobian: bool | str | 
             description=f"effort: {eff.description or eff.name}")
     for k, (entry, _) in enumerate(system.constraints):
         add(name=f"residual[{k + 1}]", kind=RESIDUAL, index=k, description=f"velocity residual of {entry}")
-    return FmuLayout(fmi_version, tuple(numbering.variables), nq, nq + len(speeds), jacobian_enabled(eom, jacobian),
-                     dependent)
+    lam0 = len(eom.multipliers) + len(system.efforts)
+    for k, el in enumerate(elements):  # switched elements: unknowns after the efforts in lam
+        add(name=el.name, kind=MULTIPLIER, index=lam0 + k, unit=_element_unit(eom, el),
+            description=_element_description(el))
+    for k, el in enumerate(elements):
+        add(name=f"mode[{el.name}]", kind=SWITCH_MODE, index=k, variability="discrete",
+            description=_MODE_TEXT[_is_diode(el)] + f" of {el.name}")
+        add(name=f"indicator[{el.name}]", kind=INDICATOR, index=k,
+            description=f"event indicator of {el.name}: positive while its mode holds, an event where it crosses 0")
+    return FmuLayout(fmi_version, tuple(numbering.variables), nq, nq + len(speeds),
+                     jacobian_enabled(eom, jacobian) and not elements, dependent, len(elements))
 
 
+_MODE_TEXT = {False: "friction mode (0 stick, 1 slip with positive, -1 with negative relative velocity)",
+              True: "diode mode (1 conducting, 0 blocking)"}
+
+
+def _is_diode(el) -> bool:
+    from ..model.efforts import Diode
+
+    return isinstance(el, Diode)
+
+
+def _element_unit(eom: EquationsOfMotion, el) -> str:
+    """The unit of a switched element's unknown: volts for a diode; a friction force has its normal force's."""
+    if _is_diode(el):
+        return "V"
+    from ..modelica.dimensions import Dimensions
+
+    return Dimensions(eom).text(el.normal)
+
+
+def _element_description(el) -> str:
+    kind = "diode voltage" if _is_diode(el) else f"friction force (generalized force on {el.coordinate})"
+    return f"{kind}: {el.description or el.name}"

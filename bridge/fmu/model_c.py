@@ -9,6 +9,8 @@ make the start state consistent at initialization (Newton and LU in the runtime,
 
 from __future__ import annotations
 
+import sympy as sp
+
 from .. import __version__
 from ..derivation.eom import EquationsOfMotion
 from ..model import symbols as S
@@ -119,27 +121,64 @@ def _c_start_values(eom: EquationsOfMotion) -> list[str]:
     ]
 
 
+def _mode_rows(eom: EquationsOfMotion) -> list[tuple[int, int, int, list[sp.Expr], sp.Expr]]:
+    """``(element k, mode, row of M, row, right-hand side)`` of every switched element in every mode but the first
+    (whose rows the derived equations hold): friction slip with either sign, a diode blocking."""
+    from ..derivation.efforts import OFF, SLIP_NEG, SLIP_POS, element_row, switched
+    from ..model.efforts import Diode
+
+    elements = switched(eom.system)
+    size = eom.mass_matrix.shape[0]
+    first, ne = size - len(elements), len(eom.system.efforts)
+    out = []
+    for k, el in enumerate(elements):
+        for mode in ((OFF,) if isinstance(el, Diode) else (SLIP_POS, SLIP_NEG)):
+            row, rhs = element_row(eom, el, ne + k, size, mode)
+            out.append((k, mode, first + k, list(row), rhs))
+    return out
+
+
+def _c_mode_rows(rows: list[tuple[int, int, int, list[sp.Expr], sp.Expr]], values: list[str], size: int
+                 ) -> list[str]:
+    """The rows of M and F of the switched elements in their current modes: ``if (modes[k] == mode)`` the row
+    of that mode replaces the first mode's (its identically zero coefficients as 0)."""
+    lines, pos = [], 0
+    for k, mode, r, row, _ in rows:
+        entries, rhs = values[pos:pos + size], values[pos + size]
+        pos += size + 1
+        lines += [f"    if (modes[{k}] == {mode}) {{",
+                  f"        for (int j = 0; j < {size}; ++j) M[{r * size} + j] = 0.0;",
+                  *(f"        M[{r * size + j}] = {e};" for j, (e, c) in enumerate(zip(entries, row)) if c != 0),
+                  f"        F[{r}] = {rhs};", "    }"]
+    return lines
+
+
 def _c_rhs(eom: EquationsOfMotion, lay: FmuLayout) -> list[str]:
     """``nhb_rhs``: ``dx = [K; du]`` with ``[du; lambda]`` solved from ``M [du; lambda] = F`` (LU, partial pivoting).
 
-    One CSE pass covers M, F and K; a singular M or non-finite derivatives return an error code and message.
+    One CSE pass covers M, F, K and the rows of the switched elements in their other modes; a singular M or
+    non-finite derivatives return an error code and message.
     """
     nq, size = eom.system.n, len(eom.unknowns)
+    rows = _mode_rows(eom)
+    extra = [e for *_, row, rhs in rows for e in (*row, rhs)]
     temps, dyn = _cse_block(NhbCPrinter(model_names(eom)),
-                            list(eom.mass_matrix) + list(eom.forcing) + list(eom.kinematics), "c")
+                            list(eom.mass_matrix) + list(eom.forcing) + list(eom.kinematics) + extra, "c")
     n_m = size * size
+    nk = n_m + size + nq
     return [
-        "int nhb_rhs(double t, const double *x, const double *p, const double *in, double *dx, double *lam,",
-        "            char *msg, size_t msg_len)",
+        "int nhb_rhs(double t, const double *x, const double *p, const double *in, const int *modes, double *dx,",
+        "            double *lam, char *msg, size_t msg_len)",
         "{",
-        "    (void)t; (void)x; (void)p; (void)in; (void)lam;",
+        "    (void)t; (void)x; (void)p; (void)in; (void)modes; (void)lam;",
         f"    double M[{max(1, n_m)}];",
         f"    double F[{max(1, size)}];",
         *_c_auxiliary(eom, "s"),
         *temps,
         *_c_assignments("M", dyn[:n_m]),
         *_c_assignments("F", dyn[n_m:n_m + size]),
-        *_c_assignments("dx", dyn[n_m + size:n_m + size + nq]),
+        *_c_mode_rows(rows, dyn[nk:], size),
+        *_c_assignments("dx", dyn[n_m + size:nk]),
         *_c_rhs_solution(eom, lay),
     ]
 
@@ -170,21 +209,35 @@ def _c_rhs_solution(eom: EquationsOfMotion, lay: FmuLayout) -> list[str]:
     ]
 
 
+def effort_names(eom: EquationsOfMotion) -> dict[sp.Symbol, str]:
+    """The C names of the efforts (and switched elements' unknowns) in ``lam``: after the multipliers."""
+    m = len(eom.multipliers)
+    return {e: f"lam[{m + j}]" for j, e in enumerate(eom.efforts)}
+
+
+def outputs_use_efforts(eom: EquationsOfMotion) -> bool:
+    """Whether an output contains an effort (then ``nhb_outputs`` reads ``lam``: ``NHB_OUTPUTS_USE_LAM``)."""
+    efforts = set(eom.efforts)
+    return any(expr.free_symbols & efforts for expr in eom.system.outputs.values())
+
+
 def _c_outputs(eom: EquationsOfMotion) -> list[str]:
-    """``nhb_outputs``: the velocities ``v = K``, then the outputs ``y`` and velocity residuals ``r`` in terms of v."""
+    """``nhb_outputs``: the velocities ``v = K``, then the outputs ``y`` and velocity residuals ``r`` in terms of v
+    (and of the efforts in ``lam``, nhb_rhs's result at the same point, where an output contains one)."""
     system = eom.system
     nq, ny = system.n, len(system.outputs)
     vel_temps, vel = _cse_block(NhbCPrinter(model_names(eom)), list(eom.kinematics), "k")
-    out_printer = NhbCPrinter(_c_names(eom))
+    out_printer = NhbCPrinter({**_c_names(eom), **effort_names(eom)})
     for i, c in enumerate(system.coordinates):
         out_printer.names[c.velocity_symbol] = f"v[{i}]"
     out_temps, outs = _cse_block(out_printer, list(system.outputs.values()) + list(system.velocity_constraints()),
                                  "o")
     return [
-        "int nhb_outputs(double t, const double *x, const double *p, const double *in, double *v, double *y,",
-        "                double *r, char *msg, size_t msg_len)",
+        f"const int NHB_OUTPUTS_USE_LAM = {int(outputs_use_efforts(eom))};",
+        "int nhb_outputs(double t, const double *x, const double *p, const double *in, const double *lam, double *v,",
+        "                double *y, double *r, char *msg, size_t msg_len)",
         "{",
-        "    (void)t; (void)x; (void)p; (void)in; (void)y; (void)r; (void)msg; (void)msg_len;",
+        "    (void)t; (void)x; (void)p; (void)in; (void)lam; (void)y; (void)r; (void)msg; (void)msg_len;",
         *_c_auxiliary(eom, "a"),
         *vel_temps,
         *_c_assignments("v", vel[:nq]),
@@ -248,13 +301,59 @@ def _c_constraints(eom: EquationsOfMotion, lay: FmuLayout) -> list[str]:
     ]
 
 
+def _c_switching(eom: EquationsOfMotion) -> list[str]:
+    """The switched elements' tables and ``nhb_switching`` (a stub without elements): per element the switching
+    velocity w (friction: its relative velocity; diode: ``i - G_off V_f``), the limit (``mu_static N``; ``V_f``)
+    and ``dw/dder(q)``, in one CSE pass."""
+    from ..derivation.efforts import switched
+    from ..model.efforts import Diode
+
+    system = eom.system
+    elements = switched(system)
+    m, ne = len(eom.multipliers), len(system.efforts)
+    kinds = [0 if not isinstance(el, Diode) else 1 if el.off_conductance > 0 else 2 for el in elements]
+    head = [
+        "",
+        "/* Switched elements (nhb_model.h): kind (0 friction, 1 diode, 2 ideal diode), the index of the unknown in",
+        " * lam, the names; nhb_switching gives w, the limit and dw/dder(q) (row-major, NHB_NSW x NHB_NQ). */",
+        f"const int NHB_NSW = {len(elements)};",
+        f"const int NHB_SWITCH_KIND[] = {{{', '.join(map(str, kinds)) or '0'}}};",
+        f"const int NHB_SWITCH_UNKNOWN[] = {{{', '.join(str(m + ne + k) for k in range(len(elements))) or '0'}}};",
+        "const char *const NHB_SWITCH_NAMES[] = {" + (", ".join(_c_string(el.name) for el in elements) or '""') + "};",
+        "",
+        "int nhb_switching(double t, const double *x, const double *p, const double *in, double *w, double *limit,",
+        "                  double *grad, char *msg, size_t msg_len)",
+        "{",
+        "    (void)t; (void)x; (void)p; (void)in; (void)w; (void)limit; (void)grad;",
+    ]
+    if not elements:
+        return head + ['    snprintf(msg, msg_len, "the model has no switched elements");', "    return 1;", "}", ""]
+    w = [S.qd(el.coordinate) - sp.Float(el.off_conductance) * sp.Float(el.forward_voltage)
+         if isinstance(el, Diode) else el.relative_velocity for el in elements]
+    limit = [sp.Float(el.forward_voltage) if isinstance(el, Diode) else sp.Float(el.mu_static) * el.normal
+             for el in elements]
+    grad = [sp.diff(e, v) for e in w for v in system.qd]
+    temps, exprs = _cse_block(NhbCPrinter(_c_names(eom)), w + limit + grad, "w")
+    n = len(elements)
+    return head + [
+        "    (void)msg; (void)msg_len;",
+        *temps,
+        *_c_assignments("w", exprs[:n]),
+        *_c_assignments("limit", exprs[n:2 * n]),
+        *_c_assignments("grad", exprs[2 * n:]),
+        "    return 0;",
+        "}",
+        "",
+    ]
+
+
 def model_c(eom: EquationsOfMotion, lay: FmuLayout, guid: str) -> str:
-    """The generated ``model.c``: constants, start values, ``nhb_rhs``, ``nhb_outputs``, ``nhb_constraints`` (and
-    ``nhb_jacobian``)."""
+    """The generated ``model.c``: constants, start values, ``nhb_rhs``, ``nhb_outputs``, ``nhb_constraints``,
+    ``nhb_switching`` (and ``nhb_jacobian``)."""
     from .jacobian import jacobian_c
 
     lines = [*_c_preamble(eom), *_c_model_constants(eom, lay, guid), *_c_start_values(eom), *_c_rhs(eom, lay),
-             *_c_outputs(eom), *_c_constraints(eom, lay), *jacobian_c(eom, lay.jacobian)]
+             *_c_outputs(eom), *_c_constraints(eom, lay), *_c_switching(eom), *jacobian_c(eom, lay.jacobian)]
     return "\n".join(lines)
 
 

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from .. import __version__
 from ..derivation.eom import EquationsOfMotion
-from .layout import OUTPUT, STATE, TIME, FmuLayout, Variable
+from .layout import INPUT, OUTPUT, STATE, TIME, FmuLayout, Variable
 
 
 # -- modelDescription.xml ------------------------------------------------------------------------------
@@ -14,15 +14,17 @@ def output_dependencies(eom: EquationsOfMotion, lay: FmuLayout) -> dict[str, lis
     """The knowns (continuous states, inputs) each output depends on directly, read off its expression.
 
     An input in an output's expression is direct feedthrough. A dependent velocity (reduced methods)
-    depends on every state.
+    depends on every state; an effort (solved with the accelerations) on every state and input.
     """
     system = eom.system
     states = [v for v in lay.variables if v.kind == STATE]
+    inputs = [v for v in lay.variables if v.kind == INPUT]
     by_name = {v.name: v for v in lay.variables}
+    efforts = set(eom.efforts)
     result: dict[str, list[Variable]] = {}
     for name, expr in system.outputs.items():
         free = expr.free_symbols
-        deps = set()
+        deps = set(states + inputs) if free & efforts else set()
         for c in system.coordinates:
             if c.symbol in free:
                 deps.add(by_name[c.name])
@@ -47,7 +49,7 @@ def _description_root(eom: EquationsOfMotion, lay: FmuLayout, guid: str):
     root.set("description", system.description or system.name)
     root.set("generationTool", f"nhbridge {__version__}")
     if not v3:
-        root.set("numberOfEventIndicators", "0")
+        root.set("numberOfEventIndicators", str(lay.switched))
         root.set("variableNamingConvention", "structured")
     return root
 
@@ -82,6 +84,9 @@ def _add_interfaces(root, name: str, lay: FmuLayout, sources: Sequence[str] = ()
                 etree.SubElement(files, "File", name=source)
     if lay.fmi_version != 3:
         cs.set("canInterpolateInputs", "false")
+    elif lay.switched:  # events inside doStep: handled there, or an early return for the importer's Event Mode
+        cs.set("hasEventMode", "true")
+        cs.set("mightReturnEarlyFromDoStep", "true")
 
 
 def build_description(name: str, sources: Sequence[str]) -> bytes:
@@ -181,8 +186,9 @@ def _state_derivatives(lay: FmuLayout) -> list[Variable]:
 
 
 def _model_structure_fmi3(ms, outputs: list[Variable], derivs: list[Variable], initial: list[Variable],
-                          depends: dict[str, list[Variable]]) -> None:
-    """FMI 3 ``Output``, ``ContinuousStateDerivative`` and ``InitialUnknown`` elements, by value reference."""
+                          depends: dict[str, list[Variable]], indicators: tuple[Variable, ...] = ()) -> None:
+    """FMI 3 ``Output``, ``ContinuousStateDerivative``, ``InitialUnknown`` and ``EventIndicator`` elements, by
+    value reference."""
     from lxml import etree
 
     for v in outputs:
@@ -192,6 +198,8 @@ def _model_structure_fmi3(ms, outputs: list[Variable], derivs: list[Variable], i
         etree.SubElement(ms, "ContinuousStateDerivative", valueReference=str(v.vr))
     for v in initial:
         etree.SubElement(ms, "InitialUnknown", valueReference=str(v.vr))
+    for v in indicators:
+        etree.SubElement(ms, "EventIndicator", valueReference=str(v.vr))
 
 
 def _model_structure_fmi2(ms, outputs: list[Variable], derivs: list[Variable], initial: list[Variable],
@@ -227,7 +235,7 @@ def _add_model_structure(root, eom: EquationsOfMotion, lay: FmuLayout, index_of:
     initial = sorted({*outputs, *(v for v in derivs if v.kind != STATE)}, key=lambda v: v.vr)
     depends = output_dependencies(eom, lay)
     if lay.fmi_version == 3:
-        _model_structure_fmi3(ms, outputs, derivs, initial, depends)
+        _model_structure_fmi3(ms, outputs, derivs, initial, depends, lay.event_indicators)
     else:
         _model_structure_fmi2(ms, outputs, derivs, initial, depends, index_of)
 

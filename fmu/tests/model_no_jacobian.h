@@ -1,7 +1,9 @@
-/* The Jacobian and constraint parts of the model contract (nhb_model.h) for the hand-written test models,
- * which have no Jacobian code and no constraints: NHB_HAS_JACOBIAN = 0, and nhb_jacobian fails, so that the
- * runtime's directional derivatives report "not supported"; NHB_HAS_CONSTRAINTS = 0 (nothing to make
- * consistent at initialization), and nhb_constraints fails. Include it in the one model file of a binary.
+/* The Jacobian, constraint and switching parts of the model contract (nhb_model.h) for the hand-written test
+ * models, which have no Jacobian code, no constraints and no switched elements: NHB_HAS_JACOBIAN = 0, and
+ * nhb_jacobian fails, so that the runtime's directional derivatives report "not supported";
+ * NHB_HAS_CONSTRAINTS = 0 (nothing to make consistent at initialization), and nhb_constraints fails;
+ * NHB_NSW = 0 (no event indicators), and nhb_switching fails; outputs without efforts (NHB_OUTPUTS_USE_LAM = 0).
+ * Include it in the one model file of a binary.
  */
 #ifndef NHB_MODEL_NO_JACOBIAN_H
 #define NHB_MODEL_NO_JACOBIAN_H
@@ -43,6 +45,26 @@ int nhb_constraints(double t, const double *x, const double *p, const double *in
     (void)A;
     (void)a0;
     snprintf(msg, msg_len, "no constraints");
+    return 1;
+}
+
+const int NHB_OUTPUTS_USE_LAM = 0;
+const int NHB_NSW = 0;
+const int NHB_SWITCH_KIND[] = {0};
+const int NHB_SWITCH_UNKNOWN[] = {0};
+const char *const NHB_SWITCH_NAMES[] = {""};
+
+int nhb_switching(double t, const double *x, const double *p, const double *in, double *w, double *limit,
+                  double *grad, char *msg, size_t msg_len)
+{
+    (void)t;
+    (void)x;
+    (void)p;
+    (void)in;
+    (void)w;
+    (void)limit;
+    (void)grad;
+    snprintf(msg, msg_len, "no switched elements");
     return 1;
 }
 

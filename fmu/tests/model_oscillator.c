@@ -33,9 +33,10 @@ const double NHB_NOMINALS[] = {1.0, 1.0};
 const double NHB_P0[] = {6.283185307179586, 1e6}; /* w = 2 pi: period 1 */
 const double NHB_IN0[] = {0.0};
 
-int nhb_rhs(double t, const double *x, const double *p, const double *in, double *dx, double *lam,
-            char *msg, size_t msg_len)
+int nhb_rhs(double t, const double *x, const double *p, const double *in, const int *modes, double *dx,
+            double *lam, char *msg, size_t msg_len)
 {
+    (void)modes;
     (void)lam;
     if (fabs(x[0]) > p[1]) {
         snprintf(msg, msg_len, "x = %g exceeds xmax = %g at t = %g", x[0], p[1], t);
@@ -46,9 +47,10 @@ int nhb_rhs(double t, const double *x, const double *p, const double *in, double
     return 0;
 }
 
-int nhb_outputs(double t, const double *x, const double *p, const double *in, double *v, double *y,
-                double *r, char *msg, size_t msg_len)
+int nhb_outputs(double t, const double *x, const double *p, const double *in, const double *lam, double *v,
+                double *y, double *r, char *msg, size_t msg_len)
 {
+    (void)lam;
     (void)t;
     (void)p;
     (void)in;

@@ -61,9 +61,10 @@ const double NHB_NOMINALS[] = {1.0, 1.0};
 const double NHB_P0[] = {1.2, 0.8, 9.81};
 const double NHB_IN0[] = {0.0};
 
-int nhb_rhs(double t, const double *x, const double *p, const double *in, double *dx, double *lam,
-            char *msg, size_t msg_len)
+int nhb_rhs(double t, const double *x, const double *p, const double *in, const int *modes, double *dx,
+            double *lam, char *msg, size_t msg_len)
 {
+    (void)modes;
     const double theta = x[0], omega = x[1];
     const double m = p[0], l = p[1], g = p[2], tau = in[0];
     double M[1], f[1];
@@ -88,9 +89,10 @@ int nhb_rhs(double t, const double *x, const double *p, const double *in, double
     return 0;
 }
 
-int nhb_outputs(double t, const double *x, const double *p, const double *in, double *v, double *y,
-                double *r, char *msg, size_t msg_len)
+int nhb_outputs(double t, const double *x, const double *p, const double *in, const double *lam, double *v,
+                double *y, double *r, char *msg, size_t msg_len)
 {
+    (void)lam;
     const double theta = x[0], omega = x[1];
     const double m = p[0], l = p[1], g = p[2];
 

@@ -35,9 +35,10 @@ const double NHB_NOMINALS[] = {1.0};
 const double NHB_P0[] = {0.0, 1.0, 0.0, 1e6};
 const double NHB_IN0[] = {0.0};
 
-int nhb_rhs(double t, const double *x, const double *p, const double *in, double *dx, double *lam,
-            char *msg, size_t msg_len)
+int nhb_rhs(double t, const double *x, const double *p, const double *in, const int *modes, double *dx,
+            double *lam, char *msg, size_t msg_len)
 {
+    (void)modes;
     (void)t;
     (void)lam;
     if (fabs(x[0]) > p[3]) {
@@ -49,9 +50,10 @@ int nhb_rhs(double t, const double *x, const double *p, const double *in, double
     return 0;
 }
 
-int nhb_outputs(double t, const double *x, const double *p, const double *in, double *v, double *y,
-                double *r, char *msg, size_t msg_len)
+int nhb_outputs(double t, const double *x, const double *p, const double *in, const double *lam, double *v,
+                double *y, double *r, char *msg, size_t msg_len)
 {
+    (void)lam;
     (void)t;
     (void)r;
     (void)msg;

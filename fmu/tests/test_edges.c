@@ -146,18 +146,19 @@ static void test_tolerance(void)
 /* ---------------------------------------------------------------------------------------------- */
 
 /* The documented layout (nhb_core.c): a 32-byte header (magic, version, GUID length, size, 64-bit
- * FNV-1a checksum of everything but the checksum at [24, 32)), the GUID padded to 8 bytes, 8 array
- * sizes and 22 integer fields (int64), then the doubles. For model_scalar.c (NX 1, NP 4, NIN 1, NV 1,
- * NY 1, no multipliers or residuals): */
+ * FNV-1a checksum of everything but the checksum at [24, 32)), the GUID padded to 8 bytes, 9 array
+ * sizes and 14 integer fields (int64), then the doubles, then (format version 2) the modes of the switched
+ * elements, the switch count and the times of the latest switches. For model_scalar.c (NX 1, NP 4, NIN 1,
+ * NV 1, NY 1, no multipliers, residuals or switched elements): */
 #define GUID_PAD 24u /* strlen("{scalar-test-model}") = 19 -> 24 */
 #define INTS (32u + GUID_PAD)
-#define INT_AT(k) (INTS + 8u * (8u + (k))) /* k: 0 interface, 1 mode, 2 stop_time_defined, 3 rhs_valid,
+#define INT_AT(k) (INTS + 8u * (9u + (k))) /* k: 0 interface, 1 mode, 2 stop_time_defined, 3 rhs_valid,
                                               4 out_valid, 5 int_valid, 6 dense_method, 7 rk_last,
                                               8 + 3 i: rk_settled[i], rk_steps[i], rk_age[i] */
-#define DBL_AT(k) (INTS + 8u * 22u + 8u * (k))
+#define DBL_AT(k) (INTS + 8u * 23u + 8u * (k))
 enum { D_TIME, D_START, D_STOP, D_RTOL, D_ATOL, D_TINT, D_DENSE_T0, D_DENSE_H, D_HNEXT, D_RKEVALS = 10,
        D_RKSPAN = 12, D_X = 14, D_P = 15, D_IN = 19, D_DX = 20, D_V = 21, D_Y = 22, D_XI = 23, D_FI = 24,
-       D_DENSE = 25, D_END = 33 };
+       D_DENSE = 25, D_EVENTS = 33, D_END = 34 }; /* D_EVENTS: the switch count (int64) */
 
 static unsigned long long fnv1a(const unsigned char *p, size_t n, unsigned long long h)
 {
