@@ -154,9 +154,9 @@ def layout(eom: EquationsOfMotion, fmi_version: int = 2, jacobian: bool | str | 
         add(name=el.name, kind=MULTIPLIER, index=lam0 + k, unit=_element_unit(eom, el),
             description=_element_description(el))
     for k, el in enumerate(elements):
-        add(name=f"mode[{el.name}]", kind=SWITCH_MODE, index=k, variability="discrete",
+        add(name=f"{el.name}.mode", kind=SWITCH_MODE, index=k, variability="discrete",
             description=_MODE_TEXT[_is_diode(el)] + f" of {el.name}")
-        add(name=f"indicator[{el.name}]", kind=INDICATOR, index=k,
+        add(name=f"{el.name}.indicator", kind=INDICATOR, index=k,
             description=f"event indicator of {el.name}: positive while its mode holds, an event where it crosses 0")
     return FmuLayout(fmi_version, tuple(numbering.variables), nq, nq + len(speeds),
                      jacobian_enabled(eom, jacobian) and not elements, dependent, len(elements))

@@ -178,6 +178,9 @@ def conservative_reason(system: System) -> str:
         reasons.append(f"applied forces on {', '.join(forced)}")
     if system.dissipation != 0:
         reasons.append("a dissipation function")
+    switched = [*(f.name for f in getattr(system, "friction", ())), *(d.name for d in getattr(system, "diodes", ()))]
+    if switched:
+        reasons.append(f"friction and diodes ({', '.join(switched)})")
     if any(t in e.free_symbols for e in (system.kinetic, system.potential, *system.holonomic, *system.nonholonomic)):
         reasons.append("explicit time dependence")
     else:

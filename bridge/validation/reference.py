@@ -40,9 +40,12 @@ class ClosedForm:
 
 
 def signal_names(system: System) -> list[str]:
-    """The compared signals: coordinates, their velocities, the outputs, the effort variables."""
+    """The compared signals: coordinates, their velocities, the outputs, the effort variables and the unknowns of
+    the switched elements (friction forces, diode voltages)."""
     names = [c.name for c in system.coordinates]
-    return names + [f"der({n})" for n in names] + list(system.outputs) + [e.name for e in system.efforts]
+    switched = [*(f.name for f in getattr(system, "friction", ()) if f.regularization == 0),
+                *(d.name for d in getattr(system, "diodes", ()))]
+    return names + [f"der({n})" for n in names] + list(system.outputs) + [e.name for e in system.efforts] + switched
 
 
 def parse_reference(table: Any, system: System, problems: ProblemCollector) -> dict[str, ClosedForm]:
