@@ -10,8 +10,13 @@ pymoca flattens the model into the implicit DAE ``r(t, x, x', z) = 0`` (states `
 which is of index 1 exactly when ``dr/dw`` is regular (the index-1 form of the export: ``der(q) = v``,
 ``M(q) [v', lambda] = F``, the split and the temporaries). The states start at their ``start`` values (all
 ``fixed``); the consistent ``w(0)`` is computed from the model by Newton's method on ``r(0, x0, w) = 0``
-(from the ``start`` values of the algebraic variables), then IDAS integrates it. Inputs keep their start
-values; parameters their declared values.
+(from the ``start`` values of the algebraic variables), then IDAS integrates it from ``(x0, w(0))``: the
+algebraic part as ``z0`` and the derivatives ``w_x(0)`` as ``init_xdot``. (CasADi otherwise starts IDAS's
+consistent initialisation IDACalcIC from ``x' = 0``; its Newton iteration for ``x'`` uses ``dr/dx' + dr/dx / c_j``
+instead of ``dr/dx'``, and where a derivative enters a row of a small algebraic coefficient through ``dr/dx``
+that iteration stalls: ``IDA_LINESEARCH_FAIL`` on the hydropulsator by chaplygin, whose split row
+``0.003 s2 (1 + cos 2 psi) = 0.06 s1 sin 2 psi`` ties ``s2`` to ``psi``.) Inputs keep their start values;
+parameters their declared values.
 """
 
 from __future__ import annotations
@@ -153,7 +158,8 @@ def simulate_pymoca(source: str, name: str, stop_time: float, dt: float, rtol: f
     alg = ca.vertcat(*[rows[r] for r in range(nw) if r not in dropped])
     grid = np.arange(1, int(round(stop_time / dt)) + 1) * dt
     dae = {"t": t, "x": x, "z": wc, "ode": ca.vertcat(*[v.symbol for v in model.der_states]), "alg": alg}
-    opts = {"abstol": rtol * 1e-2, "reltol": rtol, "max_num_steps": 1000000, "suppress_algebraic": True}
+    opts = {"abstol": rtol * 1e-2, "reltol": rtol, "max_num_steps": 1000000, "suppress_algebraic": True,
+            "init_xdot": w0[:nx]}
     try:
         integrator = ca.integrator("F", "idas", dae, 0.0, grid, opts)
         out = integrator(x0=x0, z0=w0[core])
