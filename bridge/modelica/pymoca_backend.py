@@ -159,7 +159,7 @@ def simulate_pymoca(source: str, name: str, stop_time: float, dt: float, rtol: f
     grid = np.arange(1, int(round(stop_time / dt)) + 1) * dt
     dae = {"t": t, "x": x, "z": wc, "ode": ca.vertcat(*[v.symbol for v in model.der_states]), "alg": alg}
     opts = {"abstol": rtol * 1e-2, "reltol": rtol, "max_num_steps": 1000000, "suppress_algebraic": True,
-            "init_xdot": w0[:nx]}
+            "init_xdot": [float(v) for v in w0[:nx]]}  # a list: one element is still a vector
     try:
         integrator = ca.integrator("F", "idas", dae, 0.0, grid, opts)
         out = integrator(x0=x0, z0=w0[core])
