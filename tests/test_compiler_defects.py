@@ -112,6 +112,36 @@ def test_pymoca_simulates_the_implicit_coupled_row(pymoca):
     np.testing.assert_allclose(run["vq"], -3.0 * run.time, atol=1e-8)
 
 
+# -- DEFECT CANARY: the same with every row holding the algebraic variable (the rolling wheel's structure) ----------
+def test_rumoca_still_fails_on_an_implicit_coupled_block(rumoca):
+    """Workaround: the export form "variables", chosen where Rumoca's derivative rows couple accelerations that a
+    constraint row holds (bridge.modelica.forms.coupled_derivative_block: the rolling wheel by lagrange)."""
+    outcome = _rumoca_simulate(rumoca, "RumocaImplicitCoupledBlock", 1.0)
+    assert isinstance(outcome, rumoca.RumocaError), "Rumoca now simulates RumocaImplicitCoupledBlock: drop the rule"
+    assert "SymbolicSingular" in str(outcome)
+
+
+def test_rumoca_simulates_the_block_when_the_algebraic_row_holds_an_uncoupled_derivative(rumoca):
+    """der(vr) = l = 2, then [0.8 1; 2 1] [der(vp); der(vq)] = [1 + l; -l] (numpy solves the 2 x 2)."""
+    dvp, dvq = np.linalg.solve([[0.8, 1.0], [2.0, 1.0]], [3.0, -2.0])
+    result = _rumoca_simulate(rumoca, "RumocaImplicitCoupledBlockUncoupledLeft", 1.0)
+    assert not isinstance(result, Exception), result
+    t = np.asarray(result.time, dtype=float)
+    for name, rate in (("vp", dvp), ("vq", dvq), ("vr", 2.0)):
+        np.testing.assert_allclose(np.asarray(result[name], dtype=float), rate * t, atol=1e-8)
+
+
+def test_pymoca_simulates_the_implicit_coupled_block(pymoca):
+    from bridge.modelica.pymoca_backend import simulate_pymoca
+
+    dvp, dvq, lam = np.linalg.solve([[0.8, 1.0, -1.0], [2.0, 1.0, 1.0], [1.0, -1.0, 0.0]], [1.0, 0.0, 2.0])
+    text = (DEFECTS / "RumocaImplicitCoupledBlock.mo").read_text(encoding="utf-8")
+    run = simulate_pymoca(text, "RumocaImplicitCoupledBlock", 1.0, 0.1, 1e-10)
+    np.testing.assert_allclose(run["vp"], dvp * run.time, atol=1e-8)
+    np.testing.assert_allclose(run["vq"], dvq * run.time, atol=1e-8)
+    np.testing.assert_allclose(run["l"], lam, atol=1e-8)
+
+
 # -- DEFECT CANARY: Rumoca with implicit coupled rows and an output linear in a state ------------------------------
 def _linear_output_reference(times: np.ndarray) -> np.ndarray:
     """x, v, w of der(x) = v, [2 0.5; 0.5 1] [der(v); der(w)] = [-x; 0] by solve_ivp (numpy solves the 2x2)."""

@@ -5,24 +5,31 @@ reduced method; the normal form is the same equations; bad combinations are clea
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
+import sympy as sp
 
 import bridge
 from bridge.cli import main
+from bridge.derivation.eom import AuxiliaryStage
 from bridge.derivation.methods import METHODS
 from bridge.errors import ExportError, ValidationError
 from bridge.modelica.check import check_pymoca, check_rumoca
 from bridge.modelica.export import model_source
 from bridge.modelica.forms import (
+    NORMAL_GROWTH_LIMIT,
     applicable_forms,
     choose_form,
     coupled_blocks,
+    coupled_derivative_block,
+    normal_growth,
     normal_split,
     regular_horizon,
     require_expressible,
+    simulate_form,
 )
 from bridge.modelica.pymoca_backend import PYMOCA_MISSING
 from bridge.simulation.simulate import simulate
@@ -92,6 +99,59 @@ def test_a_coupled_split_gets_the_normal_form_and_the_reason():
 def test_a_one_dimensional_split_keeps_the_implicit_form():
     eom = bridge.derive(bridge.load_system(ROOT / "examples" / "chaplygin_sleigh.toml"), "maggi")
     assert coupled_blocks(eom) == [] and choose_form(eom).form == "implicit"
+
+
+def _dense(r: int, c: int, name: str) -> sp.ImmutableMatrix:
+    return sp.ImmutableMatrix(r, c, lambda i, j: sp.Symbol(f"{name}{i}{j}"))
+
+
+def test_the_growth_of_the_normal_equations_is_the_block_dimension():
+    """g = r for a dense r x r block, 2 for two dense 2 x 2 blocks side by side (one per axle), less for a
+    triangular block; the car's split is a dense 2 x 2 block (normal), the bicycle's 5 x 5 split grows more
+    (implicit)."""
+    car = bridge.derive(bridge.load_system(ROOT / "examples" / "car.toml"), "maggi")
+
+    def growth(L, R):
+        Z = sp.ImmutableMatrix(R.shape[0], R.shape[1], lambda i, j: sp.Symbol(f"z{i}{j}"))
+        return normal_growth(replace(car, auxiliary=(AuxiliaryStage(Z, L, R),)))
+
+    for r in (2, 3, 5):
+        assert growth(_dense(r, r, "a"), _dense(r, 2, "b")) == pytest.approx(r)
+    axles = sp.diag(_dense(2, 2, "a"), _dense(2, 2, "c"))
+    assert growth(sp.ImmutableMatrix(axles), _dense(4, 1, "b")) == pytest.approx(2.0)
+    lower = sp.ImmutableMatrix(3, 3, lambda i, j: sp.Symbol(f"a{i}{j}") if j <= i else 0)
+    assert growth(lower, _dense(3, 1, "b")) < 3
+    assert normal_growth(car) == pytest.approx(2.0) and 2.0 <= NORMAL_GROWTH_LIMIT
+    assert choose_form(car).form == "normal"
+    bicycle = bridge.derive(bridge.load_system(ROOT / "examples" / "engineering" / "bicycle.toml"), "maggi")
+    assert coupled_blocks(bicycle) == ["stage 1 (5x5)", "stage 2 (5x5)"]
+    assert normal_growth(bicycle) > NORMAL_GROWTH_LIMIT
+    choice = choose_form(bicycle)
+    assert choice.form == "implicit" and "normal equations would write each entry" in choice.reason
+
+
+#: the multiplier DAEs whose implicit text Rumoca 0.9 factorises as "SymbolicSingular", by the rule
+COUPLED_DERIVATIVES = {"RollingDisk": ["x", "y", "phi"], "RollingSphere": ["phi"], "RollingWheel": ["psi", "phi"],
+                       "ContactSleigh": ["x", "y"]}
+
+
+@pytest.mark.parametrize("path", SYSTEMS, ids=lambda p: p.stem)
+def test_the_coupled_derivative_rule_predicts_rumoca_on_the_implicit_text(path):
+    """Every multiplier DAE (lagrange) exported implicitly: Rumoca fails with "SymbolicSingular" exactly where
+    coupled_derivative_block finds the structure, and simulates the others correctly; those get variables."""
+    pytest.importorskip("rumoca", reason='pip install --only-binary rumoca "rumoca>=0.9.9,<0.10"')
+    system = bridge.load_system(path)
+    eom = bridge.derive(system, "lagrange")
+    if not eom.multipliers:
+        pytest.skip(f"{system.name} has no multipliers: no algebraic rows")
+    coupled = coupled_derivative_block(eom)
+    assert coupled == COUPLED_DERIVATIVES.get(system.name, [])
+    assert choose_form(eom).form == ("variables" if coupled else "implicit")
+    if coupled:
+        with pytest.raises(ValidationError, match="SymbolicSingular"):
+            simulate_form(eom, "implicit", "rumoca", 0.5)
+    else:
+        assert simulate_form(eom, "implicit", "rumoca", 0.5).max_error < 1e-6
 
 
 def test_the_normal_form_is_the_same_equations():

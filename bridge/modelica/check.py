@@ -54,7 +54,7 @@ class CheckReport:
     def summary(self) -> str:
         worst = max(self.errors, key=self.errors.get) if self.errors else "-"
         return (f"{self.tool}: {self.model} {'balanced' if self.balanced else 'NOT balanced'} "
-                f"({self.states} states, {self.algebraics} algebraic, {self.form} accelerations), "
+                f"({self.states} states, {self.algebraics} algebraic, {self.form} form), "
                 f"simulated in {self.seconds:.2f} s; "
                 f"largest deviation from the native simulation {self.max_error:.2e} of the range ({worst})")
 
@@ -84,7 +84,7 @@ class RumocaRun:
 
     result: Any            # rumoca.Result: time and every variable by name
     structure: Any         # rumoca's structure(): balance, states, algebraic variables
-    form: str              # "implicit" or "variables": the text that simulated
+    form: str              # the form (bridge.modelica.forms.FORMS) of the text that simulated
     seconds: float
     failures: tuple[str, ...] = ()  # the forms tried before, with Rumoca's message
 
@@ -110,25 +110,29 @@ def simulate_rumoca(eom: EquationsOfMotion, level: str, stop_time: float, dt: fl
     """Compile the exported model with Rumoca and simulate it from 0 to ``stop_time`` (output step ``dt``).
 
     The model as exported (the form :func:`bridge.modelica.forms.choose_form` picks) is tried first; where
-    Rumoca's integrator fails on it, the same equations with the accelerations as variables are tried. Inputs keep
-    their start values (Rumoca 0.9 has no inputs= yet).
+    Rumoca's integrator fails on it, the same equations with the accelerations as variables, then (a split with
+    a coupled block) with the split as normal equations. Inputs keep their start values (Rumoca 0.9 has no
+    inputs= yet).
     """
     try:
         import rumoca
     except ImportError as exc:
         raise ExportError('Rumoca is not installed; pip install --only-binary rumoca "rumoca>=0.9.9,<0.10"') \
             from exc
-    from .forms import choose_form, require_expressible
+    from .forms import FORMS, applicable_forms, choose_form, in_form, require_expressible
 
     require_expressible(eom, level, "rumoca")
     name = eom.system.name
+    automatic = level in ("auto", "index1")
+    chosen = choose_form(eom).form if automatic else "implicit"
+    others = [f for f in ("variables", "normal") if f != chosen and f in applicable_forms(eom)]
     failures = []
-    for form in ("auto", "variables"):  # auto: the form bridge.modelica.forms chooses (level "index1": its text)
-        if form == "auto":
-            form = choose_form(eom).form if level in ("auto", "index1") else "implicit"
+    for form in [chosen, *others]:
+        if form == chosen:  # the text as exported (its Documentation says why this form)
             text = model_source(eom, level, accelerations="auto")
         else:
-            text = model_source(eom, level, accelerations=form)
+            text = model_source(in_form(eom, form), FORMS[form].level if automatic else level,
+                                accelerations=FORMS[form].accelerations)
         try:
             model = load_alone(rumoca, text, name, library_files(eom))
             structure = model.structure()
@@ -138,7 +142,7 @@ def simulate_rumoca(eom: EquationsOfMotion, level: str, stop_time: float, dt: fl
         try:
             result = model.simulate((0.0, stop_time), config=rumoca.SimConfig(rtol=rtol, atol=rtol * 1e-2, dt=dt))
         except rumoca.RumocaError as exc:
-            failures.append(f"{form} accelerations: {exc}")
+            failures.append(f"{form} form: {exc}")
             continue
         return RumocaRun(result, structure, form, time.perf_counter() - start, tuple(failures))
     raise ValidationError(f"Rumoca could not simulate {name}: " + "; ".join(failures))

@@ -81,15 +81,45 @@ class Choice:
         return FORMS[self.form].accelerations
 
 
+def _is_coupled(L: sp.Matrix) -> bool:
+    """Whether some row of the linear block ``L`` holds more than one of its unknowns."""
+    return any(sum(1 for j in range(L.shape[1]) if L[i, j] != 0) > 1 for i in range(L.shape[0]))
+
+
 def coupled_blocks(eom: EquationsOfMotion) -> list[str]:
     """The linear blocks of the split that couple their unknowns (some row holds more than one of them): the
     blocks a tool must solve simultaneously at every evaluation; ``"stage k (r x r)"`` for each."""
     out = []
     for k, stage in enumerate(eom.auxiliary):
         L = stage.matrix
-        if any(sum(1 for j in range(L.shape[1]) if L[i, j] != 0) > 1 for i in range(L.shape[0])):
+        if _is_coupled(L):
             out.append(f"stage {k + 1} ({L.shape[0]}x{L.shape[1]})")
     return out
+
+
+def normal_growth(eom: EquationsOfMotion) -> float:
+    """How many times, on average, the normal equations of the coupled split blocks write each entry of the blocks
+    (0 without a coupled block).
+
+    A block ``L Z = R`` writes every nonzero entry of ``L`` and ``R`` once. Its normal equations write the products
+    ``L_ki L_kj`` (``k`` in ``S_i & S_j``, ``S_i`` the rows where column ``i`` of ``L`` is nonzero) and
+    ``L_ki R_kj`` (``k`` in ``S_i & T_j``, ``T_j`` likewise for ``R``), each entry printed out in full (the
+    split is not shared by the export's CSE pass), so the ratio
+
+        g = (sum_ij |S_i & S_j| + sum_ij |S_i & T_j|) / (nnz(L) + nnz(R))
+
+    is the factor by which the text of the blocks grows: ``r`` for a dense ``r x r`` block, 2 for a union of
+    dense 2 x 2 blocks, less for triangular ones."""
+    products = entries = 0
+    for stage in eom.auxiliary:
+        L, R = stage.matrix, stage.rhs
+        if not _is_coupled(L):
+            continue
+        S = [{k for k in range(L.shape[0]) if L[k, i] != 0} for i in range(L.shape[1])]
+        T = [{k for k in range(R.shape[0]) if R[k, j] != 0} for j in range(R.shape[1])]
+        products += sum(len(a & b) for a in S for b in S) + sum(len(a & b) for a in S for b in T)
+        entries += sum(map(len, S)) + sum(map(len, T))
+    return products / entries if entries else 0.0
 
 
 def applicable_forms(eom: EquationsOfMotion) -> tuple[str, ...]:
@@ -110,22 +140,78 @@ def normal_split(eom: EquationsOfMotion) -> EquationsOfMotion:
     stages = []
     for stage in eom.auxiliary:
         L, R = stage.matrix, stage.rhs
-        if any(sum(1 for j in range(L.shape[1]) if L[i, j] != 0) > 1 for i in range(L.shape[0])):
+        if _is_coupled(L):
             stage = AuxiliaryStage(stage.unknowns, sp.ImmutableMatrix(L.T * L), sp.ImmutableMatrix(L.T * R))
         stages.append(stage)
     return replace(eom, auxiliary=tuple(stages))
 
 
-def multiplier_free_coupled_rows(eom: EquationsOfMotion) -> list[str]:
-    """Rows of the dynamics of a multiplier DAE that hold no multiplier but more than one acceleration (a
-    coordinate that no constraint touches, inertially coupled to one that a constraint touches): the
-    coordinates' names. Empty without multipliers."""
+def _start_values(eom: EquationsOfMotion) -> dict[sp.Symbol, sp.Float]:
+    """The values of time, coordinates, velocities, parameters and inputs at the start of the exported model."""
+    from ..model import symbols as S
+
+    system = eom.system
+    values: dict[sp.Symbol, float] = {S.t: 0.0, **system.parameter_values, **system.input_values}
+    values.update({c.symbol: c.start for c in system.coordinates})
+    values.update({c.velocity_symbol: c.velocity for c in system.coordinates})
+    return {symbol: sp.Float(value) for symbol, value in values.items()}
+
+
+def _nonzero_at(expr: sp.Expr, values: dict[sp.Symbol, sp.Float]) -> bool:
+    """Whether ``expr`` (structurally nonzero) is nonzero at ``values``; where it does not evaluate to a number
+    there, it counts as nonzero."""
+    try:
+        return abs(complex(expr.xreplace(values).evalf())) > 1e-15
+    except (TypeError, ValueError, ZeroDivisionError):
+        return True
+
+
+def derivative_rows(eom: EquationsOfMotion) -> dict[int, int]:
+    """The row of ``M [der(v), lambda] = F`` (dynamics rows, then constraint rows, as exported) from which Rumoca 0.9
+    takes each acceleration of a multiplier DAE exported implicitly: acceleration -> row, both as indices of the
+    mass matrix ``M``.
+
+    Rumoca 0.9.13 (``rumoca-phase-solve``, ``solve_model/state_derivative_ordering.rs``) takes, for every state in
+    declaration order, the first row not yet taken whose coefficient of ``der(state)`` is nonzero at the start
+    values; the rows left over become its algebraic rows. The coordinates' rows ``der(q) = der_q`` come first and
+    take the coordinates; the velocities ``der_q`` follow in the order of the coordinates."""
+    M, n = eom.mass_matrix, len(eom.u)
+    values = _start_values(eom)
+    taken: dict[int, int] = {}
+    for k in range(n):
+        row = next((r for r in range(M.shape[0]) if r not in taken.values() and M[r, k] != 0
+                    and _nonzero_at(M[r, k], values)), None)
+        if row is not None:
+            taken[k] = row
+    return taken
+
+
+def coupled_derivative_block(eom: EquationsOfMotion) -> list[str]:
+    """The coordinates whose accelerations Rumoca 0.9 solves from a coupled block of its derivative rows
+    (:func:`derivative_rows`: a taken row holds several accelerations) while a row it leaves to the algebraic
+    part (a constraint row) holds one of them: the structure it factorises as "SymbolicSingular"
+    (``docs/compiler-defects/RumocaImplicitCoupledRow.mo``, ``RumocaImplicitCoupledBlock.mo``). Empty without
+    multipliers (an ODE has no algebraic rows)."""
     if not eom.multipliers:
         return []
     M, n = eom.mass_matrix, len(eom.u)
+    taken = derivative_rows(eom)
+    component = list(range(n))  # union-find over the accelerations joined by a taken row
+
+    def root(k: int) -> int:
+        while component[k] != k:
+            k = component[k]
+        return k
+
+    for row in taken.values():
+        held = [j for j in range(n) if M[row, j] != 0]
+        for j in held[1:]:
+            component[root(j)] = root(held[0])
+    size = {r: sum(1 for k in range(n) if root(k) == r) for r in range(n)}
+    rest = [r for r in range(M.shape[0]) if r not in taken.values()]
+    hit = {k for r in rest for k in range(n) if M[r, k] != 0 and size[root(k)] > 1}
     names = [c.name for c in eom.system.coordinates]
-    return [names[i] for i in range(n)
-            if not any(M[i, j] != 0 for j in range(n, M.shape[1])) and sum(1 for j in range(n) if M[i, j] != 0) > 1]
+    return [names[k] for k in sorted(hit)]
 
 
 def normal_dynamics(eom: EquationsOfMotion) -> EquationsOfMotion:
@@ -187,48 +273,78 @@ def regular_horizon(eom: EquationsOfMotion, stop: float) -> float:
     return stop if singular is None else 0.9 * singular
 
 
+#: the largest growth factor :func:`normal_growth` for which the split is exported as normal equations: the
+#: factor of a dense 2 x 2 block (and of any union of such blocks, e.g. one per axle or wheel pair)
+NORMAL_GROWTH_LIMIT = 2.0
+
+
 def choose_form(eom: EquationsOfMotion) -> Choice:
     """The default export form of these equations, and why.
 
-    The rule is structural, from two Rumoca 0.9 defects reproduced minimally in ``docs/compiler-defects/``:
+    The rule is structural, from Rumoca 0.9 defects reproduced minimally in ``docs/compiler-defects/``, and a
+    cost bound:
 
-    * an implicit DAE in which a row without algebraic unknowns couples several derivatives (here: a
-      dynamics row without multipliers, :func:`multiplier_free_coupled_rows`) is factorised as
-      structurally singular (``RumocaImplicitCoupledRow.mo``): such a multiplier DAE gets ``variables``;
-    * a coupled linear block of algebraic variables is solved row by row and fails where the matched
-      coefficient vanishes (``RumocaCoupledLinearBlock.mo``): a split with a coupled block
-      (:func:`coupled_blocks`) gets ``normal``.
+    * **variables** for a multiplier DAE whose accelerations Rumoca 0.9 would take from a coupled block of
+      derivative rows while a row it leaves to its algebraic part (a constraint row) holds one of them
+      (:func:`coupled_derivative_block`; its choice of rows is :func:`derivative_rows`): Rumoca factorises that
+      implicit DAE as "SymbolicSingular" (``RumocaImplicitCoupledRow.mo``, ``RumocaImplicitCoupledBlock.mo``;
+      ``RumocaImplicitCoupledBlockUncoupledLeft.mo``, whose algebraic row holds a derivative outside the block,
+      simulates). It covers the rows without multiplier that couple accelerations (rolling disk and sphere,
+      contact sleigh) and the rolling wheel, whose coupled rows all hold multipliers; in ``variables`` no row but
+      ``der(der_q) = der_der_q`` holds a derivative.
+    * **normal** for a reduced method whose split has a coupled block (:func:`coupled_blocks`): Rumoca solves a
+      coupled linear block row by row and fails where a matched coefficient vanishes
+      (``RumocaCoupledLinearBlock.mo``); the normal equations ``(L^T L) Z = L^T R`` have a diagonal that never
+      vanishes where ``L`` is regular. Only where they are cheap: they write every entry of the block
+      :func:`normal_growth` ``= g`` times (``g = r`` for a dense ``r x r`` block), and the split is printed out
+      in full, so the text grows with ``g`` and with the split's share of the model. Measured (maggi, the
+      exported text's equation section; pymoca/IDAS and Rumoca wall times in ``docs/compilers.md``): the
+      steered car, ``g = 2.0``: 1.6 times the implicit text, both compilers pass ``normal`` and Rumoca fails
+      ``implicit``; the wheeled snake of ``benchmarks/snake.py`` (triangular ``n x n`` split), ``g`` = 3.0, 3.3,
+      5.5, 13.8 for 3, 4, 8, 20 links: 1.7, 1.8, 3.1, 7.5 times the text; with 8 links (to 2 s) pymoca takes 26 s
+      instead of 12 s, Rumoca more than 300 s instead of 70 s (it passes ``implicit``, 1.2e-9); the Whipple
+      bicycle (5 x 5 split), ``g = 2.9``: 3.9 times the text (0.58 to 2.3 million characters), pymoca times out
+      (420 s) where ``implicit`` takes 108 s. So ``normal`` is chosen up to :data:`NORMAL_GROWTH_LIMIT` (the
+      dense 2 x 2 block and unions of them), ``implicit`` beyond; there Rumoca may meet the row-by-row defect,
+      and ``--check rumoca`` (:func:`bridge.modelica.check.simulate_rumoca`) falls back to ``normal``.
 
-    The first rule is partial: the rolling wheel (every dynamics row holds a multiplier) meets the same defect
-    in ``implicit``; :func:`bridge.modelica.check.simulate_rumoca` then falls back to ``variables`` and says
-    so. ``variables-normal`` (the block of accelerations and multipliers as normal equations too) is not chosen:
-    on the rolling disk Rumoca matches its dense rows off the diagonal and fails where plain ``variables``
-    simulates (docs/compilers.md).
-
-    Everything else keeps the implicit text (``M der(v) = F``, index 1), which both compilers simulate.
+    ``variables-normal`` (the block of accelerations and multipliers as normal equations too) is not chosen: on
+    the rolling disk Rumoca matches its dense rows off the diagonal and fails where plain ``variables``
+    simulates. Everything else keeps the implicit text (``M der(v) = F``, index 1), which both compilers
+    simulate.
     """
-    free = multiplier_free_coupled_rows(eom)
-    if free:
-        return Choice("variables", f"the dynamics rows of {', '.join(free)} hold no multiplier but couple several "
-                      "accelerations; Rumoca 0.9 factorises such an implicit DAE as structurally singular "
+    coupled = coupled_derivative_block(eom)
+    if coupled:
+        return Choice("variables", f"the accelerations of {', '.join(coupled)} are coupled in the rows Rumoca 0.9 "
+                      "takes as their derivative rows and held by the constraint rows it leaves to its algebraic "
+                      "part; Rumoca 0.9 factorises such an implicit DAE as structurally singular "
                       "(docs/compiler-defects), so the accelerations are algebraic variables der_der_q with "
                       "der(der_q) = der_der_q and no other row holds a derivative")
     blocks = coupled_blocks(eom)
-    if blocks:
+    growth = normal_growth(eom)
+    if blocks and growth <= NORMAL_GROWTH_LIMIT:
         return Choice("normal", f"the split A_dep(q, t) [B, beta] = -[A_ind, a0] couples its unknowns (split "
                       f"{', '.join(blocks)}); its coupled blocks are written as normal equations "
                       "(A_dep^T A_dep) Z = A_dep^T R, whose diagonal (squared column norms) never vanishes where "
                       "A_dep is regular, because Rumoca 0.9 solves a coupled linear block row by row and fails "
-                      "where a matched coefficient vanishes (docs/compiler-defects); accelerations implicit "
-                      "in M der(v) = F")
+                      f"where a matched coefficient vanishes (docs/compiler-defects); they write each entry of "
+                      f"the blocks {growth:.2g} times (at most {NORMAL_GROWTH_LIMIT:g}: cheap); accelerations "
+                      "implicit in M der(v) = F")
+    if blocks:
+        return Choice("implicit", f"reduced ODE with the accelerations implicit in M der(v) = F; the split "
+                      f"couples its unknowns (split {', '.join(blocks)}) but its normal equations would write each "
+                      f"entry of the blocks {growth:.2g} times (more than {NORMAL_GROWTH_LIMIT:g}: the text and "
+                      "the compilers' time would grow several-fold), so the split stays A_dep [B, beta] = "
+                      "-[A_ind, a0]; Rumoca 0.9 may fail on it where a matched coefficient vanishes "
+                      "(docs/compiler-defects; --check rumoca then falls back to the normal equations)")
     if eom.multipliers:
         return Choice("implicit", "multiplier DAE with the constraints at acceleration level (index 1"
                       + (", Baumgarte-stabilised" if eom.baumgarte else "") + "), accelerations implicit in "
-                      "M [der(v), lambda] = F: every dynamics row holds a multiplier or a single acceleration, "
-                      "so neither structure of docs/compiler-defects is present; no index reduction needed")
+                      "M [der(v), lambda] = F: Rumoca 0.9 takes single-acceleration rows as derivative rows, so "
+                      "no structure of docs/compiler-defects is present; no index reduction needed")
     kind = "reduced ODE" if eom.is_reduced else "ODE"
     return Choice("implicit", f"{kind} with the accelerations implicit in M der(v) = F: no multiplier and no "
-                  "coupled split block, so neither structure of docs/compiler-defects is present")
+                  "coupled split block, so no structure of docs/compiler-defects is present")
 
 
 def resolve(eom: EquationsOfMotion, level: str, accelerations: str

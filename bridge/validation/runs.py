@@ -94,7 +94,7 @@ def rumoca_modelica_run(eom: EquationsOfMotion, stop: float, step: float, rtol: 
     for name in [*system.outputs, *(e.name for e in system.efforts)]:  # efforts: variables of their own names
         if name in available:
             signals[name] = np.asarray(result[name], dtype=float)
-    notes = (f"Rumoca {_version('rumoca')}, {run.form} accelerations",)
+    notes = (f"Rumoca {_version('rumoca')}, {run.form} form",)
     return Trajectory(np.asarray(result.time, dtype=float), signals, notes)
 
 

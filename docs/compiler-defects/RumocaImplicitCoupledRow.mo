@@ -5,7 +5,7 @@
 // The Jacobian of the rows in (der(vp), der(vq), l) is [0.8 1 0; 1 0 1; 0 1 -1], determinant 0.2: regular.
 // Solution: der(vp) = 5, der(vq) = -3, l = -3. The same rows in another order (RumocaImplicitCoupledRowReordered.mo)
 // simulate correctly. pymoca 0.12 + CasADi IDAS simulates this file correctly.
-// Workaround: RumocaImplicitCoupledRowNormal.mo (the export form "variables-normal" of bridge.modelica.forms).
+// Workaround: RumocaImplicitCoupledRowVariables.mo (the export form "variables" of bridge.modelica.forms).
 model RumocaImplicitCoupledRow
   Real vp(start=0, fixed=true);
   Real vq(start=0, fixed=true);
