@@ -8,7 +8,6 @@ as potential energy, the motor as a coordinate with a forcing torque), simulated
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
@@ -179,25 +178,6 @@ def test_assembly_in_pymoca_matches_the_combined_system(method, stop):
                           _assembly_library(method))
     errors = _compare(run.time, run.__getitem__, stop)
     assert max(errors.values()) < 1e-6, errors
-
-
-def _msl_root() -> Path | None:
-    for folder in os.environ.get("MODELICAPATH", "").split(os.pathsep):
-        for candidate in sorted(Path(folder).glob("Modelica*/package.mo")) if folder else ():
-            return candidate.parent.parent
-    return None
-
-
-def test_with_the_msl_where_it_is_installed(tmp_path):
-    """With --msl the flanges are the MSL's; compiled where an MSL is on MODELICAPATH."""
-    root = _msl_root()
-    if root is None:
-        pytest.skip("no Modelica Standard Library on MODELICAPATH (neither Rumoca nor pymoca ships one); "
-                    "the --msl text is checked by test_the_model_has_flanges_with_the_msl_structure")
-    rumoca = pytest.importorskip("rumoca")
-    model = rumoca.loads(model_source(_ported(), msl=True), model="PortedSleigh",
-                         filename=str(tmp_path / "PortedSleigh.mo"), roots=[str(root)])
-    assert model.structure().is_balanced
 
 
 def test_cli_exports_with_the_msl_and_checks_with_the_local_copies(tmp_path, capsys):

@@ -1,0 +1,3 @@
+within Modelica.Mechanics.Rotational;
+package Interfaces "Connectors of one-dimensional rotational mechanics"
+end Interfaces;

@@ -1,0 +1,3 @@
+within Modelica.Mechanics.Translational;
+package Interfaces "Connectors of one-dimensional translational mechanics"
+end Interfaces;
