@@ -42,7 +42,7 @@ equation
 <p>Simple pendulum in Cartesian coordinates of the bob, the rod kept as the holonomic displacement constraint x^2 + y^2 - l^2 = 0 (Lagrange's equation with displacement constraints, Section 4.2 of the constrained-systems seed): T = m/2*(der(x)^2 + der(y)^2), V = m*g*y, pivot at the origin, y up. Same m, g, l and start as SimplePendulum (theta0 = 0.5 rad, der(theta)0 = 0.3 rad/s): x = l*sin(theta0), y = -l*cos(theta0), der(x) = l*cos(theta0)*der(theta)0, der(y) = l*sin(theta0)*der(theta)0, so theta = atan2(x, -y) can be compared with SimplePendulum.theta.</p>
 <p>Equations of motion derived by nhbridge 0.1.0 with <b>Lagrange's equations with multipliers</b> (method <code>lagrange</code>): multiplier DAE, constraints at acceleration level (index 1).</p>
 <p>Variables: each generalized coordinate under its own name, its velocity as <code>der_&lt;name&gt;</code>; <code>residual</code> monitors the constraints.</p>
-<p>Export form (chosen automatically): implicit: multiplier DAE with the constraints at acceleration level (index 1), accelerations implicit in M [der(v), lambda] = F: every dynamics row holds a multiplier or a single acceleration, so neither structure of docs/compiler-defects is present; no index reduction needed.</p>
+<p>Export form (chosen automatically): implicit: multiplier DAE with the constraints at acceleration level (index 1), accelerations implicit in M [der(v), lambda] = F: Rumoca 0.9 takes single-acceleration rows as derivative rows, so no structure of docs/compiler-defects is present; no index reduction needed.</p>
 <p>Equations (in the notation of the system file):</p>
 <ul>
 <li>T = <code>(0.5)*m*(der(x)^2 + der(y)^2)</code></li>

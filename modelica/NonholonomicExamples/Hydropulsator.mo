@@ -64,7 +64,7 @@ equation
 <p>Equations of motion derived by nhbridge 0.1.0 with <b>Lagrange's equations with multipliers</b> (method <code>lagrange</code>): multiplier DAE, constraints at acceleration level (index 1).</p>
 <p>Variables: each generalized coordinate under its own name, its velocity as <code>der_&lt;name&gt;</code>; <code>residual</code> monitors the constraints.</p>
 <p>Inputs: Mr, Md.</p>
-<p>Export form (chosen automatically): implicit: multiplier DAE with the constraints at acceleration level (index 1), accelerations implicit in M [der(v), lambda] = F: every dynamics row holds a multiplier or a single acceleration, so neither structure of docs/compiler-defects is present; no index reduction needed.</p>
+<p>Export form (chosen automatically): implicit: multiplier DAE with the constraints at acceleration level (index 1), accelerations implicit in M [der(v), lambda] = F: Rumoca 0.9 takes single-acceleration rows as derivative rows, so no structure of docs/compiler-defects is present; no index reduction needed.</p>
 <p>Equations (in the notation of the system file):</p>
 <ul>
 <li>T = <code>(0.5)*Id*der(psi)^2 + (0.5)*Ir*der(phi)^2 + (0.5)*der(x1)^2*m1 + (0.5)*der(x2)^2*m2</code></li>

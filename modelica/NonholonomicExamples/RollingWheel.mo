@@ -18,6 +18,11 @@ model RollingWheel "Modelica.Mechanics.MultiBody.Examples.Elementary.RollingWhee
   Real der_psi(start=0.0, fixed=true, unit="rad/s") "velocity der(psi)";
   Real der_theta(start=1.0, fixed=true, unit="rad/s") "velocity der(theta)";
   Real der_phi(start=5.0, fixed=true, unit="rad/s") "velocity der(phi)";
+  Real der_der_x(unit="m/s2") "acceleration der(der(x))";
+  Real der_der_y(unit="m/s2") "acceleration der(der(y))";
+  Real der_der_psi(unit="rad/s2") "acceleration der(der(psi))";
+  Real der_der_theta(unit="rad/s2") "acceleration der(der(theta))";
+  Real der_der_phi(unit="rad/s2") "acceleration der(der(phi))";
   Real lambda[2](each unit="N") "constraint multipliers: generalized constraint forces A^T*lambda";
   Real residual[2](each unit="m/s") "constraint residuals at velocity level (holonomic ones differentiated); stay near 0";
 protected
@@ -78,6 +83,11 @@ equation
   der(psi) = der_psi;
   der(theta) = der_theta;
   der(phi) = der_phi;
+  der(der_x) = der_der_x;
+  der(der_y) = der_der_y;
+  der(der_psi) = der_der_psi;
+  der(der_theta) = der_der_theta;
+  der(der_phi) = der_der_phi;
   // common subexpressions
   nhb_cse1 = sin(theta);
   nhb_cse2 = nhb_cse1^2;
@@ -130,16 +140,16 @@ equation
   nhb_cse49 = nhb_cse2*nhb_cse43/nhb_cse12^(1.5);
   nhb_cse50 = nhb_cse27*nhb_cse4;
   // dynamics: Lagrange's equations with multipliers (mass matrix * accelerations = forcing)
-  der(der_x)*m - lambda[1] = 0;
-  der(der_y)*m - lambda[2] = 0;
-  der(der_phi)*nhb_cse9 + der(der_psi)*(I_axis*nhb_cse2 + nhb_cse4*nhb_cse6 + nhb_cse4*nhb_cse8) + lambda[1]*nhb_cse17 + lambda[2]*nhb_cse19 = -der_phi*(-nhb_cse30*nhb_cse31 - nhb_cse31*nhb_cse32) - der_theta*(nhb_cse1*nhb_cse37 - nhb_cse1*nhb_cse39 + nhb_cse29*nhb_cse9 + nhb_cse3*nhb_cse34 - nhb_cse35*nhb_cse6 - nhb_cse35*nhb_cse8);
-  der(der_theta)*(nhb_cse2*nhb_cse20 + nhb_cse6 + nhb_cse8) + lambda[1]*nhb_cse22 - lambda[2]*nhb_cse23 = -der_phi*(nhb_cse32*nhb_cse38 + nhb_cse39) - der_theta^2*nhb_cse1*nhb_cse20*nhb_cse3 + g*m*nhb_cse11 + nhb_cse29*nhb_cse34 + nhb_cse33*nhb_cse37 - nhb_cse33*nhb_cse39;
-  I_axis*der(der_phi) + der(der_psi)*nhb_cse9 + lambda[1]*nhb_cse26 + lambda[2]*nhb_cse28 = -I_axis*der_theta*nhb_cse29 + nhb_cse30*nhb_cse36 + nhb_cse32*nhb_cse36;
+  der_der_x*m - lambda[1] = 0;
+  der_der_y*m - lambda[2] = 0;
+  der_der_phi*nhb_cse9 + der_der_psi*(I_axis*nhb_cse2 + nhb_cse4*nhb_cse6 + nhb_cse4*nhb_cse8) + lambda[1]*nhb_cse17 + lambda[2]*nhb_cse19 = -der_phi*(-nhb_cse30*nhb_cse31 - nhb_cse31*nhb_cse32) - der_theta*(nhb_cse1*nhb_cse37 - nhb_cse1*nhb_cse39 + nhb_cse29*nhb_cse9 + nhb_cse3*nhb_cse34 - nhb_cse35*nhb_cse6 - nhb_cse35*nhb_cse8);
+  der_der_theta*(nhb_cse2*nhb_cse20 + nhb_cse6 + nhb_cse8) + lambda[1]*nhb_cse22 - lambda[2]*nhb_cse23 = -der_phi*(nhb_cse32*nhb_cse38 + nhb_cse39) - der_theta^2*nhb_cse1*nhb_cse20*nhb_cse3 + g*m*nhb_cse11 + nhb_cse29*nhb_cse34 + nhb_cse33*nhb_cse37 - nhb_cse33*nhb_cse39;
+  I_axis*der_der_phi + der_der_psi*nhb_cse9 + lambda[1]*nhb_cse26 + lambda[2]*nhb_cse28 = -I_axis*der_theta*nhb_cse29 + nhb_cse30*nhb_cse36 + nhb_cse32*nhb_cse36;
   // constraints at acceleration level (index 1)
   // contacts.wheel (no slip along N.x)
-  -der(der_phi)*nhb_cse26 - der(der_psi)*nhb_cse17 - der(der_theta)*nhb_cse22 + der(der_x) = -der_psi*(R*nhb_cse1*nhb_cse14*nhb_cse18*nhb_cse3*nhb_cse43 - nhb_cse21*nhb_cse41) - der_theta*(nhb_cse16*nhb_cse48 + nhb_cse2*nhb_cse47 + nhb_cse23*nhb_cse42 - nhb_cse4*nhb_cse47 - nhb_cse44*nhb_cse45 - nhb_cse44*nhb_cse49);
+  -der_der_phi*nhb_cse26 - der_der_psi*nhb_cse17 - der_der_theta*nhb_cse22 + der_der_x = -der_psi*(R*nhb_cse1*nhb_cse14*nhb_cse18*nhb_cse3*nhb_cse43 - nhb_cse21*nhb_cse41) - der_theta*(nhb_cse16*nhb_cse48 + nhb_cse2*nhb_cse47 + nhb_cse23*nhb_cse42 - nhb_cse4*nhb_cse47 - nhb_cse44*nhb_cse45 - nhb_cse44*nhb_cse49);
   // contacts.wheel (no slip along N.y)
-  -der(der_phi)*nhb_cse28 - der(der_psi)*nhb_cse19 + der(der_theta)*nhb_cse23 + der(der_y) = -der_psi*(-nhb_cse17*nhb_cse43 - nhb_cse21*nhb_cse48) - der_theta*(R*der_phi*nhb_cse1*nhb_cse13*nhb_cse18 + R*nhb_cse14*nhb_cse18*nhb_cse2*nhb_cse43 - nhb_cse16*nhb_cse41 - nhb_cse27*nhb_cse4*nhb_cse46 - nhb_cse45*nhb_cse50 - nhb_cse49*nhb_cse50);
+  -der_der_phi*nhb_cse28 - der_der_psi*nhb_cse19 + der_der_theta*nhb_cse23 + der_der_y = -der_psi*(-nhb_cse17*nhb_cse43 - nhb_cse21*nhb_cse48) - der_theta*(R*der_phi*nhb_cse1*nhb_cse13*nhb_cse18 + R*nhb_cse14*nhb_cse18*nhb_cse2*nhb_cse43 - nhb_cse16*nhb_cse41 - nhb_cse27*nhb_cse4*nhb_cse46 - nhb_cse45*nhb_cse50 - nhb_cse49*nhb_cse50);
   // constraint residuals (velocity level)
   residual[1] = -R*sqrt(1 - sin(theta)^2)*(der_phi*cos(psi)*cos(theta) + der_theta*sin(psi)) - R*(der_phi*sin(theta) + der_psi)*sin(theta)*cos(psi)*cos(theta)/sqrt(1 - sin(theta)^2) + der_x;
   residual[2] = R*sqrt(1 - sin(theta)^2)*(-der_phi*sin(psi)*cos(theta) + der_theta*cos(psi)) - R*(der_phi*sin(theta) + der_psi)*sin(psi)*sin(theta)*cos(theta)/sqrt(1 - sin(theta)^2) + der_y;
@@ -150,7 +160,7 @@ equation
 <p>Modelica.Mechanics.MultiBody.Examples.Elementary.RollingWheel (MSL) with a body and a rolling-disk contact: a wheel rolling without slip on the ground z = 0, gravity -z; parameters and start values of the MSL (x = y = 0.2 m, der_angles {0, 5, 1}), with yaw, lean, spin coordinates and a start lean of 1 mrad instead of 0: upright, the yaw rate does not move the contact point, and Rumoca 0.9 fails where that coefficient vanishes.</p>
 <p>Equations of motion derived by nhbridge 0.1.0 with <b>Lagrange's equations with multipliers</b> (method <code>lagrange</code>): multiplier DAE, constraints at acceleration level (index 1).</p>
 <p>Variables: each generalized coordinate under its own name, its velocity as <code>der_&lt;name&gt;</code>; <code>residual</code> monitors the constraints.</p>
-<p>Export form (chosen automatically): implicit: multiplier DAE with the constraints at acceleration level (index 1), accelerations implicit in M [der(v), lambda] = F: every dynamics row holds a multiplier or a single acceleration, so neither structure of docs/compiler-defects is present; no index reduction needed.</p>
+<p>Export form (chosen automatically): variables: the accelerations of psi, phi are coupled in the rows Rumoca 0.9 takes as their derivative rows and held by the constraint rows it leaves to its algebraic part; Rumoca 0.9 factorises such an implicit DAE as structurally singular (docs/compiler-defects), so the accelerations are algebraic variables der_der_q with der(der_q) = der_der_q and no other row holds a derivative.</p>
 <p>Equations (in the notation of the system file):</p>
 <ul>
 <li>T = <code>(0.5)*I_axis*(der(phi) + der(psi)*sin(theta))^2 + (0.5)*I_long*(-der(psi)*sin(phi)*cos(theta) + der(theta)*cos(phi))^2 + (0.5)*I_long*(der(psi)*cos(phi)*cos(theta) + der(theta)*sin(phi))^2 + (0.5)*m*(R^2*der(theta)^2*sin(theta)^2 + der(x)^2 + der(y)^2)</code></li>

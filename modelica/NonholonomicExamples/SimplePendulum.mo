@@ -23,7 +23,7 @@ equation
 <p>Simple pendulum (Huston, Dynamics of Mechanical Systems, Example 12.3.1): a particle of mass m on a massless rod of length l, angle theta from the downward vertical. K = 1/2*m*l^2*der(theta)^2 (12.3.7), P = m*g*l*(1 - cos(theta)); Lagrange: m*l^2*der(der(theta)) + m*g*l*sin(theta) = 0. Same m, g, l and start as CartesianPendulum.</p>
 <p>Equations of motion derived by nhbridge 0.1.0 with <b>Lagrange's equations with multipliers</b> (method <code>lagrange</code>): multiplier DAE, constraints at acceleration level (index 1).</p>
 <p>Variables: each generalized coordinate under its own name, its velocity as <code>der_&lt;name&gt;</code>; <code>residual</code> monitors the constraints.</p>
-<p>Export form (chosen automatically): implicit: ODE with the accelerations implicit in M der(v) = F: no multiplier and no coupled split block, so neither structure of docs/compiler-defects is present.</p>
+<p>Export form (chosen automatically): implicit: ODE with the accelerations implicit in M der(v) = F: no multiplier and no coupled split block, so no structure of docs/compiler-defects is present.</p>
 <p>Equations (in the notation of the system file):</p>
 <ul>
 <li>T = <code>(0.5)*der(theta)^2*l^2*m</code></li>
