@@ -195,3 +195,61 @@ def test_set_a_dynamic_variable_start_value():
     system = bridge.load_system(DRIVE, overrides={"i": 2.5})
     res = bridge.simulate(bridge.derive(system, "lagrange"), 0.01, interval=0.001)
     assert res["i"][0] == 2.5 and res["tau"][0] == pytest.approx(0.4 * 2.5, rel=1e-12)
+
+
+def test_outputs_may_contain_efforts(tmp_path):
+    """An output with an effort (the motor's shaft power tau*der(phi1)) is evaluated from the efforts solved at
+    the same state: natively by lagrange and maggi, in the FMU (ME and CS, its declared dependencies all states
+    and inputs) and in the Modelica model (Rumoca); against the effort columns of the native run."""
+    from bridge.cli import main
+    from bridge.fmu.build import build_fmu
+
+    text = DRIVE.read_text().replace("[outputs]\n", '[outputs]\nshaft_power = { expr = "tau*der(phi1)", unit = "W" }\n')
+    system = bridge.parse_system(text, "dc_power.toml")
+    eom = bridge.derive(system, "lagrange")
+    native = bridge.simulate(eom, 0.5, interval=0.01)
+    assert np.abs(native["shaft_power"] - native["tau"] * native["der(phi1)"]).max() < 1e-12 * np.ptp(
+        native["shaft_power"])
+    reduced = bridge.simulate(bridge.derive(system, "maggi"), 0.5, interval=0.01)
+    assert np.abs(reduced["shaft_power"] - native["shaft_power"]).max() < 1e-6 * np.ptp(native["shaft_power"])
+    fmpy = pytest.importorskip("fmpy")
+    fmu = build_fmu(eom, tmp_path / "power.fmu", 3)
+    md = fmpy.read_model_description(str(fmu))
+    out = next(u for u in md.outputs if u.variable.name == "shaft_power")
+    assert {d.name for d in out.dependencies} == {v.name for v in md.modelVariables
+                                                  if v.causality == "input" or v.name in
+                                                  [c.name for c in system.coordinates]
+                                                  or v.name in [f"der({c.name})" for c in system.coordinates]}
+    for kind in ("ModelExchange", "CoSimulation"):
+        res = fmpy.simulate_fmu(str(fmu), fmi_type=kind, stop_time=0.5, output_interval=0.01,
+                                output=["shaft_power"], relative_tolerance=1e-10)
+        assert np.abs(res["shaft_power"] - native["shaft_power"]).max() < 1e-6 * np.ptp(native["shaft_power"]), kind
+    pytest.importorskip("rumoca")
+    (tmp_path / "dc_power.toml").write_text(text)
+    assert main(["modelica", str(tmp_path / "dc_power.toml"), "-o", str(tmp_path / "P.mo"), "--check",
+                 "rumoca"]) == 0
+    assert "shaft_power = der(phi1)*tau;" in (tmp_path / "P.mo").read_text()
+
+
+def test_linearize_refuses_outputs_with_efforts(tmp_path, capsys):
+    """linearize does not differentiate the solved efforts: an output that contains one is named, exit 2."""
+    from bridge.cli import main
+
+    path = tmp_path / "dc_power.toml"
+    path.write_text(DRIVE.read_text().replace("[outputs]\n", '[outputs]\nshaft_power = "tau*der(phi1)"\n'))
+    assert main(["linearize", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "outputs.shaft_power" in err and "contain efforts" in err and "Traceback" not in err
+
+
+def test_a_regularised_friction_element_stands_for_its_smooth_force():
+    """With a regularization velocity the element is the smooth force -mu_k N tanh(v_r/eps): its name in an output
+    (or a force) stands for that expression, which the run reproduces against the velocities it reports."""
+    text = (ROOT / "examples" / "nonsmooth" / "belt_friction.toml").read_text()
+    text = text.replace('relative_velocity = "der(x) - v_belt",', 'relative_velocity = "der(x) - v_belt", '
+                        'regularization = 0.01,')
+    text = text.replace("[outputs]\n", '[outputs]\nfriction_force = { expr = "belt", unit = "N" }\n')
+    system = bridge.parse_system(text, "smooth belt")
+    res = bridge.simulate(bridge.derive(system, "lagrange"), 2.0, interval=0.01)
+    law = -0.3 * 1.0 * 9.81 * np.tanh((res["der(x)"] - 0.2) / 0.01)
+    assert not res.events and np.abs(res["friction_force"] - law).max() < 1e-12

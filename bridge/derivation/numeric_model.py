@@ -86,7 +86,10 @@ class NumericModel:
         self._acc = compile_exprs(base + list(eom.du), list(eom.acceleration_map))
         full = [S.t, *system.q, *system.qd, *par_syms, *inp_syms]
         self.output_names = list(system.outputs)
-        self._out = compile_exprs(full, list(system.outputs.values()))
+        efforts = set(eom.efforts)
+        self.outputs_use_efforts = any(e.free_symbols & efforts for e in system.outputs.values())
+        self._out = compile_exprs(full + (list(eom.efforts) if self.outputs_use_efforts else []),
+                                  list(system.outputs.values()))
         self.n_holonomic = len(system.holonomic)
         self._con = compile_exprs(full, list(system.holonomic) + list(eom.velocity_constraints))
         self._jac = (compile_exprs(full, list(eom.constraint_jacobian))
@@ -173,7 +176,11 @@ class NumericModel:
         return np.concatenate([[t], q, qd, self.params, self.inputs])
 
     def outputs(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
-        return np.asarray(self._out(self._full(t, q, qd)), dtype=float).ravel()
+        """y(t, q, q') (and of the efforts, solved at the same state, where an output contains one)."""
+        args = self._full(t, q, qd)
+        if self.outputs_use_efforts:
+            args = np.concatenate([args, self.efforts(t, q, np.asarray(qd, dtype=float)[self.independent_index])])
+        return np.asarray(self._out(args), dtype=float).ravel()
 
     def constraint_residuals(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
         """[phi(q, t); A q' + a0] at a state."""

@@ -121,8 +121,10 @@ def build_fmu(eom: EquationsOfMotion, path: str | Path, fmi_version: int = 2,
 def model_c_hash(eom: EquationsOfMotion) -> str:
     import hashlib
 
+    from ..derivation.efforts import switched
+
     text = "|".join(map(str, [eom.method, *eom.mass_matrix, *eom.forcing, *eom.kinematics,
-                              *[p.name for p in eom.system.parameters]]))
+                              *[p.name for p in eom.system.parameters], *switched(eom.system)]))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 

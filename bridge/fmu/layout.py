@@ -158,8 +158,13 @@ def layout(eom: EquationsOfMotion, fmi_version: int = 2, jacobian: bool | str | 
             description=_MODE_TEXT[_is_diode(el)] + f" of {el.name}")
         add(name=f"{el.name}.indicator", kind=INDICATOR, index=k,
             description=f"event indicator of {el.name}: positive while its mode holds, an event where it crosses 0")
+    from .model_c import outputs_use_efforts
+
+    # no directional derivatives with switched elements (their rows change with the modes) or outputs that
+    # contain efforts (their derivatives would need those of the solved efforts)
     return FmuLayout(fmi_version, tuple(numbering.variables), nq, nq + len(speeds),
-                     jacobian_enabled(eom, jacobian) and not elements, dependent, len(elements))
+                     jacobian_enabled(eom, jacobian) and not elements and not outputs_use_efforts(eom), dependent,
+                     len(elements))
 
 
 _MODE_TEXT = {False: "friction mode (0 stick, 1 slip with positive, -1 with negative relative velocity)",

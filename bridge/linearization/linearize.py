@@ -53,6 +53,13 @@ class Linearizer:
         self._vel = LazyCompiled(full, list(vc) + jacobian_exprs(vc, q) + jacobian_exprs(vc, qd)
                                   + jacobian_exprs(vc, inp))
         outs = list(system.outputs.values())
+        with_efforts = [k for k, e in system.outputs.items() if e.free_symbols & set(eom.efforts)]
+        if with_efforts:
+            raise LinearizationError(Problem(
+                f"outputs.{with_efforts[0]}", f"the output(s) {', '.join(with_efforts)} contain efforts, whose "
+                "derivatives linearize does not form (they are solved with the accelerations)",
+                "linearize a copy of the system file without these outputs, or write them in coordinates, velocities "
+                "and dynamic variables", system.source))
         self._out = LazyCompiled(full, outs + jacobian_exprs(outs, q) + jacobian_exprs(outs, qd)
                                   + jacobian_exprs(outs, inp))
         names = [c.name for c in system.coordinates]

@@ -18,9 +18,9 @@ form instead of being solved for e.
   system is replaced by ``der(der(<s>_integral)) - dr/de e = r|_{e=0}``, so every stage that handles
   coordinates handles it. The variable itself is an output of the same name.
 
-Efforts and dynamic variables may appear in ``[forces]``, in effort constraints, in rates and (dynamic
-variables) in ``[outputs]``; never in the energies or the displacement constraints, which the
-derivation differentiates.
+Efforts and dynamic variables may appear in ``[forces]``, in effort constraints, in rates and in ``[outputs]``
+(an output with an effort is evaluated from the solution of the dynamic system at the same point); never in the
+energies or the displacement constraints, which the derivation differentiates.
 """
 
 from __future__ import annotations
@@ -192,6 +192,7 @@ class EffortTables:
             b.check_keys(entry, spec, FRICTION_KEYS)
             if b.declare(entry, name, "friction element"):
                 self.friction_specs[name] = spec
+                b.symbols[name] = sp.Symbol(name)  # its force, e.g. a reaction on another coordinate
         self.diode_specs: dict[str, dict] = {}
         for name, spec in b.table("diodes").items():
             entry = f"diodes.{name}"
@@ -201,6 +202,7 @@ class EffortTables:
             b.check_keys(entry, spec, DIODE_KEYS)
             if b.declare(entry, name, "diode"):
                 self.diode_specs[name] = spec
+                b.symbols[name] = sp.Symbol(name)  # its voltage
 
     def diodes(self) -> tuple[Diode, ...]:
         """The diodes, each on the velocity of a coordinate (a charge)."""
@@ -240,9 +242,11 @@ class EffortTables:
         return tuple(out)
 
     def friction(self, forces: dict[str, sp.Expr]) -> tuple[Friction, ...]:
-        """The friction elements; a regularised one is added to ``forces`` as a smooth force instead."""
+        """The friction elements; a regularised one is added to ``forces`` as a smooth force instead (and its name
+        stands for that force where another entry uses it: :meth:`substitute_smooth`)."""
         b = self.b
         out = []
+        self.smooth: dict[sp.Symbol, sp.Expr] = {}
         coords = [c.name for c in b.coords if not c.name.endswith(INTEGRAL_SUFFIX)]
         for name, spec in self.friction_specs.items():
             entry = f"friction.{name}"
@@ -280,20 +284,41 @@ class EffortTables:
                 b.p.add(f"{entry}.relative_velocity", "the relative velocity contains no velocity der(...)",
                         f'write it in the velocities, e.g. "der({coord}) - v_belt"')
                 continue
-            bad = (normal.free_symbols | vr.free_symbols) & (self.effort_symbols | self.hidden_symbols)
+            bad = (normal.free_symbols | vr.free_symbols) & (self.unknown_symbols | self.hidden_symbols)
             if bad:
-                b.p.add(entry, "the normal force and relative velocity may not contain efforts or dynamic variables",
+                b.p.add(entry, "the normal force and relative velocity may not contain efforts, friction forces, "
+                        "diode voltages or dynamic variables",
                         "write them in coordinates, velocities, parameters, inputs and time")
                 continue
             description = b.text(f"{entry}.description", spec.get("description"))
             if eps > 0:  # the stated regularisation: a smooth force, no events
-                forces[coord] = forces.get(coord, sp.Integer(0)) - mu_k * normal * sp.tanh(vr / eps)
+                law = -mu_k * normal * sp.tanh(vr / eps)
+                self.smooth[sp.Symbol(name)] = law
+                forces[coord] = forces.get(coord, sp.Integer(0)) + law
             out.append(Friction(name, coord, normal, mu_s, mu_k, vr, eps, description))
         return tuple(out)
+
+    def substitute_smooth(self, *tables: dict[str, sp.Expr]) -> None:
+        """Replace the name of every regularised friction element by its smooth force in these tables (forces,
+        outputs): such an element has no unknown of its own."""
+        if getattr(self, "smooth", None):
+            for table in tables:
+                for key, expr in table.items():
+                    if expr.free_symbols & set(self.smooth):
+                        table[key] = expr.xreplace(self.smooth)
 
     @property
     def effort_symbols(self) -> set[sp.Symbol]:
         return {sp.Symbol(n) for n in self.effort_specs}
+
+    @property
+    def element_symbols(self) -> set[sp.Symbol]:
+        """The friction forces and diode voltages: unknowns of the dynamic system like the efforts."""
+        return {sp.Symbol(n) for n in (*self.friction_specs, *self.diode_specs)}
+
+    @property
+    def unknown_symbols(self) -> set[sp.Symbol]:
+        return self.effort_symbols | self.element_symbols
 
     @property
     def hidden_symbols(self) -> set[sp.Symbol]:
@@ -307,15 +332,17 @@ class EffortTables:
         ``constraints`` (entry -> expression) must not contain efforts or dynamic variables."""
         b = self.b
         E = self.effort_symbols
+        U = self.unknown_symbols  # efforts, friction forces, diode voltages
         hidden = self.hidden_symbols
-        if not E and not hidden:
+        if not U and not hidden:
             return (), ()
         for entry, expr in [*energies.items(), *constraints.items()]:
             if expr is None or not isinstance(expr, sp.Basic) or expr.has(sp.nan):
                 continue
-            bad = sorted(map(str, expr.free_symbols & (E | hidden)))
+            bad = sorted(map(str, expr.free_symbols & (U | hidden)))
             if bad:
-                b.p.add(entry, f"{self._names(bad)} may not appear here (an effort or dynamic variable)",
+                b.p.add(entry, f"{self._names(bad)} may not appear here (an effort, friction force, diode voltage or "
+                        "dynamic variable)",
                         "efforts and dynamic variables enter through [forces], effort constraints, rates and "
                         "[outputs]; the energies and displacement constraints are differentiated by the derivation")
         for name in self.dynamic_specs:
@@ -323,19 +350,13 @@ class EffortTables:
                 b.p.add(f"forces.{name}{INTEGRAL_SUFFIX}", f"{name}{INTEGRAL_SUFFIX} carries the dynamic variable "
                         f"{name}; it takes no force", f"give the rate of {name} under [dynamic] instead")
         for cname, expr in forces.items():
-            v = affine_problem(expr, E)
+            v = affine_problem(expr, U)
             if v is not None:
-                b.p.add(f"forces.{cname}", f"the force is not affine in the effort {v}",
-                        "efforts enter the forces linearly (e.g. tau or k*tau), so that they are solved with the "
-                        "accelerations; introduce another effort for a non-linear relation")
-        for oname, expr in outputs.items():
-            bad = sorted(map(str, expr.free_symbols & E))
-            if bad:
-                b.p.add(f"outputs.{oname}", f"the output contains the effort(s) {', '.join(bad)}",
-                        "efforts are reported as variables of their own (result columns, Modelica variables, FMU "
-                        "variables); write the output in coordinates, velocities and dynamic variables")
-        efforts = tuple(self._effort(name, spec, E) for name, spec in self.effort_specs.items())
-        dynamic = tuple(self._dynamic(name, spec, E) for name, spec in self.dynamic_specs.items())
+                b.p.add(f"forces.{cname}", f"the force is not affine in {v} (an effort, friction force or diode "
+                        "voltage)", "these unknowns enter the forces linearly (e.g. tau or k*tau), so that they are "
+                        "solved with the accelerations; introduce another effort for a non-linear relation")
+        efforts = tuple(self._effort(name, spec, E, U) for name, spec in self.effort_specs.items())
+        dynamic = tuple(self._dynamic(name, spec, U) for name, spec in self.dynamic_specs.items())
         return tuple(e for e in efforts if e is not None), tuple(d for d in dynamic if d is not None)
 
     @staticmethod
@@ -343,7 +364,7 @@ class EffortTables:
         return ", ".join(n[4:-1][: -len(INTEGRAL_SUFFIX)] if n.startswith("der(") and n.endswith(
             INTEGRAL_SUFFIX + ")") else n for n in names)
 
-    def _effort(self, name: str, spec: dict, E: set[sp.Symbol]) -> Effort | None:
+    def _effort(self, name: str, spec: dict, E: set[sp.Symbol], U: set[sp.Symbol]) -> Effort | None:
         b = self.b
         entry = f"efforts.{name}"
         unit = b.unit(f"{entry}.unit", spec.get("unit"))
@@ -362,7 +383,7 @@ class EffortTables:
                     f"an effort constraint Gamma(q, der(q), e, s, t) = 0 determines efforts; write it in {name} "
                     f'(e.g. "{name} - k*der(x)")')
             return None
-        v = affine_problem(expr, E)
+        v = affine_problem(expr, U)
         if v is not None:
             b.p.add(f"{entry}.constraint", f"the constraint is not affine in the effort {v}",
                     "nhbridge keeps Gamma = 0 as linear rows dGamma/de*e = -Gamma(e=0) solved with the "

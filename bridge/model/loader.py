@@ -442,6 +442,7 @@ class _Builder:
                                                                  ("nonholonomic", nonholonomic))
              for i, e in enumerate(es)}, outputs)
         friction = effort_tables.friction(forces)
+        effort_tables.substitute_smooth(forces, outputs)
         diodes = effort_tables.diodes()
         dyn_out, dyn_units, dyn_text = dynamic_outputs(dynamic)
         outputs.update(dyn_out)
