@@ -292,3 +292,74 @@ def _fnv1a(data: bytes) -> int:
     for b in data:
         h = ((h ^ b) * 1099511628211) & 0xFFFFFFFFFFFFFFFF
     return h
+
+
+SANITIZED_DRIVER = r"""
+import json, sys
+import fmpy
+from fmpy import extract, read_model_description
+from fmpy.fmi2 import FMU2Slave
+
+runs = 0
+for path, stop, dt, mode in json.loads(sys.argv[1]):
+    for kind in ("ModelExchange", "CoSimulation"):
+        fmpy.simulate_fmu(path, fmi_type=kind, stop_time=stop, output_interval=dt, relative_tolerance=1e-10)
+        runs += 1
+    if path.endswith("3.fmu"):
+        fmpy.simulate_fmu(path, fmi_type="CoSimulation", stop_time=stop, output_interval=dt, use_event_mode=True,
+                          early_return_allowed=True, relative_tolerance=1e-10)
+        runs += 1
+    else:  # FMU states across a switch, serialized and restored
+        unzip = extract(path)
+        md = read_model_description(unzip)
+        fmu = FMU2Slave(guid=md.guid, unzipDirectory=unzip, modelIdentifier=md.coSimulation.modelIdentifier,
+                        instanceName="s")
+        fmu.instantiate()
+        fmu.setupExperiment(startTime=0.0)
+        fmu.enterInitializationMode()
+        fmu.exitInitializationMode()
+        for k in range(20):
+            state = fmu.getFMUstate()
+            blob = fmu.serializeFMUstate(state)
+            fmu.doStep(currentCommunicationPoint=k * stop / 20, communicationStepSize=stop / 20)
+            restored = fmu.deSerializeFMUstate(blob)
+            fmu.setFMUstate(restored)
+            fmu.doStep(currentCommunicationPoint=k * stop / 20, communicationStepSize=stop / 20)
+            fmu.freeFMUstate(state)
+            fmu.freeFMUstate(restored)
+        fmu.terminate()
+        fmu.freeInstance()
+        runs += 1
+print(json.dumps({"runs": runs}))
+"""
+
+
+def test_event_fmus_under_the_sanitizers(tmp_path, monkeypatch):
+    """The event code of the runtime (indicators, location on the dense output, Event Mode, early return, the
+    modes in the FMU state) built with -fsanitize=address,undefined and driven by fmpy: no report."""
+    import json
+    import os
+    import subprocess
+    import sys
+    import zipfile
+
+    from .test_fmu_sanitizers import SANITIZE, _libasan
+
+    libasan = _libasan()
+    monkeypatch.setenv("CC", f"gcc {SANITIZE}")
+    runs = []
+    for key, source, stop, dt in (("belt", BELT, 10.0, 0.01), ("rectifier", RECTIFIER, 0.1, 1e-4)):
+        eom = bridge.derive(bridge.load_system(source), "lagrange")
+        for version in (2, 3):
+            runs.append([str(build_fmu(eom, tmp_path / f"{key}{version}.fmu", version)), stop, dt, key])
+    env = {**os.environ, "LD_PRELOAD": libasan, "ASAN_OPTIONS": "detect_leaks=0",
+           "UBSAN_OPTIONS": "print_stacktrace=1:halt_on_error=1"}
+    proc = subprocess.run([sys.executable, "-c", SANITIZED_DRIVER, json.dumps(runs)], capture_output=True, text=True,
+                          env=env, timeout=900, cwd=tmp_path)
+    detail = proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert proc.returncode == 0, detail
+    assert "AddressSanitizer" not in proc.stderr and "runtime error" not in proc.stderr, detail
+    assert json.loads(proc.stdout.strip().splitlines()[-1])["runs"] == 12  # 4 FMUs: ME, CS, early return/states
+    with zipfile.ZipFile(runs[0][0]) as z:  # the binary is instrumented
+        binary = next(n for n in z.namelist() if n.endswith(".so"))
+        assert b"__asan_report" in z.read(binary) and b"__ubsan_handle" in z.read(binary)
