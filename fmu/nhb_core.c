@@ -689,12 +689,14 @@ static int record_switch(nhb_instance *inst, double t, int k)
     return 0;
 }
 
-/* Handle the events at (t, x) in place: while some element's indicator is negative, or zero (a crossing that
- * the importer's root finder located exactly) and the element has not switched at this instant yet (a mode
- * just entered may start at 0: slip after stick, w = 0), switch the first such element (mode_after; one whose
- * mode would not change is left alone for this instant), projecting the velocities when it enters a held
- * mode, and evaluate again. *projected: a projection changed x. Returns 0, or 1 with inst->msg (a failed
- * evaluation, chattering, or a mode iteration that does not settle). */
+/* Handle the events at (t, x) in place: while some element that has not switched at this instant has a negative
+ * or zero indicator (zero: a crossing that the importer's root finder located exactly), switch the first such
+ * element (mode_after), projecting the velocities when it enters a held mode, and evaluate again. An element
+ * switches at most once per instant: the mode it enters starts on its switching surface (slip after stick at
+ * w = 0, up to round-off), so the sign of its new indicator there means nothing; where the new mode cannot
+ * hold, its indicator turns negative at once and the next crossing says so (chattering). An element whose mode
+ * would not change although its indicator is negative is chattering: an error. *projected: a projection
+ * changed x. Returns 0, or 1 with inst->msg (a failed evaluation, chattering, or modes that do not settle). */
 static int switch_at(nhb_instance *inst, const char *func, double t, double *x, int *projected)
 {
     double *z = inst->ev_z, *done = inst->ev_z + NHB_NSW; /* per element: 0, 1 switched, 2 left alone */
@@ -706,7 +708,7 @@ static int switch_at(nhb_instance *inst, const char *func, double t, double *x, 
     for (iter = 0;; iter++) {
         if (eval_rhs(inst, t, x, inst->ev_dx, inst->ev_lam) || indicators(inst, t, x, inst->ev_lam, z))
             return 1;
-        for (k = 0; k < NHB_NSW && !(done[k] != 2.0 && (z[k] < 0.0 || (z[k] == 0.0 && done[k] == 0.0))); k++)
+        for (k = 0; k < NHB_NSW && !(done[k] == 0.0 && z[k] <= 0.0); k++)
             ;
         if (k == NHB_NSW)
             return 0;
@@ -768,6 +770,27 @@ nhb_status nhb_event_update(nhb_instance *inst, const char *func, int *states_ch
     invalidate_caches(inst); /* the modes may have changed */
     *states_changed = projected;
     return NHB_OK;
+}
+
+/* Elements in a held mode (stick, an ideal diode blocking) keep w at 0 only while nothing else moves it: after
+ * the importer set inputs, parameters or states (e.g. a belt speed that jumps at a communication point) the
+ * velocities of x are projected onto w = 0 again (least change). Returns 0, or 1 with inst->msg. */
+static int hold_modes(nhb_instance *inst, double t, double *x, int *projected)
+{
+    int k;
+
+    *projected = 0;
+    for (k = 0; k < NHB_NSW; k++) {
+        if (!mode_holds(k, inst->modes[k]))
+            continue;
+        if (eval_switching(inst, t, x))
+            return 1;
+        if (inst->sw_w[k] != 0.0) {
+            project_onto_held(inst, x, k);
+            *projected = 1;
+        }
+    }
+    return 0;
 }
 
 /* The modes at the start (bridge.simulation.events.initial_modes): friction slips with the sign of its
@@ -2221,6 +2244,19 @@ nhb_status nhb_do_step(nhb_instance *inst, const char *func, double current_time
     if (target == current_time) /* a zero step, or one lost in the round-off of the time: nothing to do */
         return NHB_OK;
 
+    if (NHB_NSW > 0 && !inst->int_valid) { /* something was set: the held modes hold w at 0 again */
+        int projected = 0;
+        if (hold_modes(inst, inst->time, inst->x, &projected)) {
+            nhb_log(inst, NHB_ERROR, "%s: model evaluation failed at t = %.17g: %s", func, inst->time, inst->msg);
+            inst->mode = NHB_MODE_ERROR;
+            return NHB_ERROR;
+        }
+        if (projected) {
+            nhb_log(inst, NHB_OK, "%s: t = %.17g: velocities projected onto the held modes after a set", func,
+                    inst->time);
+            invalidate_caches(inst);
+        }
+    }
     if (inst->int_valid && target <= inst->t_int) {
         /* inside the step already computed: nothing to integrate */
         if (target < inst->t_int)
