@@ -10,7 +10,7 @@ from pathlib import Path
 from ..atomic import atomic_file
 from ..derivation.eom import EquationsOfMotion
 from ..errors import ExportError
-from .build import _compile, _output_path, _pack, compiler
+from .build import _compile, _pack, compiler, output_path
 
 
 def build_rumoca_fmu(eom: EquationsOfMotion, path: str | Path, level: str = "index1") -> Path:
@@ -28,7 +28,7 @@ def build_rumoca_fmu(eom: EquationsOfMotion, path: str | Path, level: str = "ind
     from ..modelica.export import model_source
     from ..modelica.ports import library_files
 
-    path = _output_path(path)
+    path = output_path(path)
     cc = compiler()
     name = eom.system.name
     rename, original = _rumoca_names(eom)
@@ -108,7 +108,7 @@ def build_openmodelica_fmu(eom: EquationsOfMotion, path: str | Path, fmi_version
     """The exported Modelica model compiled by OpenModelica (``buildModelFMU`` in omc, through OMPython)."""
     from ..modelica.check import omc_session
 
-    path = _output_path(path)
+    path = output_path(path)
     name = eom.system.name
     with omc_session(eom, level, OMC_MISSING_FMU, ExportError) as (omc, _):
         built = omc.sendExpression(f'buildModelFMU({name}, version="{fmi_version}.0", fmuType="me_cs")')

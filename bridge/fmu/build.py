@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import tempfile
 import uuid
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 
@@ -43,7 +44,7 @@ def compiler() -> str:
     return cc
 
 
-def _output_path(path: str | Path) -> Path:
+def output_path(path: str | Path) -> Path:
     """The FMU's target path, checked: it ends in .fmu and its folder exists or can be made."""
     path = Path(path)
     if path.suffix != ".fmu":
@@ -90,31 +91,40 @@ def build_fmu(eom: EquationsOfMotion, path: str | Path, fmi_version: int = 2,
     """
     if fmi_version not in (2, 3):
         raise ExportError(f"FMI version must be 2 or 3, got {fmi_version}")
-    path = _output_path(path)
+    path = output_path(path)
     cc = compiler()
     system = eom.system
     lay = layout(eom, fmi_version, jacobian)
     jac = ":jacobian" if lay.jacobian else ""
     guid = "{" + str(uuid.uuid5(uuid.NAMESPACE_URL,
                                 f"nhbridge:{system.name}:{eom.method}:{model_c_hash(eom)}{jac}")) + "}"
+    return pack_source_fmu(path, system.name, fmi_version, model_c(eom, lay, guid),
+                           lambda c_files: model_description(eom, lay, guid, c_files), cc)
+
+
+def pack_source_fmu(path: Path, name: str, fmi_version: int, model_c_text: str,
+                    description: Callable[[list[str]], bytes], cc: str) -> Path:
+    """The source FMU ``path`` (model identifier ``name``) of a generated ``model.c`` beside the fixed runtime:
+    ``sources/`` with the runtime's C files and headers, the binary compiled from them with ``cc``, FMI 3's
+    ``buildDescription.xml`` and ``description(c_files)`` as ``modelDescription.xml``; packed atomically."""
     sources = RUNTIME_SOURCES[fmi_version]
     with tempfile.TemporaryDirectory(prefix="nhbridge-fmu-") as tmp:
         folder = Path(tmp)
         src = folder / "sources"
         src.mkdir()
-        (src / "model.c").write_text(model_c(eom, lay, guid), encoding="utf-8")
-        for name in [*sources, "nhb_model.h", "nhb_core.h", "nhb_jacobian.h"]:
-            shutil.copy(RUNTIME / name, src / name)
+        (src / "model.c").write_text(model_c_text, encoding="utf-8")
+        for file in [*sources, "nhb_model.h", "nhb_core.h", "nhb_jacobian.h"]:
+            shutil.copy(RUNTIME / file, src / file)
         for header in (RUNTIME / "include" / f"fmi{fmi_version}").iterdir():
             if header.name.endswith(".h"):
                 shutil.copy(header, src / header.name)
-        _compile(cc, folder / "binaries" / PLATFORM[fmi_version] / f"{system.name}.so",
+        _compile(cc, folder / "binaries" / PLATFORM[fmi_version] / f"{name}.so",
                  [src / "model.c", *[src / s for s in sources]],
-                 ["-fvisibility=hidden", "-Wall", "-Wextra", f"-I{src}"], system.name)
+                 ["-fvisibility=hidden", "-Wall", "-Wextra", f"-I{src}"], name)
         c_files = ["model.c", *sources]  # what an importer compiles to rebuild the binary (fmpy compile)
         if fmi_version == 3:
-            (src / "buildDescription.xml").write_bytes(build_description(system.name, c_files))
-        (folder / "modelDescription.xml").write_bytes(model_description(eom, lay, guid, c_files))
+            (src / "buildDescription.xml").write_bytes(build_description(name, c_files))
+        (folder / "modelDescription.xml").write_bytes(description(c_files))
         return _pack(path, folder)
 
 

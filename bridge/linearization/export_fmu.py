@@ -22,8 +22,6 @@ operating-point value zero, to 1e-9), else the export is refused.
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
@@ -317,9 +315,7 @@ def build_linear_fmu(lin: LinearModel, path: str | Path, fmi_version: int | str 
     atomically. ``name``: the model identifier (default ``<system>_linear``); ``x_start``: the states' start
     values (absolute, default ``x0``); ``stop_time``: the default experiment's (default
     :func:`~bridge.linearization.export_common.default_stop_time`)."""
-    from ..fmu.build import RUNTIME, RUNTIME_SOURCES, _compile, _output_path, _pack, compiler
-    from ..fmu.layout import PLATFORM
-    from ..fmu.model_description import build_description
+    from ..fmu.build import compiler, output_path, pack_source_fmu
     from ..modelica.printer import _PLAIN
 
     version = _version(fmi_version)
@@ -329,28 +325,11 @@ def build_linear_fmu(lin: LinearModel, path: str | Path, fmi_version: int | str 
         raise ExportError(f"the model identifier {name!r} must be a C identifier (letters, digits and _, not starting "
                           "with a digit); choose another name")
     stop = default_stop_time(chk) if stop_time is None else finite_number(stop_time, "the stop time")
-    path = _output_path(path)
+    path = output_path(path)
     cc = compiler()
     lay = linear_layout(chk, version)
     digest = np.concatenate([v.ravel() for _, v, _ in _parameter_blocks(chk)] + [chk.x_start]).tobytes().hex()
     guid = "{" + str(uuid.uuid5(uuid.NAMESPACE_URL, f"nhbridge-linear:{name}:{lin.states}:{lin.inputs}:"
                                                     f"{lin.outputs}:{digest}")) + "}"
-    sources = RUNTIME_SOURCES[version]
-    with tempfile.TemporaryDirectory(prefix="nhbridge-fmu-") as tmp:
-        folder = Path(tmp)
-        src = folder / "sources"
-        src.mkdir()
-        (src / "model.c").write_text(linear_model_c(chk, lay, guid, name), encoding="utf-8")
-        for file in [*sources, "nhb_model.h", "nhb_core.h", "nhb_jacobian.h"]:
-            shutil.copy(RUNTIME / file, src / file)
-        for header in (RUNTIME / "include" / f"fmi{version}").iterdir():
-            if header.name.endswith(".h"):
-                shutil.copy(header, src / header.name)
-        _compile(cc, folder / "binaries" / PLATFORM[version] / f"{name}.so",
-                 [src / "model.c", *[src / s for s in sources]],
-                 ["-fvisibility=hidden", "-Wall", "-Wextra", f"-I{src}"], name)
-        c_files = ["model.c", *sources]
-        if version == 3:
-            (src / "buildDescription.xml").write_bytes(build_description(name, c_files))
-        (folder / "modelDescription.xml").write_bytes(linear_model_description(chk, lay, guid, name, stop, c_files))
-        return _pack(path, folder)
+    return pack_source_fmu(path, name, version, linear_model_c(chk, lay, guid, name),
+                           lambda c_files: linear_model_description(chk, lay, guid, name, stop, c_files), cc)
