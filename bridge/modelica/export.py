@@ -124,7 +124,7 @@ class ModelicaWriter:
             names[q.symbol] = self.ident(q.name)
         for k, lam in enumerate(eom.multipliers):
             names[lam] = f"lambda[{k + 1}]"
-        for eff in (*system.efforts, *system.diodes):  # efforts, diode voltages: variables of their own names
+        for eff in (*system.efforts, *_switched.elements(system)):  # efforts, friction forces, diode voltages
             names[eff.symbol] = self.ident(eff.name)
         for k, z in enumerate(eom.auxiliary_symbols):
             names[z] = f"nhb_split{k + 1}"  # the split's placeholders (B, beta, B', beta'), solved by the tool
@@ -267,7 +267,7 @@ class ModelicaWriter:
     def _effort_equations(self) -> list[str]:
         """The effort constraints ``Gamma(q, der(q), e, s, t) = 0`` (seed eq. 4.4) as written, kept algebraic."""
         efforts = self.eom.system.efforts
-        _switched.check_exportable(self.eom.system)
+        _switched.check_exportable(self.eom)
         if not efforts:
             return _switched.equations(self)
         out = ["  // effort constraints Gamma(q, der(q), e, s, t) = 0, kept algebraic (solved with the accelerations)"]
@@ -425,6 +425,7 @@ class ModelicaWriter:
         if self.form_reason:
             lines.append(f"<p>Export form (chosen automatically): {esc(self.form_reason)}.</p>")
         lines += _documentation.equations_html(self.eom, self.level)  # T, V, D, Q, constraints, ports, form
+        lines += _switched.documentation(self.eom)  # friction and diodes: their laws and modes
         return "\n".join(["<html>", *lines, "</html>"])  # as the MSL writes info
 
 

@@ -1,54 +1,210 @@
-"""Switched elements in Modelica: diodes as the MSL's ``Modelica.Electrical.Analog.Ideal.IdealDiode``.
+"""Switched elements in Modelica: Coulomb friction and diodes as the MSL writes them, with a mode state.
 
-A diode d on the charge q (current ``i = der(q)``, voltage d, the generalized force ``-d`` on q, see
-:class:`bridge.model.efforts.Diode`) gets a curve parameter ``nhb_d_s`` and a Boolean ``nhb_d_off``:
+Every switched element (:func:`bridge.derivation.efforts.switched`) is an unknown ``u`` of the dynamic system
+``M z = F`` (the friction force ``F``, generalized force ``+F`` on its coordinate q_j; the diode voltage ``v``,
+``-v`` on its charge q_j), whose row depends on the element's mode (:func:`~bridge.derivation.efforts.element_row`).
+The model keeps the dynamics rows as exported (``u`` in row j with a constant coefficient) and writes the
+element's row as one *mode row*, per mode:
 
-    nhb_d_off = nhb_d_s < 0;
-    d     = nhb_d_s*(if nhb_d_off then 1 else R_on) + V_f;
-    der_q = nhb_d_s*(if nhb_d_off then G_off else 1) + G_off*V_f;
+* a holding mode (stick; blocking of an ideal diode): the acceleration-level condition
+  ``dw/dt = dw/dq'*q'' + dw/dq*q' + dw/dt = 0`` (w the relative velocity, or the current);
+* any other mode: row j with ``u`` replaced by its value in that mode (``-f`` sliding, ``V_f + R_on*i``
+  conducting), so that row j then determines ``u``.
 
-so that the tool's event handling switches it at ``s = 0``, where both branches meet. The blocking branch
-needs ``G_off > 0`` (the MSL's default is 1e-5): with ``G_off = 0`` it would fix the state ``der(q)`` to 0,
-which no index-1 form holds. Coulomb friction with stick and slip is not exported yet.
+Each unknown is then solved from a row that holds it in every mode: ``u`` from row j (coefficient ``+-1``), the
+acceleration q_j'' from the mode row (coefficient ``dw/dq_j'`` or ``M_jj``). The MSL's own arrangement
+(``PartialFriction``: ``a_rel = if locked then 0 else sa - f0_max``, ``f = if locked then sa else f0``) makes
+the row that determines its path parameter ``sa`` lose it in one of the modes; Rumoca 0.9 solves the rows one
+by one and stops there (``docs/compiler-defects/FrictionRumocaCurveParameter.mo``).
+
+Entering a holding mode, ``reinit`` moves the velocities onto ``w = 0`` (least change along ``dw/dq'``), as the
+native simulation projects (:mod:`bridge.simulation.events`). The modes change by ``pre()`` as in the MSL
+(:mod:`bridge.modelica.friction`, :mod:`bridge.modelica.diode`): pymoca 0.12 has neither ``pre`` nor ``when``
+(``docs/compiler-defects/SwitchedPymocaWhen.mo``), so only a diode with ``off_conductance > 0`` (the MSL's
+``IdealDiode``, relations only) is a model for it.
 """
 
 from __future__ import annotations
 
-from ..errors import ExportError
+import sympy as sp
+
+from ..derivation.efforts import switched
+from ..errors import ExportError, ValidationError
+from ..model import symbols as S
+from ..model.efforts import Diode
+
+#: why pymoca cannot compile a model with a mode state (the documented limitation)
+PYMOCA_NO_WHEN = ("pymoca 0.12 has no when-equations and no pre() (its CasADi generator: 'Unknown function pre'; "
+                  "docs/compiler-defects/SwitchedPymocaWhen.mo), which the mode state of {what} needs")
+#: why IDAS fails on pymoca's model of a diode with off_conductance > 0 (the documented defect)
+PYMOCA_NO_EVENTS = ("pymoca 0.12 makes no events of relations: the diode's switch {what} (a relation) flips inside "
+                    "IDAS's steps, whose Newton iteration fails at the kink "
+                    "(docs/compiler-defects/DiodePymocaNoEvents.mo)")
 
 
-def check_exportable(system) -> None:
-    """An ExportError for what the Modelica export cannot write yet."""
-    friction = [f.name for f in system.friction if f.regularization == 0]
-    if friction:
-        raise ExportError(f"{system.name}: the Modelica export does not handle Coulomb friction with stick/slip "
-                          f"events yet ({', '.join(friction)}); simulate it natively, or give each [friction] "
-                          "element a regularization velocity for the smooth law")
-    ideal = [d.name for d in system.diodes if d.off_conductance <= 0]
-    if ideal:
-        raise ExportError(f"{system.name}: the diode(s) {', '.join(ideal)} have off_conductance = 0; the Modelica "
-                          "export writes diodes as the MSL's IdealDiode, whose blocking branch needs a positive "
-                          "off_conductance (the MSL's default is 1e-5)")
+class DocumentedLimitation(ValidationError):
+    """A tool cannot run the model for a reason documented in docs/compiler-defects/ (not a wrong export)."""
+
+
+def elements(system) -> tuple:
+    """The switched elements (friction switched by events, then the diodes), in the order of their unknowns."""
+    return switched(system)
+
+
+def with_mode_state(system) -> list[str]:
+    """The elements written with a mode state (``when``/``pre``): friction switched by events and ideal diodes
+    (``off_conductance = 0``); a diode with ``off_conductance > 0`` is the MSL's IdealDiode (relations only)."""
+    return [el.name for el in elements(system) if not isinstance(el, Diode) or el.off_conductance <= 0]
+
+
+def pymoca_limitation(system) -> str | None:
+    """Why pymoca cannot compile the model of ``system`` (a mode state), or None."""
+    names = with_mode_state(system)
+    if not names:
+        return None
+    return PYMOCA_NO_WHEN.format(what=", ".join(names))
+
+
+def check_exportable(eom) -> None:
+    """An ExportError for what the text cannot express: equations whose element rows are not the derived ones
+    (the form ``variables-normal`` mixes every row into every other), or a friction element whose sticking row
+    ``dv_r/dt = 0`` shares no acceleration with its coordinate's row (no unknown of the mode row is in it in both
+    modes)."""
+    from ..derivation.efforts import element_row, first_mode
+
+    system = eom.system
+    els = elements(system)
+    if not els:
+        return
+    size = eom.mass_matrix.shape[0]
+    for k, el in enumerate(els):
+        row, rhs = element_row(eom, el, len(system.efforts) + k, size, first_mode(el))
+        if list(eom.mass_matrix.row(size - len(els) + k)) != row or eom.forcing[size - len(els) + k] != rhs:
+            raise ExportError(f"{system.name}: the equations are not in the form derived (the block of accelerations "
+                              f"is rewritten, e.g. as normal equations), so the mode rows of {el.name} cannot be "
+                              "written; export the form implicit or variables (--form auto)")
+        if isinstance(el, Diode):
+            continue
+        j = coordinate_row(eom, el)
+        shared = [c.name for c, v in zip(system.coordinates, system.qd)
+                  if sp.diff(el.relative_velocity, v) != 0 and v in eom.u and eom.mass_matrix[j, eom.u.index(v)] != 0]
+        if not shared:
+            raise ExportError(f"{system.source}: friction.{el.name}: no acceleration appears both in the sticking "
+                              f"condition d/dt({el.relative_velocity}) = 0 and in the equation of motion of "
+                              f"{el.coordinate}, on which the friction force acts, so no variable is solved from the "
+                              "same row while sticking and while sliding (Modelica tools solve a fixed pairing); write "
+                              "the relative velocity of the surfaces the force acts between (it contains "
+                              f"der({el.coordinate}))")
+
+
+def column(eom, el) -> int:
+    """The column of the element's unknown in ``M z = F``."""
+    return list(eom.unknowns).index(el.symbol)
+
+
+def coordinate_row(eom, el) -> int:
+    """The dynamics row of the element's coordinate (the row its unknown enters)."""
+    return list(eom.u).index(S.qd(el.coordinate))
+
+
+def row_with(writer, el, value: sp.Expr) -> sp.Expr:
+    """The residual of the element's coordinate row with its unknown replaced by ``value``:
+    ``sum_(c != u) M_jc z_c + M_ju value - F_j`` (``F_j`` with the port flows, as the dynamics row is written)."""
+    from . import ports as _ports
+
+    eom = writer.eom
+    j, col = coordinate_row(eom, el), column(eom, el)
+    z = list(eom.unknowns)
+    forcing = eom.forcing[j] + _ports.port_forces(eom, len(eom.u))[j]
+    lhs = sp.Add(*[eom.mass_matrix[j, c] * z[c] for c in range(len(z)) if c != col and eom.mass_matrix[j, c] != 0])
+    return lhs + eom.mass_matrix[j, col] * value - forcing
+
+
+def acceleration_row(eom, w: sp.Expr) -> sp.Expr:
+    """``dw/dt`` in the accelerations (``dw/dq' q'' + dw/dq q' + dw/dt``), for a w of positions and velocities."""
+    from ..model.system import total_derivative
+
+    system = eom.system
+    return total_derivative(w, system.q, system.qd, system.qdd)
+
+
+def projection(writer, el, w: sp.Symbol, gradient_of: sp.Expr) -> list[str]:
+    """``reinit`` of every velocity along ``g = dw/dq'`` so that ``w = 0`` (least change): ``v_k := v_k - w g_k/|g|^2``,
+    as the native simulation projects entering a holding mode; ``w`` is the variable holding the current w."""
+    system = writer.eom.system
+    g = [sp.diff(gradient_of, v) for v in system.qd]
+    norm = sp.Add(*[gk**2 for gk in g])
+    out = []
+    for c, gk in zip(system.coordinates, g):
+        if gk != 0:
+            velocity = c.velocity_symbol
+            out.append(f"    reinit({writer.velocity(c.name)}, {writer.code(velocity - w * gk / norm)});")
+    return out
 
 
 def declarations(writer) -> list[str]:
-    """The diode voltages, curve parameters and blocking states."""
+    """The variables of every switched element."""
+    from . import diode, friction
+
     out = []
-    for d in writer.eom.system.diodes:
-        out += [f'  Real {writer.ident(d.name)}(unit="V") "voltage of the diode {d.name}";',
-                f'  Real nhb_{d.name}_s(start=0.0) "curve parameter of the diode {d.name}";',
-                f'  Boolean nhb_{d.name}_off(start=true) "the diode {d.name} blocks";']
+    for el in elements(writer.eom.system):
+        out += diode.declarations(writer, el) if isinstance(el, Diode) else friction.declarations(writer, el)
     return out
 
 
 def equations(writer) -> list[str]:
-    """The MSL IdealDiode's equations of every diode."""
+    """The equations of every switched element."""
+    from . import diode, friction
+
+    check_exportable(writer.eom)
     out = []
-    for d in writer.eom.system.diodes:
-        s, off, v = f"nhb_{d.name}_s", f"nhb_{d.name}_off", writer.ident(d.name)
-        ron, goff, vf = (repr(float(x)) for x in (d.on_resistance, d.off_conductance, d.forward_voltage))
-        out += [f"  // diodes.{d.name} (as Modelica.Electrical.Analog.Ideal.IdealDiode)",
-                f"  {off} = {s} < 0;",
-                f"  {v} = {s}*(if {off} then 1 else {ron}) + {vf};",
-                f"  {writer.velocity(d.coordinate)} = {s}*(if {off} then {goff} else 1) + {goff}*{vf};"]
+    for el in elements(writer.eom.system):
+        out += diode.equations(writer, el) if isinstance(el, Diode) else friction.equations(writer, el)
+    return out
+
+
+def simulate_switched_pymoca(eom, source: str, stop: float, dt: float, rtol: float):
+    """:func:`bridge.modelica.pymoca_backend.simulate_pymoca` of the model text ``source``; a
+    :class:`DocumentedLimitation` where the model has a mode state (no ``when``/``pre`` in pymoca), and a failure
+    of a model with diodes names the documented defect (relations make no events)."""
+    from .ports import library_files
+    from .pymoca_backend import simulate_pymoca
+
+    system = eom.system
+    limitation = pymoca_limitation(system)
+    if limitation:
+        raise DocumentedLimitation(f"pymoca cannot compile {system.name}: {limitation}")
+    try:
+        return simulate_pymoca(source, system.name, stop, dt, rtol, library_files(eom))
+    except ValidationError as exc:
+        diodes = [f"nhb_{d.name}_off = nhb_{d.name}_s < 0" for d in elements(system) if isinstance(d, Diode)]
+        if not diodes:
+            raise
+        raise ValidationError(f"{exc}; {PYMOCA_NO_EVENTS.format(what=', '.join(diodes))}") from exc
+
+
+def documentation(eom) -> list[str]:
+    """HTML paragraphs stating the law and the modes of every switched element (the model's Documentation)."""
+    import html
+
+    out = []
+    for el in elements(eom.system):
+        name = html.escape(el.name, quote=False)
+        if isinstance(el, Diode):
+            kind = ("the MSL's IdealDiode (curve parameter <code>nhb_{0}_s</code>, <code>nhb_{0}_off = nhb_{0}_s &lt; "
+                    "0</code>)" if el.off_conductance > 0 else "an ideal diode (off_conductance 0): blocking holds "
+                    "<code>der(der({1}))</code> = 0, <code>reinit</code> sets the current to 0 as it starts to block")
+            out.append(f"<p>Diode <b>{name}</b> on the current <code>der({el.coordinate})</code>, voltage "
+                       f"<code>{name}</code> (generalized force <code>-{name}</code>): conducting "
+                       f"<code>{name} = {el.forward_voltage:g} + {el.on_resistance:g}*i</code> until the current "
+                       f"falls to 0, blocking until the voltage reaches {el.forward_voltage:g} V; written as "
+                       + kind.format(name, el.coordinate) + ".</p>")
+        else:
+            out.append(f"<p>Coulomb friction <b>{name}</b> on <code>{el.coordinate}</code> (force <code>{name}</code>, "
+                       f"relative velocity <code>{html.escape(str(el.relative_velocity), quote=False)}</code>): it "
+                       f"sticks while the force that keeps the relative velocity at 0 is within mu_static*N = "
+                       f"{el.mu_static:g}*N, else slides with {name} = -{el.mu_kinetic:g}*N*sign(v_rel); written with "
+                       "the variables and mode logic of Modelica.Mechanics.Translational.Interfaces.PartialFriction "
+                       f"(<code>nhb_{name}_mode</code>, <code>nhb_{name}_locked</code>, ...), <code>reinit</code> "
+                       "moving the velocities onto v_rel = 0 as it starts to stick.</p>")
     return out
