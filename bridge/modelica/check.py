@@ -28,6 +28,7 @@ from ..errors import BridgeError, ExportError, ValidationError
 from ..simulation.simulate import simulate
 from .export import model_source
 from .ports import library_files
+from .switched_times import tool_report
 
 OMC_MISSING = ("OpenModelica's omc was not found on PATH or in OPENMODELICAHOME; install OpenModelica "
                "(https://openmodelica.org) or use --check rumoca")
@@ -46,6 +47,7 @@ class CheckReport:
     seconds: float = 0.0
     messages: str = ""
     form: str = "implicit"
+    switching: str = ""  # switched elements: the switching times against native (bridge.modelica.switched_times)
 
     @property
     def max_error(self) -> float:
@@ -56,7 +58,8 @@ class CheckReport:
         return (f"{self.tool}: {self.model} {'balanced' if self.balanced else 'NOT balanced'} "
                 f"({self.states} states, {self.algebraics} algebraic, {self.form} form), "
                 f"simulated in {self.seconds:.2f} s; "
-                f"largest deviation from the native simulation {self.max_error:.2e} of the range ({worst})")
+                f"largest deviation from the native simulation {self.max_error:.2e} of the range ({worst})"
+                + (f"; {self.switching}" if self.switching else ""))
 
 
 #: a coordinate whose range is below this (relative to max(1, |q|), in its own units) is constant: its error is
@@ -158,8 +161,10 @@ def check_rumoca(eom: EquationsOfMotion, level: str = "auto", stop_time: float |
     run = simulate_rumoca(eom, level, T, dt, rtol)
     result, structure = run.result, run.structure
     errors = _relative_errors(eom, np.asarray(result.time, dtype=float), lambda n, r=result: r[n], T, dt, rtol)
+    switching = tool_report(eom, "rumoca", np.asarray(result.time, dtype=float), lambda n, r=result: r[n], T, dt,
+                            rtol)
     return CheckReport("rumoca", system.name, bool(structure.is_balanced), structure.n_states,
-                       structure.n_algebraic, errors, run.seconds, "; ".join(run.failures), run.form)
+                       structure.n_algebraic, errors, run.seconds, "; ".join(run.failures), run.form, switching)
 
 
 def check_pymoca(eom: EquationsOfMotion, level: str = "auto", stop_time: float | None = None,
@@ -167,16 +172,17 @@ def check_pymoca(eom: EquationsOfMotion, level: str = "auto", stop_time: float |
     """Compile the exported model with pymoca, integrate it with CasADi's IDAS and compare with the native
     simulation (every coordinate, max error over the range)."""
     from .forms import choose_form, require_expressible
-    from .pymoca_backend import simulate_pymoca
+    from .switched import simulate_switched_pymoca
 
     require_expressible(eom, level, "pymoca")
     system = eom.system
     T = float(stop_time if stop_time is not None else system.stop_time)
     dt = T / 500
-    run = simulate_pymoca(model_source(eom, level), system.name, T, dt, rtol, library_files(eom))
+    run = simulate_switched_pymoca(eom, model_source(eom, level), T, dt, rtol)
     errors = _relative_errors(eom, run.time, run.__getitem__, T, dt, rtol)
     form = choose_form(eom).form if level in ("auto", "index1") else level
-    return CheckReport("pymoca", system.name, True, run.states, run.algebraics, errors, run.seconds, form=form)
+    return CheckReport("pymoca", system.name, True, run.states, run.algebraics, errors, run.seconds, form=form,
+                       switching=tool_report(eom, "pymoca", run.time, run.__getitem__, T, dt, rtol))
 
 
 def find_omc() -> str | None:

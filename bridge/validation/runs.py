@@ -81,6 +81,7 @@ def _version(package: str) -> str:
 def rumoca_modelica_run(eom: EquationsOfMotion, stop: float, step: float, rtol: float = 1e-10) -> Trajectory:
     """The exported model simulated by Rumoca (:func:`bridge.modelica.check.simulate_rumoca`)."""
     from ..modelica.check import simulate_rumoca
+    from ..modelica.switched_times import tool_report
 
     system = eom.system
     run = simulate_rumoca(eom, "index1", stop, step, rtol)
@@ -91,31 +92,43 @@ def rumoca_modelica_run(eom: EquationsOfMotion, stop: float, step: float, rtol: 
         for name, tool in ((c.name, c.name), (f"der({c.name})", f"der_{c.name}")):
             if tool in available:
                 signals[name] = np.asarray(result[tool], dtype=float)
-    for name in [*system.outputs, *(e.name for e in system.efforts)]:  # efforts: variables of their own names
+    for name in [*system.outputs, *unknowns(system)]:  # efforts, friction forces, diode voltages: their own names
         if name in available:
             signals[name] = np.asarray(result[name], dtype=float)
     notes = (f"Rumoca {_version('rumoca')}, {run.form} form",)
-    return Trajectory(np.asarray(result.time, dtype=float), signals, notes)
+    switching = tool_report(eom, "rumoca", np.asarray(result.time, dtype=float), lambda n: result[n], stop, step, rtol)
+    return Trajectory(np.asarray(result.time, dtype=float), signals, notes + ((switching,) if switching else ()))
+
+
+def unknowns(system) -> list[str]:
+    """The names of the unknowns that are variables of their own in the model: efforts, friction forces switched
+    by events, diode voltages."""
+    from ..modelica.switched import elements
+
+    return [*(e.name for e in system.efforts), *(el.name for el in elements(system))]
 
 
 # -- Modelica through pymoca and CasADi's IDAS ----------------------------------------------------
 def pymoca_modelica_run(eom: EquationsOfMotion, stop: float, step: float, rtol: float = 1e-10) -> Trajectory:
     """The exported model compiled by pymoca and integrated by IDAS (:mod:`bridge.modelica.pymoca_backend`)."""
     from ..modelica.export import model_source
-    from ..modelica.ports import library_files
-    from ..modelica.pymoca_backend import simulate_pymoca
+    from ..modelica.switched import DocumentedLimitation, simulate_switched_pymoca
+    from ..modelica.switched_times import tool_report
 
     system = eom.system
-    run = simulate_pymoca(model_source(eom, "index1"), system.name, stop, step, rtol, library_files(eom))
+    try:
+        run = simulate_switched_pymoca(eom, model_source(eom, "index1"), stop, step, rtol)
+    except DocumentedLimitation as exc:  # e.g. a mode state (when/pre), which pymoca cannot compile
+        raise RunNotApplicable(str(exc)) from exc
     signals = {}
     for c in system.coordinates:
         for name, tool in ((c.name, c.name), (f"der({c.name})", f"der_{c.name}")):
             if tool in run.signals:
                 signals[name] = run.signals[tool]
-    signals.update({name: run.signals[name] for name in [*system.outputs, *(e.name for e in system.efforts)]
-                    if name in run.signals})
+    signals.update({name: run.signals[name] for name in [*system.outputs, *unknowns(system)] if name in run.signals})
     notes = (f"pymoca {_version('pymoca')}, CasADi {_version('casadi')} IDAS",)
-    return Trajectory(run.time, signals, notes)
+    switching = tool_report(eom, "pymoca", run.time, run.__getitem__, stop, step, rtol)
+    return Trajectory(run.time, signals, notes + ((switching,) if switching else ()))
 
 
 # -- FMUs ------------------------------------------------------------------------------------------

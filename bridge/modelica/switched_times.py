@@ -1,0 +1,219 @@
+"""Switching times of a Modelica tool's run, measured from its trajectory against the native event simulation.
+
+A tool reports its states at the output times only. For every native switch (time ``t_n``, element, modes
+before and after; :mod:`bridge.simulation.events`) the tool's state at the output samples around it is carried
+to the switching surface with the native equations of one mode (:func:`bridge.derivation.efforts.with_modes`,
+integrated by DOP853 at rtol 1e-12):
+
+* into a mode that does not hold ``w = 0`` (slip, conducting, the blocking of a diode with ``G_off > 0``):
+  backward from the first sample after the switch, in the mode after, to where ``w`` was zero (where that mode
+  began: a tool that applies the switch late is measured late);
+* into a holding mode (stick, the blocking of an ideal diode; entering it projects onto ``w = 0``), or where
+  ``w`` only touches zero in the mode after (a diode turning on: ``di/dt = 0`` there; friction breaking away with
+  ``mu_static = mu_kinetic``), whose root is ill-conditioned: forward from the last
+  sample before the switch, in the mode before, to where its exit function crosses zero (``v_r``,
+  ``|F| - mu_s N``, ``i - G_off V_f``, ``v - V_f``).
+
+The result is where the tool's trajectory meets the switching surface, accurate to the tool's state error near
+the switch divided by the rate of ``w``. Two native switches within one output interval are not measured.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.integrate import solve_ivp
+
+from ..derivation.efforts import OFF, ON, SLIP_NEG, SLIP_POS, STICK, first_mode, with_modes
+from ..derivation.numeric_model import NumericModel
+from ..model import symbols as S
+from ..model.efforts import Diode
+from ..model.numeric import compile_exprs
+from .switched import elements
+
+NAMES = {"stick": STICK, "slip+": SLIP_POS, "slip-": SLIP_NEG, "conducting": ON, "blocking": OFF}
+
+
+@dataclass(frozen=True)
+class Switch:
+    """One native switch and the tool's time for it (None where it could not be measured)."""
+
+    element: str
+    before: str
+    after: str
+    native: float
+    tool: float | None
+
+    @property
+    def difference(self) -> float | None:
+        return None if self.tool is None else self.tool - self.native
+
+
+class _Surfaces:
+    """The models of the mode combinations and every element's switching velocity ``w`` and unknown."""
+
+    def __init__(self, eom):
+        self.eom = eom
+        system = eom.system
+        self.elements = elements(system)
+        self.models: dict[tuple[int, ...], NumericModel] = {}
+        args = [S.t, *system.q, *system.qd, *[p.symbol for p in system.parameters],
+                *[u.symbol for u in system.inputs]]
+        self._w = compile_exprs(args, [S.qd(el.coordinate) - el.off_conductance * el.forward_voltage
+                                       if isinstance(el, Diode) else el.relative_velocity for el in self.elements])
+        self._normal = compile_exprs(args, [0 if isinstance(el, Diode) else el.normal for el in self.elements])
+        self.ne = len(system.efforts)
+
+    def model(self, modes: tuple[int, ...]) -> NumericModel:
+        if modes not in self.models:
+            self.models[modes] = NumericModel(with_modes(self.eom, modes))
+        return self.models[modes]
+
+    def _args(self, num: NumericModel, t: float, x: np.ndarray) -> np.ndarray:
+        return np.concatenate([[t], x[:num.n], x[num.n:], num.params, num.inputs])
+
+    def w(self, num: NumericModel, t: float, x: np.ndarray, k: int) -> float:
+        return float(np.asarray(self._w(self._args(num, t, x)), dtype=float).ravel()[k])
+
+    def exit(self, num: NumericModel, modes: tuple[int, ...], t: float, x: np.ndarray, k: int) -> float:
+        """Element k's exit function in its mode: ``|F| - mu_s N`` (stick), ``v - V_f`` (blocking), else ``w``."""
+        el, mode = self.elements[k], modes[k]
+        unknown = float(num.efforts(t, x[:num.n], x[num.n:])[self.ne + k])
+        if isinstance(el, Diode) and mode == OFF:
+            return unknown - el.forward_voltage
+        if not isinstance(el, Diode) and mode == STICK:
+            normal = float(np.asarray(self._normal(self._args(num, t, x)), dtype=float).ravel()[k])
+            return abs(unknown) - el.mu_static * normal
+        return self.w(num, t, x, k)
+
+
+    def initial(self, x: np.ndarray) -> tuple[int, ...]:
+        """The modes at t = 0 as the native simulation chooses them: friction slips with the sign of ``v_r`` where
+        it is not 0, else sticks if the sticking force is within ``mu_s N``; a diode conducts where ``w > 0``,
+        else where its blocking voltage exceeds ``V_f``."""
+        modes = [first_mode(el) for el in self.elements]
+        num = self.model(tuple(modes))
+        for k, el in enumerate(self.elements):
+            w = self.w(num, 0.0, x, k)
+            if not isinstance(el, Diode) and w != 0:
+                modes[k] = SLIP_POS if w > 0 else SLIP_NEG
+        for k, el in enumerate(self.elements):
+            w = self.w(num, 0.0, x, k)
+            if isinstance(el, Diode) and not w > 0:
+                test = self.model(tuple(modes[:k] + [OFF] + modes[k + 1:]))
+                modes[k] = ON if test.efforts(0.0, x[:test.n], x[test.n:])[self.ne + k] > el.forward_voltage else OFF
+            elif not isinstance(el, Diode) and w == 0:
+                test = self.model(tuple(modes[:k] + [STICK] + modes[k + 1:]))
+                force = float(test.efforts(0.0, x[:test.n], x[test.n:])[self.ne + k])
+                normal = float(np.asarray(self._normal(self._args(test, 0.0, x)), dtype=float).ravel()[k])
+                modes[k] = STICK if abs(force) <= el.mu_static * normal else SLIP_NEG if force > 0 else SLIP_POS
+        return tuple(modes)
+
+
+def holds(el, mode: int) -> bool:
+    """Whether entering ``mode`` projects element ``el`` onto ``w = 0`` (stick, ideal blocking)."""
+    return mode == STICK if not isinstance(el, Diode) else mode == OFF and el.off_conductance == 0
+
+
+def _crossing(f, t0: float, t1: float, x0: np.ndarray, event, transversal: bool = False) -> float | None:
+    """The first zero of ``event`` along ``x' = f`` from ``(t0, x0)`` towards ``t1`` (either direction); with
+    ``transversal``, only where the function crosses with a slope (``|slope| (t0 - root) >= |event(t0)|/2``; a zero
+    it only touches, ``c (t - root)^2``, is ill-conditioned: its root moves by ``sqrt(error/c)``)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        try:
+            sol = solve_ivp(f, (t0, t1), x0, method="DOP853", rtol=1e-12, atol=1e-14, events=event, dense_output=True)
+        except Exception:  # noqa: BLE001 - a state the mode cannot carry (e.g. a singular matrix): not measured
+            return None
+    if sol.status == -1 or not sol.t_events[0].size:
+        return None
+    root = float(sol.t_events[0][0])
+    if transversal:
+        h = 1e-3 * abs(t0 - root)
+        slope = (event(root + h, sol.sol(root + h)) - event(root - h, sol.sol(root - h))) / (2 * h)
+        if not abs(slope) * abs(t0 - root) >= 0.5 * abs(event(t0, x0)):
+            return None
+    return root
+
+
+def _state(num: NumericModel, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+    return np.concatenate([q, np.asarray(qd, dtype=float)[num.independent_index]])
+
+
+def measure(eom, native_events, time: np.ndarray, q: np.ndarray, qd: np.ndarray,
+            initial: tuple[int, ...] | None = None) -> list[Switch]:
+    """The tool's time of every native switch, from its trajectory (``time``; ``q``, ``qd`` one row per sample,
+    in the order of the system's coordinates); ``initial``: the native modes at the start (default: as the native
+    simulation chooses them from the start values, :meth:`_Surfaces.initial`)."""
+    surfaces = _Surfaces(eom)
+    els = surfaces.elements
+    index = {el.name: k for k, el in enumerate(els)}
+    system = eom.system
+    x = np.array([*(c.start for c in system.coordinates), *(c.velocity for c in system.coordinates)], dtype=float)
+    modes = list(initial) if initial is not None else list(surfaces.initial(x))
+    times = [ev.time for ev in native_events]
+    out = []
+    for n, ev in enumerate(native_events):
+        k = index[ev.element]
+        before = tuple(modes)
+        modes[k] = NAMES[ev.after]
+        after = tuple(modes)
+        i = int(np.searchsorted(time, ev.time, side="right")) - 1  # the last sample at or before the switch
+        lo = times[n - 1] if n else -np.inf
+        hi = times[n + 1] if n + 1 < len(times) else np.inf
+        if i < 0 or i + 1 >= time.size or time[i] <= lo or time[i + 1] >= hi:
+            out.append(Switch(ev.element, ev.before, ev.after, ev.time, None))
+            continue
+        tool = None
+        if not holds(els[k], after[k]):  # backward from after the switch, in the mode after, to where w was 0
+            num = surfaces.model(after)
+            tool = _crossing(num.rhs, time[i + 1], time[i], _state(num, q[i + 1], qd[i + 1]),
+                             lambda t, x, num=num, k=k: surfaces.w(num, t, x, k), transversal=True)
+        if tool is None:  # forward from before the switch, in the mode before, to where it ends
+            num = surfaces.model(before)
+            tool = _crossing(num.rhs, time[i], time[i + 1], _state(num, q[i], qd[i]),
+                             lambda t, x, num=num, m=before, k=k: surfaces.exit(num, m, t, x, k))
+        out.append(Switch(ev.element, ev.before, ev.after, ev.time, tool))
+    return out
+
+
+def summary(switches: list[Switch]) -> str:
+    """``"switching times from the trajectory (n of m): tool - native in [a, b] s"``, or "" without switches."""
+    if not switches:
+        return ""
+    measured = [s.difference for s in switches if s.difference is not None]
+    if not measured:
+        return f"switching times: none of the {len(switches)} native switches could be measured from the trajectory"
+    return (f"switching times from the trajectory ({len(measured)} of {len(switches)} native switches measured): "
+            f"tool - native from {min(measured):.3g} to {max(measured):.3g} s")
+
+
+#: the documented Rumoca defect that makes its switches late (docs/compiler-defects/README.md)
+RUMOCA_EVENT_DELAY = ("Rumoca 0.9 applies every state event 1e-6*(1+|t|) s after its zero crossing "
+                      "(docs/compiler-defects/SwitchedRumocaEventDelay.mo): where the acceleration jumps at a "
+                      "switch (friction with mu_static > mu_kinetic breaking away) the rest of the run is shifted by "
+                      "that much")
+#: a switch later than this (s) is late (the measurement itself is good to ~1e-11 s on an accurate trajectory)
+LATE = 1e-9
+
+
+def tool_report(eom, tool: str, time: np.ndarray, signal, stop: float, dt: float, rtol: float) -> str:
+    """The switching times of a tool's run (``signal(name)``: the tool's values of ``x`` and ``der_x``) against the
+    native event simulation on the same grid, and for Rumoca the documented defect where its switches are late;
+    "" for a system without switched elements."""
+    from ..simulation.simulate import simulate
+
+    system = eom.system
+    if not elements(system):
+        return ""
+    native = simulate(eom, stop, interval=dt, rtol=rtol, atol=rtol * 1e-2)
+    q = np.column_stack([np.asarray(signal(c.name), dtype=float) for c in system.coordinates])
+    qd = np.column_stack([np.asarray(signal(f"der_{c.name}"), dtype=float) for c in system.coordinates])
+    switches = measure(eom, native.events, np.asarray(time, dtype=float), q, qd)
+    text = summary(switches)
+    late = [s.difference for s in switches if s.difference is not None and s.difference > LATE]
+    if tool == "rumoca" and late:
+        text += f"; {RUMOCA_EVENT_DELAY}"
+    return text
