@@ -149,6 +149,21 @@ def test_disk_critical_spin(disk):
     assert not stab["stable"] and stab["marginal"] == [[crossing["value"], 8.0]]
 
 
+def test_report_classifies_the_disk_as_the_sweep_does(disk):
+    """Above the critical spin the lean pair is neutral (eigenvalues +-i sqrt(-lam2), real parts round-off): the
+    report says marginally stable and prints damping 0; below it, unstable; as the sweep's classes."""
+    from bridge.linearization.outputs import text_report
+
+    system, lins = disk
+    above = text_report(_at(lins["lagrange"], system, {"der(phi)": 4.0}))
+    assert "the point is marginally stable" in above and "zero within round-off" in above
+    damping_column = [line.split()[-2] for line in above.splitlines() if line.strip().startswith(("+0.", "-0."))]
+    assert damping_column and all(d in ("0", "-") for d in damping_column)
+    assert f"{math.sqrt(-_disk_lean(4.0)):.10f}i" in above
+    below = text_report(_at(lins["lagrange"], system, {"der(phi)": 1.0}))
+    assert "the point is unstable" in below and "round-off" not in below
+
+
 # -- inputs, outputs and a closed form ------------------------------------------------------------------------
 PENDULUM = """
 name = "DrivenPendulum"

@@ -17,6 +17,8 @@ import numpy as np
 from ..atomic import write_text
 from .model import LinearModel
 
+TOL = 1e-9  # relative to max(1, |lambda|): a real part within it is neutral (this report and the sweeps)
+
 
 def sorted_modes(lin: LinearModel) -> tuple[np.ndarray, np.ndarray]:
     """Eigenvalues (sorted by real part, then imaginary part) and the matching eigenvectors (columns)."""
@@ -132,12 +134,27 @@ def text_report(lin: LinearModel) -> str:
             lines += _table(lin.D, lin.outputs, lin.inputs)
     w, _ = sorted_modes(lin)
     lines.append("eigenvalues (1/s):        damping ratio   natural frequency (rad/s)")
+    tol = TOL * max(1.0, float(np.abs(w).max(initial=0.0)))  # round-off of the eigenvalues: 0 within it
     for x, z in zip(w, damping(w)):
-        zt = "      -" if z is None else f"{z:>14.6g}"
-        lines.append(f"  {x.real:>+.10f} {x.imag:>+.10f}i {zt} {abs(x):>14.6g}")
-    stable = "stable" if len(w) and w.real.max() < 0 else ("no states" if not len(w) else "not asymptotically stable")
-    lines.append(f"the point is {stable}" + (f" (largest real part {w.real.max():.6g})" if len(w) else ""))
+        zt = "      -" if z is None else f"{(0.0 if abs(z) * abs(x) <= tol else z):>14.6g}"
+        lines.append(f"  {_noise_free(x.real, tol):>+.10f} {_noise_free(x.imag, tol):>+.10f}i {zt} {abs(x):>14.6g}")
+    g = float(w.real.max()) if len(w) else 0.0
+    lines.append(f"the point is {stability_class(w)}" + (
+        f" (largest real part {g:.6g}{', zero within round-off' if abs(g) <= tol else ''})" if len(w) else ""))
     return "\n".join(lines) + "\n"
+
+
+def _noise_free(value: float, tol: float) -> float:
+    return 0.0 if abs(value) <= tol else value
+
+
+def stability_class(w: np.ndarray) -> str:
+    """As the sweep classifies (:mod:`bridge.linearization.sweep`, tolerance ``1e-9 max(1, |lambda|)``):
+    asymptotically stable, marginally stable (a neutral mode, e.g. a conservative point) or unstable."""
+    if not len(w):
+        return "without states"
+    g, tol = float(w.real.max()), TOL * max(1.0, float(np.abs(w).max()))
+    return "asymptotically stable" if g < -tol else "marginally stable (a neutral mode)" if g <= tol else "unstable"
 
 
 def plot_sweep(path: str | Path, name: str, values: list[float], models: list[LinearModel], stability: dict,

@@ -23,11 +23,10 @@ import scipy.optimize
 
 from ..errors import BridgeError, Problem
 from .model import LinearModel
-from .outputs import sorted_modes
+from .outputs import TOL, sorted_modes
 from .point import LinearizationError, OperatingPoint, operating_point
 
 MAX_POINTS = 100_000
-TOL = 1e-9
 
 _SPEC = re.compile(r"\A\s*(?P<name>[^=]+?)\s*=\s*(?P<range>.+)\Z")
 
