@@ -24,7 +24,7 @@ from .test_friction import BELT, closed_form_switches, closed_form_x
 fmpy = pytest.importorskip("fmpy")
 
 ROOT = Path(__file__).parent.parent
-RELAY = ROOT / "tests" / "models" / "relay_friction.toml"
+RELAY = ROOT / "tests" / "chattering" / "relay_friction.toml"  # apart from tests/models: no tool can run it
 RELAY_STOP = 1.0 / (9.81 * (1.0 + 0.3 - 0.5))  # v0 m / (F0 + mu_k m g - F1): where v reaches 0 and it chatters
 CART = """
 name = "BlockOnCart"
