@@ -65,16 +65,21 @@ def one_run(path: str, method: str, form: str, tool: str, stop: float) -> dict:
     """Export ``path`` by ``method`` in ``form``, simulate it with ``tool`` to ``stop`` and compare (in this
     process): ``{"error": max error / range, "seconds": ...}`` or ``{"failure": message}``."""
     import bridge
-    from bridge.errors import BridgeError
-    from bridge.modelica.forms import regular_horizon, simulate_form
+    from bridge.errors import BridgeError, ExportError
+    from bridge.modelica.forms import missing_compiler, regular_horizon, simulate_form
 
     system = bridge.load_system(path)
     baumgarte = form.endswith(BAUMGARTE_SUFFIX)  # the index-1 DAE Baumgarte-stabilised (a derivation option)
     form = form.removesuffix(BAUMGARTE_SUFFIX)
     eom = bridge.derive(system, method, baumgarte=BAUMGARTE if baumgarte else None)
     stop = regular_horizon(eom, stop)  # a reduced method: up to where its split stays regular
+    missing = missing_compiler(tool)
+    if missing:
+        return {"failure": missing, "stop": stop}
     try:
         report = simulate_form(eom, form, tool, stop)
+    except ExportError as exc:  # nhbridge's export refuses the system: no compiler ran
+        return {"failure": " ".join(str(exc).split()), "stop": stop, "refused": True}
     except BridgeError as exc:
         return {"failure": " ".join(str(exc).split()), "stop": stop}
     return {"error": report.max_error, "seconds": report.seconds, "stop": stop}
@@ -146,6 +151,8 @@ def note(result: dict) -> str:
     text = result.get("failure", "")
     if not text:
         return ""
+    if result.get("refused"):
+        return "the export refuses it (no compiler ran)"
     for pattern, reproducer in DEFECTS.items():
         if pattern in text:
             return f"`{reproducer}`" if reproducer.endswith(".mo") else reproducer
