@@ -33,7 +33,8 @@ METHODS = ("lagrange", "maggi", "chaplygin")
 #: the Baumgarte-stabilised index-1 DAE: form name + this suffix, derived with these (alpha, beta)
 BAUMGARTE_SUFFIX, BAUMGARTE = "+baumgarte", (5.0, 5.0)
 #: messages of the documented defects (docs/compiler-defects/README.md) -> their reproducer
-DEFECTS = {"SymbolicSingular": "RumocaImplicitCoupledBlock.mo", "cannot be solved for": "RumocaCoupledLinearBlock.mo",
+DEFECTS = {"Unknown function pre": "SwitchedPymocaWhen.mo",
+           "SymbolicSingular": "RumocaImplicitCoupledBlock.mo", "cannot be solved for": "RumocaCoupledLinearBlock.mo",
            "unmatched unknowns: -": "RumocaLinearOutputOfState.mo",
            "unmatched unknowns: lambda": "RumocaNoIndexReduction.mo",
            "Unknown function": "PymocaAcos.mo", "SplitLimitError": "the split is singular (not a compiler defect)"}
