@@ -18,21 +18,9 @@ import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
 
-from bridge.modelica.pymoca_backend import PYMOCA_MISSING
-
 DEFECTS = Path(__file__).parent.parent / "docs" / "compiler-defects"
-RUMOCA_MISSING = 'Rumoca is not installed; pip install --only-binary rumoca "rumoca>=0.9.9,<0.10"'
 
 
-@pytest.fixture
-def rumoca():
-    return pytest.importorskip("rumoca", reason=RUMOCA_MISSING)
-
-
-@pytest.fixture
-def pymoca():
-    pytest.importorskip("casadi", reason=PYMOCA_MISSING)
-    return pytest.importorskip("pymoca", reason=PYMOCA_MISSING)
 
 
 def _rumoca_simulate(rumoca, name: str, stop: float):

@@ -26,12 +26,12 @@ from pathlib import Path
 import pytest
 
 from bridge.cli import main
+from bridge.modelica.forms import RUMOCA_MISSING
 from bridge.modelica.pymoca_backend import PYMOCA_MISSING
 from tests.test_ports import MODELS, PORTED, _compare
 
 STAND_IN = MODELS / "msl"
 ASSEMBLY = MODELS / "MslPortAssembly.mo"
-RUMOCA_MISSING = 'Rumoca is not installed; pip install --only-binary rumoca "rumoca>=0.9.9,<0.10"'
 #: the MSL 4.0.0 files that the flanges need, relative to the folder holding Modelica/ (Modelica.Units needs the
 #: top-level Complex record; every package.mo up the tree; Flange_a/b extend Flange)
 MSL_CLOSURE = ["Complex.mo", "Modelica/package.mo", "Modelica/Icons.mo", "Modelica/Units.mo",

@@ -13,17 +13,11 @@ from bridge.derivation.methods.base import derive
 from bridge.errors import ExportError, ValidationError
 from bridge.model.loader import load_system
 from bridge.modelica.export import model_source
-from bridge.modelica.pymoca_backend import PYMOCA_MISSING, require_pymoca, simulate_pymoca
+from bridge.modelica.pymoca_backend import require_pymoca, simulate_pymoca
 
 ROOT = Path(__file__).parent.parent
 EXAMPLES = ROOT / "examples"
 
-
-@pytest.fixture
-def pymoca():
-    """Skip (with the install command) where pymoca or casadi is missing."""
-    pytest.importorskip("casadi", reason=PYMOCA_MISSING)
-    return pytest.importorskip("pymoca", reason=PYMOCA_MISSING)
 
 
 def _check(name: str, method: str):

@@ -22,14 +22,12 @@ import pytest
 import bridge
 from bridge.errors import ExportError, ValidationError
 from bridge.modelica.export import model_source
-from bridge.modelica.pymoca_backend import PYMOCA_MISSING
 
 from .test_diodes import RECTIFIER, RL, rectifier_reference, rl_switches
 from .test_friction import BELT, TWO, closed_form_switches, closed_form_x
 
 ROOT = Path(__file__).parent.parent
 DEFECTS = ROOT / "docs" / "compiler-defects"
-RUMOCA_MISSING = 'Rumoca is not installed; pip install --only-binary rumoca "rumoca>=0.9.9,<0.10"'
 
 #: a mass on a spring sliding on a fixed floor from x = 1 at rest: it slides back, reverses at v = 0 (the spring
 #: beats the static limit there) and sticks at the next stop
@@ -76,15 +74,6 @@ def oscillator_closed_form(t: np.ndarray) -> tuple[np.ndarray, list[float]]:
     return x, [t1, t2]
 
 
-@pytest.fixture
-def rumoca():
-    return pytest.importorskip("rumoca", reason=RUMOCA_MISSING)
-
-
-@pytest.fixture
-def pymoca():
-    pytest.importorskip("casadi", reason=PYMOCA_MISSING)
-    return pytest.importorskip("pymoca", reason=PYMOCA_MISSING)
 
 
 def _declarations(source: str) -> list[str]:
