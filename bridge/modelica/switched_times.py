@@ -26,14 +26,13 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.integrate import solve_ivp
 
-from ..derivation.efforts import OFF, ON, SLIP_NEG, SLIP_POS, STICK, first_mode, with_modes
+from ..derivation.efforts import OFF, STICK
 from ..derivation.numeric_model import NumericModel
-from ..model import symbols as S
 from ..model.efforts import Diode
-from ..model.numeric import compile_exprs
+from ..simulation.events import DIODE_MODES, FRICTION_MODES, SwitchedModels, initial_modes
 from .switched import elements
 
-NAMES = {"stick": STICK, "slip+": SLIP_POS, "slip-": SLIP_NEG, "conducting": ON, "blocking": OFF}
+NAMES = {name: mode for table in (FRICTION_MODES, DIODE_MODES) for mode, name in table.items()}  # as events names
 
 
 @dataclass(frozen=True)
@@ -49,72 +48,6 @@ class Switch:
     @property
     def difference(self) -> float | None:
         return None if self.tool is None else self.tool - self.native
-
-
-class _Surfaces:
-    """The models of the mode combinations and every element's switching velocity ``w`` and unknown."""
-
-    def __init__(self, eom):
-        self.eom = eom
-        system = eom.system
-        self.elements = elements(system)
-        self.models: dict[tuple[int, ...], NumericModel] = {}
-        args = [S.t, *system.q, *system.qd, *[p.symbol for p in system.parameters],
-                *[u.symbol for u in system.inputs]]
-        self._w = compile_exprs(args, [S.qd(el.coordinate) - el.off_conductance * el.forward_voltage
-                                       if isinstance(el, Diode) else el.relative_velocity for el in self.elements])
-        self._normal = compile_exprs(args, [0 if isinstance(el, Diode) else el.normal for el in self.elements])
-        self.ne = len(system.efforts)
-
-    def model(self, modes: tuple[int, ...]) -> NumericModel:
-        if modes not in self.models:
-            self.models[modes] = NumericModel(with_modes(self.eom, modes))
-        return self.models[modes]
-
-    def _args(self, num: NumericModel, t: float, x: np.ndarray) -> np.ndarray:
-        return np.concatenate([[t], x[:num.n], x[num.n:], num.params, num.inputs])
-
-    def w(self, num: NumericModel, t: float, x: np.ndarray, k: int) -> float:
-        return float(np.asarray(self._w(self._args(num, t, x)), dtype=float).ravel()[k])
-
-    def exit(self, num: NumericModel, modes: tuple[int, ...], t: float, x: np.ndarray, k: int) -> float:
-        """Element k's exit function in its mode: ``|F| - mu_s N`` (stick), ``v - V_f`` (blocking), else ``w``."""
-        el, mode = self.elements[k], modes[k]
-        unknown = float(num.efforts(t, x[:num.n], x[num.n:])[self.ne + k])
-        if isinstance(el, Diode) and mode == OFF:
-            return unknown - el.forward_voltage
-        if not isinstance(el, Diode) and mode == STICK:
-            normal = float(np.asarray(self._normal(self._args(num, t, x)), dtype=float).ravel()[k])
-            return abs(unknown) - el.mu_static * normal
-        return self.w(num, t, x, k)
-
-
-    def initial(self, x: np.ndarray) -> tuple[int, ...]:
-        """The modes at t = 0 as the native simulation chooses them: friction slips with the sign of ``v_r`` where
-        it is not 0, else sticks if the sticking force is within ``mu_s N``; a diode conducts where ``w > 0``,
-        else where its blocking voltage exceeds ``V_f``."""
-        modes = [first_mode(el) for el in self.elements]
-        num = self.model(tuple(modes))
-        for k, el in enumerate(self.elements):
-            w = self.w(num, 0.0, x, k)
-            if not isinstance(el, Diode) and w != 0:
-                modes[k] = SLIP_POS if w > 0 else SLIP_NEG
-        for k, el in enumerate(self.elements):
-            w = self.w(num, 0.0, x, k)
-            if isinstance(el, Diode) and not w > 0:
-                test = self.model(tuple(modes[:k] + [OFF] + modes[k + 1:]))
-                modes[k] = ON if test.efforts(0.0, x[:test.n], x[test.n:])[self.ne + k] > el.forward_voltage else OFF
-            elif not isinstance(el, Diode) and w == 0:
-                test = self.model(tuple(modes[:k] + [STICK] + modes[k + 1:]))
-                force = float(test.efforts(0.0, x[:test.n], x[test.n:])[self.ne + k])
-                normal = float(np.asarray(self._normal(self._args(test, 0.0, x)), dtype=float).ravel()[k])
-                modes[k] = STICK if abs(force) <= el.mu_static * normal else SLIP_NEG if force > 0 else SLIP_POS
-        return tuple(modes)
-
-
-def holds(el, mode: int) -> bool:
-    """Whether entering ``mode`` projects element ``el`` onto ``w = 0`` (stick, ideal blocking)."""
-    return mode == STICK if not isinstance(el, Diode) else mode == OFF and el.off_conductance == 0
 
 
 def _crossing(f, t0: float, t1: float, x0: np.ndarray, event, transversal: bool = False) -> float | None:
@@ -138,6 +71,17 @@ def _crossing(f, t0: float, t1: float, x0: np.ndarray, event, transversal: bool 
     return root
 
 
+def _exit(surfaces: SwitchedModels, num: NumericModel, modes: tuple[int, ...], t: float, x: np.ndarray,
+          k: int) -> float:
+    """Element k's exit function in its mode: ``|F| - mu_s N`` (stick), ``v - V_f`` (blocking), else ``w``."""
+    el, mode = surfaces.elements[k], modes[k]
+    if isinstance(el, Diode) and mode == OFF:
+        return float(surfaces.unknown(num, t, x)[k]) - el.forward_voltage
+    if not isinstance(el, Diode) and mode == STICK:
+        return abs(float(surfaces.unknown(num, t, x)[k])) - el.mu_static * float(surfaces.normal(num, t, x)[k])
+    return float(surfaces.velocity(num, t, x)[k])
+
+
 def _state(num: NumericModel, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
     return np.concatenate([q, np.asarray(qd, dtype=float)[num.independent_index]])
 
@@ -146,13 +90,13 @@ def measure(eom, native_events, time: np.ndarray, q: np.ndarray, qd: np.ndarray,
             initial: tuple[int, ...] | None = None) -> list[Switch]:
     """The tool's time of every native switch, from its trajectory (``time``; ``q``, ``qd`` one row per sample,
     in the order of the system's coordinates); ``initial``: the native modes at the start (default: as the native
-    simulation chooses them from the start values, :meth:`_Surfaces.initial`)."""
-    surfaces = _Surfaces(eom)
+    simulation chooses them from the start values, :func:`bridge.simulation.events.initial_modes`)."""
+    surfaces = SwitchedModels(eom, None)
     els = surfaces.elements
     index = {el.name: k for k, el in enumerate(els)}
     system = eom.system
     x = np.array([*(c.start for c in system.coordinates), *(c.velocity for c in system.coordinates)], dtype=float)
-    modes = list(initial) if initial is not None else list(surfaces.initial(x))
+    modes = list(initial) if initial is not None else list(initial_modes(surfaces, x))
     times = [ev.time for ev in native_events]
     out = []
     for n, ev in enumerate(native_events):
@@ -167,14 +111,14 @@ def measure(eom, native_events, time: np.ndarray, q: np.ndarray, qd: np.ndarray,
             out.append(Switch(ev.element, ev.before, ev.after, ev.time, None))
             continue
         tool = None
-        if not holds(els[k], after[k]):  # backward from after the switch, in the mode after, to where w was 0
+        if not surfaces.holds(k, after[k]):  # backward from after the switch, in the mode after, to where w was 0
             num = surfaces.model(after)
             tool = _crossing(num.rhs, time[i + 1], time[i], _state(num, q[i + 1], qd[i + 1]),
-                             lambda t, x, num=num, k=k: surfaces.w(num, t, x, k), transversal=True)
+                             lambda t, x, num=num, k=k: surfaces.velocity(num, t, x)[k], transversal=True)
         if tool is None:  # forward from before the switch, in the mode before, to where it ends
             num = surfaces.model(before)
             tool = _crossing(num.rhs, time[i], time[i + 1], _state(num, q[i], qd[i]),
-                             lambda t, x, num=num, m=before, k=k: surfaces.exit(num, m, t, x, k))
+                             lambda t, x, num=num, m=before, k=k: _exit(surfaces, num, m, t, x, k))
         out.append(Switch(ev.element, ev.before, ev.after, ev.time, tool))
     return out
 

@@ -57,8 +57,9 @@ class Event:
     after: str
 
 
-class _Modes:
-    """The compiled model of each mode combination (compiled once, on first use) and the switching functions.
+class SwitchedModels:
+    """The compiled model of each mode combination (compiled once, on first use) and the switching functions
+    (also used to measure a Modelica tool's switching times, :mod:`bridge.modelica.switched_times`).
 
     Per element, w is its switching velocity: the relative velocity v_r of friction, ``i - G_off V_f`` of a
     diode; the element's unknown (``unknown``) is the friction force F or the diode voltage v."""
@@ -143,7 +144,7 @@ class _Modes:
         return self.decide(t, x, modes, k)
 
 
-def initial_modes(modes: _Modes, x: np.ndarray) -> tuple[int, ...]:
+def initial_modes(modes: SwitchedModels, x: np.ndarray) -> tuple[int, ...]:
     """Friction: slip with the sign of v_r where it is not zero, else the stick test. Diodes: conducting where
     ``i - G_off V_f > 0``, else by the blocking voltage."""
     out = [ON if isinstance(el, Diode) else STICK for el in modes.elements]
@@ -159,7 +160,7 @@ def initial_modes(modes: _Modes, x: np.ndarray) -> tuple[int, ...]:
     return tuple(out)
 
 
-def _event_functions(modes: _Modes, num: NumericModel, current: tuple[int, ...]) -> list:
+def _event_functions(modes: SwitchedModels, num: NumericModel, current: tuple[int, ...]) -> list:
     out = []
     for k, mode in enumerate(current):
         el = modes.elements[k]
@@ -185,7 +186,7 @@ def simulate_events(eom: EquationsOfMotion, grid: np.ndarray, rtol: float, atol:
                     parameters: Mapping[str, float] | None = None, table=None):
     """(times, states with their model per segment, events, evaluations): the trajectory on ``grid`` across the
     switches."""
-    modes = _Modes(eom, parameters, table)
+    modes = SwitchedModels(eom, parameters, table)
     system = eom.system
     T = float(grid[-1])
     x = np.concatenate([[c.start for c in system.coordinates], [c.velocity for c in system.coordinates]])
