@@ -340,10 +340,10 @@ void nhb_release(nhb_instance *inst)
     inst->name = NULL;
 }
 
+static void first_modes(nhb_instance *inst); /* switched elements' section */
+
 void nhb_reset(nhb_instance *inst)
 {
-    int i;
-
     if (NHB_NX > 0)
         memcpy(inst->x, NHB_X0, (size_t)NHB_NX * sizeof(double));
     if (NHB_NP > 0)
@@ -367,9 +367,7 @@ void nhb_reset(nhb_instance *inst)
     inst->rk_settled[0] = inst->rk_settled[1] = 0;
     inst->rk_last = -1;
     inst->split_sign = 0;
-    for (i = 0; i < NHB_NSW; i++) /* the modes whose rows the derived equations hold, until initialization */
-        inst->modes[i] = NHB_SWITCH_KIND[i] == NHB_SW_FRICTION ? NHB_STICK : NHB_ON;
-    inst->events = 0;
+    first_modes(inst); /* until initialization */
     inst->mode = NHB_MODE_INSTANTIATED;
     invalidate_caches(inst);
 }
@@ -524,6 +522,16 @@ static nhb_status ensure_outputs(nhb_instance *inst, const char *func)
 
 static nhb_status current_indicators(nhb_instance *inst, const char *func);
 
+/* Every element in the mode whose row the derived equations hold (stick, conducting); no switches yet. */
+static void first_modes(nhb_instance *inst)
+{
+    int k;
+
+    for (k = 0; k < NHB_NSW; k++)
+        inst->modes[k] = NHB_SWITCH_KIND[k] == NHB_SW_FRICTION ? NHB_STICK : NHB_ON;
+    inst->events = 0;
+}
+
 /* The mode names of an element kind, for messages. */
 static const char *switch_mode_name(int k, int mode)
 {
@@ -658,15 +666,18 @@ static double zeno_window(const nhb_instance *inst, double t)
     return NHB_ZENO_WINDOW * span;
 }
 
+/* How to leave chattering, as the native simulation says it. */
+#define NHB_CHATTER_HINT "give friction elements a regularization velocity (regularization = 1e-4 in the [friction] " \
+                         "entry) to use the smooth law instead of events, and diodes a positive on_resistance and " \
+                         "off_conductance"
+
 /* The message of an element that cannot keep any mode at t: the mode its indicator leaves is the one the
  * switching rules choose again (friction that slips back into the stick test, which sends it the same way: a
  * Filippov sliding mode), so the native simulation sees a Zeno sequence of switches at one instant. */
 static void chatter_message(nhb_instance *inst, int k, double t)
 {
     snprintf(inst->msg, sizeof inst->msg, "%s chatters at t = %.12g (a Zeno sequence): its indicator leaves the mode %s, "
-             "and the switching rules choose %s again at once; give friction elements a regularization velocity "
-             "(regularization = 1e-4 in the [friction] entry) to use the smooth law instead of events, and diodes a "
-             "positive on_resistance and off_conductance", NHB_SWITCH_NAMES[k], t,
+             "and the switching rules choose %s again at once; " NHB_CHATTER_HINT, NHB_SWITCH_NAMES[k], t,
              switch_mode_name(k, inst->modes[k]), switch_mode_name(k, inst->modes[k]));
 }
 
@@ -679,9 +690,7 @@ static int record_switch(nhb_instance *inst, double t, int k)
 
     if (inst->events >= NHB_ZENO_EVENTS && t - inst->zeno[slot] <= window) {
         snprintf(inst->msg, sizeof inst->msg, "%s chatters: %d switches within %.3g s at t = %.12g (a Zeno "
-                 "sequence); give friction elements a regularization velocity (regularization = 1e-4 in the "
-                 "[friction] entry) to use the smooth law instead of events, and diodes a positive on_resistance "
-                 "and off_conductance", NHB_SWITCH_NAMES[k], NHB_ZENO_EVENTS + 1, window, t);
+                 "sequence); " NHB_CHATTER_HINT, NHB_SWITCH_NAMES[k], NHB_ZENO_EVENTS + 1, window, t);
         return 1;
     }
     inst->zeno[slot] = t;
@@ -802,9 +811,7 @@ static int initial_modes(nhb_instance *inst)
     double *w0 = inst->ev_z + NHB_NSW;
     int k, mode;
 
-    for (k = 0; k < NHB_NSW; k++)
-        inst->modes[k] = NHB_SWITCH_KIND[k] == NHB_SW_FRICTION ? NHB_STICK : NHB_ON;
-    inst->events = 0;
+    first_modes(inst);
     if (NHB_NSW == 0)
         return 0;
     if (eval_switching(inst, inst->time, inst->x))
