@@ -51,6 +51,14 @@ def switched(system) -> tuple:
     return event_friction(system) + tuple(getattr(system, "diodes", ()))
 
 
+def switching_velocity(element) -> sp.Expr:
+    """The element's w, whose zero its switches are tied to: friction's relative velocity v_r, a diode's
+    ``i - G_off V_f`` (i = der(q) of its charge)."""
+    if isinstance(element, Diode):
+        return S.qd(element.coordinate) - sp.Float(element.off_conductance) * sp.Float(element.forward_voltage)
+    return element.relative_velocity
+
+
 def first_mode(element) -> int:
     """The mode whose rows the derived equations hold."""
     return ON if isinstance(element, Diode) else STICK

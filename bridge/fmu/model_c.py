@@ -305,7 +305,7 @@ def _c_switching(eom: EquationsOfMotion) -> list[str]:
     """The switched elements' tables and ``nhb_switching`` (a stub without elements): per element the switching
     velocity w (friction: its relative velocity; diode: ``i - G_off V_f``), the limit (``mu_static N``; ``V_f``)
     and ``dw/dder(q)``, in one CSE pass."""
-    from ..derivation.efforts import switched
+    from ..derivation.efforts import switched, switching_velocity
     from ..model.efforts import Diode
 
     system = eom.system
@@ -328,8 +328,7 @@ def _c_switching(eom: EquationsOfMotion) -> list[str]:
     ]
     if not elements:
         return head + ['    snprintf(msg, msg_len, "the model has no switched elements");', "    return 1;", "}", ""]
-    w = [S.qd(el.coordinate) - sp.Float(el.off_conductance) * sp.Float(el.forward_voltage)
-         if isinstance(el, Diode) else el.relative_velocity for el in elements]
+    w = [switching_velocity(el) for el in elements]
     limit = [sp.Float(el.forward_voltage) if isinstance(el, Diode) else sp.Float(el.mu_static) * el.normal
              for el in elements]
     grad = [sp.diff(e, v) for e in w for v in system.qd]

@@ -33,7 +33,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy.integrate import solve_ivp
 
-from ..derivation.efforts import OFF, ON, SLIP_NEG, SLIP_POS, STICK, switched, with_modes
+from ..derivation.efforts import OFF, ON, SLIP_NEG, SLIP_POS, STICK, switched, switching_velocity, with_modes
 from ..derivation.eom import EquationsOfMotion
 from ..derivation.numeric_model import NumericModel
 from ..errors import SimulationError
@@ -73,8 +73,7 @@ class SwitchedModels:
         self.elements = switched(system)
         args = [S.t, *system.q, *system.qd, *[p.symbol for p in system.parameters],
                 *[u.symbol for u in system.inputs]]
-        w = [S.qd(el.coordinate) - el.off_conductance * el.forward_voltage if isinstance(el, Diode)
-             else el.relative_velocity for el in self.elements]
+        w = [switching_velocity(el) for el in self.elements]
         self._w = compile_exprs(args, w)
         self._normal = compile_exprs(args, [0 if isinstance(el, Diode) else el.normal for el in self.elements])
         self._grad = compile_exprs(args, [e.diff(v) for e in w for v in system.qd])
