@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
+from ..derivation.efforts import switched
 from ..errors import ProblemCollector
 from ..model import symbols as S
 from ..model.expressions import ExpressionError, caret, parse_expression
@@ -43,9 +44,13 @@ def signal_names(system: System) -> list[str]:
     """The compared signals: coordinates, their velocities, the outputs, the effort variables and the unknowns of
     the switched elements (friction forces, diode voltages)."""
     names = [c.name for c in system.coordinates]
-    switched = [*(f.name for f in getattr(system, "friction", ()) if f.regularization == 0),
-                *(d.name for d in getattr(system, "diodes", ()))]
-    return names + [f"der({n})" for n in names] + list(system.outputs) + [e.name for e in system.efforts] + switched
+    return names + [f"der({n})" for n in names] + list(system.outputs) + unknowns(system)
+
+
+def unknowns(system) -> list[str]:
+    """The names of the unknowns that are variables of their own (result columns, Modelica and FMU variables):
+    efforts, friction forces switched by events, diode voltages."""
+    return [*(e.name for e in system.efforts), *(el.name for el in switched(system))]
 
 
 def parse_reference(table: Any, system: System, problems: ProblemCollector) -> dict[str, ClosedForm]:

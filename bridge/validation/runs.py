@@ -19,6 +19,7 @@ import numpy as np
 from ..derivation.eom import EquationsOfMotion
 from ..errors import BridgeError, SplitLimitError
 from ..model.units import compatible
+from .reference import unknowns
 
 FMU_TIMEOUT = 600.0
 
@@ -98,14 +99,6 @@ def rumoca_modelica_run(eom: EquationsOfMotion, stop: float, step: float, rtol: 
     notes = (f"Rumoca {_version('rumoca')}, {run.form} form",)
     switching = tool_report(eom, "rumoca", np.asarray(result.time, dtype=float), lambda n: result[n], stop, step, rtol)
     return Trajectory(np.asarray(result.time, dtype=float), signals, notes + ((switching,) if switching else ()))
-
-
-def unknowns(system) -> list[str]:
-    """The names of the unknowns that are variables of their own in the model: efforts, friction forces switched
-    by events, diode voltages."""
-    from ..modelica.switched import elements
-
-    return [*(e.name for e in system.efforts), *(el.name for el in elements(system))]
 
 
 # -- Modelica through pymoca and CasADi's IDAS ----------------------------------------------------
