@@ -67,9 +67,18 @@ class CheckReport:
 ROUNDOFF_RANGE = 1e-9
 
 
-def _relative_errors(eom: EquationsOfMotion, time_tool: np.ndarray, signal, stop_time: float,
-                     interval: float, rtol: float) -> dict[str, float]:
+def compare(eom: EquationsOfMotion, tool: str, time_tool: np.ndarray, signal, stop_time: float, interval: float,
+            rtol: float) -> tuple[dict[str, float], str]:
+    """A tool's run (``signal(name)`` its values at ``time_tool``) against one native simulation on the grid of
+    ``interval``: every coordinate's largest error over its range, and the switching times of switched elements
+    (:func:`bridge.modelica.switched_times.tool_report`, "" without)."""
+    time_tool = np.asarray(time_tool, dtype=float)
     native = simulate(eom, stop_time, interval=interval, rtol=rtol, atol=rtol * 1e-2)
+    return (_relative_errors(eom, time_tool, signal, native),
+            tool_report(eom, tool, time_tool, signal, stop_time, interval, rtol, native))
+
+
+def _relative_errors(eom: EquationsOfMotion, time_tool: np.ndarray, signal, native) -> dict[str, float]:
     errors = {}
     for i, c in enumerate(eom.system.coordinates):
         ref = native.q[:, i]
@@ -160,9 +169,7 @@ def check_rumoca(eom: EquationsOfMotion, level: str = "auto", stop_time: float |
     dt = T / 500
     run = simulate_rumoca(eom, level, T, dt, rtol)
     result, structure = run.result, run.structure
-    errors = _relative_errors(eom, np.asarray(result.time, dtype=float), lambda n, r=result: r[n], T, dt, rtol)
-    switching = tool_report(eom, "rumoca", np.asarray(result.time, dtype=float), lambda n, r=result: r[n], T, dt,
-                            rtol)
+    errors, switching = compare(eom, "rumoca", result.time, lambda n, r=result: r[n], T, dt, rtol)
     return CheckReport("rumoca", system.name, bool(structure.is_balanced), structure.n_states,
                        structure.n_algebraic, errors, run.seconds, "; ".join(run.failures), run.form, switching)
 
@@ -179,10 +186,10 @@ def check_pymoca(eom: EquationsOfMotion, level: str = "auto", stop_time: float |
     T = float(stop_time if stop_time is not None else system.stop_time)
     dt = T / 500
     run = simulate_switched_pymoca(eom, model_source(eom, level), T, dt, rtol)
-    errors = _relative_errors(eom, run.time, run.__getitem__, T, dt, rtol)
+    errors, switching = compare(eom, "pymoca", run.time, run.__getitem__, T, dt, rtol)
     form = choose_form(eom).form if level in ("auto", "index1") else level
     return CheckReport("pymoca", system.name, True, run.states, run.algebraics, errors, run.seconds, form=form,
-                       switching=tool_report(eom, "pymoca", run.time, run.__getitem__, T, dt, rtol))
+                       switching=switching)
 
 
 def find_omc() -> str | None:
@@ -257,7 +264,7 @@ def check_openmodelica(eom: EquationsOfMotion, level: str = "index1", stop_time:
         header = [h.strip('"') for h in rows[0]]
         data = np.array(rows[1:], dtype=float)
         col = {h: data[:, k] for k, h in enumerate(header)}
-        errors = _relative_errors(eom, col["time"], lambda n: col[n], T, T / 500, rtol)
+        errors, _ = compare(eom, "openmodelica", col["time"], lambda n: col[n], T, T / 500, rtol)
     return CheckReport("openmodelica", system.name, balanced, errors=errors, seconds=seconds, messages=str(check))
 
 

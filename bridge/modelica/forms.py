@@ -408,10 +408,9 @@ def simulate_form(eom: EquationsOfMotion, form: str, tool: str, stop_time: float
     ``stop_time`` and compare every coordinate with the native simulation (a
     :class:`bridge.modelica.check.CheckReport`, with the switching times of switched elements; no fallback to
     another form)."""
-    from .check import CheckReport, _relative_errors, load_alone
+    from .check import CheckReport, compare, load_alone
     from .export import model_source
     from .ports import library_files
-    from .switched_times import tool_report
 
     spec = FORMS[form]
     source = model_source(in_form(eom, form), spec.level, accelerations=spec.accelerations)
@@ -421,9 +420,9 @@ def simulate_form(eom: EquationsOfMotion, form: str, tool: str, stop_time: float
         from .pymoca_backend import simulate_pymoca
 
         run = simulate_pymoca(source, name, stop_time, dt, rtol, library_files(eom))
-        errors = _relative_errors(eom, run.time, run.__getitem__, stop_time, dt, rtol)
+        errors, switching = compare(eom, "pymoca", run.time, run.__getitem__, stop_time, dt, rtol)
         return CheckReport("pymoca", name, True, run.states, run.algebraics, errors, run.seconds, form=form,
-                           switching=tool_report(eom, "pymoca", run.time, run.__getitem__, stop_time, dt, rtol))
+                           switching=switching)
     if tool != "rumoca":
         raise ExportError(f"unknown compiler {tool!r}; choose rumoca or pymoca")
     try:
@@ -438,9 +437,6 @@ def simulate_form(eom: EquationsOfMotion, form: str, tool: str, stop_time: float
     except rumoca.RumocaError as exc:
         raise ValidationError(f"Rumoca could not simulate {name} ({form} form): {exc}") from exc
     seconds = time.perf_counter() - start
-    errors = _relative_errors(eom, np.asarray(result.time, dtype=float), lambda n, r=result: r[n], stop_time, dt,
-                              rtol)
-    switching = tool_report(eom, "rumoca", np.asarray(result.time, dtype=float), lambda n, r=result: r[n], stop_time,
-                            dt, rtol)
+    errors, switching = compare(eom, "rumoca", result.time, lambda n, r=result: r[n], stop_time, dt, rtol)
     return CheckReport("rumoca", name, bool(structure.is_balanced), structure.n_states, structure.n_algebraic,
                        errors, seconds, form=form, switching=switching)

@@ -143,16 +143,18 @@ RUMOCA_EVENT_DELAY = ("Rumoca 0.9 applies every state event 1e-6*(1+|t|) s after
 LATE = 1e-9
 
 
-def tool_report(eom, tool: str, time: np.ndarray, signal, stop: float, dt: float, rtol: float) -> str:
+def tool_report(eom, tool: str, time: np.ndarray, signal, stop: float, dt: float, rtol: float,
+                native=None) -> str:
     """The switching times of a tool's run (``signal(name)``: the tool's values of ``x`` and ``der_x``) against the
-    native event simulation on the same grid, and for Rumoca the documented defect where its switches are late;
-    "" for a system without switched elements."""
+    native event simulation on the same grid (``native``, else simulated here), and for Rumoca the documented
+    defect where its switches are late; "" for a system without switched elements."""
     from ..simulation.simulate import simulate
 
     system = eom.system
     if not elements(system):
         return ""
-    native = simulate(eom, stop, interval=dt, rtol=rtol, atol=rtol * 1e-2)
+    if native is None:
+        native = simulate(eom, stop, interval=dt, rtol=rtol, atol=rtol * 1e-2)
     q = np.column_stack([np.asarray(signal(c.name), dtype=float) for c in system.coordinates])
     qd = np.column_stack([np.asarray(signal(f"der_{c.name}"), dtype=float) for c in system.coordinates])
     switches = measure(eom, native.events, np.asarray(time, dtype=float), q, qd)
