@@ -145,6 +145,7 @@ class EffortTables:
         self.effort_specs: dict[str, dict] = {}
         self.dynamic_specs: dict[str, dict] = {}
         self.dynamic_units: dict[str, str] = {}
+        self.smooth: dict[sp.Symbol, sp.Expr] = {}  # regularised friction elements -> their smooth forces
 
     # -- pass 1: names --------------------------------------------------------------------------------------
     def declare(self) -> None:
@@ -246,7 +247,6 @@ class EffortTables:
         stands for that force where another entry uses it: :meth:`substitute_smooth`)."""
         b = self.b
         out = []
-        self.smooth: dict[sp.Symbol, sp.Expr] = {}
         coords = [c.name for c in b.coords if not c.name.endswith(INTEGRAL_SUFFIX)]
         for name, spec in self.friction_specs.items():
             entry = f"friction.{name}"
@@ -301,11 +301,10 @@ class EffortTables:
     def substitute_smooth(self, *tables: dict[str, sp.Expr]) -> None:
         """Replace the name of every regularised friction element by its smooth force in these tables (forces,
         outputs): such an element has no unknown of its own."""
-        if getattr(self, "smooth", None):
-            for table in tables:
-                for key, expr in table.items():
-                    if expr.free_symbols & set(self.smooth):
-                        table[key] = expr.xreplace(self.smooth)
+        for table in tables:
+            for key, expr in table.items():
+                if expr.free_symbols & set(self.smooth):
+                    table[key] = expr.xreplace(self.smooth)
 
     @property
     def effort_symbols(self) -> set[sp.Symbol]:
