@@ -7,6 +7,7 @@ in a mode that segfaults, hangs or is slow in ``fmi2DoStep`` from t = 0.05 s on.
 from __future__ import annotations
 
 import csv
+import re
 import signal
 import subprocess
 import sys
@@ -23,6 +24,7 @@ from bridge.cli import main  # noqa: E402
 from bridge.cosim import CosimError, CosimRunError, parse_scenario, prepare  # noqa: E402
 
 from .foreign_fmu import foreign_fmu  # noqa: E402
+from .processes import default_signals  # noqa: E402
 
 ROOT = Path(__file__).parent.parent
 COMMITTED_SSP = ROOT / "examples" / "cosim" / "hydropulsator_motors.ssp"
@@ -80,12 +82,15 @@ def test_ctrl_c_writes_the_finished_steps_as_a_partial_csv(fmus, tmp_path, signu
     path = scenario(fmus, "Slow", stop=20.0)  # 20 ms per step after t = 0.05: about 40 s in all
     out = tmp_path / "o.csv"
     proc = subprocess.Popen([sys.executable, "-m", "bridge.cli", "cosim", str(path), "-o", str(out), "--progress"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+                            preexec_fn=default_signals)
     deadline = time.monotonic() + 60
     seen = ""
-    while "steps" not in seen and time.monotonic() < deadline:  # progress shown: the loop is running
+    while time.monotonic() < deadline:  # a progress line with more than 5 finished steps: the loop is running
         seen += proc.stderr.read(1)
-    time.sleep(0.5)
+        shown = re.findall(r"(\d+) steps, ", seen)
+        if shown and int(shown[-1]) > 5:
+            break
     proc.send_signal(signum)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err

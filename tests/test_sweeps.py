@@ -27,6 +27,8 @@ from bridge.cli import main  # noqa: E402
 from bridge.model.loader import load_system  # noqa: E402
 from bridge.simulation.simulate import simulate  # noqa: E402
 
+from .processes import default_signals  # noqa: E402
+
 ROOT = Path(__file__).parent.parent
 SLEIGH = ROOT / "examples" / "chaplygin_sleigh.toml"
 STOP = 1.5
@@ -311,7 +313,7 @@ def test_ctrl_c_keeps_the_finished_rows(tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "bridge.cli", "sweep", pendulum,
                              "--grid", "l=0.5:1.5:400", "--stop-time", "1", "--workers", "1", "-o", str(out),
                              "--progress"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=default_signals)
     try:
         for line in proc.stderr:
             if line.startswith("sweep: ") and "/400 cases" in line and int(line.split()[1].split("/")[0]) >= 3:
