@@ -256,6 +256,12 @@ def build_parser() -> argparse.ArgumentParser:
     li = add_linearize(sub, _positive)
     add_set_option(li)
     add_progress_options(li)
+
+    from .control.command import add_parser as add_controller
+
+    co = add_controller(sub, _positive)
+    add_set_option(co)
+    add_progress_options(co)
     return p
 
 
@@ -547,6 +553,12 @@ def _cmd_linearize(args) -> int:
     return cmd_linearize(args, _values(args), Progress(args), lambda what: _budget(args, what))
 
 
+def _cmd_controller(args) -> int:
+    from .control.command import cmd_controller
+
+    return cmd_controller(args, _values(args), Progress(args), lambda what: _budget(args, what))
+
+
 def _cmd_crosscheck(args) -> int:
     from .validation.crosscheck import cmd_crosscheck
 
@@ -557,7 +569,8 @@ def _cmd_crosscheck(args) -> int:
 
 COMMANDS = {"check": cmd_check, "derive": cmd_derive, "simulate": cmd_simulate, "modelica": cmd_modelica,
             "fmu": cmd_fmu, "methods": cmd_methods, "validate": _cmd_validate, "cosim": _cmd_cosim, "ssp": _cmd_ssp,
-            "crosscheck": _cmd_crosscheck, "sweep": _cmd_sweep, "linearize": _cmd_linearize}
+            "crosscheck": _cmd_crosscheck, "sweep": _cmd_sweep, "linearize": _cmd_linearize,
+            "controller": _cmd_controller}
 
 
 class _PipeGuard:

@@ -18,10 +18,10 @@ PACKAGE = Path(__file__).resolve().parent.parent / "bridge"
 # The stages in pipeline order; a module may import from its own stage and from earlier ones only.
 STAGES = ["bridge.errors", "bridge.atomic", "bridge.model", "bridge.derivation", "bridge.simulation",
           "bridge.modelica", "bridge.fmu", "bridge.linearization", "bridge.validation", "bridge.cosim",
-          "bridge.sweeps", "bridge.cli", "bridge.pytest_plugin"]
+          "bridge.control", "bridge.sweeps", "bridge.cli", "bridge.pytest_plugin"]
 RANK = {"bridge.errors": 0, "bridge.atomic": 0, "bridge.model": 1, "bridge.derivation": 2, "bridge.simulation": 3,
         "bridge.modelica": 4, "bridge.fmu": 5, "bridge.linearization": 6, "bridge.validation": 7,
-        "bridge.cosim": 7, "bridge.sweeps": 8, "bridge.cli": 9, "bridge.pytest_plugin": 9}
+        "bridge.cosim": 7, "bridge.control": 7, "bridge.sweeps": 8, "bridge.cli": 9, "bridge.pytest_plugin": 9}
 
 
 def module_name(path: Path) -> tuple[str, bool]:

@@ -212,9 +212,10 @@ def _model_structure_fmi2(ms, outputs: list[Variable], derivs: list[Variable], i
         for v in outputs:
             etree.SubElement(out_el, "Unknown", index=str(index_of[v.name]),
                              dependencies=" ".join(str(index_of[d.name]) for d in depends[v.name]))
-    der_el = etree.SubElement(ms, "Derivatives")
-    for v in derivs:
-        etree.SubElement(der_el, "Unknown", index=str(index_of[v.name]))
+    if derivs:  # the schema wants at least one Unknown: a model without states has no Derivatives element
+        der_el = etree.SubElement(ms, "Derivatives")
+        for v in derivs:
+            etree.SubElement(der_el, "Unknown", index=str(index_of[v.name]))
     if initial:
         ini_el = etree.SubElement(ms, "InitialUnknowns")
         for v in sorted(initial, key=lambda v: index_of[v.name]):

@@ -111,14 +111,17 @@ def _names(problems: list[Problem], what: str, names: Sequence[str], units: Sequ
                                           f"({', '.join(RESERVED)})", "rename it in the system file"))
 
 
-def checked(lin: LinearModel, x_start: Sequence[float] | None = None) -> CheckedLinear:
-    """The model's arrays, checked (see the module docstring); an :class:`ExportError` listing every problem."""
+def checked(lin: LinearModel, x_start: Sequence[float] | None = None, static: bool = False) -> CheckedLinear:
+    """The model's arrays, checked (see the module docstring); an :class:`ExportError` listing every problem.
+
+    ``static``: a model without states (``y = y0 + D (u - u0)``, e.g. a state-feedback controller) is accepted.
+    """
     if not isinstance(lin, LinearModel):
         raise ExportError(f"expected a bridge.linearization.LinearModel, got {type(lin).__name__}")
     problems: list[Problem] = []
     states, inputs, outputs = list(lin.states), list(lin.inputs), list(lin.outputs)
     n, m, p = len(states), len(inputs), len(outputs)
-    if n == 0:
+    if n == 0 and not static:
         problems.append(Problem("states", "the linear model has no states",
                                 "linearize a system with at least one non-cyclic coordinate"))
     _names(problems, "states", states, lin.state_units)

@@ -9,8 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
+
+from ..errors import BridgeError
+
+CONTROL_MISSING = ("python-control is not installed: pip install \"nhbridge[control]\" (or pip install control) "
+                   "to convert linear models to control.StateSpace")
 
 
 @dataclass(frozen=True)
@@ -39,4 +45,54 @@ class LinearModel:
     residual: tuple[tuple[str, float], ...] = ()  # rates of the retained states at the point (steady: ~0)
 
     def eigenvalues(self) -> np.ndarray:
+        """The eigenvalues of ``A`` (the poles of the linear model)."""
         return np.linalg.eigvals(self.A)
+
+    def to_control(self) -> Any:
+        """The model as a python-control ``StateSpace`` with its state, input and output names.
+
+        ``x' = A x + B u``, ``y = C x + D u`` in deviations from the operating point, as here; the system's name
+        becomes the ``StateSpace``'s name. Needs python-control >= 0.10 (``pip install "nhbridge[control]"``).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from bridge.linearization.model import LinearModel
+        >>> lin = LinearModel("oscillator", "lagrange", ("x", "der(x)"), ("m", "m/s"), ("F",), ("N",), ("x",),
+        ...                   ("m",), np.array([[0.0, 1.0], [-4.0, 0.0]]), np.array([[0.0], [1.0]]),
+        ...                   np.array([[1.0, 0.0]]), np.zeros((1, 1)), np.zeros(2), np.zeros(1), np.zeros(1))
+        >>> sys = lin.to_control()
+        >>> sys.state_labels, sys.input_labels
+        (['x', 'der(x)'], ['F'])
+        """
+        control = _control()
+        return control.ss(self.A, self.B, self.C, self.D, states=list(self.states), inputs=list(self.inputs),
+                          outputs=list(self.outputs), name=self.system)
+
+    @classmethod
+    def from_control(cls, sys: Any, like: LinearModel) -> LinearModel:
+        """A linear model with the matrices of the python-control ``StateSpace`` ``sys`` and everything else
+        (units, operating point, method) of ``like``, whose names ``sys`` must carry in the same order: the way
+        back from :meth:`to_control` after working on the matrices in python-control (e.g. a closed loop
+        ``A - B K`` built with the same names).
+        """
+        _control()
+        names = {"states": (list(sys.state_labels), list(like.states)),
+                 "inputs": (list(sys.input_labels), list(like.inputs)),
+                 "outputs": (list(sys.output_labels), list(like.outputs))}
+        wrong = [f"{what}: {got} instead of {want}" for what, (got, want) in names.items() if got != want]
+        if wrong:
+            raise BridgeError("from_control: the StateSpace's names differ from the linear model's (" + "; ".join(wrong)
+                              + "); convert with to_control() and keep the names")
+        from dataclasses import replace
+
+        return replace(like, A=np.array(sys.A, dtype=float), B=np.array(sys.B, dtype=float),
+                       C=np.array(sys.C, dtype=float), D=np.array(sys.D, dtype=float))
+
+
+def _control() -> Any:
+    try:
+        import control
+    except ImportError as exc:
+        raise BridgeError(CONTROL_MISSING) from exc
+    return control
