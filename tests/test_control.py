@@ -40,12 +40,12 @@ def bike():
     eom = bridge.derive(system, "lagrange")
     plant = bridge.linearize(eom)
     Q, R = read_weights(WEIGHTS, plant)
-    return system, plant, lqr(plant, Q, R, measured_names(system, plant))
+    return system, plant, lqr(plant, Q, R, measured_names(system, plant)), eom
 
 
 # -- python-control models -------------------------------------------------------------------------------------
 def test_linear_model_round_trips_through_control_statespace(bike):
-    _, plant, _ = bike
+    _, plant, _, _ = bike
     ss = plant.to_control()
     assert ss.state_labels == list(plant.states) == ["phi", "delta", "der(phi)", "der(delta)"]
     assert ss.input_labels == ["T_delta"] and ss.output_labels == list(plant.outputs)
@@ -64,7 +64,7 @@ def test_linear_model_round_trips_through_control_statespace(bike):
 
 # -- the law ---------------------------------------------------------------------------------------------------
 def test_lqr_closed_loop_eigenvalues_equal_the_relinearized_nonlinear_closed_loop(bike):
-    system, plant, law = bike
+    system, plant, law, _ = bike
     _, _, expected = control.lqr(plant.to_control(), *read_weights(WEIGHTS, plant))
     np.testing.assert_allclose(np.sort_complex(law.eigenvalues()), np.sort_complex(expected), rtol=1e-10)
     assert law.is_stable() and law.measured == ("roll", "steer", "roll_rate", "steer_rate")
@@ -77,7 +77,7 @@ def test_lqr_closed_loop_eigenvalues_equal_the_relinearized_nonlinear_closed_loo
 
 
 def test_gain_files_and_weights_are_checked(bike, tmp_path):
-    _, plant, law = bike
+    _, plant, law, _ = bike
     csv = tmp_path / "K.csv"
     csv.write_text("der(delta),phi,delta,der(phi)\n" + ",".join(repr(float(v)) for v in law.K[0, [3, 0, 1, 2]]) + "\n")
     np.testing.assert_array_equal(read_gain(csv, plant), law.K)  # a header row reorders the columns by name
@@ -100,7 +100,7 @@ def test_gain_files_and_weights_are_checked(bike, tmp_path):
 # -- the controller FMU ------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("version", [2, 3])
 def test_controller_fmu_applies_the_law_in_me_and_cs(bike, tmp_path, version):
-    _, plant, law = bike
+    _, plant, law, _ = bike
     path = controller_fmu(law, tmp_path / f"ctrl{version}.fmu", fmi_version=version)
     assert fmpy.validation.validate_fmu(str(path)) == []
     md = fmpy.read_model_description(str(path))
@@ -118,14 +118,14 @@ def test_controller_fmu_applies_the_law_in_me_and_cs(bike, tmp_path, version):
 @pytest.fixture(scope="module")
 def native(bike):
     """The nonlinear closed loop simulated natively from the perturbed roll (tight tolerances)."""
-    system, _, law = bike
+    system, _, law, _ = bike
     closed = closed_loop_system(system, law).with_values(phi=ROLL0)
     return bridge.simulate(bridge.derive(closed, "lagrange"), T, rtol=1e-10, atol=1e-12, interval=0.002).columns()
 
 
 @pytest.fixture(scope="module")
 def cosim(bike, tmp_path_factory):
-    _, _, law = bike
+    _, _, law, _ = bike
     work = tmp_path_factory.mktemp("closed_loop")
     controller_fmu(law, work / "bicycle_controller.fmu")
     text = (CONTROL / "bicycle_closed_loop.toml").read_text()
@@ -136,7 +136,7 @@ def cosim(bike, tmp_path_factory):
 
 
 def test_roll_decays_within_the_time_the_linear_model_predicts(bike, native):
-    _, plant, law = bike
+    _, plant, law, _ = bike
     t = native["time"]
     settle = t[np.nonzero(np.abs(native["phi"]) >= 0.01 * ROLL0)[0][-1] + 1]
     x0 = np.zeros(len(plant.states))
@@ -192,3 +192,26 @@ def test_controller_command_bad_input(tmp_path, capsys):
     assert main(["controller", str(ROOT / "examples" / "simple_pendulum.toml"), "--gain", str(tmp_path / "K.csv"),
                  "--quiet"]) == 2
     assert "has no [inputs]" in capsys.readouterr().err
+
+
+# -- the gallery page's pictures ---------------------------------------------------------------------------------
+def test_gallery_pictures(bike, native, cosim, tmp_path):
+    """docs/gallery/bicycle_lqr.py's functions on this module's runs: the gain designed at 3 m/s stabilises the
+    bicycle where the open loop is unstable; both pictures are written."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bicycle_lqr", ROOT / "docs" / "gallery" / "bicycle_lqr.py")
+    gallery = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gallery)
+    system, plant, law, eom = bike
+    speeds = np.array([1.0, 3.0, 6.0])
+    open_, closed = gallery.eigenvalues_against_speed(system, eom, law, speeds)
+    assert open_[1].real.max() > 1.0 and closed[1].real.max() < -1.0  # at 3 m/s
+    np.testing.assert_allclose(np.sort_complex(closed[1]), np.sort_complex(law.eigenvalues()), rtol=1e-9)
+    r = cosim.run(step=0.002, stop_time=T)
+    linear = gallery.linear_roll(plant, law, native["time"])
+    assert np.max(np.abs(linear - native["phi"])) < 0.02 * ROLL0  # small roll: the linear model holds
+    pictures = gallery.plot(tmp_path, speeds, open_, closed, native["time"], native["phi"], r["bike.roll"], linear,
+                            0.002)
+    assert [p.name for p in pictures] == ["eigenvalues.png", "roll.png"]
+    assert all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and p.stat().st_size > 10_000 for p in pictures)

@@ -11,8 +11,10 @@ from .feedback import (
     closed_loop_system,
     controller_fmu,
     lqr,
+    measured_names,
     read_gain,
     read_weights,
 )
 
-__all__ = ["StateFeedback", "closed_loop_system", "controller_fmu", "lqr", "read_gain", "read_weights"]
+__all__ = ["StateFeedback", "closed_loop_system", "controller_fmu", "lqr", "measured_names", "read_gain",
+           "read_weights"]
