@@ -215,3 +215,35 @@ def test_gallery_pictures(bike, native, cosim, tmp_path):
                             0.002)
     assert [p.name for p in pictures] == ["eigenvalues.png", "roll.png"]
     assert all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and p.stat().st_size > 10_000 for p in pictures)
+
+
+# -- the closed loop's SSP in libcosim (the Open Simulation Platform's master) ---------------------------------------
+def test_ssp_of_the_closed_loop_runs_in_libcosim_as_in_our_master(cosim, tmp_path):
+    """The scenario as an SSP package, run by libcosim's fixed-step master (every component steps from the
+    outputs of the step before: Jacobi), agrees with our Jacobi run of the same scenario.
+
+    libcosim applies SSP parameter bindings only to parameters and inputs, so the bicycle's start roll (a state)
+    is given to it as an initial value, as the scenario's ``start`` is given to our master."""
+    pytest.importorskip("libcosimpy")
+    from libcosimpy.CosimExecution import CosimExecution
+    from libcosimpy.CosimLogging import CosimLogLevel, log_output_level
+    from libcosimpy.CosimObserver import CosimObserver
+
+    from bridge.cosim.ssp import write_ssp
+
+    h, steps = 0.002, round(T / 0.002)
+    ssp = write_ssp(cosim.plan, cosim.fmus, tmp_path / "closed_loop.ssp")
+    ours = cosim.run(step=h, stop_time=steps * h, algorithm="jacobi")
+    log_output_level(CosimLogLevel.WARNING)
+    execution = CosimExecution.from_ssp_file(str(ssp), step_size=round(h * 1e9))
+    observer = CosimObserver.create_last_value()
+    execution.add_observer(observer)
+    bike_index = execution.slave_index_from_instance_name("bike")
+    refs = {v.name.decode(): v.reference for v in execution.slave_variables(bike_index)}
+    assert execution.real_initial_value(bike_index, refs["phi"], ROLL0)
+    roll = []
+    for _ in range(steps):
+        assert execution.step()
+        roll.append(observer.last_real_values(bike_index, [refs["roll"]])[0])
+    np.testing.assert_allclose(roll, ours["bike.roll"][1:], rtol=0, atol=1e-9 * ROLL0)
+    assert abs(roll[-1]) < 0.01 * ROLL0  # stabilised
