@@ -45,6 +45,7 @@ from .mechanics import (
 from .numeric import compile_exprs
 from .system import Coordinate, Input, Parameter, System, finite, total_derivative
 from .units import unit_problem
+from .values import check_values
 
 MODELICA_KEYWORDS = frozenset("""
 algorithm and annotation assert block break class connect connector constant constrainedby der
@@ -467,6 +468,7 @@ class _Builder:
             friction=friction, diodes=diodes,
             multibody=multibody, constraint_labels=labels,
         )
+        check_values(system, self.p)
         system = check_start(system, self.p)
         for entry, message, hint in effort_jacobian_problems(system):
             self.p.add(entry, message, hint)
@@ -835,7 +837,14 @@ def _check_finite(A: np.ndarray, a0: np.ndarray, problems: ProblemCollector) -> 
 
 
 def _check_independent_rows(A: np.ndarray, names: list[str], problems: ProblemCollector) -> None:
-    """Rows of A added one at a time: the first that adds no rank is dependent; m < n must remain.
+    for entry, message, hint in independent_rows_problems(A, names):
+        problems.add(entry, message, hint)
+    problems.raise_if_any()
+
+
+def independent_rows_problems(A: np.ndarray, names: list[str]) -> list[tuple[str, str, str]]:
+    """(entry, message, hint) of the constraint rows of A that are dependent on those before them (rows added one
+    at a time: the first that adds no rank), or of too many constraints (m < n must remain).
 
     The rows are normalised to unit length, so that the rank test does not depend on the units.
     """
@@ -843,16 +852,17 @@ def _check_independent_rows(A: np.ndarray, names: list[str], problems: ProblemCo
     norms = np.linalg.norm(A, axis=1)
     An = A / np.where(norms > 0, norms, 1.0)[:, None]
     rank = 0
+    out = []
     for k in range(m):
         r = np.linalg.matrix_rank(An[: k + 1], tol=1e-9)
         if r == rank:
-            problems.add(names[k], "this constraint is dependent on (redundant with) the constraints before it "
-                         "at the start state", "remove it, or check the start state is not a singular configuration")
+            out.append((names[k], "this constraint is dependent on (redundant with) the constraints before it "
+                        "at the start state", "remove it, or check the start state is not a singular configuration"))
         rank = r
-    if not problems and m >= n:
-        problems.add("constraints", f"{m} independent constraints on {n} coordinates leave no degree of freedom",
-                     "remove constraints or add coordinates")
-    problems.raise_if_any()
+    if not out and m >= n:
+        out.append(("constraints", f"{m} independent constraints on {n} coordinates leave no degree of freedom",
+                    "remove constraints or add coordinates"))
+    return out
 
 
 def _check_start_positions(constraints: _StartConstraints, q0: np.ndarray, names: list[str],

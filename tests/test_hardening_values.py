@@ -1,0 +1,155 @@
+"""Checks of values after they change: ``--set``, ``System.with_values``, sweep cases and ``from_mechanics`` get the
+same checks (and the same messages) as a value written in the system file.
+
+The reference of every message is the file itself: the same value written into the file's text, loaded by
+``check``. The hostile single-defect files of these checks are in tests/bad_inputs.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from bridge.cli import main
+from bridge.errors import SystemFileError
+from bridge.model.loader import load_system
+
+ROOT = Path(__file__).resolve().parents[1]
+WHEEL = ROOT / "examples" / "rolling_wheel.toml"
+
+#: a disk whose inertia tensor has two off-diagonal parameters, equal in the file (symmetric)
+SKEW_DISK = """name = "Disk"
+[coordinates]
+x = { start = 0.0 }
+y = { start = 0.0 }
+psi = { start = 0.0 }
+theta = { start = 0.1 }
+phi = { start = 0.0, velocity = 1.0 }
+[parameters]
+m = 2.0
+R = 0.3
+g = 9.81
+c = 0.001
+d = 0.001
+[frames]
+yaw = { parent = "N", axis = "z", angle = "psi" }
+lean = { parent = "yaw", axis = "x", angle = "theta" }
+wheel = { parent = "lean", axis = "y", angle = "phi" }
+[bodies.disk]
+mass = "m"
+frame = "wheel"
+com = "[x, y, R*cos(theta)]"
+inertia = "[[0.05, c, 0], [d, 0.09, 0], [0, 0, 0.05]]"
+[contacts]
+disk = { kind = "rolling-disk", radius = "R", plane = "N.xy" }
+[gravity]
+vector = "[0, 0, -g]"
+[method]
+independent = ["psi", "theta", "phi"]
+"""
+
+
+def messages(err: str, path: Path) -> list[str]:
+    """The paragraphs of an error output without the file name that starts each."""
+    return [line[len(str(path)) + 2:] for line in err.splitlines() if line.strip()]
+
+
+def written(text: str, name: str, value: str) -> str:
+    """The system file's text with the parameter ``name`` given ``value``."""
+    out, n = re.subn(rf"^({name}\s*=\s*(\{{\s*value\s*=\s*)?)[-+0-9.e]+", rf"\g<1>{value}", text, flags=re.M)
+    assert n == 1, name
+    return out
+
+
+@pytest.mark.parametrize("name, value, fragment", [
+    ("I_axis", "-1", "not positive definite"), ("R", "0", "radius must be positive"),
+    ("m", "-2", "mass must be positive"), ("m", "1e300", "outside the range"),
+    ("I_axis", "1e300", "beyond 1e+100")])
+def test_set_gets_the_message_of_the_value_written_in_the_file(name, value, fragment, tmp_path, capsys):
+    assert main(["check", str(WHEEL), "--set", f"{name}={value}"]) == 2
+    by_set = messages(capsys.readouterr().err, WHEEL)
+    path = tmp_path / "wheel.toml"
+    path.write_text(written(WHEEL.read_text(), name, value))
+    assert main(["check", str(path)]) == 2
+    by_file = messages(capsys.readouterr().err, path)
+    assert by_set == by_file, (by_set, by_file)
+    assert len(by_set) == 1 and fragment in by_set[0]
+
+
+def test_set_that_makes_an_inertia_tensor_non_symmetric_is_refused(tmp_path, capsys):
+    path = tmp_path / "disk.toml"
+    path.write_text(SKEW_DISK)
+    assert main(["check", str(path)]) == 0
+    capsys.readouterr()
+    assert main(["check", str(path), "--set", "c=0.002"]) == 2
+    by_set = messages(capsys.readouterr().err, path)
+    assert main(["check", str(path), "--set", "c=0.002", "--set", "d=0.002"]) == 0  # symmetric again
+    capsys.readouterr()
+    path.write_text(written(SKEW_DISK, "c", "0.002"))
+    assert main(["check", str(path)]) == 2
+    assert by_set == messages(capsys.readouterr().err, path)
+    assert "bodies.disk.inertia: the inertia tensor is not symmetric" in by_set[0]
+
+
+@pytest.mark.parametrize("command", ["simulate", "fmu", "validate", "linearize", "derive"])
+def test_every_command_with_set_refuses_before_running(command, tmp_path, capsys):
+    out = tmp_path / "out"
+    args = {"simulate": ["-o", str(out)], "fmu": ["-o", str(out)], "validate": ["--report", str(out)],
+            "linearize": [], "derive": []}[command]
+    code = main([command, str(WHEEL), "--set", "I_axis=-1", *args])
+    captured = capsys.readouterr()
+    text = captured.err + (captured.out if command == "validate" else "")  # validate reports the error in its table
+    assert code == 2, text
+    assert "bodies.wheel.inertia: the inertia tensor is not positive definite" in text and "Traceback" not in text
+    assert command == "validate" or not out.exists()
+
+
+def test_with_values_runs_the_checks_of_the_file():
+    system = load_system(WHEEL)
+    with pytest.raises(SystemFileError, match="contacts.wheel.radius: the radius must be positive"):
+        system.with_values(R=-0.3)
+    with pytest.raises(SystemFileError, match="bodies.wheel.mass: the mass must be positive"):
+        system.with_values({"m": 0})
+    assert system.with_values(R=0.25).parameter_values[system.parameters[0].symbol] == 0.25
+
+
+def test_a_sweep_case_with_a_bad_value_fails_with_the_message(tmp_path):
+    """The case's values go through the checks of --set on the worker: a failed row with the message, the
+    other cases run."""
+    from bridge.sweeps.engine import Payload, run_case
+    from bridge.sweeps.record import RecordPlan
+
+    system = load_system(WHEEL)
+    payload = Payload(fmu=b"", plan=RecordPlan(records=(), series=()), residuals=2, stop_time=1.0,
+                      interval=0.1, rtol=1e-6, timeout=10.0, system=system)
+    row = run_case(payload, 3, {"I_axis": -1.0})
+    assert row["status"] == "failed" and row["index"] == 3
+    assert "bodies.wheel.inertia: the inertia tensor is not positive definite" in row["reason"]
+
+
+def test_the_file_and_set_share_one_check_of_dependent_constraints(tmp_path, capsys):
+    """A value that makes two constraints dependent at the start state is refused after --set as in the file."""
+    text = """name = "Twin"
+[coordinates]
+x = { start = 0.0, velocity = 1.0 }
+y = { start = 0.0, velocity = 1.0 }
+z = { start = 0.0, velocity = -1.0 }
+[parameters]
+k = 2.0
+[energy]
+kinetic = "(der(x)^2 + der(y)^2 + der(z)^2)/2"
+[constraints]
+nonholonomic = ["der(x) - der(y)", "k*der(x) - 2*der(y) + (k - 2)*der(z)"]
+"""
+    path = tmp_path / "twin.toml"
+    path.write_text(text.replace("k = 2.0", "k = 3.0"))
+    assert main(["check", str(path)]) == 0
+    capsys.readouterr()
+    assert main(["check", str(path), "--set", "k=2"]) == 2
+    by_set = messages(capsys.readouterr().err, path)
+    path.write_text(text)
+    assert main(["check", str(path)]) == 2
+    assert by_set == messages(capsys.readouterr().err, path)
+    assert len(by_set) == 1 and "constraints.nonholonomic[2]: this constraint is dependent" in by_set[0]
