@@ -153,3 +153,78 @@ nonholonomic = ["der(x) - der(y)", "k*der(x) - 2*der(y) + (k - 2)*der(z)"]
     assert main(["check", str(path)]) == 2
     assert by_set == messages(capsys.readouterr().err, path)
     assert len(by_set) == 1 and "constraints.nonholonomic[2]: this constraint is dependent" in by_set[0]
+
+
+# -- from_mechanics ---------------------------------------------------------------------------------------
+def _pendulum(mass: float, bodies: bool = True):
+    """A particle pendulum by Kane's method (sympy's documentation's form)."""
+    import sympy as sp
+    from sympy.physics.mechanics import KanesMethod, Particle, Point, ReferenceFrame, dynamicsymbols
+
+    th, om = dynamicsymbols("th om")
+    length, m, g = sp.symbols("l m g")
+    N = ReferenceFrame("N")
+    A = N.orientnew("A", "Axis", [th, N.z])
+    A.set_ang_vel(N, om * N.z)
+    O = Point("O")
+    O.set_vel(N, 0)
+    P = O.locatenew("P", length * A.x)
+    P.v2pt_theory(O, N, A)
+    km = KanesMethod(N, q_ind=[th], u_ind=[om], kd_eqs=[th.diff() - om])
+    km.kanes_equations([Particle("bob", P, m)] if bodies else [], [(P, m * g * N.x)])
+    return km, {length: 1.0, m: mass, g: 9.81}
+
+
+def test_from_mechanics_refuses_a_particle_of_negative_mass():
+    import bridge
+
+    km, parameters = _pendulum(-1.0)
+    with pytest.raises(SystemFileError) as err:
+        bridge.from_mechanics(km, parameters=parameters)
+    assert "particles.bob.mass: the mass must be positive, but it is -1" in str(err.value)
+    km, parameters = _pendulum(1.0)
+    assert bridge.from_mechanics(km, parameters=parameters).multibody.bodies[0].name == "bob"
+
+
+def test_from_mechanics_without_bodies_is_a_clear_error():
+    import bridge
+
+    km, parameters = _pendulum(1.0, bodies=False)
+    with pytest.raises(SystemFileError) as err:
+        bridge.from_mechanics(km, parameters=parameters)
+    text = str(err.value)
+    assert "bodies: the KanesMethod has no bodies or particles" in text and "kanes_equations(bodies, loads)" in text
+    assert "\n" not in text.strip()
+
+
+def test_from_mechanics_accepts_a_full_consistent_start_and_refuses_an_inconsistent_one():
+    """The dependent speeds from sympy's own u_dep = A_rs u_ind (KanesMethod._Ars) are accepted with every
+    coordinate and speed given (the same start state as with the independent ones alone); one off by 0.01 is
+    refused naming it and its residual."""
+    import sys
+
+    import numpy as np
+    import sympy as sp
+    from sympy.physics.mechanics import msubs
+
+    import bridge
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    import mechanics_models as mm
+
+    d = mm.rolling_disc_nonholonomic()
+    q, u = d.q, d.u
+    point = {**d.parameters, q[0]: 0.0, q[1]: 0.2, q[2]: 0.0, q[3]: -0.3 * np.cos(0.2), u[0]: 0.0, u[1]: 4.0,
+             u[2]: 0.5}
+    dependent = [float(msubs(x, point)) for x in d.kane._Ars * sp.Matrix(u[:3])]
+    assert abs(dependent[0]) > 0.5  # the centre moves: a check that can fail
+    full = {**d.start, q[0]: 0.0, q[2]: 0.0, u[0]: 0.0, **{u[3 + i]: v for i, v in enumerate(dependent)}}
+    alone = bridge.from_mechanics(d.kane, parameters=d.parameters, start=d.start)
+    given = bridge.from_mechanics(d.kane, parameters=d.parameters, start=full)
+    for a, b in zip(alone.coordinates, given.coordinates):
+        assert abs(a.velocity - b.velocity) <= 1e-12 and abs(a.start - b.start) <= 1e-12
+    full[u[3]] += 0.01
+    with pytest.raises(SystemFileError) as err:
+        bridge.from_mechanics(d.kane, parameters=d.parameters, start=full)
+    text = str(err.value)
+    assert "start[u3(t)]" in text and "does not satisfy the constraints" in text and "residual 0.01" in text
