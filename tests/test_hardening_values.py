@@ -228,3 +228,24 @@ def test_from_mechanics_accepts_a_full_consistent_start_and_refuses_an_inconsist
         bridge.from_mechanics(d.kane, parameters=d.parameters, start=full)
     text = str(err.value)
     assert "start[u3(t)]" in text and "does not satisfy the constraints" in text and "residual 0.01" in text
+
+
+# -- values already known bad: no made-up follow-on ------------------------------------------------------
+@pytest.mark.parametrize("value, row", [("m=1e300", "der(der(x))"), ("J=1e300", "der(der(theta))")])
+def test_a_huge_mass_is_an_ill_conditioned_mass_matrix_not_a_singular_one(value, row, capsys):
+    """An energy-only system (no bodies to check): the mass matrix is regular once scaled, so the message names
+    the row of the huge value, not a multiplier without inertia."""
+    sleigh = ROOT / "examples" / "chaplygin_sleigh.toml"
+    assert main(["check", str(sleigh), "--set", value]) == 2
+    err = capsys.readouterr().err
+    assert "ill-conditioned" in err and f"1e+300 (for {row})" in err and "singular" not in err
+    assert main(["check", str(sleigh), "--set", value.replace("300", "3")]) == 0
+
+
+def test_a_mass_matrix_without_inertia_for_a_velocity_is_still_singular(tmp_path, capsys):
+    path = tmp_path / "s.toml"
+    path.write_text('name = "S"\n[coordinates]\nx = { start = 0.0 }\ny = { start = 0.0 }\n[parameters]\nm = 1e300\n'
+                    '[energy]\nkinetic = "m/2*der(x)^2"\n')
+    assert main(["check", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "the mass matrix is singular" in err and "der(der(y))" in err

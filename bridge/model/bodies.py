@@ -185,6 +185,8 @@ class BodyReader(FrameTable, LoadTable):
         if e.free_symbols & (self.b.position_symbols() | {S.t}):
             self.p.add(entry, f"{what} must be a constant (parameters only)", "remove coordinates and t from it")
             return None
+        if positive and not self.known([e]):
+            return None  # its value is refused where it is given
         if positive:
             problem = positive_problem(what, float(self.values([e])[0]))
             if problem:
@@ -193,6 +195,11 @@ class BodyReader(FrameTable, LoadTable):
             if what != "the mass":  # masses are checked again from the bodies themselves
                 self.positive.append((entry, what, e))
         return e
+
+    def known(self, exprs) -> bool:
+        """Whether the expressions' values can be checked: none depends on a value refused already."""
+        bad = getattr(self.b, "bad_values", set())
+        return not any(e.free_symbols & bad for e in exprs)
 
     def values(self, exprs, perturb: np.ndarray | None = None) -> np.ndarray:
         """The expressions at the start state (coordinates shifted by ``perturb``), parameters and inputs."""
@@ -316,6 +323,8 @@ class BodyReader(FrameTable, LoadTable):
             self.p.add(entry, "the inertia tensor must be constant (parameters only)",
                        "give it in the body frame, where it does not change")
             return None
+        if not self.known(flat):
+            return None  # a value in it is refused where it is given
         problem = inertia_problem(self.values(flat).reshape(3, 3))
         if problem:
             self.p.add(entry, *problem)

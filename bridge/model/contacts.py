@@ -109,7 +109,7 @@ def _plane(reader, entry: str, spec: dict, centre, side: bool = True) -> tuple[i
         return None
     e1, e2 = AXES[m.group(1)], AXES[m.group(2)]
     normal = 3 - e1 - e2
-    if not side:
+    if not side or not reader.known([centre[normal]]):
         return None
     height = float(reader.values([centre[normal]])[0])
     if not abs(height) > 1e-12:

@@ -510,8 +510,9 @@ def from_mechanics(obj: Any, parameters: Mapping | None = None, start: Mapping |
 
     ``parameters`` maps every constant symbol of the object (or its name) to a value; ``start`` maps coordinates
     and generalized speeds (``LagrangesMethod``: coordinates and their derivatives) to start values (default 0);
-    dependent ones are computed from the constraints (a value given for one must agree with them). ``inputs`` maps specified quantities
-    (dynamicsymbols in the loads, e.g. a driving torque) to their start values; they become the system's inputs.
+    dependent ones are computed from the constraints (a value given for one must agree with them). ``inputs`` maps
+    specified quantities (dynamicsymbols in the loads, e.g. a driving torque) to their start values; they become
+    the system's inputs.
     """
     from sympy.physics.mechanics import dynamicsymbols
 

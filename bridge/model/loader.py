@@ -157,6 +157,8 @@ class _Builder:
         self.inputs: list[Input] = []
         self.output_units: dict[str, str] = {}
         self.output_descriptions: dict[str, str] = {}
+        #: symbols whose value (a parameter's, a start value) was refused: checks computed from them are skipped
+        self.bad_values: set[sp.Symbol] = set()
 
     # -- small helpers -------------------------------------------------------------
     def table(self, key: str, required: bool = False) -> dict:
@@ -509,10 +511,13 @@ class _Builder:
 
     def _coordinate(self, entry: str, cname: str, spec: dict) -> None:
         nominal = self._nominal(entry, spec)
-        c = Coordinate(cname, self.number(f"{entry}.start", spec.get("start")),
-                       self.number(f"{entry}.velocity", spec.get("velocity"), required=False),
-                       self.coordinate_unit(f"{entry}.unit", spec.get("unit")),
+        before = len(self.p.problems)
+        start = self.number(f"{entry}.start", spec.get("start"))
+        velocity = self.number(f"{entry}.velocity", spec.get("velocity"), required=False)
+        c = Coordinate(cname, start, velocity, self.coordinate_unit(f"{entry}.unit", spec.get("unit")),
                        self.text(f"{entry}.description", spec.get("description")), nominal)
+        if len(self.p.problems) > before:
+            self.bad_values |= {c.symbol, c.velocity_symbol}
         self.coords.append(c)
         self.symbols[cname] = c.symbol
 
@@ -535,9 +540,12 @@ class _Builder:
                 spec = {"value": spec}
             self.check_keys(entry, spec, PARAMETER_KEYS)
             if self.declare(entry, pname, "parameter"):
+                before = len(self.p.problems)
                 par = Parameter(pname, self.number(f"{entry}.value", spec.get("value")),
                                 self.unit(f"{entry}.unit", spec.get("unit")),
                                 self.text(f"{entry}.description", spec.get("description")))
+                if len(self.p.problems) > before:
+                    self.bad_values.add(par.symbol)
                 self.params.append(par)
                 self.symbols[pname] = par.symbol
 
@@ -550,9 +558,12 @@ class _Builder:
                 continue
             self.check_keys(entry, spec, INPUT_KEYS)
             if self.declare(entry, uname, "input"):
+                before = len(self.p.problems)
                 u = Input(uname, self.number(f"{entry}.start", spec.get("start"), required=False),
                           self.unit(f"{entry}.unit", spec.get("unit")),
                           self.text(f"{entry}.description", spec.get("description")))
+                if len(self.p.problems) > before:
+                    self.bad_values.add(u.symbol)
                 self.inputs.append(u)
                 self.symbols[uname] = u.symbol
 
