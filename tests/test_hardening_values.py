@@ -249,3 +249,93 @@ def test_a_mass_matrix_without_inertia_for_a_velocity_is_still_singular(tmp_path
     assert main(["check", str(path)]) == 2
     err = capsys.readouterr().err
     assert "the mass matrix is singular" in err and "der(der(y))" in err
+
+
+# -- multi-line descriptions -------------------------------------------------------------------------------
+MULTILINE = '''name = "Swing"
+description = """A pendulum
+\tdescribed on "several" lines \\\\ with a tab,
+a quote and a backslash."""
+[coordinates]
+theta = { start = 0.4, velocity = 0.0, unit = "rad", description = """the angle
+from the vertical""" }
+[parameters]
+m = { value = 1.0, unit = "kg", description = "bob\\tmass" }
+g = { value = 9.81, unit = "m/s2" }
+l = { value = 1.0, unit = "m" }
+[energy]
+kinetic = "m/2*l^2*der(theta)^2"
+potential = "-m*g*l*cos(theta)"
+[simulation]
+stop_time = 1.0
+'''
+DESCRIPTION = 'A pendulum\n\tdescribed on "several" lines \\ with a tab,\na quote and a backslash.'
+
+
+@pytest.fixture(scope="module")
+def swing():
+    import bridge
+    from bridge.model.loader import parse_system
+
+    system = parse_system(MULTILINE, "swing.toml")
+    return system, bridge.derive(system, "lagrange")
+
+
+def test_multi_line_descriptions_are_kept(swing):
+    system, _ = swing
+    assert system.description == DESCRIPTION
+    assert system.coordinate("theta").description == "the angle\nfrom the vertical"
+    assert system.parameters[0].description == "bob\tmass"
+
+
+def test_multi_line_descriptions_in_modelica_are_escaped_and_rumoca_accepts_the_model(swing):
+    rumoca = pytest.importorskip("rumoca")
+    from bridge.modelica.check import check_rumoca, load_alone
+    from bridge.modelica.export import model_source
+
+    _, eom = swing
+    text = model_source(eom)
+    head = 'model Swing "A pendulum\\n\\tdescribed on \\"several\\" lines \\\\ with a tab,\\na quote and a backslash."'
+    assert head in text.splitlines()
+    assert '"the angle\\nfrom the vertical"' in text and '"bob\\tmass"' in text
+    assert "\t" not in text  # every tab of the descriptions escaped
+    model = load_alone(rumoca, text, "Swing")
+    assert model.structure().is_balanced
+    report = check_rumoca(eom, stop_time=1.0)
+    assert report.max_error < 1e-6, report.summary()
+
+
+def test_multi_line_descriptions_in_the_fmu_model_description(swing, tmp_path):
+    import zipfile
+
+    from lxml import etree
+
+    from bridge.fmu.build import build_fmu
+
+    _, eom = swing
+    fmu = build_fmu(eom, tmp_path / "Swing.fmu", 2)
+    raw = zipfile.ZipFile(fmu).read("modelDescription.xml")
+    assert b"A pendulum&#10;&#9;described on &quot;several&quot; lines" in raw
+    root = etree.fromstring(raw, etree.XMLParser(resolve_entities=False))
+    assert root.get("description") == DESCRIPTION
+    names = {v.get("name"): v.get("description") for v in root.iter("ScalarVariable")}
+    assert names["theta"].startswith("the angle\nfrom the vertical") and names["m"] == "bob\tmass"
+    fmpy = pytest.importorskip("fmpy")
+    result = fmpy.simulate_fmu(str(fmu), stop_time=0.5)  # the C sources compiled and run
+    assert abs(result["theta"][0] - 0.4) < 1e-12
+
+
+@pytest.mark.parametrize("char", ["\\u0001", "\\u000b", "\\u000c", "\\u001b", "\\u007f"])
+def test_other_control_characters_in_descriptions_are_still_refused(char, capsys, tmp_path):
+    path = tmp_path / "s.toml"
+    path.write_text(MULTILINE.replace("bob\\tmass", f"bob{char}mass"))
+    assert main(["check", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"parameters.m.description: the text contains the control or non-character U+{char[2:].upper()}" in err
+
+
+def test_a_line_break_in_a_unit_is_refused(capsys, tmp_path):
+    path = tmp_path / "s.toml"
+    path.write_text(MULTILINE.replace('unit = "kg"', 'unit = """k\ng"""'))
+    assert main(["check", str(path)]) == 2
+    assert "parameters.m.unit: the text contains the control or non-character U+000A" in capsys.readouterr().err

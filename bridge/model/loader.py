@@ -215,23 +215,28 @@ class _Builder:
             return default
         return float(value)
 
-    def text(self, entry: str, value: Any) -> str:
-        """A description: any printable text (no control characters, which XML and C cannot carry)."""
+    def text(self, entry: str, value: Any, lines: bool = True) -> str:
+        """A description: printable text, with line breaks and tabs when ``lines`` (a TOML ``\"\"\"...\"\"\"``
+        string; CR LF becomes LF); no other control characters, which XML and C cannot carry."""
         if value is None:
             return ""
         if not isinstance(value, str):
             self.p.add(entry, f"expected a string, got {type(value).__name__}", 'write it in quotes, e.g. "m"')
             return ""
-        bad = next((ch for ch in value if not ch.isprintable()), None)
+        if lines:
+            value = value.replace("\r\n", "\n")
+        allowed = "\n\t" if lines else ""
+        bad = next((ch for ch in value if not ch.isprintable() and ch not in allowed), None)
         if bad is not None:
             self.p.add(entry, f"the text contains the control or non-character U+{ord(bad):04X}",
-                       "remove it; names, units and descriptions are printable text on one line")
+                       "remove it; descriptions are printable text (line breaks and tabs allowed), names and "
+                       "units printable text on one line")
             return ""
         return value
 
     def unit(self, entry: str, value: Any) -> str:
         """A unit string in the Modelica/FMI unit syntax (e.g. "N.m", "rad/s", "kg.m2"), or ""."""
-        text = self.text(entry, value)
+        text = self.text(entry, value, lines=False)
         problem = unit_problem(text)
         if problem:
             self.p.add(entry, problem, 'write units like "m", "rad/s", "N.m.s/rad", "kg.m2" or "m/s2" '
