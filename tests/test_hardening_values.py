@@ -339,3 +339,41 @@ def test_a_line_break_in_a_unit_is_refused(capsys, tmp_path):
     path.write_text(MULTILINE.replace('unit = "kg"', 'unit = """k\ng"""'))
     assert main(["check", str(path)]) == 2
     assert "parameters.m.unit: the text contains the control or non-character U+000A" in capsys.readouterr().err
+
+
+# -- rates and effort constraints at the start state ------------------------------------------------------
+RATE = """name = "Rate"
+[coordinates]
+x = { start = 0.1, velocity = 0.0 }
+[parameters]
+m = 1.0
+k = 2.0
+a = 1.0
+[energy]
+kinetic = "m/2*der(x)^2"
+potential = "k/2*x^2"
+[dynamic]
+i = { start = 0.0, rate = "log(x + a) - i" }
+[efforts]
+tau = { constraint = "tau - sqrt(a + x)*i" }
+[forces]
+x = "tau"
+"""
+
+
+def test_rates_and_effort_constraints_not_finite_at_the_start_are_refused_after_set(tmp_path, capsys):
+    """log(x + a) and sqrt(a + x) at x = 0.1: finite for a = 1, not for a = -0.2; both entries named, in the
+    file and after --set alike, and simulate refuses before running."""
+    path = tmp_path / "rate.toml"
+    path.write_text(RATE)
+    assert main(["check", str(path)]) == 0
+    capsys.readouterr()
+    assert main(["check", str(path), "--set", "a=-0.2"]) == 2
+    by_set = messages(capsys.readouterr().err, path)
+    assert [m.split(":")[0] for m in by_set] == ["dynamic.i.rate", "efforts.tau.constraint"], by_set
+    assert all("not finite at the start state" in m for m in by_set)
+    path.write_text(written(RATE, "a", "-0.2"))
+    assert main(["check", str(path)]) == 2
+    assert by_set == messages(capsys.readouterr().err, path)
+    assert main(["simulate", str(path), "-o", str(tmp_path / "r.csv")]) == 2
+    assert not (tmp_path / "r.csv").exists()
