@@ -1,8 +1,11 @@
 """Checks of values after they change: ``--set``, ``System.with_values``, sweep cases and ``from_mechanics`` get the
-same checks (and the same messages) as a value written in the system file.
+same checks (and the same messages) as a value written in the system file; no follow-on message computed from a
+value already refused; rates and effort constraints evaluated at the start state; multi-line descriptions kept.
 
 The reference of every message is the file itself: the same value written into the file's text, loaded by
-``check``. The hostile single-defect files of these checks are in tests/bad_inputs.
+``check``; for from_mechanics, sympy's own dependent speeds (``KanesMethod._Ars``); for descriptions, the text
+read back from the .mo (compiled by Rumoca) and from modelDescription.xml. The hostile single-defect files of
+these checks are in tests/bad_inputs.
 """
 
 from __future__ import annotations
