@@ -858,6 +858,15 @@ def _check_independent_rows(A: np.ndarray, names: list[str], problems: ProblemCo
     problems.raise_if_any()
 
 
+def dependent_constraint_problems(system: System) -> list[tuple[str, str, str]]:
+    """(entry, message, hint) of the constraints of ``system`` dependent on those before them at its start state
+    (:func:`independent_rows_problems`)."""
+    if system.m == 0:
+        return []
+    A, _a0 = _StartConstraints(system).velocity_form(np.array([c.start for c in system.coordinates], dtype=float))
+    return independent_rows_problems(A, [entry for entry, _ in system.constraints])
+
+
 def independent_rows_problems(A: np.ndarray, names: list[str]) -> list[tuple[str, str, str]]:
     """(entry, message, hint) of the constraint rows of A that are dependent on those before them (rows added one
     at a time: the first that adds no rank), or of too many constraints (m < n must remain).

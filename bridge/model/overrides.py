@@ -125,17 +125,11 @@ def checked(system: System, values: Mapping[str, float], problems: ProblemCollec
     rates and effort constraints (:mod:`bridge.model.values`), then the start state made consistent and the
     constraints and effort constraints independent there. Raises :class:`~bridge.errors.SystemFileError`."""
     from .efforts import effort_jacobian_problems
-    from .loader import independent_rows_problems
+    from .loader import dependent_constraint_problems
 
     check_values(system, problems)
     system = _consistent(system, values, problems)
-    if system.m:
-        from .loader import _StartConstraints
-
-        A, _a0 = _StartConstraints(system).velocity_form(np.array([c.start for c in system.coordinates], float))
-        for entry, message, hint in independent_rows_problems(A, [entry for entry, _ in system.constraints]):
-            problems.add(entry, message, hint)
-    for entry, message, hint in effort_jacobian_problems(system):
+    for entry, message, hint in dependent_constraint_problems(system) + effort_jacobian_problems(system):
         problems.add(entry, message, hint)
     problems.raise_if_any()
     return system
