@@ -33,6 +33,8 @@ def test_bad_input_is_reported(name, capsys):
     text = " ".join(matching).lower()
     for word in spec["contains"]:
         assert word.lower() in text, f"{word!r} missing from:\n{err}"
+    if "paragraphs" in spec:  # no follow-on paragraph computed from a value already refused
+        assert len(paragraphs) == spec["paragraphs"], err
 
 
 @pytest.mark.parametrize("command", ["derive", "simulate"])

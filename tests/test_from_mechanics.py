@@ -282,13 +282,14 @@ def test_unknown_start_symbol():
     assert "w9" in text and "is not a" in text and "q1" in text
 
 
-def test_dependent_speed_start_is_refused():
+def test_inconsistent_dependent_speed_start_is_refused_with_its_residual():
     m = mm.bicycle
     bike = m()
     u1 = bike.u[0]
     with pytest.raises(SystemFileError) as err:
         bridge.from_mechanics(bike.kane, parameters=bike.parameters, start={u1: 1.0})
-    assert "dependent speed" in _one_paragraph(err.value)
+    text = _one_paragraph(err.value)
+    assert "start[u1(t)]" in text and "does not satisfy the constraints" in text and "residual" in text
 
 
 def test_unsupported_object():

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -29,6 +29,7 @@ from .frames import INERTIAL, Frame
 from .load_table import LoadTable
 from .multibody import ZERO, Body, Multibody, Vector
 from .numeric import evaluate_once
+from .values import inertia_problem, positive_problem
 from .vectors import parse_matrix, parse_scalar, parse_vector
 
 TABLES = ("frames", "points", "bodies", "particles", "gravity", "loads", "contacts")
@@ -79,6 +80,7 @@ class BodyReader(FrameTable, LoadTable):
         self.positions: dict[str, Vector | None] = {}
         self._locating: list[str] = []
         self.body_frame: dict[str, str] = {}
+        self.positive: list[tuple[str, str, sp.Expr]] = []  # constants checked positive besides masses
 
     # -- the vector expressions' context ------------------------------------------------
     def frame_matrix(self, name: str, pos: int) -> sp.Matrix | None:
@@ -183,13 +185,21 @@ class BodyReader(FrameTable, LoadTable):
         if e.free_symbols & (self.b.position_symbols() | {S.t}):
             self.p.add(entry, f"{what} must be a constant (parameters only)", "remove coordinates and t from it")
             return None
+        if positive and not self.known([e]):
+            return None  # its value is refused where it is given
         if positive:
-            value = self.values([e])[0]
-            if not value > 0:
-                self.p.add(entry, f"{what} must be positive, but it is {value:g} at the parameter values",
-                           "check the sign and the parameter values")
+            problem = positive_problem(what, float(self.values([e])[0]))
+            if problem:
+                self.p.add(entry, *problem)
                 return None
+            if what != "the mass":  # masses are checked again from the bodies themselves
+                self.positive.append((entry, what, e))
         return e
+
+    def known(self, exprs) -> bool:
+        """Whether the expressions' values can be checked: none depends on a value refused already."""
+        bad = getattr(self.b, "bad_values", set())
+        return not any(e.free_symbols & bad for e in exprs)
 
     def values(self, exprs, perturb: np.ndarray | None = None) -> np.ndarray:
         """The expressions at the start state (coordinates shifted by ``perturb``), parameters and inputs."""
@@ -260,6 +270,7 @@ class BodyReader(FrameTable, LoadTable):
         Q = mb.generalized_forces([c.velocity_symbol for c in self.b.coords])
         model.forces = {c.name: f for c, f in zip(self.b.coords, Q) if f != 0}
         read_contacts(self, {b.name: b for b in mb.bodies}, model)
+        model.multibody = replace(mb, positive=tuple(self.positive))
         return model
 
     def _locate(self, entry: str, name: str, spec: dict, key: str) -> None:
@@ -312,26 +323,11 @@ class BodyReader(FrameTable, LoadTable):
             self.p.add(entry, "the inertia tensor must be constant (parameters only)",
                        "give it in the body frame, where it does not change")
             return None
-        M = self.values(flat).reshape(3, 3)
-        scale = max(float(np.abs(M).max()), 1e-300)
-        if not np.all(np.isfinite(M)):
-            self.p.add(entry, "the inertia tensor is not finite at the parameter values", "check the parameters")
-            return None
-        if np.abs(M - M.T).max() > 1e-12 * scale:
-            i, j = np.unravel_index(np.argmax(np.abs(M - M.T)), M.shape)
-            self.p.add(entry, f"the inertia tensor is not symmetric (entry [{i + 1}][{j + 1}] = {M[i, j]:g}, "
-                       f"[{j + 1}][{i + 1}] = {M[j, i]:g})", "an inertia tensor satisfies I[i][j] = I[j][i]")
-            return None
-        eig = np.linalg.eigvalsh(M)
-        if eig[0] <= 0:
-            self.p.add(entry, f"the inertia tensor is not positive definite (principal moments {eig[0]:g}, "
-                       f"{eig[1]:g}, {eig[2]:g} at the parameter values)",
-                       "every principal moment of a rigid body is positive; use [particles] for a point mass")
-            return None
-        if eig[2] > (eig[0] + eig[1]) * (1 + 1e-9):
-            self.p.add(entry, f"the principal moments {eig[0]:g}, {eig[1]:g}, {eig[2]:g} violate the triangle "
-                       "inequality (the largest exceeds the sum of the other two)",
-                       "no rigid body has these moments; check the values")
+        if not self.known(flat):
+            return None  # a value in it is refused where it is given
+        problem = inertia_problem(self.values(flat).reshape(3, 3))
+        if problem:
+            self.p.add(entry, *problem)
             return None
         return sp.ImmutableMatrix(I)
 
@@ -370,8 +366,9 @@ def merge_bodies(builder, reported: type[Exception], T, V, forces: dict, holonom
     ``[constraints]``)."""
     if not uses_bodies(builder.data):
         return T, V, forces, holonomic, nonholonomic, None, ()
+    before = len(builder.p.problems)
     model = BodyReader(builder, reported).read()
-    if model is None:
+    if model is None or len(builder.p.problems) > before:  # a contact's problem: its constraints are unknown too
         builder.bodies_broken = True  # the contacts' constraints are unknown: no count of them is checked
         return T, V, forces, holonomic, nonholonomic, None, ()
     if T is not None:

@@ -98,8 +98,9 @@ def _radius(reader, entry: str, spec: dict) -> sp.Expr | None:
     return reader.constant(f"{entry}.radius", spec["radius"], "the radius")
 
 
-def _plane(reader, entry: str, spec: dict, centre) -> tuple[int, int, int, int] | None:
-    """(e1, e2, normal axis, sign): the plane's axes and the normal pointing to the centre's side at the start."""
+def _plane(reader, entry: str, spec: dict, centre, side: bool = True) -> tuple[int, int, int, int] | None:
+    """(e1, e2, normal axis, sign): the plane's axes and the normal pointing to the centre's side at the start
+    (not evaluated without ``side``: the syntax checked only)."""
     plane = spec.get("plane", "N.xy")
     m = _PLANE.match(plane) if isinstance(plane, str) else None
     if m is None or m.group(1) == m.group(2):
@@ -108,12 +109,14 @@ def _plane(reader, entry: str, spec: dict, centre) -> tuple[int, int, int, int] 
         return None
     e1, e2 = AXES[m.group(1)], AXES[m.group(2)]
     normal = 3 - e1 - e2
-    side = float(reader.values([centre[normal]])[0])
-    if not abs(side) > 1e-12:
+    if not side or not reader.known([centre[normal]]):
+        return None
+    height = float(reader.values([centre[normal]])[0])
+    if not abs(height) > 1e-12:
         reader.p.add(f"{entry}.plane", f"the centre lies in the plane {plane} at the start state (or its height "
                      "cannot be evaluated)", "give start values with the body above the plane")
         return None
-    return e1, e2, normal, 1 if side > 0 else -1
+    return e1, e2, normal, 1 if height > 0 else -1
 
 
 def _identically_zero(reader, expr: sp.Expr, scale: sp.Expr) -> bool:
@@ -130,7 +133,7 @@ def _identically_zero(reader, expr: sp.Expr, scale: sp.Expr) -> bool:
 def _rolling(reader, entry: str, kind: str, spec: dict, body: Body, model) -> None:
     R = _radius(reader, entry, spec)
     a = _axis(reader, entry, spec, body, "y") if kind == "rolling-disk" else ()
-    plane = _plane(reader, entry, spec, body.position)
+    plane = _plane(reader, entry, spec, body.position, side=R is not None)  # no side from a broken radius
     if R is None or a is None or plane is None:
         return
     e1, e2, normal, sign = plane

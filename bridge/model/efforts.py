@@ -145,6 +145,7 @@ class EffortTables:
         self.effort_specs: dict[str, dict] = {}
         self.dynamic_specs: dict[str, dict] = {}
         self.dynamic_units: dict[str, str] = {}
+        self.dynamic_starts: dict[str, float] = {}
         self.smooth: dict[sp.Symbol, sp.Expr] = {}  # regularised friction elements -> their smooth forces
 
     # -- pass 1: names --------------------------------------------------------------------------------------
@@ -166,7 +167,11 @@ class EffortTables:
             if not b.declare(entry, hidden, "integral of a dynamic variable"):
                 continue
             unit = b.unit(f"{entry}.unit", spec.get("unit"))
+            before = len(b.p.problems)
             start = b.number(f"{entry}.start", spec.get("start"), required=False)
+            if len(b.p.problems) > before and hasattr(b, "bad_values"):
+                b.bad_values.add(S.qd(hidden))
+            self.dynamic_starts[name] = start  # read once: a refused value is reported once
             b.coords.append(Coordinate(hidden, 0.0, start, integral_unit(unit),
                                        f"time integral of the dynamic variable {name} (its flow is {name})"))
             b.symbols[hidden] = S.q(hidden)
@@ -256,18 +261,20 @@ class EffortTables:
                         else "the coordinate is missing", "name the coordinate the friction force acts on: "
                         + ", ".join(coords))
                 continue
+            before = len(b.p.problems)
             mu_s = b.number(f"{entry}.mu_static", spec.get("mu_static"))
             mu_k = b.number(f"{entry}.mu_kinetic", spec.get("mu_kinetic"))
             eps = b.number(f"{entry}.regularization", spec.get("regularization"), required=False)
-            if mu_k < 0 or mu_s < 0:
+            refused = len(b.p.problems) > before  # no comparison of a refused value
+            if not refused and (mu_k < 0 or mu_s < 0):
                 b.p.add(entry, f"a friction coefficient is negative (mu_static = {mu_s:g}, mu_kinetic = {mu_k:g})",
                         "friction coefficients are >= 0")
                 continue
-            if mu_s < mu_k:
+            if not refused and mu_s < mu_k:
                 b.p.add(f"{entry}.mu_static", f"the static coefficient {mu_s:g} is below the kinetic one {mu_k:g}",
                         "Coulomb friction needs mu_static >= mu_kinetic (equal for a plain Coulomb law)")
                 continue
-            if eps < 0:
+            if not refused and eps < 0:
                 b.p.add(f"{entry}.regularization", f"the regularization velocity {eps:g} is negative",
                         "give a small positive velocity (e.g. 1e-4) to smooth the law, or leave it out for events")
                 continue
@@ -291,6 +298,8 @@ class EffortTables:
                         "write them in coordinates, velocities, parameters, inputs and time")
                 continue
             description = b.text(f"{entry}.description", spec.get("description"))
+            if refused:
+                continue
             if eps > 0:  # the stated regularisation: a smooth force, no events
                 law = -mu_k * normal * sp.tanh(vr / eps)
                 self.smooth[sp.Symbol(name)] = law
@@ -407,8 +416,7 @@ class EffortTables:
             return None
         unit = self.dynamic_units.get(name, "")
         description = b.text(f"{entry}.description", spec.get("description"))
-        return Dynamic(name, b.number(f"{entry}.start", spec.get("start"), required=False), expr,
-                       name + INTEGRAL_SUFFIX, unit, description)
+        return Dynamic(name, self.dynamic_starts.get(name, 0.0), expr, name + INTEGRAL_SUFFIX, unit, description)
 
 
 def dynamic_outputs(dynamic: tuple[Dynamic, ...]) -> tuple[dict, dict, dict]:

@@ -19,8 +19,10 @@ and every exporter applies. The conversion:
 * constraints: configuration constraints are holonomic; velocity constraints (in u, as sympy holds them) that are
   time derivatives of holonomic ones are dropped, the others are nonholonomic constraints in q';
 * ``LagrangesMethod``: ``T = L - L|q'=0``, ``V = -L|q'=0``; its bodies (if given) and loads are kept;
-* start values: coordinates and independent speeds; dependent positions and velocities are computed from the
-  constraints as the loader does with ``[method] independent`` (the independent speeds' coordinates).
+* start values: coordinates and speeds; dependent positions and velocities are computed from the constraints as
+  the loader does with ``[method] independent`` (the independent speeds' coordinates); a value given for a dependent
+  one must be the computed one (within :data:`DEPENDENT_START_TOL`);
+* the bodies' masses and inertia tensors go through the checks of a system file's (:mod:`bridge.model.values`).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from . import symbols as S
 from .multibody import ZERO, Body, Load, Multibody
 from .numeric import evaluate_once
 from .system import System, finite, total_derivative
+from .values import check_values
 
 __all__ = ["from_mechanics"]
 
@@ -506,9 +509,10 @@ def from_mechanics(obj: Any, parameters: Mapping | None = None, start: Mapping |
     """A :class:`System` from a sympy.physics.mechanics ``KanesMethod``, ``LagrangesMethod`` or ``System``.
 
     ``parameters`` maps every constant symbol of the object (or its name) to a value; ``start`` maps coordinates
-    and independent generalized speeds (``LagrangesMethod``: coordinates and their derivatives) to start values
-    (default 0); dependent ones are computed from the constraints. ``inputs`` maps specified quantities
-    (dynamicsymbols in the loads, e.g. a driving torque) to their start values; they become the system's inputs.
+    and generalized speeds (``LagrangesMethod``: coordinates and their derivatives) to start values (default 0);
+    dependent ones are computed from the constraints (a value given for one must agree with them). ``inputs`` maps
+    specified quantities (dynamicsymbols in the loads, e.g. a driving torque) to their start values; they become
+    the system's inputs.
     """
     from sympy.physics.mechanics import dynamicsymbols
 
@@ -517,7 +521,7 @@ def from_mechanics(obj: Any, parameters: Mapping | None = None, start: Mapping |
     spec = _spec(obj)
     input_values = {k: _value(f"inputs[{k}]", k, v) for k, v in (inputs or {}).items()}
     conv = _Converter(spec, name, input_values)
-    coords, _umap = _solve_kinematics(spec, conv)
+    coords, umap = _solve_kinematics(spec, conv)
     q_syms = [S.q(c) for c in coords]
     qd_syms = [S.qd(c) for c in coords]
     bodies, centres, ref = _bodies(spec, conv)
@@ -547,6 +551,10 @@ def from_mechanics(obj: Any, parameters: Mapping | None = None, start: Mapping |
     if lag is not None:
         L0 = lag.xreplace({v: 0 for v in qd_syms})
         kinetic, potential = lag - L0, -L0
+    elif mb is None:
+        raise _fail("bodies", f"the {spec.kind} has no bodies or particles, so nothing has mass or inertia (its "
+                    "kinetic energy is zero)", "pass the bodies and particles to kanes_equations(bodies, loads), "
+                    "or give the System its bodies (System.add_bodies)")
     else:
         kinetic, potential = mb.kinetic_energy(), mb.potential_energy()
     forces = {}
@@ -586,7 +594,10 @@ def from_mechanics(obj: Any, parameters: Mapping | None = None, start: Mapping |
         vels = velocities(system)
         if any(vels.values()):
             system = system.with_values({f"der({c})": v for c, v in vels.items()})
-    return replace(system, multibody=mb, source=SOURCE)
+    _check_given_dependent(spec, conv, umap, given, system)
+    system = replace(system, multibody=mb, source=SOURCE)
+    check_values(system)  # the bodies' masses and inertias, as a system file's
+    return system
 
 
 def _unwrap_pydy(obj: Any, parameters: Mapping | None, start: Mapping | None, inputs: Mapping | None) -> tuple:
@@ -614,11 +625,6 @@ def _independent(spec: _Spec, conv: _Converter, coords: list, given: Mapping, pv
 
     if spec.kdes is None:
         return None
-    dep = [u for u in spec.u if u not in spec.u_ind]
-    bad = [u for u in dep if u in given]
-    if bad:
-        raise _fail("start", f"{bad[0]} is a dependent speed; its start value is computed from the constraints",
-                    "give start values for the independent speeds only")
     t = dynamicsymbols._t
     kde = sp.Matrix(spec.kdes)
     qdot = [q.diff(t) for q in spec.q]
@@ -639,6 +645,40 @@ def _independent(spec: _Spec, conv: _Converter, coords: list, given: Mapping, pv
         if u not in in_kde and e is not None:
             out.append(S.base_name(e))
     return [c for c in coords if c in out] if len(out) == len(spec.u_ind) else None
+
+
+#: a start value given for a dependent speed or coordinate is accepted when it differs from the value the
+#: constraints give by at most this, relative to the largest speed (or coordinate) of the start state, at least 1
+DEPENDENT_START_TOL = 1e-9
+
+
+def _check_given_dependent(spec: _Spec, conv: _Converter, umap: list, given: Mapping, system: System) -> None:
+    """Start values given for dependent speeds and dependent coordinates must be those the constraints give (the
+    system's start state, computed from the independent ones), within :data:`DEPENDENT_START_TOL`; otherwise a
+    SystemFileError naming each with its residual. (Independent ones are the system's own start values.)"""
+    from .mechanics import state_args
+
+    args = state_args(system)
+    values = [0.0, *[c.start for c in system.coordinates], *[c.velocity for c in system.coordinates],
+              *[p.value for p in system.parameters], *[u.start for u in system.inputs]]
+    rows = []
+    if umap:
+        computed = dict(zip([u for u, _e in umap], evaluate_once(args, [e for _u, e in umap], values)))
+        scale = max([1.0, *[abs(v) for v in computed.values() if np.isfinite(v)]])
+        rows += [(u, "speed", computed[u], scale) for u in spec.u if u in given and u in computed]
+    q_scale = max([1.0, *[abs(c.start) for c in system.coordinates]])
+    rows += [(q, "coordinate", system.coordinate(conv.names[q]).start, q_scale) for q in spec.q if q in given]
+    problems = []
+    for obj, kind, value, scale in rows:
+        residual = float(given[obj]) - float(value)
+        if not abs(residual) <= DEPENDENT_START_TOL * scale:
+            problems.append(Problem(
+                f"start[{obj}]", f"the start value {float(given[obj]):.10g} of the {kind} {obj} does not "
+                f"satisfy the constraints: they give {float(value):.10g} from the independent start values "
+                f"(residual {residual:.3g}, tolerance {DEPENDENT_START_TOL:g} x {scale:.3g})",
+                f"give the value the constraints give, or leave {obj} out to have it computed", SOURCE))
+    if problems:
+        raise SystemFileError(problems)
 
 
 def _start_velocities(spec: _Spec, conv: _Converter, coords: list, given: Mapping, q0: Mapping, pvals: Mapping,

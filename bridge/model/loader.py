@@ -45,6 +45,7 @@ from .mechanics import (
 from .numeric import compile_exprs
 from .system import Coordinate, Input, Parameter, System, finite, total_derivative
 from .units import unit_problem
+from .values import check_values
 
 MODELICA_KEYWORDS = frozenset("""
 algorithm and annotation assert block break class connect connector constant constrainedby der
@@ -156,6 +157,8 @@ class _Builder:
         self.inputs: list[Input] = []
         self.output_units: dict[str, str] = {}
         self.output_descriptions: dict[str, str] = {}
+        #: symbols whose value (a parameter's, a start value) was refused: checks computed from them are skipped
+        self.bad_values: set[sp.Symbol] = set()
 
     # -- small helpers -------------------------------------------------------------
     def table(self, key: str, required: bool = False) -> dict:
@@ -212,23 +215,28 @@ class _Builder:
             return default
         return float(value)
 
-    def text(self, entry: str, value: Any) -> str:
-        """A description: any printable text (no control characters, which XML and C cannot carry)."""
+    def text(self, entry: str, value: Any, lines: bool = True) -> str:
+        """A description: printable text, with line breaks and tabs when ``lines`` (a TOML ``\"\"\"...\"\"\"``
+        string; CR LF becomes LF); no other control characters, which XML and C cannot carry."""
         if value is None:
             return ""
         if not isinstance(value, str):
             self.p.add(entry, f"expected a string, got {type(value).__name__}", 'write it in quotes, e.g. "m"')
             return ""
-        bad = next((ch for ch in value if not ch.isprintable()), None)
+        if lines:
+            value = value.replace("\r\n", "\n")
+        allowed = "\n\t" if lines else ""
+        bad = next((ch for ch in value if not ch.isprintable() and ch not in allowed), None)
         if bad is not None:
             self.p.add(entry, f"the text contains the control or non-character U+{ord(bad):04X}",
-                       "remove it; names, units and descriptions are printable text on one line")
+                       "remove it; descriptions are printable text (line breaks and tabs allowed), names and "
+                       "units printable text on one line")
             return ""
         return value
 
     def unit(self, entry: str, value: Any) -> str:
         """A unit string in the Modelica/FMI unit syntax (e.g. "N.m", "rad/s", "kg.m2"), or ""."""
-        text = self.text(entry, value)
+        text = self.text(entry, value, lines=False)
         problem = unit_problem(text)
         if problem:
             self.p.add(entry, problem, 'write units like "m", "rad/s", "N.m.s/rad", "kg.m2" or "m/s2" '
@@ -467,6 +475,7 @@ class _Builder:
             friction=friction, diodes=diodes,
             multibody=multibody, constraint_labels=labels,
         )
+        check_values(system, self.p)
         system = check_start(system, self.p)
         for entry, message, hint in effort_jacobian_problems(system):
             self.p.add(entry, message, hint)
@@ -507,10 +516,13 @@ class _Builder:
 
     def _coordinate(self, entry: str, cname: str, spec: dict) -> None:
         nominal = self._nominal(entry, spec)
-        c = Coordinate(cname, self.number(f"{entry}.start", spec.get("start")),
-                       self.number(f"{entry}.velocity", spec.get("velocity"), required=False),
-                       self.coordinate_unit(f"{entry}.unit", spec.get("unit")),
+        before = len(self.p.problems)
+        start = self.number(f"{entry}.start", spec.get("start"))
+        velocity = self.number(f"{entry}.velocity", spec.get("velocity"), required=False)
+        c = Coordinate(cname, start, velocity, self.coordinate_unit(f"{entry}.unit", spec.get("unit")),
                        self.text(f"{entry}.description", spec.get("description")), nominal)
+        if len(self.p.problems) > before:
+            self.bad_values |= {c.symbol, c.velocity_symbol}
         self.coords.append(c)
         self.symbols[cname] = c.symbol
 
@@ -533,9 +545,12 @@ class _Builder:
                 spec = {"value": spec}
             self.check_keys(entry, spec, PARAMETER_KEYS)
             if self.declare(entry, pname, "parameter"):
+                before = len(self.p.problems)
                 par = Parameter(pname, self.number(f"{entry}.value", spec.get("value")),
                                 self.unit(f"{entry}.unit", spec.get("unit")),
                                 self.text(f"{entry}.description", spec.get("description")))
+                if len(self.p.problems) > before:
+                    self.bad_values.add(par.symbol)
                 self.params.append(par)
                 self.symbols[pname] = par.symbol
 
@@ -548,9 +563,12 @@ class _Builder:
                 continue
             self.check_keys(entry, spec, INPUT_KEYS)
             if self.declare(entry, uname, "input"):
+                before = len(self.p.problems)
                 u = Input(uname, self.number(f"{entry}.start", spec.get("start"), required=False),
                           self.unit(f"{entry}.unit", spec.get("unit")),
                           self.text(f"{entry}.description", spec.get("description")))
+                if len(self.p.problems) > before:
+                    self.bad_values.add(u.symbol)
                 self.inputs.append(u)
                 self.symbols[uname] = u.symbol
 
@@ -835,7 +853,23 @@ def _check_finite(A: np.ndarray, a0: np.ndarray, problems: ProblemCollector) -> 
 
 
 def _check_independent_rows(A: np.ndarray, names: list[str], problems: ProblemCollector) -> None:
-    """Rows of A added one at a time: the first that adds no rank is dependent; m < n must remain.
+    for entry, message, hint in independent_rows_problems(A, names):
+        problems.add(entry, message, hint)
+    problems.raise_if_any()
+
+
+def dependent_constraint_problems(system: System) -> list[tuple[str, str, str]]:
+    """(entry, message, hint) of the constraints of ``system`` dependent on those before them at its start state
+    (:func:`independent_rows_problems`)."""
+    if system.m == 0:
+        return []
+    A, _a0 = _StartConstraints(system).velocity_form(np.array([c.start for c in system.coordinates], dtype=float))
+    return independent_rows_problems(A, [entry for entry, _ in system.constraints])
+
+
+def independent_rows_problems(A: np.ndarray, names: list[str]) -> list[tuple[str, str, str]]:
+    """(entry, message, hint) of the constraint rows of A that are dependent on those before them (rows added one
+    at a time: the first that adds no rank), or of too many constraints (m < n must remain).
 
     The rows are normalised to unit length, so that the rank test does not depend on the units.
     """
@@ -843,16 +877,17 @@ def _check_independent_rows(A: np.ndarray, names: list[str], problems: ProblemCo
     norms = np.linalg.norm(A, axis=1)
     An = A / np.where(norms > 0, norms, 1.0)[:, None]
     rank = 0
+    out = []
     for k in range(m):
         r = np.linalg.matrix_rank(An[: k + 1], tol=1e-9)
         if r == rank:
-            problems.add(names[k], "this constraint is dependent on (redundant with) the constraints before it "
-                         "at the start state", "remove it, or check the start state is not a singular configuration")
+            out.append((names[k], "this constraint is dependent on (redundant with) the constraints before it "
+                        "at the start state", "remove it, or check the start state is not a singular configuration"))
         rank = r
-    if not problems and m >= n:
-        problems.add("constraints", f"{m} independent constraints on {n} coordinates leave no degree of freedom",
-                     "remove constraints or add coordinates")
-    problems.raise_if_any()
+    if not out and m >= n:
+        out.append(("constraints", f"{m} independent constraints on {n} coordinates leave no degree of freedom",
+                    "remove constraints or add coordinates"))
+    return out
 
 
 def _check_start_positions(constraints: _StartConstraints, q0: np.ndarray, names: list[str],

@@ -78,6 +78,9 @@ class Multibody:
     bodies: tuple[Body, ...]
     loads: tuple[Load, ...] = ()
     gravity: Vector = ZERO
+    #: (entry, what, expression) of the constants besides masses that must be positive (a contact's radius),
+    #: checked again whenever parameter values change (:mod:`bridge.model.values`)
+    positive: tuple[tuple[str, str, sp.Expr], ...] = ()
 
     def kinetic_energy(self) -> sp.Expr:
         return sum((b.kinetic_energy() for b in self.bodies), sp.Integer(0))

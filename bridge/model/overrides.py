@@ -26,6 +26,7 @@ from ..errors import ProblemCollector
 from .expressions import ExpressionError, parse_expression
 from .mechanics import SINGULAR_SPLIT, Differentiator, choose_independent, split_health, velocity_constraints
 from .system import System, finite
+from .values import check_values
 
 __all__ = ["apply_overrides", "override_names", "split_assignment"]
 
@@ -116,8 +117,22 @@ def apply_overrides(system: System, overrides: Mapping[str, Any] | Sequence[tupl
         if value is not None:
             values[name] = value
     problems.raise_if_any()
-    changed = _with_values(system, values)
-    return _consistent(changed, values, problems)
+    return checked(_with_values(system, values), values, problems)
+
+
+def checked(system: System, values: Mapping[str, float], problems: ProblemCollector) -> System:
+    """``system`` (with ``values`` set) through the loader's checks of values: masses, radii, inertia tensors,
+    rates and effort constraints (:mod:`bridge.model.values`), then the start state made consistent and the
+    constraints and effort constraints independent there. Raises :class:`~bridge.errors.SystemFileError`."""
+    from .efforts import effort_jacobian_problems
+    from .loader import dependent_constraint_problems
+
+    check_values(system, problems)
+    system = _consistent(system, values, problems)
+    for entry, message, hint in dependent_constraint_problems(system) + effort_jacobian_problems(system):
+        problems.add(entry, message, hint)
+    problems.raise_if_any()
+    return system
 
 
 def _with_values(system: System, values: Mapping[str, float]) -> System:

@@ -33,12 +33,12 @@ def _coordinate(writer, d: Diode):
 
 def declarations(writer, d: Diode) -> list[str]:
     """The diode voltage, the curve parameter and the blocking state, with the MSL's unit constants."""
-    from .export import velocity_unit
+    from .export import modelica_text, velocity_unit
 
     c = _coordinate(writer, d)
     current = velocity_unit(c.unit)
     out = [f'  Real {writer.ident(d.name)}(unit="V") "voltage of the diode {d.name}'
-           + (f': {d.description}' if d.description else "") + '";',
+           + (f': {modelica_text(d.description)}' if d.description else "") + '";',
            f'  Real nhb_{d.name}_s(start=0.0, unit="1") "curve parameter of the diode {d.name} (as IdealDiode.s)";',
            f'  constant Real nhb_{d.name}_unitVoltage(unit="V") = 1 "one volt";',
            f'  constant Real nhb_{d.name}_unitCurrent{f"(unit={chr(34)}{current}{chr(34)})" if current else ""} = 1 '

@@ -69,8 +69,14 @@ def acceleration_unit(unit: str) -> str:
     return f"{unit}/s2"  # as the MSL: m/s2, rad/s2
 
 
-def _quote(text: str) -> str:
-    return text.replace("\\", "\\\\").replace('"', '\\"')
+def modelica_text(text: str) -> str:
+    """The body of a Modelica string literal: backslashes and quotes escaped, line breaks and tabs as ``\\n``,
+    ``\\t`` (the language's escapes), so that a multi-line description stays one line of the model."""
+    return (text.replace("\\", "\\\\").replace('"', '\\"').replace("\r", "\\r").replace("\n", "\\n")
+            .replace("\t", "\\t"))
+
+
+_quote = modelica_text
 
 
 def _modifiers(**items) -> str:

@@ -60,7 +60,9 @@ def declarations(writer, el: Friction) -> list[str]:
     """The friction force and the PartialFriction variables of the element."""
     n = names(el)
     force, velocity, acceleration = units(writer, el)
-    what = el.description or f"Coulomb friction {el.name}"
+    from .export import modelica_text
+
+    what = modelica_text(el.description or f"Coulomb friction {el.name}")
     mods = _mods(force)
     return [
         f'  Real {writer.ident(el.name)}{mods} "friction force on {el.coordinate} (generalized force): {what}";',

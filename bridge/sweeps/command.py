@@ -244,7 +244,7 @@ def build_payload(system, plan, spec: SweepSpec, method: str, timeout: float, re
     stop = spec.stop_time or system.stop_time
     return Payload(fmu=fmu, plan=plan, residuals=len(system.constraints), stop_time=float(stop),
                    interval=float(spec.interval or stop / 500), rtol=float(spec.rtol), timeout=float(timeout),
-                   system=system if recompute & set(spec.names) else None,
+                   system=system,
                    recompute=frozenset(recompute & set(spec.names)), settable=settable, reference=reference)
 
 

@@ -1,6 +1,6 @@
 """Running the cases on Dask: a LocalCluster of worker processes, or any scheduler by address.
 
-The FMU's bytes (and, when a case changes a start value the FMU would recompute, the system) are scattered
+The FMU's bytes and the system (each case's values go through the loader's checks, as ``--set``) are scattered
 to the workers once; each worker unpacks the FMU once (cached by its SHA-256). A case is one Dask task: the
 worker forks a child (:func:`bridge.validation.runs.isolated`) that runs ``fmpy.simulate_fmu`` with the case's
 start values and reduces the signals to the recorded values, so a case whose FMU crashes or hangs (past
@@ -46,7 +46,7 @@ class Payload:
     interval: float
     rtol: float
     timeout: float
-    system: Any = None           # the System, when some cases set start values the FMU would overwrite
+    system: Any = None           # the System: each case's values checked, its start made consistent
     recompute: frozenset = frozenset()  # swept names that need the loader's consistent start state
     settable: tuple = ()         # FMU variables that take start values
     reference: Any = None        # {"time": ..., signal: ...} for the metric records
@@ -75,13 +75,14 @@ def _unpacked(payload: Payload) -> Path:
 
 
 def start_values(payload: Payload, case: Mapping[str, float]) -> dict[str, float]:
-    """The FMU start values of a case: the swept values; with a swept start value the FMU would recompute
-    (a dependent one of its split), the whole start state made consistent by the loader (``--set``)."""
-    if not payload.recompute.intersection(case):
-        return dict(case)
+    """The FMU start values of a case: the swept values, checked as ``--set`` checks them (SystemFileError); with a
+    swept start value the FMU would recompute (a dependent one of its split), the whole start state made consistent
+    by the loader."""
     from ..model.overrides import apply_overrides
 
-    system = apply_overrides(payload.system, case)
+    system = apply_overrides(payload.system, case) if payload.system is not None else None  # the loader's checks
+    if system is None or not payload.recompute.intersection(case):
+        return dict(case)
     values = dict(case)
     for c in system.coordinates:
         values[c.name] = c.start

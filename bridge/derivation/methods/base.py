@@ -95,6 +95,17 @@ def check_mass_matrix(eom: EquationsOfMotion, at: np.ndarray) -> None:
                                       "check the kinetic energy and the start values", system.source))
     sv = np.linalg.svd(Mn, compute_uv=True)
     s = sv[1]
+    if s[0] > 0 and s[-1] <= 1e-13 * s[0] and _regular_once_scaled(Mn):
+        rows = np.abs(Mn).max(axis=1)
+        hi, lo = int(np.argmax(rows)), int(np.argmin(rows))
+        raise SystemFileError(Problem(
+            "energy.kinetic",
+            f"the mass matrix is ill-conditioned at the start state (method {eom.method}): its rows range from "
+            f"magnitude {rows[hi]:.3g} (for {eom.unknowns[hi]}) to {rows[lo]:.3g} (for {eom.unknowns[lo]}), "
+            "beyond what double precision resolves; the matrix is regular once scaled, so a parameter or start "
+            "value is far out of proportion with the others",
+            "check the parameter values and their units (SI: kg, m, kg.m2)",
+            system.source))
     if s[0] == 0 or s[-1] <= 1e-13 * s[0]:  # relative, so that any choice of units works
         null = sv[2][-1]
         names = [str(x) for x, w in zip(eom.unknowns, null) if abs(w) > 0.1]
@@ -103,6 +114,19 @@ def check_mass_matrix(eom: EquationsOfMotion, at: np.ndarray) -> None:
             f"the mass matrix is singular at the start state (method {eom.method}): no inertia resists "
             f"the accelerations {', '.join(names)}",
             "every velocity must appear in the kinetic energy, unless constraints determine it", system.source))
+
+
+def _regular_once_scaled(M: np.ndarray, sweeps: int = 8) -> bool:
+    """Whether ``M`` is regular after row and column scaling by powers of two (Ruiz equilibration): a matrix that
+    only looks singular because its entries differ by many orders of magnitude."""
+    A = M.copy()
+    for _ in range(sweeps):
+        r, c = np.abs(A).max(axis=1), np.abs(A).max(axis=0)
+        if not (np.all(r > 0) and np.all(c > 0)):
+            return False  # a zero row or column: singular whatever the scaling
+        A = A / np.exp2(np.round(np.log2(np.sqrt(r))))[:, None] / np.exp2(np.round(np.log2(np.sqrt(c))))[None, :]
+    s = np.linalg.svd(A, compute_uv=False)
+    return bool(np.all(np.isfinite(s)) and s[-1] > 1e-13 * s[0])
 
 
 class Registry(dict):
