@@ -80,7 +80,9 @@ class Friction:
     * stick (v_r = 0): the effort that keeps ``dv_r/dt = 0``, as long as ``|F| <= mu_static N``.
 
     The switching is located by events (:mod:`bridge.simulation.events`). With ``regularization = v_eps > 0``
-    the element is the smooth force ``-mu_kinetic N tanh(v_r/v_eps)`` instead (no stick, no events)."""
+    the element is the smooth force ``-mu_kinetic N tanh(v_r/v_eps)`` instead (no stick, no events). An
+    element whose stick limit ``mu_static N`` is identically 0 (``mu_static = 0``, or the normal force 0) exerts
+    no force in any mode: it is :attr:`inert`, a zero force without modes or events."""
 
     name: str
     coordinate: str
@@ -95,6 +97,11 @@ class Friction:
     def symbol(self) -> sp.Symbol:
         """The friction force, an unknown of the dynamic system like an effort."""
         return sp.Symbol(self.name)
+
+    @property
+    def inert(self) -> bool:
+        """No force in any mode: the stick limit ``mu_static N`` is identically 0 (then so is ``mu_kinetic N``)."""
+        return self.mu_static == 0 or self.normal.is_zero is True
 
 
 DIODE_KEYS = {"flow", "forward_voltage", "on_resistance", "off_conductance", "description"}
@@ -291,11 +298,14 @@ class EffortTables:
                         "write them in coordinates, velocities, parameters, inputs and time")
                 continue
             description = b.text(f"{entry}.description", spec.get("description"))
-            if eps > 0:  # the stated regularisation: a smooth force, no events
+            element = Friction(name, coord, normal, mu_s, mu_k, vr, eps, description)
+            if element.inert:  # no force in any mode: a zero force, no modes, no events
+                self.smooth[element.symbol] = sp.Integer(0)
+            elif eps > 0:  # the stated regularisation: a smooth force, no events
                 law = -mu_k * normal * sp.tanh(vr / eps)
-                self.smooth[sp.Symbol(name)] = law
+                self.smooth[element.symbol] = law
                 forces[coord] = forces.get(coord, sp.Integer(0)) + law
-            out.append(Friction(name, coord, normal, mu_s, mu_k, vr, eps, description))
+            out.append(element)
         return tuple(out)
 
     def substitute_smooth(self, *tables: dict[str, sp.Expr]) -> None:
@@ -417,6 +427,39 @@ def dynamic_outputs(dynamic: tuple[Dynamic, ...]) -> tuple[dict, dict, dict]:
             {d.name: d.description or f"dynamic variable {d.name}" for d in dynamic})
 
 
+def _start_point(system) -> list[float]:
+    """The values of :func:`~bridge.model.mechanics.state_args` at the start state (t = 0)."""
+    return [0.0, *[c.start for c in system.coordinates], *[c.velocity for c in system.coordinates],
+            *[p.value for p in system.parameters], *[u.start for u in system.inputs]]
+
+
+#: the hint of a normal force that is negative, at the start (the loader) or during a run (simulation, FMU)
+NEGATIVE_NORMAL_HINT = ("Coulomb friction needs a normal force N >= 0 (a contact that lifts off, N < 0, is a "
+                        "different model: the friction law would feed energy in); check its sign and the values "
+                        "it depends on")
+
+
+def friction_normal_problems(system) -> list[tuple[str, str, str]]:
+    """(entry, message, hint) for every friction element whose normal force is negative or not finite at the
+    start state (also an inert one: its normal force is still a statement about the contact)."""
+    from .mechanics import state_args
+    from .numeric import evaluate_once
+
+    elements = getattr(system, "friction", ())
+    if not elements:
+        return []
+    values = evaluate_once(state_args(system), [f.normal for f in elements], _start_point(system))
+    out = []
+    for f, N in zip(elements, values):
+        if not np.isfinite(N):
+            out.append((f"friction.{f.name}.normal", f"the normal force is not finite at the start state (N = {N})",
+                        "check the expression and the start values it depends on"))
+        elif N < 0:
+            out.append((f"friction.{f.name}.normal", f"the normal force of {f.name} is negative at the start state "
+                        f"(N = {N:.6g} at t = 0)", NEGATIVE_NORMAL_HINT))
+    return out
+
+
 def effort_jacobian_problems(system) -> list[tuple[str, str, str]]:
     """(entry, message, hint) when ``dGamma/de`` is singular at the start state: the constraints do not
     determine their efforts. Columns and rows are scaled to unit length, so the test does not depend on units."""
@@ -427,9 +470,7 @@ def effort_jacobian_problems(system) -> list[tuple[str, str, str]]:
         return []
     E = [e.symbol for e in system.efforts]
     J = [sp.diff(e.constraint, x) for e in system.efforts for x in E]
-    at = [0.0, *[c.start for c in system.coordinates], *[c.velocity for c in system.coordinates],
-          *[p.value for p in system.parameters], *[u.start for u in system.inputs]]
-    Jn = evaluate_once(state_args(system), J, at).reshape(len(E), len(E))
+    Jn = evaluate_once(state_args(system), J, _start_point(system)).reshape(len(E), len(E))
     names = [e.name for e in system.efforts]
     if not np.all(np.isfinite(Jn)):
         return [("efforts", "the effort constraints cannot be evaluated at the start state (not finite)",

@@ -22,6 +22,7 @@ import numpy as np
 from scipy.integrate import solve_ivp
 
 from ..atomic import write_text
+from ..derivation.efforts import switched
 from ..derivation.eom import EquationsOfMotion
 from ..derivation.numeric_model import NumericModel
 from ..errors import BridgeError, SimulationError, SplitLimitError
@@ -158,7 +159,7 @@ def simulate(eom: EquationsOfMotion, stop_time: float | None = None, *, rtol: fl
         raise BridgeError(f"the input table has the columns {', '.join(table.names) or 'none'} but "
                           f"{eom.system.name} has the inputs {', '.join(u.name for u in eom.system.inputs) or 'none'}; "
                           "read it for this system with bridge.read_inputs(path, system)")
-    if any(f.regularization == 0 for f in getattr(system, "friction", ())) or getattr(system, "diodes", ()):
+    if switched(system):
         return _with_events(eom, grid, rtol, atol, integrator, parameters, table, interval)
     splits = _Splits(eom, parameters, table)
     trajectory = _integrate(eom, grid, _Solver(T, rtol, atol, integrator), splits)
