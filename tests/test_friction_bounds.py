@@ -224,3 +224,34 @@ def test_negative_normal_force_check_runs_at_load_for_a_system_file(tmp_path):
     path.write_text(belt('"-m*g"', "mu_static = 0, mu_kinetic = 0"), encoding="utf-8")
     with pytest.raises(SystemFileError, match=r"friction\.belt\.normal: the normal force of belt is negative"):
         bridge.load_system(path)
+
+
+# -- a regularization too small to resolve --------------------------------------------------------------------------
+
+def test_regularization_below_the_floor_is_refused(capsys, tmp_path):
+    """regularization = 1e-300 hung simulate; below the stated floor it is bad input (exit 2) whose message gives
+    the floor and why (tests/bad_inputs/friction_regularization_below_floor.toml in the bad-input suite)."""
+    from bridge.model.efforts import REGULARIZATION_FLOOR
+
+    path = tmp_path / "tiny.toml"
+    for eps, code in ((1e-300, 2), (REGULARIZATION_FLOOR / 2, 2)):
+        path.write_text(belt(mu=f"mu_static = 0.4, mu_kinetic = 0.3, regularization = {eps!r}"), encoding="utf-8")
+        assert main(["check", str(path)]) == code
+        err = capsys.readouterr().err
+        assert f"below the floor {REGULARIZATION_FLOOR:g}" in err and "resolve" in err, err
+    path.write_text(belt(mu=f"mu_static = 0.4, mu_kinetic = 0.3, regularization = {REGULARIZATION_FLOOR!r}"),
+                    encoding="utf-8")
+    assert main(["check", str(path)]) == 0
+
+
+@pytest.mark.parametrize("text", [
+    belt(mu="mu_static = 0.4, mu_kinetic = 0.3, regularization = 1e-7"),  # smooth and stiff: tiny steps
+    belt(),  # stick and slip by events
+], ids=["stiff-regularized", "events"])
+def test_evaluations_are_bounded_with_a_message(text):
+    """A run that needs more evaluations of the equations than its bound stops, saying how far it got and what to
+    do (the bound of the command line, 1e6, lifted by --yes; here 3000 so that it is reached at once)."""
+    eom = bridge.derive(bridge.parse_system(text, "belt"), "lagrange")
+    with pytest.raises(SimulationError, match=r"more than 3e\+03 evaluations .* reached only t = [0-9.e-]+ s of "
+                                              r"10 s.*--yes \(max_evaluations=None"):
+        bridge.simulate(eom, 10.0, max_evaluations=3000)

@@ -37,6 +37,10 @@ EFFORT_KEYS = {"constraint", "unit", "description"}
 FRICTION_KEYS = {"coordinate", "normal", "mu_static", "mu_kinetic", "relative_velocity", "regularization",
                  "description"}
 DYNAMIC_KEYS = {"start", "rate", "unit", "description"}
+#: the smallest regularization velocity: the integrators resolve a velocity v to a relative precision of about
+#: 100 ulps (2.2e-14, the FMU's smallest tolerance; the native default is 1e-10), i.e. to ~1e-10 for |v| up to 1e4,
+#: and a narrower transition of tanh(v_r/v_eps) is a sign function to them (with a stiffness mu_k N / v_eps)
+REGULARIZATION_FLOOR = 1e-10
 INTEGRAL_SUFFIX = "_integral"
 
 
@@ -277,6 +281,16 @@ class EffortTables:
             if eps < 0:
                 b.p.add(f"{entry}.regularization", f"the regularization velocity {eps:g} is negative",
                         "give a small positive velocity (e.g. 1e-4) to smooth the law, or leave it out for events")
+                continue
+            if 0 < eps < REGULARIZATION_FLOOR:
+                b.p.add(f"{entry}.regularization", f"the regularization velocity {eps:g} is below the floor "
+                        f"{REGULARIZATION_FLOOR:g}: the smooth law -mu_kinetic*N*tanh(v_r/{eps:g}) turns within about "
+                        f"+-{eps:g} of v_r = 0, and the integrators resolve a velocity v only to a relative precision "
+                        "of about 2.2e-14 (100 ulps, the FMU's smallest tolerance; the native default is 1e-10), "
+                        "i.e. to about 1e-10 for velocities up to 1e4: a narrower transition is a sign function to "
+                        "them, and its stiffness mu_kinetic*N/regularization makes their steps vanish",
+                        f"give a regularization of at least {REGULARIZATION_FLOOR:g} (typically 1e-4 of the "
+                        "velocities), or leave it out for stick and slip located by events")
                 continue
             if "normal" not in spec:
                 b.p.add(f"{entry}.normal", "the normal force is missing", 'write normal = "m*g" (>= 0)')

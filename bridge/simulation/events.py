@@ -47,6 +47,7 @@ from ..errors import SimulationError
 from ..model import symbols as S
 from ..model.efforts import NEGATIVE_NORMAL_HINT, Diode
 from ..model.numeric import compile_exprs
+from .budget import EvaluationBudget
 
 ZENO_EVENTS = 50
 ZENO_WINDOW = 1e-9
@@ -229,9 +230,9 @@ def _negative_normal(modes: SwitchedModels, num: NumericModel, t: float, x: np.n
 
 
 def simulate_events(eom: EquationsOfMotion, grid: np.ndarray, rtol: float, atol: float, method: str = "DOP853",
-                    parameters: Mapping[str, float] | None = None, table=None):
+                    parameters: Mapping[str, float] | None = None, table=None, budget: EvaluationBudget | None = None):
     """(times, states with their model per segment, events, evaluations): the trajectory on ``grid`` across the
-    switches."""
+    switches; ``budget`` bounds the evaluations of the equations (:mod:`bridge.simulation.budget`)."""
     modes = SwitchedModels(eom, parameters, table)
     system = eom.system
     T = float(grid[-1])
@@ -256,7 +257,8 @@ def simulate_events(eom: EquationsOfMotion, grid: np.ndarray, rtol: float, atol:
             t_eval = t_eval[1:]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
-            sol = solve_ivp(num.rhs, (t0, T), x, method=method, rtol=rtol, atol=atol, max_step=max_step,
+            rhs = budget.counted(num.rhs) if budget is not None else num.rhs
+            sol = solve_ivp(rhs, (t0, T), x, method=method, rtol=rtol, atol=atol, max_step=max_step,
                             t_eval=t_eval if t_eval.size else None, events=_event_functions(modes, num, current))
         nfev += sol.nfev
         if sol.status == -1:
