@@ -255,3 +255,22 @@ def test_evaluations_are_bounded_with_a_message(text):
     with pytest.raises(SimulationError, match=r"more than 3e\+03 evaluations .* reached only t = [0-9.e-]+ s of "
                                               r"10 s.*--yes \(max_evaluations=None"):
         bridge.simulate(eom, 10.0, max_evaluations=3000)
+
+
+# -- two friction elements on one coordinate ------------------------------------------------------------------------
+
+def test_two_friction_elements_on_one_coordinate_name_the_real_cause(capsys):
+    """Two belts at different speeds under one block (``der(x) - v_belt``, ``der(x) - 1.5*v_belt``) were refused as
+    'no inertia resists the accelerations b0, b1': b0, b1 are friction forces. The message says why: both stick
+    conditions constrain x'', so the forces are not determined while both stick; with one of them regularised the
+    system runs."""
+    path = ROOT / "tests" / "bad_inputs" / "friction_two_on_one_coordinate.toml"
+    assert main(["simulate", str(path), "-o", "-"]) == 2
+    err = capsys.readouterr().err
+    assert "friction.b1" in err and "friction forces b0, b1 are not determined" in err
+    assert "accelerations b0" not in err and "no inertia" not in err
+    text = path.read_text(encoding="utf-8").replace('1.5*v_belt" }', '1.5*v_belt", regularization = 1e-2 }')
+    res = bridge.simulate(bridge.derive(bridge.parse_system(text, "two"), "lagrange"), 1.0)
+    # b0 sticks (the block rides at v_belt) and holds the spring against b1's smooth force mu_k N tanh(0.1/0.01)
+    assert not res.events and np.abs(res["der(x)"] - VB).max() < 1e-12
+    assert np.abs(res["b0"] - (K * res["x"] - MUK * M * 9.81 * math.tanh(10.0))).max() < 1e-9
