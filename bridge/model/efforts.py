@@ -25,13 +25,14 @@ energies or the displacement constraints, which the derivation differentiates.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 import sympy as sp
 
 from . import symbols as S
+from .units import parse_unit
 
 EFFORT_KEYS = {"constraint", "unit", "description"}
 FRICTION_KEYS = {"coordinate", "normal", "mu_static", "mu_kinetic", "relative_velocity", "regularization",
@@ -237,6 +238,8 @@ class EffortTables:
                         + (f"; {text} is a dynamic variable, not a coordinate's velocity"
                            if flow in self.hidden_symbols else ""))
                 continue
+            if not self._flow_is_a_current(f"{entry}.flow", coords[flow]):
+                continue
             values = {}
             for key in ("forward_voltage", "on_resistance", "off_conductance"):
                 values[key] = b.number(f"{entry}.{key}", spec.get(key), required=False)
@@ -249,9 +252,36 @@ class EffortTables:
                 b.p.add(entry, "on_resistance*off_conductance must be below 1 (the conducting branch must be "
                         "steeper than the blocking one)", "use a small on-resistance and off-conductance")
                 continue
-            out.append(Diode(name, coords[flow], **values,
-                             description=b.text(f"{entry}.description", spec.get("description"))))
+            diode = Diode(name, coords[flow], **values,
+                          description=b.text(f"{entry}.description", spec.get("description")))
+            same = next((d for d in out if d.coordinate == diode.coordinate), None)
+            if same is not None:
+                twin = replace(diode, name=same.name, description=same.description) == same
+                b.p.add(f"{entry}.flow", (f"{name} duplicates the diode {same.name} (the same flow "
+                        f"der({diode.coordinate}) and the same values)" if twin else
+                        f"{name} sits on the current der({diode.coordinate}) of the diode {same.name}")
+                        + ": two diodes in series on one current have blocking voltages that nothing determines "
+                        "(each blocking row holds the same current)",
+                        f"remove {name}" if twin else "describe them as one diode (forward voltages and "
+                        "on-resistances added), or give each its own charge coordinate")
+                continue
+            out.append(diode)
         return tuple(out)
+
+    def _flow_is_a_current(self, entry: str, coordinate: str) -> bool:
+        """A diode's flow is a current: its coordinate is a charge (unit C, A.s) or has no unit; else record the
+        problem."""
+        unit = next((c.unit for c in self.b.coords if c.name == coordinate), "")
+        base = parse_unit(unit) if unit else None
+        if base is None and unit:
+            return True  # a unit nhbridge cannot reduce to base units: left to the unit checks
+        if base is None or base.exponents == parse_unit("C").exponents:
+            return True
+        self.b.p.add(entry, f"the flow der({coordinate}) of a diode must be a current, but {coordinate} has the unit "
+                     f"{unit!r} (so its flow is in {unit}/s, not A)",
+                     "a diode sits on the current der(q) of a charge coordinate q (unit C); a one-way element on "
+                     "a mechanical coordinate is friction or a constraint, not a diode")
+        return False
 
     def friction(self, forces: dict[str, sp.Expr]) -> tuple[Friction, ...]:
         """The friction elements; a regularised one is added to ``forces`` as a smooth force instead (and its name
