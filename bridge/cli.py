@@ -187,7 +187,8 @@ def build_parser() -> argparse.ArgumentParser:
     sm.add_argument("--interval", type=_positive, default=None,
                     help="output interval in s (default: [simulation] interval, else stop_time/1000); "
                          "more than 1e7 rows need --yes")
-    sm.add_argument("--yes", action="store_true", help="write more than 1e7 output rows if --interval asks for them")
+    sm.add_argument("--yes", action="store_true", help="write more than 1e7 output rows if --interval asks for them, "
+                    "and integrate past 1e6 evaluations of the equations")
     sm.add_argument("--input", default=None, metavar="CSV",
                     help="time-varying inputs: a CSV file with a time column and one column per input, "
                          "interpolated linearly, held before the first and after the last row (the format fmpy "
@@ -368,6 +369,7 @@ def cmd_derive(args) -> int:
 
 
 def cmd_simulate(args) -> int:
+    from .simulation.budget import MAX_EVALUATIONS
     from .simulation.inputs import read_inputs
     from .simulation.plot import check_plot_path, pyplot
     from .simulation.simulate import MAX_ROWS, output_rows, simulate
@@ -385,7 +387,8 @@ def cmd_simulate(args) -> int:
     t1 = time.perf_counter()
     with Progress(args).step(f"simulating {system.name}"):
         result = simulate(eom, args.stop_time, rtol=args.rtol, atol=args.atol,
-                          interval=args.interval, inputs=table, max_rows=None if args.yes else MAX_ROWS)
+                          interval=args.interval, inputs=table, max_rows=None if args.yes else MAX_ROWS,
+                          max_evaluations=None if args.yes else MAX_EVALUATIONS)
     t2 = time.perf_counter()
     out = args.output or f"{system.name}.csv"
     report = sys.stderr if out == "-" else sys.stdout  # the CSV owns standard output

@@ -563,7 +563,9 @@ static int eval_switching(nhb_instance *inst, double t, const double *x)
  * while its element's mode holds:
  *   friction   stick: mu_s N - |F|;   slip s (+1, -1): s w   (w the relative velocity);
  *   diode      conducting: w = i - G_off V_f;   blocking: V_f - v   (v the diode voltage).
- * Returns 0, or 1 with inst->msg. */
+ * A friction element whose stick limit mu_s N is negative (its normal force turned negative: the generated
+ * elements have mu_s > 0) has at most that limit as its indicator, so that the crossing is located like a
+ * switch and reported there (negative_normal). Returns 0, or 1 with inst->msg. */
 static int indicators(nhb_instance *inst, double t, const double *x, const double *lam, double *z)
 {
     int k;
@@ -573,10 +575,32 @@ static int indicators(nhb_instance *inst, double t, const double *x, const doubl
     for (k = 0; k < NHB_NSW; k++) {
         const double u = lam[NHB_SWITCH_UNKNOWN[k]], w = inst->sw_w[k], limit = inst->sw_limit[k];
         const int mode = inst->modes[k];
-        if (NHB_SWITCH_KIND[k] == NHB_SW_FRICTION)
+        if (NHB_SWITCH_KIND[k] == NHB_SW_FRICTION) {
             z[k] = mode == NHB_STICK ? limit - fabs(u) : (double)mode * w;
-        else
+            if (limit < 0.0)
+                z[k] = fmin(z[k], limit);
+        } else {
             z[k] = mode == NHB_ON ? w : limit - u;
+        }
+    }
+    return 0;
+}
+
+/* Coulomb friction needs a normal force N >= 0: 1 with inst->msg when the stick limit mu_s N of a friction
+ * element is negative at t (inst->sw_limit from eval_switching at t), else 0. The native simulation stops with
+ * the same message (bridge.simulation.events). */
+static int negative_normal(nhb_instance *inst, double t)
+{
+    int k;
+
+    for (k = 0; k < NHB_NSW; k++) {
+        if (NHB_SWITCH_KIND[k] == NHB_SW_FRICTION && inst->sw_limit[k] < 0.0) {
+            snprintf(inst->msg, sizeof inst->msg, "the normal force of the friction element %s turns negative at "
+                     "t = %.12g (its stick limit mu_static*N = %g there); Coulomb friction needs a normal force "
+                     "N >= 0 (a contact that lifts off, N < 0, is a different model)", NHB_SWITCH_NAMES[k], t,
+                     inst->sw_limit[k]);
+            return 1;
+        }
     }
     return 0;
 }
@@ -715,7 +739,8 @@ static int switch_at(nhb_instance *inst, const char *func, double t, double *x, 
     for (k = 0; k < NHB_NSW; k++)
         done[k] = 0.0;
     for (iter = 0;; iter++) {
-        if (eval_rhs(inst, t, x, inst->ev_dx, inst->ev_lam) || indicators(inst, t, x, inst->ev_lam, z))
+        if (eval_rhs(inst, t, x, inst->ev_dx, inst->ev_lam) || indicators(inst, t, x, inst->ev_lam, z) ||
+            negative_normal(inst, t))
             return 1;
         for (k = 0; k < NHB_NSW && !(done[k] == 0.0 && z[k] <= 0.0); k++)
             ;
@@ -814,7 +839,7 @@ static int initial_modes(nhb_instance *inst)
     first_modes(inst);
     if (NHB_NSW == 0)
         return 0;
-    if (eval_switching(inst, inst->time, inst->x))
+    if (eval_switching(inst, inst->time, inst->x) || negative_normal(inst, inst->time))
         return 1;
     memcpy(w0, inst->sw_w, (size_t)NHB_NSW * sizeof(double)); /* w at the start */
     for (k = 0; k < NHB_NSW; k++) {
@@ -2141,8 +2166,14 @@ static nhb_status integrate(nhb_instance *inst, const char *func, double target,
             int element = 0, found, mode = 0, projected = 0;
             found = locate_event(inst, mi, t, h_try, x, xn, k, xs, st, &tau, &element);
             if (found > 0 && (eval_rhs(inst, tau, inst->ev_x, inst->ev_dx, inst->ev_lam) ||
-                              indicators(inst, tau, inst->ev_x, inst->ev_lam, inst->ev_z) ||
-                              mode_after(inst, tau, inst->ev_x, inst->ev_lam, element, &mode)))
+                              indicators(inst, tau, inst->ev_x, inst->ev_lam, inst->ev_z)))
+                found = -1;
+            if (found > 0 && negative_normal(inst, tau)) {
+                nhb_log(inst, NHB_ERROR, "%s: %s", func, inst->msg);
+                inst->mode = NHB_MODE_ERROR;
+                return NHB_ERROR;
+            }
+            if (found > 0 && mode_after(inst, tau, inst->ev_x, inst->ev_lam, element, &mode))
                 found = -1;
             if (found < 0) {
                 nhb_log(inst, NHB_ERROR, "%s: locating an event in the step %.17g -> %.17g failed: %s", func, t,

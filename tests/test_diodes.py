@@ -15,6 +15,7 @@ from scipy.integrate import solve_ivp
 from scipy.optimize import brentq
 
 import bridge
+from bridge.cli import main
 
 ROOT = Path(__file__).parent.parent
 RECTIFIER = ROOT / "examples" / "nonsmooth" / "rectifier_motor.toml"
@@ -157,3 +158,18 @@ def test_diode_in_modelica_as_the_msl_ideal_diode():
     for ours, theirs in (("qe", "qe"), ("der(qe)", "der_qe")):
         sig = np.interp(native.time, np.asarray(run.time), np.asarray(run[theirs]))
         assert np.abs(sig - native[ours]).max() < 1e-6 * np.ptp(native[ours]), ours
+
+
+def test_duplicate_diode_exits_2_without_a_linalg_warning(capsys):
+    """Two identical diodes on one current made the blocking rows dependent: simulate exited 1 with scipy's
+    LinAlgWarning on stderr. It is bad input now (exit 2) naming the duplicate, before anything is solved; a diode
+    on a rotation (unit rad) is refused too, and one on a charge in A.s is accepted."""
+    bad = Path(__file__).parent / "bad_inputs"
+    assert main(["simulate", str(bad / "diode_duplicate.toml"), "-o", "-"]) == 2
+    err = capsys.readouterr().err
+    assert "diodes.d2.flow" in err and "duplicates the diode d1" in err
+    assert "LinAlgWarning" not in err and "Warning" not in err and "Traceback" not in err
+    assert main(["simulate", str(bad / "diode_on_rotation.toml"), "-o", "-"]) == 2
+    assert "must be a current" in capsys.readouterr().err
+    system = bridge.parse_system(RL.replace('unit = "C"', 'unit = "A.s"'))
+    assert [d.coordinate for d in system.diodes] == ["qe"]

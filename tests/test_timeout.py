@@ -81,3 +81,55 @@ def test_cli_memory_limit_is_enforced(capsys):
     err = capsys.readouterr().err
     assert "the derivation of ChaplyginSleigh by lagrange needed more than its memory budget of 0.05 GiB" in err
     assert "Traceback" not in err
+
+
+def _busy(iterations: int) -> int:
+    """A little CPU work (the sampling timer counts CPU time)."""
+    total = 0
+    for i in range(iterations):
+        total += i * i
+    return total
+
+
+def test_entering_and_leaving_the_budgets_many_times_never_fails(monkeypatch):
+    """A sample (SIGVTALRM) or an alarm (SIGALRM) still pending when a budget ends used to run its handler after
+    the budget was gone: ``_memory[-1]`` on an empty list raised inside the ``signal.signal`` call that restores
+    the handler (a traceback about once in twenty runs). Now a handler with nothing to watch returns, and leaving
+    a budget restores the handler only after its limit is gone. Thousands of entries and exits, nested, with a
+    sampling interval of 20 us (a sample pending at almost every exit), bounded to a few seconds: no exception,
+    and the handlers in force before are in force after."""
+    import signal
+    import time
+
+    import bridge.derivation.deadline as dl
+
+    monkeypatch.setattr(dl, "MEMORY_SAMPLE", 2e-5)  # the timer's resolution (a clock tick of CPU time) bounds it
+    before = signal.getsignal(signal.SIGVTALRM), signal.getsignal(signal.SIGALRM)
+    roomy = resident_bytes() + 2**30
+    start, rounds = time.monotonic(), 0
+    while rounds < 20000 and time.monotonic() - start < 4.0:
+        with memory_budget(roomy, "outer"):
+            _busy(50)
+            with memory_budget(roomy - 2**20, "inner"), deadline(60.0, "inner work"):
+                _busy(50)
+            _busy(50)
+        rounds += 1
+    assert rounds >= 1000
+    assert (signal.getsignal(signal.SIGVTALRM), signal.getsignal(signal.SIGALRM)) == before
+    assert signal.getitimer(signal.ITIMER_VIRTUAL) == (0.0, 0.0) and signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+
+
+def test_a_handler_that_runs_after_its_budget_ended_does_nothing():
+    """The race of the stress test above made certain: the handlers in force inside the budgets, called as a
+    pending signal would call them once the budgets ended (or once only the outer ones are left, which have
+    neither run out of time nor of memory), return without raising."""
+    import signal
+
+    roomy = resident_bytes() + 2**30
+    with memory_budget(roomy, "outer"), deadline(60.0, "outer work"):
+        with memory_budget(roomy - 2**20, "inner"), deadline(30.0, "inner work"):
+            sample, alarm = signal.getsignal(signal.SIGVTALRM), signal.getsignal(signal.SIGALRM)
+        sample(signal.SIGVTALRM, None)  # the outer budgets are in force and not exceeded
+        alarm(signal.SIGALRM, None)
+    sample(signal.SIGVTALRM, None)  # no budget in force
+    alarm(signal.SIGALRM, None)

@@ -42,7 +42,10 @@ class _Expired(BaseException):
 
 
 def _expired(signum, frame) -> None:
-    raise _Expired
+    """SIGALRM: interrupt the work when the innermost deadline in force has passed. A signal still pending when a
+    deadline ends runs this after it: with no deadline in force, or one that has not passed, it does nothing."""
+    if _active and time.monotonic() >= _active[-1]:
+        raise _Expired
 
 
 def _caused_by(exc: BaseException, marker: type[BaseException]) -> bool:
@@ -76,14 +79,19 @@ def deadline(seconds: float | None, what: str) -> Iterator[None]:
     if _active and _active[-1] <= expiry:
         yield
         return
-    previous = signal.signal(signal.SIGALRM, _expired) if not _active else None
+    depth = len(_active)
+    previous = signal.signal(signal.SIGALRM, _expired) if not depth else None
     _active.append(expiry)
     try:
         _arm(expiry)
         try:
             yield
         finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
+            del _active[depth:]  # first: from here on an alarm (also a pending one) sees only the deadlines around
+            if _active:
+                _arm(_active[-1])
+            else:
+                signal.setitimer(signal.ITIMER_REAL, 0)
     except BaseException as exc:
         if not (_caused_by(exc, _Expired) or time.monotonic() >= expiry):
             raise
@@ -91,11 +99,9 @@ def deadline(seconds: float | None, what: str) -> Iterator[None]:
             f"{what} did not finish within --timeout {seconds:g} s and was stopped. Raise --timeout, or choose "
             "a method that scales to this system (lagrange, nielsen)") from None
     finally:
-        _active.pop()
-        if _active:
-            _arm(_active[-1])
-        else:
-            signal.signal(signal.SIGALRM, previous)
+        del _active[depth:]
+        if not depth:  # the handler finds no deadline in force if the alarm is still pending
+            signal.signal(signal.SIGALRM, previous if previous is not None else signal.SIG_DFL)
 
 
 MEMORY_SAMPLE = 0.05  # seconds of CPU time between two samples of the resident set
@@ -134,7 +140,10 @@ _over: list[bool] = [False]  # the sampling timer found the budget exceeded (its
 
 
 def _sample(signum, frame) -> None:
-    if resident_bytes() > _memory[-1]:
+    """SIGVTALRM: interrupt the work when the resident set exceeds the innermost budget in force. A sample still
+    pending when a budget ends runs this after it (at the latest inside the ``signal.signal`` call that restores
+    the handler): with no budget in force there is nothing to sample."""
+    if _memory and resident_bytes() > _memory[-1]:
         _over[0] = True
         raise _OverBudget
 
@@ -150,7 +159,8 @@ def memory_budget(limit: int | None, what: str) -> Iterator[None]:
             or threading.current_thread() is not threading.main_thread() or (_memory and _memory[-1] <= limit)):
         yield
         return
-    previous = signal.signal(signal.SIGVTALRM, _sample) if not _memory else None
+    depth = len(_memory)
+    previous = signal.signal(signal.SIGVTALRM, _sample) if not depth else None
     _memory.append(limit)
     try:
         signal.setitimer(signal.ITIMER_VIRTUAL, MEMORY_SAMPLE, MEMORY_SAMPLE)
@@ -158,7 +168,8 @@ def memory_budget(limit: int | None, what: str) -> Iterator[None]:
             _sample(signal.SIGVTALRM, None)  # already above the budget: the work does not start
             yield
         finally:
-            signal.setitimer(signal.ITIMER_VIRTUAL, 0)
+            del _memory[depth:]  # first: from here on a sample (also a pending one) sees only the budgets around
+            signal.setitimer(signal.ITIMER_VIRTUAL, *((MEMORY_SAMPLE, MEMORY_SAMPLE) if _memory else (0,)))
     except BaseException as exc:
         if not (_over[0] or _caused_by(exc, _OverBudget)):
             raise
@@ -166,12 +177,10 @@ def memory_budget(limit: int | None, what: str) -> Iterator[None]:
             f"{what} needed more than its memory budget of {limit / 2**30:.3g} GiB and was stopped. Raise "
             "--memory-limit, or choose a method that scales to this system (lagrange, nielsen)") from None
     finally:
-        _memory.pop()
+        del _memory[depth:]
         _over[0] = False
-        if _memory:
-            signal.setitimer(signal.ITIMER_VIRTUAL, MEMORY_SAMPLE, MEMORY_SAMPLE)
-        else:
-            signal.signal(signal.SIGVTALRM, previous)
+        if not depth:  # the handler finds no budget in force if a sample is still pending
+            signal.signal(signal.SIGVTALRM, previous if previous is not None else signal.SIG_DFL)
 
 
 @contextlib.contextmanager

@@ -42,8 +42,8 @@ OFF, ON = 0, 1
 
 
 def event_friction(system) -> tuple:
-    """The friction elements switched by events (the regularised ones are smooth forces)."""
-    return tuple(f for f in getattr(system, "friction", ()) if f.regularization == 0)
+    """The friction elements switched by events (the regularised ones are smooth forces, the inert ones none)."""
+    return tuple(f for f in getattr(system, "friction", ()) if f.regularization == 0 and not f.inert)
 
 
 def switched(system) -> tuple:

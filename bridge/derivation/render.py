@@ -21,6 +21,7 @@ from sympy.printing.latex import LatexPrinter
 from sympy.simplify.fu import TR10i
 
 from .deadline import DerivationTimeout, deadline
+from .efforts import event_friction
 from .eom import EquationsOfMotion
 from .methods import METHODS
 
@@ -167,7 +168,10 @@ def _effort_lines(eom: EquationsOfMotion, tidy) -> list[str]:
     if system.efforts:
         out.append("effort constraints (Gamma(q, der(q), e, s, t) = 0, kept algebraic; rows after the multipliers):")
         out += [f"  {e.name}: {_str(tidy(e.constraint))} = 0" for e in system.efforts]
-    switched = [f for f in system.friction if not f.regularization] + list(system.diodes)
+    switched = [*event_friction(system), *system.diodes]
+    inert = [f.name for f in system.friction if f.inert]
+    if inert:
+        out.append(f"friction elements without force (stick limit mu_static*N identically 0): {', '.join(inert)}")
     if switched:
         out.append("switched elements (their row by mode; the equations above hold the first; switches by events):")
     for el in switched:

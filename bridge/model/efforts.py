@@ -25,18 +25,23 @@ energies or the displacement constraints, which the derivation differentiates.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 import sympy as sp
 
 from . import symbols as S
+from .units import parse_unit
 
 EFFORT_KEYS = {"constraint", "unit", "description"}
 FRICTION_KEYS = {"coordinate", "normal", "mu_static", "mu_kinetic", "relative_velocity", "regularization",
                  "description"}
 DYNAMIC_KEYS = {"start", "rate", "unit", "description"}
+#: the smallest regularization velocity: the integrators resolve a velocity v to a relative precision of about
+#: 100 ulps (2.2e-14, the FMU's smallest tolerance; the native default is 1e-10), i.e. to ~1e-10 for |v| up to 1e4,
+#: and a narrower transition of tanh(v_r/v_eps) is a sign function to them (with a stiffness mu_k N / v_eps)
+REGULARIZATION_FLOOR = 1e-10
 INTEGRAL_SUFFIX = "_integral"
 
 
@@ -80,7 +85,9 @@ class Friction:
     * stick (v_r = 0): the effort that keeps ``dv_r/dt = 0``, as long as ``|F| <= mu_static N``.
 
     The switching is located by events (:mod:`bridge.simulation.events`). With ``regularization = v_eps > 0``
-    the element is the smooth force ``-mu_kinetic N tanh(v_r/v_eps)`` instead (no stick, no events)."""
+    the element is the smooth force ``-mu_kinetic N tanh(v_r/v_eps)`` instead (no stick, no events). An
+    element whose stick limit ``mu_static N`` is identically 0 (``mu_static = 0``, or the normal force 0) exerts
+    no force in any mode: it is :attr:`inert`, a zero force without modes or events."""
 
     name: str
     coordinate: str
@@ -95,6 +102,11 @@ class Friction:
     def symbol(self) -> sp.Symbol:
         """The friction force, an unknown of the dynamic system like an effort."""
         return sp.Symbol(self.name)
+
+    @property
+    def inert(self) -> bool:
+        """No force in any mode: the stick limit ``mu_static N`` is identically 0 (then so is ``mu_kinetic N``)."""
+        return self.mu_static == 0 or self.normal.is_zero is True
 
 
 DIODE_KEYS = {"flow", "forward_voltage", "on_resistance", "off_conductance", "description"}
@@ -231,6 +243,8 @@ class EffortTables:
                         + (f"; {text} is a dynamic variable, not a coordinate's velocity"
                            if flow in self.hidden_symbols else ""))
                 continue
+            if not self._flow_is_a_current(f"{entry}.flow", coords[flow]):
+                continue
             values = {}
             for key in ("forward_voltage", "on_resistance", "off_conductance"):
                 values[key] = b.number(f"{entry}.{key}", spec.get(key), required=False)
@@ -243,9 +257,36 @@ class EffortTables:
                 b.p.add(entry, "on_resistance*off_conductance must be below 1 (the conducting branch must be "
                         "steeper than the blocking one)", "use a small on-resistance and off-conductance")
                 continue
-            out.append(Diode(name, coords[flow], **values,
-                             description=b.text(f"{entry}.description", spec.get("description"))))
+            diode = Diode(name, coords[flow], **values,
+                          description=b.text(f"{entry}.description", spec.get("description")))
+            same = next((d for d in out if d.coordinate == diode.coordinate), None)
+            if same is not None:
+                twin = replace(diode, name=same.name, description=same.description) == same
+                b.p.add(f"{entry}.flow", (f"{name} duplicates the diode {same.name} (the same flow "
+                        f"der({diode.coordinate}) and the same values)" if twin else
+                        f"{name} sits on the current der({diode.coordinate}) of the diode {same.name}")
+                        + ": two diodes in series on one current have blocking voltages that nothing determines "
+                        "(each blocking row holds the same current)",
+                        f"remove {name}" if twin else "describe them as one diode (forward voltages and "
+                        "on-resistances added), or give each its own charge coordinate")
+                continue
+            out.append(diode)
         return tuple(out)
+
+    def _flow_is_a_current(self, entry: str, coordinate: str) -> bool:
+        """A diode's flow is a current: its coordinate is a charge (unit C, A.s) or has no unit; else record the
+        problem."""
+        unit = next((c.unit for c in self.b.coords if c.name == coordinate), "")
+        base = parse_unit(unit) if unit else None
+        if base is None and unit:
+            return True  # a unit nhbridge cannot reduce to base units: left to the unit checks
+        if base is None or base.exponents == parse_unit("C").exponents:
+            return True
+        self.b.p.add(entry, f"the flow der({coordinate}) of a diode must be a current, but {coordinate} has the unit "
+                     f"{unit!r} (so its flow is in {unit}/s, not A)",
+                     "a diode sits on the current der(q) of a charge coordinate q (unit C); a one-way element on "
+                     "a mechanical coordinate is friction or a constraint, not a diode")
+        return False
 
     def friction(self, forces: dict[str, sp.Expr]) -> tuple[Friction, ...]:
         """The friction elements; a regularised one is added to ``forces`` as a smooth force instead (and its name
@@ -278,6 +319,16 @@ class EffortTables:
                 b.p.add(f"{entry}.regularization", f"the regularization velocity {eps:g} is negative",
                         "give a small positive velocity (e.g. 1e-4) to smooth the law, or leave it out for events")
                 continue
+            if 0 < eps < REGULARIZATION_FLOOR:
+                b.p.add(f"{entry}.regularization", f"the regularization velocity {eps:g} is below the floor "
+                        f"{REGULARIZATION_FLOOR:g}: the smooth law -mu_kinetic*N*tanh(v_r/{eps:g}) turns within about "
+                        f"+-{eps:g} of v_r = 0, and the integrators resolve a velocity v only to a relative precision "
+                        "of about 2.2e-14 (100 ulps, the FMU's smallest tolerance; the native default is 1e-10), "
+                        "i.e. to about 1e-10 for velocities up to 1e4: a narrower transition is a sign function to "
+                        "them, and its stiffness mu_kinetic*N/regularization makes their steps vanish",
+                        f"give a regularization of at least {REGULARIZATION_FLOOR:g} (typically 1e-4 of the "
+                        "velocities), or leave it out for stick and slip located by events")
+                continue
             if "normal" not in spec:
                 b.p.add(f"{entry}.normal", "the normal force is missing", 'write normal = "m*g" (>= 0)')
                 continue
@@ -300,11 +351,14 @@ class EffortTables:
             description = b.text(f"{entry}.description", spec.get("description"))
             if refused:
                 continue
-            if eps > 0:  # the stated regularisation: a smooth force, no events
+            element = Friction(name, coord, normal, mu_s, mu_k, vr, eps, description)
+            if element.inert:  # no force in any mode: a zero force, no modes, no events
+                self.smooth[element.symbol] = sp.Integer(0)
+            elif eps > 0:  # the stated regularisation: a smooth force, no events
                 law = -mu_k * normal * sp.tanh(vr / eps)
-                self.smooth[sp.Symbol(name)] = law
+                self.smooth[element.symbol] = law
                 forces[coord] = forces.get(coord, sp.Integer(0)) + law
-            out.append(Friction(name, coord, normal, mu_s, mu_k, vr, eps, description))
+            out.append(element)
         return tuple(out)
 
     def substitute_smooth(self, *tables: dict[str, sp.Expr]) -> None:
@@ -425,6 +479,39 @@ def dynamic_outputs(dynamic: tuple[Dynamic, ...]) -> tuple[dict, dict, dict]:
             {d.name: d.description or f"dynamic variable {d.name}" for d in dynamic})
 
 
+def _start_point(system) -> list[float]:
+    """The values of :func:`~bridge.model.mechanics.state_args` at the start state (t = 0)."""
+    return [0.0, *[c.start for c in system.coordinates], *[c.velocity for c in system.coordinates],
+            *[p.value for p in system.parameters], *[u.start for u in system.inputs]]
+
+
+#: the hint of a normal force that is negative, at the start (the loader) or during a run (simulation, FMU)
+NEGATIVE_NORMAL_HINT = ("Coulomb friction needs a normal force N >= 0 (a contact that lifts off, N < 0, is a "
+                        "different model: the friction law would feed energy in); check its sign and the values "
+                        "it depends on")
+
+
+def friction_normal_problems(system) -> list[tuple[str, str, str]]:
+    """(entry, message, hint) for every friction element whose normal force is negative or not finite at the
+    start state (also an inert one: its normal force is still a statement about the contact)."""
+    from .mechanics import state_args
+    from .numeric import evaluate_once
+
+    elements = getattr(system, "friction", ())
+    if not elements:
+        return []
+    values = evaluate_once(state_args(system), [f.normal for f in elements], _start_point(system))
+    out = []
+    for f, N in zip(elements, values):
+        if not np.isfinite(N):
+            out.append((f"friction.{f.name}.normal", f"the normal force is not finite at the start state (N = {N})",
+                        "check the expression and the start values it depends on"))
+        elif N < 0:
+            out.append((f"friction.{f.name}.normal", f"the normal force of {f.name} is negative at the start state "
+                        f"(N = {N:.6g} at t = 0)", NEGATIVE_NORMAL_HINT))
+    return out
+
+
 def effort_jacobian_problems(system) -> list[tuple[str, str, str]]:
     """(entry, message, hint) when ``dGamma/de`` is singular at the start state: the constraints do not
     determine their efforts. Columns and rows are scaled to unit length, so the test does not depend on units."""
@@ -435,9 +522,7 @@ def effort_jacobian_problems(system) -> list[tuple[str, str, str]]:
         return []
     E = [e.symbol for e in system.efforts]
     J = [sp.diff(e.constraint, x) for e in system.efforts for x in E]
-    at = [0.0, *[c.start for c in system.coordinates], *[c.velocity for c in system.coordinates],
-          *[p.value for p in system.parameters], *[u.start for u in system.inputs]]
-    Jn = evaluate_once(state_args(system), J, at).reshape(len(E), len(E))
+    Jn = evaluate_once(state_args(system), J, _start_point(system)).reshape(len(E), len(E))
     names = [e.name for e in system.efforts]
     if not np.all(np.isfinite(Jn)):
         return [("efforts", "the effort constraints cannot be evaluated at the start state (not finite)",

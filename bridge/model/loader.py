@@ -22,7 +22,7 @@ from ..errors import Problem, ProblemCollector, SystemFileError
 from . import symbols as S
 from .bodies import TABLES as BODY_TABLES
 from .bodies import merge_bodies, uses_bodies
-from .efforts import EffortTables, dynamic_outputs, effort_jacobian_problems
+from .efforts import EffortTables, dynamic_outputs, effort_jacobian_problems, friction_normal_problems
 from .expressions import (
     FUNCTIONS,
     MAX_TREE_SIZE,
@@ -477,7 +477,7 @@ class _Builder:
         )
         check_values(system, self.p)
         system = check_start(system, self.p)
-        for entry, message, hint in effort_jacobian_problems(system):
+        for entry, message, hint in [*effort_jacobian_problems(system), *friction_normal_problems(system)]:
             self.p.add(entry, message, hint)
         self.p.raise_if_any()
         return system

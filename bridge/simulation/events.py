@@ -11,6 +11,13 @@ efforts.with_modes`), integrated by ``solve_ivp`` until the first event:
 Diodes (:class:`bridge.model.efforts.Diode`, as the MSL's IdealDiode) conduct until ``i - G_off V_f`` falls
 to 0 and block until their voltage rises to V_f.
 
+Each switch is a terminal event of the element's indicator (positive while its mode holds) falling below 0;
+an indicator that only touches 0 switches nothing (with a stick limit ``mu_s N`` of 0, sticking holds only while
+the holding force is 0 itself, and an element whose normal force is 0 for a moment passes through it). The
+normal force of each friction element is watched the same way: falling below 0 stops the run with a
+:class:`~bridge.errors.SimulationError` naming the element, the time and the value (Coulomb friction needs
+N >= 0; a contact that lifts off is a different model).
+
 At an event (located by scipy's root finder on the dense output, to ~1e-14 s on the interpolant) the new
 mode is chosen by the stick test: the element sticks if the force that keeps ``v_r = 0`` there is
 within ``mu_s N``, else it slips opposite to that force. Entering stick, the velocities are projected
@@ -38,8 +45,9 @@ from ..derivation.eom import EquationsOfMotion
 from ..derivation.numeric_model import NumericModel
 from ..errors import SimulationError
 from ..model import symbols as S
-from ..model.efforts import Diode
+from ..model.efforts import NEGATIVE_NORMAL_HINT, Diode
 from ..model.numeric import compile_exprs
+from .budget import EvaluationBudget
 
 ZENO_EVENTS = 50
 ZENO_WINDOW = 1e-9
@@ -159,36 +167,80 @@ def initial_modes(modes: SwitchedModels, x: np.ndarray) -> tuple[int, ...]:
     return tuple(out)
 
 
+_TINY = float(np.finfo(float).tiny)
+
+
+def _holding(z: float) -> float:
+    """An indicator value as an event function falling through 0: exactly 0 counts as holding (a tiny positive
+    value), so an indicator that touches 0 or stays at 0 (a stick limit mu_s N - |F| of 0 - 0 while nothing
+    pushes an element whose normal force is 0) switches nothing; only a fall below 0 is an event."""
+    return z if z != 0 else _TINY
+
+
 def _event_functions(modes: SwitchedModels, num: NumericModel, current: tuple[int, ...]) -> list:
+    """Per element its indicator, positive while its mode holds, as a terminal event falling through 0 (slip s:
+    ``s v_r``; stick: ``mu_s N - |F|``; conducting: ``i - G_off V_f``; blocking: ``V_f - v``); then per friction
+    element its normal force N (:func:`_normal_events`)."""
     out = []
     for k, mode in enumerate(current):
         el = modes.elements[k]
         if isinstance(el, Diode) and mode == OFF:
-            def rises(t, x, k=k, vf=el.forward_voltage):
-                return modes.unknown(num, t, x)[k] - vf
-            rises.terminal, rises.direction = True, 1
-            out.append(rises)
+            def indicator(t, x, k=k, vf=el.forward_voltage):
+                return _holding(vf - modes.unknown(num, t, x)[k])
         elif not isinstance(el, Diode) and mode == STICK:
-            def limit(t, x, k=k, mu=el.mu_static):
-                return abs(modes.unknown(num, t, x)[k]) - mu * modes.normal(num, t, x)[k]
-            limit.terminal, limit.direction = True, 1
-            out.append(limit)
+            def indicator(t, x, k=k, mu=el.mu_static):
+                return _holding(mu * modes.normal(num, t, x)[k] - abs(modes.unknown(num, t, x)[k]))
         else:  # slip (back through v_r = 0) or conducting (i - G_off V_f down to 0)
-            def crossing(t, x, k=k):
-                return modes.velocity(num, t, x)[k]
-            crossing.terminal, crossing.direction = True, -1 if isinstance(el, Diode) else -mode
-            out.append(crossing)
+            sign = 1 if isinstance(el, Diode) else mode
+
+            def indicator(t, x, k=k, sign=sign):
+                return _holding(sign * modes.velocity(num, t, x)[k])
+        indicator.terminal, indicator.direction = True, -1
+        out.append(indicator)
+    return out + _normal_events(modes, num)
+
+
+def _normal_events(modes: SwitchedModels, num: NumericModel) -> list:
+    """Per friction element its normal force N as a terminal event falling below 0 (0 itself is allowed)."""
+    out = []
+    for k, el in enumerate(modes.elements):
+        if isinstance(el, Diode):
+            continue
+
+        def normal(t, x, k=k):
+            return _holding(modes.normal(num, t, x)[k])
+        normal.terminal, normal.direction = True, -1
+        out.append(normal)
     return out
 
 
+def _negative_normal(modes: SwitchedModels, num: NumericModel, t: float, x: np.ndarray,
+                     crossing: bool) -> SimulationError | None:
+    """The error of the first friction element whose normal force is negative at (t, x), or (``crossing``: the
+    located event of a normal force falling through 0) that of the one nearest 0 there."""
+    N = modes.normal(num, t, x)
+    friction = [k for k, el in enumerate(modes.elements) if not isinstance(el, Diode)]
+    bad = [k for k in friction if N[k] < 0] or ([min(friction, key=lambda k: abs(N[k]))] if crossing else [])
+    if not bad:
+        return None
+    k = bad[0]
+    where = "at the located crossing" if crossing else "there"
+    return SimulationError(f"the normal force of the friction element {modes.elements[k].name} turns negative at "
+                           f"t = {t:.12g} (N = {N[k]:.6g} {where}); {NEGATIVE_NORMAL_HINT}")
+
+
 def simulate_events(eom: EquationsOfMotion, grid: np.ndarray, rtol: float, atol: float, method: str = "DOP853",
-                    parameters: Mapping[str, float] | None = None, table=None):
+                    parameters: Mapping[str, float] | None = None, table=None, budget: EvaluationBudget | None = None):
     """(times, states with their model per segment, events, evaluations): the trajectory on ``grid`` across the
-    switches."""
+    switches; ``budget`` bounds the evaluations of the equations (:mod:`bridge.simulation.budget`)."""
     modes = SwitchedModels(eom, parameters, table)
     system = eom.system
     T = float(grid[-1])
     x = np.concatenate([[c.start for c in system.coordinates], [c.velocity for c in system.coordinates]])
+    first = modes.model(tuple(ON if isinstance(el, Diode) else STICK for el in modes.elements))
+    error = _negative_normal(modes, first, 0.0, x, crossing=False)
+    if error is not None:
+        raise error
     current = initial_modes(modes, x)
     max_step = float(grid[1] - grid[0]) if grid.size > 1 else np.inf  # every switching function sampled per interval
     t0 = 0.0
@@ -205,7 +257,8 @@ def simulate_events(eom: EquationsOfMotion, grid: np.ndarray, rtol: float, atol:
             t_eval = t_eval[1:]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
-            sol = solve_ivp(num.rhs, (t0, T), x, method=method, rtol=rtol, atol=atol, max_step=max_step,
+            rhs = budget.counted(num.rhs) if budget is not None else num.rhs
+            sol = solve_ivp(rhs, (t0, T), x, method=method, rtol=rtol, atol=atol, max_step=max_step,
                             t_eval=t_eval if t_eval.size else None, events=_event_functions(modes, num, current))
         nfev += sol.nfev
         if sol.status == -1:
@@ -219,6 +272,8 @@ def simulate_events(eom: EquationsOfMotion, grid: np.ndarray, rtol: float, atol:
             break
         k = min((i for i, te in enumerate(sol.t_events) if te.size), key=lambda i: sol.t_events[i][0])
         te, x = float(sol.t_events[k][0]), sol.y_events[k][0].copy()
+        if k >= len(current):  # a normal force falls below 0
+            raise _negative_normal(modes, num, te, x, crossing=True)
         before, after = current[k], modes.after(te, x, current, k)
         names = modes.names(k)
         events.append(Event(te, modes.elements[k].name, names[before], names[after]))

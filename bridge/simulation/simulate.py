@@ -22,11 +22,13 @@ import numpy as np
 from scipy.integrate import solve_ivp
 
 from ..atomic import write_text
+from ..derivation.efforts import switched
 from ..derivation.eom import EquationsOfMotion
 from ..derivation.numeric_model import NumericModel
 from ..errors import BridgeError, SimulationError, SplitLimitError
 from ..model.mechanics import choose_independent
 from ..model.system import System
+from .budget import MAX_EVALUATIONS, EvaluationBudget
 from .inputs import InputTable, read_inputs
 
 if TYPE_CHECKING:
@@ -137,13 +139,16 @@ class SimulationResult:
 def simulate(eom: EquationsOfMotion, stop_time: float | None = None, *, rtol: float | None = None,
              atol: float | None = None, interval: float | None = None,
              parameters: Mapping[str, float] | None = None, integrator: str = "DOP853",
-             inputs: InputTable | str | Path | None = None, max_rows: int | None = MAX_ROWS) -> SimulationResult:
+             inputs: InputTable | str | Path | None = None, max_rows: int | None = MAX_ROWS,
+             max_evaluations: int | None = MAX_EVALUATIONS) -> SimulationResult:
     """Integrate from the system's start state to ``stop_time`` and sample on a uniform grid.
 
     ``inputs``: a CSV file (time column, one column per input; see :mod:`bridge.simulation.inputs`) or
     an :class:`InputTable`, interpolated linearly; without it the inputs are held at their start values.
-    ``max_rows``: refuse grids with more output rows (None: no limit). ``rtol``, ``atol``, ``interval``: default
-    the system file's ``[simulation]`` values, else ``DEFAULT_RTOL``, ``DEFAULT_ATOL`` and ``stop_time / 1000``.
+    ``max_rows``: refuse grids with more output rows (None: no limit). ``max_evaluations``: stop a run that needs
+    more evaluations of the equations (None: no limit; :mod:`bridge.simulation.budget`). ``rtol``, ``atol``,
+    ``interval``: default the system file's ``[simulation]`` values, else ``DEFAULT_RTOL``, ``DEFAULT_ATOL`` and
+    ``stop_time / 1000``.
     """
     system = eom.system
     T = float(stop_time if stop_time is not None else system.stop_time)
@@ -158,18 +163,19 @@ def simulate(eom: EquationsOfMotion, stop_time: float | None = None, *, rtol: fl
         raise BridgeError(f"the input table has the columns {', '.join(table.names) or 'none'} but "
                           f"{eom.system.name} has the inputs {', '.join(u.name for u in eom.system.inputs) or 'none'}; "
                           "read it for this system with bridge.read_inputs(path, system)")
-    if any(f.regularization == 0 for f in getattr(system, "friction", ())) or getattr(system, "diodes", ()):
-        return _with_events(eom, grid, rtol, atol, integrator, parameters, table, interval)
+    budget = EvaluationBudget(max_evaluations, T)
+    if switched(system):
+        return _with_events(eom, grid, rtol, atol, integrator, parameters, table, interval, budget)
     splits = _Splits(eom, parameters, table)
-    trajectory = _integrate(eom, grid, _Solver(T, rtol, atol, integrator), splits)
+    trajectory = _integrate(eom, grid, _Solver(T, rtol, atol, integrator, budget), splits)
     return _result(eom, trajectory, splits, {"stop_time": T, "rtol": rtol, "atol": atol, "interval": interval})
 
 
-def _with_events(eom, grid, rtol, atol, integrator, parameters, table, interval) -> SimulationResult:
+def _with_events(eom, grid, rtol, atol, integrator, parameters, table, interval, budget) -> SimulationResult:
     """Coulomb friction: stick/slip by located events (:mod:`bridge.simulation.events`)."""
     from .events import friction_result, simulate_events
 
-    times, states, events, nfev = simulate_events(eom, grid, rtol, atol, integrator, parameters, table)
+    times, states, events, nfev = simulate_events(eom, grid, rtol, atol, integrator, parameters, table, budget)
     settings = {"stop_time": float(grid[-1]), "rtol": rtol, "atol": atol, "interval": interval}
     return friction_result(eom, times, states, events, settings, nfev)
 
@@ -265,14 +271,16 @@ class _Solver:
     rtol: float
     atol: float
     method: str
+    budget: EvaluationBudget | None = None
 
     def segment(self, num: NumericModel, x: np.ndarray, t0: float, t_eval: np.ndarray, events: list | None):
         """``solve_ivp`` from (t0, x) to the stop time, sampled at ``t_eval``; ended early by a terminal event."""
         watch = _FiniteWatch(num)
+        rhs = self.budget.counted(watch.rhs) if self.budget is not None else watch.rhs
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)
-                sol = solve_ivp(watch.rhs, (t0, self.stop_time), x, method=self.method, rtol=self.rtol,
+                sol = solve_ivp(rhs, (t0, self.stop_time), x, method=self.method, rtol=self.rtol,
                                 atol=self.atol, t_eval=t_eval if t_eval.size else None, events=events)
         except BridgeError:
             raise

@@ -109,6 +109,7 @@ def check_mass_matrix(eom: EquationsOfMotion, at: np.ndarray) -> None:
     if s[0] == 0 or s[-1] <= 1e-13 * s[0]:  # relative, so that any choice of units works
         null = sv[2][-1]
         names = [str(x) for x, w in zip(eom.unknowns, null) if abs(w) > 0.1]
+        _check_friction_sticks_alone(eom, names)
         raise SystemFileError(Problem(
             "energy.kinetic",
             f"the mass matrix is singular at the start state (method {eom.method}): no inertia resists "
@@ -127,6 +128,26 @@ def _regular_once_scaled(M: np.ndarray, sweeps: int = 8) -> bool:
         A = A / np.exp2(np.round(np.log2(np.sqrt(r))))[:, None] / np.exp2(np.round(np.log2(np.sqrt(c))))[None, :]
     s = np.linalg.svd(A, compute_uv=False)
     return bool(np.all(np.isfinite(s)) and s[-1] > 1e-13 * s[0])
+def _check_friction_sticks_alone(eom: EquationsOfMotion, undetermined: list[str]) -> None:
+    """The derived equations hold every switched element in its first mode (friction: stick). When the unknowns
+    left undetermined there are friction forces, the cause is not missing inertia: those elements' stick conditions
+    ``d v_r/dt = 0`` constrain the same accelerations, so they cannot all stick at once and their forces would be
+    statically indeterminate. Raise that, naming them."""
+    from ..efforts import event_friction
+
+    friction = [f.name for f in event_friction(eom.system) if f.name in undetermined]
+    if not friction:
+        return
+    coordinates = sorted({f.coordinate for f in event_friction(eom.system) if f.name in friction})
+    forces = ", ".join(friction)
+    raise SystemFileError(Problem(
+        f"friction.{friction[-1]}",
+        f"the friction elements {forces} cannot stick at the same time: their stick conditions d(v_r)/dt = 0 "
+        f"constrain the same accelerations (on {', '.join(coordinates)}), so the friction forces {forces} are not "
+        "determined while they all stick (nhbridge switches each element between stick and slip, and the equations "
+        "as derived hold every element in stick)",
+        "describe one contact by one element (its coefficients and normal force combined), or give all but one of "
+        "them a regularization velocity (a smooth force without stick)", eom.system.source))
 
 
 class Registry(dict):
