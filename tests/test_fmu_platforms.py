@@ -242,6 +242,50 @@ def test_missing_cross_compiler_is_bad_input(tmp_path, monkeypatch, capsys, plat
     assert not (tmp_path / "out").exists()
 
 
+def test_missing_cross_compiler_in_validate_crosscheck_ssp(tmp_path, monkeypatch, capsys):
+    """validate, crosscheck and ssp pass --platform to the same check: exit 2, the package named, nothing written."""
+    _only_gcc_on_path(tmp_path, monkeypatch)
+    out = tmp_path / "out"
+    pendulum = str(ROOT / "examples" / "simple_pendulum.toml")
+    commands = [["validate", pendulum, "--runs", "fmu", "--json", str(out / "v.json"), "--platform", "win64"],
+                ["crosscheck", pendulum, "-o", str(out), "--platform", "win64"],
+                ["ssp", str(ROOT / "examples" / "cosim" / "dc_motor_drive.toml"), "-o", str(out / "d.ssp"),
+                 "--platform", "win64"]]
+    for command in commands:
+        assert main(command) == 2, command
+        err = capsys.readouterr().err
+        assert "gcc-mingw-w64-x86-64" in err and "Traceback" not in err, (command, err)
+        assert not out.exists(), command
+
+
+def _members(data: bytes) -> list[str]:
+    import io
+
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        return zf.namelist()
+
+
+def test_ssp_and_crosscheck_fmus_carry_the_platforms(tmp_path):
+    """ssp's FMUs carry the binaries asked for; crosscheck's the host's and those asked for."""
+    _need_cross()
+    ssp = tmp_path / "drive.ssp"
+    assert main(["ssp", str(ROOT / "examples" / "cosim" / "dc_motor_drive.toml"), "-o", str(ssp), "-q",
+                 "--platform", "win64"]) == 0
+    with zipfile.ZipFile(ssp) as zf:
+        inner = {n: _members(zf.read(n)) for n in zf.namelist() if n.endswith(".fmu")}
+    assert len(inner) == 2
+    for name, members in inner.items():
+        binaries = [m for m in members if m.startswith("binaries/")]
+        assert binaries == [f"binaries/win64/{Path(name).stem}.dll"], (name, members)
+    assert main(["crosscheck", str(ROOT / "examples" / "simple_pendulum.toml"), "-o", str(tmp_path / "cc"),
+                 "--fmi-type", "cs", "--platform", "aarch64-linux", "-q"]) == 0
+    (fmu,) = (tmp_path / "cc").rglob("SimplePendulum.fmu")
+    with zipfile.ZipFile(fmu) as zf:
+        assert sorted(n for n in zf.namelist() if n.startswith("binaries/")) == [
+            "binaries/aarch64-linux/SimplePendulum.so", "binaries/linux64/SimplePendulum.so"]
+    assert "linux64, aarch64-linux binaries" in (fmu.parent / "ReadMe.md").read_text()
+
+
 def test_unknown_platform_is_bad_input(tmp_path, capsys):
     out = tmp_path / "x.fmu"
     assert main(["fmu", str(ROOT / "examples" / "rolling_disk.toml"), "-o", str(out), "--platform", "win32"]) == 2

@@ -138,3 +138,8 @@ def add_platform_option(parser, what: str = "the FMU") -> None:
                              "folder names accepted), comma-separated or repeated, or all (default: this machine's); "
                              "other platforms need their cross compiler (Debian: "
                              + ", ".join(" ".join(p.packages) for p in PLATFORMS[1:]) + ")")
+
+
+def with_host(items: Iterable[str] | str | None) -> tuple[str, ...]:
+    """The platform names of ``items`` plus the host's: for FMUs that are also run on this machine."""
+    return tuple(p.name for p in dict.fromkeys((host_platform(), *parse_platforms(items))))
