@@ -1,11 +1,11 @@
 """The platforms an FMU's binaries are built for, their folder names and their (cross) compilers.
 
 Three platforms: Linux x86-64, Windows x64 and Linux aarch64. The folder under ``binaries/`` is the standard's:
-FMI 2 ``linux64`` and ``win64``, FMI 3 ``x86_64-linux``, ``x86_64-windows`` and ``aarch64-linux``. The FMI 2
-standard names no aarch64 platform; its binary goes to ``aarch64-linux``, the FMI 3 name, which fmpy also uses
-for FMI 2. The host's own platform is compiled with :func:`compiler` (``$CC``); the others
-with the cross compilers of Debian's packages (``gcc-mingw-w64-x86-64``, ``gcc-aarch64-linux-gnu`` with
-``libc6-dev-arm64-cross``).
+FMI 2 ``linux64`` and ``win64``, FMI 3 ``x86_64-linux``, ``x86_64-windows`` and ``aarch64-linux``. FMI 2 names
+x86 platforms only (``linux64`` is 64-bit x86); FMI 2.0.5 refers every other platform to the FMI 3 platform
+tuples, so the aarch64 binary of an FMI 2 FMU goes to ``aarch64-linux`` as well. The host's own platform is
+compiled with :func:`compiler` (``$CC``); the others with the cross compilers of Debian's packages
+(``gcc-mingw-w64-x86-64``, ``gcc-aarch64-linux-gnu`` with ``libc6-dev-arm64-cross``).
 """
 
 from __future__ import annotations
