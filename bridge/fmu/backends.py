@@ -115,7 +115,7 @@ def build_openmodelica_fmu(eom: EquationsOfMotion, path: str | Path, fmi_version
 
     chosen = parse_platforms(platforms)
     if len(chosen) != 1 or not chosen[0].is_host:
-        raise ExportError(f"the openmodelica backend builds the binary of this machine only, not "
+        raise ExportError(f"the openmodelica backend builds the binary of the host only, not "
                           f"{', '.join(p.name for p in chosen if not p.is_host)}; use --backend native for other "
                           "platforms")
     path = output_path(path)

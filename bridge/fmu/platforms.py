@@ -40,7 +40,7 @@ class Platform:
 
     @property
     def is_host(self) -> bool:
-        """Whether this machine runs the platform's binaries natively."""
+        """Whether the host (the computer running nhbridge) runs the platform's binaries natively."""
         machine = _platform.machine().lower().replace("amd64", "x86_64").replace("arm64", "aarch64")
         return sys.platform.startswith(self.system) and machine == self.machine
 
@@ -73,11 +73,11 @@ def compiler() -> str:
 
 
 def host_platform() -> Platform:
-    """The platform of this machine; an ExportError on a machine none of :data:`PLATFORMS` describes."""
+    """The host's platform; an ExportError on a host none of :data:`PLATFORMS` describes."""
     for p in PLATFORMS:
         if p.is_host:
             return p
-    raise ExportError(f"no FMU platform for this machine ({sys.platform}, {_platform.machine()}); nhbridge builds "
+    raise ExportError(f"no FMU platform for the host ({sys.platform}, {_platform.machine()}); nhbridge builds "
                       f"{', '.join(p.name for p in PLATFORMS)} binaries")
 
 
@@ -135,11 +135,11 @@ def add_platform_option(parser, what: str = "the FMU") -> None:
     ``args.platform`` (a list, None when not given) for :func:`~bridge.fmu.build.toolchains`."""
     parser.add_argument("--platform", action="append", default=None, metavar="NAME[,NAME]",
                         help=f"platforms whose binaries {what} carries: {', '.join(p.name for p in PLATFORMS)} (FMI 3 "
-                             "folder names accepted), comma-separated or repeated, or all (default: this machine's); "
+                             "folder names accepted), comma-separated or repeated, or all (default: the host's); "
                              "other platforms need their cross compiler (Debian: "
                              + ", ".join(" ".join(p.packages) for p in PLATFORMS[1:]) + ")")
 
 
 def with_host(items: Iterable[str] | str | None) -> tuple[str, ...]:
-    """The platform names of ``items`` plus the host's: for FMUs that are also run on this machine."""
+    """The platform names of ``items`` plus the host's: for FMUs that are also run on the host."""
     return tuple(p.name for p in dict.fromkeys((host_platform(), *parse_platforms(items))))

@@ -101,7 +101,7 @@ def add_parser(sub, positive: Callable[[str], float]) -> argparse.ArgumentParser
                     help="worker processes of --scheduler local (implied by --workers; default: the number of cores)")
     from ..fmu.platforms import add_platform_option
 
-    add_platform_option(va, "each native and Rumoca FMU (the machine's own always, it is the one run)")
+    add_platform_option(va, "each native and Rumoca FMU (the host's always: it is the one run)")
     return va
 
 

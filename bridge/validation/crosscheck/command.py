@@ -32,8 +32,8 @@ def add_parser(subparsers):
                         "cross-check tree whose FMU offers both")
     from ...fmu.platforms import add_platform_option
 
-    add_platform_option(p, "the exported FMU (export only; the folder layout names the machine's, where the "
-                           "reference was checked)")
+    add_platform_option(p, "the exported FMU (export only; the host's always; the folder layout names the "
+                           "host's, where the reference was checked)")
     p.set_defaults(func=cmd_crosscheck)
     return p
 
@@ -48,7 +48,7 @@ def cmd_crosscheck(args) -> int:
             raise ValidationError(Problem("--fmi-type", "a check takes one FMI type", "give me or cs"))
         if getattr(args, "platform", None):
             raise ValidationError(Problem("--platform", "applies to export only",
-                                          "a check runs the FMU's binary of this machine"))
+                                          "a check runs the FMU's binary of the host"))
         if path.exists() and not path.is_dir():
             raise ValidationError(Problem("", "--check takes a model folder, not a file",
                                           "give the folder that holds Model.fmu and Model_ref.csv", str(path)))
