@@ -228,6 +228,9 @@ def build_parser() -> argparse.ArgumentParser:
     fm.add_argument("--jacobian", action=argparse.BooleanOptionalAction, default=None,
                     help="native backend: generate the Jacobian code for directional derivatives (default: only for "
                          "systems with at most 14 states; it lengthens the build)")
+    from .fmu.platforms import add_platform_option
+
+    add_platform_option(fm)
 
     sub.add_parser("methods", help="list the derivation methods")
 
@@ -482,12 +485,16 @@ def cmd_modelica(args) -> int:
 
 def cmd_fmu(args) -> int:
     from .fmu.backends import build_openmodelica_fmu, build_rumoca_fmu
-    from .fmu.build import build_fmu, compiler
+    from .fmu.build import build_fmu, toolchains
 
     if args.backend == "rumoca" and args.fmi_version != 2:
         raise BridgeError("the rumoca backend builds FMI 2.0 only; use --fmi-version 2 or --backend native")
-    if args.backend != "openmodelica":  # no C compiler: say so before loading and deriving
-        compiler()
+    if args.backend != "openmodelica":  # no C compiler (or cross compiler): say so before loading and deriving
+        tools = toolchains(args.platform)
+    else:
+        from .fmu.platforms import parse_platforms
+
+        tools = dict.fromkeys(parse_platforms(args.platform), "")
     system = _load(args, args.file)
     eom = _derive(args, system)
     output = args.output or f"{system.name}.fmu"
@@ -495,13 +502,15 @@ def cmd_fmu(args) -> int:
     with (Progress(args).step(f"building {output} (backend {args.backend})"),
           _budget(args, f"the FMU export of {system.name}")):
         if args.backend == "rumoca":
-            path = build_rumoca_fmu(eom, output)
+            path = build_rumoca_fmu(eom, output, platforms=args.platform)
         elif args.backend == "openmodelica":
-            path = build_openmodelica_fmu(eom, output, args.fmi_version)
+            path = build_openmodelica_fmu(eom, output, args.fmi_version, platforms=args.platform)
         else:
-            path = build_fmu(eom, output, args.fmi_version, "auto" if args.jacobian is None else args.jacobian)
+            path = build_fmu(eom, output, args.fmi_version, "auto" if args.jacobian is None else args.jacobian,
+                             platforms=args.platform)
+    folders = ", ".join(p.folder(args.fmi_version) for p in tools)
     print(f"wrote {path} (FMI {args.fmi_version}.0, Model Exchange and Co-Simulation, method {eom.method}, "
-          f"backend {args.backend}, built in {time.perf_counter() - t0:.2f} s)")
+          f"backend {args.backend}, binaries {folders}, built in {time.perf_counter() - t0:.2f} s)")
     return EXIT_OK
 
 

@@ -5,6 +5,36 @@
 # leaves loaded cannot change what another module sees.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# Debian packages the tests run: the cross compilers and runners of the FMU platform tests
+# (tests/test_fmu_platforms.py: Windows x64 under wine, Linux aarch64 under qemu-aarch64).
+# Installed when missing (as root, non-interactive); NHBRIDGE_NO_APT=1 skips the install.
+DEBIAN_PACKAGES=(gcc gcc-mingw-w64-x86-64 wine wine64 gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user)
+install_debian_packages() {
+    command -v dpkg-query >/dev/null 2>&1 || { echo "test.sh: no dpkg here; not installing ${DEBIAN_PACKAGES[*]}" \
+        "(the FMU platform tests skip, naming what is missing)"; return 0; }
+    local missing=()
+    for pkg in "${DEBIAN_PACKAGES[@]}"; do
+        dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    local why=""
+    if [ "${NHBRIDGE_NO_APT:-0}" = 1 ]; then why="NHBRIDGE_NO_APT=1"
+    elif [ "$(id -u)" -ne 0 ]; then why="not root"
+    elif ! command -v apt-get >/dev/null 2>&1; then why="no apt-get"
+    fi
+    if [ -n "$why" ]; then
+        echo "test.sh: cannot install ${missing[*]} ($why): the FMU platform tests skip;" \
+             "install them with: apt-get install ${missing[*]}"
+        return 0
+    fi
+    echo "test.sh: installing ${missing[*]} (apt-get)"
+    local start=$SECONDS
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    echo "test.sh: installed ${missing[*]} in $((SECONDS - start)) s"
+}
+install_debian_packages
 python3 -m pip install --quiet --disable-pip-version-check --only-binary rumoca -e ".[test]"
 python3 -m ruff check bridge tests benchmarks
 if [ $# -gt 0 ]; then

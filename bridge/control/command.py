@@ -55,6 +55,9 @@ def add_parser(sub, positive: Callable[[str], float]) -> argparse.ArgumentParser
     co.add_argument("-o", "--output", default=None, metavar="FMU",
                     help="write the controller FMU here (default: <system>_controller.fmu)")
     co.add_argument("--fmi-version", type=int, choices=[2, 3], default=2, help="FMI version: 2 or 3 (default: 2)")
+    from ..fmu.platforms import add_platform_option
+
+    add_platform_option(co, "the controller FMU")
     co.add_argument("--json", default=None, metavar="FILE",
                     help="write K, the operating point and the eigenvalues as JSON")
     co.add_argument("--timeout", type=positive, default=600.0, metavar="SECONDS",
@@ -67,6 +70,7 @@ def cmd_controller(args, values: dict[str, str], progress, budget) -> int:
     its time and memory budget for symbolic work (all from :mod:`bridge.cli`)."""
     from ..atomic import write_text
     from ..derivation.methods import METHODS
+    from ..fmu.build import toolchains
     from ..linearization.linearize import Linearizer
     from ..linearization.point import operating_point
     from ..model.loader import load_system
@@ -76,6 +80,7 @@ def cmd_controller(args, values: dict[str, str], progress, budget) -> int:
         path = getattr(args, opt)
         if path and os.path.isdir(path):
             raise BridgeError(f"--{'o' if opt == 'output' else opt} {path}: is a folder; give a file name")
+    toolchains(args.platform)  # a missing (cross) compiler: said before anything is derived or written
     system = load_system(args.file, values or None)
     if not system.inputs:
         raise BridgeError(f"{args.file}: {system.name} has no [inputs]: a controller needs an actuator input "
@@ -95,7 +100,7 @@ def cmd_controller(args, values: dict[str, str], progress, budget) -> int:
     sys.stdout.write(law.report())
     out = args.output or f"{system.name}_controller.fmu"
     with progress.step(f"building {out}"):
-        controller_fmu(law, out, fmi_version=f"{args.fmi_version}.0")
+        controller_fmu(law, out, fmi_version=f"{args.fmi_version}.0", platforms=args.platform)
     print(f"wrote {out} (FMI {args.fmi_version}.0; inputs {', '.join(law.measured)}; outputs "
           f"{', '.join(plant.inputs)})")
     if args.json:

@@ -342,17 +342,19 @@ def _is_number(text: str) -> bool:
 
 
 def controller_fmu(feedback: StateFeedback, path: str | Path, fmi_version: int | str = "2.0",
-                   name: str | None = None) -> Path:
+                   name: str | None = None, platforms: Sequence[str] | str | None = None) -> Path:
     """Write the law as an FMU (Model Exchange and Co-Simulation, sources included) on the fixed C runtime.
 
     Its inputs are ``feedback.measured`` (start values the operating point ``x0``), its outputs the plant's
     inputs; ``K``, ``x0`` and ``u0`` are settable parameters (``D[i,j] = -K[i,j]``, ``u0[j]``, ``y0[i]``).
+    ``platforms``: the binaries to carry, as for :func:`~bridge.fmu.build.build_fmu` (default the host's).
     Returns the path written (atomically).
     """
     from ..linearization.export_fmu import build_linear_fmu
 
     model = feedback.controller_model()
-    return build_linear_fmu(model, path, fmi_version=fmi_version, name=name or model.system, static=True)
+    return build_linear_fmu(model, path, fmi_version=fmi_version, name=name or model.system, platforms=platforms,
+                            static=True)
 
 
 def closed_loop_system(system: System, feedback: StateFeedback) -> System:

@@ -41,6 +41,9 @@ def add_parsers(sub, positive: Callable[[str], float]) -> None:
                                     "OMSimulator, fmpy and other SSP tools.")
     sp.add_argument("scenario", metavar="SCENARIO", help="scenario file (.toml) or SSP package (.ssp)")
     sp.add_argument("-o", "--output", default=None, help="the .ssp file (default: <scenario name>.ssp)")
+    from ..fmu.platforms import add_platform_option
+
+    add_platform_option(sp, "each FMU built from a system file or a Modelica model")
 
 
 def cmd_cosim(args: argparse.Namespace) -> int:
@@ -101,7 +104,7 @@ def cmd_ssp(args: argparse.Namespace) -> int:
 
     if args.output is not None and Path(args.output).suffix != ".ssp":
         raise CosimError(f"{args.output}: an SSP package must end in .ssp")
-    with prepare(args.scenario) as cosim:
+    with prepare(args.scenario, platforms=getattr(args, "platform", None)) as cosim:
         path = write_ssp(cosim.plan, cosim.fmus, args.output or f"{cosim.scenario.name}.ssp")
         names = ", ".join(f"{c.name} ({c.kind})" for c in cosim.scenario.components)
     print(f"wrote {path}: SSP 1.0 package of {cosim.scenario.name} with {names}; "

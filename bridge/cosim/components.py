@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import shutil
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -159,15 +160,16 @@ def unpack(path: Path, folder: Path) -> Path:
         raise CosimError(str(exc)) from exc
 
 
-def build_modelica_fmu(source: Path, model: str, path: Path) -> Path:
-    """Compile the Modelica model ``model`` of ``source`` to an FMI 2.0 FMU with Rumoca's ``fmi2`` code generation.
+def build_modelica_fmu(source: Path, model: str, path: Path, platforms: Sequence[str] | None = None) -> Path:
+    """Compile the Modelica model ``model`` of ``source`` to an FMI 2.0 FMU with Rumoca's ``fmi2`` code generation
+    (one binary per platform of ``platforms``, default the host's).
 
     Rumoca's Co-Simulation integrates with explicit Euler (ten sub-steps per communication step), so use it
     for algebraic or slow components; its modelDescription lacks UnitDefinitions (fmpy validation complains).
     """
     from ..errors import ExportError
     from ..fmu.backends import _declare_sources
-    from ..fmu.build import _compile, _pack, compiler
+    from ..fmu.build import _pack, compile_binaries, toolchains
     from ..modelica.check import load_alone
 
     try:
@@ -175,7 +177,7 @@ def build_modelica_fmu(source: Path, model: str, path: Path) -> Path:
     except ImportError as exc:
         raise CosimError(f"{source}: compiling Modelica components needs Rumoca; pip install --only-binary rumoca "
                          '"rumoca>=0.9.9,<0.10", or give an FMU') from exc
-    cc = compiler()
+    tools = toolchains(platforms)
     try:
         compiled = load_alone(rumoca, source.read_text(encoding="utf-8"), model)  # not the cwd's other .mo files
         generated = compiled.codegen("fmi2")
@@ -186,18 +188,21 @@ def build_modelica_fmu(source: Path, model: str, path: Path) -> Path:
         generated.save_all(str(folder))
         _declare_sources(folder)  # <SourceFiles>: the FMU (also inside an SSP package) can be rebuilt from sources/
         try:
-            _compile(cc, folder / "binaries" / "linux64" / f"{model}.so", sorted((folder / "sources").glob("*.c")),
-                     [], f"Rumoca's C for {model}")
+            compile_binaries(folder, model, sorted((folder / "sources").glob("*.c")), [], 2, tools,
+                             f"Rumoca's C for {model}")
         except ExportError as exc:
             raise CosimError(f"{source}: {exc}") from exc
         return _pack(path, folder)
 
 
-def build_component(spec: ComponentSpec, folder: Path, cache: dict[tuple, Path] | None = None) -> Path:
-    """The FMU of ``spec``: the given file, or one built into ``folder`` (built once per distinct source)."""
+def build_component(spec: ComponentSpec, folder: Path, cache: dict[tuple, Path] | None = None,
+                    platforms: Sequence[str] | None = None) -> Path:
+    """The FMU of ``spec``: the given file, or one built into ``folder`` (built once per distinct source) with the
+    binaries of ``platforms`` (default the host's)."""
     if spec.kind == "fmu":
         return spec.source
-    key = (spec.kind, str(spec.source), spec.model, spec.method, spec.fmi_version)
+    platforms = tuple(platforms) if platforms else None
+    key = (spec.kind, str(spec.source), spec.model, spec.method, spec.fmi_version, platforms)
     if cache is not None and key in cache:
         return cache[key]
     digest = hashlib.sha256(repr(key).encode()).hexdigest()[:10]
@@ -207,9 +212,10 @@ def build_component(spec: ComponentSpec, folder: Path, cache: dict[tuple, Path] 
         from ..model.loader import load_system
 
         system = load_system(spec.source)
-        path = build_fmu(derive(system, spec.method), folder / f"{system.name}-{digest}.fmu", spec.fmi_version)
+        path = build_fmu(derive(system, spec.method), folder / f"{system.name}-{digest}.fmu", spec.fmi_version,
+                         platforms=platforms)
     else:
-        path = build_modelica_fmu(spec.source, spec.model, folder / f"{spec.model}-{digest}.fmu")
+        path = build_modelica_fmu(spec.source, spec.model, folder / f"{spec.model}-{digest}.fmu", platforms)
     if cache is not None:
         cache[key] = path
     return path

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import shutil
 import signal
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -147,9 +147,11 @@ def _blame(plan: Plan, failure, beacon, timeout: float) -> str:
             "so the run stopped with this message; fix or replace the FMU")
 
 
-def build_fmus(scenario: Scenario, folder: Path) -> tuple[dict[str, Path], dict[str, ModelInfo], dict[str, Path]]:
-    """Build (system files, Modelica) or locate every component's FMU, unpack it safely (each file once) and read
-    its model description; the FMUs, their descriptions and unpack folders by component."""
+def build_fmus(scenario: Scenario, folder: Path, platforms: Sequence[str] | None = None
+               ) -> tuple[dict[str, Path], dict[str, ModelInfo], dict[str, Path]]:
+    """Build (system files, Modelica; with the binaries of ``platforms``, default the host's) or locate every
+    component's FMU, unpack it safely (each file once) and read its model description; the FMUs, their
+    descriptions and unpack folders by component."""
     fmus: dict[str, Path] = {}
     infos: dict[str, ModelInfo] = {}
     unzipdirs: dict[str, Path] = {}
@@ -159,15 +161,15 @@ def build_fmus(scenario: Scenario, folder: Path) -> tuple[dict[str, Path], dict[
     to_build = [spec.name for spec in scenario.components if spec.kind != "fmu"]
     if to_build:  # no C compiler: one line for the scenario, not one per component
         from ..errors import CompilerNotFoundError
-        from ..fmu.build import compiler
+        from ..fmu.build import toolchains
 
         try:
-            compiler()
+            toolchains(platforms)
         except CompilerNotFoundError as exc:
             raise CompilerNotFoundError(f"{scenario.source}: components {', '.join(to_build)}: {exc}") from exc
     for spec in scenario.components:
         try:
-            fmu = fmus[spec.name] = build_component(spec, folder, cache)
+            fmu = fmus[spec.name] = build_component(spec, folder, cache, platforms)
             key = Path(fmu).resolve()
             if key not in unpacked:
                 unzipdir = unpack(fmu, folder)
@@ -181,11 +183,13 @@ def build_fmus(scenario: Scenario, folder: Path) -> tuple[dict[str, Path], dict[
 
 
 @contextmanager
-def prepare(source: str | Path | Scenario, folder: str | Path | None = None) -> Iterator[Cosimulation]:
+def prepare(source: str | Path | Scenario, folder: str | Path | None = None,
+            platforms: Sequence[str] | None = None) -> Iterator[Cosimulation]:
     """Load a scenario (``.toml`` or ``.ssp``, or a :class:`Scenario`), build and check it; yield a Cosimulation.
 
-    All problems are raised as :class:`CosimError` before anything runs. FMUs are built and unpacked in
-    ``folder`` (default: a temporary folder removed afterwards).
+    All problems are raised as :class:`CosimError` before anything runs. FMUs are built (with the binaries of
+    ``platforms``, default the host's) and unpacked in ``folder`` (default: a temporary folder removed
+    afterwards).
     """
     own = folder is None
     work = temp_folder("cosim") if own else Path(folder)
@@ -193,7 +197,7 @@ def prepare(source: str | Path | Scenario, folder: str | Path | None = None) -> 
     try:
         scenario = open_scenario(source, work)
         check_names(scenario)  # before anything is built
-        fmus, infos, unzipdirs = build_fmus(scenario, work)
+        fmus, infos, unzipdirs = build_fmus(scenario, work, platforms)
         plan = check_scenario(scenario, infos)
         yield Cosimulation(plan, fmus, work, unzipdirs)
     finally:

@@ -5,19 +5,23 @@ from __future__ import annotations
 import re
 import shutil
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 from ..atomic import atomic_file
 from ..derivation.eom import EquationsOfMotion
 from ..errors import ExportError
-from .build import _compile, _pack, compiler, output_path
+from .build import _pack, compile_binaries, output_path, toolchains
+from .platforms import parse_platforms
 
 
-def build_rumoca_fmu(eom: EquationsOfMotion, path: str | Path, level: str = "index1") -> Path:
+def build_rumoca_fmu(eom: EquationsOfMotion, path: str | Path, level: str = "index1",
+                     platforms: Iterable[str] | str | None = None) -> Path:
     """The exported Modelica model compiled to an FMI 2.0 FMU by Rumoca's ``fmi2`` code generation.
 
-    Rumoca writes a self-contained C file and modelDescription.xml; nhbridge compiles it with ``$CC``
-    and packs the FMU (sources included) atomically. Rumoca's Co-Simulation is fixed-step explicit Euler.
+    Rumoca writes a self-contained C file and modelDescription.xml; nhbridge compiles it with ``$CC`` (and the
+    cross compilers of ``platforms``, see :func:`~bridge.fmu.build.build_fmu`) and packs the FMU (sources
+    included) atomically. Rumoca's Co-Simulation is fixed-step explicit Euler.
     """
     try:
         import rumoca
@@ -28,8 +32,8 @@ def build_rumoca_fmu(eom: EquationsOfMotion, path: str | Path, level: str = "ind
     from ..modelica.export import model_source
     from ..modelica.ports import library_files
 
+    tools = toolchains(platforms)
     path = output_path(path)
-    cc = compiler()
     name = eom.system.name
     rename, original = _rumoca_names(eom)
     try:
@@ -44,8 +48,8 @@ def build_rumoca_fmu(eom: EquationsOfMotion, path: str | Path, level: str = "ind
         generated.save_all(str(folder))
         _restore_names(folder / "modelDescription.xml", original)
         _declare_sources(folder)
-        _compile(cc, folder / "binaries" / "linux64" / f"{name}.so", sorted((folder / "sources").glob("*.c")), [],
-                 f"Rumoca's C for {name}")
+        compile_binaries(folder, name, sorted((folder / "sources").glob("*.c")), [], 2, tools,
+                         f"Rumoca's C for {name}")
         return _pack(path, folder)
 
 
@@ -104,10 +108,16 @@ OMC_MISSING_FMU = ("OpenModelica's omc was not found on PATH or in OPENMODELICAH
 
 
 def build_openmodelica_fmu(eom: EquationsOfMotion, path: str | Path, fmi_version: int = 2,
-                           level: str = "index1") -> Path:
-    """The exported Modelica model compiled by OpenModelica (``buildModelFMU`` in omc, through OMPython)."""
+                           level: str = "index1", platforms: Iterable[str] | str | None = None) -> Path:
+    """The exported Modelica model compiled by OpenModelica (``buildModelFMU`` in omc, through OMPython); the
+    host's platform only (omc cross-compiles through its own Docker images, which nhbridge does not drive)."""
     from ..modelica.check import omc_session
 
+    chosen = parse_platforms(platforms)
+    if len(chosen) != 1 or not chosen[0].is_host:
+        raise ExportError(f"the openmodelica backend builds the binary of the host only, not "
+                          f"{', '.join(p.name for p in chosen if not p.is_host)}; use --backend native for other "
+                          "platforms")
     path = output_path(path)
     name = eom.system.name
     with omc_session(eom, level, OMC_MISSING_FMU, ExportError) as (omc, _):

@@ -9,39 +9,29 @@ with partial pivoting (``nhb_lu_solve``).
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import tempfile
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
 from pathlib import Path
 
 from ..derivation.eom import EquationsOfMotion
-from ..errors import CompilerNotFoundError, ExportError
-from .layout import PLATFORM, layout
+from ..errors import ExportError
+from .layout import layout
 from .model_c import model_c
 from .model_description import build_description, model_description
+from .platforms import NO_COMPILER_HINT, Platform, compiler, compilers, parse_platforms
+
+__all__ = ["NO_COMPILER_HINT", "build_fmu", "compile_binaries", "compiler", "output_path", "pack_source_fmu",
+           "toolchains"]
 
 # -- build ---------------------------------------------------------------------------------------------
 RUNTIME = resources.files("bridge.fmu.runtime")  # the C runtime (top-level fmu/), shipped as package data
 RUNTIME_SOURCES = {2: ["nhb_linalg.c", "nhb_core.c", "nhb_jacobian.c", "fmi2_runtime.c"],
                    3: ["nhb_linalg.c", "nhb_core.c", "nhb_jacobian.c", "fmi3_runtime.c"]}
-
-
-NO_COMPILER_HINT = ("building an FMU needs a C compiler: install gcc or clang (Debian/Ubuntu: apt-get install gcc; "
-                    "Fedora: dnf install gcc) or set CC to one")
-
-
-def compiler() -> str:
-    """The C compiler command: ``$CC`` when set, else ``cc``, ``gcc`` or ``clang`` on PATH; CompilerNotFoundError."""
-    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
-    if not cc or not cc.split() or not shutil.which(cc.split()[0]):
-        env = os.environ.get("CC")
-        where = f"CC={env!r} is not an executable" if env else "no cc, gcc or clang on PATH"
-        raise CompilerNotFoundError(f"no C compiler found ({where}); {NO_COMPILER_HINT}")
-    return cc
 
 
 def output_path(path: str | Path) -> Path:
@@ -56,19 +46,48 @@ def output_path(path: str | Path) -> Path:
     return path
 
 
-def _compile(cc: str, binary: Path, sources: list[Path], flags: list[str], what: str) -> None:
-    """Compile ``sources`` into the shared library ``binary`` (C99, -O2, position independent).
+def _compile(cc: str, binary: Path, sources: list[Path], flags: list[str], what: str,
+             target_flags: Iterable[str] = ("-fPIC",)) -> None:
+    """Compile ``sources`` into the shared library ``binary`` (C99, -O2; ``target_flags``: the platform's, by
+    default position independent).
 
     An integer overflow or an integer constant too large for its type is an error, not a warning: either
-    would change a number of the equations silently.
+    would change a number of the equations silently. No contraction of ``a*b + c`` into a fused multiply-add
+    (``-ffp-contract=off``): every platform's binary rounds the same operations the same way.
     """
     binary.parent.mkdir(parents=True, exist_ok=True)
-    cmd = [*cc.split(), "-std=c99", "-O2", "-fPIC", "-shared", "-Werror=overflow", *flags, "-o", str(binary),
-           *map(str, sources), "-lm"]
+    cmd = [*cc.split(), "-std=c99", "-O2", "-ffp-contract=off", *target_flags, "-shared", "-Werror=overflow", *flags,
+           "-o", str(binary), *map(str, sources), "-lm"]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     too_large = any(t in proc.stderr for t in ("integer constant is too large", "integer literal is too large"))
     if proc.returncode != 0 or too_large:
         raise ExportError(f"compiling {what} failed ({cmd[0]}): {proc.stderr.strip()[:2000]}")
+
+
+def toolchains(platforms: Iterable[str] | str | None = None) -> dict[Platform, str]:
+    """The platforms named by ``platforms`` (see :func:`~bridge.fmu.platforms.parse_platforms`; None: the
+    host's) with their compilers; an ExportError for an unknown name, a CompilerNotFoundError naming the
+    Debian packages of every missing cross compiler. Call it before anything is derived or written."""
+    return compilers(parse_platforms(platforms))
+
+
+def compile_binaries(folder: Path, name: str, sources: list[Path], flags: list[str], fmi_version: int,
+                     tools: dict[Platform, str], what: str) -> list[Path]:
+    """One shared library ``binaries/<platform folder>/<name><suffix>`` in ``folder`` per platform of ``tools``
+    (platform -> compiler), compiled concurrently; the libraries."""
+    jobs = [(folder / "binaries" / p.folder(fmi_version) / f"{name}{p.suffix}", cc, p) for p, cc in tools.items()]
+
+    def one(job: tuple[Path, str, Platform]) -> None:
+        binary, cc, p = job
+        label = what if p.is_host and len(jobs) == 1 else f"{what} for {p.name}"
+        _compile(cc, binary, sources, flags, label, p.flags)
+
+    if len(jobs) == 1:
+        one(jobs[0])
+    else:
+        with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
+            list(pool.map(one, jobs))  # the first failure is raised
+    return [binary for binary, _, _ in jobs]
 
 
 def _pack(path: Path, folder: Path) -> Path:
@@ -76,37 +95,40 @@ def _pack(path: Path, folder: Path) -> Path:
     reproducibly (fixed member order, time stamps and modes: :func:`.archive.write_zip`)."""
     from .archive import write_zip
 
-    members = [folder / "modelDescription.xml", *sorted((folder / "binaries").rglob("*.so")),
+    members = [folder / "modelDescription.xml", *sorted(f for f in (folder / "binaries").rglob("*") if f.is_file()),
                *sorted((folder / "sources").iterdir())]
     write_zip(path, [(f.relative_to(folder).as_posix(), f) for f in members])
     return path
 
 
 def build_fmu(eom: EquationsOfMotion, path: str | Path, fmi_version: int = 2,
-              jacobian: bool | str | None = "auto") -> Path:
-    """Generate, compile and pack a source FMU with the Linux x86-64 binary; written atomically.
+              jacobian: bool | str | None = "auto", platforms: Iterable[str] | str | None = None) -> Path:
+    """Generate, compile and pack a source FMU with one binary per platform; written atomically.
 
     ``jacobian``: generate the Jacobian code for directional derivatives (``True``/``False``; ``"auto"``: when
-    the system has at most ``bridge.fmu.jacobian.JACOBIAN_MAX_STATES`` states).
+    the system has at most ``bridge.fmu.jacobian.JACOBIAN_MAX_STATES`` states). ``platforms``: names of
+    :data:`~bridge.fmu.platforms.PLATFORMS` (``linux64``, ``win64``, ``aarch64-linux``, a comma list or ``all``;
+    default the host's).
     """
     if fmi_version not in (2, 3):
         raise ExportError(f"FMI version must be 2 or 3, got {fmi_version}")
+    tools = toolchains(platforms)
     path = output_path(path)
-    cc = compiler()
     system = eom.system
     lay = layout(eom, fmi_version, jacobian)
     jac = ":jacobian" if lay.jacobian else ""
     guid = "{" + str(uuid.uuid5(uuid.NAMESPACE_URL,
                                 f"nhbridge:{system.name}:{eom.method}:{model_c_hash(eom)}{jac}")) + "}"
     return pack_source_fmu(path, system.name, fmi_version, model_c(eom, lay, guid),
-                           lambda c_files: model_description(eom, lay, guid, c_files), cc)
+                           lambda c_files: model_description(eom, lay, guid, c_files), tools)
 
 
 def pack_source_fmu(path: Path, name: str, fmi_version: int, model_c_text: str,
-                    description: Callable[[list[str]], bytes], cc: str) -> Path:
+                    description: Callable[[list[str]], bytes], tools: dict[Platform, str]) -> Path:
     """The source FMU ``path`` (model identifier ``name``) of a generated ``model.c`` beside the fixed runtime:
-    ``sources/`` with the runtime's C files and headers, the binary compiled from them with ``cc``, FMI 3's
-    ``buildDescription.xml`` and ``description(c_files)`` as ``modelDescription.xml``; packed atomically."""
+    ``sources/`` with the runtime's C files and headers, one binary per platform of ``tools`` (platform ->
+    compiler, :func:`toolchains`) compiled from them, FMI 3's ``buildDescription.xml`` and
+    ``description(c_files)`` as ``modelDescription.xml``; packed atomically."""
     sources = RUNTIME_SOURCES[fmi_version]
     with tempfile.TemporaryDirectory(prefix="nhbridge-fmu-") as tmp:
         folder = Path(tmp)
@@ -118,9 +140,8 @@ def pack_source_fmu(path: Path, name: str, fmi_version: int, model_c_text: str,
         for header in (RUNTIME / "include" / f"fmi{fmi_version}").iterdir():
             if header.name.endswith(".h"):
                 shutil.copy(header, src / header.name)
-        _compile(cc, folder / "binaries" / PLATFORM[fmi_version] / f"{name}.so",
-                 [src / "model.c", *[src / s for s in sources]],
-                 ["-fvisibility=hidden", "-Wall", "-Wextra", f"-I{src}"], name)
+        compile_binaries(folder, name, [src / "model.c", *[src / s for s in sources]],
+                         ["-Wall", "-Wextra", f"-I{src}"], fmi_version, tools, name)
         c_files = ["model.c", *sources]  # what an importer compiles to rebuild the binary (fmpy compile)
         if fmi_version == 3:
             (src / "buildDescription.xml").write_bytes(build_description(name, c_files))

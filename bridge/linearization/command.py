@@ -67,6 +67,9 @@ def add_parser(sub, positive: Callable[[str], float]) -> argparse.ArgumentParser
     li.add_argument("--fmu", default=None, metavar="FILE", help="build an FMU of the linear model")
     li.add_argument("--fmi-version", type=int, choices=[2, 3], default=2,
                     help="FMI version of --fmu: 2 or 3 (default: 2)")
+    from ..fmu.platforms import add_platform_option
+
+    add_platform_option(li, "--fmu")
     li.add_argument("--timeout", type=positive, default=600.0, metavar="SECONDS",
                     help="stop a derivation that takes longer (exit code 1; default 600)")
     return li
@@ -91,6 +94,12 @@ def cmd_linearize(args, values: dict[str, str], progress, budget) -> int:
         path = getattr(args, opt)
         if path and Path(path).is_dir():
             raise LinearizationError(f"--{opt} {path}: is a folder; give a file name")
+    if args.fmu:  # a missing (cross) compiler: said before anything is derived or written
+        from ..fmu.build import toolchains
+
+        toolchains(getattr(args, "platform", None))
+    elif getattr(args, "platform", None):
+        raise LinearizationError("--platform chooses the binaries of --fmu; give --fmu FILE as well")
     system = load_system(args.file, values or None)
     spec = parse_sweep(args.sweep, system) if args.sweep else None
     cyclic = None if args.cyclic is None else (() if args.cyclic.strip().lower() == "none" else _names(args.cyclic))
@@ -156,5 +165,6 @@ def cmd_linearize(args, values: dict[str, str], progress, budget) -> int:
         except ImportError as exc:
             raise BridgeError(f"--fmu: the linear FMU export is not available ({exc})") from exc
         with progress.step(f"building {args.fmu}"):
-            build_linear_fmu(lin, args.fmu, fmi_version=f"{args.fmi_version}.0")
+            build_linear_fmu(lin, args.fmu, fmi_version=f"{args.fmi_version}.0",
+                             platforms=getattr(args, "platform", None))
     return 0

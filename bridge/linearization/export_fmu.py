@@ -23,7 +23,7 @@ operating-point value zero, to 1e-9), else the export is refused.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -311,13 +311,14 @@ def _version(fmi_version: int | str) -> int:
 
 def build_linear_fmu(lin: LinearModel, path: str | Path, fmi_version: int | str = "2.0", name: str | None = None,
                      x_start: Sequence[float] | None = None, stop_time: float | None = None,
-                     static: bool = False) -> Path:
-    """Generate, compile and pack the linear model's FMU (ME and CS, Linux x86-64 binary and sources); written
-    atomically. ``name``: the model identifier (default ``<system>_linear``); ``x_start``: the states' start
-    values (absolute, default ``x0``); ``stop_time``: the default experiment's (default
-    :func:`~bridge.linearization.export_common.default_stop_time`); ``static``: a model without states is
-    accepted (``y = y0 + D (u - u0)``: a static gain such as a state-feedback controller)."""
-    from ..fmu.build import compiler, output_path, pack_source_fmu
+                     platforms: Iterable[str] | str | None = None, static: bool = False) -> Path:
+    """Generate, compile and pack the linear model's FMU (ME and CS, one binary per platform and the sources);
+    written atomically. ``name``: the model identifier (default ``<system>_linear``); ``x_start``: the states'
+    start values (absolute, default ``x0``); ``stop_time``: the default experiment's (default
+    :func:`~bridge.linearization.export_common.default_stop_time`); ``platforms``: as for
+    :func:`~bridge.fmu.build.build_fmu` (default the host's); ``static``: a model without states is accepted
+    (``y = y0 + D (u - u0)``: a static gain such as a state-feedback controller)."""
+    from ..fmu.build import output_path, pack_source_fmu, toolchains
     from ..modelica.printer import _PLAIN
 
     version = _version(fmi_version)
@@ -327,11 +328,11 @@ def build_linear_fmu(lin: LinearModel, path: str | Path, fmi_version: int | str 
         raise ExportError(f"the model identifier {name!r} must be a C identifier (letters, digits and _, not starting "
                           "with a digit); choose another name")
     stop = default_stop_time(chk) if stop_time is None else finite_number(stop_time, "the stop time")
+    tools = toolchains(platforms)
     path = output_path(path)
-    cc = compiler()
     lay = linear_layout(chk, version)
     digest = np.concatenate([v.ravel() for _, v, _ in _parameter_blocks(chk)] + [chk.x_start]).tobytes().hex()
     guid = "{" + str(uuid.uuid5(uuid.NAMESPACE_URL, f"nhbridge-linear:{name}:{lin.states}:{lin.inputs}:"
                                                     f"{lin.outputs}:{digest}")) + "}"
     return pack_source_fmu(path, name, version, linear_model_c(chk, lay, guid, name),
-                           lambda c_files: linear_model_description(chk, lay, guid, name, stop, c_files), cc)
+                           lambda c_files: linear_model_description(chk, lay, guid, name, stop, c_files), tools)

@@ -166,6 +166,7 @@ class Options:
     values: Mapping[str, Any] = field(default_factory=dict)  # --set: parameters and start values by name
     yes: bool = False  # run even when the output grid has more than MAX_ROWS rows
     runner: Callable | None = None  # runs the planned calls elsewhere, e.g. on Dask (validate --scheduler)
+    platforms: Sequence[str] | None = None  # binaries of the built FMUs besides the host's (--platform)
 
 
 # -- physics along a run ---------------------------------------------------------------------------
@@ -267,6 +268,7 @@ def _plan(system: System, eom: EquationsOfMotion, stop: float, step: float, opti
     from ..derivation.methods import METHODS
     from ..fmu.backends import build_openmodelica_fmu, build_rumoca_fmu
     from ..fmu.build import build_fmu
+    from ..fmu.platforms import with_host
     from ..modelica.check import find_omc
     from ..simulation.simulate import DEFAULT_RTOL
 
@@ -279,6 +281,7 @@ def _plan(system: System, eom: EquationsOfMotion, stop: float, step: float, opti
         specs.append(RunSpec("native-reference", "native", f"native lagrange, rtol {REFERENCE_RTOL:g}, "
                              "against the closed forms", lambda: reference_run, group="methods"))
     derived: dict[str, EquationsOfMotion | str] = {"lagrange": eom}
+    platforms = with_host(options.platforms)  # the host's binary is the one run here
 
     def method_eom(name: str) -> EquationsOfMotion:
         """The method's equations (derived once per process, shared by its native run and its FMUs)."""
@@ -381,7 +384,8 @@ def _plan(system: System, eom: EquationsOfMotion, stop: float, step: float, opti
                 specs.append(RunSpec(f"fmu{suffix}", "fmu-me", f"native FMU by {name}",
                                      skip_reason=f"not applicable: {why}", group="fmu"))
                 continue
-            fmu_specs("fmu", f"native FMU by {name},", lambda p, v, name=name: build_fmu(method_eom(name), p, v),
+            fmu_specs("fmu", f"native FMU by {name},",
+                      lambda p, v, name=name: build_fmu(method_eom(name), p, v, platforms=platforms),
                       options.fmi_versions, True, "fmu", suffix, name)
     if "openmodelica" in options.groups:
         omc = find_omc()
@@ -392,7 +396,8 @@ def _plan(system: System, eom: EquationsOfMotion, stop: float, step: float, opti
             specs.append(RunSpec("om-fmu", "fmu-me", "OpenModelica FMU", skip_reason="omc not found on PATH or in "
                                  "OPENMODELICAHOME (install OpenModelica to include these runs)"))
     if "rumoca-fmu" in options.groups:
-        fmu_specs("rumoca-fmu", "Rumoca FMU", lambda p, v: build_rumoca_fmu(eom, p), (2,), False, "rumoca-fmu")
+        fmu_specs("rumoca-fmu", "Rumoca FMU", lambda p, v: build_rumoca_fmu(eom, p, platforms=platforms), (2,), False,
+                  "rumoca-fmu")
     else:
         specs.append(RunSpec("rumoca-fmu", "fmu-me", "Rumoca FMU", skip_reason=RUMOCA_FMU_OPT_IN))
     for ext in options.external:

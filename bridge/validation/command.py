@@ -99,6 +99,9 @@ def add_parser(sub, positive: Callable[[str], float]) -> argparse.ArgumentParser
                          "such as tcp://host:8786 (default: one after the other in this process)")
     va.add_argument("--workers", type=int, default=None, metavar="N",
                     help="worker processes of --scheduler local (implied by --workers; default: the number of cores)")
+    from ..fmu.platforms import add_platform_option
+
+    add_platform_option(va, "each native and Rumoca FMU (the host's always: it is the one run)")
     return va
 
 
@@ -106,6 +109,10 @@ def cmd_validate(args) -> int:
     from ..derivation.methods import METHODS
     from .report import terminal, write_reports
 
+    if getattr(args, "platform", None):  # a missing cross compiler: bad input, before anything runs
+        from ..fmu.build import toolchains
+
+        toolchains(args.platform)
     if args.methods:
         unknown = [m for m in args.methods if m not in METHODS]
         if unknown:
@@ -120,7 +127,8 @@ def cmd_validate(args) -> int:
                       fmi_versions=args.fmi_version,
                       external=tuple(args.fmu), overrides=overrides, aliases=dict(args.alias),
                       values=dict(getattr(args, "values", None) or ()),
-                      yes=args.yes, runner=getattr(args, "runner", None))
+                      yes=args.yes, runner=getattr(args, "runner", None),
+                      platforms=getattr(args, "platform", None))
 
     def progress(system: str, k: int, n: int, run: RunResult) -> None:
         if args.progress or (not args.quiet and sys.stderr.isatty()):  # --progress/--quiet: see bridge.cli

@@ -30,6 +30,10 @@ def add_parser(subparsers):
     p.add_argument("--fmi-type", choices=["me", "cs", "both"], default=None,
                    help="export: the folders to write (default both); check: only for a model folder outside a "
                         "cross-check tree whose FMU offers both")
+    from ...fmu.platforms import add_platform_option
+
+    add_platform_option(p, "the exported FMU (export only; the host's always; the folder layout names the "
+                           "host's, where the reference was checked)")
     p.set_defaults(func=cmd_crosscheck)
     return p
 
@@ -42,6 +46,9 @@ def cmd_crosscheck(args) -> int:
                                           "a model folder's place in fmus/<FMI version>/... gives its version"))
         if args.fmi_type == "both":
             raise ValidationError(Problem("--fmi-type", "a check takes one FMI type", "give me or cs"))
+        if getattr(args, "platform", None):
+            raise ValidationError(Problem("--platform", "applies to export only",
+                                          "a check runs the FMU's binary of the host"))
         if path.exists() and not path.is_dir():
             raise ValidationError(Problem("", "--check takes a model folder, not a file",
                                           "give the folder that holds Model.fmu and Model_ref.csv", str(path)))
@@ -56,7 +63,8 @@ def cmd_crosscheck(args) -> int:
         raise ValidationError(Problem("", "no such file or folder", "give a system file (.toml) to export or a model "
                                       "folder to check", str(path)))
     types = ("me", "cs") if args.fmi_type in (None, "both") else (args.fmi_type,)
-    folders = export_crosscheck(path, args.output or ".", args.fmi_version or 2, types)
+    folders = export_crosscheck(path, args.output or ".", args.fmi_version or 2, types,
+                                platforms=getattr(args, "platform", None))
     for folder in folders:
         print(f"wrote {folder} ({', '.join(sorted(p.name for p in folder.iterdir()))})")
     return 0

@@ -14,7 +14,7 @@ import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -69,7 +69,7 @@ def _summary(text: str, limit: int = 120) -> str:
 
 
 def _export_readme(system, fmi_version: int, fmi_type: str, step: float, stop: float, names: list[str],
-                   constant: list[str], source: Path, compiler: str) -> str:
+                   constant: list[str], source: Path, compiler: str, binaries: Sequence[str] = (PLATFORM,)) -> str:
     model = system.name
     units = {c.name: c.unit for c in system.coordinates}
     units |= {f"der({c.name})": f"{c.unit}/s" for c in system.coordinates if c.unit}
@@ -79,7 +79,8 @@ def _export_readme(system, fmi_version: int, fmi_type: str, step: float, stop: f
             f"|Compiler|{compiler}|", f"|Generation Tool|{TOOL_NAME} {__version__}|", "",
             "### Model", "", _one_line(system.description) or model, "",
             f"Generated from the nhbridge system file `{source.name}` (SHA-256 `{_sha256(source)[:16]}…`). "
-            f"`{model}.fmu` is a source FMU with the {PLATFORM} binary and provides both Model Exchange and "
+            f"`{model}.fmu` is a source FMU with the {', '.join(binaries)} binar{'ies' if len(binaries) > 1 else 'y'} "
+            "and provides both Model Exchange and "
             "Co-Simulation; the same file is submitted under `me/` and `cs/`. Co-Simulation integrates with an "
             "adaptive Dormand–Prince 5(4) or 8(5,3) method (whichever needs fewer evaluations) at the "
             "importer's tolerance and lands on the communication points.",
@@ -108,16 +109,19 @@ def _export_readme(system, fmi_version: int, fmi_type: str, step: float, stop: f
 
 
 def export_crosscheck(system_path: str | Path, out_dir: str | Path, fmi_version: int = 2,
-                      fmi_types: Iterable[str] = ("me", "cs")) -> list[Path]:
+                      fmi_types: Iterable[str] = ("me", "cs"),
+                      platforms: Iterable[str] | str | None = None) -> list[Path]:
     """Write the cross-check folders of a system file under ``out_dir/fmus/...``; the model folders written.
 
     One FMU (Model Exchange and Co-Simulation) is built and put into each requested ``me``/``cs`` folder
     with ``_ref.csv``, ``_ref.opt``, ``_in.csv`` (inputs held at their start values) and ``ReadMe.md``.
+    ``platforms``: binaries besides the host's (see :func:`~bridge.fmu.build.build_fmu`); the folder layout
+    names the host's platform.
     Every folder is written beside its target and renamed into place; an existing one is replaced.
     """
     from ...derivation.methods import derive
-    from ...fmu.build import build_fmu
-    from ...fmu.build import compiler as find_compiler
+    from ...fmu.build import build_fmu, toolchains
+    from ...fmu.platforms import with_host
     from ...model.loader import load_system
     from ...simulation.simulate import simulate
     from ..reference import signal_names
@@ -140,7 +144,8 @@ def export_crosscheck(system_path: str | Path, out_dir: str | Path, fmi_version:
         raise ValidationError(list(exc.problems) + problems) from exc
     if problems:
         raise ValidationError(problems)
-    find_compiler()  # no C compiler: one line (CompilerNotFoundError) before the derivation and the reference run
+    chosen = with_host(platforms)
+    tools = toolchains(chosen)  # no (cross) compiler: one line (CompilerNotFoundError) before any work
 
     eom = derive(system, "lagrange")
     stop = float(system.stop_time)
@@ -166,7 +171,7 @@ def export_crosscheck(system_path: str | Path, out_dir: str | Path, fmi_version:
             raise ExportError(f"{name} would be {len(text.encode()) / 1e6:.1f} MB, above the 1 MB limit of the "
                               "FMI Cross-Check rules")
     with tempfile.TemporaryDirectory(prefix="nhbridge-crosscheck-") as tmp:
-        fmu = build_fmu(eom, Path(tmp) / f"{system.name}.fmu", fmi_version)
+        fmu = build_fmu(eom, Path(tmp) / f"{system.name}.fmu", fmi_version, platforms=chosen)
         if fmu.stat().st_size > MAX_FMU_BYTES:
             raise ExportError(f"{fmu.name} is {fmu.stat().st_size / 1e6:.1f} MB, above the 10 MB limit of the "
                               "FMI Cross-Check repository")
@@ -181,5 +186,6 @@ def export_crosscheck(system_path: str | Path, out_dir: str | Path, fmi_version:
                 for name, text in files.items():
                     write_file(staging / name, text)
                 write_file(staging / README_NAME, _export_readme(system, fmi_version, fmi_type, step, stop, names,
-                                                             constant, source, compiler))
+                                                             constant, source, compiler,
+                                                             [p.folder(fmi_version) for p in tools]))
             return swap.commit()
