@@ -380,3 +380,106 @@ def test_rates_and_effort_constraints_not_finite_at_the_start_are_refused_after_
     assert by_set == messages(capsys.readouterr().err, path)
     assert main(["simulate", str(path), "-o", str(tmp_path / "r.csv")]) == 2
     assert not (tmp_path / "r.csv").exists()
+
+
+# -- the kinetic energy of a system written in the energy form: positive semi-definite ------------------------
+SLEIGH = ROOT / "examples" / "chaplygin_sleigh.toml"
+
+
+@pytest.mark.parametrize("name, value, along", [("m", "-2", "der(x), der(y)"), ("J", "-0.1", "der(theta)")])
+def test_a_negative_mass_of_an_energy_form_system_is_refused_after_set_as_in_the_file(name, value, along, tmp_path,
+                                                                                       capsys):
+    """T = m/2 (x'^2 + y'^2) + J/2 theta'^2: M = diag(m, m, J), so the negative eigenvalue is the negative value
+    itself, along the velocities it multiplies; one paragraph (no singular-matrix follow-on), the same for the value
+    written in the file."""
+    assert main(["check", str(SLEIGH), "--set", f"{name}={value}"]) == 2
+    by_set = messages(capsys.readouterr().err, SLEIGH)
+    path = tmp_path / "sleigh.toml"
+    path.write_text(written(SLEIGH.read_text(), name, value))
+    assert main(["check", str(path)]) == 2
+    assert by_set == messages(capsys.readouterr().err, path)
+    assert len(by_set) == 1, by_set
+    assert by_set[0].startswith(
+        "energy.kinetic: the kinetic energy is not positive for every velocity at the start state: its mass matrix "
+        f"d2T/dq'dq' has the negative eigenvalue {value} (along {along})")
+    assert f"negative parameter in it: {name} = {value}" in by_set[0] and "Traceback" not in by_set[0]
+    assert main(["simulate", str(SLEIGH), "--set", f"{name}={value}", "-o", str(tmp_path / "s.csv")]) == 2
+    assert not (tmp_path / "s.csv").exists()
+    with pytest.raises(SystemFileError, match="the kinetic energy is not positive"):
+        load_system(SLEIGH).with_values({name: float(value)})
+
+
+def test_a_zero_mass_is_still_judged_by_the_regularity_of_the_mass_matrix(capsys):
+    """m = 0: M = diag(0, 0, J) is semi-definite, so the derivation's check names the acceleration without inertia
+    (the knife edge determines y' from x' and theta', not x')."""
+    assert main(["check", str(SLEIGH), "--set", "m=0"]) == 2
+    err = capsys.readouterr().err
+    assert "the mass matrix is singular" in err and "der(der(x))" in err and "not positive for every" not in err
+
+
+CROSS = """name = "Cross"
+[coordinates]
+x = { start = 0.0, velocity = 1.0 }
+y = { start = 0.0, velocity = 0.0 }
+[parameters]
+m = 1.0
+c = 0.5
+[energy]
+kinetic = "m/2*(der(x)^2 + der(y)^2) + c*der(x)*der(y)"
+"""
+
+
+def test_an_indefinite_energy_with_positive_parameters_names_no_parameter(tmp_path, capsys):
+    """M = [[m, c], [c, m]] has the eigenvalues m - c and m + c (along der(x) - der(y) and der(x) + der(y)): c = 0.5
+    is valid, c = 3 gives the eigenvalue -2 with no negative parameter to blame."""
+    path = tmp_path / "cross.toml"
+    path.write_text(CROSS)
+    assert main(["check", str(path)]) == 0
+    capsys.readouterr()
+    assert main(["check", str(path), "--set", "c=3"]) == 2
+    (paragraph,) = messages(capsys.readouterr().err, path)
+    assert "has the negative eigenvalue -2 (along der(x), der(y))" in paragraph
+    assert "no parameter in it is negative" in paragraph
+
+
+def test_a_coordinate_without_inertia_that_a_constraint_determines_still_loads(tmp_path, capsys):
+    """y has no inertia of its own (a zero row of M: semi-definite, not definite) but der(y) = der(x) determines it:
+    valid, and it moves with x (native simulation: y(t) = x(t) = t). A negative m is still refused, along der(x)."""
+    import bridge
+    from bridge.simulation.simulate import simulate
+
+    text = ('name = "Follower"\n[coordinates]\nx = { start = 0.0, velocity = 1.0 }\n'
+            'y = { start = 0.0, velocity = 1.0 }\n'
+            '[parameters]\nm = 2.0\n[energy]\nkinetic = "m/2*der(x)^2"\n'
+            '[constraints]\nnonholonomic = ["der(y) - der(x)"]\n')
+    path = tmp_path / "follower.toml"
+    path.write_text(text)
+    assert main(["check", str(path)]) == 0
+    capsys.readouterr()
+    cols = simulate(bridge.derive(load_system(path), "lagrange"), 1.0).columns()
+    assert abs(cols["y"][-1] - 1.0) < 1e-6 and abs(cols["x"][-1] - 1.0) < 1e-6
+    assert main(["check", str(path), "--set", "m=-2"]) == 2
+    assert "negative eigenvalue -2 (along der(x))" in capsys.readouterr().err
+    for example in ("dc_motor_drive.toml", "nonsmooth/belt_drive.toml"):  # a massless coordinate each, valid
+        assert main(["check", str(ROOT / "examples" / example)]) == 0
+    capsys.readouterr()
+
+
+def test_a_sweep_case_with_a_negative_mass_fails_that_case_only(tmp_path, capsys):
+    """Two cases on one worker: m = -2 is a failed row with the message, m = 1.5 runs and matches the native
+    simulation of the file's system with m = 1.5 set."""
+    pytest.importorskip("distributed")
+    pa_parquet = pytest.importorskip("pyarrow.parquet")
+    import bridge
+    from bridge.simulation.simulate import simulate
+
+    out = tmp_path / "sweep.parquet"
+    code = main(["sweep", str(SLEIGH), "--values", "m=-2,1.5", "--record", "final(x)", "--stop-time", "0.5",
+                 "--rtol", "1e-10", "--workers", "1", "-o", str(out), "--quiet"])
+    assert code == 1, capsys.readouterr()
+    table = pa_parquet.read_table(out).to_pydict()
+    assert table["m"] == [-2.0, 1.5] and table["status"] == ["failed", "ok"]
+    assert "energy.kinetic: the kinetic energy is not positive" in table["reason"][0]
+    system = load_system(SLEIGH, {"m": "1.5"})
+    ref = simulate(bridge.derive(system, "lagrange"), 0.5, rtol=1e-11, atol=1e-13).columns()["x"][-1]
+    assert abs(table["final(x)"][1] - ref) <= 1e-6 * max(1.0, abs(ref))

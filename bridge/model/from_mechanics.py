@@ -585,12 +585,12 @@ def from_mechanics(obj: Any, parameters: Mapping | None = None, start: Mapping |
 
     if independent is not None:
         data["method"] = {"independent": independent}
-        system = build_system(data, SOURCE)
+        system = build_system(data, SOURCE, mb)
         set_values = {f"der({c})": velocities(system)[c] for c in independent}
         system = system.with_values(set_values) if any(set_values.values()) else system
     else:
         data["coordinates"] = {c: {"start": q0.get(c, 0.0), "velocity": 0.0} for c in coords}
-        system = build_system(data, SOURCE)
+        system = build_system(data, SOURCE, mb)
         vels = velocities(system)
         if any(vels.values()):
             system = system.with_values({f"der({c})": v for c, v in vels.items()})

@@ -42,6 +42,7 @@ from .mechanics import (
     to_se,
     velocity_constraints,
 )
+from .multibody import Multibody
 from .numeric import compile_exprs
 from .system import Coordinate, Input, Parameter, System, finite, total_derivative
 from .units import unit_problem
@@ -132,8 +133,13 @@ def parse_system(text: str, source: str = "<string>") -> System:
     return build_system(data, source)
 
 
-def build_system(data: Mapping[str, Any], source: str = "<python>") -> System:
-    return _Builder(data, source).build()
+def build_system(data: Mapping[str, Any], source: str = "<python>", multibody: Multibody | None = None) -> System:
+    """The system of a mapping in the file format; ``multibody``: the bodies its energies were computed from when
+    they are not tables of the mapping (``from_mechanics``), so that their masses and inertias are checked (and
+    named) before the kinetic energy made of them."""
+    builder = _Builder(data, source)
+    builder.given_multibody = multibody
+    return builder.build()
 
 
 class _Reported(ExpressionError):
@@ -157,6 +163,7 @@ class _Builder:
         self.inputs: list[Input] = []
         self.output_units: dict[str, str] = {}
         self.output_descriptions: dict[str, str] = {}
+        self.given_multibody: Multibody | None = None
         #: symbols whose value (a parameter's, a start value) was refused: checks computed from them are skipped
         self.bad_values: set[sp.Symbol] = set()
 
@@ -473,7 +480,7 @@ class _Builder:
             ports=ports,
             stop_time=stop_time, source=self.source, **settings, efforts=efforts, dynamic=dynamic,
             friction=friction, diodes=diodes,
-            multibody=multibody, constraint_labels=labels,
+            multibody=multibody if multibody is not None else self.given_multibody, constraint_labels=labels,
         )
         check_values(system, self.p)
         system = check_start(system, self.p)

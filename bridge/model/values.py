@@ -8,6 +8,8 @@ afterwards:
 
 * every body's and particle's mass, and every constant recorded as positive (a contact's radius), > 0;
 * every rigid body's inertia tensor finite, symmetric, positive definite and a real body's (triangle inequality);
+* the kinetic energy's mass matrix ``M = d2T/dq'dq'`` positive semi-definite at the start state (not checked when
+  a body's mass or inertia was already refused; a singular M is the derivation's regularity check's to judge);
 * each dynamic variable's rate and each effort constraint finite at the start state (efforts at 0, and their
   derivatives with respect to the efforts).
 
@@ -18,15 +20,22 @@ the file is read.
 from __future__ import annotations
 
 import numpy as np
+import symengine as se
 import sympy as sp
 
 from ..errors import ProblemCollector
+from .kinks import diff
 
-__all__ = ["positive_problem", "inertia_problem", "value_problems", "check_values", "RANGE"]
+__all__ = ["positive_problem", "inertia_problem", "kinetic_mass_matrix", "kinetic_problem", "value_problems",
+           "check_values", "RANGE", "SEMIDEFINITE_TOL"]
 
 #: magnitudes of masses, inertias and lengths beyond which products of them (an energy, a mass matrix's
 #: pivots) leave the range of a double: refused as out of range, not computed with
 RANGE = 1e100
+
+#: the mass matrix of T counts as positive semi-definite when its smallest eigenvalue is at least
+#: ``-SEMIDEFINITE_TOL`` times its largest magnitude (rounding of a massless direction stays far below)
+SEMIDEFINITE_TOL = 1e-10
 
 
 def positive_problem(what: str, value: float) -> tuple[str, str] | None:
@@ -123,10 +132,90 @@ def _effort_problems(system, args, values) -> list[tuple[str, str, str]]:
     return out
 
 
+#: sympy node types rebuilt in symengine from their converted arguments (anything else converted whole)
+_REBUILD = {sp.Add: se.Add, sp.Mul: se.Mul, sp.Pow: se.Pow, sp.sin: se.sin, sp.cos: se.cos, sp.tan: se.tan,
+            sp.exp: se.exp, sp.log: se.log}
+
+
+def _symengine(expr: sp.Expr) -> se.Basic:
+    """``expr`` in symengine, each distinct subexpression converted once: a kinetic energy built from bodies
+    repeats its subexpressions (a bicycle's: 4000 nodes, 400 distinct), which a plain ``sympify`` converts at
+    every occurrence, ten times the work."""
+    memo: dict[sp.Basic, se.Basic] = {}
+
+    def convert(e: sp.Basic) -> se.Basic:
+        out = memo.get(e)
+        if out is None:
+            build = _REBUILD.get(type(e))
+            out = build(*[convert(a) for a in e.args]) if build is not None else se.sympify(e)
+            memo[e] = out
+        return out
+
+    try:
+        return convert(expr)
+    except RecursionError:
+        return se.sympify(expr)
+
+
+def kinetic_mass_matrix(system, args: list[sp.Symbol], values: list[float]) -> np.ndarray:
+    """``M = d2T/dq'dq'`` of the kinetic energy of ``system`` at the state ``args = values`` ([t, q, q',
+    parameters, inputs]); NaN entries where T cannot be evaluated there (a real number is expected)."""
+    n = system.n
+    M = np.zeros((n, n))
+    if system.kinetic is None or not system.kinetic.free_symbols:
+        return M
+    qd = [se.sympify(v) for v in system.qd]
+    velocity = set(system.qd)
+    fixed = {se.sympify(a): se.Float(float(v)) for a, v in zip(args, values, strict=True) if a not in velocity}
+    at = {se.sympify(a): se.Float(float(v)) for a, v in zip(args, values) if a in velocity}
+    T = _symengine(system.kinetic).xreplace(fixed)  # a function of the velocities alone, numbers elsewhere
+    free = T.free_symbols
+    for i in range(n):
+        if qd[i] not in free:
+            continue
+        grad = diff(T, qd[i])
+        for j in range(i, n):
+            if qd[j] in grad.free_symbols:
+                try:
+                    M[i, j] = M[j, i] = float(diff(grad, qd[j]).xreplace(at))
+                except (RuntimeError, TypeError, ValueError):
+                    M[i, j] = M[j, i] = float("nan")
+    return M
+
+
+def kinetic_problem(system, args: list[sp.Symbol], values: list[float]) -> tuple[str, str, str] | None:
+    """(entry, message, hint) when the kinetic energy's mass matrix is not positive semi-definite at the start
+    state: some velocity gives a negative T. None when it is, and when it cannot be evaluated there (not finite:
+    the derivation's check of the mass matrix reports that)."""
+    M = kinetic_mass_matrix(system, args, values)
+    if not np.all(np.isfinite(M)):
+        return None
+    scale = float(np.abs(M).max()) if M.size else 0.0
+    if scale == 0:
+        return None
+    eig, vec = np.linalg.eigh(M / scale)
+    if eig[0] >= -SEMIDEFINITE_TOL * np.abs(eig).max():
+        return None
+    negative = vec[:, eig < -SEMIDEFINITE_TOL * np.abs(eig).max()]
+    weight = (negative**2).sum(axis=1)
+    along = ", ".join(f"der({c.name})" for c, w in zip(system.coordinates, weight) if w > 0.01)
+    smallest = eig[0] * scale
+    params = sorted(system.kinetic.free_symbols & {p.symbol for p in system.parameters}, key=str)
+    value = system.parameter_values
+    signs = [f"{p} = {value[p]:g}" for p in params if value[p] < 0]
+    hint = ("check the masses and inertias in the kinetic energy and their signs; "
+            + (f"negative parameter{'s' if len(signs) > 1 else ''} in it: {', '.join(signs)}" if signs else
+               "no parameter in it is negative, so check its terms (each a mass or inertia times a square)"))
+    return ("energy.kinetic", "the kinetic energy is not positive for every velocity at the start state: its mass "
+            f"matrix d2T/dq'dq' has the negative eigenvalue {smallest:g} (along {along})", hint)
+
+
 def value_problems(system) -> list[tuple[str, str, str]]:
     """(entry, message, hint) of every value check that ``system`` fails (see the module docstring)."""
     args, values = _start(system)
-    return _body_problems(system, args, values) + _effort_problems(system, args, values)
+    bodies = _body_problems(system, args, values)
+    kinetic = None if bodies else kinetic_problem(system, args, values)  # T is made of the refused values
+    return bodies + ([kinetic] if kinetic else []) + _effort_problems(system, args, values)
 
 
 def check_values(system, problems: ProblemCollector | None = None) -> None:
