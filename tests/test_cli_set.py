@@ -270,7 +270,8 @@ def test_shared_options_mean_one_thing():
         helps = {a.help for sp in sub.choices.values() for a in sp._actions if option in a.option_strings}
         assert len(helps) == 1, (option, helps)
     fmi = [a.help for sp in sub.choices.values() for a in sp._actions if "--fmi-version" in a.option_strings]
-    assert len(fmi) == 4 and all(h.startswith("FMI version") for h in fmi)   # fmu, validate, crosscheck, linearize
+    assert len(fmi) == 5 and all(h.startswith("FMI version") for h in fmi)   # fmu, validate, crosscheck, linearize,
+    #                                                                          controller
 
 
 def test_progress_only_when_asked_or_on_a_terminal(tmp_path, capsys):
