@@ -14,7 +14,6 @@ Every problem is reported at its entry (``bodies.disk.inertia``), all at once wi
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,6 +27,7 @@ from .frame_table import FrameTable
 from .frames import INERTIAL, Frame
 from .load_table import LoadTable
 from .multibody import ZERO, Body, Multibody, Vector
+from .names import suggest as _suggest
 from .numeric import evaluate_once
 from .vectors import parse_matrix, parse_scalar, parse_vector
 
@@ -44,9 +44,6 @@ def uses_bodies(data: Mapping[str, Any]) -> bool:
     return any(key in data for key in TABLES)
 
 
-def _suggest(word: str, choices) -> str:
-    close = difflib.get_close_matches(word, list(choices), n=1)
-    return f"did you mean {close[0]!r}?" if close else ""
 
 
 class _Broken(ExpressionError):
@@ -79,6 +76,8 @@ class BodyReader(FrameTable, LoadTable):
         self.positions: dict[str, Vector | None] = {}
         self._locating: list[str] = []
         self.body_frame: dict[str, str] = {}
+        self.body_names: set[str] = set()      # declared under [bodies] (whether or not their entries hold)
+        self.particle_names: set[str] = set()  # declared under [particles]
 
     # -- the vector expressions' context ------------------------------------------------
     def frame_matrix(self, name: str, pos: int) -> sp.Matrix | None:
@@ -121,6 +120,21 @@ class BodyReader(FrameTable, LoadTable):
 
     def der(self, expr: sp.Expr, pos: int) -> sp.Expr:
         return self.b.der(expr, pos)
+
+    def frame_names(self) -> list[str]:
+        """The declared frames (N first), for did-you-mean hints."""
+        return list(self.frames)
+
+    def not_a_body(self, name: Any, what: str = "a rigid body") -> tuple[str, str]:
+        """(message, hint) for a reference ``name`` that is not a usable body: a body whose own entry has errors
+        (reported there), a particle, or an unknown name with the closest declared body."""
+        if isinstance(name, str) and name in self.body_names:
+            return (f"{name!r} has errors above (bodies.{name})", "fix that entry; this reference is then checked")
+        if isinstance(name, str) and name in self.particle_names:
+            return (f"{name!r} is a particle, not {what}", f"declare {name} under [bodies] with a frame and an "
+                    "inertia tensor")
+        return (f"{name!r} is not {what}",
+                _suggest(str(name), sorted(self.body_names)) or "name a body of [bodies] (it needs a frame)")
 
     # -- entries -------------------------------------------------------------------------
     def _parse(self, entry: str, text: Any, parse, what: str):
@@ -230,6 +244,7 @@ class BodyReader(FrameTable, LoadTable):
         points = self.entries("points", POINT_KEYS, "point")
         bodies = self.entries("bodies", BODY_KEYS, "body")
         particles = self.entries("particles", PARTICLE_KEYS, "particle")
+        self.body_names, self.particle_names = set(bodies), set(particles)
         for name, spec in points.items():
             self._locate(f"points.{name}", name, spec, "position")
         for name, spec in bodies.items():

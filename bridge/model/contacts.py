@@ -26,6 +26,7 @@ import sympy as sp
 
 from .frames import AXES
 from .multibody import Body
+from .names import suggest as _suggest
 from .vectors import cross, dot
 
 KINDS = {
@@ -39,8 +40,6 @@ _PLANE = re.compile(r"N\.([xyz])([xyz])\Z")
 
 def read_contacts(reader, bodies: dict[str, Body], model) -> None:
     """Append each contact's constraints (labelled by entry) to ``model.holonomic``/``model.nonholonomic``."""
-    from .bodies import _suggest
-
     for name, spec in reader.table("contacts").items():
         entry = f"contacts.{name}"
         if not isinstance(spec, dict):
@@ -67,13 +66,12 @@ def read_contacts(reader, bodies: dict[str, Body], model) -> None:
 
 def _body(reader, entry: str, name: str, spec: dict, bodies: dict[str, Body]) -> Body | None:
     """The contact's body (default: the body of the contact's name); it needs a frame."""
-    from .bodies import _suggest
-
     bname = spec.get("body", name)
     key = f"{entry}.body" if "body" in spec else entry
     if not isinstance(bname, str) or bname not in bodies:
-        reader.p.add(key, f"{bname!r} is not a body", (_suggest(str(bname), bodies) or
-                     "name a body of [bodies]") + "; without body = ..., the contact's own name is the body's")
+        message, hint = reader.not_a_body(bname, "a body")
+        reader.p.add(key, message, hint + ("" if "body" in spec else
+                                           "; without body = ..., the contact's own name is the body's"))
         return None
     body = bodies[bname]
     if body.is_particle:

@@ -14,14 +14,8 @@ import numpy as np
 import sympy as sp
 
 from .frames import AXES, Frame, oriented, rotate
+from .names import suggest as _suggest
 from .vectors import parse_matrix
-
-
-def _suggest(word: str, choices) -> str:
-    import difflib
-
-    close = difflib.get_close_matches(word, list(choices), n=1)
-    return f"did you mean {close[0]!r}?" if close else ""
 
 
 class FrameTable:
