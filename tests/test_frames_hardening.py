@@ -23,3 +23,58 @@ def test_frame_typo_suggests_the_frame_and_does_not_deny_the_body(capsys):
     assert "loads.motorL.torque: 'wl' is not a frame" in err and err.count("Did you mean 'wL'?") == 2
     assert "loads.motorL.body: 'wheelL' has errors above (bodies.wheelL)" in err
     assert "is not a rigid body" not in err and "wheelR" not in err
+
+
+def _chain(n: int, angle) -> str:
+    lines = ['name = "Chain"', "[coordinates]", "q = { start = 0.1, velocity = 0.5 }", "[parameters]", "m = 1.0",
+             "[frames]"]
+    prev = "N"
+    for i in range(n):
+        lines.append(f'f{i} = {{ parent = "{prev}", axis = "{"xyz"[i % 3]}", angle = "{angle(i)}" }}')
+        prev = f"f{i}"
+    lines += ["[bodies]", f'b = {{ mass = "m", frame = "{prev}", com = "[0, 0, 0]", inertia = "[1, 2, 2.5]" }}']
+    return "\n".join(lines) + "\n"
+
+
+def test_a_chain_of_1000_frames_is_refused_naming_the_depth_limit(tmp_path, capsys):
+    path = tmp_path / "chain.toml"
+    path.write_text(_chain(1000, lambda i: "q"))
+    code, err = _check(path, capsys)
+    assert code == 2 and "Traceback" not in err
+    assert "frames.f200.parent: the chain of parents N -> f0 -> f1 -> ... -> f199 -> f200 is 201 frames deep" in err
+    assert "limit of 200 frames" in err
+
+
+def test_a_chain_that_grows_too_large_is_refused_while_composing(tmp_path, capsys):
+    path = tmp_path / "chain.toml"
+    path.write_text(_chain(60, lambda i: "q"))
+    code, err = _check(path, capsys)
+    assert code == 2 and "Traceback" not in err
+    assert "is too large (more than 5000 operations" in err
+    assert err.count("too large") == 1  # the frames below the first one too large are not composed
+
+
+def test_a_deep_chain_of_constant_rotations_loads(tmp_path):
+    import numpy as np
+
+    from bridge.model.loader import load_system
+
+    def angle(i):
+        return "q" if i == 149 else f"{0.01 * (i % 7)}"
+
+    path = tmp_path / "chain.toml"
+    path.write_text(_chain(150, angle))
+    system = load_system(path)
+    R = np.eye(3)
+    for i in range(150):
+        a = 0.1 if i == 149 else 0.01 * (i % 7)
+        c, s = np.cos(a), np.sin(a)
+        R = R @ {"x": [[1, 0, 0], [0, c, -s], [0, s, c]], "y": [[c, 0, s], [0, 1, 0], [-s, 0, c]],
+                 "z": [[c, -s, 0], [s, c, 0], [0, 0, 1]]}["xyz"[i % 3]]
+    body = system.multibody.bodies[0]
+    q = system.coordinates[0].symbol
+    got = np.array(body.rotation.subs(q, 0.1).evalf(), dtype=float)
+    assert np.abs(got - R).max() < 1e-12
+    # the last rotation (about z, 149 % 3 == 2) spins the body about its own z axis: T = 1/2 * 2.5 * q'^2
+    T = system.kinetic.subs({q: 0.1, system.coordinates[0].velocity_symbol: 0.5})
+    assert abs(float(T) - 0.5 * 2.5 * 0.25) < 1e-12

@@ -41,8 +41,14 @@ INERTIAL = Frame("N", sp.ImmutableMatrix.eye(3), ZERO, ZERO)
 
 
 def elementary(axis: str, angle: sp.Expr) -> sp.Matrix:
-    """Direction cosines ``C`` (``v_parent = C v_child``) of a rotation by ``angle`` about ``axis``."""
+    """Direction cosines ``C`` (``v_parent = C v_child``) of a rotation by ``angle`` about ``axis``.
+
+    A constant angle whose cosine and sine sympy leaves unevaluated (``cos(3/100)``) gets them as floats: products
+    of such terms along a chain of frames would otherwise grow with every frame.
+    """
     c, s = sp.cos(angle), sp.sin(angle)
+    if not angle.free_symbols and (c.has(sp.cos, sp.sin) or s.has(sp.cos, sp.sin)):
+        c, s = sp.Float(c.evalf(17)), sp.Float(s.evalf(17))
     if axis == "x":
         return sp.Matrix([[1, 0, 0], [0, c, -s], [0, s, c]])
     if axis == "y":
