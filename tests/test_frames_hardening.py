@@ -78,3 +78,56 @@ def test_a_deep_chain_of_constant_rotations_loads(tmp_path):
     # the last rotation (about z, 149 % 3 == 2) spins the body about its own z axis: T = 1/2 * 2.5 * q'^2
     T = system.kinetic.subs({q: 0.1, system.coordinates[0].velocity_symbol: 0.5})
     assert abs(float(T) - 0.5 * 2.5 * 0.25) < 1e-12
+
+
+SPINNER = """
+name = "Spinner"
+[coordinates]
+q = {{ start = 0.0, velocity = 1.0 }}
+[parameters]
+w = 2.0
+[frames]
+spin = {{ parent = "N", dcm = "{dcm}" }}
+top = {{ parent = "spin", axis = "x", angle = "{angle}" }}
+[bodies]
+rotor = {{ mass = "1", frame = "top", com = "[0, 0, 0]", inertia = "[1, 1, 1.5]" }}
+[simulation]
+stop_time = 2.0
+"""
+
+
+def test_dcm_of_t_proven_a_rotation_is_accepted(tmp_path):
+    from bridge.model.loader import load_system
+
+    path = tmp_path / "spin.toml"
+    path.write_text(SPINNER.format(dcm="[[cos(w*t), -sin(w*t), 0], [sin(w*t), cos(w*t), 0], [0, 0, 1]]", angle="q"))
+    system = load_system(path)
+    assert system.multibody.rotation_watch == ()
+
+
+def test_dcm_that_stops_being_a_rotation_stops_the_native_run(tmp_path, capsys):
+    import re
+
+    path = tmp_path / "spin.toml"
+    # orthonormal for q <= 1 (the start state and the states checked near it), stretched beyond
+    dcm = "[[cos(q), -sin(q), 0], [sin(q), cos(q), 0], [0, 0, 1 + max(0, q - 1)]]"
+    path.write_text(SPINNER.format(dcm=dcm, angle="0"))
+    assert main(["check", str(path)]) == 0
+    out = tmp_path / "run.csv"
+    code = main(["simulate", str(path), "-o", str(out)])
+    err = capsys.readouterr().err
+    assert code == 1 and "Traceback" not in err and not out.exists()
+    m = re.search(r"frames\.spin\.dcm: the direction cosines are no longer a rotation at t = ([0-9.]+)", err)
+    assert m, err
+    assert 1.0 < float(m.group(1)) < 1.01  # q = t (free rotation at 1 rad/s) passes 1 there
+
+
+def test_dcm_orthonormal_identically_decides_sines_and_cosines():
+    import sympy as sp
+
+    from bridge.model.frames import elementary, orthonormal_identically
+
+    a, b = sp.symbols("a b")
+    assert orthonormal_identically(elementary("x", a) * elementary("z", b + a))
+    assert not orthonormal_identically(sp.Matrix([[sp.cos(a), -sp.sin(a), 0], [sp.sin(a), sp.cos(a), 0],
+                                                  [0, 0, 1 + a**2]]))

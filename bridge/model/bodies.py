@@ -76,6 +76,7 @@ class BodyReader(FrameTable, LoadTable):
         self.positions: dict[str, Vector | None] = {}
         self._locating: list[str] = []
         self.body_frame: dict[str, str] = {}
+        self.rotation_watch: list[tuple[str, sp.ImmutableMatrix]] = []  # dcm frames not proven orthonormal
         self.body_names: set[str] = set()      # declared under [bodies] (whether or not their entries hold)
         self.particle_names: set[str] = set()  # declared under [particles]
 
@@ -270,7 +271,7 @@ class BodyReader(FrameTable, LoadTable):
             return None
         from .contacts import read_contacts
 
-        mb = Multibody(tuple(b for b in made if b is not None), tuple(loads), gravity)
+        mb = Multibody(tuple(b for b in made if b is not None), tuple(loads), gravity, tuple(self.rotation_watch))
         model = BodyModel(mb, mb.kinetic_energy(), mb.potential_energy(), {})
         Q = mb.generalized_forces([c.velocity_symbol for c in self.b.coords])
         model.forces = {c.name: f for c, f in zip(self.b.coords, Q) if f != 0}

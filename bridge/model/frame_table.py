@@ -2,7 +2,9 @@
 
 Each entry rotates a frame from its ``parent`` (default N): ``axis``/``angle`` (x, y or z), a sequence
 ``axes``/``angles`` (``axes = "zyx"``: about z, then the new y, then the newer x), or direction cosines
-``dcm`` (``v_parent = C v_child``, checked to be a rotation at the start state and three states near it).
+``dcm`` (``v_parent = C v_child``, checked to be a rotation at the start state and three states near it, and for
+all states where ``C^T C - 1`` reduces to 0 cheaply; a ``dcm`` of the coordinates that does not is watched during
+native runs (:attr:`~bridge.model.multibody.Multibody.rotation_watch`), one of ``t`` that does not is refused).
 Parents are checked first (known, no cycle, at most :data:`MAX_FRAME_DEPTH` deep); each frame is then built after
 its parent (:mod:`.frames`), and the composed rotation kept within :data:`MAX_FRAME_NODES` operations per entry.
 """
@@ -14,8 +16,9 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
+from . import symbols as S
 from .expressions import tree_size
-from .frames import AXES, Frame, oriented, rotate
+from .frames import AXES, Frame, oriented, orthonormal_identically, rotate
 from .names import suggest as _suggest
 from .vectors import parse_matrix
 
@@ -153,6 +156,14 @@ class FrameTable:
                            f"at {'the start state' if k == 0 else 'a state near it'} (error {err:.3g})",
                            "give the rows of C with v_parent = C v_child, orthonormal and right-handed")
                 return None
+        if C.free_symbols & (self.b.position_symbols() | {S.t}) and not orthonormal_identically(C):
+            if S.t in C.free_symbols:
+                self.p.add(f"{entry}.dcm", "the direction cosines depend on t and could not be shown to stay a "
+                           "rotation (C^T C - 1 does not reduce to 0 with sin^2 + cos^2 = 1)",
+                           "write the frame as rotations about its axes (axis/angle or axes/angles: angles may "
+                           "depend on t), or give C in sines and cosines of the angles")
+                return None
+            self.rotation_watch.append((name, sp.ImmutableMatrix(C)))  # watched during native runs
         frame = oriented(parent, name, C, lambda e: self.b.der(e, 0))
         return frame if self._small(entry, frame) else None
 

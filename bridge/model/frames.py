@@ -78,3 +78,34 @@ def oriented(parent: Frame, name: str, C: sp.Matrix, der: Callable[[sp.Expr], sp
     w = C.T * sp.Matrix(parent.omega) + w_rel
     w_n = sp.Matrix(parent.omega_n) + R * w_rel
     return Frame(name, sp.ImmutableMatrix(R), tuple(w), tuple(w_n))  # type: ignore[arg-type]
+
+
+#: operations of one direction-cosine entry above which :func:`orthonormal_identically` does not try
+MAX_PROOF_NODES = 300
+
+
+def orthonormal_identically(C: sp.Matrix) -> bool:
+    """Whether ``C^T C = 1`` holds for every value of its symbols, decided cheaply: each entry of ``C^T C - 1``
+    expanded (angle sums expanded too) with ``sin(a)^2`` replaced by ``1 - cos(a)^2`` is 0. False when that does not
+    give 0 or the entries exceed :data:`MAX_PROOF_NODES` operations (not proven; it may still hold)."""
+    from .expressions import tree_size
+
+    if any(tree_size(e, MAX_PROOF_NODES) > MAX_PROOF_NODES for e in C):
+        return False
+    E = sp.Matrix(C).T * sp.Matrix(C) - sp.eye(3)
+
+    def squared_sine(x: sp.Basic) -> bool:
+        return bool(x.is_Pow and isinstance(x.base, sp.sin) and x.exp.is_Integer and x.exp >= 2)
+
+    def as_cosine(x: sp.Pow) -> sp.Expr:
+        k = int(x.exp)
+        return (1 - sp.cos(x.base.args[0]) ** 2) ** (k // 2) * x.base ** (k % 2)
+
+    for i in range(3):
+        for j in range(i, 3):
+            e = sp.expand(sp.expand_trig(E[i, j]))
+            if tree_size(e, 20 * MAX_PROOF_NODES) > 20 * MAX_PROOF_NODES:
+                return False
+            if sp.expand(e.replace(squared_sine, as_cosine)) != 0:
+                return False
+    return True

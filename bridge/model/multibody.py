@@ -78,6 +78,9 @@ class Multibody:
     bodies: tuple[Body, ...]
     loads: tuple[Load, ...] = ()
     gravity: Vector = ZERO
+    #: direction cosines ``(frame name, C)`` of the coordinates not shown to be a rotation for every state (checked
+    #: at the start state only); a native run stops where ``|C^T C - 1|`` grows
+    rotation_watch: tuple[tuple[str, sp.ImmutableMatrix], ...] = ()
 
     def kinetic_energy(self) -> sp.Expr:
         return sum((b.kinetic_energy() for b in self.bodies), sp.Integer(0))

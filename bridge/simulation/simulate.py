@@ -28,6 +28,7 @@ from ..errors import BridgeError, SimulationError, SplitLimitError
 from ..model.mechanics import choose_independent
 from ..model.system import System
 from .inputs import InputTable, read_inputs
+from .rotations import check_rotations
 
 if TYPE_CHECKING:
     from ..derivation.methods import Method
@@ -159,10 +160,13 @@ def simulate(eom: EquationsOfMotion, stop_time: float | None = None, *, rtol: fl
                           f"{eom.system.name} has the inputs {', '.join(u.name for u in eom.system.inputs) or 'none'}; "
                           "read it for this system with bridge.read_inputs(path, system)")
     if any(f.regularization == 0 for f in getattr(system, "friction", ())) or getattr(system, "diodes", ()):
-        return _with_events(eom, grid, rtol, atol, integrator, parameters, table, interval)
-    splits = _Splits(eom, parameters, table)
-    trajectory = _integrate(eom, grid, _Solver(T, rtol, atol, integrator), splits)
-    return _result(eom, trajectory, splits, {"stop_time": T, "rtol": rtol, "atol": atol, "interval": interval})
+        result = _with_events(eom, grid, rtol, atol, integrator, parameters, table, interval)
+    else:
+        splits = _Splits(eom, parameters, table)
+        trajectory = _integrate(eom, grid, _Solver(T, rtol, atol, integrator), splits)
+        result = _result(eom, trajectory, splits, {"stop_time": T, "rtol": rtol, "atol": atol, "interval": interval})
+    check_rotations(system, result.time, result.q, parameters)
+    return result
 
 
 def _with_events(eom, grid, rtol, atol, integrator, parameters, table, interval) -> SimulationResult:
