@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from bridge.cli import main
 
 BAD = Path(__file__).parent / "bad_inputs"
@@ -131,3 +133,104 @@ def test_dcm_orthonormal_identically_decides_sines_and_cosines():
     assert orthonormal_identically(elementary("x", a) * elementary("z", b + a))
     assert not orthonormal_identically(sp.Matrix([[sp.cos(a), -sp.sin(a), 0], [sp.sin(a), sp.cos(a), 0],
                                                   [0, 0, 1 + a**2]]))
+
+
+MODELS = Path(__file__).parent / "models"
+
+
+def test_chaplygin_structure_is_decided_on_simplified_terms(capsys):
+    """``Iwd*sin(phiR)^2 + Iwd*cos(phiR)^2`` in T and ``sin(phiR)^2*tauL + cos(phiR)^2*tauL`` in a force do not
+    contain phiR: the robot is a Chaplygin system with phiR dependent; its q'' equals maggi's and lagrange's, and
+    derive prints the terms tidied."""
+    import numpy as np
+
+    import bridge
+    from bridge.model.loader import load_system
+
+    system = load_system(MODELS / "diff_drive_unsimplified.toml")
+    chap = bridge.derive(system, "chaplygin").numeric
+    refs = [bridge.derive(system, m).numeric for m in ("maggi", "lagrange")]
+    rng = np.random.default_rng(3)
+    R, b = 0.05, 0.15
+    for _ in range(4):
+        q = rng.uniform(-2, 2, 5)
+        psi_d, phiL_d = rng.uniform(-3, 3, 2)
+        phiR_d = phiL_d + 2 * b / R * psi_d
+        x_d, y_d = R / 2 * np.cos(q[2]) * (phiL_d + phiR_d), R / 2 * np.sin(q[2]) * (phiL_d + phiR_d)
+        qd = np.array([x_d, y_d, psi_d, phiL_d, phiR_d])
+        a = chap.accelerations(0.0, q, qd)
+        for ref in refs:
+            np.testing.assert_allclose(a, ref.accelerations(0.0, q, qd), rtol=0, atol=1e-10)
+    assert main(["derive", str(MODELS / "diff_drive_unsimplified.toml"), "--method", "chaplygin"]) == 0
+    out = capsys.readouterr().out
+    assert "Ic + 2*Iwd" in out and "sin(phi" not in out and "cos(phi" not in out
+
+
+def test_depends_on_and_tidy_trig():
+    import sympy as sp
+
+    from bridge.model.trig import depends_on, tidy_trig
+
+    a, b, c = sp.symbols("a b c")
+    assert not depends_on(c * sp.sin(a) ** 2 + c * sp.cos(a) ** 2, a)
+    assert depends_on(c * sp.sin(a) ** 2 + b * sp.cos(a) ** 2, a)
+    assert depends_on(sp.sin(a) ** 3 + sp.cos(a) ** 2, a)
+    assert tidy_trig(sp.sin(b) ** 2 * c + sp.cos(b) ** 2 * c) == c
+    assert tidy_trig(c * sp.sin(a) ** 2) == c * sp.sin(a) ** 2  # not smaller: left as written
+
+
+EXAMPLES = Path(__file__).parent.parent / "examples"
+ROBOT = EXAMPLES / "differential_drive.toml"
+R_, B_, MC, IC, MW, IWA, IWD = 0.05, 0.15, 4.0, 0.05, 0.3, 0.0004, 0.0002  # the example's values
+
+
+def test_differential_drive_drops_the_repeated_lateral_row(capsys):
+    from bridge.model.loader import load_system
+
+    system = load_system(ROBOT)
+    assert system.m == 3 and system.dof == 2
+    dropped = system.multibody.dropped_constraints
+    assert [name for name, _ in dropped] == ["contacts.wheelR (no slip along N.y)"]
+    assert main(["derive", "--constraints", str(ROBOT)]) == 0
+    out = capsys.readouterr().out
+    assert "contacts.wheelR (no slip along N.y) [dropped]:" in out and "3 nonholonomic" in out
+
+
+def test_differential_drive_lagrange_and_maggi_agree():
+    import numpy as np
+
+    import bridge
+    from bridge.model.loader import load_system
+
+    system = load_system(ROBOT)
+    lag, mag = (bridge.derive(system, m).numeric for m in ("lagrange", "maggi"))
+    rng = np.random.default_rng(11)
+    for _ in range(4):
+        q = rng.uniform(-2, 2, 5)
+        psi_d, v = rng.uniform(-2, 2), rng.uniform(-1, 1)
+        qd = np.array([v * np.cos(q[2]), v * np.sin(q[2]), psi_d, (v - B_ * psi_d) / R_, (v + B_ * psi_d) / R_])
+        assert np.abs(lag.constraint_residuals(0.0, q, qd)).max() < 1e-12
+        a = lag.accelerations(0.0, q, qd)
+        np.testing.assert_allclose(mag.accelerations(0.0, q, qd), a, rtol=0, atol=1e-10 * max(1, np.abs(a).max()))
+
+
+@pytest.mark.parametrize("method", ["lagrange", "maggi"])
+def test_differential_drive_closed_forms(method):
+    """Equal torques drive straight ahead at a = 2 tau / R / (mc + 2 mw + 2 Iwa/R^2); opposite ones turn it in place
+    (mass centre on the axle) at psi'' = 2 tau b / R / (Ic + 2 mw b^2 + 2 Iwd + 2 Iwa b^2 / R^2)."""
+    import numpy as np
+
+    import bridge
+    from bridge.model.loader import load_system
+
+    tau, T = 0.02, 1.0
+    straight = load_system(ROBOT, {"tauL": tau, "tauR": tau})
+    run = bridge.simulate(bridge.derive(straight, method), T)
+    a = 2 * tau / R_ / (MC + 2 * MW + 2 * IWA / R_**2)
+    assert abs(run["x"][-1] - a * T**2 / 2) < 1e-8 * a
+    assert np.abs(run["psi"]).max() < 1e-12 and np.abs(run["y"]).max() < 1e-12
+    turning = load_system(ROBOT, {"tauL": -tau, "tauR": tau, "d": 0.0})
+    run = bridge.simulate(bridge.derive(turning, method), T)
+    alpha = 2 * tau * B_ / R_ / (IC + 2 * MW * B_**2 + 2 * IWD + 2 * IWA * B_**2 / R_**2)
+    assert abs(run["psi"][-1] - alpha * T**2 / 2) < 1e-8 * alpha
+    assert np.abs(run["x"]).max() < 1e-12 and np.abs(run["y"]).max() < 1e-12

@@ -29,6 +29,7 @@ from .load_table import LoadTable
 from .multibody import ZERO, Body, Multibody, Vector
 from .names import suggest as _suggest
 from .numeric import evaluate_once
+from .trig import tidy_trig
 from .vectors import parse_matrix, parse_scalar, parse_vector
 
 TABLES = ("frames", "points", "bodies", "particles", "gravity", "loads", "contacts")
@@ -272,9 +273,11 @@ class BodyReader(FrameTable, LoadTable):
         from .contacts import read_contacts
 
         mb = Multibody(tuple(b for b in made if b is not None), tuple(loads), gravity, tuple(self.rotation_watch))
-        model = BodyModel(mb, mb.kinetic_energy(), mb.potential_energy(), {})
+        # each body's energy and each force with sin^2 + cos^2 cancelled (a wheel's spin angle in its yaw inertia)
+        kinetic = sum((tidy_trig(b.kinetic_energy()) for b in mb.bodies), sp.Integer(0))
+        model = BodyModel(mb, kinetic, mb.potential_energy(), {})
         Q = mb.generalized_forces([c.velocity_symbol for c in self.b.coords])
-        model.forces = {c.name: f for c, f in zip(self.b.coords, Q) if f != 0}
+        model.forces = {c.name: tidy_trig(f) for c, f in zip(self.b.coords, Q) if f != 0}
         read_contacts(self, {b.name: b for b in mb.bodies}, model)
         return model
 
@@ -404,6 +407,36 @@ def merge_bodies(builder, reported: type[Exception], T, V, forces: dict, holonom
               + [label for label, _ in model.holonomic]
               + [f"constraints.nonholonomic[{i + 1}]" for i in range(len(nonholonomic))]
               + [label for label, _ in model.nonholonomic])
+    generated = ([False] * len(holonomic) + [True] * len(model.holonomic)
+                 + [False] * len(nonholonomic) + [True] * len(model.nonholonomic))
     holonomic = list(holonomic) + [e for _, e in model.holonomic]
     nonholonomic = list(nonholonomic) + [e for _, e in model.nonholonomic]
-    return T, V, forces, holonomic, nonholonomic, model.multibody, tuple(labels)
+    multibody = model.multibody
+    if any(generated) and not any(e.has(sp.nan) for e in holonomic + nonholonomic):
+        holonomic, nonholonomic, labels, multibody = _drop_redundant(builder, holonomic, nonholonomic, labels,
+                                                                      generated, multibody)
+    return T, V, forces, holonomic, nonholonomic, multibody, tuple(labels)
+
+
+def _drop_redundant(builder, holonomic, nonholonomic, labels, generated, multibody):
+    """The constraints without the generated rows that repeat the rows before them identically
+    (:mod:`.redundant_rows`), which the multibody keeps as ``dropped_constraints``; a generated row dependent at
+    the start state only is reported (a singular configuration)."""
+    from dataclasses import replace
+
+    from .redundant_rows import redundant_rows, velocity_rows
+
+    rows = velocity_rows(builder, holonomic, nonholonomic)
+    dropped, singular = redundant_rows(builder, rows, generated, holonomic)
+    for k in singular:
+        builder.p.add(labels[k], "this generated constraint is dependent on the constraints before it at the start "
+                      "state but not at other states: the start state is a singular configuration",
+                      "change the start values (e.g. turn the body away from the singular pose)")
+    if not dropped:
+        return holonomic, nonholonomic, labels, multibody
+    exprs = holonomic + nonholonomic
+    h = len(holonomic)
+    keep = [k for k in range(len(exprs)) if k not in dropped]
+    multibody = replace(multibody, dropped_constraints=tuple((labels[k], exprs[k]) for k in dropped))
+    return ([exprs[k] for k in keep if k < h], [exprs[k] for k in keep if k >= h], [labels[k] for k in keep],
+            multibody)

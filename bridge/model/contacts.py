@@ -191,4 +191,10 @@ def describe_constraints(system) -> str:
         kind = "holonomic" if k < hol else "nonholonomic"
         lines.append(f"{name} [{kind}]:")
         lines.append(f"  0 = {sp.sstr(expr)}")
+    dropped = system.multibody.dropped_constraints if system.multibody is not None else ()
+    if dropped:
+        lines.append(f"dropped ({len(dropped)}): generated rows that repeat the constraints above for every state")
+        for name, expr in dropped:
+            lines.append(f"{name} [dropped]:")
+            lines.append(f"  0 = {sp.sstr(expr)}")
     return "\n".join(lines) + "\n"

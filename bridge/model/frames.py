@@ -86,26 +86,16 @@ MAX_PROOF_NODES = 300
 
 def orthonormal_identically(C: sp.Matrix) -> bool:
     """Whether ``C^T C = 1`` holds for every value of its symbols, decided cheaply: each entry of ``C^T C - 1``
-    expanded (angle sums expanded too) with ``sin(a)^2`` replaced by ``1 - cos(a)^2`` is 0. False when that does not
-    give 0 or the entries exceed :data:`MAX_PROOF_NODES` operations (not proven; it may still hold)."""
+    reduces to 0 by :func:`bridge.model.trig.reduce_trig` (angle sums expanded, ``sin^2 = 1 - cos^2``). False when it
+    does not or the entries exceed :data:`MAX_PROOF_NODES` operations (not proven; it may still hold)."""
     from .expressions import tree_size
+    from .trig import reduce_trig
 
     if any(tree_size(e, MAX_PROOF_NODES) > MAX_PROOF_NODES for e in C):
         return False
     E = sp.Matrix(C).T * sp.Matrix(C) - sp.eye(3)
-
-    def squared_sine(x: sp.Basic) -> bool:
-        return bool(x.is_Pow and isinstance(x.base, sp.sin) and x.exp.is_Integer and x.exp >= 2)
-
-    def as_cosine(x: sp.Pow) -> sp.Expr:
-        k = int(x.exp)
-        return (1 - sp.cos(x.base.args[0]) ** 2) ** (k // 2) * x.base ** (k % 2)
-
     for i in range(3):
         for j in range(i, 3):
-            e = sp.expand(sp.expand_trig(E[i, j]))
-            if tree_size(e, 20 * MAX_PROOF_NODES) > 20 * MAX_PROOF_NODES:
-                return False
-            if sp.expand(e.replace(squared_sine, as_cosine)) != 0:
+            if reduce_trig(E[i, j], 20 * MAX_PROOF_NODES, angle_sums=True) != 0:
                 return False
     return True

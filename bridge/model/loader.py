@@ -720,10 +720,11 @@ class _Builder:
             self.p.add("method.independent", "a coordinate is listed twice", "list each name once")
         n = len(self.coords) - len(getattr(self, "auxiliary_coordinates", ()))  # dynamic variables' integrals
         if len(independent) != n - m and not getattr(self, "bodies_broken", False):  # m unknown: reported there
+            given, free = len(independent), n - m  # m: rows after dropping repeated generated ones (rank)
             self.p.add("method.independent",
-                       f"{len(independent)} independent velocities given, but the system has "
-                       f"{n} coordinates and {m} constraints, so exactly "
-                       f"{n - m} are independent", "list that many coordinates")
+                       f"{given} independent velocit{'y' if given == 1 else 'ies'} given, but the system has "
+                       f"{n} coordinates and {m} independent constraint{'' if m == 1 else 's'}, so exactly "
+                       f"{free} {'is' if free == 1 else 'are'} independent", "list that many coordinates")
 
     def _ports(self) -> dict[str, str]:
         """``[ports]``: coordinate name -> port kind (:data:`bridge.model.ports.PORT_KINDS`), each coordinate's unit

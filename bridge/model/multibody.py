@@ -81,6 +81,9 @@ class Multibody:
     #: direction cosines ``(frame name, C)`` of the coordinates not shown to be a rotation for every state (checked
     #: at the start state only); a native run stops where ``|C^T C - 1|`` grows
     rotation_watch: tuple[tuple[str, sp.ImmutableMatrix], ...] = ()
+    #: generated constraints ``(entry, expression)`` left out because they repeat the others identically (two
+    #: rolling-disk contacts on one axle both forbid sliding along it)
+    dropped_constraints: tuple[tuple[str, sp.Expr], ...] = ()
 
     def kinetic_energy(self) -> sp.Expr:
         return sum((b.kinetic_energy() for b in self.bodies), sp.Integer(0))
