@@ -234,3 +234,64 @@ def test_differential_drive_closed_forms(method):
     alpha = 2 * tau * B_ / R_ / (IC + 2 * MW * B_**2 + 2 * IWD + 2 * IWA * B_**2 / R_**2)
     assert abs(run["psi"][-1] - alpha * T**2 / 2) < 1e-8 * alpha
     assert np.abs(run["x"]).max() < 1e-12 and np.abs(run["y"]).max() < 1e-12
+
+
+CART = """
+name = "Cart"
+[coordinates]
+x = {{ start = 1.0, unit = "m" }}
+theta = {{ start = 0.1, unit = "rad" }}
+[parameters]
+m = {{ value = 2.0, unit = "kg" }}
+J = {{ value = 0.1, unit = "kg.m2" }}
+k = {{ value = 5.0, unit = "{k_unit}" }}
+c = {{ value = 0.5 }}
+[energy]
+kinetic = "m/2*der(x)^2 + J/2*der(theta)^2"
+potential = "k/2*x^2"
+[forces]
+theta = "{torque}"
+[outputs]
+power = {{ expr = "k*x*der(x)", unit = "{power_unit}" }}
+"""
+
+
+def _cart(**kw) -> str:
+    return CART.format(**({"k_unit": "N/m", "torque": "-c*der(theta)", "power_unit": "W"} | kw))
+
+
+def test_consistent_units_with_numbers_and_unitless_names_pass():
+    from bridge.model.loader import parse_system
+
+    parse_system(_cart())  # c has no unit: its term is not judged
+    parse_system(_cart().replace('[outputs]', '[constraints]\nholonomic = ["x^2 + 0*theta - 1 - x + x"]\n[outputs]'))
+
+
+@pytest.mark.parametrize(("change", "entry", "words"), [
+    ({"k_unit": "N"}, "energy.potential", ["the potential energy is in n.m2", "an energy is in j"]),
+    ({"torque": "-m*der(theta) + J*der(theta)"}, "forces.theta", ["do not match", "is in kg/s", "is in kg.m2/s"]),
+    ({"torque": "m*der(x)"}, "forces.theta", ["is in kg.m/s", "(j/rad) is in j"]),
+    ({"power_unit": "J"}, "outputs.power", ["the output is in w", "declared unit j is in j"]),
+])
+def test_inconsistent_units_are_reported_with_both_sides(change, entry, words):
+    from bridge.errors import SystemFileError
+    from bridge.model.loader import parse_system
+
+    with pytest.raises(SystemFileError) as info:
+        parse_system(_cart(**change), "cart.toml")
+    text = [p for p in str(info.value).splitlines() if f": {entry}:" in p]
+    assert text, str(info.value)
+    for w in words:
+        assert w in text[0].lower(), text[0]
+
+
+def test_dimension_algebra_is_shared_with_the_modelica_export():
+    import bridge
+    from bridge.model import dimensions as model_dimensions
+    from bridge.modelica import dimensions as modelica_dimensions
+
+    assert modelica_dimensions.unit_text is model_dimensions.unit_text
+    eom = bridge.derive(bridge.load_system(EXAMPLES / "rolling_wheel.toml"), "lagrange")
+    dims = modelica_dimensions.Dimensions(eom)
+    assert dims.text(eom.system.kinetic) == "N.m"  # J in the MSL's spelling
+    assert dims.multipliers() == ["N", "N"]  # no-slip rows in m/s on coordinates in m: forces

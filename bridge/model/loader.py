@@ -44,7 +44,8 @@ from .mechanics import (
 )
 from .numeric import compile_exprs
 from .system import Coordinate, Input, Parameter, System, finite, total_derivative
-from .units import unit_problem
+from .unit_check import unit_problems
+from .units import si_problem, unit_problem
 
 MODELICA_KEYWORDS = frozenset("""
 algorithm and annotation assert block break class connect connector constant constrainedby der
@@ -233,6 +234,10 @@ class _Builder:
         if problem:
             self.p.add(entry, problem, 'write units like "m", "rad/s", "N.m.s/rad", "kg.m2" or "m/s2" '
                        "(factors joined by '.', one '/', integer exponents, SI symbols and prefixes)")
+            return ""
+        not_si = si_problem(text)
+        if not_si:
+            self.p.add(entry, *not_si)
             return ""
         return text
 
@@ -467,6 +472,8 @@ class _Builder:
             friction=friction, diodes=diodes,
             multibody=multibody, constraint_labels=labels,
         )
+        for entry, message, hint in unit_problems(system):
+            self.p.add(entry, message, hint)
         system = check_start(system, self.p)
         for entry, message, hint in effort_jacobian_problems(system):
             self.p.add(entry, message, hint)
