@@ -14,13 +14,15 @@ from __future__ import annotations
 import sympy as sp
 
 from . import symbols as S
-from .units import BASE, BaseUnit, parse_unit
+from .units import BASE, BaseUnit, parse_unit, unit_text
 
 RAD_INDEX = BASE.index("rad")
 DIMENSIONLESS_FUNCTIONS = (sp.sin, sp.cos, sp.tan, sp.cot, sp.sinh, sp.cosh, sp.tanh, sp.exp, sp.log, sp.sign)
 ANGLE_FUNCTIONS = (sp.asin, sp.acos, sp.atan, sp.atan2, sp.acot)
 SAME_UNIT_FUNCTIONS = (sp.Abs, sp.Min, sp.Max)
 Exponents = tuple[int, ...]
+__all__ = ["Exponents", "Inconsistent", "UnitAlgebra", "exponents", "mul", "system_units", "unit_text",
+           "without_rad"]
 ONE: Exponents = (0,) * len(BASE)
 RADIAN: Exponents = tuple(1 if i == RAD_INDEX else 0 for i in range(len(BASE)))
 SECOND: Exponents = tuple(1 if n == "s" else 0 for n in BASE)
@@ -48,23 +50,6 @@ def mul(a: Exponents, b: Exponents, k: int = 1) -> Exponents:
 def without_rad(e: Exponents) -> Exponents:
     """``e`` with rad taken as 1."""
     return tuple(0 if i == RAD_INDEX else x for i, x in enumerate(e))
-
-
-def unit_text(e: Exponents) -> str:
-    """MSL-style text of base-unit exponents: ``N`` where kg.m/s2 divides it, one ``/`` (``m/s2``, ``N.m``,
-    ``kg.m2``, ``1/s``, ``N.s/m``, ``kg/(m.s)``)."""
-    e = list(e)
-    num: list[str] = []
-    kg, s = BASE.index("kg"), BASE.index("s")
-    if e[kg] == 1 and e[s] <= -2:
-        num.append("N")
-        e = [x - y for x, y in zip(e, (1, 1, -2, 0, 0, 0, 0, 0))]
-    num += [n if x == 1 else f"{n}{x}" for n, x in zip(BASE, e) if x > 0]
-    den = [n if -x == 1 else f"{n}{-x}" for n, x in zip(BASE, e) if x < 0]
-    text = ".".join(num) or "1"
-    if den:
-        text += "/" + (den[0] if len(den) == 1 else f"({'.'.join(den)})")
-    return text
 
 
 def system_units(system) -> dict[sp.Symbol, Exponents | None]:

@@ -99,6 +99,23 @@ def parse_unit(text: str) -> BaseUnit | None:
     return result
 
 
+def unit_text(e: tuple[int, ...]) -> str:
+    """MSL-style text of base-unit exponents: ``N`` where kg.m/s2 divides it, one ``/`` (``m/s2``, ``N.m``,
+    ``kg.m2``, ``1/s``, ``N.s/m``, ``kg/(m.s)``)."""
+    e = list(e)
+    num: list[str] = []
+    kg, s = BASE.index("kg"), BASE.index("s")
+    if e[kg] == 1 and e[s] <= -2:
+        num.append("N")
+        e = [x - y for x, y in zip(e, (1, 1, -2, 0, 0, 0, 0, 0))]
+    num += [n if x == 1 else f"{n}{x}" for n, x in zip(BASE, e) if x > 0]
+    den = [n if -x == 1 else f"{n}{-x}" for n, x in zip(BASE, e) if x < 0]
+    text = ".".join(num) or "1"
+    if den:
+        text += "/" + (den[0] if len(den) == 1 else f"({'.'.join(den)})")
+    return text
+
+
 def compatible(a: str, b: str) -> bool:
     """Whether values in unit ``a`` may be passed unchanged to a variable in unit ``b``.
 
@@ -230,8 +247,6 @@ def si_problem(text: str) -> tuple[str, str] | None:
     base = parse_unit(text)
     if base is None or math.isclose(base.factor, 1.0, rel_tol=1e-12):
         return None
-    from .dimensions import unit_text
-
     si = _unprefixed(text) or unit_text(base.exponents)
     return (f"the unit {text!r} is not an SI unit (1 {text} = {base.factor:.10g} {si}); values are in SI units, as "
             "in the MSL", f'multiply the value by {base.factor:.10g} and write unit = "{si}"')
