@@ -139,7 +139,6 @@ theta = { start = 0.3, velocity = 0.2, unit = "rad" }
 [parameters]
 m = { value = 1.0, unit = "kg" }
 g = 9.81
-c = 0.1
 l = { value = 0.5, unit = "m" }
 [definitions]
 h = "l*cos(theta)"
@@ -147,7 +146,7 @@ h = "l*cos(theta)"
 kinetic = "m/2*(der(x)^2 + l^2*der(theta)^2 + 2*l*cos(theta)*der(x)*der(theta))"
 potential = "-m*g*h"
 [forces]
-x = "-c*der(x) - abs(x)"
+x = "-0.1*der(x) - abs(x)"
 [outputs]
 y = { expr = "x + l*sin(theta)", unit = "m" }
 """

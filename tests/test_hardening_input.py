@@ -412,9 +412,9 @@ def test_kinks_absent_from_the_variable_differentiate_to_zero():
 
 KINKED_SLEIGH = """name = "KinkSleigh"
 [coordinates]
-x     = { start = 0.0, velocity = 0.3 }
-y     = { start = 0.0, velocity = 0.16 }
-theta = { start = 0.2, velocity = 0.8 }
+x     = { start = 0.0, velocity = 0.3, unit = "m" }
+y     = { start = 0.0, velocity = 0.16, unit = "m" }
+theta = { start = 0.2, velocity = 0.8, unit = "rad" }
 [parameters]
 m = { value = 1.5, unit = "kg" }
 J = { value = 0.12, unit = "kg.m2" }

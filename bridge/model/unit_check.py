@@ -2,10 +2,12 @@
 
 With the declared units (:func:`bridge.model.dimensions.system_units`, rad taken as 1 as the SI does), every sum
 must add terms of one unit; the kinetic and potential energies must be energies (J), the dissipation function a
-power (W), each generalized force ``Q_i`` in ``J / unit(q_i)``, and an output with a declared unit in that unit.
+power (W), each generalized force ``Q_i`` in ``J / unit(q_i)``, and an output with a declared unit in that unit,
+wherever the expression has a parameter or input with a unit (``der(x)^2`` alone has an implied mass).
 Where a symbol has no unit, the terms with it are not judged; a number in a sum takes the unit of the other terms
-(``x^2 + y^2 - 1`` with x, y in m); arguments of ``sin``, ``exp``... are checked inside but not required to be
-dimensionless.
+(``x^2 + y^2 - 1`` with x, y in m), and a number multiplying coordinates, velocities or t alone carries an implied
+unit (``0.1*der(x)``: not judged; ``c*der(x)`` with ``c`` in N.s/m is); arguments of ``sin``, ``exp``... are checked
+inside but not required to be dimensionless.
 """
 
 from __future__ import annotations
@@ -52,6 +54,8 @@ def _short(expr: sp.Expr, limit: int = 60) -> str:
 class _Units:
     def __init__(self, system):
         self.env = {s: None if e is None else without_rad(e) for s, e in system_units(system).items()}
+        self.anchors = {p.symbol for p in (*system.parameters, *system.inputs, *getattr(system, "efforts", ()))
+                        if self.env.get(p.symbol) is not None}
         self.names = {c.velocity_symbol: sp.Symbol(f"der({c.name})") for c in system.coordinates}
         self.names |= {c.acceleration_symbol: sp.Symbol(f"der(der({c.name}))") for c in system.coordinates}
 
@@ -68,6 +72,8 @@ class _Units:
             units = [self.unit(a) for a in expr.args]
             if any(u is None for u in units):
                 return None
+            if any(a.is_Number and abs(a) != 1 for a in expr.args) and not expr.free_symbols & self.anchors:
+                return None  # a coefficient of coordinates alone (0.1*der(x)): its unit is implied, not declared
             known = [u for u in units if u != _NUMBER]
             total = ONE
             for u in known:
@@ -147,6 +153,7 @@ def _judge(units: _Units, entry: str, what: str, expr: sp.Expr, target: Exponent
                f"{units.readable(b)} is in {_text(ub)}",
                "check the units declared for the names in these terms (values and units are SI; rad counts as 1)")
         return
-    if target is not None and u is not None and u != _NUMBER and u != target:
+    anchored = bool(expr.free_symbols & units.anchors)  # else its coefficients (a mass of 1) are implied
+    if target is not None and anchored and u is not None and u != _NUMBER and u != target:
         yield (entry, f"{what} is in {_text(u)}, but {target_text} is in {_text(target)}",
                "check the units declared for its names (values and units are SI; rad counts as 1)")
