@@ -11,7 +11,7 @@ model DifferentialDrive "A differential-drive robot: a chassis on one axle with 
   parameter Real Iwd(unit="kg.m2") = 0.0002 "wheel inertia about a diameter";
   parameter Real g(unit="m/s2") = 9.81 "gravity";
   parameter Real tauL(unit="N.m") = 0.02 "left motor torque";
-  parameter Real tauR(unit="N.m") = 0.02 "right motor torque";
+  parameter Real tauR(unit="N.m") = 0.03 "right motor torque (more than the left: it turns left)";
   // generalized coordinates
   Real x(start=0.0, fixed=true, unit="m") "axle midpoint, x";
   Real y(start=0.0, fixed=true, unit="m") "axle midpoint, y";
@@ -40,15 +40,28 @@ protected
   Real nhb_cse6(unit="kg.m") "common subexpression";
   Real nhb_cse7(unit="1") "common subexpression";
   Real nhb_cse8(unit="kg.m") "common subexpression";
-  Real nhb_cse9(unit="m2") "common subexpression";
-  Real nhb_cse10(unit="m") "common subexpression";
-  Real nhb_cse11(unit="m") "common subexpression";
-  Real nhb_cse12(unit="m") "common subexpression";
+  Real nhb_cse9(unit="1") "common subexpression";
+  Real nhb_cse10(unit="1") "common subexpression";
+  Real nhb_cse11(unit="m2") "common subexpression";
+  Real nhb_cse12(unit="1") "common subexpression";
   Real nhb_cse13(unit="m") "common subexpression";
   Real nhb_cse14(unit="m") "common subexpression";
   Real nhb_cse15(unit="m") "common subexpression";
-  Real nhb_cse16(unit="1/s2") "common subexpression";
-  Real nhb_cse17(unit="m/s") "common subexpression";
+  Real nhb_cse16(unit="m") "common subexpression";
+  Real nhb_cse17(unit="1") "common subexpression";
+  Real nhb_cse18(unit="1/s2") "common subexpression";
+  Real nhb_cse19(unit="m/s") "common subexpression";
+  Real nhb_cse20(unit="m/s") "common subexpression";
+  Real nhb_cse21(unit="m/s") "common subexpression";
+  Real nhb_cse22(unit="m/s") "common subexpression";
+  Real nhb_cse23(unit="m/s") "common subexpression";
+  Real nhb_cse24(unit="m/s") "common subexpression";
+  Real nhb_cse25(unit="m/s") "common subexpression";
+  Real nhb_cse26(unit="m/s") "common subexpression";
+  Real nhb_cse27(unit="m/s") "common subexpression";
+  Real nhb_cse28(unit="m/s") "common subexpression";
+  Real nhb_cse29(unit="m/s") "common subexpression";
+  Real nhb_cse30(unit="m/s") "common subexpression";
 equation
   // kinematics
   der(x) = der_x;
@@ -70,32 +83,45 @@ equation
   nhb_cse6 = -nhb_cse5;
   nhb_cse7 = cos(psi);
   nhb_cse8 = nhb_cse4*nhb_cse7;
-  nhb_cse9 = 2*d^2;
-  nhb_cse10 = b*nhb_cse7;
-  nhb_cse11 = b*nhb_cse3;
-  nhb_cse12 = -nhb_cse10;
-  nhb_cse13 = R*nhb_cse7;
-  nhb_cse14 = R*nhb_cse3;
-  nhb_cse15 = -nhb_cse13;
-  nhb_cse16 = der_psi^2;
-  nhb_cse17 = der_psi*nhb_cse11;
+  nhb_cse9 = -nhb_cse7;
+  nhb_cse10 = nhb_cse3^2;
+  nhb_cse11 = 2*d^2;
+  nhb_cse12 = nhb_cse7^2;
+  nhb_cse13 = b*nhb_cse10 + b*nhb_cse12;
+  nhb_cse14 = -nhb_cse13;
+  nhb_cse15 = R*nhb_cse10 + R*nhb_cse12;
+  nhb_cse16 = -nhb_cse15;
+  nhb_cse17 = -nhb_cse3;
+  nhb_cse18 = der_psi^2;
+  nhb_cse19 = R*der_phiL;
+  nhb_cse20 = b*der_psi;
+  nhb_cse21 = nhb_cse20*nhb_cse3;
+  nhb_cse22 = nhb_cse19*nhb_cse3 + nhb_cse21;
+  nhb_cse23 = nhb_cse20*nhb_cse7;
+  nhb_cse24 = nhb_cse19*nhb_cse7 + nhb_cse23;
+  nhb_cse25 = -nhb_cse24;
+  nhb_cse26 = der_y - nhb_cse22;
+  nhb_cse27 = der_x - nhb_cse24;
+  nhb_cse28 = R*der_phiR;
+  nhb_cse29 = nhb_cse28*nhb_cse3;
+  nhb_cse30 = nhb_cse28*nhb_cse7;
   // dynamics: Lagrange's equations with multipliers (mass matrix * accelerations = forcing)
-  der_der_psi*nhb_cse6 + der_der_x*nhb_cse2 - lambda[1] - lambda[3] = nhb_cse16*nhb_cse8;
-  der_der_psi*nhb_cse8 + der_der_y*nhb_cse2 - lambda[2] = nhb_cse16*nhb_cse5;
-  der_der_psi*(Ic + 2*Iwd + b^2*nhb_cse1 + (0.5)*mc*(nhb_cse3^2*nhb_cse9 + nhb_cse7^2*nhb_cse9)) + der_der_x*nhb_cse6 + der_der_y*nhb_cse8 + lambda[1]*nhb_cse10 + lambda[2]*nhb_cse11 + lambda[3]*nhb_cse12 = 0;
-  Iwa*der_der_phiL + lambda[1]*nhb_cse13 + lambda[2]*nhb_cse14 = tauL;
-  Iwa*der_der_phiR + lambda[3]*nhb_cse13 = tauR;
+  der_der_psi*nhb_cse6 + der_der_x*nhb_cse2 + lambda[1]*nhb_cse7 + lambda[2]*nhb_cse3 + lambda[3]*nhb_cse7 = nhb_cse18*nhb_cse8;
+  der_der_psi*nhb_cse8 + der_der_y*nhb_cse2 + lambda[1]*nhb_cse3 + lambda[2]*nhb_cse9 + lambda[3]*nhb_cse3 = nhb_cse18*nhb_cse5;
+  der_der_psi*(Ic + 2*Iwd + b^2*nhb_cse1 + (0.5)*mc*(nhb_cse10*nhb_cse11 + nhb_cse11*nhb_cse12)) + der_der_x*nhb_cse6 + der_der_y*nhb_cse8 + lambda[1]*nhb_cse14 + lambda[3]*nhb_cse13 = 0;
+  Iwa*der_der_phiL + lambda[1]*nhb_cse16 = tauL;
+  Iwa*der_der_phiR + lambda[3]*nhb_cse16 = tauR;
   // constraints at acceleration level (index 1)
-  // contacts.wheelL (no slip along N.x)
-  der_der_phiL*nhb_cse15 + der_der_psi*nhb_cse12 + der_der_x = -der_psi*(der_phiL*nhb_cse14 + nhb_cse17);
-  // contacts.wheelL (no slip along N.y)
-  -der_der_phiL*nhb_cse14 - der_der_psi*nhb_cse11 + der_der_y = -der_psi*(-der_phiL*nhb_cse13 - der_psi*nhb_cse10);
-  // contacts.wheelR (no slip along N.x)
-  der_der_phiR*nhb_cse15 + der_der_psi*nhb_cse10 + der_der_x = -der_psi*(der_phiR*nhb_cse14 - nhb_cse17);
+  // contacts.wheelL (no slip along its heading)
+  der_der_phiL*nhb_cse15 + der_der_psi*nhb_cse13 + der_der_x*nhb_cse9 + der_der_y*nhb_cse17 = -der_psi*(-nhb_cse22*nhb_cse7 - nhb_cse25*nhb_cse3 - nhb_cse26*nhb_cse7 + nhb_cse27*nhb_cse3);
+  // contacts.wheelL (no slip along its axle)
+  der_der_x*nhb_cse17 + der_der_y*nhb_cse7 = -der_psi*(-nhb_cse22*nhb_cse3 + nhb_cse25*nhb_cse7 - nhb_cse26*nhb_cse3 - nhb_cse27*nhb_cse7);
+  // contacts.wheelR (no slip along its heading)
+  der_der_phiR*nhb_cse15 + der_der_psi*nhb_cse14 + der_der_x*nhb_cse9 + der_der_y*nhb_cse17 = -der_psi*(-nhb_cse3*(nhb_cse23 - nhb_cse30) + nhb_cse3*(der_x + nhb_cse23 - nhb_cse30) - nhb_cse7*(-nhb_cse21 + nhb_cse29) - nhb_cse7*(der_y + nhb_cse21 - nhb_cse29));
   // constraint residuals (velocity level)
-  residual[1] = -R*der_phiL*cos(psi) - b*der_psi*cos(psi) + der_x;
-  residual[2] = -R*der_phiL*sin(psi) - b*der_psi*sin(psi) + der_y;
-  residual[3] = -R*der_phiR*cos(psi) + b*der_psi*cos(psi) + der_x;
+  residual[1] = -(-R*der_phiL*sin(psi) - b*der_psi*sin(psi) + der_y)*sin(psi) - (-R*der_phiL*cos(psi) - b*der_psi*cos(psi) + der_x)*cos(psi);
+  residual[2] = (-R*der_phiL*sin(psi) - b*der_psi*sin(psi) + der_y)*cos(psi) - (-R*der_phiL*cos(psi) - b*der_psi*cos(psi) + der_x)*sin(psi);
+  residual[3] = -(-R*der_phiR*sin(psi) + b*der_psi*sin(psi) + der_y)*sin(psi) - (-R*der_phiR*cos(psi) + b*der_psi*cos(psi) + der_x)*cos(psi);
   annotation(
     Icon(coordinateSystem(preserveAspectRatio=false, extent={{-100,-100},{100,100}}), graphics={Rectangle(extent={{-100,100},{100,-100}}, lineColor={0,0,0}, fillColor={255,255,255}, fillPattern=FillPattern.Solid), Text(extent={{-150,150},{150,110}}, textString="%name", lineColor={0,0,255})}),
     experiment(StopTime=2.0, Interval=0.002, Tolerance=1e-08),
@@ -110,9 +136,9 @@ equation
 <li>V = <code>R*g*mc + 2*R*g*mw</code></li>
 <li>Q<sub>phiL</sub> = <code>tauL</code></li>
 <li>Q<sub>phiR</sub> = <code>tauR</code></li>
-<li>contacts.wheelL (no slip along N.x): <code>-R*der(phiL)*cos(psi) - b*der(psi)*cos(psi) + der(x)</code> = 0</li>
-<li>contacts.wheelL (no slip along N.y): <code>-R*der(phiL)*sin(psi) - b*der(psi)*sin(psi) + der(y)</code> = 0</li>
-<li>contacts.wheelR (no slip along N.x): <code>-R*der(phiR)*cos(psi) + b*der(psi)*cos(psi) + der(x)</code> = 0</li>
+<li>contacts.wheelL (no slip along its heading): <code>-(-R*der(phiL)*sin(psi) - b*der(psi)*sin(psi) + der(y))*sin(psi) - (-R*der(phiL)*cos(psi) - b*der(psi)*cos(psi) + der(x))*cos(psi)</code> = 0</li>
+<li>contacts.wheelL (no slip along its axle): <code>(-R*der(phiL)*sin(psi) - b*der(psi)*sin(psi) + der(y))*cos(psi) - (-R*der(phiL)*cos(psi) - b*der(psi)*cos(psi) + der(x))*sin(psi)</code> = 0</li>
+<li>contacts.wheelR (no slip along its heading): <code>-(-R*der(phiR)*sin(psi) + b*der(psi)*sin(psi) + der(y))*sin(psi) - (-R*der(phiR)*cos(psi) + b*der(psi)*cos(psi) + der(x))*cos(psi)</code> = 0</li>
 </ul>
 <p>Form: <code>d/dt(dT/d(der(q))) - dT/dq + dV/dq + dD/d(der(q)) = Q + A^T*lambda</code> with the multipliers <code>lambda</code>, the constraints differentiated to acceleration level (index 1); <code>A</code> is the Jacobian of the velocity-level constraints <code>A*der(q) + a0 = 0</code>.</p>
 </html>"));
