@@ -82,7 +82,7 @@ def test_wheel_structure(wheel):
     (the height is R*cos(theta) already)."""
     assert len(WHEEL.read_text().splitlines()) < 40
     names = [name for name, _ in wheel.constraints]
-    assert names == ["contacts.wheel (no slip along N.x)", "contacts.wheel (no slip along N.y)"]
+    assert names == ["contacts.wheel (no slip along its heading)", "contacts.wheel (no slip along its axle)"]
     assert wheel.multibody is not None and [b.name for b in wheel.multibody.bodies] == ["wheel"]
 
 
@@ -360,7 +360,7 @@ def test_rolling_wheel_every_stage(wheel, tmp_path, capsys):
 
     assert main(["derive", "--constraints", str(WHEEL)]) == 0
     out = capsys.readouterr().out
-    assert "contacts.wheel (no slip along N.x) [nonholonomic]:" in out and "0 holonomic + 2 nonholonomic" in out
+    assert "contacts.wheel (no slip along its heading) [nonholonomic]:" in out and "0 holonomic + 2 nonholonomic" in out
     for method in METHODS:
         assert main(["derive", str(WHEEL), "-m", method, "-o", str(tmp_path / f"{method}.txt")]) == 0
         assert "der(der(psi))" in (tmp_path / f"{method}.txt").read_text()

@@ -23,7 +23,7 @@ from bridge.errors import SimulationError, SystemFileError
 from bridge.model.expressions import MAX_TREE_SIZE, ExpressionError, parse_expression
 from bridge.model.kinks import diff
 from bridge.model.loader import parse_system
-from bridge.model.units import ATOMS, parse_unit, unit_problem
+from bridge.model.units import ATOMS, parse_unit, si_problem, unit_problem
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -262,10 +262,18 @@ BAD_UNITS = ["Nms per rad", "N m", "m/s/s", "furlong", "m2.", ".m", "m//s", "(m"
 
 @pytest.mark.parametrize("unit", GOOD_UNITS)
 def test_units_in_the_modelica_syntax_are_accepted(unit, tmp_path, capsys):
+    """Units in the syntax: SI ones are accepted, multiples of SI units (values are in SI units, as in the MSL)
+    refused with the SI unit and the factor."""
     assert unit_problem(unit) is None
-    parse_system(pendulum().replace('unit = "kg"', f'unit = "{unit}"'))
-    if unit in COORDINATE_UNITS:
-        eom = bridge.derive(parse_system(pendulum(unit=unit)), "lagrange")
+    extra = f'k = {{ value = 1.0, unit = "{unit}" }}'
+    if si_problem(unit):
+        err = refused(pendulum(extra=extra), tmp_path, capsys)
+        assert "parameters.k.unit:" in err and "not an SI unit" in err and "Multiply the value by" in err
+        return
+    parse_system(pendulum(extra=extra))
+    if unit in COORDINATE_UNITS:  # the mass without a unit: T is not judged for a coordinate in any unit
+        text = pendulum(unit=unit).replace('m = { value = 1.0, unit = "kg" }', "m = { value = 1.0 }")
+        eom = bridge.derive(parse_system(text), "lagrange")
         source = bridge.modelica_export.model_source(eom)  # the derived velocity unit is in the syntax too
         for derived in re.findall(r'unit="([^"]*)"', source):
             assert unit_problem(derived) is None, derived

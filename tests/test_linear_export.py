@@ -48,7 +48,7 @@ potential = "m*g*l*(1 - cos(theta))"
 theta = "tau - c*der(theta)"
 [outputs]
 tip_x = { expr = "l*sin(theta)", unit = "m" }
-load = { expr = "tau + m*g*l*sin(theta)*cos(theta) + der(theta)", unit = "N.m" }
+load = { expr = "tau + m*g*l*sin(theta)*cos(theta) + c*der(theta)", unit = "N.m" }
 [simulation]
 stop_time = 4.0
 """

@@ -174,6 +174,7 @@ theta = { start = 0.0, velocity = 0.0, unit = "rad" }
 m = { value = 0.5, unit = "kg" }
 l = { value = 0.8, unit = "m" }
 g = { value = 9.81, unit = "m/s2" }
+k_tip = { value = 100.0, unit = "N", description = "torque per tip offset (the output's feedthrough)" }
 [inputs]
 tau = { unit = "N.m" %s}
 [energy]
@@ -182,7 +183,7 @@ potential = "m*g*l*(1 - cos(theta))"
 [forces]
 theta = "tau"
 [outputs]
-tip_x = { expr = "l*sin(theta) + tau/100", unit = "m" }
+tip_x = { expr = "l*sin(theta) + tau/k_tip", unit = "m" }
 """
 
 

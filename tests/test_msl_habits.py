@@ -88,7 +88,8 @@ def test_unit_text_spells_as_the_msl():
 
 def test_units_written_with_negative_exponents_get_the_msl_spelling():
     text = (ROOT / "examples" / "simple_pendulum.toml").read_text().replace(
-        'unit = "m/s2"', 'unit = "m.s-2"').replace('unit = "rad"', 'unit = "m.rad-1"')
+        'unit = "m/s2"', 'unit = "m.s-2"').replace('unit = "rad"', 'unit = "m.rad-1"').replace(
+        'unit = "kg", ', "")  # the mass without a unit: T in a coordinate of m.rad-1 is not judged an energy
     source = model_source(bridge.derive(bridge.parse_system(text), "lagrange"))
     units = re.findall(r'unit="([^"]*)"', source)
     assert "m/s2" in units and "m/rad" in units and "m/(s.rad)" in units

@@ -112,6 +112,19 @@ def perturbed_fmu(tmp_path, text: str, name: str = "p.fmu") -> Path:
     return build_fmu(eom, tmp_path / name, 2)
 
 
+def relabelled_fmu(source: Path, target: Path, old: str, new: str) -> Path:
+    """A copy of the FMU ``source`` with ``old`` replaced by ``new`` in its modelDescription.xml."""
+    import zipfile
+
+    with zipfile.ZipFile(source) as zin, zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as zout:
+        for item in zin.infolist():
+            data = zin.read(item.filename)
+            if item.filename == "modelDescription.xml":
+                data = data.replace(old.encode(), new.encode())
+            zout.writestr(item, data)
+    return target
+
+
 def test_perturbed_fmu_is_flagged(tmp_path, capsys):
     """A validator that cannot fail is worthless: l = 0.8 -> 0.81 in an FMU is caught."""
     fmu = perturbed_fmu(tmp_path, PENDULUM_TEXT.replace("value = 0.8,", "value = 0.81,"))
@@ -130,7 +143,8 @@ def test_perturbed_fmu_is_flagged(tmp_path, capsys):
 def test_external_fmu_with_missing_variables_and_other_units(tmp_path):
     cart = build_fmu(bridge.derive(bridge.load_system(ROOT / "examples" / "cartesian_pendulum.toml"), "lagrange"),
                      tmp_path / "cart.fmu", 2)
-    degrees = perturbed_fmu(tmp_path, PENDULUM_TEXT.replace('unit = "rad"', 'unit = "deg"'), "deg.fmu")
+    degrees = relabelled_fmu(perturbed_fmu(tmp_path, PENDULUM_TEXT, "rad.fmu"), tmp_path / "deg.fmu",
+                             'unit="rad"', 'unit="deg"')  # a system file gives SI units only: an FMU from elsewhere
     result = validate_system(PENDULUM, Options(groups=(), external=(str(cart), str(degrees)),
                                                overrides={"stop_time": 1.0}))
     runs = {r.id: r for r in result.runs}

@@ -14,7 +14,6 @@ Every problem is reported at its entry (``bodies.disk.inertia``), all at once wi
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -28,7 +27,9 @@ from .frame_table import FrameTable
 from .frames import INERTIAL, Frame
 from .load_table import LoadTable
 from .multibody import ZERO, Body, Multibody, Vector
+from .names import suggest as _suggest
 from .numeric import evaluate_once
+from .trig import tidy_trig
 from .values import inertia_problem, positive_problem
 from .vectors import parse_matrix, parse_scalar, parse_vector
 
@@ -45,9 +46,6 @@ def uses_bodies(data: Mapping[str, Any]) -> bool:
     return any(key in data for key in TABLES)
 
 
-def _suggest(word: str, choices) -> str:
-    close = difflib.get_close_matches(word, list(choices), n=1)
-    return f"did you mean {close[0]!r}?" if close else ""
 
 
 class _Broken(ExpressionError):
@@ -81,6 +79,9 @@ class BodyReader(FrameTable, LoadTable):
         self._locating: list[str] = []
         self.body_frame: dict[str, str] = {}
         self.positive: list[tuple[str, str, sp.Expr]] = []  # constants checked positive besides masses
+        self.rotation_watch: list[tuple[str, sp.ImmutableMatrix]] = []  # dcm frames not proven orthonormal
+        self.body_names: set[str] = set()      # declared under [bodies] (whether or not their entries hold)
+        self.particle_names: set[str] = set()  # declared under [particles]
 
     # -- the vector expressions' context ------------------------------------------------
     def frame_matrix(self, name: str, pos: int) -> sp.Matrix | None:
@@ -123,6 +124,21 @@ class BodyReader(FrameTable, LoadTable):
 
     def der(self, expr: sp.Expr, pos: int) -> sp.Expr:
         return self.b.der(expr, pos)
+
+    def frame_names(self) -> list[str]:
+        """The declared frames (N first), for did-you-mean hints."""
+        return list(self.frames)
+
+    def not_a_body(self, name: Any, what: str = "a rigid body") -> tuple[str, str]:
+        """(message, hint) for a reference ``name`` that is not a usable body: a body whose own entry has errors
+        (reported there), a particle, or an unknown name with the closest declared body."""
+        if isinstance(name, str) and name in self.body_names:
+            return (f"{name!r} has errors above (bodies.{name})", "fix that entry; this reference is then checked")
+        if isinstance(name, str) and name in self.particle_names:
+            return (f"{name!r} is a particle, not {what}", f"declare {name} under [bodies] with a frame and an "
+                    "inertia tensor")
+        return (f"{name!r} is not {what}",
+                _suggest(str(name), sorted(self.body_names)) or "name a body of [bodies] (it needs a frame)")
 
     # -- entries -------------------------------------------------------------------------
     def _parse(self, entry: str, text: Any, parse, what: str):
@@ -240,6 +256,7 @@ class BodyReader(FrameTable, LoadTable):
         points = self.entries("points", POINT_KEYS, "point")
         bodies = self.entries("bodies", BODY_KEYS, "body")
         particles = self.entries("particles", PARTICLE_KEYS, "particle")
+        self.body_names, self.particle_names = set(bodies), set(particles)
         for name, spec in points.items():
             self._locate(f"points.{name}", name, spec, "position")
         for name, spec in bodies.items():
@@ -265,10 +282,12 @@ class BodyReader(FrameTable, LoadTable):
             return None
         from .contacts import read_contacts
 
-        mb = Multibody(tuple(b for b in made if b is not None), tuple(loads), gravity)
-        model = BodyModel(mb, mb.kinetic_energy(), mb.potential_energy(), {})
+        mb = Multibody(tuple(b for b in made if b is not None), tuple(loads), gravity, tuple(self.rotation_watch))
+        # each body's energy and each force with sin^2 + cos^2 cancelled (a wheel's spin angle in its yaw inertia)
+        kinetic = sum((tidy_trig(b.kinetic_energy()) for b in mb.bodies), sp.Integer(0))
+        model = BodyModel(mb, kinetic, mb.potential_energy(), {})
         Q = mb.generalized_forces([c.velocity_symbol for c in self.b.coords])
-        model.forces = {c.name: f for c, f in zip(self.b.coords, Q) if f != 0}
+        model.forces = {c.name: tidy_trig(f) for c, f in zip(self.b.coords, Q) if f != 0}
         read_contacts(self, {b.name: b for b in mb.bodies}, model)
         model.multibody = replace(mb, positive=tuple(self.positive))
         return model
@@ -385,6 +404,36 @@ def merge_bodies(builder, reported: type[Exception], T, V, forces: dict, holonom
               + [label for label, _ in model.holonomic]
               + [f"constraints.nonholonomic[{i + 1}]" for i in range(len(nonholonomic))]
               + [label for label, _ in model.nonholonomic])
+    generated = ([False] * len(holonomic) + [True] * len(model.holonomic)
+                 + [False] * len(nonholonomic) + [True] * len(model.nonholonomic))
     holonomic = list(holonomic) + [e for _, e in model.holonomic]
     nonholonomic = list(nonholonomic) + [e for _, e in model.nonholonomic]
-    return T, V, forces, holonomic, nonholonomic, model.multibody, tuple(labels)
+    multibody = model.multibody
+    if any(generated) and not any(e.has(sp.nan) for e in holonomic + nonholonomic):
+        holonomic, nonholonomic, labels, multibody = _drop_redundant(builder, holonomic, nonholonomic, labels,
+                                                                      generated, multibody)
+    return T, V, forces, holonomic, nonholonomic, multibody, tuple(labels)
+
+
+def _drop_redundant(builder, holonomic, nonholonomic, labels, generated, multibody):
+    """The constraints without the generated rows that repeat the rows before them identically
+    (:mod:`.redundant_rows`), which the multibody keeps as ``dropped_constraints``; a generated row dependent at
+    the start state only is reported (a singular configuration)."""
+    from dataclasses import replace
+
+    from .redundant_rows import redundant_rows, velocity_rows
+
+    rows = velocity_rows(builder, holonomic, nonholonomic)
+    dropped, singular = redundant_rows(builder, rows, generated, holonomic)
+    for k in singular:
+        builder.p.add(labels[k], "this generated constraint is dependent on the constraints before it at the start "
+                      "state but not at other states: the start state is a singular configuration",
+                      "change the start values (e.g. turn the body away from the singular pose)")
+    if not dropped:
+        return holonomic, nonholonomic, labels, multibody
+    exprs = holonomic + nonholonomic
+    h = len(holonomic)
+    keep = [k for k in range(len(exprs)) if k not in dropped]
+    multibody = replace(multibody, dropped_constraints=tuple((labels[k], exprs[k]) for k in dropped))
+    return ([exprs[k] for k in keep if k < h], [exprs[k] for k in keep if k >= h], [labels[k] for k in keep],
+            multibody)

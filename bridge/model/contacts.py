@@ -5,9 +5,10 @@ k the unit normal of the plane (a coordinate plane of N through its origin, poin
 at the start) and e1, e2 the plane's axes:
 
 * ``rolling-disk`` (thin wheel of radius R, axle a = a body axis, default y): the contact point is
-  ``P = C - R n``, ``n = (k - (k.a) a) / sqrt(1 - (k.a)^2)`` (in the wheel plane, towards k); no slip:
-  ``(v_C + w x (P - C)) . e_i = 0`` (2 nonholonomic); on the plane: ``k.P = 0`` (holonomic), left out when
-  it holds identically (the height already eliminated by the coordinates);
+  ``P = C - R n``, ``n = (k - (k.a) a) / sqrt(1 - (k.a)^2)`` (in the wheel plane, towards k); no slip along the
+  wheel's heading ``k x a`` and its axle ``a - (k.a) k`` (2 nonholonomic: ``v_P . (k x a) = 0``, ``v_P . (a -
+  (k.a) k) = 0``, so that two wheels on one axle repeat the axle row for every state); on the plane: ``k.P = 0``
+  (holonomic), left out when it holds identically (the height already eliminated by the coordinates);
 * ``rolling-sphere``: ``P = C - R k``, the same two no-slip rows, ``k.C - R = 0`` where not identical;
 * ``knife-edge``: a point P of the body (default C) has no velocity along a body axis: ``dP/dt . b = 0``;
 * ``velocity``: a given expression (vector operations allowed) linear in the velocities, ``= 0``.
@@ -26,6 +27,7 @@ import sympy as sp
 
 from .frames import AXES
 from .multibody import Body
+from .names import suggest as _suggest
 from .vectors import cross, dot
 
 KINDS = {
@@ -39,8 +41,6 @@ _PLANE = re.compile(r"N\.([xyz])([xyz])\Z")
 
 def read_contacts(reader, bodies: dict[str, Body], model) -> None:
     """Append each contact's constraints (labelled by entry) to ``model.holonomic``/``model.nonholonomic``."""
-    from .bodies import _suggest
-
     for name, spec in reader.table("contacts").items():
         entry = f"contacts.{name}"
         if not isinstance(spec, dict):
@@ -67,13 +67,12 @@ def read_contacts(reader, bodies: dict[str, Body], model) -> None:
 
 def _body(reader, entry: str, name: str, spec: dict, bodies: dict[str, Body]) -> Body | None:
     """The contact's body (default: the body of the contact's name); it needs a frame."""
-    from .bodies import _suggest
-
     bname = spec.get("body", name)
     key = f"{entry}.body" if "body" in spec else entry
     if not isinstance(bname, str) or bname not in bodies:
-        reader.p.add(key, f"{bname!r} is not a body", (_suggest(str(bname), bodies) or
-                     "name a body of [bodies]") + "; without body = ..., the contact's own name is the body's")
+        message, hint = reader.not_a_body(bname, "a body")
+        reader.p.add(key, message, hint + ("" if "body" in spec else
+                                           "; without body = ..., the contact's own name is the body's"))
         return None
     body = bodies[bname]
     if body.is_particle:
@@ -149,9 +148,16 @@ def _rolling(reader, entry: str, kind: str, spec: dict, body: Body, model) -> No
     omega = tuple(body.rotation * sp.Matrix(body.angular_velocity))
     omega_n = _omega_n(reader, body, omega)
     v = cross(omega_n, r)
-    names = "xyz"
-    for i in (e1, e2):
-        model.nonholonomic.append((f"{entry} (no slip along N.{names[i]})", body.velocity[i] + v[i]))
+    slip = tuple(body.velocity[i] + v[i] for i in range(3))  # velocity of the contact point of the body
+    if kind == "rolling-disk":  # along the wheel's heading k x a and its axle a - (k.a) k (both of length s)
+        heading = cross(k, a)
+        axle = tuple(a[i] - ka * k[i] for i in range(3))
+        model.nonholonomic.append((f"{entry} (no slip along its heading)", dot(slip, heading)))
+        model.nonholonomic.append((f"{entry} (no slip along its axle)", dot(slip, axle)))
+    else:
+        names = "xyz"
+        for i in (e1, e2):
+            model.nonholonomic.append((f"{entry} (no slip along N.{names[i]})", slip[i]))
     if not _identically_zero(reader, height, R):
         model.holonomic.append((f"{entry} (on the plane)", height))
 
@@ -196,4 +202,10 @@ def describe_constraints(system) -> str:
         kind = "holonomic" if k < hol else "nonholonomic"
         lines.append(f"{name} [{kind}]:")
         lines.append(f"  0 = {sp.sstr(expr)}")
+    dropped = system.multibody.dropped_constraints if system.multibody is not None else ()
+    if dropped:
+        lines.append(f"dropped ({len(dropped)}): generated rows that repeat the constraints above for every state")
+        for name, expr in dropped:
+            lines.append(f"{name} [dropped]:")
+            lines.append(f"  0 = {sp.sstr(expr)}")
     return "\n".join(lines) + "\n"

@@ -2,8 +2,11 @@
 
 Each entry rotates a frame from its ``parent`` (default N): ``axis``/``angle`` (x, y or z), a sequence
 ``axes``/``angles`` (``axes = "zyx"``: about z, then the new y, then the newer x), or direction cosines
-``dcm`` (``v_parent = C v_child``, checked to be a rotation at the start state and three states near it).
-Parents are checked first (known, no cycle); each frame is then built after its parent (:mod:`.frames`).
+``dcm`` (``v_parent = C v_child``, checked to be a rotation at the start state and three states near it, and for
+all states where ``C^T C - 1`` reduces to 0 cheaply; a ``dcm`` of the coordinates that does not is watched during
+native runs (:attr:`~bridge.model.multibody.Multibody.rotation_watch`), one of ``t`` that does not is refused).
+Parents are checked first (known, no cycle, at most :data:`MAX_FRAME_DEPTH` deep); each frame is then built after
+its parent (:mod:`.frames`), and the composed rotation kept within :data:`MAX_FRAME_NODES` operations per entry.
 """
 
 from __future__ import annotations
@@ -13,15 +16,16 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
-from .frames import AXES, Frame, oriented, rotate
+from . import symbols as S
+from .expressions import tree_size
+from .frames import AXES, Frame, oriented, orthonormal_identically, rotate
+from .names import suggest as _suggest
 from .vectors import parse_matrix
 
-
-def _suggest(word: str, choices) -> str:
-    import difflib
-
-    close = difflib.get_close_matches(word, list(choices), n=1)
-    return f"did you mean {close[0]!r}?" if close else ""
+#: frames in one chain of parents from N
+MAX_FRAME_DEPTH = 200
+#: operations in one entry of a frame's direction cosines or angular velocity, checked after each composed rotation
+MAX_FRAME_NODES = 5_000
 
 
 class FrameTable:
@@ -44,34 +48,54 @@ class FrameTable:
             else:
                 parents[name] = parent
         in_cycle: set[str] = set()
+        settled: set[str] = set()  # frames whose chain of parents was walked already
         for name in self.frame_specs:
-            chain, cur = [name], parents[name]
-            while cur is not None and cur != "N" and cur not in chain:
+            chain, on_chain, cur = [name], {name}, parents[name]
+            while cur is not None and cur != "N" and cur not in on_chain and cur not in settled:
                 chain.append(cur)
+                on_chain.add(cur)
                 cur = parents.get(cur)
-            if cur == name and name not in in_cycle:
-                in_cycle.update(chain)
-                self.p.add(f"frames.{name}.parent", "the frames' parents form a cycle: "
-                           + " -> ".join([*chain, name]), "each chain of parents must end at N, the inertial frame")
+            settled.update(chain)
+            if cur in on_chain:
+                cycle = chain[chain.index(cur):]
+                in_cycle.update(cycle)
+                self.p.add(f"frames.{cur}.parent", "the frames' parents form a cycle: "
+                           + " -> ".join([*cycle, cur]), "each chain of parents must end at N, the inertial frame")
         for name in self.frame_specs:
             self.frames[name] = None
-        done: set[str] = set()
-        for name in self.frame_specs:
-            self._build_frame(name, parents, in_cycle, done)
+        depth = self._depths(parents, in_cycle)
+        for name in sorted((n for n in depth if depth[n] <= MAX_FRAME_DEPTH), key=depth.__getitem__):
+            base = self.frames.get(parents[name])  # type: ignore[arg-type]
+            if base is not None:  # else the parent's problem is reported there
+                self.frames[name] = self._rotation(name, base, self.frame_specs[name])
 
-    def _build_frame(self, name: str, parents: dict, in_cycle: set[str], done: set[str]) -> None:
-        if name in done:
-            return
-        done.add(name)
-        parent = parents[name]
-        if parent is None or name in in_cycle:
-            return
-        if parent != "N":
-            self._build_frame(parent, parents, in_cycle, done)
-        base = self.frames.get(parent)
-        if base is None:
-            return  # the parent's problem is reported there
-        self.frames[name] = self._rotation(name, base, self.frame_specs[name])
+    def _depths(self, parents: dict[str, str | None], in_cycle: set[str]) -> dict[str, int]:
+        """Each frame's number of rotations from N (frames with a broken parent chain left out); a frame deeper than
+        :data:`MAX_FRAME_DEPTH` is reported once, at the first frame of its chain beyond the limit."""
+        depth: dict[str, int] = {"N": 0}
+        for name in self.frame_specs:
+            chain, cur = [], name
+            while cur not in depth:
+                if cur is None or cur in in_cycle:
+                    break
+                chain.append(cur)
+                cur = parents.get(cur)
+            else:
+                for k, frame in enumerate(reversed(chain)):
+                    depth[frame] = depth[cur] + k + 1
+        del depth["N"]
+        for name, d in depth.items():
+            if d == MAX_FRAME_DEPTH + 1:
+                path, cur = [name], parents[name]
+                while cur != "N":
+                    path.append(cur)
+                    cur = parents[cur]
+                path = ["N", *reversed(path)]
+                shown = " -> ".join(path[:3] + ["..."] + path[-2:])
+                self.p.add(f"frames.{name}.parent", f"the chain of parents {shown} is {d} frames deep, more than "
+                           f"the limit of {MAX_FRAME_DEPTH} frames", "give a frame further down the chain by "
+                           "its direction cosines (dcm) relative to N, or merge rotations into one frame's sequence")
+        return depth
 
     def _rotation(self, name: str, parent: Frame, spec: dict) -> Frame | None:
         entry = f"frames.{name}"
@@ -107,6 +131,8 @@ class FrameTable:
             if angle is None:
                 return None
             frame = rotate(frame, name, axis, angle, self.b.der(angle, 0))
+            if not self._small(entry, frame):
+                return None
         return frame
 
     def _dcm(self, entry: str, name: str, parent: Frame, text: Any) -> Frame | None:
@@ -130,5 +156,25 @@ class FrameTable:
                            f"at {'the start state' if k == 0 else 'a state near it'} (error {err:.3g})",
                            "give the rows of C with v_parent = C v_child, orthonormal and right-handed")
                 return None
-        return oriented(parent, name, C, lambda e: self.b.der(e, 0))
+        if C.free_symbols & (self.b.position_symbols() | {S.t}) and not orthonormal_identically(C):
+            if S.t in C.free_symbols:
+                self.p.add(f"{entry}.dcm", "the direction cosines depend on t and could not be shown to stay a "
+                           "rotation (C^T C - 1 does not reduce to 0 with sin^2 + cos^2 = 1)",
+                           "write the frame as rotations about its axes (axis/angle or axes/angles: angles may "
+                           "depend on t), or give C in sines and cosines of the angles")
+                return None
+            self.rotation_watch.append((name, sp.ImmutableMatrix(C)))  # watched during native runs
+        frame = oriented(parent, name, C, lambda e: self.b.der(e, 0))
+        return frame if self._small(entry, frame) else None
+
+    def _small(self, entry: str, frame: Frame) -> bool:
+        """Whether the composed rotation and angular velocities stay within the node budget; else a problem."""
+        parts = [*frame.rotation, *frame.omega, *frame.omega_n]
+        if all(tree_size(e, MAX_FRAME_NODES) <= MAX_FRAME_NODES for e in parts):
+            return True
+        self.p.add(entry, f"the rotation of frame {frame.name} composed with its parents' is too large (more than "
+                   f"{MAX_FRAME_NODES} operations in an entry of its direction cosines or angular velocity)",
+                   "rotations that depend on the coordinates grow with each frame of a chain: give the frame's "
+                   "direction cosines relative to N (dcm), or use fewer frames")
+        return False
 

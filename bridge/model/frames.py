@@ -41,8 +41,14 @@ INERTIAL = Frame("N", sp.ImmutableMatrix.eye(3), ZERO, ZERO)
 
 
 def elementary(axis: str, angle: sp.Expr) -> sp.Matrix:
-    """Direction cosines ``C`` (``v_parent = C v_child``) of a rotation by ``angle`` about ``axis``."""
+    """Direction cosines ``C`` (``v_parent = C v_child``) of a rotation by ``angle`` about ``axis``.
+
+    A constant angle whose cosine and sine sympy leaves unevaluated (``cos(3/100)``) gets them as floats: products
+    of such terms along a chain of frames would otherwise grow with every frame.
+    """
     c, s = sp.cos(angle), sp.sin(angle)
+    if not angle.free_symbols and (c.has(sp.cos, sp.sin) or s.has(sp.cos, sp.sin)):
+        c, s = sp.Float(c.evalf(17)), sp.Float(s.evalf(17))
     if axis == "x":
         return sp.Matrix([[1, 0, 0], [0, c, -s], [0, s, c]])
     if axis == "y":
@@ -72,3 +78,24 @@ def oriented(parent: Frame, name: str, C: sp.Matrix, der: Callable[[sp.Expr], sp
     w = C.T * sp.Matrix(parent.omega) + w_rel
     w_n = sp.Matrix(parent.omega_n) + R * w_rel
     return Frame(name, sp.ImmutableMatrix(R), tuple(w), tuple(w_n))  # type: ignore[arg-type]
+
+
+#: operations of one direction-cosine entry above which :func:`orthonormal_identically` does not try
+MAX_PROOF_NODES = 300
+
+
+def orthonormal_identically(C: sp.Matrix) -> bool:
+    """Whether ``C^T C = 1`` holds for every value of its symbols, decided cheaply: each entry of ``C^T C - 1``
+    reduces to 0 by :func:`bridge.model.trig.reduce_trig` (angle sums expanded, ``sin^2 = 1 - cos^2``). False when it
+    does not or the entries exceed :data:`MAX_PROOF_NODES` operations (not proven; it may still hold)."""
+    from .expressions import tree_size
+    from .trig import reduce_trig
+
+    if any(tree_size(e, MAX_PROOF_NODES) > MAX_PROOF_NODES for e in C):
+        return False
+    E = sp.Matrix(C).T * sp.Matrix(C) - sp.eye(3)
+    for i in range(3):
+        for j in range(i, 3):
+            if reduce_trig(E[i, j], 20 * MAX_PROOF_NODES, angle_sums=True) != 0:
+                return False
+    return True

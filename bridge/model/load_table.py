@@ -9,14 +9,6 @@ from __future__ import annotations
 
 from .multibody import Body, Load
 
-
-def _suggest(word: str, choices) -> str:
-    import difflib
-
-    close = difflib.get_close_matches(word, list(choices), n=1)
-    return f"did you mean {close[0]!r}?" if close else ""
-
-
 LOAD_KEYS = {"force", "point", "torque", "body", "reaction", "description"}
 
 
@@ -66,8 +58,7 @@ class LoadTable:
                 continue
             bname = spec[key]
             if not isinstance(bname, str) or bname not in self.body_frame:
-                self.p.add(f"{entry}.{key}", f"{bname!r} is not a rigid body",
-                           _suggest(str(bname), self.body_frame) or "name a body of [bodies] (it needs a frame)")
+                self.p.add(f"{entry}.{key}", *self.not_a_body(bname))
                 continue
             frame = self.frames[self.body_frame[bname]]
             if M is not None and frame is not None:

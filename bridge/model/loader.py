@@ -45,7 +45,8 @@ from .mechanics import (
 from .multibody import Multibody
 from .numeric import compile_exprs
 from .system import Coordinate, Input, Parameter, System, finite, total_derivative
-from .units import unit_problem
+from .unit_check import unit_problems
+from .units import si_problem, unit_problem
 from .values import check_values
 
 MODELICA_KEYWORDS = frozenset("""
@@ -248,6 +249,10 @@ class _Builder:
         if problem:
             self.p.add(entry, problem, 'write units like "m", "rad/s", "N.m.s/rad", "kg.m2" or "m/s2" '
                        "(factors joined by '.', one '/', integer exponents, SI symbols and prefixes)")
+            return ""
+        not_si = si_problem(text)
+        if not_si:
+            self.p.add(entry, *not_si)
             return ""
         return text
 
@@ -483,6 +488,8 @@ class _Builder:
             multibody=multibody if multibody is not None else self.given_multibody, constraint_labels=labels,
         )
         check_values(system, self.p)
+        for entry, message, hint in unit_problems(system):
+            self.p.add(entry, message, hint)
         system = check_start(system, self.p)
         for entry, message, hint in [*effort_jacobian_problems(system), *friction_normal_problems(system)]:
             self.p.add(entry, message, hint)
@@ -745,10 +752,11 @@ class _Builder:
             self.p.add("method.independent", "a coordinate is listed twice", "list each name once")
         n = len(self.coords) - len(getattr(self, "auxiliary_coordinates", ()))  # dynamic variables' integrals
         if len(independent) != n - m and not getattr(self, "bodies_broken", False):  # m unknown: reported there
+            given, free = len(independent), n - m  # m: rows after dropping repeated generated ones (rank)
             self.p.add("method.independent",
-                       f"{len(independent)} independent velocities given, but the system has "
-                       f"{n} coordinates and {m} constraints, so exactly "
-                       f"{n - m} are independent", "list that many coordinates")
+                       f"{given} independent velocit{'y' if given == 1 else 'ies'} given, but the system has "
+                       f"{n} coordinates and {m} independent constraint{'' if m == 1 else 's'}, so exactly "
+                       f"{free} {'is' if free == 1 else 'are'} independent", "list that many coordinates")
 
     def _ports(self) -> dict[str, str]:
         """``[ports]``: coordinate name -> port kind (:data:`bridge.model.ports.PORT_KINDS`), each coordinate's unit

@@ -235,11 +235,15 @@ GOOD_SPLIT = 1e-2
 
 
 def cyclic_coordinates(system: System) -> set[int]:
-    """Coordinates that appear in no expression except through their velocity (ignorable coordinates)."""
+    """Coordinates that appear in no expression except through their velocity (ignorable coordinates), decided
+    after ``sin^2 + cos^2 = 1`` (:func:`bridge.model.trig.depends_on`, within its budget)."""
+    from .trig import depends_on
+
     exprs = [system.kinetic, system.potential, system.dissipation, *system.forces.values(), *system.holonomic,
              *system.nonholonomic]
     used = set().union(*(e.free_symbols for e in exprs))
-    return {i for i, c in enumerate(system.coordinates) if c.symbol not in used}
+    return {i for i, c in enumerate(system.coordinates)
+            if c.symbol not in used or not any(depends_on(e, c.symbol) for e in exprs)}
 
 
 def choose_independent(system: System, A: list[list[Expr]], values: np.ndarray | None = None,

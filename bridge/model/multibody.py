@@ -78,6 +78,12 @@ class Multibody:
     bodies: tuple[Body, ...]
     loads: tuple[Load, ...] = ()
     gravity: Vector = ZERO
+    #: direction cosines ``(frame name, C)`` of the coordinates not shown to be a rotation for every state (checked
+    #: at the start state only); a native run stops where ``|C^T C - 1|`` grows
+    rotation_watch: tuple[tuple[str, sp.ImmutableMatrix], ...] = ()
+    #: generated constraints ``(entry, expression)`` left out because they repeat the others identically (two
+    #: rolling-disk contacts on one axle both forbid sliding along it)
+    dropped_constraints: tuple[tuple[str, sp.Expr], ...] = ()
     #: (entry, what, expression) of the constants besides masses that must be positive (a contact's radius),
     #: checked again whenever parameter values change (:mod:`bridge.model.values`)
     positive: tuple[tuple[str, str, sp.Expr], ...] = ()

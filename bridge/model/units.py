@@ -52,7 +52,30 @@ ATOMS: dict[str, BaseUnit] = {
     "Ohm": _b(kg=1, m=2, s=-3, A=-2), "H": _b(kg=1, m=2, s=-2, A=-2), "C": _b(s=1, A=1),
     "Wb": _b(kg=1, m=2, s=-2, A=-1), "F": _b(kg=-1, m=-2, s=4, A=2), "S": _b(kg=-1, m=-2, s=3, A=2),
 }
+ATOMS.update({
+    "sr": _b(), "T": _b(kg=1, s=-2, A=-1), "Bq": _b(s=-1), "Gy": _b(m=2, s=-2), "Sv": _b(m=2, s=-2),
+    "kat": _b(mol=1, s=-1), "lm": _b(cd=1), "lx": _b(cd=1, m=-2), "d": _b(86400.0, s=1), "L": _b(1e-3, m=3),
+    "t": _b(1e3, kg=1), "eV": _b(1.602176634e-19, kg=1, m=2, s=-2), "Wh": _b(3600.0, kg=1, m=2, s=-2),
+    "Ah": _b(3600.0, s=1, A=1),
+})
+#: the SI prefixes as factors (``da`` before ``d``)
+PREFIX_FACTORS = {"Y": 1e24, "Z": 1e21, "E": 1e18, "P": 1e15, "T": 1e12, "G": 1e9, "M": 1e6, "k": 1e3, "h": 1e2,
+                  "da": 1e1, "d": 1e-1, "c": 1e-2, "m": 1e-3, "u": 1e-6, "n": 1e-9, "p": 1e-12, "f": 1e-15,
+                  "a": 1e-18, "z": 1e-21, "y": 1e-24}
+#: temperature scales with an offset: no factor makes them SI
+OFFSET_UNITS = {"degC": "K", "degF": "K", "degRk": "K"}
 _FACTOR = re.compile(r"^([A-Za-z]+|1)(-?\d+)?$")
+
+
+def _atom(symbol: str) -> BaseUnit | None:
+    """A unit symbol, possibly with an SI prefix (``kN``, ``mA``); the symbol itself first (``cd``, ``Pa``)."""
+    if symbol in ATOMS:
+        return ATOMS[symbol]
+    for prefix in sorted(PREFIX_FACTORS, key=len, reverse=True):
+        if symbol.startswith(prefix) and symbol[len(prefix):] in ATOMS and symbol[len(prefix):] not in ("kg", "1"):
+            base = ATOMS[symbol[len(prefix):]]
+            return BaseUnit(base.exponents, base.factor * PREFIX_FACTORS[prefix])
+    return None
 
 
 def parse_unit(text: str) -> BaseUnit | None:
@@ -69,10 +92,28 @@ def parse_unit(text: str) -> BaseUnit | None:
             part = part[1:-1]  # a product as denominator: kg/(m.s)
         for factor in part.split("."):
             match = _FACTOR.match(factor)
-            if not match or match.group(1) not in ATOMS:
+            atom = _atom(match.group(1)) if match else None
+            if atom is None:
                 return None
-            result = result * ATOMS[match.group(1)] ** (sign * int(match.group(2) or 1))
+            result = result * atom ** (sign * int(match.group(2) or 1))
     return result
+
+
+def unit_text(e: tuple[int, ...]) -> str:
+    """MSL-style text of base-unit exponents: ``N`` where kg.m/s2 divides it, one ``/`` (``m/s2``, ``N.m``,
+    ``kg.m2``, ``1/s``, ``N.s/m``, ``kg/(m.s)``)."""
+    e = list(e)
+    num: list[str] = []
+    kg, s = BASE.index("kg"), BASE.index("s")
+    if e[kg] == 1 and e[s] <= -2:
+        num.append("N")
+        e = [x - y for x, y in zip(e, (1, 1, -2, 0, 0, 0, 0, 0))]
+    num += [n if x == 1 else f"{n}{x}" for n, x in zip(BASE, e) if x > 0]
+    den = [n if -x == 1 else f"{n}{-x}" for n, x in zip(BASE, e) if x < 0]
+    text = ".".join(num) or "1"
+    if den:
+        text += "/" + (den[0] if len(den) == 1 else f"({'.'.join(den)})")
+    return text
 
 
 def compatible(a: str, b: str) -> bool:
@@ -190,3 +231,47 @@ def _closing(tokens: list[tuple[str, str]], pos: int) -> int:
     if pos >= len(tokens) or tokens[pos] != ("op", ")"):
         raise _UnitSyntax("a ')' is missing")
     return pos + 1
+
+
+def si_problem(text: str) -> tuple[str, str] | None:
+    """(message, hint) when ``text`` (a unit in the syntax) is not SI-coherent: a multiple of an SI unit (``cm``,
+    ``deg``, ``rpm``, ``bar``, ``kN``) or an offset scale (``degC``); None for SI units and units not known here.
+
+    Values in system files are in SI units, as in the MSL (whose ``displayUnit`` shows cm, deg or rpm)."""
+    if not text:
+        return None
+    for scale, si in OFFSET_UNITS.items():
+        if re.search(rf"(?<![A-Za-z]){scale}(?![A-Za-z])", text):
+            return (f"the unit {text!r} is a temperature scale with an offset, not an SI unit; values are in SI "
+                    "units (as in the MSL)", f'give temperatures in {si} (unit = "{si}")')
+    base = parse_unit(text)
+    if base is None or math.isclose(base.factor, 1.0, rel_tol=1e-12):
+        return None
+    si = _unprefixed(text) or unit_text(base.exponents)
+    return (f"the unit {text!r} is not an SI unit (1 {text} = {base.factor:.10g} {si}); values are in SI units, as "
+            "in the MSL", f'multiply the value by {base.factor:.10g} and write unit = "{si}"')
+
+
+def _unprefixed(text: str) -> str | None:
+    """``text`` with each prefixed symbol written without its prefix (``uV`` -> ``V``, ``kN.m`` -> ``N.m``), or None
+    when a symbol is not a prefixed SI-coherent one (``deg``, ``rpm``: their SI unit is spelt from the exponents)."""
+    out = []
+    for word in re.split(r"([./()])", text):
+        m = _FACTOR.match(word)
+        if not word or word in "./()" or (m and m.group(1) == "1"):
+            out.append(word)
+            continue
+        if not m:
+            return None
+        sym, power = m.group(1), m.group(2) or ""
+        if sym in ATOMS:
+            if ATOMS[sym].factor != 1.0:
+                return None
+            out.append(word)
+            continue
+        bare = next((sym[len(p):] for p in sorted(PREFIX_FACTORS, key=len, reverse=True)
+                     if sym.startswith(p) and sym[len(p):] in ATOMS), None)
+        if bare is None or ATOMS[bare].factor != 1.0:
+            return None
+        out.append(bare + power)
+    return "".join(out)

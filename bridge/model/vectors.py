@@ -27,6 +27,7 @@ from typing import Protocol
 import sympy as sp
 
 from .expressions import FUNCTIONS, MAX_DEPTH, MAX_LENGTH, MAX_TREE_SIZE, ExpressionError, tree_size
+from .names import closest_name
 
 Vector = tuple[sp.Expr, sp.Expr, sp.Expr]
 AXES = {"x": 0, "y": 1, "z": 2}
@@ -48,6 +49,9 @@ class Context(Protocol):
 
     def frame_matrix(self, name: str, pos: int) -> sp.Matrix | None:
         """Direction cosines ``R`` (``v_N = R v_F``) of frame ``name``, None if it is not a frame."""
+
+    def frame_names(self) -> list[str]:
+        """The declared frames' names (for did-you-mean hints)."""
 
     def point(self, name: str, pos: int) -> Vector | None:
         """Position of point/body ``name`` (N components), None if it is not a point."""
@@ -264,7 +268,9 @@ class VectorParser:
     def _frame(self, name: str, pos: int) -> sp.Matrix:
         R = self.ctx.frame_matrix(name, pos)
         if R is None:
+            close = closest_name(name, self.ctx.frame_names())
             raise ExpressionError(f"{name!r} is not a frame", pos,
+                                  f"did you mean {close!r}?" if close else
                                   "declare it under [frames] (N is the inertial frame)")
         return R
 

@@ -23,141 +23,38 @@ import re
 import sympy as sp
 
 from ..derivation.eom import EquationsOfMotion
-from ..model import symbols as S
-from ..model.units import BASE, BaseUnit, parse_unit
+from ..model.dimensions import (
+    ONE,
+    PER_SECOND,
+    RADIAN,
+    Exponents,
+    UnitAlgebra,
+    exponents,
+    mul,
+    system_units,
+    unit_text,
+)
 
-_RAD = BASE.index("rad")
 #: the split's placeholders as the reduced methods name them: B[dep,ind], beta[dep], B_dot[...], beta_dot[...]
 _PLACEHOLDER = re.compile(r"^(B|beta)(_dot)?\[(\w+)(?:,(\w+))?\]$")
-_DIMENSIONLESS = (sp.sin, sp.cos, sp.tan, sp.cot, sp.sinh, sp.cosh, sp.tanh, sp.exp, sp.log, sp.sign)
-_ANGLES = (sp.asin, sp.acos, sp.atan, sp.atan2, sp.acot)
-_SAME = (sp.Abs, sp.Min, sp.Max)
-Exponents = tuple[int, ...]
-ONE: Exponents = (0,) * len(BASE)
-RADIAN: Exponents = tuple(1 if i == _RAD else 0 for i in range(len(BASE)))
+_mul = mul  # the name friction.py imports
+__all__ = ["ONE", "RADIAN", "Dimensions", "Exponents", "exponents", "msl_spelling", "unit_text", "with_units"]
 
 
-class _Inconsistent(Exception):
-    """A sum of terms in different units, or an exponent that is not an integer."""
-
-
-def exponents(unit: str) -> Exponents | None:
-    """The base-unit exponents of a unit string; None when it is empty, unknown or not SI-coherent (factor 1)."""
-    base: BaseUnit | None = parse_unit(unit) if unit else None
-    if base is None or abs(base.factor - 1.0) > 1e-12:
-        return None
-    return base.exponents
-
-
-def _mul(a: Exponents, b: Exponents, k: int = 1) -> Exponents:
-    return tuple(x + k * y for x, y in zip(a, b))
-
-
-def unit_text(e: Exponents) -> str:
-    """MSL-style text of base-unit exponents: ``N`` where kg.m/s2 divides it, one ``/`` (``m/s2``, ``N.m``,
-    ``kg.m2``, ``1/s``, ``N.s/m``, ``kg/(m.s)``)."""
-    e = list(e)
-    num: list[str] = []
-    kg, s = BASE.index("kg"), BASE.index("s")
-    if e[kg] == 1 and e[s] <= -2:
-        num.append("N")
-        e = [x - y for x, y in zip(e, (1, 1, -2, 0, 0, 0, 0, 0))]
-    num += [n if x == 1 else f"{n}{x}" for n, x in zip(BASE, e) if x > 0]
-    den = [n if -x == 1 else f"{n}{-x}" for n, x in zip(BASE, e) if x < 0]
-    text = ".".join(num) or "1"
-    if den:
-        text += "/" + (den[0] if len(den) == 1 else f"({'.'.join(den)})")
-    return text
-
-
-class Dimensions:
-    """The units of a model's symbols and of expressions over them."""
+class Dimensions(UnitAlgebra):
+    """The units of a model's symbols and of expressions over them (:class:`bridge.model.dimensions.UnitAlgebra`
+    with the units of the split's placeholders)."""
 
     def __init__(self, eom: EquationsOfMotion):
+        super().__init__(system_units(eom.system))
         self.eom = eom
-        system = eom.system
-        env: dict[sp.Symbol, Exponents | None] = {S.t: tuple(1 if n == "s" else 0 for n in BASE)}
-        per_s = tuple(-1 if n == "s" else 0 for n in BASE)
-        for c in system.coordinates:
-            unit = exponents(c.unit)
-            env[c.symbol] = unit
-            env[c.velocity_symbol] = None if unit is None else _mul(unit, per_s)
-            env[c.acceleration_symbol] = None if unit is None else _mul(unit, per_s, 2)
-        for p in (*system.parameters, *system.inputs):
-            env[p.symbol] = exponents(p.unit)
-        for eff in getattr(system, "efforts", ()):
-            env[eff.symbol] = exponents(getattr(eff, "unit", ""))
-        self.env = env
         self._placeholders()
-
-    # -- expressions ---------------------------------------------------------------------------------------
-    def of(self, expr: sp.Expr, keep_rad: bool = True) -> Exponents | None:
-        """The unit of ``expr`` (rad kept or taken as 1), or None when unknown or inconsistent."""
-        try:
-            return self._of(expr if isinstance(expr, sp.Basic) else sp.sympify(expr), keep_rad)
-        except _Inconsistent:
-            return None
-
-    def best(self, expr: sp.Expr) -> Exponents | None:
-        """The unit of ``expr`` with rad kept where that is consistent, else with rad as 1; None when unknown."""
-        e = self.of(expr, True)
-        return e if e is not None else self.of(expr, False)
-
-    def text(self, expr: sp.Expr) -> str:
-        """The unit text of ``expr`` (rad kept where consistent), or "" when unknown."""
-        e = self.best(expr)
-        return "" if e is None else unit_text(e)
 
     def define(self, symbol: sp.Symbol, expr: sp.Expr) -> str:
         """Give ``symbol`` (a temporary ``symbol = expr``) the unit of ``expr`` with rad as 1 (internal variables
         follow the SI); its text, or "" when unknown."""
         self.env[symbol] = self.of(expr, keep_rad=False)
         return self.text(symbol)
-
-    def _of(self, expr: sp.Basic, keep: bool) -> Exponents | None:
-        if expr.is_Number or expr is sp.pi or expr is sp.E:
-            return None if expr == 0 else ONE  # 0 has every unit
-        if expr.is_Symbol:
-            e = self.env.get(expr)
-            return None if e is None else (e if keep else tuple(0 if i == _RAD else x for i, x in enumerate(e)))
-        if expr.is_Add:
-            units = [self._of(a, keep) for a in expr.args]
-            if any(u is None for u in units):
-                return None
-            if len(set(units)) > 1:
-                raise _Inconsistent
-            return units[0]
-        if expr.is_Mul:
-            total = ONE
-            for a in expr.args:
-                u = self._of(a, keep)
-                if u is None:
-                    return None
-                total = _mul(total, u)
-            return total
-        if expr.is_Pow:
-            base, power = expr.args
-            u = self._of(base, keep)
-            if u is None:
-                return None
-            if not power.is_Rational:
-                return ONE if u == ONE and self._of(power, keep) == ONE else None
-            scaled = [x * power for x in u]
-            if any(not sp.Integer(x) == x for x in scaled):
-                raise _Inconsistent
-            return tuple(int(x) for x in scaled)
-        if isinstance(expr, _DIMENSIONLESS):
-            return ONE
-        if isinstance(expr, _ANGLES):
-            return RADIAN if keep else ONE
-        if isinstance(expr, _SAME):
-            units = {self._of(a, keep) for a in expr.args}
-            if None in units:
-                return None
-            if len(units) > 1:
-                raise _Inconsistent
-            return units.pop()
-        return None
 
     # -- the generated variables ------------------------------------------------------------------------------
     def _placeholders(self) -> None:
@@ -182,7 +79,7 @@ class Dimensions:
         unit = self.of(coordinates[dep].symbol, keep_rad=False)
         if unit is None:
             return None
-        per_s = tuple(-1 if n == "s" else 0 for n in BASE)
+        per_s = PER_SECOND
         if kind == "B":
             if ind is None:
                 return None

@@ -30,6 +30,7 @@ from ..model.mechanics import choose_independent
 from ..model.system import System
 from .budget import MAX_EVALUATIONS, EvaluationBudget
 from .inputs import InputTable, read_inputs
+from .rotations import check_rotations
 
 if TYPE_CHECKING:
     from ..derivation.methods import Method
@@ -165,10 +166,13 @@ def simulate(eom: EquationsOfMotion, stop_time: float | None = None, *, rtol: fl
                           "read it for this system with bridge.read_inputs(path, system)")
     budget = EvaluationBudget(max_evaluations, T)
     if switched(system):
-        return _with_events(eom, grid, rtol, atol, integrator, parameters, table, interval, budget)
-    splits = _Splits(eom, parameters, table)
-    trajectory = _integrate(eom, grid, _Solver(T, rtol, atol, integrator, budget), splits)
-    return _result(eom, trajectory, splits, {"stop_time": T, "rtol": rtol, "atol": atol, "interval": interval})
+        result = _with_events(eom, grid, rtol, atol, integrator, parameters, table, interval, budget)
+    else:
+        splits = _Splits(eom, parameters, table)
+        trajectory = _integrate(eom, grid, _Solver(T, rtol, atol, integrator, budget), splits)
+        result = _result(eom, trajectory, splits, {"stop_time": T, "rtol": rtol, "atol": atol, "interval": interval})
+    check_rotations(system, result.time, result.q, parameters)
+    return result
 
 
 def _with_events(eom, grid, rtol, atol, integrator, parameters, table, interval, budget) -> SimulationResult:

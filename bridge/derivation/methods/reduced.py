@@ -26,6 +26,7 @@ from ...model.mechanics import (
     velocity_constraints,
 )
 from ...model.system import System
+from ...model.trig import depends_on, tidy_trig
 from ..eom import AuxiliaryStage, EquationsOfMotion
 from .base import METHODS, Method, speeds_for
 
@@ -292,6 +293,14 @@ class GibbsAppell(Method):
         return _finish(system, self.name, red, g, A, mass, forcing, forms)
 
 
+def _tidy(e):
+    """A symengine expression with ``sin^2 + cos^2`` cancelled where that makes it smaller (within a budget)."""
+    if not (e.atoms(se.sin) and e.atoms(se.cos)):
+        return e
+    tidy = tidy_trig(to_sp(e))
+    return e if tidy is to_sp(e) else to_se(tidy)
+
+
 class Chaplygin(Method):
     """Chaplygin systems in Do Sanh's matrix form.
 
@@ -328,13 +337,17 @@ class Chaplygin(Method):
         for i in dep:
             x = d.q[i]
             nm = system.coordinates[i].name
-            if any(x in e.free_symbols for row in M for e in row):
+
+            def appears(exprs, x=x) -> bool:  # after sin^2 + cos^2 = 1, within a budget
+                return any(x in e.free_symbols and depends_on(to_sp(e), to_sp(x)) for e in exprs)
+
+            if appears(e for row in M for e in row):
                 reasons.append(f"dependent coordinate {nm} appears in the inertia matrix")
-            if any(x in e.free_symbols for row in A for e in row):
+            if appears(e for row in A for e in row):
                 reasons.append(f"dependent coordinate {nm} appears in the constraint coefficients")
-            if any(x in e.free_symbols for e in Q):
+            if appears(Q):
                 reasons.append(f"dependent coordinate {nm} appears in the generalized forces")
-            if x in to_se(system.kinetic).free_symbols and not reasons:
+            if not reasons and appears([system.kinetic]):
                 reasons.append(f"dependent coordinate {nm} appears in the kinetic energy")
         for k, e in enumerate(a0):
             if e != 0:
@@ -349,9 +362,9 @@ class Chaplygin(Method):
         T = to_se(system.kinetic)
         grad = [d.partial(T, v) for v in d.qd]
         E = [d.time(grad[i]) - d.partial(T, d.q[i]) for i in range(n)]
-        M = [E[i].coeffs for i in range(n)]
+        M = [[_tidy(e) for e in E[i].coeffs] for i in range(n)]  # sin^2 + cos^2 cancelled where it shrinks
         G = [-E[i].rest for i in range(n)]   # velocity terms of the inertia forces
-        Q = generalized_forces(system, d)
+        Q = [_tidy(e) for e in generalized_forces(system, d)]
         if independent:
             ind = independent_from_names(system, independent)
             why = self.violations(system, d, A, a0, ind, M, Q)
