@@ -91,6 +91,18 @@ def _num(x: float) -> str:
     return repr(value + 0.0)  # -0.0 + 0.0 is 0.0: never start=-0.0
 
 
+def linear_in_states(expr, coordinates: Sequence[Coordinate]) -> bool:
+    """Whether ``expr`` contains a velocity and is linear in the coordinates and velocities (coefficients free
+    of all of them)."""
+    expr = sp.sympify(expr)
+    states = {c.symbol for c in coordinates} | {c.velocity_symbol for c in coordinates}
+    velocities = {c.velocity_symbol for c in coordinates}
+    present = expr.free_symbols & states
+    if not present & velocities:
+        return False
+    return all(not (sp.diff(expr, s).free_symbols & states) for s in present)
+
+
 class ModelicaWriter:
     """Writes the model text for one set of equations."""
 
@@ -272,7 +284,7 @@ class ModelicaWriter:
             return _switched.equations(self)
         out = ["  // effort constraints Gamma(q, der(q), e, s, t) = 0, kept algebraic (solved with the accelerations)"]
         for eff in efforts:
-            out += [f"  // efforts.{eff.name}", f"  {self.code(eff.constraint)} = 0;"]
+            out += [f"  // efforts.{eff.name}", f"  {self._linear_in_states_code(eff.constraint)} = 0;"]
         return out + _switched.equations(self)
 
     @staticmethod
@@ -355,7 +367,8 @@ class ModelicaWriter:
         out = []
         if system.m:
             out.append("  // constraint residuals (velocity level)")
-            out += [f"  residual[{k + 1}] = {self.code(g)};" for k, g in enumerate(system.velocity_constraints())]
+            out += [f"  residual[{k + 1}] = {self._linear_in_states_code(g)};"
+                    for k, g in enumerate(system.velocity_constraints())]
         if system.outputs:
             out.append("  // outputs")
             out += [f"  {self.ident(name)} = {self._output_code(expr)};" for name, expr in system.outputs.items()]
@@ -372,6 +385,18 @@ class ModelicaWriter:
             return self.code(expr)
         names = {c.velocity_symbol: f"der({self.ident(c.name)})" for c in self.eom.system.coordinates}
         return ModelicaCodePrinter({**self.printer.names, **names}).doprint(expr)
+
+    def _linear_in_states_code(self, expr) -> str:
+        """An equation's expression, with its velocities written ``der(q)`` where it is linear in the states.
+
+        Rumoca 0.9 takes an equation linear in the states (every coefficient free of coordinates and
+        velocities, such as a gear's ``der_phi - n*der_theta``) as one defining a state and reports the model
+        structurally singular (docs/compiler-defects/RumocaLinearOutputOfState.mo); ``der(q)`` is the same value
+        and keeps the equation for the variable it defines. Any other expression is printed as it is.
+        """
+        if not self.outputs_via_der or not linear_in_states(expr, self.eom.system.coordinates):
+            return self.code(expr)
+        return self._output_code(expr)
 
     def _annotation(self) -> list[str]:
         """The experiment (the file's [simulation] stop time, interval and rtol; defaults 1000 intervals and
