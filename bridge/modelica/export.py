@@ -92,8 +92,21 @@ def _num(x: float) -> str:
 
 
 def linear_in_states(expr, coordinates: Sequence[Coordinate]) -> bool:
-    """Whether ``expr`` contains a velocity and is linear in the coordinates and velocities (coefficients free
-    of all of them)."""
+    """Whether an expression contains a velocity and is linear in the coordinates and velocities.
+
+    Parameters
+    ----------
+    expr : sympy expression
+        The expression, in the coordinates' symbols and velocity symbols.
+    coordinates : sequence of Coordinate
+        The system's coordinates.
+
+    Returns
+    -------
+    bool
+        True when every derivative of ``expr`` by a coordinate or velocity is free of all of them, and at
+        least one velocity appears (``der_phi - n*der_theta``; not ``cos(theta)*der_x``).
+    """
     expr = sp.sympify(expr)
     states = {c.symbol for c in coordinates} | {c.velocity_symbol for c in coordinates}
     velocities = {c.velocity_symbol for c in coordinates}
@@ -284,7 +297,7 @@ class ModelicaWriter:
             return _switched.equations(self)
         out = ["  // effort constraints Gamma(q, der(q), e, s, t) = 0, kept algebraic (solved with the accelerations)"]
         for eff in efforts:
-            out += [f"  // efforts.{eff.name}", f"  {self._linear_in_states_code(eff.constraint)} = 0;"]
+            out += [f"  // efforts.{eff.name}", f"  {self.code(eff.constraint)} = 0;"]
         return out + _switched.equations(self)
 
     @staticmethod
@@ -387,7 +400,7 @@ class ModelicaWriter:
         return ModelicaCodePrinter({**self.printer.names, **names}).doprint(expr)
 
     def _linear_in_states_code(self, expr) -> str:
-        """An equation's expression, with its velocities written ``der(q)`` where it is linear in the states.
+        """A residual's expression, with its velocities written ``der(q)`` where it is linear in the states.
 
         Rumoca 0.9 takes an equation linear in the states (every coefficient free of coordinates and
         velocities, such as a gear's ``der_phi - n*der_theta``) as one defining a state and reports the model
