@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import sys
 import tempfile
 import time
@@ -25,6 +26,7 @@ from .spec import (
     check_size,
     parse_assignments,
     read_sweep_file,
+    shown_name,
 )
 
 
@@ -205,16 +207,21 @@ def read_reference(path: str, problems: ProblemCollector, entry: str | None = No
 
     try:
         table = pacsv.read_csv(path)
-    except (OSError, pa.ArrowInvalid) as exc:
-        problems.add(entry, f"cannot read the CSV ({str(exc).splitlines()[0]})",
+    except OSError as exc:
+        problems.add(entry, f"cannot read the CSV ({exc.strerror or type(exc).__name__})",
+                     "give a CSV with a time column, e.g. written by nhbridge simulate")
+        return None
+    except pa.ArrowInvalid as exc:  # its text quotes the file's rows: only the kind of fault is said
+        counts = re.search(r"Expected \d+ columns, got \d+", str(exc))
+        problems.add(entry, "cannot read the CSV (" + (counts.group(0) if counts else "not a CSV table") + ")",
                      "give a CSV with a time column, e.g. written by nhbridge simulate")
         return None
     columns = {}
-    for name in table.column_names:
+    for k, name in enumerate(table.column_names):
         try:
             columns[name] = np.asarray(table[name].to_numpy(), dtype=float)
         except (TypeError, ValueError, pa.ArrowInvalid):
-            problems.add(entry, f"column {name!r} is not numeric")
+            problems.add(entry, f"column {k + 1} {shown_name(name)} is not numeric")
     time = columns.get("time")
     if time is None or time.size < 2 or not np.all(np.diff(time) > 0):
         problems.add(entry, "needs a time column with at least two increasing values")

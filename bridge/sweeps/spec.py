@@ -14,6 +14,7 @@ from __future__ import annotations
 import difflib
 import itertools
 import math
+import re
 import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -164,10 +165,43 @@ def parse_assignments(kind: str, texts: Sequence[str], problems: ProblemCollecto
     return axes
 
 
+#: a column name shown in messages: a signal name (``theta``, ``der(theta)``, ``residual[2]``); other header text
+#: of a file is never echoed
+_SHOWN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}(\((?:[A-Za-z_][A-Za-z0-9_]{0,63})\)|\[\d{1,6}\])?")
+
+
+def shown_name(name: str) -> str:
+    """A column name for a message: quoted when it is a signal name, else only said to be none (never echoed)."""
+    return repr(name) if _SHOWN_NAME.fullmatch(name) else "whose name is not a signal name"
+
+
+def shown_columns(names: Sequence[str]) -> str:
+    """A file's column names for a message: those that are signal names, the others only counted.
+
+    Parameters
+    ----------
+    names : sequence of str
+        The column names (a CSV header: text of a file, never echoed unless it is a signal name).
+
+    Returns
+    -------
+    str
+        ``"time, theta and 2 columns whose names are not signal names"``.
+    """
+    shown = [n for n in names if _SHOWN_NAME.fullmatch(n)]
+    hidden = len(names) - len(shown)
+    text = ", ".join(shown) or "none that is a signal name"
+    if hidden and shown:
+        text += (f" and {hidden} columns whose names are not signal names" if hidden > 1 else
+                 " and 1 column whose name is not a signal name")
+    return text
+
+
 def read_sweep_file(path: str | Path, problems: ProblemCollector) -> SweepSpec:
     """A sweep file: ``[sweep]`` with ``system`` (relative to the file), ``grid``/``values``/``random`` tables,
     ``samples``, ``seed``, ``record`` (list of record expressions), ``stop_time``, ``interval``, ``rtol``,
-    ``reference`` (a CSV run for the metric records, relative to the file; ``--reference`` replaces it)."""
+    ``reference`` (a CSV run for the metric records, relative to the file and inside its folder: a path that
+    leaves the folder is refused; ``--reference`` replaces it)."""
     path = Path(path)
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -195,7 +229,14 @@ def read_sweep_file(path: str | Path, problems: ProblemCollector) -> SweepSpec:
             problems.add("[sweep] reference", f"expected the path of a CSV file, got {ref!r}",
                          'e.g. reference = "reference.csv" (time and signal columns, as nhbridge simulate writes)')
         else:
-            spec.reference = str(path.parent / ref) if not Path(ref).is_absolute() else ref
+            folder = path.parent.resolve()
+            resolved = (folder / ref).resolve()  # an absolute ref replaces the folder; ".." and links resolved
+            if not resolved.is_relative_to(folder):
+                problems.add("[sweep] reference", f"{ref!r} lies outside the sweep file's folder {folder}",
+                             "a sweep file's reference must be a CSV file in the sweep file's folder or below it: "
+                             "move it there, or give it on the command line with --reference PATH")
+            else:
+                spec.reference = str(resolved)
     for kind in ("grid", "values", "random"):
         axes = table.get(kind, {})
         if not isinstance(axes, dict):
