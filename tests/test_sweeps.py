@@ -214,7 +214,7 @@ def test_crashing_and_hanging_cases_are_failed_rows_and_the_sweep_goes_on(tmp_pa
     rows: dict[str, list] = {"ok": [], "crash": [], "hang": []}
     with dask_client("local", 1) as client:
         for name, payload in (("crash", crash), ("hang", hang), ("ok", ok)):  # the same worker runs all three
-            run_cases(client, payload, [{}, {}], rows[name].append)
+            run_cases(client, payload, [{}, {}], lambda row, case, got=rows[name]: got.append(row))
         assert len(client.nthreads()) == 1
     assert [r["status"] for r in rows["crash"]] == ["failed", "failed"]
     assert all("crashed" in r["reason"] and "SIGSEGV" in r["reason"] for r in rows["crash"])
@@ -240,7 +240,7 @@ def test_a_lost_worker_has_its_cases_retried_by_dask(tmp_path, monkeypatch):
     rows: list[dict] = []
     with dask_client("local", 2) as client:
         pids = client.run(os.getpid)  # worker address -> its process
-        run_cases(client, payload, [{} for _ in range(6)], rows.append)
+        run_cases(client, payload, [{} for _ in range(6)], lambda row, case: rows.append(row))
         after = set(client.scheduler_info()["workers"])
     killed = int(marker.read_text())
     victim = next(address for address, pid in pids.items() if pid == killed)  # a worker was killed mid-case

@@ -16,7 +16,7 @@ import itertools
 import math
 import re
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,6 +28,7 @@ from ..model.overrides import split_assignment
 
 MAX_CASES = 100_000
 MAX_SAMPLES = 1_000_000  # output samples of one case
+MAX_RANDOM_SAMPLES = 1_000_000  # --samples: drawn at once (Latin hypercube), 8 bytes per sample and random axis
 
 
 class SweepError(BridgeError):
@@ -68,25 +69,30 @@ class SweepSpec:
         return n * (self.samples or 1) if any(a.kind == "random" for a in self.axes) else n
 
     def cases(self) -> list[dict[str, float]]:
-        """One dict ``{name: value}`` per case, in a fixed order."""
+        """One dict ``{name: value}`` per case, in a fixed order (a list: for small sweeps; see
+        :meth:`iter_cases`)."""
+        return list(self.iter_cases())
+
+    def iter_cases(self) -> Iterator[dict[str, float]]:
+        """The cases of :meth:`cases`, made one at a time: memory independent of the number of cases, except the
+        random samples (``samples`` x random axes numbers, at most :data:`MAX_RANDOM_SAMPLES` samples)."""
         fixed = [a for a in self.axes if a.kind != "random"]
         rand = [a for a in self.axes if a.kind == "random"]
-        samples: list[tuple[float, ...]] = [()]
+        samples: list[tuple[float, ...]] | np.ndarray = [()]
         if rand:
             from scipy.stats import qmc
 
             unit = qmc.LatinHypercube(d=len(rand), seed=self.seed).random(self.samples or 1)
             lo = np.array([a.values[0] for a in rand])
             hi = np.array([a.values[1] for a in rand])
-            samples = [tuple(map(float, row)) for row in qmc.scale(unit, lo, hi)] if np.all(hi > lo) else \
-                [tuple(map(float, lo + row * (hi - lo))) for row in unit]
-        out = []
+            samples = qmc.scale(unit, lo, hi) if np.all(hi > lo) else lo + unit * (hi - lo)
+        fixed_names = [a.name for a in fixed]
+        rand_names = [a.name for a in rand]
         for combo in itertools.product(*(a.values for a in fixed)):
             for sample in samples:
-                case = dict(zip((a.name for a in fixed), combo))
-                case.update(zip((a.name for a in rand), sample))
-                out.append(case)
-        return out
+                case = dict(zip(fixed_names, combo))
+                case.update(zip(rand_names, map(float, sample)))
+                yield case
 
 
 def _reject(name: str, pos: int):
@@ -286,6 +292,9 @@ def check_names(spec: SweepSpec, known: Sequence[str], system_name: str, problem
     randoms = [a for a in spec.axes if a.kind == "random"]
     if randoms and not spec.samples:
         problems.add("--samples", "--random needs the number of samples", "add --samples N")
+    if spec.samples and spec.samples > MAX_RANDOM_SAMPLES:
+        problems.add("--samples", f"{spec.samples:,} samples, more than {MAX_RANDOM_SAMPLES:,} (a Latin hypercube is "
+                     "drawn at once)", "sample fewer points, or split the sweep into several with other --seed")
     if spec.samples and not randoms:
         problems.add("--samples", "--samples is given but nothing is swept with --random", "add --random NAME=low:high")
     if not spec.axes and not problems:
