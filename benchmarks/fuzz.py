@@ -173,15 +173,18 @@ def tables(args) -> int:
                   ("friction", friction_files(), _table_check), ("diode tables", diode_files(), _table_check),
                   ("sweep files", sweep_files(), _sweep_check)]
     args.keep.mkdir(parents=True, exist_ok=True)
-    drawn = {name: _inputs(strategy, args.examples, args.seed) for name, strategy, _ in generators}
+    drawn: dict[str, list] = {name: [] for name, _, _ in generators}
+    batch = 50  # inputs drawn at a time per generator (seed + batch number): the children start at once
     stats = {name: {"inputs": 0, "loaded": 0, "refused": 0, "failure": 0, "hang": 0, "peak": 0.0, "slowest": 0.0}
              for name, _, _ in generators}
     start, done = time.perf_counter(), 0
     for k in range(args.examples):
-        for name, _, check in generators:
-            if k >= len(drawn[name]):
+        for name, strategy, check in generators:
+            if k % batch == 0:
+                drawn[name] = _inputs(strategy, min(batch, args.examples - k), args.seed * 100_003 + k // batch)
+            if k % batch >= len(drawn[name]):
                 continue
-            value = drawn[name][k]
+            value = drawn[name][k % batch]
             outcome, seconds, mib, detail = _in_child(lambda v=value, c=check: c(v), args.timeout)
             st_ = stats[name]
             st_["inputs"] += 1
