@@ -518,5 +518,11 @@ def test_fuzzed_diode_tables(text):
 
 @SMALL
 @given(sweep_files())
+@example(("[sweep]\ninterval = [" + "9" * 5000 + "]\n", None))  # beyond Python's int-string limit: was a traceback
+@example((f'[sweep]\nsystem = "{SWEEP_SYSTEM}"\ninterval = []\nrecord = ["final"]\n', None))  # float([]): was one
+@example((f'[sweep]\nsystem = "{SWEEP_SYSTEM}"\nstop_time = {"9" * 400}\nsamples = {"9" * 400}\n'
+          '[sweep.random]\na = "0.1:0.2"\n', None))
+@example((f'[sweep]\nsystem = "{SWEEP_SYSTEM}"\nreference = "../ref.csv"\nrecord = ["max_rel(x)"]\n'
+          '[sweep.values]\na = [0.1]\n', "root:x:0:0:secret\n"))
 def test_fuzzed_sweep_files(case):
     run_sweep_check(*case)

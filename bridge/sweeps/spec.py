@@ -99,11 +99,22 @@ def _reject(name: str, pos: int):
     raise ExpressionError(f"it contains the name {name!r}", pos)
 
 
+def _short(value, limit: int = 60) -> str:
+    """``repr(value)`` cut to ``limit`` characters (a TOML value can be megabytes long)."""
+    text = repr(value) if not isinstance(value, int) or value.bit_length() < 4000 else "a huge integer"
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 def number(text: str | float | int) -> float:
     """A finite float from a number or a constant expression (``pi/4``); ValueError with the reason."""
-    if isinstance(text, bool):
-        raise ValueError(f"expected a number, got {text!r}")
-    if isinstance(text, (int, float)):
+    if isinstance(text, bool) or not isinstance(text, (str, int, float)):
+        raise ValueError(f"expected a number, got {_short(text)}")
+    if isinstance(text, int):
+        try:
+            value = float(text)
+        except OverflowError:
+            raise ValueError(f"{_short(text)} is not a finite number") from None
+    elif isinstance(text, float):
         value = float(text)
     else:
         try:
@@ -213,6 +224,8 @@ def read_sweep_file(path: str | Path, problems: ProblemCollector) -> SweepSpec:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise SweepError(f"{path}: cannot read the sweep file ({exc})") from exc
+    except ValueError as exc:  # e.g. an integer of more than 4300 digits (Python's int conversion limit)
+        raise SweepError(f"{path}: cannot read the sweep file ({exc})") from exc
     table = data.get("sweep")
     if not isinstance(table, dict):
         raise SweepError(f"{path}: not a sweep file (no [sweep] table)")
@@ -257,7 +270,7 @@ def read_sweep_file(path: str | Path, problems: ProblemCollector) -> SweepSpec:
             if isinstance(table[key], int) and not isinstance(table[key], bool) and table[key] >= (key == "samples"):
                 setattr(spec, key, table[key])
             else:
-                problems.add(f"[sweep] {key}", f"expected a whole number, got {table[key]!r}")
+                problems.add(f"[sweep] {key}", f"expected a whole number, got {_short(table[key])}")
     record = table.get("record", [])
     if isinstance(record, str):
         record = [record]
@@ -293,7 +306,8 @@ def check_names(spec: SweepSpec, known: Sequence[str], system_name: str, problem
     if randoms and not spec.samples:
         problems.add("--samples", "--random needs the number of samples", "add --samples N")
     if spec.samples and spec.samples > MAX_RANDOM_SAMPLES:
-        problems.add("--samples", f"{spec.samples:,} samples, more than {MAX_RANDOM_SAMPLES:,} (a Latin hypercube is "
+        count = f"{spec.samples:,}" if spec.samples < 10**15 else "more than 10^15"
+        problems.add("--samples", f"{count} samples, more than {MAX_RANDOM_SAMPLES:,} (a Latin hypercube is "
                      "drawn at once)", "sample fewer points, or split the sweep into several with other --seed")
     if spec.samples and not randoms:
         problems.add("--samples", "--samples is given but nothing is swept with --random", "add --random NAME=low:high")
