@@ -76,3 +76,12 @@ def test_an_equation_with_state_dependent_coefficients_is_printed_as_it_was():
     assert not linear_in_states(sp.cos(q[a]) * v[b], coords)
     assert not linear_in_states(v[a] * v[b], coords)
     assert not linear_in_states(q[a] - n * q[b], coords)  # no velocity: nothing to rewrite
+
+
+def test_pymoca_simulates_the_same_text(gear):
+    """The other compiler takes the der(q) residual too (against the native run)."""
+    pytest.importorskip("pymoca")
+    from bridge.modelica.check import check_pymoca
+
+    report = check_pymoca(gear, stop_time=STOP)
+    assert report.balanced and report.max_error < 1e-6
