@@ -104,14 +104,16 @@ def _in_child(fn, timeout: float) -> tuple[str, float, float, str]:
     read, write = os.pipe()
     start = time.perf_counter()
     pid = os.fork()
-    if pid == 0:  # the child: run, report one JSON line, leave without cleanup
-        os.close(read)
+    if pid == 0:  # the child: run, report one JSON line, leave without cleanup whatever happens
         try:
-            outcome = ["ok", str(fn())]
-        except BaseException:  # noqa: BLE001 (what is being counted)
-            outcome = ["failure", traceback.format_exc()]
-        os.write(write, json.dumps(outcome).encode())
-        os._exit(0)
+            os.close(read)
+            try:
+                outcome = ["ok", str(fn())]
+            except BaseException:  # noqa: BLE001 (what is being counted)
+                outcome = ["failure", traceback.format_exc()]
+            os.write(write, json.dumps(outcome).encode())
+        finally:
+            os._exit(0)
     os.close(write)
     data = b""
     deadline = start + timeout
