@@ -1,7 +1,13 @@
 """A longer fuzzing run than CI's (tests/test_fuzz.py): the same generators, many more inputs, every failure
 kept instead of stopping at the first.
 
-    python3 benchmarks/fuzz.py [--examples 1000] [--seed 0] [--keep DIR]
+    python3 benchmarks/fuzz.py [--examples 1000] [--seed 0] [--keep DIR] [--surfaces files|tables|all]
+
+``--surfaces tables`` runs the generators of the newer surfaces (body, effort, friction and diode tables, sweep
+files): each input in a child forked from this process (imports done once) with a time limit (``--timeout``,
+default 60 s), the child's peak memory taken from ``wait4``; a loaded table file is also simulated for 0.05 s.
+It reports per generator the inputs, loaded, refused, failures (a traceback or a message quoting a reference),
+hangs (killed at the limit) and the largest peak memory; failing and hanging inputs go to ``--keep``.
 
 Prints, per generator, the inputs, how many loaded (exit 0), how many were refused cleanly (exit 2, one
 paragraph per problem), the failures (any other exit, a traceback or an exception) and the slowest input.
@@ -27,10 +33,16 @@ from benchmarks.timing import machine  # noqa: E402
 from tests.test_fuzz import (  # noqa: E402
     EXPRESSION_FILE,
     Tally,
+    body_files,
+    diode_files,
+    effort_files,
     exported,
     expressions,
+    friction_files,
     mutations,
     run_check,
+    run_sweep_check,
+    sweep_files,
     system_files,
     toml_string,
 )
@@ -67,13 +79,166 @@ def fuzz(strategy, to_file, examples: int, rng_seed: int, export: bool) -> tuple
     return tally, slowest[0], slowest[1]
 
 
+def _inputs(strategy, examples: int, rng_seed: int) -> list:
+    """``examples`` values drawn by hypothesis (deterministic for a seed)."""
+    drawn: list = []
+
+    @seed(rng_seed)
+    @settings(max_examples=examples, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @given(strategy)
+    def collect(value):
+        drawn.append(value)
+
+    collect()
+    return drawn
+
+
+def _in_child(fn, timeout: float) -> tuple[str, float, float, str]:
+    """``fn()`` in a forked child: (outcome, seconds, peak MiB, detail); outcome ``ok``, ``failure`` (an
+    AssertionError or any exception, with its traceback) or ``hang`` (killed after ``timeout`` s)."""
+    import json
+    import os
+    import select
+    import signal
+
+    read, write = os.pipe()
+    start = time.perf_counter()
+    pid = os.fork()
+    if pid == 0:  # the child: run, report one JSON line, leave without cleanup whatever happens
+        try:
+            os.close(read)
+            try:
+                outcome = ["ok", str(fn())]
+            except BaseException:  # noqa: BLE001 (what is being counted)
+                outcome = ["failure", traceback.format_exc()]
+            os.write(write, json.dumps(outcome).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    data = b""
+    deadline = start + timeout
+    hung = False
+    while True:
+        left = deadline - time.perf_counter()
+        if left <= 0:
+            hung = True
+            os.kill(pid, signal.SIGKILL)
+            break
+        ready, _, _ = select.select([read], [], [], left)
+        if ready:
+            chunk = os.read(read, 1 << 16)
+            if not chunk:
+                break
+            data += chunk
+    os.close(read)
+    _, status, usage = os.wait4(pid, 0)
+    seconds = time.perf_counter() - start
+    peak = usage.ru_maxrss / 1024
+    if hung:
+        return "hang", seconds, peak, f"killed after {timeout:g} s"
+    if not data:
+        return "failure", seconds, peak, f"the child died (wait status {status})"
+    outcome, detail = json.loads(data)
+    return outcome, seconds, peak, detail
+
+
+def _table_check(text: str) -> str:
+    """``check``; a file that loads is also simulated for 0.05 s (exit 0, 1 or 2 without a traceback)."""
+    import contextlib
+    import io
+    import tempfile
+
+    from bridge.cli import main as cli
+
+    code, _ = run_check(text)
+    if code != 0:
+        return "refused"
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "fuzz.toml"
+        path.write_bytes(text.encode("utf-8", "surrogatepass"))
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            run = cli(["simulate", str(path), "--stop-time", "0.05", "-o", str(Path(folder) / "out.csv"), "-q"])
+        assert run in (0, 1, 2) and "Traceback" not in err.getvalue(), f"simulate exit {run}:\n{err.getvalue()}"
+    return "loaded"
+
+
+def _sweep_check(case) -> str:
+    return "loaded" if run_sweep_check(*case)[0] == 0 else "refused"
+
+
+def tables(args) -> int:
+    """The newer surfaces, each input in a forked child with a time limit and its peak memory; the generators
+    take turns (one input each), so that a run stopped early has counts for every surface; the table is printed
+    every ``--report`` inputs and at the end."""
+    generators = [("body tables", body_files(), _table_check), ("effort tables", effort_files(), _table_check),
+                  ("friction", friction_files(), _table_check), ("diode tables", diode_files(), _table_check),
+                  ("sweep files", sweep_files(), _sweep_check)]
+    args.keep.mkdir(parents=True, exist_ok=True)
+    drawn: dict[str, list] = {name: [] for name, _, _ in generators}
+    batch = 50  # inputs drawn at a time per generator (seed + batch number): the children start at once
+    stats = {name: {"inputs": 0, "loaded": 0, "refused": 0, "failure": 0, "hang": 0, "peak": 0.0, "slowest": 0.0}
+             for name, _, _ in generators}
+    start, done = time.perf_counter(), 0
+    for k in range(args.examples):
+        for name, strategy, check in generators:
+            if k % batch == 0:
+                drawn[name] = _inputs(strategy, min(batch, args.examples - k), args.seed * 100_003 + k // batch)
+            if k % batch >= len(drawn[name]):
+                continue
+            value = drawn[name][k % batch]
+            outcome, seconds, mib, detail = _in_child(lambda v=value, c=check: c(v), args.timeout)
+            st_ = stats[name]
+            st_["inputs"] += 1
+            st_[detail if outcome == "ok" else outcome] += 1
+            st_["peak"], st_["slowest"] = max(st_["peak"], mib), max(st_["slowest"], seconds)
+            if outcome != "ok":
+                text = value if isinstance(value, str) else value[0] + "\n# reference:\n" + repr(value[1])
+                stem = f"{outcome}_{name.replace(' ', '_')}_{k:05d}"
+                (args.keep / f"{stem}.toml").write_text(text + "\n# " + detail.replace("\n", "\n# "),
+                                                        encoding="utf-8", errors="surrogateescape")
+            done += 1
+            if done % args.report == 0:
+                _print_stats(stats, time.perf_counter() - start)
+    _print_stats(stats, time.perf_counter() - start)
+    bad = sum(s["failure"] + s["hang"] for s in stats.values())
+    if bad:
+        print(f"failing and hanging inputs written to {args.keep}/")
+    return 1 if bad else 0
+
+
+def _print_stats(stats: dict, seconds: float) -> None:
+    print(f"after {seconds:.0f} s:")
+    print(f"{'generator':<15}{'inputs':>8}{'loaded':>8}{'refused':>9}{'failures':>10}{'hangs':>7}{'peak MiB':>10}"
+          f"{'slowest':>10}")
+    total = {"inputs": 0, "loaded": 0, "refused": 0, "failure": 0, "hang": 0, "peak": 0.0, "slowest": 0.0}
+    for name, s in [*stats.items(), ("total", total)]:
+        if name == "total":
+            for key in ("inputs", "loaded", "refused", "failure", "hang"):
+                total[key] = sum(v[key] for v in stats.values())
+            total["peak"] = max(v["peak"] for v in stats.values())
+            total["slowest"] = max(v["slowest"] for v in stats.values())
+        print(f"{name:<15}{s['inputs']:>8}{s['loaded']:>8}{s['refused']:>9}{s['failure']:>10}{s['hang']:>7}"
+              f"{s['peak']:>10.0f}{s['slowest']:>9.1f}s", flush=True)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--examples", type=int, default=1000, help="inputs per generator (default 1000)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--keep", type=Path, default=Path("fuzz-failures"))
+    parser.add_argument("--surfaces", choices=["files", "tables", "all"], default="files",
+                        help="files: expressions, system files, mutations (in this process); tables: body, effort, "
+                             "friction, diode tables and sweep files (each input in a forked child); all: both")
+    parser.add_argument("--timeout", type=float, default=60.0, help="seconds per input of --surfaces tables")
+    parser.add_argument("--report", type=int, default=50, help="--surfaces tables: print the counts every N inputs")
     args = parser.parse_args()
     print(machine())
+    status = 0
+    if args.surfaces in ("tables", "all"):
+        status = tables(args)
+        if args.surfaces == "tables":
+            return status
     generators = [("expressions", expressions(), lambda e: EXPRESSION_FILE % toml_string(e), True),
                   ("system files", system_files(), lambda t: t, False),
                   ("mutations", mutations(), lambda t: t, True)]
@@ -97,7 +262,7 @@ def main() -> int:
             (args.keep / f"failure_{i:03d}.toml").write_text(text, encoding="utf-8", errors="surrogateescape")
         print(f"failing inputs written to {args.keep}/")
     print(f"the slowest input of each generator is in {args.keep}/slowest_*.toml")
-    return 1 if total.failures else 0
+    return 1 if total.failures or status else 0
 
 
 if __name__ == "__main__":

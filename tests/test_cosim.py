@@ -287,6 +287,42 @@ def test_fmpy_simulate_ssp_runs_our_package_and_converges_to_the_monolithic_mode
     assert errs[1] < 0.6 * errs[0] and errs[1] < 2.0  # first order (its first step runs with zero torques)
 
 
+def _ecos_run(path: Path, parameter_set: str | None, stop: float, h: float, names: list[str]) -> np.ndarray:
+    """Ecos (ecospy) runs an SSP package: the values of ``names`` (``component.variable``) after each step."""
+    ecospy = pytest.importorskip("ecospy", reason="Ecos is not installed: pip install ecospy (needs libtbb12)")
+    rows = []
+    with ecospy.EcosSimulation(ssp_path=str(path), step_size=h) as sim:
+        assert sim.init(parameter_set=parameter_set)
+        for _ in range(round(stop / h)):
+            sim.step()
+            rows.append([sim.get_real(n.replace(".", "::")) for n in names])
+    return np.array(rows)
+
+
+def test_ecos_runs_our_ssp_with_every_components_parameters(ssp, cosim):
+    """Ecos applies the parameter sets of the one name given at start-up: the scenario's name selects every
+    component's values (named after each component, motor_d would run on Motor.mo's defaults)."""
+    sc = cosim.scenario
+    params = {c.name: dict(c.parameters) for c in sc.components}
+    names = ["motor_r.M0", "motor_r.w0", "motor_d.M0", "motor_d.w0", "pulsator.w_r", "motor_r.tau", "pulsator.w_d",
+             "motor_d.tau"]
+    h, stop = 0.005, 0.25
+    rows = _ecos_run(ssp, sc.name, stop, h, names)
+    got = dict(zip(names, rows.T))
+    for comp in ("motor_r", "motor_d"):
+        for p in ("M0", "w0"):
+            assert np.all(got[f"{comp}.{p}"] == params[comp][p]), (comp, p)
+    # Ecos's master is Jacobi: its run is nhbridge's Jacobi run on the same step (row k: after step k + 1), which
+    # uses each motor's torque law M0*(1 - w/w0) with its own values
+    ref = cosim.run(stop_time=stop, step=h, algorithm="jacobi")
+    for sig in ("pulsator.w_r", "motor_r.tau", "pulsator.w_d", "motor_d.tau"):
+        ours = ref[sig][1:len(rows) + 1]
+        assert np.abs(got[sig] - ours).max() <= 1e-9 * np.ptp(ours), sig
+    assert np.array_equal(_ecos_run(COMMITTED_SSP, sc.name, 2 * h, h, names[:4])[0],
+                          [params["motor_r"]["M0"], params["motor_r"]["w0"], params["motor_d"]["M0"],
+                           params["motor_d"]["w0"]])
+
+
 # -- the command line and bad input ------------------------------------------------------------------------
 def test_cli_cosim_ssp_and_back(work, tmp_path, capsys):
     pytest.importorskip("matplotlib")

@@ -276,3 +276,266 @@ def test_mutated_system_files(text):
 def test_the_valid_base_loads():
     assert run_check(VALID)[0] == 0
     assert run_check(EXPRESSION_FILE % '"k/2*x^2 + d1*cos(theta) + u*d2"')[0] == 0
+
+
+# -- the newer surfaces: body, effort, friction and diode tables, sweep files ----------------------------------
+def _entry(draw, good: dict[str, str], extra: list[str]) -> str:
+    """An inline table: each good key with its good value (mostly), a hostile value or left out; sometimes an
+    unknown key."""
+    parts = []
+    for key, value in good.items():  # one key in 40 left out, two in 40 hostile: many files reach the late checks
+        choice = draw(st.integers(0, 39))  # (hypothesis starts from 0: its first inputs are the good ones)
+        if choice == 39:
+            continue
+        parts.append(f"{key} = {value if choice < 37 else draw(_table_value())}")
+    if draw(st.integers(0, 19)) == 19:
+        parts.append(f"{draw(st.sampled_from(extra))} = {draw(_table_value())}")
+    return "{ " + ", ".join(parts) + " }"
+
+
+def _table_value() -> st.SearchStrategy[str]:
+    hostile = st.sampled_from(['"-m*g"', '"0"', "0", "-1.0", "1e-300", "1e300", "nan", '"nan"', '"N.z"', '"wheel"',
+                               '"[1, 2]"', '"[I, I, I]"', '"[x, y]"', '"t"', '"der(x)"', '"der(x) - 1.5*v"',
+                               '"log(x - 0.2)"', '"[[1, 0, 0], [0, cos(t), 0], [0, 0, 1]]"', '"y"', '"xz"', '"A"',
+                               '"rad"', '"kg.m"', "true", '""'])
+    return st.one_of(hostile, hostile, expressions(4).map(toml_string), toml_values())
+
+
+BODY_BASE = """name = "FuzzBodies"
+[coordinates]
+x = { start = 0.2, velocity = 1.5, unit = "m" }
+y = { start = 0.2, velocity = -0.3, unit = "m" }
+psi = { start = 0.0, velocity = 0.0, unit = "rad" }
+theta = { start = 0.001, velocity = 1.0, unit = "rad" }
+phi = { start = 0.0, velocity = 5.0, unit = "rad" }
+[parameters]
+R = { value = 0.3, unit = "m" }
+m = { value = 2.0, unit = "kg" }
+I = { value = 0.06, unit = "kg.m2" }
+J = { value = 0.12, unit = "kg.m2" }
+g = { value = 9.81, unit = "m/s2" }
+"""
+
+
+@st.composite
+def body_files(draw) -> str:
+    """[frames], [points], [bodies], [particles], [contacts], [gravity] with random (often wrong) entries."""
+    lines = [BODY_BASE, "[frames]"]
+    frames = {"yaw": ("N", "z", "psi"), "lean": ("yaw", "x", "theta"), "wheel": ("lean", "y", "phi")}
+    for name, (parent, axis, angle) in frames.items():
+        good = {"parent": f'"{parent}"', "axis": f'"{axis}"', "angle": f'"{angle}"'}
+        if draw(st.integers(0, 7)) == 7:
+            good = {"parent": f'"{parent}"', "dcm": '"[[cos(psi), -sin(psi), 0], [sin(psi), cos(psi), 0], [0, 0, 1]]"'}
+        lines.append(f"{name} = {_entry(draw, good, ['axes', 'angles', 'description', 'frame'])}")
+    if draw(st.booleans()):
+        lines.append("[points]")
+        lines.append("tip = " + _entry(draw, {"position": '"[x, y, 0]"'}, ["frame"]))
+    lines.append("[bodies]")
+    lines.append("wheel = " + _entry(draw, {"mass": '"m"', "frame": '"wheel"', "com": '"[x, y, R*cos(theta)]"',
+                                             "inertia": '"[J, I, J]"'}, ["position", "axis"]))
+    if draw(st.booleans()):
+        lines.append("[particles]")
+        lines.append("bob = " + _entry(draw, {"mass": '"m"', "position": '"[x, y, 1]"'}, ["frame", "inertia"]))
+    contacts = draw(st.integers(0, 3)) != 3
+    if contacts:
+        lines.append("[contacts]")
+        kind = draw(st.sampled_from(['"rolling-disk"', '"rolling-disk"', '"knife-edge"', '"rolling-sphere"', '"x"']))
+        lines.append("wheel = " + _entry(draw, {"kind": kind, "radius": '"R"', "plane": '"N.xy"'},
+                                         ["body", "frame", "normal"]))
+    if draw(st.integers(0, 3)):
+        lines.append("[gravity]")
+        lines.append("vector = " + draw(mostly(st.just('"[0, 0, -g]"'), _table_value())))
+    if contacts:  # 2 rolling rows: 3 independent velocities
+        lines.append('[method]\nindependent = ["psi", "theta", "phi"]')
+    return "\n".join(lines) + "\n"
+
+
+EFFORT_BASE = """name = "FuzzEfforts"
+[coordinates]
+qe = { start = 0.0, velocity = 0.1, unit = "C" }
+phi = { start = 0.0, velocity = 0.0, unit = "rad" }
+x = { start = 0.0, velocity = 0.2, unit = "m" }
+[parameters]
+U0 = { value = 24.0, unit = "V" }
+La = { value = 0.01, unit = "H" }
+Ra = { value = 1.5, unit = "Ohm" }
+kt = { value = 0.1, unit = "N.m/A" }
+ke = { value = 0.1, unit = "V.s/rad" }
+J = { value = 0.001, unit = "kg.m2" }
+m = { value = 1.0, unit = "kg" }
+k = { value = 10.0, unit = "N/m" }
+g = { value = 9.81, unit = "m/s2" }
+v = { value = 0.2, unit = "m/s" }
+[energy]
+kinetic = "La/2*der(qe)^2 + J/2*der(phi)^2 + m/2*der(x)^2"
+potential = "k/2*x^2"
+dissipation = "Ra/2*der(qe)^2"
+[simulation]
+stop_time = 0.05
+"""
+
+
+@st.composite
+def effort_files(draw) -> str:
+    """[efforts] (and [dynamic]) tables with random entries, and the forces that use them."""
+    lines = [EFFORT_BASE, "[efforts]"]
+    lines.append("tau = " + _entry(draw, {"unit": '"N.m"', "constraint": '"tau - kt*der(qe)"'}, ["rate", "start"]))
+    lines.append("eb = " + _entry(draw, {"unit": '"V"', "constraint": '"eb - ke*der(phi)"'}, ["flow", "normal"]))
+    if draw(st.booleans()):
+        lines.append("[dynamic]")
+        lines.append("s = " + _entry(draw, {"start": "0.1", "rate": '"-s + x"', "unit": '"m"'}, ["constraint"]))
+    forces = {"qe": draw(mostly(st.just('"U0*sin(100*t) - eb"'), _table_value())),
+              "phi": draw(mostly(st.just('"tau"'), _table_value()))}
+    lines.append("[forces]\n" + "\n".join(f"{k} = {v}" for k, v in forces.items()))
+    return "\n".join(lines) + "\n"
+
+
+@st.composite
+def friction_files(draw) -> str:
+    """[friction] tables: normal forces, coefficients, relative velocities and regularizations, often wrong."""
+    lines = [EFFORT_BASE, "[friction]"]
+    for name in draw(st.lists(st.sampled_from(["belt", "pad", "belt"]), min_size=1, max_size=2, unique=True)):
+        lines.append(f"{name} = " + _entry(draw, {
+            "coordinate": '"x"', "normal": draw(mostly(st.just('"m*g"'), _table_value())),
+            "mu_static": draw(mostly(st.just("0.4"), _table_value())),
+            "mu_kinetic": draw(mostly(st.just("0.3"), _table_value())),
+            "relative_velocity": draw(mostly(st.just('"der(x) - v"'), _table_value())),
+            "regularization": draw(mostly(st.sampled_from(["0", "1e-3"]), _table_value()))},
+            ["flow", "unit", "constraint"]))
+    return "\n".join(lines) + "\n"
+
+
+@st.composite
+def diode_files(draw) -> str:
+    """[diodes] tables: flows, knee voltages, resistances and conductances, often wrong."""
+    lines = [EFFORT_BASE, "[diodes]"]
+    for name in draw(st.lists(st.sampled_from(["d1", "d2"]), min_size=1, max_size=2, unique=True)):
+        lines.append(f"{name} = " + _entry(draw, {
+            "flow": draw(mostly(st.just('"der(qe)"'), _table_value())),
+            "forward_voltage": draw(mostly(st.just("0.7"), _table_value())),
+            "on_resistance": draw(mostly(st.just("0.01"), _table_value())),
+            "off_conductance": draw(mostly(st.just("1e-6"), _table_value()))}, ["coordinate", "normal"]))
+    lines.append('[forces]\nqe = "U0*sin(100*t)"')
+    return "\n".join(lines) + "\n"
+
+
+SWEEP_SYSTEM = Path(__file__).resolve().parent.parent / "examples" / "chaplygin_sleigh.toml"
+
+
+@st.composite
+def sweep_files(draw) -> tuple[str, str | None]:
+    """A sweep file (often wrong) and maybe a reference CSV beside it (often wrong)."""
+    range_ = st.one_of(st.sampled_from(['"0.1:0.3:3"', '"0:1:0"', '"1:0:5"', '"0:1:1000000000"', "[0.1, 0.2]", "[]",
+                                        '"0.1:0.3"', '"a:b:c"', '"1e300:1e301:3"', '"nan:1:2"', "[0.1, nan]",
+                                        '"0.1:0.3:2.5"']), _table_value())
+    name = st.one_of(st.sampled_from(["a", "a", "der(y)", "theta", "x", "unknown", "der(der(x))", "m", "a b"]),
+                     st.text(max_size=6))
+    lines = ["[sweep]"]
+    if draw(st.integers(0, 9)):
+        lines.append(f"system = {toml_string(draw(mostly(st.just(str(SWEEP_SYSTEM)), st.sampled_from(['../../etc/passwd', 'nope.toml', '', '.', 'ref.csv']))))}")  # noqa: E501
+    for key, value in (("samples", st.integers(-2, 3_000_000).map(str)), ("seed", st.integers(-5, 2**70).map(str)),
+                       ("stop_time", st.sampled_from(["0.5", "0", "-1", "1e300", "nan"])),
+                       ("interval", st.sampled_from(["0.01", "1e-300", "0"])),
+                       ("rtol", st.sampled_from(["1e-8", "0", "2"])),
+                       ("record", st.sampled_from(['["final"]', '["max_rel(theta)"]', '["series(x)"]',
+                                                   '["max(abs(x))"]', '["rms(nope)"]', '[1]', '"final"'])),
+                       ("reference", st.sampled_from(['"ref.csv"', '"../ref.csv"', '"/etc/passwd"', '"none.csv"',
+                                                      "3"])),
+                       ("bogus", st.just("1"))):
+        if draw(st.integers(0, 3)) == 0:
+            lines.append(f"{key} = {draw(st.one_of(value, value, value, toml_values()))}")
+    for kind in ("grid", "values", "random"):
+        if draw(st.integers(0, 2)) == 0:
+            lines.append(f"[sweep.{kind}]")
+            for n in draw(st.lists(name, min_size=1, max_size=2)):
+                lines.append(f"{toml_string(n)} = {draw(range_)}")
+    reference = draw(st.one_of(st.none(), st.sampled_from(["time,theta\n0,1\n1,2\n", "time,x\n1,0\n0,1\n", "",
+                                                           "root:x:0:0:secret\n", "time,theta\n0,nan\n1,2\n"]),
+                               st.text(max_size=40)))
+    return "\n".join(lines) + "\n", reference
+
+
+def run_sweep_check(sweep: str, reference: str | None, tally: Tally | None = None) -> tuple[int, str]:
+    """Everything ``nhbridge sweep`` checks before a case runs (:func:`bridge.sweeps.command.prepare`) on a sweep
+    file and its reference in one folder: checked (0) or refused cleanly (2), never a traceback; a refusal never
+    quotes the reference's text."""
+    from bridge.cli import build_parser
+    from bridge.errors import BridgeError
+    from bridge.sweeps.command import prepare
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "sweep.toml"
+        path.write_bytes(sweep.encode("utf-8", "surrogatepass"))
+        if reference is not None:
+            (Path(folder) / "ref.csv").write_bytes(reference.encode("utf-8", "surrogatepass"))
+        err = io.StringIO()
+        code = 0
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            try:
+                prepare(build_parser().parse_args(["sweep", str(path), "-o", str(Path(folder) / "out.parquet"),
+                                                   "--quiet"]))
+            except SystemExit as exc:  # argparse
+                code = 2 if exc.code else 0
+            except BridgeError as exc:
+                code = 2
+                err.write(str(exc))
+        message = err.getvalue()
+        ok = code in (0, 2) and "Traceback" not in message and "secret" not in message
+        if tally is not None:
+            tally.inputs += 1
+            tally.loaded += code == 0
+            tally.rejected += code == 2
+            if not ok:
+                tally.failures.append(sweep + "\n# reference:\n" + (reference or ""))
+        assert ok, f"exit {code}:\n{message}"
+        return code, message
+
+
+SMALL = settings(SETTINGS, max_examples=15)  # each input loads (derives) a system: seconds on a loaded CI
+
+
+@SMALL
+@given(body_files())
+def test_fuzzed_body_tables(text):
+    run_check(text)
+
+
+@SMALL
+@given(effort_files())
+def test_fuzzed_effort_tables(text):
+    run_check(text)
+
+
+@SMALL
+@given(friction_files())
+def test_fuzzed_friction_tables(text):
+    run_check(text)
+
+
+@SMALL
+@given(diode_files())
+def test_fuzzed_diode_tables(text):
+    run_check(text)
+
+
+@SMALL
+@given(sweep_files())
+@example(("[sweep]\ninterval = [" + "9" * 5000 + "]\n", None))  # beyond Python's int-string limit: was a traceback
+@example((f'[sweep]\nsystem = "{SWEEP_SYSTEM}"\ninterval = []\nrecord = ["final"]\n', None))  # float([]): was one
+@example((f'[sweep]\nsystem = "{SWEEP_SYSTEM}"\nstop_time = {"9" * 400}\nsamples = {"9" * 400}\n'
+          '[sweep.random]\na = "0.1:0.2"\n', None))
+@example((f'[sweep]\nsystem = "{SWEEP_SYSTEM}"\nreference = "../ref.csv"\nrecord = ["max_rel(x)"]\n'
+          '[sweep.values]\na = [0.1]\n', "root:x:0:0:secret\n"))
+def test_fuzzed_sweep_files(case):
+    run_sweep_check(*case)
+
+
+FOUND = Path(__file__).parent / "fuzz_found"
+
+
+def test_an_integration_that_fails_at_its_first_step_is_an_error_not_a_traceback(capsys, tmp_path):
+    """benchmarks/fuzz.py: a force of -3e253 made solve_ivp stop before its first step (``sol.t`` a list)."""
+    code = main(["simulate", str(FOUND / "effort_huge_force_simulate.toml"), "--stop-time", "0.05", "-o",
+                 str(tmp_path / "out.csv"), "-q"])
+    err = capsys.readouterr().err
+    assert code == 1 and "integration failed at t = 0" in err and "Traceback" not in err, err

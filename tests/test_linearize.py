@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -329,3 +330,46 @@ def test_named_cyclic_not_in_state(bike):
     system, lins = bike
     with pytest.raises(LinearizationError, match="'pitch' cannot be dropped: it is a dependent coordinate"):
         lins["lagrange"].at(operating_point(system), cyclic=["x", "pitch"])
+
+
+def test_two_sweeps_are_refused_naming_both(capsys, tmp_path):
+    """One sweep axis: a second --sweep is refused (exit 2), not silently dropped."""
+    out = tmp_path / "eig.csv"
+    assert main(["linearize", str(DISK_FILE), "--sweep", "der(phi)=1:5:3", "--sweep", "R=0.1:0.3:3",
+                 "--csv", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "--sweep is given 2 times ('der(phi)', 'R')" in err and "--set" in err and "Traceback" not in err
+    assert not out.exists()
+
+
+def _numbers(line: str) -> list[str]:
+    return re.findall(r"[-+]?\d+(?:\.\d*)?(?:e[-+]?\d+)?", line)
+
+
+def test_rounding_noise_prints_as_zero_everywhere_in_the_report():
+    """A neutral mode whose eigenvalue is rounding noise (1e-44) and a point value -0.0: every printed number of
+    them is 0 (no '-0', no natural frequency 1e-44), with the tolerance of the stability verdict."""
+    from bridge.linearization.model import LinearModel
+    from bridge.linearization.outputs import TOL, damping, round_off, stability_class, text_report
+
+    A = np.array([[0.0, 1.0, 0.0], [-4.0, 0.0, 0.0], [0.0, 0.0, 1.2282e-44]])
+    lin = LinearModel("Noise", "lagrange", ("a", "der(a)", "b"), ("rad", "rad/s", "rad"), (), (), (), (),
+                      A, np.zeros((3, 0)), np.zeros((0, 3)), np.zeros((0, 0)), np.zeros(3), np.zeros(0),
+                      np.zeros(0), point={"a": 0.0, "der(a)": 0.0, "der(b)": -0.0, "der(c)": -3e-17, "der(d)": 2.0},
+                      independent=("a",))
+    text = text_report(lin)
+    assert "-0 " not in text and "-0," not in text and not text.rstrip().endswith("-0")
+    assert "der(b) = 0," in text and "der(c) = 0," in text and "der(d) = 2" in text
+    modes = text[text.index("eigenvalues"):].splitlines()[1:4]
+    zero = [m for m in modes if "+2.0000000000i" not in m and "-2.0000000000i" not in m]
+    assert len(zero) == 1 and [float(x) for x in _numbers(zero[0])] == [0.0, 0.0, 0.0], zero
+    w = np.linalg.eigvals(A)
+    assert damping(np.array([1.2282e-44 + 0j]))[0] is None
+    assert round_off(w) == pytest.approx(TOL * 2.0) and stability_class(w) == "marginally stable (a neutral mode)"
+
+
+def test_the_rolling_disk_report_prints_no_negative_zero(capsys):
+    assert main(["linearize", str(DISK_FILE), "-q"]) == 0
+    out = capsys.readouterr().out
+    assert "der(y) = 0," in out
+    assert not re.search(r"(?<![\w.])-0(?![.\d])", out), out

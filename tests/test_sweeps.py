@@ -216,7 +216,7 @@ def test_crashing_and_hanging_cases_are_failed_rows_and_the_sweep_goes_on(tmp_pa
     rows: dict[str, list] = {"ok": [], "crash": [], "hang": []}
     with dask_client("local", 1) as client:
         for name, payload in (("crash", crash), ("hang", hang), ("ok", ok)):  # the same worker runs all three
-            run_cases(client, payload, [{}, {}], rows[name].append)
+            run_cases(client, payload, [{}, {}], lambda row, case, got=rows[name]: got.append(row))
         assert len(client.nthreads()) == 1
     assert [r["status"] for r in rows["crash"]] == ["failed", "failed"]
     assert all("crashed" in r["reason"] and "SIGSEGV" in r["reason"] for r in rows["crash"])
@@ -242,7 +242,7 @@ def test_a_lost_worker_has_its_cases_retried_by_dask(tmp_path, monkeypatch):
     rows: list[dict] = []
     with dask_client("local", 2) as client:
         pids = client.run(os.getpid)  # worker address -> its process
-        run_cases(client, payload, [{} for _ in range(6)], rows.append)
+        run_cases(client, payload, [{} for _ in range(6)], lambda row, case: rows.append(row))
         after = set(client.scheduler_info()["workers"])
     killed = int(marker.read_text())
     victim = next(address for address, pid in pids.items() if pid == killed)  # a worker was killed mid-case
@@ -330,3 +330,50 @@ def test_ctrl_c_keeps_the_finished_rows(tmp_path):
     grid = np.linspace(0.5, 1.5, 400)
     assert all(table["l"][k] == grid[i] for k, i in enumerate(table["case"]))
     assert len((tmp_path / "c.csv").read_text().splitlines()) == len(table["case"]) + 1
+
+
+SECRET = "s3cr3t-line:x:0:0:do-not-echo"
+
+
+@pytest.mark.parametrize("where", ["../outside/ref.csv", "{abs}", "link.csv"])
+def test_a_sweep_files_reference_outside_its_folder_is_refused_without_echo(tmp_path, capsys, where):
+    """The reference of a sweep file resolves inside the file's folder (.., absolute paths and links that leave
+    it are refused, naming the rule); nothing of the file it points at reaches a message."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    target = outside / "ref.csv"
+    target.write_text(f"{SECRET}\n{SECRET}\n")  # a file that is not a reference, like /etc/passwd
+    study = tmp_path / "study"
+    study.mkdir()
+    (study / "link.csv").symlink_to(target)
+    ref = where.replace("{abs}", str(target))
+    sweep_file = study / "sweep.toml"
+    sweep_file.write_text(f'[sweep]\nsystem = "{SLEIGH}"\nreference = "{ref}"\nrecord = ["max_rel(theta)"]\n'
+                          '[sweep.values]\na = [0.15]\n')
+    assert main(["sweep", str(sweep_file), "-o", str(tmp_path / "bad.parquet"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "[sweep] reference" in err and "outside the sweep file's folder" in err and "--reference" in err, err
+    assert "s3cr3t" not in err and "Traceback" not in err
+    assert not (tmp_path / "bad.parquet").exists()
+
+
+@pytest.mark.parametrize("text", [f"{SECRET}\n{SECRET}\n", f"time,{SECRET}\n0,1\n1,x\n", f"time\n0\n1,2,{SECRET}\n",
+                                  f"time,theta\n0,1\n1,2\n{SECRET}\n"])
+def test_a_bad_reference_inside_the_folder_is_refused_without_echoing_its_lines(tmp_path, capsys, text):
+    study = tmp_path / "study"
+    study.mkdir()
+    (study / "ref.csv").write_text(text)
+    sweep_file = study / "sweep.toml"
+    sweep_file.write_text(f'[sweep]\nsystem = "{SLEIGH}"\nreference = "ref.csv"\nrecord = ["max_rel(x)"]\n'
+                          '[sweep.values]\na = [0.15]\n')
+    assert main(["sweep", str(sweep_file), "-o", str(tmp_path / "bad.parquet"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "[sweep] reference" in err and "s3cr3t" not in err and "Traceback" not in err, err
+
+
+def test_shown_columns_quotes_signal_names_only():
+    from bridge.sweeps.spec import shown_columns, shown_name
+
+    assert shown_columns(["time", "der(theta)", "residual[2]", "a b:c", "x;y"]) == \
+        "time, der(theta), residual[2] and 2 columns whose names are not signal names"
+    assert shown_name("theta") == "'theta'" and "s3cr3t" not in shown_name(SECRET)

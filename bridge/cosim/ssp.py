@@ -4,7 +4,8 @@ Written: ``SystemStructure.ssd`` and ``resources/<model>.fmu`` (each distinct FM
 
 - one ``ssd:Component`` per component (``source="resources/..."``) with a connector for every input and
   output of its FMU and for every parameter it sets (``ssc:Real`` with the unit), and the parameter and
-  start values as an inline ``ssv:ParameterSet`` in ``ssd:ParameterBindings``;
+  start values as an inline ``ssv:ParameterSet`` in ``ssd:ParameterBindings``, every component's set named
+  after the scenario (one name selects all of them in importers that apply one named set, such as Ecos);
 - one ``ssd:Connection`` per connection, with ``ssc:LinearTransformation`` when gain or offset is not
   (1, 0) and ``suppressUnitConversion="true"`` for ``ignore_units``;
 - ``ssd:Units`` (base-unit exponents, :mod:`.units`) and ``ssd:DefaultExperiment`` (start and stop time);
@@ -107,8 +108,14 @@ def _add_connectors(comp, connectors: list[VariableInfo], units: dict[str, dict[
             _set_unit(etree.SubElement(con, _q("ssc", "Real")), v.unit, units)
 
 
-def _add_parameter_bindings(comp, spec: ComponentSpec, info: ModelInfo, units: dict[str, dict[str, str]]) -> None:
-    """The component's parameter and start values as one inline ``ssv:ParameterSet`` (none: no element)."""
+def _add_parameter_bindings(comp, spec: ComponentSpec, info: ModelInfo, units: dict[str, dict[str, str]],
+                            set_name: str) -> None:
+    """The component's parameter and start values as one inline ``ssv:ParameterSet`` named ``set_name`` (none: no
+    element).
+
+    Every component's set has the same name (the scenario's): an importer that applies only the sets of one name
+    chosen at start-up (Ecos) then applies all of them, like one that applies every set (libcosim, nhbridge).
+    """
     from lxml import etree
 
     values = [*spec.parameters, *spec.start]
@@ -116,7 +123,7 @@ def _add_parameter_bindings(comp, spec: ComponentSpec, info: ModelInfo, units: d
         return
     binding = etree.SubElement(etree.SubElement(comp, _q("ssd", "ParameterBindings")), _q("ssd", "ParameterBinding"))
     pset = etree.SubElement(etree.SubElement(binding, _q("ssd", "ParameterValues")),
-                            _q("ssv", "ParameterSet"), version="1.0", name=spec.name)
+                            _q("ssv", "ParameterSet"), version="1.0", name=set_name)
     params = etree.SubElement(pset, _q("ssv", "Parameters"))
     for name, value in values:
         real = etree.SubElement(etree.SubElement(params, _q("ssv", "Parameter"), name=name),
@@ -136,7 +143,7 @@ def _add_components(system, plan: Plan, sources: dict[str, str], units: dict[str
         if spec.description:
             comp.set("description", spec.description)
         _add_connectors(comp, _connector_variables(spec, info), units)
-        _add_parameter_bindings(comp, spec, info, units)
+        _add_parameter_bindings(comp, spec, info, units, plan.scenario.name)
 
 
 def _add_connections(system, connections: tuple[Connection, ...]) -> None:

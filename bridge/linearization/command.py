@@ -55,9 +55,10 @@ def add_parser(sub, positive: Callable[[str], float]) -> argparse.ArgumentParser
     li.add_argument("--json", default=None, metavar="FILE", help="write the linear model(s) as JSON")
     li.add_argument("--csv", default=None, metavar="FILE",
                     help="write the eigenvalues as CSV (one row per mode; with --sweep one row per value)")
-    li.add_argument("--sweep", default=None, metavar="NAME=START:STOP:NUM",
+    li.add_argument("--sweep", default=None, action="append", metavar="NAME=START:STOP:NUM",
                     help="linearize at NUM values of a parameter, start position, der(q) or input; reports the "
-                         "stable range with its boundaries found by root finding")
+                         "stable range with its boundaries found by root finding (one sweep axis: for several, "
+                         "run once per value of the others with --set)")
     li.add_argument("--plot", default=None, metavar="FILE",
                     help="with --sweep: plot the eigenvalues' real and imaginary parts against the swept value "
                          "(.png, .pdf, .svg)")
@@ -86,6 +87,12 @@ def cmd_linearize(args, values: dict[str, str], progress, budget) -> int:
     from .point import operating_point
     from .sweep import Sweep, parse_sweep, stability_text
 
+    if args.sweep and len(args.sweep) > 1:
+        names = ", ".join(repr(text.split("=", 1)[0].strip()) for text in args.sweep)
+        raise LinearizationError(
+            f"--sweep is given {len(args.sweep)} times ({names}); linearize sweeps one value at a time: keep one "
+            "--sweep and run once per value of the others with --set NAME=VALUE")
+    args.sweep = args.sweep[0] if args.sweep else None
     if args.plot and not args.sweep:
         raise LinearizationError("--plot needs --sweep NAME=START:STOP:NUM (the plot is of eigenvalues against it)")
     if args.plot:

@@ -34,9 +34,15 @@ def sorted_modes(lin: LinearModel) -> tuple[np.ndarray, np.ndarray]:
     return w, v
 
 
+def round_off(values) -> float:
+    """The rounding noise of a set of values: ``TOL * max(1, max |value|)`` (the stability verdict's tolerance);
+    a value within it is printed as 0."""
+    return TOL * max(1.0, float(np.abs(np.asarray(values, dtype=complex)).max(initial=0.0)))
+
+
 def damping(w: np.ndarray) -> list[float | None]:
-    """``-Re(lambda)/|lambda|``; None for an eigenvalue that is zero to rounding (1e-12 of the largest)."""
-    tiny = 1e-12 * max(1.0, float(np.abs(w).max(initial=0.0)))
+    """``-Re(lambda)/|lambda|``; None for an eigenvalue that is zero to rounding (:func:`round_off`)."""
+    tiny = round_off(w)
     return [(-float(x.real) / abs(x)) + 0.0 if abs(x) > tiny else None for x in w]
 
 
@@ -104,17 +110,19 @@ def _table(M: np.ndarray, rows: tuple[str, ...], cols: tuple[str, ...]) -> list[
         return ["  (empty)"]
     width = max(12, *(len(c) + 1 for c in cols))
     lead = max(len(r) for r in rows)
+    tol = round_off(M)
     out = [" " * (lead + 2) + "".join(f"{c:>{width}}" for c in cols)]
     for r, row in zip(rows, M):
-        out.append(f"  {r:<{lead}}" + "".join(f"{x:>{width}.6g}" for x in row))
+        out.append(f"  {r:<{lead}}" + "".join(f"{_noise_free(x, tol):>{width}.6g}" for x in row))
     return out
 
 
 def text_report(lin: LinearModel) -> str:
     """A plain-text summary: the point, the state, A, B, C, D and the modes."""
     lines = [f"{lin.system} linearized ({lin.method}) about the point"]
-    show = [f"{k} = {v:.6g}" for k, v in lin.point.items() if k.startswith("der(") or k in lin.independent
-            or k in lin.states]
+    point_tol = round_off(list(lin.point.values()))
+    show = [f"{k} = {_noise_free(v, point_tol):.6g}" for k, v in lin.point.items()
+            if k.startswith("der(") or k in lin.independent or k in lin.states]
     lines.append("  " + ", ".join(show[:16]) + (", ..." if len(show) > 16 else ""))
     lines.append(f"states: {', '.join(f'{s} [{u}]' if u else s for s, u in zip(lin.states, lin.state_units))}")
     if lin.dropped:
@@ -134,10 +142,11 @@ def text_report(lin: LinearModel) -> str:
             lines += _table(lin.D, lin.outputs, lin.inputs)
     w, _ = sorted_modes(lin)
     lines.append("eigenvalues (1/s):        damping ratio   natural frequency (rad/s)")
-    tol = TOL * max(1.0, float(np.abs(w).max(initial=0.0)))  # round-off of the eigenvalues: 0 within it
+    tol = round_off(w)  # round-off of the eigenvalues: 0 within it
     for x, z in zip(w, damping(w)):
-        zt = "      -" if z is None else f"{(0.0 if abs(z) * abs(x) <= tol else z):>14.6g}"
-        lines.append(f"  {_noise_free(x.real, tol):>+.10f} {_noise_free(x.imag, tol):>+.10f}i {zt} {abs(x):>14.6g}")
+        zt = "      -" if z is None else f"{_noise_free(z if abs(z) * abs(x) > tol else 0.0, 0.0):>14.6g}"
+        lines.append(f"  {_noise_free(x.real, tol):>+.10f} {_noise_free(x.imag, tol):>+.10f}i {zt} "
+                     f"{_noise_free(abs(x), tol):>14.6g}")
     g = float(w.real.max()) if len(w) else 0.0
     lines.append(f"the point is {stability_class(w)}" + (
         f" (largest real part {g:.6g}{', zero within round-off' if abs(g) <= tol else ''})" if len(w) else ""))
@@ -145,7 +154,8 @@ def text_report(lin: LinearModel) -> str:
 
 
 def _noise_free(value: float, tol: float) -> float:
-    return 0.0 if abs(value) <= tol else value
+    """0 for a value within ``tol`` of 0 (never -0), else the value."""
+    return 0.0 if abs(value) <= tol else float(value)
 
 
 def stability_class(w: np.ndarray) -> str:
@@ -153,7 +163,7 @@ def stability_class(w: np.ndarray) -> str:
     asymptotically stable, marginally stable (a neutral mode, e.g. a conservative point) or unstable."""
     if not len(w):
         return "without states"
-    g, tol = float(w.real.max()), TOL * max(1.0, float(np.abs(w).max()))
+    g, tol = float(w.real.max()), round_off(w)
     return "asymptotically stable" if g < -tol else "marginally stable (a neutral mode)" if g <= tol else "unstable"
 
 

@@ -97,6 +97,31 @@ def _num(x: float) -> str:
     return repr(value + 0.0)  # -0.0 + 0.0 is 0.0: never start=-0.0
 
 
+def linear_in_states(expr, coordinates: Sequence[Coordinate]) -> bool:
+    """Whether an expression contains a velocity and is linear in the coordinates and velocities.
+
+    Parameters
+    ----------
+    expr : sympy expression
+        The expression, in the coordinates' symbols and velocity symbols.
+    coordinates : sequence of Coordinate
+        The system's coordinates.
+
+    Returns
+    -------
+    bool
+        True when every derivative of ``expr`` by a coordinate or velocity is free of all of them, and at
+        least one velocity appears (``der_phi - n*der_theta``; not ``cos(theta)*der_x``).
+    """
+    expr = sp.sympify(expr)
+    states = {c.symbol for c in coordinates} | {c.velocity_symbol for c in coordinates}
+    velocities = {c.velocity_symbol for c in coordinates}
+    present = expr.free_symbols & states
+    if not present & velocities:
+        return False
+    return all(not (sp.diff(expr, s).free_symbols & states) for s in present)
+
+
 class ModelicaWriter:
     """Writes the model text for one set of equations."""
 
@@ -361,7 +386,8 @@ class ModelicaWriter:
         out = []
         if system.m:
             out.append("  // constraint residuals (velocity level)")
-            out += [f"  residual[{k + 1}] = {self.code(g)};" for k, g in enumerate(system.velocity_constraints())]
+            out += [f"  residual[{k + 1}] = {self._linear_in_states_code(g)};"
+                    for k, g in enumerate(system.velocity_constraints())]
         if system.outputs:
             out.append("  // outputs")
             out += [f"  {self.ident(name)} = {self._output_code(expr)};" for name, expr in system.outputs.items()]
@@ -378,6 +404,18 @@ class ModelicaWriter:
             return self.code(expr)
         names = {c.velocity_symbol: f"der({self.ident(c.name)})" for c in self.eom.system.coordinates}
         return ModelicaCodePrinter({**self.printer.names, **names}).doprint(expr)
+
+    def _linear_in_states_code(self, expr) -> str:
+        """A residual's expression, with its velocities written ``der(q)`` where it is linear in the states.
+
+        Rumoca 0.9 takes an equation linear in the states (every coefficient free of coordinates and
+        velocities, such as a gear's ``der_phi - n*der_theta``) as one defining a state and reports the model
+        structurally singular (docs/compiler-defects/RumocaLinearOutputOfState.mo); ``der(q)`` is the same value
+        and keeps the equation for the variable it defines. Any other expression is printed as it is.
+        """
+        if not self.outputs_via_der or not linear_in_states(expr, self.eom.system.coordinates):
+            return self.code(expr)
+        return self._output_code(expr)
 
     def _annotation(self) -> list[str]:
         """The experiment (the file's [simulation] stop time, interval and rtol; defaults 1000 intervals and

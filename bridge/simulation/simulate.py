@@ -291,7 +291,7 @@ class _Solver:
         except (ValueError, ArithmeticError) as exc:
             raise SimulationError(f"integration failed near t = {t0:.9g}: {exc}{watch.found}") from exc
         if sol.status == -1:
-            raise SimulationError(f"integration failed at t = {sol.t[-1] if sol.t.size else t0:.9g}: "
+            raise SimulationError(f"integration failed at t = {sol.t[-1] if len(sol.t) else t0:.9g}: "
                                   f"{sol.message}{watch.found}")
         watch.check_solution(sol)
         return sol

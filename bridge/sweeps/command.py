@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import sys
 import tempfile
 import time
@@ -25,6 +26,7 @@ from .spec import (
     check_size,
     parse_assignments,
     read_sweep_file,
+    shown_name,
 )
 
 
@@ -205,16 +207,21 @@ def read_reference(path: str, problems: ProblemCollector, entry: str | None = No
 
     try:
         table = pacsv.read_csv(path)
-    except (OSError, pa.ArrowInvalid) as exc:
-        problems.add(entry, f"cannot read the CSV ({str(exc).splitlines()[0]})",
+    except OSError as exc:
+        problems.add(entry, f"cannot read the CSV ({exc.strerror or type(exc).__name__})",
+                     "give a CSV with a time column, e.g. written by nhbridge simulate")
+        return None
+    except pa.ArrowInvalid as exc:  # its text quotes the file's rows: only the kind of fault is said
+        counts = re.search(r"Expected \d+ columns, got \d+", str(exc))
+        problems.add(entry, "cannot read the CSV (" + (counts.group(0) if counts else "not a CSV table") + ")",
                      "give a CSV with a time column, e.g. written by nhbridge simulate")
         return None
     columns = {}
-    for name in table.column_names:
+    for k, name in enumerate(table.column_names):
         try:
             columns[name] = np.asarray(table[name].to_numpy(), dtype=float)
         except (TypeError, ValueError, pa.ArrowInvalid):
-            problems.add(entry, f"column {name!r} is not numeric")
+            problems.add(entry, f"column {k + 1} {shown_name(name)} is not numeric")
     time = columns.get("time")
     if time is None or time.size < 2 or not np.all(np.diff(time) > 0):
         problems.add(entry, "needs a time column with at least two increasing values")
@@ -250,53 +257,48 @@ def build_payload(system, plan, spec: SweepSpec, method: str, timeout: float, re
 
 def cmd_sweep(args) -> int:
     from .engine import dask_client, run_cases
-    from .results import columns, plot, write_series, write_tables
+    from .results import StreamingTables, plot, read_columns
 
     spec, system, plan, paths, choice, reference = prepare(args)
-    cases = spec.cases()
-    progress = _Progress(args, len(cases))
+    total = spec.size()
+    progress = _Progress(args, total)
     t0 = time.perf_counter()
     if progress.on:
         print(f"sweep: deriving {system.name} ({args.method}) and building its FMU ...", file=sys.stderr, flush=True)
     payload = build_payload(system, plan, spec, args.method, args.case_timeout, reference)
     t_build = time.perf_counter() - t0
-    rows: list[dict] = []
-
-    def on_row(row: dict) -> None:
-        rows.append(row)
-        progress.row(row)
-
-    interrupted, workers = False, 0
-    t1 = time.perf_counter()
-    try:  # Ctrl-C while the cluster starts, runs or shuts down: the rows finished so far are written below
-        with dask_client(args.scheduler, args.workers) as client:
-            workers = len(client.nthreads())
-            if progress.on:
-                print(f"sweep: {len(cases)} cases on {workers} worker(s) at {client.scheduler.address}",
-                      file=sys.stderr, flush=True)
-            progress.t0 = progress.last = time.perf_counter()
-            run_cases(client, payload, cases, on_row)
-    except KeyboardInterrupt:
-        interrupted = True
-    t_run = time.perf_counter() - t1
     records = [r.column for r in plan.records]
-    table = columns(spec.names, records, rows, cases)
-    write_tables(table, paths[0], paths[1])
-    failed = sum(r["status"] != "ok" for r in rows)
-    print(f"{system.name}: {len(rows)} of {len(cases)} cases in {t_run:.1f} s on {workers} worker(s) "
-          f"({len(rows) / max(t_run, 1e-9):.1f} cases/s; FMU built in {t_build:.1f} s), {failed} failed")
-    print(f"  wrote {paths[0]} and {paths[1]} ({len(rows)} rows, {len(table)} columns)")
+    interrupted, workers = False, 0
+    with StreamingTables(spec.names, records, paths[0], paths[1], paths[2] if plan.series else None) as tables:
+
+        def on_row(row: dict, case: dict) -> None:
+            tables.add(row, case)
+            progress.row(row)
+
+        t1 = time.perf_counter()
+        try:  # Ctrl-C while the cluster starts, runs or shuts down: the rows finished so far are written
+            with dask_client(args.scheduler, args.workers) as client:
+                workers = len(client.nthreads())
+                if progress.on:
+                    print(f"sweep: {total} cases on {workers} worker(s) at {client.scheduler.address}",
+                          file=sys.stderr, flush=True)
+                progress.t0 = progress.last = time.perf_counter()
+                run_cases(client, payload, spec.iter_cases(), on_row)
+        except KeyboardInterrupt:
+            interrupted = True
+        t_run = time.perf_counter() - t1
+    rows, failed = tables.rows, tables.failed
+    print(f"{system.name}: {rows} of {total} cases in {t_run:.1f} s on {workers} worker(s) "
+          f"({rows / max(t_run, 1e-9):.1f} cases/s; FMU built in {t_build:.1f} s), {failed} failed")
+    print(f"  wrote {paths[0]} and {paths[1]} ({rows} rows, {len(tables.schema)} columns)")
     if plan.series:
-        n = write_series(rows, paths[2])
-        print(f"  wrote {paths[2]} ({n} rows)")
-    for row in sorted(rows, key=lambda r: r["index"]):
-        if row["status"] != "ok":
-            print(f"  case {row['index']} failed: {row['reason']}")
-            break
+        print(f"  wrote {paths[2]} ({tables.series_rows} rows)")
+    if tables.first_failure is not None:
+        print(f"  case {tables.first_failure[0]} failed: {tables.first_failure[1]}")
     if args.plot and rows:
-        plot(table, choice[0], choice[1], args.plot)
+        plot(read_columns(paths[0], [choice[0], *choice[1], "status"]), choice[0], choice[1], args.plot)
         print(f"  wrote {args.plot}")
     if interrupted:
-        print(f"nhbridge: interrupted; the {len(rows)} finished case(s) are written", file=sys.stderr)
+        print(f"nhbridge: interrupted; the {rows} finished case(s) are written", file=sys.stderr)
         return 130
     return 1 if failed else 0

@@ -20,7 +20,7 @@ import shutil
 import socket
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -237,10 +237,11 @@ def dask_client(scheduler: str | None = "local", workers: int | None = None,
         client.close()
 
 
-def run_cases(client, payload: Payload, cases: list[dict], on_row: Callable[[dict], None],
+def run_cases(client, payload: Payload, cases: Iterable[dict], on_row: Callable[[dict, dict], None],
               window: int | None = None) -> None:
-    """Submit the cases (at most ``window`` in flight) and call ``on_row`` with each finished row, in the order
-    they finish. A KeyboardInterrupt cancels what is still running and propagates (the rows seen stay)."""
+    """Submit the cases (taken lazily from ``cases``, at most ``window`` in flight) and call ``on_row(row, case)``
+    with each finished row, in the order they finish. A KeyboardInterrupt cancels what is still running and
+    propagates (the rows seen stay)."""
     from distributed import as_completed
 
     remote = client.scatter(payload, broadcast=True, hash=False)
@@ -268,7 +269,7 @@ def run_cases(client, payload: Payload, cases: list[dict], on_row: Callable[[dic
                 row = {"index": index, "status": "failed", "values": {}, "series": None, "seconds": float("nan"),
                        "worker": "", "reason": "the workers running it were lost or it failed on every try "
                        f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"}
-            on_row(row)
+            on_row(row, case)
             before = len(futures)
             submit(1)
             for new in list(futures)[before:]:

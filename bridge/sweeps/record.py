@@ -24,6 +24,7 @@ import sympy as sp
 
 from ..errors import ProblemCollector
 from ..model.expressions import ExpressionError, parse_expression
+from .spec import shown_columns
 
 REDUCTIONS = ("final", "initial", "min", "max", "mean")
 METRICS = ("max_abs", "max_rel", "rms", "tube_violations")  # of a signal against --reference (validation.metrics)
@@ -102,7 +103,7 @@ def parse_records(texts: Sequence[str], signals: Sequence[str], residuals: int,
                              "add --reference FILE.csv (or reference = in the sweep file)")
             elif str(expr) not in reference:
                 problems.add(entry, f"the reference has no column {str(expr)!r}",
-                             "its columns: " + ", ".join(reference))
+                             "its columns: " + shown_columns(list(reference)))
             else:
                 records[stripped] = Record(stripped, reduction, expr, (str(expr),))
             continue

@@ -14,8 +14,9 @@ from __future__ import annotations
 import difflib
 import itertools
 import math
+import re
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,6 +28,7 @@ from ..model.overrides import split_assignment
 
 MAX_CASES = 100_000
 MAX_SAMPLES = 1_000_000  # output samples of one case
+MAX_RANDOM_SAMPLES = 1_000_000  # --samples: drawn at once (Latin hypercube), 8 bytes per sample and random axis
 
 
 class SweepError(BridgeError):
@@ -67,36 +69,52 @@ class SweepSpec:
         return n * (self.samples or 1) if any(a.kind == "random" for a in self.axes) else n
 
     def cases(self) -> list[dict[str, float]]:
-        """One dict ``{name: value}`` per case, in a fixed order."""
+        """One dict ``{name: value}`` per case, in a fixed order (a list: for small sweeps; see
+        :meth:`iter_cases`)."""
+        return list(self.iter_cases())
+
+    def iter_cases(self) -> Iterator[dict[str, float]]:
+        """The cases of :meth:`cases`, made one at a time: memory independent of the number of cases, except the
+        random samples (``samples`` x random axes numbers, at most :data:`MAX_RANDOM_SAMPLES` samples)."""
         fixed = [a for a in self.axes if a.kind != "random"]
         rand = [a for a in self.axes if a.kind == "random"]
-        samples: list[tuple[float, ...]] = [()]
+        samples: list[tuple[float, ...]] | np.ndarray = [()]
         if rand:
             from scipy.stats import qmc
 
             unit = qmc.LatinHypercube(d=len(rand), seed=self.seed).random(self.samples or 1)
             lo = np.array([a.values[0] for a in rand])
             hi = np.array([a.values[1] for a in rand])
-            samples = [tuple(map(float, row)) for row in qmc.scale(unit, lo, hi)] if np.all(hi > lo) else \
-                [tuple(map(float, lo + row * (hi - lo))) for row in unit]
-        out = []
+            samples = qmc.scale(unit, lo, hi) if np.all(hi > lo) else lo + unit * (hi - lo)
+        fixed_names = [a.name for a in fixed]
+        rand_names = [a.name for a in rand]
         for combo in itertools.product(*(a.values for a in fixed)):
             for sample in samples:
-                case = dict(zip((a.name for a in fixed), combo))
-                case.update(zip((a.name for a in rand), sample))
-                out.append(case)
-        return out
+                case = dict(zip(fixed_names, combo))
+                case.update(zip(rand_names, map(float, sample)))
+                yield case
 
 
 def _reject(name: str, pos: int):
     raise ExpressionError(f"it contains the name {name!r}", pos)
 
 
+def _short(value, limit: int = 60) -> str:
+    """``repr(value)`` cut to ``limit`` characters (a TOML value can be megabytes long)."""
+    text = repr(value) if not isinstance(value, int) or value.bit_length() < 4000 else "a huge integer"
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 def number(text: str | float | int) -> float:
     """A finite float from a number or a constant expression (``pi/4``); ValueError with the reason."""
-    if isinstance(text, bool):
-        raise ValueError(f"expected a number, got {text!r}")
-    if isinstance(text, (int, float)):
+    if isinstance(text, bool) or not isinstance(text, (str, int, float)):
+        raise ValueError(f"expected a number, got {_short(text)}")
+    if isinstance(text, int):
+        try:
+            value = float(text)
+        except OverflowError:
+            raise ValueError(f"{_short(text)} is not a finite number") from None
+    elif isinstance(text, float):
         value = float(text)
     else:
         try:
@@ -164,14 +182,49 @@ def parse_assignments(kind: str, texts: Sequence[str], problems: ProblemCollecto
     return axes
 
 
+#: a column name shown in messages: a signal name (``theta``, ``der(theta)``, ``residual[2]``); other header text
+#: of a file is never echoed
+_SHOWN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}(\((?:[A-Za-z_][A-Za-z0-9_]{0,63})\)|\[\d{1,6}\])?")
+
+
+def shown_name(name: str) -> str:
+    """A column name for a message: quoted when it is a signal name, else only said to be none (never echoed)."""
+    return repr(name) if _SHOWN_NAME.fullmatch(name) else "whose name is not a signal name"
+
+
+def shown_columns(names: Sequence[str]) -> str:
+    """A file's column names for a message: those that are signal names, the others only counted.
+
+    Parameters
+    ----------
+    names : sequence of str
+        The column names (a CSV header: text of a file, never echoed unless it is a signal name).
+
+    Returns
+    -------
+    str
+        ``"time, theta and 2 columns whose names are not signal names"``.
+    """
+    shown = [n for n in names if _SHOWN_NAME.fullmatch(n)]
+    hidden = len(names) - len(shown)
+    text = ", ".join(shown) or "none that is a signal name"
+    if hidden and shown:
+        text += (f" and {hidden} columns whose names are not signal names" if hidden > 1 else
+                 " and 1 column whose name is not a signal name")
+    return text
+
+
 def read_sweep_file(path: str | Path, problems: ProblemCollector) -> SweepSpec:
     """A sweep file: ``[sweep]`` with ``system`` (relative to the file), ``grid``/``values``/``random`` tables,
     ``samples``, ``seed``, ``record`` (list of record expressions), ``stop_time``, ``interval``, ``rtol``,
-    ``reference`` (a CSV run for the metric records, relative to the file; ``--reference`` replaces it)."""
+    ``reference`` (a CSV run for the metric records, relative to the file and inside its folder: a path that
+    leaves the folder is refused; ``--reference`` replaces it)."""
     path = Path(path)
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise SweepError(f"{path}: cannot read the sweep file ({exc})") from exc
+    except ValueError as exc:  # e.g. an integer of more than 4300 digits (Python's int conversion limit)
         raise SweepError(f"{path}: cannot read the sweep file ({exc})") from exc
     table = data.get("sweep")
     if not isinstance(table, dict):
@@ -195,7 +248,14 @@ def read_sweep_file(path: str | Path, problems: ProblemCollector) -> SweepSpec:
             problems.add("[sweep] reference", f"expected the path of a CSV file, got {ref!r}",
                          'e.g. reference = "reference.csv" (time and signal columns, as nhbridge simulate writes)')
         else:
-            spec.reference = str(path.parent / ref) if not Path(ref).is_absolute() else ref
+            folder = path.parent.resolve()
+            resolved = (folder / ref).resolve()  # an absolute ref replaces the folder; ".." and links resolved
+            if not resolved.is_relative_to(folder):
+                problems.add("[sweep] reference", f"{ref!r} lies outside the sweep file's folder {folder}",
+                             "a sweep file's reference must be a CSV file in the sweep file's folder or below it: "
+                             "move it there, or give it on the command line with --reference PATH")
+            else:
+                spec.reference = str(resolved)
     for kind in ("grid", "values", "random"):
         axes = table.get(kind, {})
         if not isinstance(axes, dict):
@@ -210,7 +270,7 @@ def read_sweep_file(path: str | Path, problems: ProblemCollector) -> SweepSpec:
             if isinstance(table[key], int) and not isinstance(table[key], bool) and table[key] >= (key == "samples"):
                 setattr(spec, key, table[key])
             else:
-                problems.add(f"[sweep] {key}", f"expected a whole number, got {table[key]!r}")
+                problems.add(f"[sweep] {key}", f"expected a whole number, got {_short(table[key])}")
     record = table.get("record", [])
     if isinstance(record, str):
         record = [record]
@@ -245,6 +305,10 @@ def check_names(spec: SweepSpec, known: Sequence[str], system_name: str, problem
     randoms = [a for a in spec.axes if a.kind == "random"]
     if randoms and not spec.samples:
         problems.add("--samples", "--random needs the number of samples", "add --samples N")
+    if spec.samples and spec.samples > MAX_RANDOM_SAMPLES:
+        count = f"{spec.samples:,}" if spec.samples < 10**15 else "more than 10^15"
+        problems.add("--samples", f"{count} samples, more than {MAX_RANDOM_SAMPLES:,} (a Latin hypercube is "
+                     "drawn at once)", "sample fewer points, or split the sweep into several with other --seed")
     if spec.samples and not randoms:
         problems.add("--samples", "--samples is given but nothing is swept with --random", "add --random NAME=low:high")
     if not spec.axes and not problems:

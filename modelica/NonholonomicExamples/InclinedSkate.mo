@@ -39,7 +39,7 @@ equation
   // constraints.nonholonomic[1]
   der(der_x)*nhb_cse1 - der(der_y)*nhb_cse2 = -der_theta*(der_x*nhb_cse2 + der_y*nhb_cse1);
   // constraint residuals (velocity level)
-  residual[1] = der_theta - w;
+  residual[1] = der(theta) - w;
   residual[2] = der_x*sin(theta) - der_y*cos(theta);
   // outputs
   x_exact = (0.5)*g*sin(alpha)*sin(time*w)^2/w^2;
