@@ -751,7 +751,7 @@ fmi3Status fmi3GetNumberOfEventIndicators(fmi3Instance instance, size_t *nEventI
         return fmi3Error;
     if (nEventIndicators == NULL)
         return to_fmi3(nhb_null_argument(inst, "fmi3GetNumberOfEventIndicators", "nEventIndicators"));
-    *nEventIndicators = (size_t)NHB_NSW;
+    *nEventIndicators = (size_t)nhb_indicator_count();
     return fmi3OK;
 }
 
