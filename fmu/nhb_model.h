@@ -134,6 +134,7 @@ int nhb_constraints(double t, const double *x, const double *p, const double *in
  * dependent ones; NHB_SPLIT_CYCLIC (NHB_NQ): it appears only through its velocity (ranks the candidate splits).
  * NHB_REPARTITION = 0: the three functions are stubs that fail. Each returns 0, or nonzero with a message. */
 extern const int NHB_REPARTITION;
+extern const char *const NHB_SPLIT_METHOD;     /* the method's name, for messages */
 extern const int NHB_SPLIT_MAY_DEPEND[];
 extern const int NHB_SPLIT_CYCLIC[];
 /* A(q, t) (NHB_NRES x NHB_NQ, row-major, the rows of nhb_constraints) and a0(q, t) at the positions x[0..NHB_NQ). */

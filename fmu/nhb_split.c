@@ -376,14 +376,13 @@ int nhb_part_rhs(nhb_instance *inst, double t, const double *x, double *dx)
 
     if (velocities(inst, &w, t, x, &sign))
         return 1;
-    if (inst->interface == NHB_CS) { /* a step over the singular point: rejected, the step size shrinks */
-        if (inst->split_sign == 0)
-            inst->split_sign = sign;
-        else if (sign != inst->split_sign) {
-            snprintf(inst->msg, sizeof inst->msg, "the split with dependent velocities %s was passed over at "
-                     "t = %.17g (det(A_dep) changed its sign)", names_of(buf, sizeof buf, inst->split_dep, 1), t);
-            return 1;
-        }
+    if (inst->split_sign == 0) /* the sign of det(A_dep) where the split begins */
+        inst->split_sign = sign;
+    else if (inst->interface == NHB_CS && sign != inst->split_sign) { /* a trial step over the singular point
+                                                                        (CS): rejected, the step size shrinks */
+        snprintf(inst->msg, sizeof inst->msg, "the split with dependent velocities %s was passed over at "
+                 "t = %.17g (det(A_dep) changed its sign)", names_of(buf, sizeof buf, inst->split_dep, 1), t);
+        return 1;
     }
     inst->msg[0] = '\0';
     if (nhb_model_failed(inst, "nhb_split_dynamics", nhb_split_dynamics(t, x, w.v, inst->p, inst->in, w.M, w.h, w.Ad,
@@ -457,16 +456,36 @@ int nhb_part_outputs(nhb_instance *inst, double t, const double *x, double *v, d
                             nhb_split_outputs(t, x, v, inst->p, inst->in, y, r, inst->msg, sizeof inst->msg));
 }
 
+/* The sign of det(A[:, dep]) (0: singular). */
+static int dep_sign(const part_work *w, const int *dep)
+{
+    int r, c, sign;
+
+    for (r = 0; r < NM; r++)
+        for (c = 0; c < NM; c++)
+            w->D[r * NM + c] = w->A[r * NQ + dep[c]];
+    lu_factor(NM, w->D, w->piv, &sign);
+    return sign;
+}
+
+/* The health is signed: negative once det(A_dep) has changed its sign since the split began, so that the
+ * indicator also changes its sign where a step passes the singular point (the unsigned health only dips to 0
+ * there, which a step can miss). */
 int nhb_part_indicator(nhb_instance *inst, double t, const double *x, double *z)
 {
     const part_work w = layout_work(inst);
-    double top;
+    double top, health;
+    int sign;
 
     if (constraints_at(inst, &w, t, x))
         return 1;
     split_lists(inst->split_dep, w.dep, w.ind);
     top = largest_sv(&w, NULL, 0.0, NULL);
-    *z = (top > 0.0 ? smallest_dep_sv(&w, w.dep) / top : 0.0) - NHB_SPLIT_THRESHOLD;
+    health = top > 0.0 ? smallest_dep_sv(&w, w.dep) / top : 0.0;
+    sign = dep_sign(&w, w.dep);
+    if (inst->split_sign != 0 && sign != inst->split_sign)
+        health = -health;
+    *z = health - NHB_SPLIT_THRESHOLD;
     return 0;
 }
 
@@ -631,13 +650,12 @@ int nhb_part_change(nhb_instance *inst, const char *func, double t, double *x)
     if (health < NHB_SPLIT_THRESHOLD) {
         if (any >= NHB_SPLIT_THRESHOLD)
             snprintf(inst->msg, sizeof inst->msg, "at t = %.9g the split with independent %s becomes singular and "
-                     "the method has no other usable split (Chaplygin's equations need cyclic dependent "
-                     "coordinates); use maggi or lagrange", t, old_ind);
+                     "method %s has no other usable split; use maggi or lagrange", t, old_ind, NHB_SPLIT_METHOD);
         else
             snprintf(inst->msg, sizeof inst->msg, "at t = %.9g the split with independent %s becomes singular and no "
-                     "split of the velocities is regular (health below %g for every choice): the constraints %s are "
-                     "dependent there, a singular configuration of the constraints; check the constraints and the "
-                     "start state", t, old_ind, NHB_SPLIT_THRESHOLD, dependent_rows(&w, rows, sizeof rows));
+                     "split of the velocities is regular (health below %g for every choice): the constraint rows %s "
+                     "are dependent there, a singular configuration of the constraints; check the constraints and "
+                     "the start state", t, old_ind, NHB_SPLIT_THRESHOLD, dependent_rows(&w, rows, sizeof rows));
         return 1;
     }
     for (k = 0; k < NQ; k++)
@@ -645,7 +663,7 @@ int nhb_part_change(nhb_instance *inst, const char *func, double t, double *x)
     split_lists(inst->split_dep, w.dep, w.ind);
     for (k = 0; k < NS; k++)
         x[NQ + k] = w.v[w.ind[k]];
-    inst->split_sign = 0;
+    inst->split_sign = dep_sign(&w, w.dep);
     nhb_log(inst, NHB_OK, "%s: t = %.17g: the split with independent %s is re-partitioned: independent %s "
             "(health %.3g)", func, t, old_ind, names_of(new_ind, sizeof new_ind, inst->split_dep, 0), health);
     return 0;

@@ -50,7 +50,8 @@ def split_c(eom: EquationsOfMotion) -> list[str]:
     re-partition)."""
     head = ["", "/* Split-free form of the reduced method (fmu/nhb_split.c re-partitions with it). */"]
     if not repartitions(eom):
-        return head + ["const int NHB_REPARTITION = 0;", "const int NHB_SPLIT_MAY_DEPEND[] = {0};",
+        return head + ["const int NHB_REPARTITION = 0;", 'const char *const NHB_SPLIT_METHOD = "";',
+                       "const int NHB_SPLIT_MAY_DEPEND[] = {0};",
                        "const int NHB_SPLIT_CYCLIC[] = {0};", "",
                        *_function("constraints", None), *_function("dynamics", None), *_function("outputs", None)]
     system = eom.system
@@ -71,6 +72,7 @@ def split_c(eom: EquationsOfMotion) -> list[str]:
     outputs = [*temps, *_c_assignments("y", vals[:ny]), *_c_assignments("r", vals[ny:ny + m])]
     return head + [
         "const int NHB_REPARTITION = 1;",
+        f'const char *const NHB_SPLIT_METHOD = "{eom.method}";',
         f"const int NHB_SPLIT_MAY_DEPEND[] = {_flags(form.may_be_dependent)};",
         f"const int NHB_SPLIT_CYCLIC[] = {_flags(form.cyclic)};",
         "",

@@ -69,6 +69,7 @@ int nhb_switching(double t, const double *x, const double *p, const double *in, 
 }
 
 const int NHB_REPARTITION = 0;
+const char *const NHB_SPLIT_METHOD = "";
 const int NHB_SPLIT_MAY_DEPEND[] = {0};
 const int NHB_SPLIT_CYCLIC[] = {0};
 
