@@ -19,6 +19,7 @@
 #include "fmi3Functions.h"
 #include "nhb_core.h"
 #include "nhb_jacobian.h"
+#include "nhb_split.h"
 
 /* An FMI 3 instance: the core (first member, so that an fmi3Instance is also an nhb_instance*)
  * plus the importer's callbacks. */

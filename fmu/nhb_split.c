@@ -205,13 +205,14 @@ static void lu_apply(int k, const double *a, const int *piv, int nrhs, double *b
 {
     int i, j, c;
 
-    for (c = 0; c < k; c++) {
+    for (c = 0; c < k; c++) /* every interchange first: the rows of L were interchanged with them */
         if (piv[c] != c)
             for (j = 0; j < nrhs; j++) {
                 double s = b[c * nrhs + j];
                 b[c * nrhs + j] = b[piv[c] * nrhs + j];
                 b[piv[c] * nrhs + j] = s;
             }
+    for (c = 0; c < k; c++) {
         for (i = c + 1; i < k; i++)
             for (j = 0; j < nrhs; j++)
                 b[i * nrhs + j] -= a[i * k + c] * b[c * nrhs + j];
@@ -323,7 +324,7 @@ static int constraints_at(nhb_instance *inst, const part_work *w, double t, cons
         return 1;
     for (i = 0; i < NM * NQ + NM; i++) {
         if (!isfinite(i < NM * NQ ? w->A[i] : w->a0[i - NM * NQ])) {
-            snprintf(inst->msg, sizeof inst->msg, "the constraints are not finite at t = %.17g (NaN or Inf in %s); "
+            snprintf(inst->msg, sizeof inst->msg, "the constraints are not finite at t = %.17g (NaN or Inf in %.100s); "
                      "check the constraints for a domain error or a singularity", t,
                      NHB_CONSTRAINT_NAMES[i < NM * NQ ? i / NQ : i - NM * NQ]);
             return 1;
@@ -351,7 +352,7 @@ static int velocities(nhb_instance *inst, const part_work *w, double t, const do
         w->R[r * (p + 1) + p] = -w->a0[r];
     }
     if (lu_factor(m, w->D, w->piv, sign)) {
-        snprintf(inst->msg, sizeof inst->msg, "the constraints cannot be solved for the dependent velocities (%s) "
+        snprintf(inst->msg, sizeof inst->msg, "the constraints cannot be solved for the dependent velocities (%.200s) "
                  "at t = %.17g: the split is singular", names_of(buf, sizeof buf, inst->split_dep, 1), t);
         return 1;
     }
@@ -380,7 +381,7 @@ int nhb_part_rhs(nhb_instance *inst, double t, const double *x, double *dx)
         inst->split_sign = sign;
     else if (inst->interface == NHB_CS && sign != inst->split_sign) { /* a trial step over the singular point
                                                                         (CS): rejected, the step size shrinks */
-        snprintf(inst->msg, sizeof inst->msg, "the split with dependent velocities %s was passed over at "
+        snprintf(inst->msg, sizeof inst->msg, "the split with dependent velocities %.200s was passed over at "
                  "t = %.17g (det(A_dep) changed its sign)", names_of(buf, sizeof buf, inst->split_dep, 1), t);
         return 1;
     }
@@ -431,7 +432,7 @@ int nhb_part_rhs(nhb_instance *inst, double t, const double *x, double *dx)
         }
     }
     if (lu_factor(p, w.Mr, w.piv2, &sign)) {
-        snprintf(inst->msg, sizeof inst->msg, "the mass matrix projected onto the independent velocities (%s) is "
+        snprintf(inst->msg, sizeof inst->msg, "the mass matrix projected onto the independent velocities (%.200s) is "
                  "singular at t = %.17g", names_of(buf, sizeof buf, inst->split_dep, 0), t);
         return 1;
     }
@@ -532,7 +533,7 @@ static void choose(const part_work *w, const int *current, int *flags, double *h
     if (!(top > 0.0) || m > 64)
         return;
     if (binomial(n, m) > NHB_SPLIT_MAX_CANDIDATES) { /* Gram-Schmidt with column pivoting */
-        double *Q = w->MC; /* n x n scratch: columns of A in reverse order, as rows of Q */
+        double *Q = w->S; /* n x m scratch: columns of A in reverse order, as rows of Q */
         int used[512] = {0};
         if (n > 512)
             return;
@@ -649,11 +650,11 @@ int nhb_part_change(nhb_instance *inst, const char *func, double t, double *x)
     choose(&w, inst->split_dep, flags, &health, &any);
     if (health < NHB_SPLIT_THRESHOLD) {
         if (any >= NHB_SPLIT_THRESHOLD)
-            snprintf(inst->msg, sizeof inst->msg, "at t = %.9g the split with independent %s becomes singular and "
-                     "method %s has no other usable split; use maggi or lagrange", t, old_ind, NHB_SPLIT_METHOD);
+            snprintf(inst->msg, sizeof inst->msg, "at t = %.9g the split with independent %.120s becomes singular and "
+                     "method %.40s has no other usable split; use maggi or lagrange", t, old_ind, NHB_SPLIT_METHOD);
         else
-            snprintf(inst->msg, sizeof inst->msg, "at t = %.9g the split with independent %s becomes singular and no "
-                     "split of the velocities is regular (health below %g for every choice): the constraint rows %s "
+            snprintf(inst->msg, sizeof inst->msg, "at t = %.9g the split with independent %.60s becomes singular and no "
+                     "split of the velocities is regular (health below %g for every choice): the constraint rows %.140s "
                      "are dependent there, a singular configuration of the constraints; check the constraints and "
                      "the start state", t, old_ind, NHB_SPLIT_THRESHOLD, dependent_rows(&w, rows, sizeof rows));
         return 1;
@@ -664,7 +665,7 @@ int nhb_part_change(nhb_instance *inst, const char *func, double t, double *x)
     for (k = 0; k < NS; k++)
         x[NQ + k] = w.v[w.ind[k]];
     inst->split_sign = dep_sign(&w, w.dep);
-    nhb_log(inst, NHB_OK, "%s: t = %.17g: the split with independent %s is re-partitioned: independent %s "
+    nhb_log(inst, NHB_OK, "%s: t = %.17g: the split with independent %.150s is re-partitioned: independent %.150s "
             "(health %.3g)", func, t, old_ind, names_of(new_ind, sizeof new_ind, inst->split_dep, 0), health);
     return 0;
 }
