@@ -156,7 +156,7 @@ def layout(eom: EquationsOfMotion, fmi_version: int = 2, jacobian: bool | str | 
             text = (f"velocity of {c.name}" + (f" (its start value is that of the speed slot split.u[{slot}])"
                                                 if slot else " (dependent at the start, from the constraints)"))
             add(name=f"der({c.name})", kind=VELOCITY, index=i, unit=_speed_unit(c.unit, 1), description=text,
-                derivative_of=c.name)
+                derivative_of=c.name, initial="exact" if slot else None, start=c.velocity if slot else None)
         elif c.name in speeds:
             add(name=f"der({c.name})", kind=STATE, index=nq + speeds.index(c.name), initial="exact",
                 start=c.velocity, unit=_speed_unit(c.unit, 1),

@@ -232,7 +232,7 @@ def _add_model_structure(root, eom: EquationsOfMotion, lay: FmuLayout, index_of:
     ms = etree.SubElement(root, "ModelStructure")
     outputs = [v for v in lay.variables if v.kind == OUTPUT]
     derivs = _state_derivatives(lay)
-    initial = sorted({*outputs, *(v for v in derivs if v.kind != STATE)}, key=lambda v: v.vr)
+    initial = sorted({*outputs, *(v for v in derivs if v.kind != STATE and v.initial != "exact")}, key=lambda v: v.vr)
     depends = output_dependencies(eom, lay)
     if lay.fmi_version == 3:
         _model_structure_fmi3(ms, outputs, derivs, initial, depends, lay.event_indicators)
