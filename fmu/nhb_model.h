@@ -111,7 +111,7 @@ int nhb_jacobian(double t, const double *x, const double *p, const double *in, c
  * their positions (Newton on phi = 0, when NHB_NHOL > 0) and, when NHB_VELOCITY_STATES = 1 (all
  * velocities are states, x[NHB_NQ + i] = der(q_i): the multiplier forms), their velocities are computed
  * from the others, which count as given. Reduced forms (NHB_VELOCITY_STATES = 0) carry the independent
- * speeds only; their dependent velocities satisfy the constraints by construction (solved from A_dep at every
+ * speeds only; their dependent velocities satisfy the constraints by construction (NHB_REPARTITION = 0: solved from A_dep at every
  * evaluation by the generated code, which fails below a split health of 1e-3; the runtime also fails an
  * evaluation where det(A_dep) has changed its sign since the start: the split was passed over).
  * NHB_COORDINATE_NAMES (NHB_NQ) and NHB_CONSTRAINT_NAMES (NHB_NRES) name them in messages. */
