@@ -19,6 +19,7 @@
 #include "fmi3Functions.h"
 #include "nhb_core.h"
 #include "nhb_jacobian.h"
+#include "nhb_split.h"
 
 /* An FMI 3 instance: the core (first member, so that an fmi3Instance is also an nhb_instance*)
  * plus the importer's callbacks. */
@@ -751,7 +752,7 @@ fmi3Status fmi3GetNumberOfEventIndicators(fmi3Instance instance, size_t *nEventI
         return fmi3Error;
     if (nEventIndicators == NULL)
         return to_fmi3(nhb_null_argument(inst, "fmi3GetNumberOfEventIndicators", "nEventIndicators"));
-    *nEventIndicators = (size_t)NHB_NSW;
+    *nEventIndicators = (size_t)nhb_indicator_count();
     return fmi3OK;
 }
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "nhb_core.h"
+#include "nhb_split.h"
 
 /* ============================================================================================== */
 /* Small helpers                                                                                  */
@@ -68,7 +69,7 @@ static int kind_count(int kind)
     case NHB_OUTPUT: return NHB_NY;
     case NHB_MULTIPLIER: return NHB_NLAM;
     case NHB_RESIDUAL: return NHB_NRES;
-    case NHB_INDICATOR: return NHB_NSW;
+    case NHB_INDICATOR: return nhb_indicator_count();
     case NHB_SWITCH_MODE: return NHB_NSW;
     default: return -1;
     }
@@ -301,12 +302,12 @@ nhb_status nhb_init(nhb_instance *inst, const char *name, int interface, void *(
     inst->ev_x = alloc_doubles(inst, alloc_count(NHB_NX));
     inst->ev_dx = alloc_doubles(inst, alloc_count(NHB_NX));
     inst->ev_lam = alloc_doubles(inst, alloc_count(NHB_NLAM));
-    inst->ev_z = alloc_doubles(inst, 4u * alloc_count(NHB_NSW));
+    inst->ev_z = alloc_doubles(inst, 4u * alloc_count(nhb_indicator_count()));
     inst->zeno = alloc_doubles(inst, NHB_ZENO_EVENTS);
     if (!inst->x || !inst->p || !inst->in || !inst->dx || !inst->lam || !inst->v || !inst->y || !inst->r ||
         !inst->work || !inst->lam_work || !inst->xi || !inst->fi || !inst->lam_i || !inst->dense || !inst->modes ||
         !inst->sw_w || !inst->sw_limit || !inst->sw_grad || !inst->ev_x || !inst->ev_dx || !inst->ev_lam ||
-        !inst->ev_z || !inst->zeno) {
+        !inst->ev_z || !inst->zeno || nhb_part_init(inst)) {
         nhb_log(inst, NHB_ERROR, "out of memory");
         return NHB_ERROR;
     }
@@ -327,6 +328,7 @@ void nhb_release(nhb_instance *inst)
     if (inst->free_mem == NULL)
         return;
     state_free_all(inst);
+    nhb_part_release(inst);
     if (inst->modes != NULL)
         inst->free_mem(inst->modes);
     inst->modes = NULL;
@@ -367,6 +369,7 @@ void nhb_reset(nhb_instance *inst)
     inst->rk_settled[0] = inst->rk_settled[1] = 0;
     inst->rk_last = -1;
     inst->split_sign = 0;
+    nhb_part_reset(inst); /* the split of build time */
     first_modes(inst); /* until initialization */
     inst->mode = NHB_MODE_INSTANTIATED;
     invalidate_caches(inst);
@@ -446,8 +449,11 @@ static int eval_rhs(nhb_instance *inst, double t, const double *x, double *dx, d
                  vr_note(note, sizeof note, NHB_STATE, i), x[i]);
         return 1;
     }
-    if (nhb_model_failed(inst, "nhb_rhs", nhb_rhs(t, x, inst->p, inst->in, inst->modes, dx, lam, inst->msg,
-                                                  sizeof inst->msg)))
+    if (NHB_REPARTITION) { /* reduced forms that re-partition: the current split (nhb_split.c) */
+        if (nhb_part_rhs(inst, t, x, dx))
+            return 1;
+    } else if (nhb_model_failed(inst, "nhb_rhs", nhb_rhs(t, x, inst->p, inst->in, inst->modes, dx, lam, inst->msg,
+                                                         sizeof inst->msg)))
         return 1;
     if (split_crossed(inst, t, x))
         return 1;
@@ -491,9 +497,13 @@ static nhb_status ensure_outputs(nhb_instance *inst, const char *func)
     if (NHB_OUTPUTS_USE_LAM && ensure_rhs(inst, func) != NHB_OK) /* outputs that contain efforts */
         return NHB_ERROR;
     inst->msg[0] = '\0';
-    failed = nhb_model_failed(inst, "nhb_outputs",
-                              nhb_outputs(inst->time, inst->x, inst->p, inst->in, NHB_OUTPUTS_USE_LAM ? inst->lam : NULL,
-                                          inst->v, inst->y, inst->r, inst->msg, sizeof inst->msg));
+    if (NHB_REPARTITION)
+        failed = nhb_part_outputs(inst, inst->time, inst->x, inst->v, inst->y, inst->r);
+    else
+        failed = nhb_model_failed(inst, "nhb_outputs",
+                                  nhb_outputs(inst->time, inst->x, inst->p, inst->in,
+                                              NHB_OUTPUTS_USE_LAM ? inst->lam : NULL, inst->v, inst->y, inst->r,
+                                              inst->msg, sizeof inst->msg));
     if (!failed) {
         if ((i = first_non_finite(inst->v, NHB_NV)) >= 0)
             what = "velocity v";
@@ -570,6 +580,10 @@ static int indicators(nhb_instance *inst, double t, const double *x, const doubl
 {
     int k;
 
+    if (NHB_REPARTITION && nhb_part_indicator(inst, t, x, &z[NHB_NSW])) /* the split's, after the elements' */
+        return 1;
+    if (NHB_NSW == 0)
+        return 0;
     if (eval_switching(inst, t, x))
         return 1;
     for (k = 0; k < NHB_NSW; k++) {
@@ -732,20 +746,28 @@ static int record_switch(nhb_instance *inst, double t, int k)
  * changed x. Returns 0, or 1 with inst->msg (a failed evaluation, chattering, or modes that do not settle). */
 static int switch_at(nhb_instance *inst, const char *func, double t, double *x, int *projected)
 {
-    double *z = inst->ev_z, *done = inst->ev_z + NHB_NSW; /* per element: 0, 1 switched, 2 left alone */
+    const int nz = nhb_indicator_count(); /* the elements, then the split (NHB_REPARTITION) */
+    double *z = inst->ev_z, *done = inst->ev_z + nz; /* per element: 0, 1 switched, 2 left alone */
     int iter, k, mode;
 
     *projected = 0;
-    for (k = 0; k < NHB_NSW; k++)
+    for (k = 0; k < nz; k++)
         done[k] = 0.0;
     for (iter = 0;; iter++) {
         if (eval_rhs(inst, t, x, inst->ev_dx, inst->ev_lam) || indicators(inst, t, x, inst->ev_lam, z) ||
             negative_normal(inst, t))
             return 1;
-        for (k = 0; k < NHB_NSW && !(done[k] == 0.0 && z[k] <= 0.0); k++)
+        for (k = 0; k < nz && !(done[k] == 0.0 && z[k] <= 0.0); k++)
             ;
-        if (k == NHB_NSW)
+        if (k == nz)
             return 0;
+        if (k == NHB_NSW) { /* the split's health fell below the threshold: a new split, the slots re-initialized */
+            if (nhb_part_change(inst, func, t, x))
+                return 1;
+            done[k] = 1.0;
+            *projected = 1;
+            continue;
+        }
         if (iter >= NHB_EVENT_ITER_MAX) {
             snprintf(inst->msg, sizeof inst->msg, "the modes of the switched elements do not settle at t = %.17g "
                      "(%d switches at this instant; %s still has indicator %g)", t, iter, NHB_SWITCH_NAMES[k], z[k]);
@@ -779,11 +801,11 @@ nhb_status nhb_completed_step(nhb_instance *inst, const char *func, int *enter_e
     int k;
 
     *enter_event_mode = 0;
-    if (NHB_NSW == 0)
+    if (nhb_indicator_count() == 0)
         return NHB_OK;
     if (current_indicators(inst, func) != NHB_OK)
         return NHB_ERROR;
-    for (k = 0; k < NHB_NSW; k++)
+    for (k = 0; k < nhb_indicator_count(); k++)
         *enter_event_mode |= inst->ev_z[k] < 0.0;
     return NHB_OK;
 }
@@ -793,7 +815,7 @@ nhb_status nhb_event_update(nhb_instance *inst, const char *func, int *states_ch
     int projected = 0;
 
     *states_changed = 0;
-    if (NHB_NSW == 0)
+    if (nhb_indicator_count() == 0)
         return NHB_OK;
     if (switch_at(inst, func, inst->time, inst->x, &projected)) {
         nhb_log(inst, NHB_ERROR, "%s: event handling failed at t = %.17g: %s", func, inst->time, inst->msg);
@@ -962,7 +984,7 @@ static int split_crossed(nhb_instance *inst, double t, const double *x)
     int sign = 1, i, j, k, p;
     char dep[256];
 
-    if (NHB_VELOCITY_STATES || !NHB_HAS_CONSTRAINTS || m == 0)
+    if (NHB_VELOCITY_STATES || NHB_REPARTITION || !NHB_HAS_CONSTRAINTS || m == 0)
         return 0;
     block = alloc_doubles(inst, alloc_count(NHB_NHOL) + (size_t)(m * n + m + m * m));
     if (block == NULL) {
@@ -1363,6 +1385,8 @@ nhb_status nhb_set_float64(nhb_instance *inst, const char *func, const unsigned 
         if (var == NULL)
             return NHB_ERROR;
         modes = settable_modes(var->kind);
+        if (var->kind == NHB_VELOCITY && nhb_part_start_slot(var->index) >= 0)
+            modes = settable_modes(NHB_STATE); /* the start value of its speed slot (nhb_split.h) */
         if (modes == 0) {
             nhb_log(inst, NHB_ERROR, "%s: value reference %u (%s) cannot be set", func, vr[i],
                     nhb_kind_name(var->kind));
@@ -1386,8 +1410,11 @@ nhb_status nhb_set_float64(nhb_instance *inst, const char *func, const unsigned 
     for (i = 0; i < n; i++) {
         const nhb_variable *var = nhb_find_variable(inst, func, vr[i], ""); /* checked above */
         double *target = var->kind == NHB_STATE ? inst->x : var->kind == NHB_PARAMETER ? inst->p : inst->in;
-        if (memcmp(&target[var->index], &values[i], sizeof(double)) != 0) {
-            target[var->index] = values[i];
+        int index = var->index;
+        if (var->kind == NHB_VELOCITY) /* a speed slot's start value */
+            target = inst->x, index = NHB_NQ + nhb_part_start_slot(var->index);
+        if (memcmp(&target[index], &values[i], sizeof(double)) != 0) {
+            target[index] = values[i];
             changed = 1;
         }
     }
@@ -1492,13 +1519,13 @@ nhb_status nhb_get_nominals(nhb_instance *inst, const char *func, double nominal
 
 nhb_status nhb_get_event_indicators(nhb_instance *inst, const char *func, double z[], size_t nz)
 {
-    if (check_state_array(inst, func, z, nz, NHB_NSW, "event indicators") != NHB_OK)
+    if (check_state_array(inst, func, z, nz, nhb_indicator_count(), "event indicators") != NHB_OK)
         return NHB_ERROR;
-    if (NHB_NSW == 0)
+    if (nhb_indicator_count() == 0)
         return NHB_OK;
     if (current_indicators(inst, func) != NHB_OK)
         return NHB_ERROR;
-    memcpy(z, inst->ev_z, (size_t)NHB_NSW * sizeof(double));
+    memcpy(z, inst->ev_z, (size_t)nhb_indicator_count() * sizeof(double));
     return NHB_OK;
 }
 
@@ -1869,27 +1896,28 @@ typedef struct {
 static int locate_event(nhb_instance *inst, int mi, double t, double h, const double *x0, const double *x1,
                         double *const *k, double *xs, rk_stats *st, double *tau, int *element)
 {
-    double *zm = inst->ev_z, *z0 = inst->ev_z + 2 * NHB_NSW, *z1 = inst->ev_z + 3 * NHB_NSW;
+    const int nz = nhb_indicator_count();
+    double *zm = inst->ev_z, *z0 = inst->ev_z + 2 * nz, *z1 = inst->ev_z + 3 * nz;
     const double t1 = t + h, tol = 4.0 * DBL_EPSILON * fmax(fabs(t), fabs(t1));
     double best = HUGE_VAL;
     int j, any = 0;
 
     if (indicators(inst, t1, x1, inst->lam_work, z1))
         return -1;
-    for (j = 0; j < NHB_NSW; j++)
+    for (j = 0; j < nz; j++)
         any |= z1[j] <= 0.0;
     if (!any)
         return 0;
     if (indicators(inst, t, x0, inst->lam_i, z0))
         return -1;
-    for (j = 0, any = 0; j < NHB_NSW; j++) /* a crossing: negative at the end, or 0 there after positive */
+    for (j = 0, any = 0; j < nz; j++) /* a crossing: negative at the end, or 0 there after positive */
         any |= z1[j] < 0.0 || (z1[j] == 0.0 && z0[j] > 0.0);
     if (!any)
         return 0;
     if (dense_prepare(inst, mi, t, h, x0, x1, k, xs, &st->evals))
         return -1;
     st->dense_evals += mi == RK_DOP853 ? 3 : 0;
-    for (j = 0; j < NHB_NSW; j++) {
+    for (j = 0; j < nz; j++) {
         double a = t, b = t1, ga = z0[j], gb = z1[j];
         int side = 0, iter;
         if (!(z1[j] < 0.0 || (z1[j] == 0.0 && z0[j] > 0.0)))
@@ -2161,7 +2189,7 @@ static nhb_status integrate(nhb_instance *inst, const char *func, double target,
         }
         inst->rk_age[1 - mi]++;
 
-        if (NHB_NSW > 0) { /* an event inside the step: the integration point moves there */
+        if (nhb_indicator_count() > 0) { /* an event inside the step: the integration point moves there */
             double tau = t_new;
             int element = 0, found, mode = 0, projected = 0;
             found = locate_event(inst, mi, t, h_try, x, xn, k, xs, st, &tau, &element);
@@ -2305,7 +2333,7 @@ nhb_status nhb_do_step(nhb_instance *inst, const char *func, double current_time
         /* past the communication point only if nothing was set since the previous doStep (an
          * importer that sets inputs before every doStep would discard every overshoot), and never with
          * switched elements (an event past the communication point would have to be undone) */
-        const int overshoot = inst->int_valid && NHB_NSW == 0;
+        const int overshoot = inst->int_valid && nhb_indicator_count() == 0;
         rk_stats st;
         nhb_status status = integrate(inst, func, target, overshoot, stop_at_event, &stopped, &st);
 
@@ -2363,9 +2391,10 @@ nhb_status nhb_do_step(nhb_instance *inst, const char *func, double current_time
  *   [32, ...) the GUID (L bytes, zero-padded to a multiple of 8), the array sizes (9 int64: NX, NQ,
  *             NP, NIN, NV, NY, NLAM, NRES, NSW), then the fields of visit_state (int64 and double).
  * Version 2 added NSW, the modes of the switched elements, the switch count and the times of the latest
- * switches (Zeno detection). */
+ * switches (Zeno detection); version 3 the current split of the velocities of a model that re-partitions
+ * (NHB_REPARTITION: NQ int64 flags, 1 for a dependent coordinate, and the sign of det(A_dep)). */
 #define NHB_STATE_MAGIC "NHBSTATE"
-#define NHB_STATE_VERSION 2u
+#define NHB_STATE_VERSION 3u
 #define NHB_STATE_HEADER 32u
 
 typedef unsigned long long nhb_u64;
@@ -2542,6 +2571,19 @@ static void visit_state(nhb_instance *inst, ser_ctx *c)
     }
     SER_INT(c, inst->events, 0, 0x7fffffffffffffffLL);
     ser_doubles(c, "times of the latest switches", inst->zeno, NHB_NSW > 0 ? NHB_ZENO_EVENTS : 0, 1);
+    if (NHB_REPARTITION) { /* the current split (nhb_split.c): NQ flags with NRES set, the sign of det(A_dep) */
+        long long set = 0;
+        for (i = 0; i < NHB_NQ; i++) {
+            long long v = c->op == SER_CHECK || c->op == SER_SIZE ? 0 : inst->split_dep[i];
+            ser_int(c, "the split of the velocities", &v, 0, 1);
+            if (c->op == SER_READ)
+                inst->split_dep[i] = (int)v;
+            set += v;
+        }
+        if (c->op == SER_CHECK && c->bad == NULL && set != NHB_NRES)
+            c->bad = "the split of the velocities (not NRES dependent coordinates)";
+        SER_INT(c, inst->split_sign, -1, 1);
+    }
 }
 
 /* Size in bytes of a state of this model. */

@@ -101,6 +101,10 @@ struct nhb_instance {
     int rhs_valid, out_valid;              /* cache flags, cleared by every set */
     int split_sign;                        /* reduced forms: sign of det(A_dep) of the build-time split at the
                                               first evaluation after initialization (0: not taken yet) */
+    int *split_dep;                        /* NHB_REPARTITION: the current split, 1 per dependent coordinate
+                                              (NHB_NQ); nhb_split.c */
+    int *split_ints;                       /* its integer and double workspace */
+    double *split_work;
     double *jac;                           /* Jacobian cache of nhb_jacobian.c, keyed by (t, x, p, in); NULL
                                               until the first directional derivative, freed by nhb_release */
 

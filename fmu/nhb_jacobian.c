@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "nhb_jacobian.h"
+#include "nhb_split.h"
 
 /* ---------------------------------------------------------------------------------------------- */
 /* The cache: one block of doubles in inst->jac                                                   */
@@ -47,6 +48,11 @@ static nhb_status ensure_jacobian(nhb_instance *inst, const char *func, const do
     double *key, *dx, *z, *J;
     int k;
 
+    if (!nhb_part_is_build(inst)) { /* the generated Jacobian is that of the build-time split */
+        nhb_log(inst, NHB_ERROR, "%s: directional derivatives are available only while the split of the velocities "
+                "is the one of build time; it was re-partitioned at an event", func);
+        return NHB_ERROR;
+    }
     if (inst->jac == NULL) {
         size_t n = 1 + (size_t)JAC_KEY + (size_t)NHB_NX + (size_t)JAC_NZ + (size_t)JAC_ROWS * (size_t)JAC_COLS;
         inst->jac = (double *)inst->alloc_mem(n, sizeof(double));

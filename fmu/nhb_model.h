@@ -111,7 +111,7 @@ int nhb_jacobian(double t, const double *x, const double *p, const double *in, c
  * their positions (Newton on phi = 0, when NHB_NHOL > 0) and, when NHB_VELOCITY_STATES = 1 (all
  * velocities are states, x[NHB_NQ + i] = der(q_i): the multiplier forms), their velocities are computed
  * from the others, which count as given. Reduced forms (NHB_VELOCITY_STATES = 0) carry the independent
- * speeds only; their dependent velocities satisfy the constraints by construction (solved from A_dep at every
+ * speeds only; their dependent velocities satisfy the constraints by construction (NHB_REPARTITION = 0: solved from A_dep at every
  * evaluation by the generated code, which fails below a split health of 1e-3; the runtime also fails an
  * evaluation where det(A_dep) has changed its sign since the start: the split was passed over).
  * NHB_COORDINATE_NAMES (NHB_NQ) and NHB_CONSTRAINT_NAMES (NHB_NRES) name them in messages. */
@@ -126,6 +126,27 @@ extern const char *const NHB_CONSTRAINT_NAMES[];
  * x[0..NHB_NQ). Returns 0, or nonzero with a message. */
 int nhb_constraints(double t, const double *x, const double *p, const double *in, double *phi, double *A,
                     double *a0, char *msg, size_t msg_len);
+
+/* Split-free form of the reduced methods (fmu/nhb_split.c re-partitions with it). NHB_REPARTITION = 1: the states
+ * x[NHB_NQ..NHB_NX) are independent-speed slots of the current split (at the start the build-time split's
+ * independent coordinates); nhb_rhs, nhb_outputs and nhb_jacobian hold the build-time split only, and the runtime
+ * evaluates from these instead. NHB_SPLIT_MAY_DEPEND (NHB_NQ): the method accepts the coordinate among the
+ * dependent ones; NHB_SPLIT_CYCLIC (NHB_NQ): it appears only through its velocity (ranks the candidate splits).
+ * NHB_REPARTITION = 0: the three functions are stubs that fail. Each returns 0, or nonzero with a message. */
+extern const int NHB_REPARTITION;
+extern const char *const NHB_SPLIT_METHOD;     /* the method's name, for messages */
+extern const int NHB_SPLIT_MAY_DEPEND[];
+extern const int NHB_SPLIT_CYCLIC[];
+/* A(q, t) (NHB_NRES x NHB_NQ, row-major, the rows of nhb_constraints) and a0(q, t) at the positions x[0..NHB_NQ). */
+int nhb_split_constraints(double t, const double *x, const double *p, const double *in, double *A, double *a0,
+                          char *msg, size_t msg_len);
+/* At positions x[0..NHB_NQ) and all velocities v (NHB_NQ): M q'' = h (M: NHB_NQ x NHB_NQ, h: NHB_NQ) and the time
+ * derivatives A' (NHB_NRES x NHB_NQ) and a0' (NHB_NRES) of the constraints along the motion. */
+int nhb_split_dynamics(double t, const double *x, const double *v, const double *p, const double *in, double *M,
+                       double *h, double *A_dot, double *a0_dot, char *msg, size_t msg_len);
+/* The outputs y (NHB_NY) and velocity residuals r (NHB_NRES) at positions x[0..NHB_NQ) and velocities v. */
+int nhb_split_outputs(double t, const double *x, const double *v, const double *p, const double *in, double *y,
+                      double *r, char *msg, size_t msg_len);
 
 /* Provided by the runtime (fmu/nhb_linalg.c) for the generated code -------------------------------- */
 /* Solve A z = b in place (A: n x n row-major, overwritten by its LU factors; b: overwritten by z).

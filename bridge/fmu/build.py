@@ -30,8 +30,8 @@ __all__ = ["NO_COMPILER_HINT", "build_fmu", "compile_binaries", "compiler", "out
 
 # -- build ---------------------------------------------------------------------------------------------
 RUNTIME = resources.files("bridge.fmu.runtime")  # the C runtime (top-level fmu/), shipped as package data
-RUNTIME_SOURCES = {2: ["nhb_linalg.c", "nhb_core.c", "nhb_jacobian.c", "fmi2_runtime.c"],
-                   3: ["nhb_linalg.c", "nhb_core.c", "nhb_jacobian.c", "fmi3_runtime.c"]}
+RUNTIME_SOURCES = {2: ["nhb_linalg.c", "nhb_core.c", "nhb_split.c", "nhb_jacobian.c", "fmi2_runtime.c"],
+                   3: ["nhb_linalg.c", "nhb_core.c", "nhb_split.c", "nhb_jacobian.c", "fmi3_runtime.c"]}
 
 
 def output_path(path: str | Path) -> Path:
@@ -135,7 +135,7 @@ def pack_source_fmu(path: Path, name: str, fmi_version: int, model_c_text: str,
         src = folder / "sources"
         src.mkdir()
         (src / "model.c").write_text(model_c_text, encoding="utf-8")
-        for file in [*sources, "nhb_model.h", "nhb_core.h", "nhb_jacobian.h"]:
+        for file in [*sources, "nhb_model.h", "nhb_core.h", "nhb_split.h", "nhb_jacobian.h"]:
             shutil.copy(RUNTIME / file, src / file)
         for header in (RUNTIME / "include" / f"fmi{fmi_version}").iterdir():
             if header.name.endswith(".h"):

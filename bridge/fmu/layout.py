@@ -13,6 +13,10 @@ from ..model import symbols as S
 
 PLATFORM = {2: "linux64", 3: "x86_64-linux"}
 
+#: the split's event indicator is its health sigma_min(A_dep) / sigma_max(A) minus this (the native simulation's
+#: bridge.simulation.simulate.SPLIT_THRESHOLD; NHB_SPLIT_THRESHOLD of fmu/nhb_split.h)
+SPLIT_EVENT_HEALTH = 1e-3
+
 # enum nhb_kind in fmu/nhb_model.h
 TIME, STATE, DERIVATIVE, PARAMETER, INPUT, VELOCITY, OUTPUT, MULTIPLIER, RESIDUAL, INDICATOR, SWITCH_MODE = range(11)
 
@@ -45,6 +49,12 @@ class FmuLayout:
     jacobian: bool = False  # model.c has nhb_jacobian: the FMU provides directional derivatives
     dependent: tuple[int, ...] = ()  # build-time split: coordinates made consistent at initialization
     switched: int = 0  # switched elements (friction, diodes): one event indicator and one mode each
+    repartition: bool = False  # reduced method whose split changes at an event (indicator split.health)
+
+    @property
+    def indicator_count(self) -> int:
+        """Event indicators: one per switched element, one for the split's health."""
+        return self.switched + int(self.repartition)
 
     @property
     def event_indicators(self) -> tuple[Variable, ...]:
@@ -105,14 +115,32 @@ def start_split(eom: EquationsOfMotion) -> tuple[int, ...]:
     return tuple(i for i in range(system.n) if i not in independent)
 
 
+def _add_split_speeds(add, eom: EquationsOfMotion, speeds: list[str]) -> None:
+    """The states of a re-partitioning model after the coordinates: one independent-speed slot per degree of
+    freedom (``split.u[k]``, at the start der() of the build split's k-th independent coordinate; its meaning
+    changes where the split does), then their derivatives ``der(split.u[k])``."""
+    system = eom.system
+    nq = system.n
+    for k, nm in enumerate(speeds):
+        c = system.coordinate(nm)
+        add(name=f"split.u[{k + 1}]", kind=STATE, index=nq + k, initial="exact", start=c.velocity,
+            description=f"independent-speed slot {k + 1}: der({nm}) at the start; the runtime chooses the "
+                        "independent velocities anew where the split turns singular", nominal=c.nominal)
+    for k in range(len(speeds)):
+        add(name=f"der(split.u[{k + 1}])", kind=DERIVATIVE, index=nq + k,
+            description=f"derivative of the independent-speed slot {k + 1}", derivative_of=f"split.u[{k + 1}]")
+
+
 def layout(eom: EquationsOfMotion, fmi_version: int = 2, jacobian: bool | str | None = "auto") -> FmuLayout:
     from ..derivation.efforts import switched as switched_elements
+    from ..derivation.split_free import repartitions
     from .jacobian import jacobian_enabled
 
     system = eom.system
     elements = switched_elements(system)
     dependent = start_split(eom)
     speeds = [S.base_name(s) for s in eom.u]
+    repartition = repartitions(eom)
     nq = system.n
     numbering = Numbering(fmi_version)
     add = numbering.add
@@ -120,8 +148,16 @@ def layout(eom: EquationsOfMotion, fmi_version: int = 2, jacobian: bool | str | 
         add(name=c.name, kind=STATE, index=i, initial="exact", start=c.start, unit=c.unit,
             description=(c.description or f"coordinate {c.name}") + _DEPENDENT_POSITION * (
                 i in dependent and bool(system.holonomic)), nominal=c.nominal)
+    if repartition:
+        _add_split_speeds(add, eom, speeds)
     for i, c in enumerate(system.coordinates):
-        if c.name in speeds:
+        if repartition:
+            slot = speeds.index(c.name) + 1 if c.name in speeds else 0
+            text = (f"velocity of {c.name}" + (f" (its start value is that of the speed slot split.u[{slot}])"
+                                                if slot else " (dependent at the start, from the constraints)"))
+            add(name=f"der({c.name})", kind=VELOCITY, index=i, unit=_speed_unit(c.unit, 1), description=text,
+                derivative_of=c.name, initial="exact" if slot else None, start=c.velocity if slot else None)
+        elif c.name in speeds:
             add(name=f"der({c.name})", kind=STATE, index=nq + speeds.index(c.name), initial="exact",
                 start=c.velocity, unit=_speed_unit(c.unit, 1),
                 description=f"velocity of {c.name}" + _DEPENDENT_VELOCITY * (i in dependent),
@@ -129,7 +165,7 @@ def layout(eom: EquationsOfMotion, fmi_version: int = 2, jacobian: bool | str | 
         else:
             add(name=f"der({c.name})", kind=VELOCITY, index=i, unit=_speed_unit(c.unit, 1),
                 description=f"velocity of {c.name} (dependent, from the constraints)", derivative_of=c.name)
-    for k, nm in enumerate(speeds):
+    for k, nm in enumerate(speeds if not repartition else []):
         unit = system.coordinate(nm).unit
         add(name=f"der({nm},2)", kind=DERIVATIVE, index=nq + k, unit=_speed_unit(unit, 2),
             description=f"acceleration of {nm}", derivative_of=f"der({nm})")
@@ -158,13 +194,17 @@ def layout(eom: EquationsOfMotion, fmi_version: int = 2, jacobian: bool | str | 
             description=_MODE_TEXT[_is_diode(el)] + f" of {el.name}")
         add(name=f"{el.name}.indicator", kind=INDICATOR, index=k,
             description=f"event indicator of {el.name}: positive while its mode holds, an event where it crosses 0")
+    if repartition:
+        add(name="split.health", kind=INDICATOR, index=len(elements),
+            description=f"health of the current split of the velocities minus {SPLIT_EVENT_HEALTH!r}: the "
+                        "independent velocities are chosen anew where it crosses 0")
     from .model_c import outputs_use_efforts
 
     # no directional derivatives with switched elements (their rows change with the modes) or outputs that
     # contain efforts (their derivatives would need those of the solved efforts)
     return FmuLayout(fmi_version, tuple(numbering.variables), nq, nq + len(speeds),
                      jacobian_enabled(eom, jacobian) and not elements and not outputs_use_efforts(eom), dependent,
-                     len(elements))
+                     len(elements), repartition)
 
 
 _MODE_TEXT = {False: "friction mode (0 stick, 1 slip with positive, -1 with negative relative velocity)",

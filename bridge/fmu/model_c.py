@@ -350,9 +350,11 @@ def model_c(eom: EquationsOfMotion, lay: FmuLayout, guid: str) -> str:
     """The generated ``model.c``: constants, start values, ``nhb_rhs``, ``nhb_outputs``, ``nhb_constraints``,
     ``nhb_switching`` (and ``nhb_jacobian``)."""
     from .jacobian import jacobian_c
+    from .split_c import split_c
 
     lines = [*_c_preamble(eom), *_c_model_constants(eom, lay, guid), *_c_start_values(eom), *_c_rhs(eom, lay),
-             *_c_outputs(eom), *_c_constraints(eom, lay), *_c_switching(eom), *jacobian_c(eom, lay.jacobian)]
+             *_c_outputs(eom), *_c_constraints(eom, lay), *_c_switching(eom), *split_c(eom),
+             *jacobian_c(eom, lay.jacobian)]
     return "\n".join(lines)
 
 

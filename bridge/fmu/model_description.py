@@ -49,7 +49,7 @@ def _description_root(eom: EquationsOfMotion, lay: FmuLayout, guid: str):
     root.set("description", system.description or system.name)
     root.set("generationTool", f"nhbridge {__version__}")
     if not v3:
-        root.set("numberOfEventIndicators", str(lay.switched))
+        root.set("numberOfEventIndicators", str(lay.indicator_count))
         root.set("variableNamingConvention", "structured")
     return root
 
@@ -84,7 +84,7 @@ def _add_interfaces(root, name: str, lay: FmuLayout, sources: Sequence[str] = ()
                 etree.SubElement(files, "File", name=source)
     if lay.fmi_version != 3:
         cs.set("canInterpolateInputs", "false")
-    elif lay.switched:  # events inside doStep: handled there, or an early return for the importer's Event Mode
+    elif lay.indicator_count:  # events inside doStep: handled there, or an early return for the importer's Event Mode
         cs.set("hasEventMode", "true")
         cs.set("mightReturnEarlyFromDoStep", "true")
 
@@ -233,7 +233,7 @@ def _add_model_structure(root, eom: EquationsOfMotion, lay: FmuLayout, index_of:
     ms = etree.SubElement(root, "ModelStructure")
     outputs = [v for v in lay.variables if v.kind == OUTPUT]
     derivs = _state_derivatives(lay)
-    initial = sorted({*outputs, *(v for v in derivs if v.kind != STATE)}, key=lambda v: v.vr)
+    initial = sorted({*outputs, *(v for v in derivs if v.kind != STATE and v.initial != "exact")}, key=lambda v: v.vr)
     depends = output_dependencies(eom, lay)
     if lay.fmi_version == 3:
         _model_structure_fmi3(ms, outputs, derivs, initial, depends, lay.event_indicators)

@@ -26,11 +26,12 @@ from ..derivation.efforts import switched
 from ..derivation.eom import EquationsOfMotion
 from ..derivation.numeric_model import NumericModel
 from ..errors import BridgeError, SimulationError, SplitLimitError
-from ..model.mechanics import choose_independent
+from ..model.mechanics import choose_independent, split_health
 from ..model.system import System
 from .budget import MAX_EVALUATIONS, EvaluationBudget
 from .inputs import InputTable, read_inputs
 from .rotations import check_rotations
+from .split_limits import best_health, no_regular_split
 
 if TYPE_CHECKING:
     from ..derivation.methods import Method
@@ -350,7 +351,7 @@ def _integrate(eom: EquationsOfMotion, grid: np.ndarray, solver: _Solver, splits
     trajectory = _Trajectory()
     while True:
         t_eval = _segment_times(grid, t0, solver.stop_time, continued=bool(trajectory.times))
-        sol = solver.segment(num, x, t0, t_eval, _split_events(current, num, n))
+        sol = solver.segment(num, x, t0, t_eval, _split_events(current, num, n, t0, x))
         trajectory.nfev += sol.nfev
         if t_eval.size:
             trajectory.times.append(sol.t)
@@ -374,17 +375,31 @@ def _segment_times(grid: np.ndarray, t0: float, stop_time: float, continued: boo
     return t_eval
 
 
-def _split_events(model: EquationsOfMotion, num: NumericModel, n: int) -> list | None:
+def _split_events(model: EquationsOfMotion, num: NumericModel, n: int, t0: float, x0: np.ndarray) -> list | None:
     """For a reduced method with dependent velocities: the terminal event health(split) - SPLIT_THRESHOLD
-    falling through zero; otherwise no events."""
+    falling through zero; otherwise no events. The health is signed: negative once det(A_dep) has changed its
+    sign since the segment's start (``t0``, ``x0``), so that a step over the singular point, where the health
+    only dips to 0, still ends the segment (as ``fmu/nhb_split.c``'s indicator)."""
+    if not (model.is_reduced and model.dependent):
+        return None
+    dep = list(model.dependent_index)
+
+    def det_sign(t, xx) -> float:
+        A = num.constraint_matrix(t, xx[:n], num.kinematics(t, xx[:n], xx[n:]))
+        return float(np.sign(np.linalg.det(A[:, dep])))
+
+    start = det_sign(t0, x0)
 
     def split_event(t, xx, num=num):
         qd = num.kinematics(t, xx[:n], xx[n:])
-        return num.split_health(t, xx[:n], qd) - SPLIT_THRESHOLD
+        health = num.split_health(t, xx[:n], qd)
+        if start and det_sign(t, xx) != start:
+            health = -health
+        return health - SPLIT_THRESHOLD
 
     split_event.terminal = True
     split_event.direction = -1
-    return [split_event] if model.is_reduced and model.dependent else None
+    return [split_event]
 
 
 def _event_state(sol, num: NumericModel, n: int) -> tuple[float, np.ndarray, np.ndarray]:
@@ -413,10 +428,12 @@ def _repartition(splits: _Splits, current: EquationsOfMotion, num: NumericModel,
     new_idx = choose_independent(system, current.constraint_jacobian.tolist(), ref,
                                  accept=lambda c: method.accepts_split(system, c),
                                  exclude=tuple(int(i) for i in num.independent_index))
-    if new_idx is None:
-        raise SplitLimitError(
-            f"at t = {te:.9g} the split with independent {', '.join(current.independent)} becomes singular "
-            f"and method {current.method} has no other usable split; use maggi or lagrange")
+    A = num.constraint_matrix(te, qe, qde)
+    if new_idx is None or split_health(A, [i for i in range(system.n) if i not in new_idx]) < SPLIT_THRESHOLD:
+        any_healthy = best_health(A, tuple(current.dependent_index)) >= SPLIT_THRESHOLD
+        raise SplitLimitError(no_regular_split(te, current.independent, current.method, A,
+                                               [entry for entry, _ in system.constraints], SPLIT_THRESHOLD,
+                                               any_healthy))
     new_names = tuple(system.coordinates[i].name for i in new_idx)
     if new_names not in splits.models:
         splits.models[new_names] = _derive_split(method, system, new_names, ref, current, te)

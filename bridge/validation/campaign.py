@@ -49,6 +49,8 @@ from .runs import (
 )
 from .settings import DEFAULT_STEP, REFERENCE_RTOL, Settings, parse_overrides
 
+#: how an FMU's log says that its split turned singular where it could not go on (fmu/nhb_split.c, model_c.py)
+SPLIT_STOPS = ("cannot re-partition", "has no other usable split", "no split of the velocities is regular")
 MAX_ROWS = 10**7          # output rows per run accepted without --yes
 MIN_STEP_RATIO = 1e-12    # the step must be at least stop_time * MIN_STEP_RATIO
 GROUPS = ("methods", "modelica", "pymoca", "fmu", "openmodelica", "rumoca-fmu")
@@ -334,10 +336,11 @@ def _plan(system: System, eom: EquationsOfMotion, stop: float, step: float, opti
                              skip_reason=missing, group="pymoca"))
 
     def split_stop(name: str, failure: RunFailure) -> Trajectory:
-        """A reduced method's FMU stopped where its build-time split turns singular (it cannot re-partition).
-        When the method itself has no other usable split there (its native run stops too), the run does not
-        apply, as the native one; when the native run re-partitions and goes on, the FMU failed."""
-        if "cannot re-partition" not in failure.reason:
+        """A reduced method's FMU stopped where its split turns singular: the method has no other usable split,
+        no split is regular, or (a model with effort unknowns) the FMU keeps its build-time split. When the
+        native run stops there too, the run does not apply, as the native one; when the native run re-partitions
+        and goes on, the FMU failed."""
+        if not any(text in failure.reason for text in SPLIT_STOPS):
             raise failure
         try:
             notes = [n for n in method_native(name).notes if n.startswith("re-partitioned")]

@@ -37,7 +37,8 @@ build() {
 
     # sources/: runtime, FMI headers, model.c
     cp "$fmu_dir/fmi${version}_runtime.c" "$fmu_dir/nhb_core.c" "$fmu_dir/nhb_core.h" \
-       "$fmu_dir/nhb_linalg.c" "$fmu_dir/nhb_jacobian.c" "$fmu_dir/nhb_jacobian.h" "$fmu_dir/nhb_model.h" \
+       "$fmu_dir/nhb_split.c" "$fmu_dir/nhb_split.h" "$fmu_dir/nhb_linalg.c" "$fmu_dir/nhb_jacobian.c" \
+       "$fmu_dir/nhb_jacobian.h" "$fmu_dir/nhb_model.h" \
        "$stage/sources/"
     cp "$fmu_dir/include/fmi$version/"*.h "$stage/sources/"
     if [ "$version" = 3 ]; then
@@ -52,7 +53,7 @@ build() {
 
     # binary, built from sources/ only
     local cmd=("$cc" "${cflags[@]}" -I"$stage/sources"
-               "$stage/sources/fmi${version}_runtime.c" "$stage/sources/nhb_core.c"
+               "$stage/sources/fmi${version}_runtime.c" "$stage/sources/nhb_core.c" "$stage/sources/nhb_split.c"
                "$stage/sources/nhb_linalg.c" "$stage/sources/nhb_jacobian.c" "$stage/sources/model.c"
                -lm -o "$stage/binaries/$platform/$id.so")
     echo "${cmd[*]}"

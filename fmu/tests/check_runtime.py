@@ -75,7 +75,7 @@ def run_c_tests(workdir: Path) -> None:
     san = sanitizer_flags(workdir)
     base = ["gcc", "-std=c99", "-O1", "-g", "-Wall", "-Wextra", "-Werror", *san]
     runtime = [FMU_DIR / "fmi2_runtime.c", FMU_DIR / "fmi3_runtime.c", FMU_DIR / "nhb_core.c",
-               FMU_DIR / "nhb_linalg.c", FMU_DIR / "nhb_jacobian.c"]
+               FMU_DIR / "nhb_split.c", FMU_DIR / "nhb_linalg.c", FMU_DIR / "nhb_jacobian.c"]
     forced = {"dopri5": ["-DNHB_CS_METHOD=0"], "dop853": ["-DNHB_CS_METHOD=1"]}  # one Co-Simulation method
     tests = {  # name: (sources, extra flags)
         "test_linalg": ([HERE / "test_linalg.c", FMU_DIR / "nhb_linalg.c"], []),

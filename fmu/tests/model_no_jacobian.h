@@ -68,4 +68,33 @@ int nhb_switching(double t, const double *x, const double *p, const double *in, 
     return 1;
 }
 
+const int NHB_REPARTITION = 0;
+const char *const NHB_SPLIT_METHOD = "";
+const int NHB_SPLIT_MAY_DEPEND[] = {0};
+const int NHB_SPLIT_CYCLIC[] = {0};
+
+int nhb_split_constraints(double t, const double *x, const double *p, const double *in, double *A, double *a0,
+                          char *msg, size_t msg_len)
+{
+    (void)t, (void)x, (void)p, (void)in, (void)A, (void)a0;
+    snprintf(msg, msg_len, "no re-partitioning");
+    return 1;
+}
+
+int nhb_split_dynamics(double t, const double *x, const double *v, const double *p, const double *in, double *M,
+                       double *h, double *A_dot, double *a0_dot, char *msg, size_t msg_len)
+{
+    (void)t, (void)x, (void)v, (void)p, (void)in, (void)M, (void)h, (void)A_dot, (void)a0_dot;
+    snprintf(msg, msg_len, "no re-partitioning");
+    return 1;
+}
+
+int nhb_split_outputs(double t, const double *x, const double *v, const double *p, const double *in, double *y,
+                      double *r, char *msg, size_t msg_len)
+{
+    (void)t, (void)x, (void)v, (void)p, (void)in, (void)y, (void)r;
+    snprintf(msg, msg_len, "no re-partitioning");
+    return 1;
+}
+
 #endif

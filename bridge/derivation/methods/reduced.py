@@ -218,7 +218,7 @@ class Maggi(Method):
         return _finish(system, self.name, red, g, A, mass, forcing, forms)
 
 
-def _natural(T: se.Basic, d: Differentiator, M) -> bool:
+def natural_kinetic_energy(T: se.Basic, d: Differentiator, M) -> bool:
     """T = 1/2 q'^T M(q) q' exactly, without explicit time."""
     if d.t in T.free_symbols:
         return False
@@ -254,7 +254,7 @@ class GibbsAppell(Method):
         for i in range(n):
             for j in range(i):
                 M[i][j] = M[j][i]
-        if _natural(T, d, M):
+        if natural_kinetic_energy(T, d, M):
             dM = [[[d.partial(M[i][j], d.q[k]) for k in range(n)] for j in range(n)] for i in range(n)]
             h = []
             for i in range(n):

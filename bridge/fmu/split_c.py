@@ -1,0 +1,83 @@
+"""The split-free part of a generated ``model.c`` (``fmu/nhb_split.c`` re-partitions with it).
+
+For a reduced method (maggi, appell, chaplygin) with dependent velocities, ``model.c`` also defines
+``NHB_REPARTITION = 1`` and, from :func:`bridge.derivation.split_free.split_free_form`:
+
+- ``nhb_split_constraints``: ``A(q, t)`` (row-major, ``NHB_NRES x NHB_NQ``) and ``a0(q, t)``;
+- ``nhb_split_dynamics``: at positions ``x[0..NQ)`` and all velocities ``v``: the inertia matrix ``M``
+  (``NQ x NQ``), ``h = Q - r``, ``A'`` and ``a0'``;
+- ``nhb_split_outputs``: the outputs and velocity residuals at (q, v);
+- ``NHB_SPLIT_MAY_DEPEND`` and ``NHB_SPLIT_CYCLIC`` (per coordinate) for the runtime's choice of a split.
+
+Each function is one CSE pass printed by the project's C99 printer. Other models get ``NHB_REPARTITION = 0``
+and stubs that fail.
+"""
+
+from __future__ import annotations
+
+from ..derivation.eom import EquationsOfMotion
+from ..derivation.split_free import repartitions, split_free_form
+from .c_printer import NhbCPrinter, _c_assignments, _c_names, _cse_block
+
+_HEADS = {
+    "constraints": ("int nhb_split_constraints(double t, const double *x, const double *p, const double *in, "
+                    "double *A, double *a0,", "                          char *msg, size_t msg_len)",
+                    "(void)A; (void)a0;"),
+    "dynamics": ("int nhb_split_dynamics(double t, const double *x, const double *v, const double *p, "
+                 "const double *in, double *M,", "                       double *h, double *A_dot, double *a0_dot, "
+                 "char *msg, size_t msg_len)", "(void)v; (void)M; (void)h; (void)A_dot; (void)a0_dot;"),
+    "outputs": ("int nhb_split_outputs(double t, const double *x, const double *v, const double *p, "
+                "const double *in, double *y,", "                      double *r, char *msg, size_t msg_len)",
+                "(void)v; (void)y; (void)r;"),
+}
+
+
+def _function(kind: str, body: list[str] | None) -> list[str]:
+    """One of the three functions; ``body`` None: a stub that fails."""
+    first, second, unused = _HEADS[kind]
+    lines = [first, second, "{", f"    (void)t; (void)x; (void)p; (void)in; {unused}"]
+    if body is None:
+        return lines + ['    snprintf(msg, msg_len, "the model does not re-partition");', "    return 1;", "}", ""]
+    return lines + ["    (void)msg; (void)msg_len;", *body, "    return 0;", "}", ""]
+
+
+def _flags(values) -> str:
+    return "{" + (", ".join(str(int(v)) for v in values) or "0") + "}"
+
+
+def split_c(eom: EquationsOfMotion) -> list[str]:
+    """``NHB_REPARTITION``, the coordinate flags and the three split-free functions (stubs when the model does not
+    re-partition)."""
+    head = ["", "/* Split-free form of the reduced method (fmu/nhb_split.c re-partitions with it). */"]
+    if not repartitions(eom):
+        return head + ["const int NHB_REPARTITION = 0;", 'const char *const NHB_SPLIT_METHOD = "";',
+                       "const int NHB_SPLIT_MAY_DEPEND[] = {0};",
+                       "const int NHB_SPLIT_CYCLIC[] = {0};", "",
+                       *_function("constraints", None), *_function("dynamics", None), *_function("outputs", None)]
+    system = eom.system
+    form = split_free_form(eom)
+    names = _c_names(eom)
+    for i, c in enumerate(system.coordinates):
+        names[c.velocity_symbol] = f"v[{i}]"
+    n, m = system.n, system.m
+    temps, vals = _cse_block(NhbCPrinter(dict(names)), form.A + form.a0, "sc")
+    constraints = [*temps, *_c_assignments("A", vals[:m * n]), *_c_assignments("a0", vals[m * n:])]
+    temps, vals = _cse_block(NhbCPrinter(dict(names)), form.mass + form.rhs + form.A_dot + form.a0_dot, "sd")
+    k = n * n
+    dynamics = [*temps, *_c_assignments("M", vals[:k]), *_c_assignments("h", vals[k:k + n]),
+                *_c_assignments("A_dot", vals[k + n:k + n + m * n]), *_c_assignments("a0_dot", vals[k + n + m * n:])]
+    ny = len(system.outputs)
+    temps, vals = _cse_block(NhbCPrinter(dict(names)),
+                             list(system.outputs.values()) + list(system.velocity_constraints()), "so")
+    outputs = [*temps, *_c_assignments("y", vals[:ny]), *_c_assignments("r", vals[ny:ny + m])]
+    return head + [
+        "const int NHB_REPARTITION = 1;",
+        f'const char *const NHB_SPLIT_METHOD = "{eom.method}";',
+        f"const int NHB_SPLIT_MAY_DEPEND[] = {_flags(form.may_be_dependent)};",
+        f"const int NHB_SPLIT_CYCLIC[] = {_flags(form.cyclic)};",
+        "",
+        *_function("constraints", constraints), *_function("dynamics", dynamics), *_function("outputs", outputs),
+    ]
+
+
+__all__ = ["split_c"]
