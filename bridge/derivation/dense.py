@@ -10,8 +10,6 @@ runs the single-threaded triangular solves (``?trsv``): the cost stays that of t
 
 from __future__ import annotations
 
-from contextlib import contextmanager
-
 import numpy as np
 from scipy.linalg import lapack
 
@@ -45,17 +43,4 @@ class LUFactors:
         return out
 
 
-@contextmanager
-def single_threaded_blas():
-    """BLAS and OpenMP limited to one thread inside the block (for loops of tiny dense operations: an
-    integration); a no-op without ``threadpoolctl``."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - threadpoolctl ships with scikit-learn, optional here
-        yield
-        return
-    with threadpool_limits(limits=1):
-        yield
-
-
-__all__ = ["LUFactors", "single_threaded_blas"]
+__all__ = ["LUFactors"]

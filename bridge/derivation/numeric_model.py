@@ -17,6 +17,7 @@ from ..model import symbols as S
 from ..model.mechanics import split_health
 from ..model.numeric import compile_exprs
 from .dense import LUFactors
+from .symengine_forms import symengine_forms
 
 SINGULAR_RCOND = 1e-13
 
@@ -37,7 +38,7 @@ class AuxiliarySolver:
         for stage in eom.auxiliary:
             same = previous is not None and _same_matrix(stage.matrix, previous)
             exprs = ([] if same else list(stage.matrix)) + list(stage.rhs)
-            f = compile_exprs(list(args) + earlier, exprs)
+            f = compile_exprs(list(args) + earlier, symengine_forms(exprs))
             self.stages.append((f, stage.unknowns.shape[0], stage.unknowns.shape[1], same))
             earlier += list(stage.symbols)
             previous = stage.matrix
@@ -93,9 +94,9 @@ class NumericModel:
         self._aux_key: bytes | None = None
         self._aux_value = np.empty(0)
         base = base + list(eom.auxiliary_symbols)
-        self._kin = compile_exprs(base, list(eom.kinematics))
+        self._kin = compile_exprs(base, symengine_forms(eom.kinematics))
         # one compiled call gives M, F and the kinematics: one evaluation per right-hand side
-        self._dyn_kin = compile_exprs(base, list(eom.mass_matrix) + list(eom.forcing) + list(eom.kinematics))
+        self._dyn_kin = compile_exprs(base, symengine_forms([*eom.mass_matrix, *eom.forcing, *eom.kinematics]))
         self._acc = compile_exprs(base + list(eom.du), list(eom.acceleration_map))
         full = [S.t, *system.q, *system.qd, *par_syms, *inp_syms]
         self.output_names = list(system.outputs)

@@ -17,6 +17,7 @@ from ...model.numeric import evaluate_once
 from ...model.system import System
 from ..efforts import with_efforts
 from ..eom import DerivationStats, EquationsOfMotion
+from ..symengine_forms import symengine_forms
 from ..zeros import reduce_structural_zeros
 
 
@@ -81,15 +82,14 @@ def check_mass_matrix(eom: EquationsOfMotion, at: np.ndarray) -> None:
     args = state_args(system)
     if eom.auxiliary:
         from ...errors import SimulationError
-        from ..numeric_model import AuxiliarySolver
 
         try:
-            z = AuxiliarySolver(eom, args).solve(np.asarray(at, dtype=float), float(at[0]))
+            z = _stages_once(eom, args, np.asarray(at, dtype=float))
         except SimulationError as exc:
             raise SystemFileError(Problem("method.independent", f"{exc} at the start state",
                                           "choose other independent coordinates", system.source)) from exc
         args, at = args + list(eom.auxiliary_symbols), np.concatenate([at, z])
-    Mn = evaluate_once(args, list(M), at).reshape(M.shape)
+    Mn = evaluate_once(args, symengine_forms(M), at).reshape(M.shape)
     if not np.all(np.isfinite(Mn)):
         raise SystemFileError(Problem("energy.kinetic", "the mass matrix is not finite at the start state",
                                       "check the kinetic energy and the start values", system.source))
@@ -103,6 +103,31 @@ def check_mass_matrix(eom: EquationsOfMotion, at: np.ndarray) -> None:
             f"the mass matrix is singular at the start state (method {eom.method}): no inertia resists "
             f"the accelerations {', '.join(names)}",
             "every velocity must appear in the kinetic energy, unless constraints determine it", system.source))
+
+
+def _stages_once(eom: EquationsOfMotion, args: list, at: np.ndarray) -> np.ndarray:
+    """The auxiliary placeholders at one point, each stage evaluated by substitution (cheaper than compiling for a
+    single use) and solved by pivoted LU, as :class:`~bridge.derivation.numeric_model.AuxiliarySolver` does."""
+    from ...errors import SimulationError
+    from ..dense import LUFactors
+    from ..numeric_model import SINGULAR_RCOND
+
+    values = at
+    earlier: list = []
+    for stage in eom.auxiliary:
+        r, c = stage.unknowns.shape
+        vals = evaluate_once(list(args) + earlier, symengine_forms([*stage.matrix, *stage.rhs]), values)
+        if not np.all(np.isfinite(vals)):
+            raise SimulationError(f"the constraint split of method {eom.method} is not finite (NaN or Inf); check "
+                                  "the constraints for a domain error or a singularity")
+        L = vals[: r * r].reshape(r, r)
+        factors = LUFactors(L)
+        if factors.singular(SINGULAR_RCOND, float(np.abs(L).max())):
+            raise SimulationError(f"the constraints cannot be solved for the dependent velocities of method "
+                                  f"{eom.method} (the split is singular)")
+        values = np.concatenate([values, factors.solve(vals[r * r:].reshape(r, c)).ravel()])
+        earlier += list(stage.symbols)
+    return values[len(at):]
 
 
 class Registry(dict):
