@@ -85,9 +85,10 @@ def cli_cpu(case: Case, method: str, tmp: Path, timeout: float) -> tuple[float |
     cmd = [sys.executable, "-m", "bridge.cli", "simulate", str(case.path), "--method", method,
            "--stop-time", repr(case.stop), "-q", "-o", str(tmp / f"{case.key}_{method}.csv")]
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        # run outside the checkout: ``-m`` puts the working directory first on the path
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=tmp)
     except subprocess.TimeoutExpired:
-        return None, f"> {timeout:g} s"
+        return None, f"stopped after {timeout:g} s (wall)"
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     if proc.returncode != 0:
