@@ -11,12 +11,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import numpy as np
-import scipy.linalg
 
 from ..errors import SimulationError
 from ..model import symbols as S
 from ..model.mechanics import split_health
 from ..model.numeric import compile_exprs
+from .dense import LUFactors
+from .symengine_forms import symengine_forms
 
 SINGULAR_RCOND = 1e-13
 
@@ -24,38 +25,50 @@ SINGULAR_RCOND = 1e-13
 class AuxiliarySolver:
     """The placeholders Z of :attr:`EquationsOfMotion.auxiliary` at given argument values, stage by stage.
 
-    Stage k solves ``L_k Z_k = R_k(args, Z_1..Z_k-1)`` by LU with partial pivoting.
+    Stage k solves ``L_k Z_k = R_k(args, Z_1..Z_k-1)`` by LU with partial pivoting. A stage whose matrix is the
+    previous stage's (the time derivative of the split, ``A_dep B' = ...``) compiles only its right-hand side and
+    reuses the factors; the solves run without BLAS threads (:mod:`bridge.derivation.dense`).
     """
 
     def __init__(self, eom, args):
-        self.stages = []
+        self.stages: list[tuple] = []
         self.method = eom.method
         earlier: list = []
+        previous = None
         for stage in eom.auxiliary:
-            f = compile_exprs(list(args) + earlier, list(stage.matrix) + list(stage.rhs))
-            self.stages.append((f, stage.unknowns.shape[0], stage.unknowns.shape[1]))
+            same = previous is not None and _same_matrix(stage.matrix, previous)
+            exprs = ([] if same else list(stage.matrix)) + list(stage.rhs)
+            f = compile_exprs(list(args) + earlier, symengine_forms(exprs))
+            self.stages.append((f, stage.unknowns.shape[0], stage.unknowns.shape[1], same))
             earlier += list(stage.symbols)
+            previous = stage.matrix
         self.size = len(earlier)
 
     def solve(self, values: np.ndarray, t: float = 0.0) -> np.ndarray:
         """All placeholders (row-major per stage, stages in order)."""
-        out = np.empty(0)
-        lu = None
-        for f, r, c in self.stages:
-            vals = np.asarray(f(np.concatenate([values, out])), dtype=float).ravel()
-            L, R = vals[: r * r].reshape(r, r), vals[r * r:].reshape(r, c)
-            if not (np.all(np.isfinite(L)) and np.all(np.isfinite(R))):
+        out = np.empty(self.size)
+        done = 0
+        factors = None
+        for f, r, c, same in self.stages:
+            vals = np.asarray(f(np.concatenate([values, out[:done]]) if done else values), dtype=float).ravel()
+            if not np.all(np.isfinite(vals)):
                 raise SimulationError(f"at t = {t:.9g} the constraint split of method {self.method} is not finite "
                                       "(NaN or Inf); check the constraints for a domain error or a singularity")
-            if lu is None or not np.array_equal(L, lu[2]):
-                factors = scipy.linalg.lu_factor(L, check_finite=False)
-                diag = np.abs(np.diag(factors[0]))
-                if diag.min() <= SINGULAR_RCOND * max(np.abs(L).max(), 1e-300):
+            if not same:
+                L = vals[: r * r].reshape(r, r)
+                factors = LUFactors(L)
+                if factors.singular(SINGULAR_RCOND, float(np.abs(L).max())):
                     raise SimulationError(f"at t = {t:.9g} the constraints cannot be solved for the dependent "
                                           f"velocities of method {self.method} (the split is singular)")
-                lu = (*factors, L)
-            out = np.concatenate([out, scipy.linalg.lu_solve(lu[:2], R, check_finite=False).ravel()])
+                vals = vals[r * r:]
+            out[done: done + r * c] = factors.solve(vals.reshape(r, c)).ravel()
+            done += r * c
         return out
+
+
+def _same_matrix(a, b) -> bool:
+    """Whether two stage matrices are the same expressions (then one LU serves both stages)."""
+    return a is b or (a.shape == b.shape and all(x == y for x, y in zip(a, b)))
 
 
 class NumericModel:
@@ -81,8 +94,9 @@ class NumericModel:
         self._aux_key: bytes | None = None
         self._aux_value = np.empty(0)
         base = base + list(eom.auxiliary_symbols)
-        self._dyn = compile_exprs(base, list(eom.mass_matrix) + list(eom.forcing))
-        self._kin = compile_exprs(base, list(eom.kinematics))
+        self._kin = compile_exprs(base, symengine_forms(eom.kinematics))
+        # one compiled call gives M, F and the kinematics: one evaluation per right-hand side
+        self._dyn_kin = compile_exprs(base, symengine_forms([*eom.mass_matrix, *eom.forcing, *eom.kinematics]))
         self._acc = compile_exprs(base + list(eom.du), list(eom.acceleration_map))
         full = [S.t, *system.q, *system.qd, *par_syms, *inp_syms]
         self.output_names = list(system.outputs)
@@ -122,21 +136,23 @@ class NumericModel:
 
     def solve(self, t: float, q: np.ndarray, u: np.ndarray) -> np.ndarray:
         """The unknowns ``[u', lambda]`` at a state."""
-        vals = np.asarray(self._dyn(self._base(t, q, u)), dtype=float).ravel()
+        return self._unknowns(t, q, u, np.asarray(self._dyn_kin(self._base(t, q, u)), dtype=float).ravel())
+
+    def _unknowns(self, t: float, q: np.ndarray, u: np.ndarray, vals: np.ndarray) -> np.ndarray:
+        """``M^-1 F`` from the values ``[M (row-major), F, ...]`` of the compiled dynamics."""
         size = self.size
         M = vals[: size * size].reshape(size, size)
-        F = vals[size * size:]
+        F = vals[size * size: size * size + size]
         if not (np.all(np.isfinite(M)) and np.all(np.isfinite(F))):
             raise SimulationError(f"at t = {t:.9g} the equations are not finite (NaN or Inf) "
                                   f"[method {self.eom.method}]: {self._not_finite(M, F, q, u)}; "
                                   "check the expressions for a domain error (sqrt, log, acos of a value out of "
                                   "range) or a singularity at this state")
-        lu, piv = scipy.linalg.lu_factor(M, check_finite=False)
-        diag = np.abs(np.diag(lu))
-        if diag.min() <= SINGULAR_RCOND * max(diag.max(), 1e-300):
+        factors = LUFactors(M)
+        if factors.singular(SINGULAR_RCOND):
             raise SimulationError(f"at t = {t:.9g} the mass matrix of method {self.eom.method} is singular "
                                   "(the configuration is singular or the constraints became dependent)")
-        return scipy.linalg.lu_solve((lu, piv), F, check_finite=False)
+        return factors.solve(F)
 
     def _not_finite(self, M: np.ndarray, F: np.ndarray, q: np.ndarray, u: np.ndarray) -> str:
         """Which rows of ``M z = F`` are not finite (row k: the equation of u'_k, then constraint k), and the state."""
@@ -152,9 +168,12 @@ class NumericModel:
         return np.asarray(self._kin(self._base(t, q, u)), dtype=float).ravel()
 
     def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
+        """``(q', u')`` at ``x = (q, u)``: one compiled evaluation of the auxiliary stages, then one of the mass
+        matrix, the forcing and the kinematics together."""
         q, u = x[: self.n], x[self.n:]
-        sol = self.solve(t, q, u)
-        return np.concatenate([self.kinematics(t, q, u), sol[: self.p]])
+        vals = np.asarray(self._dyn_kin(self._base(t, q, u)), dtype=float).ravel()
+        sol = self._unknowns(t, q, u, vals)
+        return np.concatenate([vals[self.size * (self.size + 1):], sol[: self.p]])
 
     def accelerations(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
         """q'' at a state given by all velocities (which must satisfy the constraints)."""

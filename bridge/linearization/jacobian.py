@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-import scipy.linalg
 import symengine as se
 
+from ..derivation.dense import LUFactors
 from ..errors import SimulationError
 from ..model import symbols as S
 from ..model.kinks import _outer_kinks, diff
@@ -76,11 +76,10 @@ def lu_solve(M: np.ndarray, rhs: np.ndarray, what: str) -> np.ndarray:
         return np.zeros_like(rhs)
     if not (np.all(np.isfinite(M)) and np.all(np.isfinite(rhs))):
         raise SimulationError(f"{what} is not finite (NaN or Inf) at the operating point")
-    lu, piv = scipy.linalg.lu_factor(M, check_finite=False)
-    diag = np.abs(np.diag(lu))
-    if diag.min() <= SINGULAR * max(diag.max(), 1e-300):
+    factors = LUFactors(M)  # no BLAS threads for these tiny solves (bridge.derivation.dense)
+    if factors.singular(SINGULAR):
         raise SimulationError(f"{what} is singular at the operating point")
-    return scipy.linalg.lu_solve((lu, piv), rhs, check_finite=False)
+    return factors.solve(rhs)
 
 
 class MethodJacobian:

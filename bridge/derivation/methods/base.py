@@ -17,6 +17,7 @@ from ...model.numeric import evaluate_once
 from ...model.system import System
 from ..efforts import with_efforts
 from ..eom import DerivationStats, EquationsOfMotion
+from ..symengine_forms import symengine_forms
 from ..zeros import reduce_structural_zeros
 
 
@@ -81,15 +82,14 @@ def check_mass_matrix(eom: EquationsOfMotion, at: np.ndarray) -> None:
     args = state_args(system)
     if eom.auxiliary:
         from ...errors import SimulationError
-        from ..numeric_model import AuxiliarySolver
 
         try:
-            z = AuxiliarySolver(eom, args).solve(np.asarray(at, dtype=float), float(at[0]))
+            z = _stages_once(eom, args, np.asarray(at, dtype=float))
         except SimulationError as exc:
             raise SystemFileError(Problem("method.independent", f"{exc} at the start state",
                                           "choose other independent coordinates", system.source)) from exc
         args, at = args + list(eom.auxiliary_symbols), np.concatenate([at, z])
-    Mn = evaluate_once(args, list(M), at).reshape(M.shape)
+    Mn = evaluate_once(args, symengine_forms(M), at).reshape(M.shape)
     if not np.all(np.isfinite(Mn)):
         raise SystemFileError(Problem("energy.kinetic", "the mass matrix is not finite at the start state",
                                       "check the kinetic energy and the start values", system.source))
@@ -128,6 +128,8 @@ def _regular_once_scaled(M: np.ndarray, sweeps: int = 8) -> bool:
         A = A / np.exp2(np.round(np.log2(np.sqrt(r))))[:, None] / np.exp2(np.round(np.log2(np.sqrt(c))))[None, :]
     s = np.linalg.svd(A, compute_uv=False)
     return bool(np.all(np.isfinite(s)) and s[-1] > 1e-13 * s[0])
+
+
 def _check_friction_sticks_alone(eom: EquationsOfMotion, undetermined: list[str]) -> None:
     """The derived equations hold every switched element in its first mode (friction: stick). When the unknowns
     left undetermined there are friction forces, the cause is not missing inertia: those elements' stick conditions
@@ -148,6 +150,31 @@ def _check_friction_sticks_alone(eom: EquationsOfMotion, undetermined: list[str]
         "as derived hold every element in stick)",
         "describe one contact by one element (its coefficients and normal force combined), or give all but one of "
         "them a regularization velocity (a smooth force without stick)", eom.system.source))
+
+
+def _stages_once(eom: EquationsOfMotion, args: list, at: np.ndarray) -> np.ndarray:
+    """The auxiliary placeholders at one point, each stage evaluated by substitution (cheaper than compiling for a
+    single use) and solved by pivoted LU, as :class:`~bridge.derivation.numeric_model.AuxiliarySolver` does."""
+    from ...errors import SimulationError
+    from ..dense import LUFactors
+    from ..numeric_model import SINGULAR_RCOND
+
+    values = at
+    earlier: list = []
+    for stage in eom.auxiliary:
+        r, c = stage.unknowns.shape
+        vals = evaluate_once(list(args) + earlier, symengine_forms([*stage.matrix, *stage.rhs]), values)
+        if not np.all(np.isfinite(vals)):
+            raise SimulationError(f"the constraint split of method {eom.method} is not finite (NaN or Inf); check "
+                                  "the constraints for a domain error or a singularity")
+        L = vals[: r * r].reshape(r, r)
+        factors = LUFactors(L)
+        if factors.singular(SINGULAR_RCOND, float(np.abs(L).max())):
+            raise SimulationError(f"the constraints cannot be solved for the dependent velocities of method "
+                                  f"{eom.method} (the split is singular)")
+        values = np.concatenate([values, factors.solve(vals[r * r:].reshape(r, c)).ravel()])
+        earlier += list(stage.symbols)
+    return values[len(at):]
 
 
 class Registry(dict):
