@@ -132,7 +132,10 @@ def test_the_growth_of_the_normal_equations_is_the_block_dimension():
 
 #: the multiplier DAEs whose implicit text Rumoca 0.9 factorises as "SymbolicSingular", by the rule
 COUPLED_DERIVATIVES = {"RollingDisk": ["x", "y", "phi"], "RollingSphere": ["phi"], "RollingWheel": ["psi", "phi"],
-                       "ContactSleigh": ["x", "y"]}
+                       "ContactSleigh": ["x", "y"], "DifferentialDrive": ["x", "y", "psi"], "TurntableBall": ["phi"]}
+#: how Rumoca 0.9.13 stops on such a text: factorising the singular block, or (the rolling wheel, whose no-slip rows
+#: run along the wheel's heading and axle) already in its BDF initialisation, whose Newton step meets the same block
+RUMOCA_COUPLED_FAILURE = "SymbolicSingular|BDF init panicked"
 
 
 @pytest.mark.parametrize("path", SYSTEMS, ids=lambda p: p.stem)
@@ -148,7 +151,7 @@ def test_the_coupled_derivative_rule_predicts_rumoca_on_the_implicit_text(path):
     assert coupled == COUPLED_DERIVATIVES.get(system.name, [])
     assert choose_form(eom).form == ("variables" if coupled else "implicit")
     if coupled:
-        with pytest.raises(ValidationError, match="SymbolicSingular"):
+        with pytest.raises(ValidationError, match=RUMOCA_COUPLED_FAILURE):
             simulate_form(eom, "implicit", "rumoca", 0.5)
     else:
         assert simulate_form(eom, "implicit", "rumoca", 0.5).max_error < 1e-6
