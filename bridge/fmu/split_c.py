@@ -48,12 +48,9 @@ def _flags(values) -> str:
 def split_c(eom: EquationsOfMotion) -> list[str]:
     """``NHB_REPARTITION``, the coordinate flags and the three split-free functions (stubs when the model does not
     re-partition)."""
-    head = ["", "/* Split-free form of the reduced method (fmu/nhb_split.c re-partitions with it). */"]
     if not repartitions(eom):
-        return head + ["const int NHB_REPARTITION = 0;", 'const char *const NHB_SPLIT_METHOD = "";',
-                       "const int NHB_SPLIT_MAY_DEPEND[] = {0};",
-                       "const int NHB_SPLIT_CYCLIC[] = {0};", "",
-                       *_function("constraints", None), *_function("dynamics", None), *_function("outputs", None)]
+        return no_split_c()
+    head = ["", "/* Split-free form of the reduced method (fmu/nhb_split.c re-partitions with it). */"]
     system = eom.system
     form = split_free_form(eom)
     names = _c_names(eom)
@@ -80,4 +77,13 @@ def split_c(eom: EquationsOfMotion) -> list[str]:
     ]
 
 
-__all__ = ["split_c"]
+def no_split_c() -> list[str]:
+    """The split-free symbols of a model that does not re-partition (``NHB_REPARTITION = 0`` and stubs): every
+    generated ``model.c`` has them, the linear and controller FMUs' too."""
+    return ["", "/* The model does not re-partition (fmu/nhb_split.c stays idle). */",
+            "const int NHB_REPARTITION = 0;", 'const char *const NHB_SPLIT_METHOD = "";',
+            "const int NHB_SPLIT_MAY_DEPEND[] = {0};", "const int NHB_SPLIT_CYCLIC[] = {0};", "",
+            *_function("constraints", None), *_function("dynamics", None), *_function("outputs", None)]
+
+
+__all__ = ["no_split_c", "split_c"]

@@ -33,6 +33,7 @@ from ..errors import ExportError
 from ..fmu.c_printer import _c_array
 from ..fmu.layout import DERIVATIVE, INPUT, OUTPUT, PARAMETER, STATE, FmuLayout, Numbering
 from ..fmu.model_c import _c_string
+from ..fmu.split_c import no_split_c
 from .export_common import CheckedLinear, checked, default_stop_time, derivative_name, finite_number
 from .model import LinearModel
 
@@ -255,6 +256,7 @@ def linear_model_c(chk: CheckedLinear, lay: FmuLayout, guid: str, name: str) -> 
         "    return 0;",
         "}",
         "",
+        *no_split_c(),
     ])
 
 
