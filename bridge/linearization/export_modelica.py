@@ -27,7 +27,7 @@ import numpy as np
 from .. import __version__
 from ..atomic import write_text
 from ..errors import ExportError
-from ..modelica.export import _num, _quote
+from ..modelica.export import _num, _quote, modelica_block_text
 from ..modelica.printer import _PLAIN, RESERVED, modelica_ident
 from .export_common import CheckedLinear, checked, default_stop_time, finite_number, modelica_name
 from .model import LinearModel
@@ -152,7 +152,7 @@ def linear_modelica_source(lin: LinearModel, name: str | None = None, x_start: S
         out.append(f"  {ys[k]} = " + "\n    + ".join(terms) + ";")
     out += ["  annotation(",
             f"    experiment(StopTime={_num(stop)}, Interval={_num(stop / 1000)}, Tolerance=1e-08),",
-            f'    Documentation(info="{_quote(_documentation(chk))}"));',
+            f'    Documentation(info="{modelica_block_text(_documentation(chk))}"));',
             f"end {model};"]
     return "\n".join(out) + "\n"
 

@@ -79,6 +79,13 @@ def modelica_text(text: str) -> str:
 _quote = modelica_text
 
 
+def modelica_block_text(text: str) -> str:
+    """The body of a multi-line Modelica string literal (a ``Documentation`` annotation's HTML): backslashes and
+    quotes escaped, line breaks kept as they are (Modelica strings may span lines, as the MSL's do), so the
+    annotation reads as the HTML it holds."""
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
 def _modifiers(**items) -> str:
     parts = [f"{k}={v}" for k, v in items.items() if v not in (None, "")]
     return f"({', '.join(parts)})" if parts else ""
@@ -427,7 +434,7 @@ class ModelicaWriter:
         uses = _ports.uses_annotation(self.eom, self.msl)
         return ["  annotation(", *([f"    {uses},"] if uses else []),
                 f"    experiment(StopTime={_num(stop)}, Interval={_num(interval)}, Tolerance={tolerance}),",
-                f'    Documentation(info="{_quote(self.documentation())}"));']
+                f'    Documentation(info="{modelica_block_text(self.documentation())}"));']
 
     def source(self, within: str | None = None) -> str:
         """The model text; ``within`` adds a within clause (``""``: the top level)."""
