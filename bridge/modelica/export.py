@@ -80,10 +80,10 @@ _quote = modelica_text
 
 
 def modelica_block_text(text: str) -> str:
-    """The body of a multi-line Modelica string literal (a ``Documentation`` annotation's HTML): backslashes and
-    quotes escaped, line breaks kept as they are (Modelica strings may span lines, as the MSL's do), so the
-    annotation reads as the HTML it holds."""
-    return text.replace("\\", "\\\\").replace('"', '\\"')
+    """The body of a multi-line Modelica string literal (a ``Documentation`` annotation's HTML): backslashes,
+    quotes, tabs and carriage returns escaped, line breaks kept as they are (Modelica strings may span lines, as
+    the MSL's do), so the annotation reads as the HTML it holds."""
+    return text.replace("\\", "\\\\").replace('"', '\\"').replace("\r", "\\r").replace("\t", "\\t")
 
 
 def _modifiers(**items) -> str:
