@@ -39,7 +39,7 @@ import numpy as np
 import sympy as sp
 
 from ..errors import BridgeError, Problem, ProblemCollector
-from ..linearization.model import LinearModel
+from ..linearization.model import LinearModel, control_module
 from ..model.system import System
 
 #: the weights file's keys
@@ -147,14 +147,10 @@ def _eigen_text(eig: np.ndarray) -> str:
     return ", ".join(one(eig[k]) for k in order) or "(none)"
 
 
-def _control() -> Any:
-    from ..linearization.model import CONTROL_MISSING
-
-    try:
-        import control
-    except ImportError as exc:
-        raise ControlError(CONTROL_MISSING) from exc
-    return control
+def _state_symbols(system: System) -> dict[str, sp.Symbol]:
+    """The symbol of every name a linear model's state may have: ``q`` and ``der(q)``."""
+    return {c.name: c.symbol for c in system.coordinates} | {
+        f"der({c.name})": c.velocity_symbol for c in system.coordinates}
 
 
 def measured_names(system: System | None, plant: LinearModel) -> tuple[str, ...]:
@@ -164,10 +160,7 @@ def measured_names(system: System | None, plant: LinearModel) -> tuple[str, ...]
     if system is not None:
         for name, expr in system.outputs.items():
             by_expr.setdefault(sp.sympify(expr), name)
-        symbols = {c.name: c.symbol for c in system.coordinates} | {
-            f"der({c.name})": c.velocity_symbol for c in system.coordinates}
-    else:
-        symbols = {}
+    symbols = _state_symbols(system) if system is not None else {}
     names = []
     for state in plant.states:
         sym = symbols.get(state)
@@ -208,7 +201,7 @@ def lqr(plant: LinearModel, Q: Any, R: Any, measured: Sequence[str] | None = Non
         pc.add("plant", f"{plant.system} has no inputs: there is nothing to control",
                "declare the actuator as an [inputs] entry acting in [forces]")
     pc.raise_if_any(ControlError)
-    control = _control()
+    control = control_module()
     try:
         K, _, _ = control.lqr(plant.to_control(), Qm, Rm)
     except Exception as exc:  # python-control raises ControlArgument, ValueError, LinAlgError, SlycotError...
@@ -366,8 +359,7 @@ def closed_loop_system(system: System, feedback: StateFeedback) -> System:
     body tables are dropped: the law enters the generalized forces).
     """
     p = feedback.plant
-    symbols = {c.name: c.symbol for c in system.coordinates} | {
-        f"der({c.name})": c.velocity_symbol for c in system.coordinates}
+    symbols = _state_symbols(system)
     inputs = {u.name: u for u in system.inputs}
     pc = ProblemCollector(system.source)
     for s in p.states:

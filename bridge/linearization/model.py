@@ -65,7 +65,7 @@ class LinearModel:
         >>> sys.state_labels, sys.input_labels
         (['x', 'der(x)'], ['F'])
         """
-        control = _control()
+        control = control_module()
         return control.ss(self.A, self.B, self.C, self.D, states=list(self.states), inputs=list(self.inputs),
                           outputs=list(self.outputs), name=self.system)
 
@@ -76,7 +76,7 @@ class LinearModel:
         back from :meth:`to_control` after working on the matrices in python-control (e.g. a closed loop
         ``A - B K`` built with the same names).
         """
-        _control()
+        control_module()
         names = {"states": (list(sys.state_labels), list(like.states)),
                  "inputs": (list(sys.input_labels), list(like.inputs)),
                  "outputs": (list(sys.output_labels), list(like.outputs))}
@@ -90,7 +90,8 @@ class LinearModel:
                        C=np.array(sys.C, dtype=float), D=np.array(sys.D, dtype=float))
 
 
-def _control() -> Any:
+def control_module() -> Any:
+    """python-control, imported; a :class:`BridgeError` with the install command where it is missing."""
     try:
         import control
     except ImportError as exc:
