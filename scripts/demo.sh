@@ -5,13 +5,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 example="${1:-examples/rolling_sphere.toml}"
-python3 -m pip install --quiet --disable-pip-version-check --only-binary rumoca -e ".[modelica,fmu]"
+# installs into the project's virtual environment (.venv in the checkout, or $NHBRIDGE_VENV), created when missing
+source scripts/venv.sh
+python -m pip install --quiet --disable-pip-version-check --only-binary rumoca -e ".[modelica,fmu]"
 mkdir -p out
 nhbridge check "$example"
 nhbridge derive "$example" --method lagrange --format latex -o out/equations.tex
 nhbridge derive "$example" --stats
 nhbridge simulate "$example" --method maggi -o out/simulation.csv
-name=$(python3 -c "import bridge,sys; print(bridge.load_system(sys.argv[1]).name)" "$example")
+name=$(python -c "import bridge,sys; print(bridge.load_system(sys.argv[1]).name)" "$example")
 nhbridge modelica "$example" --method lagrange -o "out/$name.mo" --check rumoca
 nhbridge fmu "$example" -o "out/$name.fmu"
 nhbridge fmu "$example" --fmi-version 3 -o "out/${name}_fmi3.fmu"

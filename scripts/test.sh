@@ -36,9 +36,12 @@ install_debian_packages() {
     echo "test.sh: installed ${missing[*]} in $((SECONDS - start)) s"
 }
 install_debian_packages
-python3 -m pip install --quiet --disable-pip-version-check --only-binary rumoca -e ".[test]"
-python3 -m ruff check bridge tests benchmarks
+# The project's virtual environment (.venv in the checkout, or $NHBRIDGE_VENV), created when missing: nothing is
+# installed into the interpreter that happens to be first on PATH.
+source scripts/venv.sh
+python -m pip install --quiet --disable-pip-version-check --only-binary rumoca -e ".[test]"
+python -m ruff check bridge tests benchmarks
 if [ $# -gt 0 ]; then
-    exec python3 -m pytest -q "$@"
+    exec python -m pytest -q "$@"
 fi
-exec python3 scripts/run_tests.py
+exec python scripts/run_tests.py
