@@ -192,43 +192,9 @@ def test_bicycle_table2_eigenvalues(bicycle, bicycle_bodies_lagrange, speed):
 
 
 # -- the other contacts, loads, particles, direction cosines -------------------------------------------------------
-SPHERE_BODIES = """
-name = "RollingSphereBodies"
-[coordinates]
-theta = { start = 0.7, velocity = 0.5 }
-phi = { start = 0.0, velocity = 2.0 }
-psi = { start = 0.3, velocity = -1.0 }
-x = { start = 0.0, velocity = -0.10831292237858771 }
-y = { start = 0.0, velocity = -0.08584269326975483 }
-[parameters]
-m = 2.0
-a = 0.1
-J = 0.008
-[frames]
-ball = { parent = "N", axes = "zxz", angles = ["psi", "theta", "phi"] }
-[bodies]
-ball = { mass = "m", frame = "ball", com = "[x, y, a]", inertia = "[J, J, J]" }
-[contacts]
-ball = { kind = "rolling-sphere", radius = "a" }
-"""
+SPHERE_BODIES = (ROOT / "examples" / "bodies" / "rolling_sphere.toml").read_text()
 
-SLEIGH_BODIES = """
-name = "SleighBodies"
-[coordinates]
-x = { start = 0.0, velocity = 0.3 }
-y = { start = 0.0, velocity = 0.16 }
-theta = { start = 0.0, velocity = 0.8 }
-[parameters]
-m = 1.5
-J = 0.12
-a = 0.2
-[frames]
-heading = { parent = "N", axis = "z", angle = "theta" }
-[bodies]
-sleigh = { mass = "m", frame = "heading", com = "[x, y, 0]", inertia = "[J, J, J]" }
-[contacts]
-edge = { kind = "knife-edge", body = "sleigh", point = "sleigh - a*heading.x", axis = "y" }
-"""
+SLEIGH_BODIES = (ROOT / "examples" / "bodies" / "sleigh_knife_edge.toml").read_text()
 
 
 def _compare(system_a, system_b, states, methods=("lagrange",)):

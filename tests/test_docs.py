@@ -82,3 +82,20 @@ def test_no_page_points_outside_the_repository():
     found = [f"{p.relative_to(ROOT)}" for p in [ROOT / "README.md", *DOCS.rglob("*.md")]
              if "_build" not in p.parts and "../shared" in p.read_text(encoding="utf-8")]
     assert not found, f"pages referring to folders outside the repository: {found}"
+
+
+def test_the_keys_page_lists_every_key_the_loader_accepts():
+    """docs/guide/keys.md names every table and key the loader knows, so the reference cannot fall behind."""
+    from bridge.model import bodies, contacts, efforts, load_table, loader
+
+    page = (DOCS / "guide" / "keys.md").read_text(encoding="utf-8")
+    expected = {f"[{t}]" if t not in ("name", "description") else t for t in loader.TOP_LEVEL}
+    for keys in (loader.COORDINATE_KEYS, loader.PARAMETER_KEYS, loader.INPUT_KEYS, loader.OUTPUT_KEYS,
+                 loader.ENERGY_KEYS, loader.CONSTRAINT_KEYS, loader.METHOD_KEYS, loader.SIMULATION_KEYS,
+                 bodies.FRAME_KEYS, bodies.POINT_KEYS, bodies.BODY_KEYS, bodies.PARTICLE_KEYS, bodies.GRAVITY_KEYS,
+                 efforts.EFFORT_KEYS, efforts.FRICTION_KEYS, efforts.DYNAMIC_KEYS, efforts.DIODE_KEYS,
+                 load_table.LOAD_KEYS, *contacts.KINDS.values()):
+        expected |= set(keys)
+    expected |= set(contacts.KINDS)
+    missing = sorted(k for k in expected if f"`{k}`" not in page and f"`{k} " not in page)
+    assert not missing, f"docs/guide/keys.md does not list: {missing}"
