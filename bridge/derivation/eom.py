@@ -93,6 +93,16 @@ class EquationsOfMotion:
         return (f"<EquationsOfMotion {self.system.name} by {self.method}: {len(self.q)} coordinates, "
                 f"{len(self.u)} speeds{lam}{split}, mass matrix {'x'.join(map(str, self.mass_matrix.shape))}>")
 
+    def _repr_html_(self) -> str:
+        from ..model.display import eom_html
+
+        return eom_html(self)
+
+    def _repr_latex_(self) -> str | None:
+        from ..model.display import eom_latex
+
+        return eom_latex(self)
+
     # -- views -----------------------------------------------------------------
     @property
     def name(self) -> str:

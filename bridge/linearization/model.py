@@ -44,6 +44,11 @@ class LinearModel:
     conserved: tuple[str, ...] = ()   # decoupled neutral speeds left out of the state (e.g. a bicycle's speed)
     residual: tuple[tuple[str, float], ...] = ()  # rates of the retained states at the point (steady: ~0)
 
+    def _repr_html_(self) -> str:
+        from ..model.display import linear_html
+
+        return linear_html(self)
+
     def eigenvalues(self) -> np.ndarray:
         """The eigenvalues of ``A`` (the poles of the linear model)."""
         return np.linalg.eigvals(self.A)

@@ -118,6 +118,11 @@ class System:
                 f"{len(self.holonomic)} holonomic + {len(self.nonholonomic)} nonholonomic constraints, "
                 f"{self.dof} degrees of freedom, {len(self.parameters)} parameters{extra}>")
 
+    def _repr_html_(self) -> str:
+        from .display import system_html
+
+        return system_html(self)
+
     # -- symbols ---------------------------------------------------------------
     @property
     def q(self) -> tuple[sp.Symbol, ...]:

@@ -107,6 +107,11 @@ class SimulationResult:
                 f"{system.n} coordinates, {self.outputs.shape[1]} outputs, "
                 f"max constraint residual {self.max_residual:.2g}>")
 
+    def _repr_html_(self) -> str:
+        from ..model.display import result_html
+
+        return result_html(self)
+
     def to_pandas(self):
         """The signals as a ``pandas.DataFrame`` indexed by time (needs pandas)."""
         try:
