@@ -41,8 +41,9 @@ def build(out: Path) -> dict:
     grid = np.array([eigenvalues(v) for v in SPEEDS])
     largest = grid.real.max(axis=1)
     stable = SPEEDS[largest < 0]
-    weave = brentq(lambda v: eigenvalues(v).real.max(), stable[0] - 0.1, stable[0], xtol=1e-12)
-    capsize = brentq(lambda v: eigenvalues(v).real.max(), stable[-1], stable[-1] + 0.1, xtol=1e-12)
+    step = SPEEDS[1] - SPEEDS[0]  # the boundaries lie within one grid step outside the stable grid points
+    weave = brentq(lambda v: eigenvalues(v).real.max(), stable[0] - step, stable[0], xtol=1e-12)
+    capsize = brentq(lambda v: eigenvalues(v).real.max(), stable[-1], stable[-1] + step, xtol=1e-12)
     at = {v: eigenvalues(v) for v in (0.0, 5.0)}
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(7, 4.2))
