@@ -37,7 +37,7 @@ def build(out: Path) -> dict:
             for r in system["runs"]]
     summary = {"exit_code": report["exit_code"], "status": system["status"],
                "runs": [{"id": i, "status": s, "tolerance": t, "max_rel": e} for i, s, t, e, _ in runs]}
-    rows = [[i, s, f"{t:g}", "" if e != e else f"{e:.1e}", reason[:80]] for i, s, t, e, reason in runs]
+    rows = [[i, s, f"{t:g}", "" if e != e else f"{e:.1e}", reason] for i, s, t, e, reason in runs]
     figures = "\n\n".join(f"![{alt}]({NAME}/{name})" for alt, name in pictures)
     text = f"""# A validation report
 
