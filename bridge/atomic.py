@@ -53,7 +53,8 @@ def _remove(path: Path) -> None:
 def sweep(directory: str | Path, name: str | None = None) -> list[Path]:
     """Remove the temporary files and folders of dead processes in ``directory``: ``.<name>.<pid>-*.tmp`` (only
     those of ``name`` when given) and ``nhbridge-*-<pid>-*`` folders; a backup ``.<name>.<pid>-*.old`` of a dead
-    process is first moved back to ``name`` when that is missing (see :func:`recover_folder`). The removed paths."""
+    process is first moved back to ``name`` when that is missing (see :func:`recover_folder`). The removed paths.
+    """
     directory = Path(directory)
     removed: list[Path] = []
     try:
@@ -210,7 +211,8 @@ def swap_folder(staging: str | Path, target: str | Path, keep_old: bool = False)
 @contextmanager
 def atomic_folder(target: str | Path) -> Iterator[Path]:
     """Yield an empty staging folder beside ``target``; on success it replaces ``target`` as a whole, on failure
-    it is removed. A kill at any moment leaves the old folder or the new one (repaired by the next run)."""
+    it is removed. A kill at any moment leaves the old folder or the new one (repaired by the next run).
+    """
     staging = stage_folder(target)
     try:
         yield staging
@@ -238,7 +240,8 @@ def _on_sigterm(signum, frame) -> None:
 
 def interrupt_pending(exc: BaseException | None = None) -> bool:
     """SIGTERM arrived, or ``exc`` is (or was caused by) an interrupt: a compiled extension (symengine calling
-    back into sympy) may turn the :class:`KeyboardInterrupt` raised inside it into another exception."""
+    back into sympy) may turn the :class:`KeyboardInterrupt` raised inside it into another exception.
+    """
     seen = set()
     while exc is not None and id(exc) not in seen:
         if isinstance(exc, KeyboardInterrupt):
@@ -256,7 +259,8 @@ def _end_session(folder: Path, pid: int) -> None:
 def guard_process() -> None:
     """For the command line: SIGTERM raises :class:`Terminated`; the leftovers of dead nhbridge processes in the
     temporary folder are removed; Python's temporary files of this process go to ``nhbridge-<pid>-<random>``,
-    removed at exit. Idempotent."""
+    removed at exit. Idempotent.
+    """
     if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) in (
             signal.SIG_DFL, None):
         signal.signal(signal.SIGTERM, _on_sigterm)

@@ -97,7 +97,8 @@ class StateFeedback:
     @property
     def closed_loop(self) -> LinearModel:
         """The linear closed loop ``x' = (A - B K) x + B v``, ``y = (C - D K) x + D v`` (``v``: an input added on
-        top of the law, zero in operation)."""
+        top of the law, zero in operation).
+        """
         p = self.plant
         return replace(p, A=p.A - p.B @ self.K, C=p.C - p.D @ self.K)
 
@@ -112,7 +113,8 @@ class StateFeedback:
 
     def controller_model(self) -> LinearModel:
         """The law as a linear model without states: inputs the measured states, outputs the plant's inputs,
-        ``y = y0 + D (u - u0)`` with ``D = -K``, ``u0 = x0`` and ``y0 = u0`` of the plant."""
+        ``y = y0 + D (u - u0)`` with ``D = -K``, ``u0 = x0`` and ``y0 = u0`` of the plant.
+        """
         p = self.plant
         n, m = len(p.states), len(p.inputs)
         return LinearModel(system=f"{p.system}_controller", method=p.method, states=(), state_units=(),
@@ -155,7 +157,8 @@ def _state_symbols(system: System) -> dict[str, sp.Symbol]:
 
 def measured_names(system: System | None, plant: LinearModel) -> tuple[str, ...]:
     """For each state of ``plant``: the name of an output of ``system`` whose expression is exactly that state
-    (``roll = "phi"`` measures ``phi``), else the state's own name with ``der(q)`` spelled ``der_q``."""
+    (``roll = "phi"`` measures ``phi``), else the state's own name with ``der(q)`` spelled ``der_q``.
+    """
     by_expr: dict[sp.Expr, str] = {}
     if system is not None:
         for name, expr in system.outputs.items():
@@ -292,7 +295,8 @@ def read_weights(path: str | Path, plant: LinearModel) -> tuple[np.ndarray, np.n
 
 def read_gain(path: str | Path, plant: LinearModel) -> np.ndarray:
     """``K`` from a ``.npy`` file (no pickles) or a CSV file: one row per plant input, one column per state; a
-    CSV may start with a header row naming the states (then the columns may come in any order)."""
+    CSV may start with a header row naming the states (then the columns may come in any order).
+    """
     path = Path(path)
     try:
         if path.suffix.lower() == ".npy":

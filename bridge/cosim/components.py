@@ -198,7 +198,8 @@ def build_modelica_fmu(source: Path, model: str, path: Path, platforms: Sequence
 def build_component(spec: ComponentSpec, folder: Path, cache: dict[tuple, Path] | None = None,
                     platforms: Sequence[str] | None = None) -> Path:
     """The FMU of ``spec``: the given file, or one built into ``folder`` (built once per distinct source) with the
-    binaries of ``platforms`` (default the host's)."""
+    binaries of ``platforms`` (default the host's).
+    """
     if spec.kind == "fmu":
         return spec.source
     platforms = tuple(platforms) if platforms else None

@@ -69,7 +69,8 @@ class Master:
                  beacon: Any = None, stop: Callable[[], bool] | None = None):
         """``progress``: show it (bool) or report it to an object with ``update(t, steps)`` and ``finish(t, steps)``;
         ``beacon``: a :class:`bridge.fmu.sandbox.Beacon` every slave stamps before a foreign call; ``stop``:
-        polled once per communication step, True ends the run early with the steps finished so far."""
+        polled once per communication step, True ends the run early with the steps finished so far.
+        """
         self.plan, self.settings, self.progress_on = plan, settings, progress
         self.stop_requested = stop or (lambda: False)
         scenario = plan.scenario
@@ -303,7 +304,8 @@ class Master:
     def _error_signals(self) -> list[tuple[int, int]]:
         """The coupling signals the step-doubling estimate compares: connected outputs without direct feedthrough
         from a connected input (they carry the components' states; a feedthrough output's error follows from its
-        inputs, and under Jacobi it lags by a step, which would make its difference first order in H)."""
+        inputs, and under Jacobi it lags by a step, which would make its difference first order in H).
+        """
         connected = {(lk.dst, lk.dst_vr) for lk in self.links}
         keys = []
         for i, vr in sorted(self.y):

@@ -72,7 +72,7 @@ class CosimResult:
 
 
 def pyplot():
-    """matplotlib's pyplot on the non-interactive Agg backend, or a clear error where it is not installed."""
+    """Matplotlib's pyplot on the non-interactive Agg backend, or a clear error where it is not installed."""
     try:
         import matplotlib
     except ImportError as exc:

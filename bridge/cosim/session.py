@@ -89,7 +89,8 @@ class Cosimulation:
 def work_problem(master: MasterSettings, signals: int, yes: bool) -> str:
     """Why the run is refused before it starts, or "": a step below ``MIN_STEP_RATIO`` times the stop time, or
     (unless ``yes``) more than ``MAX_STEPS`` communication steps (fixed: (stop - start) / step; adaptive:
-    (stop - start) / min_step) or, with a fixed step, more than ``MAX_VALUES`` recorded values."""
+    (stop - start) / min_step) or, with a fixed step, more than ``MAX_VALUES`` recorded values.
+    """
     span = master.stop_time - master.start_time
     floor = MIN_STEP_RATIO * max(abs(master.stop_time), span)
     for name, value in (("step", master.step), ("min_step", master.min_step)):
@@ -151,7 +152,8 @@ def build_fmus(scenario: Scenario, folder: Path, platforms: Sequence[str] | None
                ) -> tuple[dict[str, Path], dict[str, ModelInfo], dict[str, Path]]:
     """Build (system files, Modelica; with the binaries of ``platforms``, default the host's) or locate every
     component's FMU, unpack it safely (each file once) and read its model description; the FMUs, their
-    descriptions and unpack folders by component."""
+    descriptions and unpack folders by component.
+    """
     fmus: dict[str, Path] = {}
     infos: dict[str, ModelInfo] = {}
     unzipdirs: dict[str, Path] = {}

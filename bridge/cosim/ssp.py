@@ -184,7 +184,7 @@ def _add_units(root, units: dict[str, dict[str, str]]) -> None:
 
 
 def _add_nhbridge_annotation(root, scenario: Scenario) -> None:
-    """nhbridge's ``nhb:Master`` annotation: the master settings and the recorded signals."""
+    """Nhbridge's ``nhb:Master`` annotation: the master settings and the recorded signals."""
     from lxml import etree
 
     m = scenario.master
@@ -484,7 +484,8 @@ def _experiment_times(pc: ProblemCollector, root) -> tuple[float, float | None]:
 
 def _split_start_values(components: list[ComponentSpec]) -> tuple[ComponentSpec, ...]:
     """The components with their values split by causality, as a TOML scenario has them: parameters (also names
-    the FMU does not know) and start values (everything else)."""
+    the FMU does not know) and start values (everything else).
+    """
     final = []
     for spec in components:
         info = read_model_info(spec.source)

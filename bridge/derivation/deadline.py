@@ -43,7 +43,8 @@ class _Expired(BaseException):
 
 def _expired(signum, frame) -> None:
     """SIGALRM: interrupt the work when the innermost deadline in force has passed. A signal still pending when a
-    deadline ends runs this after it: with no deadline in force, or one that has not passed, it does nothing."""
+    deadline ends runs this after it: with no deadline in force, or one that has not passed, it does nothing.
+    """
     if _active and time.monotonic() >= _active[-1]:
         raise _Expired
 
@@ -51,7 +52,8 @@ def _expired(signum, frame) -> None:
 def _caused_by(exc: BaseException, marker: type[BaseException]) -> bool:
     """``exc`` is the marker, or a compiled extension turned the marker raised inside it into another
     exception (a ``SystemError`` 'returned a result with an exception set', an ``AttributeError``...) that
-    keeps it as its cause or context."""
+    keeps it as its cause or context.
+    """
     seen = set()
     while exc is not None and id(exc) not in seen:
         if isinstance(exc, marker):
@@ -142,7 +144,8 @@ _over: list[bool] = [False]  # the sampling timer found the budget exceeded (its
 def _sample(signum, frame) -> None:
     """SIGVTALRM: interrupt the work when the resident set exceeds the innermost budget in force. A sample still
     pending when a budget ends runs this after it (at the latest inside the ``signal.signal`` call that restores
-    the handler): with no budget in force there is nothing to sample."""
+    the handler): with no budget in force there is nothing to sample.
+    """
     if _memory and resident_bytes() > _memory[-1]:
         _over[0] = True
         raise _OverBudget

@@ -53,7 +53,8 @@ def switched(system) -> tuple:
 
 def switching_velocity(element) -> sp.Expr:
     """The element's w, whose zero its switches are tied to: friction's relative velocity v_r, a diode's
-    ``i - G_off V_f`` (i = der(q) of its charge)."""
+    ``i - G_off V_f`` (i = der(q) of its charge).
+    """
     if isinstance(element, Diode):
         return S.qd(element.coordinate) - sp.Float(element.off_conductance) * sp.Float(element.forward_voltage)
     return element.relative_velocity
@@ -74,7 +75,8 @@ def _split(expr: sp.Expr, efforts: list[sp.Symbol]) -> tuple[list[sp.Expr], sp.E
 
 def with_efforts(eom: EquationsOfMotion) -> EquationsOfMotion:
     """The equations with the system's efforts (and switched elements) as unknowns and its dynamic variables'
-    rate rows."""
+    rate rows.
+    """
     system = eom.system
     elements = switched(system)
     if not system.efforts and not system.dynamic and not elements:
@@ -128,7 +130,8 @@ def element_row(eom: EquationsOfMotion, el, k: int, ncols: int, mode: int) -> tu
 
     Friction: stick ``dv_r/dt = 0`` (``dv_r/dq' q'' = -(dv_r/dq q' + dv_r/dt)``), slip ``F = -mu_k N mode``.
     Diode (i its current, v its voltage): on ``v = V_f + R_on (i - G_off V_f)``; off ``i = G_off v``, or for the
-    ideal diode (G_off = 0) ``di/dt = 0``."""
+    ideal diode (G_off = 0) ``di/dt = 0``.
+    """
     system = eom.system
     p, m = len(eom.u), len(eom.multipliers)
     du = list(eom.du)

@@ -150,13 +150,15 @@ class EquationsOfMotion:
 
     def form(self, name: str) -> sp.Basic:
         """A method-specific form, the split's placeholders replaced by their explicit solution (on request only,
-        see :meth:`explicit`)."""
+        see :meth:`explicit`).
+        """
         return self.explicit(dict(self.forms)[name])
 
     def explicit(self, expr: sp.Basic, seconds: float = 10.0) -> sp.Basic:
         """``expr`` with the auxiliary placeholders replaced by explicit expressions: for display and comparison
         only (never on the way to equations, FMUs or simulation). Each stage is solved by sympy's LU solve;
-        entries are simplified (cancel, then simplify when small) while the time budget ``seconds`` lasts."""
+        entries are simplified (cancel, then simplify when small) while the time budget ``seconds`` lasts.
+        """
         if not self.auxiliary or not (expr.free_symbols & set(self.auxiliary_symbols)):
             return expr
         return expr.xreplace(self._explicit_split(seconds))

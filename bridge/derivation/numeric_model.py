@@ -169,14 +169,15 @@ class NumericModel:
 
     def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
         """``(q', u')`` at ``x = (q, u)``: one compiled evaluation of the auxiliary stages, then one of the mass
-        matrix, the forcing and the kinematics together."""
+        matrix, the forcing and the kinematics together.
+        """
         q, u = x[: self.n], x[self.n:]
         vals = np.asarray(self._dyn_kin(self._base(t, q, u)), dtype=float).ravel()
         sol = self._unknowns(t, q, u, vals)
         return np.concatenate([vals[self.size * (self.size + 1):], sol[: self.p]])
 
     def accelerations(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
-        """q'' at a state given by all velocities (which must satisfy the constraints)."""
+        """Q'' at a state given by all velocities (which must satisfy the constraints)."""
         u = np.asarray(qd, dtype=float)[self.independent_index]
         du = self.solve(t, q, u)[: self.p]
         return np.asarray(self._acc(np.concatenate([self._base(t, q, u), du])), dtype=float).ravel()

@@ -92,7 +92,8 @@ def latex_names(eom: EquationsOfMotion) -> dict[sp.Symbol, str]:
 class _Latex(LatexPrinter):
     """sympy's LaTeX printer, terms in stored order, remembering what it printed for every subexpression
     (on large systems the same subexpressions recur many thousands of times; a node's LaTeX does not depend
-    on its parent, which adds brackets around it)."""
+    on its parent, which adds brackets around it).
+    """
 
     def __init__(self, names: dict[sp.Symbol, str]):
         super().__init__({"symbol_names": names, "order": "none"})

@@ -47,14 +47,16 @@ class SplitFreeForm:
 
 def repartitions(eom: EquationsOfMotion) -> bool:
     """Whether an exported model of ``eom`` re-partitions through :func:`split_free_form`: a reduced method with
-    dependent velocities and no effort unknowns (whose rows would join the projected system)."""
+    dependent velocities and no effort unknowns (whose rows would join the projected system).
+    """
     return (eom.method in REPARTITIONING_METHODS and eom.is_reduced and bool(eom.dependent)
             and not eom.efforts and not eom.multipliers)
 
 
 def _velocity_terms(method: str, T, d: Differentiator, M: list[list]) -> list:
-    """r of ``E = M q'' + r``: Gibbs-Appell's Christoffel terms for a natural kinetic energy (as the method
-    derives them), else the velocity part of ``d/dt dT/dq' - dT/dq`` (Maggi's and Chaplygin's)."""
+    """R of ``E = M q'' + r``: Gibbs-Appell's Christoffel terms for a natural kinetic energy (as the method
+    derives them), else the velocity part of ``d/dt dT/dq' - dT/dq`` (Maggi's and Chaplygin's).
+    """
     n = len(d.q)
     if method == "appell":
         from .methods.reduced import natural_kinetic_energy

@@ -57,7 +57,8 @@ def eom_exprs(eom) -> list:
     reduced methods' implicit split, solved before the rest), the mass matrix, the forcing and the kinematics, as
     the generated C code (``nhb_rhs``) evaluates them. The LU solves are numeric and not counted; neither is the
     acceleration map (``q''`` from ``u'``: an output, not needed to integrate; the peers' counts of
-    ``mass_matrix_full`` and ``forcing_full`` have no such part either)."""
+    ``mass_matrix_full`` and ``forcing_full`` have no such part either).
+    """
     aux = [e for stage in eom.auxiliary for e in (*stage.matrix, *stage.rhs)]
     return aux + list(eom.mass_matrix) + list(eom.forcing) + list(eom.kinematics)
 
@@ -65,7 +66,8 @@ def eom_exprs(eom) -> list:
 def eom_operation_count(eom) -> int:
     """Operations of one right-hand-side evaluation of an :class:`EquationsOfMotion` (:func:`eom_exprs`) after one
     joint CSE pass, the sums' common factors pulled out first as the generated C code does
-    (:mod:`bridge.derivation.factors`)."""
+    (:mod:`bridge.derivation.factors`).
+    """
     from .factors import pull_common_factors
 
     return operation_count(pull_common_factors(eom_exprs(eom)))

@@ -83,7 +83,8 @@ def host_platform() -> Platform:
 
 def parse_platforms(items: Iterable[str] | str | None) -> tuple[Platform, ...]:
     """The platforms named by ``items`` (each a name or a comma list, ``all`` for every platform), in the order
-    of :data:`PLATFORMS`, each once; None or nothing: the host's. An unknown name is an ExportError."""
+    of :data:`PLATFORMS`, each once; None or nothing: the host's. An unknown name is an ExportError.
+    """
     if items is None:
         return (host_platform(),)
     if isinstance(items, str):
@@ -106,7 +107,8 @@ def platform_names(platforms: Iterable[Platform]) -> str:
 
 def cross_compiler(target: Platform) -> str:
     """The compiler command for ``target``: :func:`compiler` on the host's platform, else the
-    cross compiler on PATH; a CompilerNotFoundError naming the Debian packages when it is missing."""
+    cross compiler on PATH; a CompilerNotFoundError naming the Debian packages when it is missing.
+    """
     if target.is_host:
         return compiler()
     if shutil.which(target.cross):
@@ -132,7 +134,8 @@ def compilers(platforms: Iterable[Platform]) -> dict[Platform, str]:
 
 def add_platform_option(parser, what: str = "the FMU") -> None:
     """``--platform NAME[,NAME]`` (repeatable, ``all``) on a command that builds FMUs; the names land in
-    ``args.platform`` (a list, None when not given) for :func:`~bridge.fmu.build.toolchains`."""
+    ``args.platform`` (a list, None when not given) for :func:`~bridge.fmu.build.toolchains`.
+    """
     parser.add_argument("--platform", action="append", default=None, metavar="NAME[,NAME]",
                         help=f"platforms whose binaries {what} carries: {', '.join(p.name for p in PLATFORMS)} (FMI 3 "
                              "folder names accepted), comma-separated or repeated, or all (default: the host's); "

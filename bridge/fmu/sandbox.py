@@ -25,7 +25,8 @@ PR_SET_PDEATHSIG = 1
 
 class Beacon:
     """Shared cells ``[calls, who, what, t]`` written by the child before every foreign call, and
-    ``[progress time, progress steps]`` for the parent to show."""
+    ``[progress time, progress steps]`` for the parent to show.
+    """
 
     def __init__(self) -> None:
         from multiprocessing.sharedctypes import RawArray
@@ -94,7 +95,8 @@ def isolated(target: Callable, *args, timeout: float = 600.0, beacon: Beacon | N
              grace: float = 10.0, tick: Callable[[], None] | None = None) -> Any:
     """Run ``target(conn, *args)`` in a forked child; its one message. :class:`ChildFailure` when the child
     crashes or hangs, :class:`ChildInterrupted` when the caller is interrupted (see the module). ``tick`` is
-    called while waiting (e.g. to show the child's progress)."""
+    called while waiting (e.g. to show the child's progress).
+    """
     ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
     parent, child = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_child, args=(target, child, args), daemon=True)

@@ -47,7 +47,8 @@ def _flags(values) -> str:
 
 def split_c(eom: EquationsOfMotion) -> list[str]:
     """``NHB_REPARTITION``, the coordinate flags and the three split-free functions (stubs when the model does not
-    re-partition)."""
+    re-partition).
+    """
     if not repartitions(eom):
         return no_split_c()
     head = ["", "/* Split-free form of the reduced method (fmu/nhb_split.c re-partitions with it). */"]
@@ -79,7 +80,8 @@ def split_c(eom: EquationsOfMotion) -> list[str]:
 
 def no_split_c() -> list[str]:
     """The split-free symbols of a model that does not re-partition (``NHB_REPARTITION = 0`` and stubs): every
-    generated ``model.c`` has them, the linear and controller FMUs' too."""
+    generated ``model.c`` has them, the linear and controller FMUs' too.
+    """
     return ["", "/* The model does not re-partition (fmu/nhb_split.c stays idle). */",
             "const int NHB_REPARTITION = 0;", 'const char *const NHB_SPLIT_METHOD = "";',
             "const int NHB_SPLIT_MAY_DEPEND[] = {0};", "const int NHB_SPLIT_CYCLIC[] = {0};", "",

@@ -57,7 +57,8 @@ class CheckedLinear:
 
 def derivative_name(state: str) -> str:
     """The FMI name of the time derivative of a state: ``der(theta)`` for ``theta``, ``der(theta,2)`` for
-    ``der(theta)``, ``der(theta,3)`` for ``der(theta,2)``."""
+    ``der(theta)``, ``der(theta,3)`` for ``der(theta,2)``.
+    """
     match = _DER.match(state)
     if match is None:
         return f"der({state})"
@@ -67,7 +68,8 @@ def derivative_name(state: str) -> str:
 
 def modelica_name(name: str) -> str:
     """The Modelica spelling of a state name before quoting: ``der(theta)`` -> ``der_theta`` (as the nonlinear
-    export names velocities), ``der(theta,2)`` -> ``der_der_theta``; other names unchanged."""
+    export names velocities), ``der(theta,2)`` -> ``der_der_theta``; other names unchanged.
+    """
     match = _DER.match(name)
     if match is None:
         return name
@@ -156,7 +158,8 @@ def checked(lin: LinearModel, x_start: Sequence[float] | None = None, static: bo
 def default_stop_time(lin: CheckedLinear) -> float:
     """A stop time that shows the dynamics: 20 times the slowest time scale ``1/|lambda|`` of the non-zero
     eigenvalues of A (about three periods of the slowest oscillation), two significant digits, clamped to
-    [1e-3, 1e4] s; 10 s when every eigenvalue is zero."""
+    [1e-3, 1e4] s; 10 s when every eigenvalue is zero.
+    """
     eig = np.abs(np.linalg.eigvals(lin.A)) if lin.n else np.zeros(0)
     scale = max(1.0, float(np.abs(lin.A).max()) if lin.A.size else 1.0)
     eig = eig[eig > 1e-9 * scale]

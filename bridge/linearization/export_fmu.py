@@ -58,8 +58,9 @@ def _offsets(chk: CheckedLinear) -> dict[str, int]:
 
 
 def _aliases(chk: CheckedLinear) -> dict[int, int]:
-    """state i -> state j where ``der(state i)`` is the name of state j; an ExportError when row i of the model
-    does not make state j that derivative."""
+    """State i -> state j where ``der(state i)`` is the name of state j; an ExportError when row i of the model
+    does not make state j that derivative.
+    """
     lin = chk.lin
     index = {s: k for k, s in enumerate(lin.states)}
     out = {}
@@ -319,7 +320,8 @@ def build_linear_fmu(lin: LinearModel, path: str | Path, fmi_version: int | str 
     start values (absolute, default ``x0``); ``stop_time``: the default experiment's (default
     :func:`~bridge.linearization.export_common.default_stop_time`); ``platforms``: as for
     :func:`~bridge.fmu.build.build_fmu` (default the host's); ``static``: a model without states is accepted
-    (``y = y0 + D (u - u0)``: a static gain such as a state-feedback controller)."""
+    (``y = y0 + D (u - u0)``: a static gain such as a state-feedback controller).
+    """
     from ..fmu.build import output_path, pack_source_fmu, toolchains
     from ..modelica.printer import _PLAIN
 

@@ -110,7 +110,8 @@ def linear_modelica_source(lin: LinearModel, name: str | None = None, x_start: S
                            stop_time: float | None = None) -> str:
     """The Modelica text of the linear model (see the module docstring); ``name`` defaults to
     ``<system>_linear``, ``x_start`` (absolute state values) to ``x0``, the experiment's stop time to
-    :func:`~bridge.linearization.export_common.default_stop_time`. An :class:`ExportError` for a bad model."""
+    :func:`~bridge.linearization.export_common.default_stop_time`. An :class:`ExportError` for a bad model.
+    """
     chk = checked(lin, x_start)
     model = _model_name(lin, name)
     stop = default_stop_time(chk) if stop_time is None else finite_number(stop_time, "the stop time")

@@ -95,7 +95,8 @@ class Linearizer:
 
     def _check_block(self, M: np.ndarray, whole: np.ndarray, what: str, hint: str) -> None:
         """``sigma_min(M) / sigma_max(whole)`` (the block of the dependent columns against the whole constraint
-        Jacobian, as :func:`bridge.model.mechanics.split_health`) must exceed ``SINGULAR_TOL``."""
+        Jacobian, as :func:`bridge.model.mechanics.split_health`) must exceed ``SINGULAR_TOL``.
+        """
         if M.shape[0] == 0:
             return
         sv = np.linalg.svd(M, compute_uv=False)
@@ -123,7 +124,8 @@ class Linearizer:
         """``pt`` made consistent after a change of a parameter, an input, an independent coordinate or an
         independent velocity: Newton on ``phi(q) = 0`` for the holonomic-dependent coordinates, then
         ``A_dep q'_dep = -(A_ind q'_ind + a0)``. None where that cannot keep the changed value (the caller then uses
-        :meth:`System.with_values`) or before the split is known (after the first :meth:`at`)."""
+        :meth:`System.with_values`) or before the split is known (after the first :meth:`at`).
+        """
         if self.independent is None or (self.system.holonomic and self.holonomic_dependent is None):
             return None
         hd = list(self.holonomic_dependent or ())
@@ -148,7 +150,8 @@ class Linearizer:
 
     def split_determinant(self, pt: OperatingPoint) -> float:
         """``det(A_dep) det(Phi_dep)`` of the split at ``pt``: a change of sign between two points means the split
-        is singular between them (after the first :meth:`at`)."""
+        is singular between them (after the first :meth:`at`).
+        """
         full = self._full(pt)
         n, m = self.n, self.m
         out = 1.0
@@ -168,7 +171,8 @@ class Linearizer:
            check_steady: bool = True, conserved: Sequence[str] | None = None) -> LinearModel:
         """The linear model at ``pt`` (see the module docstring). ``cyclic``: None detects the cyclic coordinates,
         a list names them (each must be ignorable at the point), ``()`` keeps every coordinate. ``conserved``
-        names the conserved speeds to drop (default: detected, none with ``keep_conserved``)."""
+        names the conserved speeds to drop (default: detected, none with ``keep_conserved``).
+        """
         system, eom, n, p = self.system, self.eom, self.n, self.p
         full = self._full(pt)
         vals = np.asarray(self._vel(full), dtype=float).ravel()

@@ -36,7 +36,8 @@ def sorted_modes(lin: LinearModel) -> tuple[np.ndarray, np.ndarray]:
 
 def round_off(values) -> float:
     """The rounding noise of a set of values: ``TOL * max(1, max |value|)`` (the stability verdict's tolerance);
-    a value within it is printed as 0."""
+    a value within it is printed as 0.
+    """
     return TOL * max(1.0, float(np.abs(np.asarray(values, dtype=complex)).max(initial=0.0)))
 
 
@@ -160,7 +161,8 @@ def _noise_free(value: float, tol: float) -> float:
 
 def stability_class(w: np.ndarray) -> str:
     """As the sweep classifies (:mod:`bridge.linearization.sweep`, tolerance ``1e-9 max(1, |lambda|)``):
-    asymptotically stable, marginally stable (a neutral mode, e.g. a conservative point) or unstable."""
+    asymptotically stable, marginally stable (a neutral mode, e.g. a conservative point) or unstable.
+    """
     if not len(w):
         return "without states"
     g, tol = float(w.real.max()), round_off(w)
@@ -170,7 +172,8 @@ def stability_class(w: np.ndarray) -> str:
 def plot_sweep(path: str | Path, name: str, values: list[float], models: list[LinearModel], stability: dict,
                title: str = "", unit: str = "") -> Path:
     """Real and imaginary parts of the eigenvalues against the swept value; stable ranges shaded, crossings
-    marked."""
+    marked.
+    """
     from ..atomic import atomic_file
     from ..simulation.plot import pyplot
 

@@ -96,7 +96,8 @@ class Sweep:
 
     def _point(self, value: float):
         """The consistent point with the swept value: projected by the linearizer (fast) where it can keep the
-        value, else by :meth:`System.with_values`."""
+        value, else by :meth:`System.with_values`.
+        """
         name, system = self.spec.name, self.system
         if self._base is None:
             self._base = operating_point(system, self.given)
@@ -156,7 +157,8 @@ class Sweep:
 
     def _split_sign_changes(self, values: list[float]) -> None:
         """A split that turns singular between two values (its determinant changes sign) is located by Brent's
-        method and reported."""
+        method and reported.
+        """
         det = [self.lin.split_determinant(self._point(v)) for v in values]
         where = []
         for k in range(len(values) - 1):
@@ -211,7 +213,8 @@ class Sweep:
 
 def _nullity(A: np.ndarray) -> int:
     """The number of singular values of A below 1e-10 of the largest: left null vectors w, ``w^T A = 0``, are
-    conserved linear combinations of the state (e.g. the disk's ``psi' - (I_a/I_d) W theta``)."""
+    conserved linear combinations of the state (e.g. the disk's ``psi' - (I_a/I_d) W theta``).
+    """
     if A.size == 0:
         return 0
     sv = np.linalg.svd(A, compute_uv=False)
@@ -222,7 +225,8 @@ def _largest_real(A: np.ndarray, k: int) -> float:
     """The largest real part of the eigenvalues of A without the k zero eigenvalues of its conserved combinations:
     with V an orthonormal basis of range(A) (``w^T A = 0`` for the left null vectors), A is block triangular in
     ``[V, w]`` and ``eig(A) = eig(V^T A V) + {0} * k``. Deflating them keeps the root finding precise where a
-    pair meets the structural zero (a triple root, whose computed eigenvalues scatter by eps^(1/3))."""
+    pair meets the structural zero (a triple root, whose computed eigenvalues scatter by eps^(1/3)).
+    """
     if A.size == 0:
         return -math.inf
     if k:

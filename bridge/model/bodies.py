@@ -66,7 +66,8 @@ class BodyModel:
 
 class BodyReader(FrameTable, LoadTable):
     """Reads the tables with the system file's builder (names, scalar parser, problems); the vector
-    expressions' :class:`~bridge.model.vectors.Context`."""
+    expressions' :class:`~bridge.model.vectors.Context`.
+    """
 
     def __init__(self, builder, reported: type[Exception]):
         self.b = builder
@@ -131,7 +132,8 @@ class BodyReader(FrameTable, LoadTable):
 
     def not_a_body(self, name: Any, what: str = "a rigid body") -> tuple[str, str]:
         """(message, hint) for a reference ``name`` that is not a usable body: a body whose own entry has errors
-        (reported there), a particle, or an unknown name with the closest declared body."""
+        (reported there), a particle, or an unknown name with the closest declared body.
+        """
         if isinstance(name, str) and name in self.body_names:
             return (f"{name!r} has errors above (bodies.{name})", "fix that entry; this reference is then checked")
         if isinstance(name, str) and name in self.particle_names:
@@ -326,7 +328,8 @@ class BodyReader(FrameTable, LoadTable):
 
     def _inertia(self, entry: str, spec: dict) -> sp.ImmutableMatrix | None:
         """Principal moments ``[a, b, c]`` or a full symmetric tensor, positive definite, about the centre of mass
-        in the body frame; each principal moment at most the sum of the other two (a real body's)."""
+        in the body frame; each principal moment at most the sum of the other two (a real body's).
+        """
         if "inertia" not in spec:
             self.p.add(entry, "the inertia tensor is missing",
                        'add inertia = "[Ixx, Iyy, Izz]" (principal) or "[[Ixx, Ixy, Ixz], [..], [..]]"')
@@ -382,7 +385,8 @@ class BodyReader(FrameTable, LoadTable):
 def merge_bodies(builder, reported: type[Exception], T, V, forces: dict, holonomic: list, nonholonomic: list):
     """The file's T, V, forces and constraints with those of its body tables added; also the
     :class:`Multibody` (None without body tables) and the constraints' entry names (() when all are from
-    ``[constraints]``)."""
+    ``[constraints]``).
+    """
     if not uses_bodies(builder.data):
         return T, V, forces, holonomic, nonholonomic, None, ()
     before = len(builder.p.problems)
@@ -418,7 +422,8 @@ def merge_bodies(builder, reported: type[Exception], T, V, forces: dict, holonom
 def _drop_redundant(builder, holonomic, nonholonomic, labels, generated, multibody):
     """The constraints without the generated rows that repeat the rows before them identically
     (:mod:`.redundant_rows`), which the multibody keeps as ``dropped_constraints``; a generated row dependent at
-    the start state only is reported (a singular configuration)."""
+    the start state only is reported (a singular configuration).
+    """
     from dataclasses import replace
 
     from .redundant_rows import redundant_rows, velocity_rows

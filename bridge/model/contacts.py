@@ -99,7 +99,8 @@ def _radius(reader, entry: str, spec: dict) -> sp.Expr | None:
 
 def _plane(reader, entry: str, spec: dict, centre, side: bool = True) -> tuple[int, int, int, int] | None:
     """(e1, e2, normal axis, sign): the plane's axes and the normal pointing to the centre's side at the start
-    (not evaluated without ``side``: the syntax checked only)."""
+    (not evaluated without ``side``: the syntax checked only).
+    """
     plane = spec.get("plane", "N.xy")
     m = _PLANE.match(plane) if isinstance(plane, str) else None
     if m is None or m.group(1) == m.group(2):
@@ -195,7 +196,8 @@ def _velocity(reader, entry: str, spec: dict[str, Any], model) -> None:
 
 def describe_constraints(system) -> str:
     """The constraints of ``system``, holonomic first, each with the entry that gave it (``nhbridge derive
-    --constraints``)."""
+    --constraints``).
+    """
     hol, non = len(system.holonomic), len(system.nonholonomic)
     lines = [f"{system.name}: {hol} holonomic + {non} nonholonomic constraints, {system.dof} degrees of freedom"]
     for k, (name, expr) in enumerate(system.constraints):

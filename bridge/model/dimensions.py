@@ -69,7 +69,8 @@ def system_units(system) -> dict[sp.Symbol, Exponents | None]:
 
 class UnitAlgebra:
     """The units of expressions over the symbols in ``env`` (strict: a sum of terms in different units raises
-    :class:`Inconsistent`, a number is dimensionless, 0 has every unit)."""
+    :class:`Inconsistent`, a number is dimensionless, 0 has every unit).
+    """
 
     def __init__(self, env: dict[sp.Symbol, Exponents | None]):
         self.env = env

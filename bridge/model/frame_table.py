@@ -30,7 +30,8 @@ MAX_FRAME_NODES = 5_000
 
 class FrameTable:
     """The frames part of the body tables' reader (uses its ``p``, ``b``, ``frames``, ``frame_specs``,
-    ``scalar_entry``, ``values`` and ``_parse``/``_check``)."""
+    ``scalar_entry``, ``values`` and ``_parse``/``_check``).
+    """
 
     # -- frames --------------------------------------------------------------------------
     def _frames(self) -> None:
@@ -71,7 +72,8 @@ class FrameTable:
 
     def _depths(self, parents: dict[str, str | None], in_cycle: set[str]) -> dict[str, int]:
         """Each frame's number of rotations from N (frames with a broken parent chain left out); a frame deeper than
-        :data:`MAX_FRAME_DEPTH` is reported once, at the first frame of its chain beyond the limit."""
+        :data:`MAX_FRAME_DEPTH` is reported once, at the first frame of its chain beyond the limit.
+        """
         depth: dict[str, int] = {"N": 0}
         for name in self.frame_specs:
             chain, cur = [], name

@@ -375,7 +375,8 @@ def _true_velocities(bodies: list, ref: Any, conv: _Converter, coords: list, pva
 def _lagrange_bodies(bodies: list, lag: sp.Expr, q_syms: list, qd_syms: list, pvals: Mapping) -> list:
     """A LagrangesMethod's bodies, if their velocities are the time derivatives of their positions (a Lagrangian
     formed from velocities with embedded constraints describes another motion than Kane's method would find from
-    the same bodies) and their kinetic energy is the velocity part of L; else none (kane does not apply)."""
+    the same bodies) and their kinetic energy is the velocity part of L; else none (kane does not apply).
+    """
     if not bodies or any(b.position is None for b in bodies):
         return []
     qdd = [S.qdd(S.base_name(s)) for s in q_syms]
@@ -602,7 +603,8 @@ def from_mechanics(obj: Any, parameters: Mapping | None = None, start: Mapping |
 
 def _unwrap_pydy(obj: Any, parameters: Mapping | None, start: Mapping | None, inputs: Mapping | None) -> tuple:
     """A PyDy ``pydy.system.System``: its KanesMethod, with its constants, initial conditions (independent ones:
-    dependent speeds are computed) and constant specifieds as defaults under the values given here."""
+    dependent speeds are computed) and constant specifieds as defaults under the values given here.
+    """
     if type(obj).__module__ != "pydy.system" or not hasattr(obj, "eom_method"):
         return obj, parameters, start, inputs
     km = obj.eom_method
@@ -620,7 +622,8 @@ def _unwrap_pydy(obj: Any, parameters: Mapping | None, start: Mapping | None, in
 
 def _independent(spec: _Spec, conv: _Converter, coords: list, given: Mapping, pvals: Mapping) -> list[str] | None:
     """The coordinates whose velocities the independent speeds alone determine (``q' = -K_q'^-1 (K_u u + f)``,
-    read at a random state), when there are as many as independent speeds; else None."""
+    read at a random state), when there are as many as independent speeds; else None.
+    """
     from sympy.physics.mechanics import dynamicsymbols
 
     if spec.kdes is None:
@@ -655,7 +658,8 @@ DEPENDENT_START_TOL = 1e-9
 def _check_given_dependent(spec: _Spec, conv: _Converter, umap: list, given: Mapping, system: System) -> None:
     """Start values given for dependent speeds and dependent coordinates must be those the constraints give (the
     system's start state, computed from the independent ones), within :data:`DEPENDENT_START_TOL`; otherwise a
-    SystemFileError naming each with its residual. (Independent ones are the system's own start values.)"""
+    SystemFileError naming each with its residual. (Independent ones are the system's own start values.)
+    """
     from .mechanics import state_args
 
     args = state_args(system)
@@ -684,7 +688,8 @@ def _check_given_dependent(spec: _Spec, conv: _Converter, umap: list, given: Map
 def _start_velocities(spec: _Spec, conv: _Converter, coords: list, given: Mapping, q0: Mapping, pvals: Mapping,
                       t: sp.Symbol):
     """A function of the built system giving each coordinate's start velocity from the given speeds (missing: 0),
-    evaluated at the system's (consistent) start positions."""
+    evaluated at the system's (consistent) start positions.
+    """
 
     def at(system: System) -> dict[str, float]:
         point = {S.t: 0.0, **{c.symbol: c.start for c in system.coordinates}, **pvals}

@@ -14,7 +14,8 @@ LOAD_KEYS = {"force", "point", "torque", "body", "reaction", "description"}
 
 class LoadTable:
     """The loads part of the body tables' reader (uses its ``p``, ``b``, ``frames``, ``body_frame``,
-    ``entries`` and ``vector``)."""
+    ``entries`` and ``vector``).
+    """
 
     def _loads(self, bodies: dict[str, Body]) -> list[Load]:
         loads: list[Load] = []

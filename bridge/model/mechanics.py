@@ -159,7 +159,7 @@ class Split:
     beta: tuple[Expr, ...]            # s
 
     def kinematics(self, n: int, u: Sequence[Expr]) -> list[Expr]:
-        """q' as expressions of (q, u, t) in coordinate order."""
+        """Q' as expressions of (q, u, t) in coordinate order."""
         out: list[Expr] = [se.Integer(0)] * n
         for k, i in enumerate(self.independent):
             out[i] = u[k]
@@ -236,7 +236,8 @@ GOOD_SPLIT = 1e-2
 
 def cyclic_coordinates(system: System) -> set[int]:
     """Coordinates that appear in no expression except through their velocity (ignorable coordinates), decided
-    after ``sin^2 + cos^2 = 1`` (:func:`bridge.model.trig.depends_on`, within its budget)."""
+    after ``sin^2 + cos^2 = 1`` (:func:`bridge.model.trig.depends_on`, within its budget).
+    """
     from .trig import depends_on
 
     exprs = [system.kinetic, system.potential, system.dissipation, *system.forces.values(), *system.holonomic,

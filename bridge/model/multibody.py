@@ -63,7 +63,8 @@ class Body:
 class Load:
     """A force applied at a point (``kind`` "force": ``velocity`` is that point's velocity, N components) or a
     torque on a body (``kind`` "torque": ``velocity`` is the body's angular velocity); ``vector`` is in the
-    same basis as ``velocity``. Its generalized force is ``Q_i = vector . d velocity / d q'_i``."""
+    same basis as ``velocity``. Its generalized force is ``Q_i = vector . d velocity / d q'_i``.
+    """
 
     name: str
     kind: str  # "force" | "torque"

@@ -194,7 +194,8 @@ class System:
         (e.g. ``with_values({"der(phi)": 3}, m=2.5)``), its start state made consistent with the constraints
         (see :mod:`bridge.model.overrides`). The values go through the checks of a value written in the system
         file (:mod:`bridge.model.values`: masses, radii, inertia tensors, rates; independent constraints), so a
-        bad one raises :class:`~bridge.errors.SystemFileError` with the file's message."""
+        bad one raises :class:`~bridge.errors.SystemFileError` with the file's message.
+        """
         from .overrides import apply_overrides
 
         return apply_overrides(self, {**(values or {}), **kwargs})

@@ -27,7 +27,8 @@ def _as_cosine(x: sp.Pow) -> sp.Expr:
 def reduce_trig(expr: sp.Expr, max_nodes: int = MAX_TRIG_NODES, angle_sums: bool = False) -> sp.Expr | None:
     """``expr`` expanded with every ``sin(a)^k`` (k >= 2) written with ``1 - cos(a)^2`` and expanded again (a
     canonical form in which ``sin^2 + cos^2 = 1`` cancels); angle sums expanded first with ``angle_sums``. None when
-    ``expr`` or its expansion exceeds the budget."""
+    ``expr`` or its expansion exceeds the budget.
+    """
     if tree_size(expr, max_nodes) > max_nodes:
         return None
     e = sp.expand(sp.expand_trig(expr) if angle_sums else expr)
@@ -51,7 +52,8 @@ def tidy_trig(expr: sp.Expr, max_nodes: int = MAX_TRIG_NODES) -> sp.Expr:
 
 def depends_on(expr: sp.Expr, symbol: sp.Symbol, max_nodes: int = MAX_TRIG_NODES) -> bool:
     """Whether ``symbol`` appears in ``expr`` once ``sin^2 + cos^2 = 1`` is applied (:func:`reduce_trig`); beyond the
-    budget, whether it appears as written."""
+    budget, whether it appears as written.
+    """
     if symbol not in expr.free_symbols:
         return False
     r = reduce_trig(expr, max_nodes)

@@ -101,7 +101,8 @@ def parse_unit(text: str) -> BaseUnit | None:
 
 def unit_text(e: tuple[int, ...]) -> str:
     """MSL-style text of base-unit exponents: ``N`` where kg.m/s2 divides it, one ``/`` (``m/s2``, ``N.m``,
-    ``kg.m2``, ``1/s``, ``N.s/m``, ``kg/(m.s)``)."""
+    ``kg.m2``, ``1/s``, ``N.s/m``, ``kg/(m.s)``).
+    """
     e = list(e)
     num: list[str] = []
     kg, s = BASE.index("kg"), BASE.index("s")
@@ -237,7 +238,8 @@ def si_problem(text: str) -> tuple[str, str] | None:
     """(message, hint) when ``text`` (a unit in the syntax) is not SI-coherent: a multiple of an SI unit (``cm``,
     ``deg``, ``rpm``, ``bar``, ``kN``) or an offset scale (``degC``); None for SI units and units not known here.
 
-    Values in system files are in SI units, as in the MSL (whose ``displayUnit`` shows cm, deg or rpm)."""
+    Values in system files are in SI units, as in the MSL (whose ``displayUnit`` shows cm, deg or rpm).
+    """
     if not text:
         return None
     for scale, si in OFFSET_UNITS.items():
@@ -254,7 +256,8 @@ def si_problem(text: str) -> tuple[str, str] | None:
 
 def _unprefixed(text: str) -> str | None:
     """``text`` with each prefixed symbol written without its prefix (``uV`` -> ``V``, ``kN.m`` -> ``N.m``), or None
-    when a symbol is not a prefixed SI-coherent one (``deg``, ``rpm``: their SI unit is spelt from the exponents)."""
+    when a symbol is not a prefixed SI-coherent one (``deg``, ``rpm``: their SI unit is spelt from the exponents).
+    """
     out = []
     for word in re.split(r"([./()])", text):
         m = _FACTOR.match(word)

@@ -54,7 +54,8 @@ def positive_problem(what: str, value: float) -> tuple[str, str] | None:
 
 def inertia_problem(M: np.ndarray) -> tuple[str, str] | None:
     """(message, hint) when the 3x3 tensor ``M`` (values at the parameter values) is not a rigid body's inertia:
-    not finite, not symmetric, not positive definite, out of range or violating the triangle inequality."""
+    not finite, not symmetric, not positive definite, out of range or violating the triangle inequality.
+    """
     if not np.all(np.isfinite(M)):
         return "the inertia tensor is not finite at the parameter values", "check the parameters"
     scale = max(float(np.abs(M).max()), 1e-300)
@@ -140,7 +141,8 @@ _REBUILD = {sp.Add: se.Add, sp.Mul: se.Mul, sp.Pow: se.Pow, sp.sin: se.sin, sp.c
 def _symengine(expr: sp.Expr) -> se.Basic:
     """``expr`` in symengine, each distinct subexpression converted once: a kinetic energy built from bodies
     repeats its subexpressions (a bicycle's: 4000 nodes, 400 distinct), which a plain ``sympify`` converts at
-    every occurrence, ten times the work."""
+    every occurrence, ten times the work.
+    """
     memo: dict[sp.Basic, se.Basic] = {}
 
     def convert(e: sp.Basic) -> se.Basic:
@@ -159,7 +161,8 @@ def _symengine(expr: sp.Expr) -> se.Basic:
 
 def kinetic_mass_matrix(system, args: list[sp.Symbol], values: list[float]) -> np.ndarray:
     """``M = d2T/dq'dq'`` of the kinetic energy of ``system`` at the state ``args = values`` ([t, q, q',
-    parameters, inputs]); NaN entries where T cannot be evaluated there (a real number is expected)."""
+    parameters, inputs]); NaN entries where T cannot be evaluated there (a real number is expected).
+    """
     n = system.n
     M = np.zeros((n, n))
     if system.kinetic is None or not system.kinetic.free_symbols:
@@ -186,7 +189,8 @@ def kinetic_mass_matrix(system, args: list[sp.Symbol], values: list[float]) -> n
 def kinetic_problem(system, args: list[sp.Symbol], values: list[float]) -> tuple[str, str, str] | None:
     """(entry, message, hint) when the kinetic energy's mass matrix is not positive semi-definite at the start
     state: some velocity gives a negative T. None when it is, and when it cannot be evaluated there (not finite:
-    the derivation's check of the mass matrix reports that)."""
+    the derivation's check of the mass matrix reports that).
+    """
     M = kinetic_mass_matrix(system, args, values)
     if not np.all(np.isfinite(M)):
         return None
@@ -220,7 +224,8 @@ def value_problems(system) -> list[tuple[str, str, str]]:
 
 def check_values(system, problems: ProblemCollector | None = None) -> None:
     """Raise :class:`~bridge.errors.SystemFileError` with every value problem of ``system`` (added to
-    ``problems`` when given, else reported on their own)."""
+    ``problems`` when given, else reported on their own).
+    """
     problems = problems if problems is not None else ProblemCollector(system.source)
     for entry, message, hint in value_problems(system):
         problems.add(entry, message, hint)

@@ -71,7 +71,8 @@ def acceleration_unit(unit: str) -> str:
 
 def modelica_text(text: str) -> str:
     """The body of a Modelica string literal: backslashes and quotes escaped, line breaks and tabs as ``\\n``,
-    ``\\t`` (the language's escapes), so that a multi-line description stays one line of the model."""
+    ``\\t`` (the language's escapes), so that a multi-line description stays one line of the model.
+    """
     return (text.replace("\\", "\\\\").replace('"', '\\"').replace("\r", "\\r").replace("\n", "\\n")
             .replace("\t", "\\t"))
 
@@ -82,7 +83,8 @@ _quote = modelica_text
 def modelica_block_text(text: str) -> str:
     """The body of a multi-line Modelica string literal (a ``Documentation`` annotation's HTML): backslashes,
     quotes, tabs and carriage returns escaped, line breaks kept as they are (Modelica strings may span lines, as
-    the MSL's do), so the annotation reads as the HTML it holds."""
+    the MSL's do), so the annotation reads as the HTML it holds.
+    """
     return text.replace("\\", "\\\\").replace('"', '\\"').replace("\r", "\\r").replace("\t", "\\t")
 
 
@@ -406,7 +408,8 @@ class ModelicaWriter:
 
     def _output_code(self, expr) -> str:
         """An output's expression with every velocity written ``der(q)`` (the same value): Rumoca 0.9 fails on
-        an output linear in a velocity state ``der_q`` (docs/compiler-defects/RumocaLinearOutputOfState.mo)."""
+        an output linear in a velocity state ``der_q`` (docs/compiler-defects/RumocaLinearOutputOfState.mo).
+        """
         if not self.outputs_via_der:
             return self.code(expr)
         names = {c.velocity_symbol: f"der({self.ident(c.name)})" for c in self.eom.system.coordinates}
@@ -426,7 +429,8 @@ class ModelicaWriter:
 
     def _annotation(self) -> list[str]:
         """The experiment (the file's [simulation] stop time, interval and rtol; defaults 1000 intervals and
-        tolerance 1e-8) and the documentation."""
+        tolerance 1e-8) and the documentation.
+        """
         system = self.eom.system
         stop = system.stop_time
         interval = system.interval if system.interval is not None and system.interval <= stop else stop / 1000
@@ -484,7 +488,8 @@ def model_source(eom: EquationsOfMotion, level: str = "auto", within: str | None
                  accelerations: str = "auto", rename: Mapping[str, str] | None = None, msl: bool = False,
                  outputs_via_der: bool = True) -> str:
     """The model text; ``rename`` maps user names to the names a backend needs in the text (descriptions keep
-    the user's names); ``outputs_via_der``: see :attr:`ModelicaWriter.outputs_via_der`."""
+    the user's names); ``outputs_via_der``: see :attr:`ModelicaWriter.outputs_via_der`.
+    """
     writer = ModelicaWriter(eom, level, accelerations=accelerations, rename=rename)
     writer.msl = msl  # ports: the MSL's flanges (True) or the local copies in NHBridge
     writer.outputs_via_der = outputs_via_der
@@ -522,7 +527,8 @@ def write_package(eoms: Sequence[EquationsOfMotion], directory: str | Path, pack
                   level: str = "auto", msl: bool = False) -> Path:
     """Write the package folder ``directory/package`` as a whole: staged beside it and swapped in at once
     (:func:`bridge.atomic.atomic_folder`), so a reader or a killed run never sees a mix of two exports. An
-    existing folder is replaced; one holding other files than ``*.mo`` and ``package.order`` is refused."""
+    existing folder is replaced; one holding other files than ``*.mo`` and ``package.order`` is refused.
+    """
     from ..atomic import atomic_folder
 
     files = package_files(eoms, package, level, msl=msl)

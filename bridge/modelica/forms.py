@@ -88,7 +88,8 @@ def _is_coupled(L: sp.Matrix) -> bool:
 
 def coupled_blocks(eom: EquationsOfMotion) -> list[str]:
     """The linear blocks of the split that couple their unknowns (some row holds more than one of them): the
-    blocks a tool must solve simultaneously at every evaluation; ``"stage k (r x r)"`` for each."""
+    blocks a tool must solve simultaneously at every evaluation; ``"stage k (r x r)"`` for each.
+    """
     out = []
     for k, stage in enumerate(eom.auxiliary):
         L = stage.matrix
@@ -109,7 +110,8 @@ def normal_growth(eom: EquationsOfMotion) -> float:
         g = (sum_ij |S_i & S_j| + sum_ij |S_i & T_j|) / (nnz(L) + nnz(R))
 
     is the factor by which the text of the blocks grows: ``r`` for a dense ``r x r`` block, 2 for a union of
-    dense 2 x 2 blocks, less for triangular ones."""
+    dense 2 x 2 blocks, less for triangular ones.
+    """
     products = entries = 0
     for stage in eom.auxiliary:
         L, R = stage.matrix, stage.rhs
@@ -124,7 +126,8 @@ def normal_growth(eom: EquationsOfMotion) -> float:
 
 def applicable_forms(eom: EquationsOfMotion) -> tuple[str, ...]:
     """The forms that give different texts for these equations: ``given`` only for a multiplier DAE with
-    constraints, ``normal`` only for a split with a coupled block."""
+    constraints, ``normal`` only for a split with a coupled block.
+    """
     forms = ["implicit", "variables"]
     if eom.multipliers:
         forms.append("given")
@@ -159,7 +162,8 @@ def _start_values(eom: EquationsOfMotion) -> dict[sp.Symbol, sp.Float]:
 
 def _nonzero_at(expr: sp.Expr, values: dict[sp.Symbol, sp.Float]) -> bool:
     """Whether ``expr`` (structurally nonzero) is nonzero at ``values``; where it does not evaluate to a number
-    there, it counts as nonzero."""
+    there, it counts as nonzero.
+    """
     try:
         return abs(complex(expr.xreplace(values).evalf())) > 1e-15
     except (TypeError, ValueError, ZeroDivisionError):
@@ -174,7 +178,8 @@ def derivative_rows(eom: EquationsOfMotion) -> dict[int, int]:
     Rumoca 0.9.13 (``rumoca-phase-solve``, ``solve_model/state_derivative_ordering.rs``) takes, for every state in
     declaration order, the first row not yet taken whose coefficient of ``der(state)`` is nonzero at the start
     values; the rows left over become its algebraic rows. The coordinates' rows ``der(q) = der_q`` come first and
-    take the coordinates; the velocities ``der_q`` follow in the order of the coordinates."""
+    take the coordinates; the velocities ``der_q`` follow in the order of the coordinates.
+    """
     M, n = eom.mass_matrix, len(eom.u)
     values = _start_values(eom)
     taken: dict[int, int] = {}
@@ -191,7 +196,8 @@ def coupled_derivative_block(eom: EquationsOfMotion) -> list[str]:
     (:func:`derivative_rows`: a taken row holds several accelerations) while a row it leaves to the algebraic
     part (a constraint row) holds one of them: the structure it factorises as "SymbolicSingular"
     (``docs/compiler-defects/RumocaImplicitCoupledRow.mo``, ``RumocaImplicitCoupledBlock.mo``). Empty without
-    multipliers (an ODE has no algebraic rows)."""
+    multipliers (an ODE has no algebraic rows).
+    """
     if not eom.multipliers:
         return []
     M, n = eom.mass_matrix, len(eom.u)
@@ -234,7 +240,8 @@ def split_singular_time(eom: EquationsOfMotion, time: np.ndarray, q: np.ndarray)
     """The first of the sample times ``time`` (coordinates ``q``, one row per sample) at which the split
     matrix ``A_dep(q, t)`` of a reduced method is singular: its determinant vanishes or changes sign. There the
     reduced ODE does not exist (the dependent velocities are not functions of the independent ones), and a
-    tool that solves the split (IDAS) stops; ``None`` when it stays regular or there is no split."""
+    tool that solves the split (IDAS) stops; ``None`` when it stays regular or there is no split.
+    """
     if not eom.auxiliary:
         return None
     from ..model import symbols as S
@@ -255,7 +262,8 @@ def split_singular_time(eom: EquationsOfMotion, time: np.ndarray, q: np.ndarray)
 def regular_horizon(eom: EquationsOfMotion, stop: float) -> float:
     """``stop``, or 0.9 of the time at which the split becomes singular along the native run (the reduced ODE
     does not exist beyond it, whatever the text): the horizon over which a compiler can be held to the
-    reference."""
+    reference.
+    """
     from ..simulation.simulate import simulate
 
     if not eom.auxiliary:
@@ -350,7 +358,8 @@ def choose_form(eom: EquationsOfMotion) -> Choice:
 def resolve(eom: EquationsOfMotion, level: str, accelerations: str
             ) -> tuple[EquationsOfMotion, str, str, str]:
     """``(equations, level, accelerations, reason)`` with ``"auto"`` replaced by :func:`choose_form`'s choice
-    (the equations in normal form where it chose ``normal``); the reason is empty when nothing was automatic."""
+    (the equations in normal form where it chose ``normal``); the reason is empty when nothing was automatic.
+    """
     if level != "auto" and accelerations != "auto":
         return eom, level, accelerations, ""
     choice = choose_form(eom)
@@ -370,7 +379,8 @@ NO_INDEX_REDUCTION = {
 
 def require_expressible(eom: EquationsOfMotion, level: str, tool: str) -> None:
     """An :class:`ExportError` naming the constraint entries and the form to use when ``tool`` cannot simulate
-    the equations in the constraint ``level`` asked for (the constraints as given need index reduction)."""
+    the equations in the constraint ``level`` asked for (the constraints as given need index reduction).
+    """
     system = eom.system
     if level != "given" or not eom.multipliers or tool not in NO_INDEX_REDUCTION:
         return
@@ -386,7 +396,8 @@ RUMOCA_MISSING = 'Rumoca is not installed; pip install --only-binary rumoca "rum
 
 def missing_compiler(tool: str) -> str | None:
     """``None`` when ``tool`` (``rumoca`` or ``pymoca``) can be imported, else what is missing with the install
-    command (a check with it is then a skip, not a failure)."""
+    command (a check with it is then a skip, not a failure).
+    """
     if tool == "rumoca":
         try:
             import rumoca  # noqa: F401
@@ -407,7 +418,8 @@ def simulate_form(eom: EquationsOfMotion, form: str, tool: str, stop_time: float
     """Export ``eom`` in ``form``, compile and simulate it with ``tool`` (``rumoca`` or ``pymoca``) to
     ``stop_time`` and compare every coordinate with the native simulation (a
     :class:`bridge.modelica.check.CheckReport`, with the switching times of switched elements; no fallback to
-    another form)."""
+    another form).
+    """
     from .check import CheckReport, compare, load_alone
     from .export import model_source
     from .ports import library_files

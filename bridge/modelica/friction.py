@@ -41,7 +41,8 @@ def names(el: Friction) -> dict[str, str]:
 
 def units(writer, el: Friction) -> tuple[str, str, str]:
     """(force, relative velocity, relative acceleration) units; the force from the normal force, else the
-    generalized force on the coordinate (kinetic energy / coordinate, rad as 1); "" where unknown."""
+    generalized force on the coordinate (kinetic energy / coordinate, rad as 1); "" where unknown.
+    """
     dims = Dimensions(writer.eom)
     system = writer.eom.system
     force = dims.text(el.normal)

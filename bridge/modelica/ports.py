@@ -39,7 +39,8 @@ def flow_symbol(coordinate: str) -> sp.Symbol:
 
 def port_forces(eom: EquationsOfMotion, rows: int) -> list[sp.Expr]:
     """The terms the ports add to the first ``rows`` forcing rows: ``sum_i (dK_i/du_k) F_i`` for the dynamic
-    rows ``k < len(u)``, nothing for the constraint rows after them."""
+    rows ``k < len(u)``, nothing for the constraint rows after them.
+    """
     system = eom.system
     out = [sp.Integer(0)] * rows
     index = {c.name: i for i, c in enumerate(system.coordinates)}
@@ -95,14 +96,16 @@ ICON = ('Icon(coordinateSystem(preserveAspectRatio=false, extent={{-100,-100},{1
 
 def uses_annotation(eom: EquationsOfMotion, msl: bool) -> str:
     """The annotations before ``experiment``: ``uses(Modelica(version="4.0.0"))`` where the model refers to the
-    MSL's flanges, and the icon (:data:`ICON`)."""
+    MSL's flanges, and the icon (:data:`ICON`).
+    """
     uses = 'uses(Modelica(version="4.0.0")),\n    ' if msl and eom.system.ports else ""
     return uses + ICON
 
 
 def library_files(eom: EquationsOfMotion | None = None, msl: bool = False) -> dict[str, str]:
     """The files of the local connector package (path relative to a library root -> text); none where the model
-    uses no local connector (no ports, or the MSL's). Without ``eom``: the whole package."""
+    uses no local connector (no ports, or the MSL's). Without ``eom``: the whole package.
+    """
     if eom is not None and (msl or not eom.system.ports):
         return {}
     return {f"{LIBRARY}/package.mo": library_source(), f"{LIBRARY}/package.order": "Mechanics\n"}
@@ -110,7 +113,8 @@ def library_files(eom: EquationsOfMotion | None = None, msl: bool = False) -> di
 
 def _connector(spec: PortKind, side: str, indent: str) -> list[str]:
     """``Flange_a``/``Flange_b`` as in the MSL: ``SI.<quantity> <potential>`` and ``flow SI.<quantity> <flow>``
-    with the types' final quantity and unit spelled out (the same structure, so the two connect)."""
+    with the types' final quantity and unit spelled out (the same structure, so the two connect).
+    """
     filled = side == "a"
     what = (f"One-dimensional {spec.kind} flange ({'filled' if filled else 'non-filled'} "
             f"{'circle' if spec.kind == 'rotational' else 'square'} icon)")
@@ -135,7 +139,8 @@ def _connector(spec: PortKind, side: str, indent: str) -> list[str]:
 
 def library_source() -> str:
     """``package NHBridge``: ``Mechanics.Rotational.Interfaces`` and ``Mechanics.Translational.Interfaces`` with
-    ``Flange_a`` and ``Flange_b``, structurally identical to the MSL's."""
+    ``Flange_a`` and ``Flange_b``, structurally identical to the MSL's.
+    """
     out = ["within;", f'package {LIBRARY} "Connectors of the models nhbridge exports: copies of the MSL\'s flanges"',
            '  package Mechanics "Flanges of one-dimensional mechanical systems"']
     for spec in PORT_KINDS.values():
@@ -155,7 +160,8 @@ def library_source() -> str:
 
 def with_ports(writer, declarations: list[str], equations: list[str]) -> tuple[list[str], list[str]]:
     """The model's declarations and equations with the ports' flanges (before the coordinates) and their
-    potential equations (first in the equation section); unchanged without ports."""
+    potential equations (first in the equation section); unchanged without ports.
+    """
     eom = writer.eom
     if not eom.system.ports:
         return declarations, equations

@@ -108,7 +108,8 @@ def modelica_ident(name: str) -> str:
 # -- the printer ----------------------------------------------------------------------------------------
 class CheckedPrinter:
     """Printer mixin (shared with the C printer): what the target language cannot mean the same way is an
-    :class:`ExportError` naming the expression, and ``self._context`` holds the expression being printed."""
+    :class:`ExportError` naming the expression, and ``self._context`` holds the expression being printed.
+    """
 
     language = "Modelica"
 

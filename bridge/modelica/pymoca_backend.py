@@ -93,8 +93,9 @@ def _names(variable) -> list[str]:
 
 
 def _compile(source: str, name: str, library: Mapping[str, str] | None = None):
-    """pymoca's model of ``name`` (parameters and constants replaced by their values); ``library``: more files
-    (path relative to the model's folder -> text), e.g. the connector package of a model with ports."""
+    """Pymoca's model of ``name`` (parameters and constants replaced by their values); ``library``: more files
+    (path relative to the model's folder -> text), e.g. the connector package of a model with ports.
+    """
     ca, transfer_model = require_pymoca()
     tmp = Path(tempfile.mkdtemp(prefix="nhbridge-pymoca-"))
     try:
@@ -120,7 +121,8 @@ def _compile(source: str, name: str, library: Mapping[str, str] | None = None):
 def simulate_pymoca(source: str, name: str, stop_time: float, dt: float, rtol: float,
                     library: Mapping[str, str] | None = None) -> PymocaRun:
     """Compile the Modelica text ``source`` (model ``name``; ``library``: the other files it needs, path -> text)
-    with pymoca and integrate it with IDAS."""
+    with pymoca and integrate it with IDAS.
+    """
     ca, model = _compile(source, name, library)
     t, x = model.time, ca.vertcat(*[v.symbol for v in model.states])
     dx_z = [v.symbol for v in model.der_states] + [v.symbol for v in model.alg_states]
@@ -194,7 +196,8 @@ def _blocks(sparsity) -> list[tuple[list[int], list[int]]]:
 def _peel(sparsity, nx: int) -> list[tuple[int, int]]:
     """Algebraic variables computed after the integration: repeatedly, one that only a single remaining equation
     contains (an output, a residual), with that equation: the (row, column) pairs in peeling order. Any perfect
-    matching pairs them so: what remains is balanced if the whole was."""
+    matching pairs them so: what remains is balanced if the whole was.
+    """
     rows_of: dict[int, set[int]] = {}
     for r, c in zip(*sparsity.get_triplet()):
         rows_of.setdefault(c, set()).add(r)

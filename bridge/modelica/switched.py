@@ -53,7 +53,8 @@ def elements(system) -> tuple:
 
 def with_mode_state(system) -> list[str]:
     """The elements written with a mode state (``when``/``pre``): friction switched by events and ideal diodes
-    (``off_conductance = 0``); a diode with ``off_conductance > 0`` is the MSL's IdealDiode (relations only)."""
+    (``off_conductance = 0``); a diode with ``off_conductance > 0`` is the MSL's IdealDiode (relations only).
+    """
     return [el.name for el in elements(system) if not isinstance(el, Diode) or el.off_conductance <= 0]
 
 
@@ -69,7 +70,8 @@ def check_exportable(eom) -> None:
     """An ExportError for what the text cannot express: equations whose element rows are not the derived ones
     (the form ``variables-normal`` mixes every row into every other), or a friction element whose sticking row
     ``dv_r/dt = 0`` shares no acceleration with its coordinate's row (no unknown of the mode row is in it in both
-    modes)."""
+    modes).
+    """
     from ..derivation.efforts import element_row, first_mode
 
     system = eom.system
@@ -109,7 +111,8 @@ def coordinate_row(eom, el) -> int:
 
 def row_with(writer, el, value: sp.Expr) -> sp.Expr:
     """The residual of the element's coordinate row with its unknown replaced by ``value``:
-    ``sum_(c != u) M_jc z_c + M_ju value - F_j`` (``F_j`` with the port flows, as the dynamics row is written)."""
+    ``sum_(c != u) M_jc z_c + M_ju value - F_j`` (``F_j`` with the port flows, as the dynamics row is written).
+    """
     from . import ports as _ports
 
     eom = writer.eom
@@ -130,7 +133,8 @@ def acceleration_row(eom, w: sp.Expr) -> sp.Expr:
 
 def projection(writer, el, w: sp.Symbol, gradient_of: sp.Expr) -> list[str]:
     """``reinit`` of every velocity along ``g = dw/dq'`` so that ``w = 0`` (least change): ``v_k := v_k - w g_k/|g|^2``,
-    as the native simulation projects entering a holding mode; ``w`` is the variable holding the current w."""
+    as the native simulation projects entering a holding mode; ``w`` is the variable holding the current w.
+    """
     system = writer.eom.system
     g = [sp.diff(gradient_of, v) for v in system.qd]
     norm = sp.Add(*[gk**2 for gk in g])
@@ -166,7 +170,8 @@ def equations(writer) -> list[str]:
 def simulate_switched_pymoca(eom, source: str, stop: float, dt: float, rtol: float):
     """:func:`bridge.modelica.pymoca_backend.simulate_pymoca` of the model text ``source``; a
     :class:`DocumentedLimitation` where the model has a mode state (no ``when``/``pre`` in pymoca), and a failure
-    of a model with diodes names the documented defect (relations make no events)."""
+    of a model with diodes names the documented defect (relations make no events).
+    """
     from .ports import library_files
     from .pymoca_backend import simulate_pymoca
 

@@ -40,7 +40,8 @@ class InputTable:
 
 def read_inputs(path: str | Path, system: System) -> InputTable:
     """The input table in ``path`` for ``system``; every problem (missing or unknown columns, a time that
-    decreases, a cell that is not a finite number) reported at once as a :class:`SystemFileError`."""
+    decreases, a cell that is not a finite number) reported at once as a :class:`SystemFileError`.
+    """
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8-sig")

@@ -23,7 +23,8 @@ ROTATION_TOLERANCE = 1e-6
 def check_rotations(system: System, time: np.ndarray, q: np.ndarray,
                     parameters: Mapping[str, float] | None = None) -> None:
     """Raise :class:`SimulationError` naming the frame, the first sampled time and the error where a watched
-    direction-cosine matrix is not a rotation (``time``: samples, ``q``: coordinates, one row per sample)."""
+    direction-cosine matrix is not a rotation (``time``: samples, ``q``: coordinates, one row per sample).
+    """
     mb = system.multibody
     watch = mb.rotation_watch if mb is not None else ()
     if not watch or len(time) == 0:

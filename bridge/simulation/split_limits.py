@@ -1,5 +1,6 @@
 """Where no split of the velocities is regular: the message of the native run, the FMU's and the Modelica
-model's (``fmu/nhb_split.c`` writes the same text), naming the constraints that are dependent there."""
+model's (``fmu/nhb_split.c`` writes the same text), naming the constraints that are dependent there.
+"""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ def _rank(A: np.ndarray, tol: float) -> int:
 
 def dependent_rows(A: np.ndarray, names: Sequence[str], threshold: float) -> list[str]:
     """The constraints that are dependent at the tolerance ``threshold * sigma_max(A)``: the rows whose removal
-    keeps the rank of A (every row when A has full rank there)."""
+    keeps the rank of A (every row when A has full rank there).
+    """
     top = np.linalg.norm(A, 2) if A.size else 0.0
     tol = threshold * top
     rank = _rank(A, tol)
@@ -41,7 +43,8 @@ def no_regular_split(t: float, independent: Sequence[str], method: str, A: np.nd
                      threshold: float, any_healthy: bool) -> str:
     """The message where the split with independent ``independent`` turns singular at ``t`` and no split the
     method accepts has a health of at least ``threshold``: the method's limit when another split is healthy
-    (``any_healthy``), else a singular configuration of the constraints, named."""
+    (``any_healthy``), else a singular configuration of the constraints, named.
+    """
     old = ", ".join(independent)
     if any_healthy:
         return (f"at t = {t:.9g} the split with independent {old} becomes singular and method {method} has no "

@@ -77,7 +77,8 @@ def _unpacked(payload: Payload) -> Path:
 def start_values(payload: Payload, case: Mapping[str, float]) -> dict[str, float]:
     """The FMU start values of a case: the swept values, checked as ``--set`` checks them (SystemFileError); with a
     swept start value the FMU would recompute (a dependent one of its split), the whole start state made consistent
-    by the loader."""
+    by the loader.
+    """
     from ..model.overrides import apply_overrides
 
     system = apply_overrides(payload.system, case) if payload.system is not None else None  # the loader's checks
@@ -113,7 +114,8 @@ def _case_child(conn, folder: str, payload: Payload, start: dict) -> None:
 @contextmanager
 def _may_fork() -> Iterator[None]:
     """Dask's worker processes are daemonic by default, and multiprocessing refuses children there; the
-    case's child is forked and killed by :func:`bridge.fmu.sandbox.isolated` itself, so allow it."""
+    case's child is forked and killed by :func:`bridge.fmu.sandbox.isolated` itself, so allow it.
+    """
     config = mp.current_process()._config  # noqa: SLF001 - the only switch multiprocessing offers
     daemon = config.pop("daemon", None)
     try:
@@ -188,7 +190,8 @@ def check_address(address: str, timeout: float) -> None:
 @contextmanager
 def _sigint_ignored() -> Iterator[None]:
     """SIGINT ignored while the worker processes start (they inherit it), so a Ctrl-C in the terminal, which
-    goes to the whole process group, interrupts the client alone and the workers print no tracebacks."""
+    goes to the whole process group, interrupts the client alone and the workers print no tracebacks.
+    """
     import signal
 
     try:
@@ -206,7 +209,8 @@ def _sigint_ignored() -> Iterator[None]:
 def dask_client(scheduler: str | None = "local", workers: int | None = None,
                 connect_timeout: float = CONNECT_TIMEOUT) -> Iterator[Any]:
     """A ``distributed.Client``: a LocalCluster of ``workers`` single-threaded processes (default: the cores),
-    or the scheduler at ``scheduler``; closed (the local cluster shut down) on exit."""
+    or the scheduler at ``scheduler``; closed (the local cluster shut down) on exit.
+    """
     try:
         import dask
         from distributed import Client, LocalCluster
@@ -241,7 +245,8 @@ def run_cases(client, payload: Payload, cases: Iterable[dict], on_row: Callable[
               window: int | None = None) -> None:
     """Submit the cases (taken lazily from ``cases``, at most ``window`` in flight) and call ``on_row(row, case)``
     with each finished row, in the order they finish. A KeyboardInterrupt cancels what is still running and
-    propagates (the rows seen stay)."""
+    propagates (the rows seen stay).
+    """
     from distributed import as_completed
 
     remote = client.scatter(payload, broadcast=True, hash=False)
@@ -305,7 +310,8 @@ def _replay(outcome: tuple) -> Callable[[], Any]:
 
 class DaskRunner:
     """Runs independent calls on a Dask cluster: ``runner(calls)`` -> one callable per call that returns its result
-    or raises its exception (with its attributes) when called. Used by ``nhbridge validate --scheduler``."""
+    or raises its exception (with its attributes) when called. Used by ``nhbridge validate --scheduler``.
+    """
 
     def __init__(self, scheduler: str = "local", workers: int | None = None):
         self.scheduler, self.workers = scheduler, workers

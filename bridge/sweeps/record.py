@@ -150,7 +150,8 @@ _COMPILED: dict = {}
 
 def compiled(rec: Record, names: list | None = None):
     """``rec.expr`` as a numpy function of its sorted free symbols, cached per process (a worker compiles each
-    record once; the children it forks for the cases inherit the cache)."""
+    record once; the children it forks for the cases inherit the cache).
+    """
     key = (rec.column, rec.expr)
     if key not in _COMPILED:
         names = names or sorted(rec.expr.free_symbols, key=str)
@@ -161,7 +162,8 @@ def compiled(rec: Record, names: list | None = None):
 def evaluate(plan: RecordPlan, data: Mapping[str, np.ndarray], residuals: int,
              reference: Mapping[str, np.ndarray] | None = None) -> dict[str, float]:
     """The recorded values of one run; ``data`` has ``time`` and the FMU variables of :attr:`RecordPlan.outputs`,
-    ``reference`` the reference's ``time`` and signal columns."""
+    ``reference`` the reference's ``time`` and signal columns.
+    """
     out: dict[str, float] = {}
     time = np.asarray(data["time"], dtype=float)
     for rec in plan.records:

@@ -186,7 +186,8 @@ def read_columns(path: Path, names: Sequence[str]) -> dict:
 
 def plot(table: dict, value: str, against: Sequence[str], path: str | Path) -> Path:
     """``value`` against one swept name (a line per value of a second one, if given as a grid), or a coloured
-    scatter over two swept names; written atomically."""
+    scatter over two swept names; written atomically.
+    """
     from ..simulation.plot import check_plot_path, pyplot
 
     path = check_plot_path(path)

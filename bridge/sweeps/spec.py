@@ -70,12 +70,14 @@ class SweepSpec:
 
     def cases(self) -> list[dict[str, float]]:
         """One dict ``{name: value}`` per case, in a fixed order (a list: for small sweeps; see
-        :meth:`iter_cases`)."""
+        :meth:`iter_cases`).
+        """
         return list(self.iter_cases())
 
     def iter_cases(self) -> Iterator[dict[str, float]]:
         """The cases of :meth:`cases`, made one at a time: memory independent of the number of cases, except the
-        random samples (``samples`` x random axes numbers, at most :data:`MAX_RANDOM_SAMPLES` samples)."""
+        random samples (``samples`` x random axes numbers, at most :data:`MAX_RANDOM_SAMPLES` samples).
+        """
         fixed = [a for a in self.axes if a.kind != "random"]
         rand = [a for a in self.axes if a.kind == "random"]
         samples: list[tuple[float, ...]] | np.ndarray = [()]
@@ -218,7 +220,8 @@ def read_sweep_file(path: str | Path, problems: ProblemCollector) -> SweepSpec:
     """A sweep file: ``[sweep]`` with ``system`` (relative to the file), ``grid``/``values``/``random`` tables,
     ``samples``, ``seed``, ``record`` (list of record expressions), ``stop_time``, ``interval``, ``rtol``,
     ``reference`` (a CSV run for the metric records, relative to the file and inside its folder: a path that
-    leaves the folder is refused; ``--reference`` replaces it)."""
+    leaves the folder is refused; ``--reference`` replaces it).
+    """
     path = Path(path)
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))

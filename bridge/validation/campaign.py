@@ -339,7 +339,8 @@ def _plan(system: System, eom: EquationsOfMotion, stop: float, step: float, opti
         """A reduced method's FMU stopped where its split turns singular: the method has no other usable split,
         no split is regular, or (a model with effort unknowns) the FMU keeps its build-time split. When the
         native run stops there too, the run does not apply, as the native one; when the native run re-partitions
-        and goes on, the FMU failed."""
+        and goes on, the FMU failed.
+        """
         if not any(text in failure.reason for text in SPLIT_STOPS):
             raise failure
         try:
@@ -429,7 +430,8 @@ def _plan(system: System, eom: EquationsOfMotion, stop: float, step: float, opti
 
 def fmu_methods(system: System, options: Options) -> list[str]:
     """The methods whose FMUs a campaign builds: ``options.fmu_methods``, else those of ``options.methods``, else
-    all; lagrange first (the run ids ``fmu2-me`` ...; another method's carry its name: ``fmu2-me-maggi``)."""
+    all; lagrange first (the run ids ``fmu2-me`` ...; another method's carry its name: ``fmu2-me-maggi``).
+    """
     from ..derivation.methods import METHODS
 
     wanted = options.fmu_methods if options.fmu_methods is not None else options.methods
@@ -480,7 +482,8 @@ def _judge(run: RunResult, ref: Trajectory, physics: Physics, settings: Settings
 
 def work_problem(stop: float, step: float, yes: bool) -> str:
     """Why the output grid ``stop / step`` is refused (a step below stop * 1e-12, or more than MAX_ROWS rows
-    without ``yes``); empty when it is fine."""
+    without ``yes``); empty when it is fine.
+    """
     rows = stop / step
     if step < stop * MIN_STEP_RATIO:
         return (f"the step {step:g} s is below stop_time * {MIN_STEP_RATIO:g} ({stop * MIN_STEP_RATIO:g} s); the "

@@ -296,7 +296,8 @@ def unwritable(path: Path) -> str:
 
 def write_reports(campaign: Campaign, html_path=None, json_path=None, csv_path=None, plots: bool = True) -> list[Path]:
     """Write the requested reports (each atomically); a path that cannot be written is recorded in
-    ``campaign.output_problems`` and the other reports are still written."""
+    ``campaign.output_problems`` and the other reports are still written.
+    """
     from ..errors import BridgeError
 
     targets = [(p, r) for p, r in ((json_path, to_json), (csv_path, to_csv), (html_path, lambda c: to_html(c, plots)))

@@ -126,7 +126,7 @@ def pymoca_modelica_run(eom: EquationsOfMotion, stop: float, step: float, rtol: 
 
 # -- FMUs ------------------------------------------------------------------------------------------
 def describe_fmu(path: str | Path):
-    """fmpy's model description, or RunFailure(input=True) naming what is wrong with the file."""
+    """Fmpy's model description, or RunFailure(input=True) naming what is wrong with the file."""
     import fmpy
 
     from ..fmu.archive import ArchiveError, check_archive, check_identifiers
@@ -183,7 +183,8 @@ def _simulate_child(conn, path: str, kwargs: dict) -> None:
 
     def logger(*args) -> None:
         """The FMU's log (FMI 2: component, instance, status, category, message; FMI 3: environment, status,
-        category, message): its Error and Fatal messages explain a failed call, so they go into the reason."""
+        category, message): its Error and Fatal messages explain a failed call, so they go into the reason.
+        """
         status, text = args[-3], args[-1]
         if status >= 3:
             errors.append(" ".join((text.decode("utf-8", "replace") if isinstance(text, bytes) else str(text)).split()))
@@ -246,7 +247,8 @@ def unpack(path: str | Path, folder: str | Path) -> Path:
 
 def isolated(target: Callable, *args, timeout: float = FMU_TIMEOUT):
     """Run ``target(conn, *args)`` in a child process (:func:`bridge.fmu.sandbox.isolated`); its message, or
-    RunFailure for a crash or timeout. An interruption of the caller is raised again as it came."""
+    RunFailure for a crash or timeout. An interruption of the caller is raised again as it came.
+    """
     from ..fmu.sandbox import ChildFailure, ChildInterrupted
     from ..fmu.sandbox import isolated as run_isolated
 

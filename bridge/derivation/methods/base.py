@@ -119,7 +119,8 @@ def check_mass_matrix(eom: EquationsOfMotion, at: np.ndarray) -> None:
 
 def _regular_once_scaled(M: np.ndarray, sweeps: int = 8) -> bool:
     """Whether ``M`` is regular after row and column scaling by powers of two (Ruiz equilibration): a matrix that
-    only looks singular because its entries differ by many orders of magnitude."""
+    only looks singular because its entries differ by many orders of magnitude.
+    """
     A = M.copy()
     for _ in range(sweeps):
         r, c = np.abs(A).max(axis=1), np.abs(A).max(axis=0)
@@ -134,7 +135,8 @@ def _check_friction_sticks_alone(eom: EquationsOfMotion, undetermined: list[str]
     """The derived equations hold every switched element in its first mode (friction: stick). When the unknowns
     left undetermined there are friction forces, the cause is not missing inertia: those elements' stick conditions
     ``d v_r/dt = 0`` constrain the same accelerations, so they cannot all stick at once and their forces would be
-    statically indeterminate. Raise that, naming them."""
+    statically indeterminate. Raise that, naming them.
+    """
     from ..efforts import event_friction
 
     friction = [f.name for f in event_friction(eom.system) if f.name in undetermined]
@@ -154,7 +156,8 @@ def _check_friction_sticks_alone(eom: EquationsOfMotion, undetermined: list[str]
 
 def _stages_once(eom: EquationsOfMotion, args: list, at: np.ndarray) -> np.ndarray:
     """The auxiliary placeholders at one point, each stage evaluated by substitution (cheaper than compiling for a
-    single use) and solved by pivoted LU, as :class:`~bridge.derivation.numeric_model.AuxiliarySolver` does."""
+    single use) and solved by pivoted LU, as :class:`~bridge.derivation.numeric_model.AuxiliarySolver` does.
+    """
     from ...errors import SimulationError
     from ..dense import LUFactors
     from ..numeric_model import SINGULAR_RCOND

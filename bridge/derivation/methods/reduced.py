@@ -57,7 +57,7 @@ class Reduction:
         return expr.xreplace(self.sub) if self.sub else expr
 
     def accelerations(self) -> list:
-        """q'' = C u' + a for every coordinate."""
+        """Q'' = C u' + a for every coordinate."""
         p = len(self.u)
         return [sum((row[k] * self.du[k] for k in range(p)), rest) for row, rest in zip(self.C, self.acc_rest)]
 
@@ -169,7 +169,8 @@ def pick_independent(system: System, d: Differentiator, A, independent: Sequence
 def project(red: Reduction, E: Sequence[LinearForm], Q: Sequence) -> tuple[list[list], list, list]:
     """``C^T E = C^T Q`` in the independent accelerations: with ``E_i = sum_j M_ij q''_j + r_i`` and
     ``q'' = C u' + C' u + c0'``, the mass matrix ``C^T M C``, the forcing ``C^T (Q - M (C'u + c0') - r)`` and
-    the projected forces ``C^T Q`` (each with the split's placeholders substituted); zero entries of C skipped."""
+    the projected forces ``C^T Q`` (each with the split's placeholders substituted); zero entries of C skipped.
+    """
     n, p = len(E), len(red.u)
     mass = [[ZERO] * p for _ in range(p)]
     forcing, projected = [], []

@@ -74,7 +74,8 @@ class FolderSwap:
 
     def stage(self, target: Path) -> Path:
         """A new empty folder beside ``target`` (same file system, so the final swap is atomic); leftovers of a
-        killed run beside ``target`` are repaired first (:func:`bridge.atomic.stage_folder`)."""
+        killed run beside ``target`` are repaired first (:func:`bridge.atomic.stage_folder`).
+        """
         target = Path(os.path.abspath(target))
         if target.exists() and not target.is_dir():
             raise ExportError(f"{target}: exists and is not a folder; remove it or choose another output folder")
