@@ -51,9 +51,11 @@ def _remove(path: Path) -> None:
 
 
 def sweep(directory: str | Path, name: str | None = None) -> list[Path]:
-    """Remove the temporary files and folders of dead processes in ``directory``: ``.<name>.<pid>-*.tmp`` (only
-    those of ``name`` when given) and ``nhbridge-*-<pid>-*`` folders; a backup ``.<name>.<pid>-*.old`` of a dead
-    process is first moved back to ``name`` when that is missing (see :func:`recover_folder`). The removed paths.
+    """Remove the temporary files and folders of dead processes in ``directory``.
+
+    ``.<name>.<pid>-*.tmp`` (only those of ``name`` when given) and ``nhbridge-*-<pid>-*`` folders; a backup
+    ``.<name>.<pid>-*.old`` of a dead process is first moved back to ``name`` when that is missing (see
+    :func:`recover_folder`). The removed paths.
     """
     directory = Path(directory)
     removed: list[Path] = []
@@ -163,7 +165,7 @@ def recover_folder(target: str | Path) -> None:
 
 
 def stage_folder(target: str | Path) -> Path:
-    """A new empty folder ``.<name>.<pid>-<random>.tmp`` beside ``target`` (same file system), after recovery."""
+    """Return a new empty folder ``.<name>.<pid>-<random>.tmp`` beside ``target`` (same file system), after recovery."""
     target = Path(os.path.abspath(target))
     if target.exists() and not target.is_dir():
         raise ExportError(f"{target}: exists and is not a folder; remove it or choose another output folder")
@@ -210,8 +212,10 @@ def swap_folder(staging: str | Path, target: str | Path, keep_old: bool = False)
 
 @contextmanager
 def atomic_folder(target: str | Path) -> Iterator[Path]:
-    """Yield an empty staging folder beside ``target``; on success it replaces ``target`` as a whole, on failure
-    it is removed. A kill at any moment leaves the old folder or the new one (repaired by the next run).
+    """Yield an empty staging folder beside ``target``.
+
+    On success it replaces ``target`` as a whole, on failure it is removed. A kill at any moment leaves the old folder
+    or the new one (repaired by the next run).
     """
     staging = stage_folder(target)
     try:
@@ -239,8 +243,10 @@ def _on_sigterm(signum, frame) -> None:
 
 
 def interrupt_pending(exc: BaseException | None = None) -> bool:
-    """SIGTERM arrived, or ``exc`` is (or was caused by) an interrupt: a compiled extension (symengine calling
-    back into sympy) may turn the :class:`KeyboardInterrupt` raised inside it into another exception.
+    """SIGTERM arrived, or ``exc`` is (or was caused by) an interrupt.
+
+    A compiled extension (symengine calling back into sympy) may turn the :class:`KeyboardInterrupt` raised inside it
+    into another exception.
     """
     seen = set()
     while exc is not None and id(exc) not in seen:

@@ -56,8 +56,9 @@ class SimulationError(BridgeError):
 
 
 class SplitLimitError(SimulationError):
-    """A reduced method's split of the velocities became singular and the method has no other usable split:
-    a limit of the method's form for this motion, not a numerical failure.
+    """A reduced method's split of the velocities became singular and the method has no other usable split.
+
+    A limit of the method's form for this motion, not a numerical failure.
     """
 
 

@@ -96,14 +96,15 @@ class StateFeedback:
 
     @property
     def closed_loop(self) -> LinearModel:
-        """The linear closed loop ``x' = (A - B K) x + B v``, ``y = (C - D K) x + D v`` (``v``: an input added on
-        top of the law, zero in operation).
+        """Return the linear closed loop ``x' = (A - B K) x + B v``.
+
+        ``y = (C - D K) x + D v`` (``v``: an input added on top of the law, zero in operation).
         """
         p = self.plant
         return replace(p, A=p.A - p.B @ self.K, C=p.C - p.D @ self.K)
 
     def eigenvalues(self) -> np.ndarray:
-        """The closed-loop eigenvalues ``eig(A - B K)``."""
+        """Return the closed-loop eigenvalues ``eig(A - B K)``."""
         return np.linalg.eigvals(self.plant.A - self.plant.B @ self.K)
 
     def is_stable(self, tol: float = 1e-9) -> bool:
@@ -112,8 +113,10 @@ class StateFeedback:
         return bool(np.all(eig.real < -tol * np.maximum(1.0, np.abs(eig))))
 
     def controller_model(self) -> LinearModel:
-        """The law as a linear model without states: inputs the measured states, outputs the plant's inputs,
-        ``y = y0 + D (u - u0)`` with ``D = -K``, ``u0 = x0`` and ``y0 = u0`` of the plant.
+        """Return the law as a linear model without states.
+
+        Inputs the measured states, outputs the plant's inputs, ``y = y0 + D (u - u0)`` with ``D = -K``, ``u0 = x0`` and
+        ``y0 = u0`` of the plant.
         """
         p = self.plant
         n, m = len(p.states), len(p.inputs)
@@ -124,7 +127,7 @@ class StateFeedback:
                            y0=np.array(p.u0, dtype=float), point=dict(p.point))
 
     def report(self) -> str:
-        """The gain and the open- and closed-loop eigenvalues as text."""
+        """Return the gain and the open- and closed-loop eigenvalues as text."""
         p = self.plant
         lines = [f"{self.design} state feedback for {p.system}: {', '.join(p.inputs)} = u0 - K (x - x0)",
                  f"  states x: {', '.join(p.states)}", f"  measured by: {', '.join(self.measured)}", "  K ="]
@@ -150,7 +153,7 @@ def _eigen_text(eig: np.ndarray) -> str:
 
 
 def _state_symbols(system: System) -> dict[str, sp.Symbol]:
-    """The symbol of every name a linear model's state may have: ``q`` and ``der(q)``."""
+    """Return the symbol of every name a linear model's state may have: ``q`` and ``der(q)``."""
     return {c.name: c.symbol for c in system.coordinates} | {
         f"der({c.name})": c.velocity_symbol for c in system.coordinates}
 
@@ -173,8 +176,10 @@ def measured_names(system: System | None, plant: LinearModel) -> tuple[str, ...]
 
 
 def lqr(plant: LinearModel, Q: Any, R: Any, measured: Sequence[str] | None = None) -> StateFeedback:
-    """The linear-quadratic regulator of ``plant``: ``K`` minimising ``integral(x' Q x + u' R u) dt``, from
-    python-control's ``lqr`` (the continuous algebraic Riccati equation).
+    """Return the linear-quadratic regulator of ``plant``.
+
+    ``K`` minimising ``integral(x' Q x + u' R u) dt``, from python-control's ``lqr`` (the continuous algebraic Riccati
+    equation).
 
     Parameters
     ----------
@@ -294,8 +299,10 @@ def read_weights(path: str | Path, plant: LinearModel) -> tuple[np.ndarray, np.n
 
 
 def read_gain(path: str | Path, plant: LinearModel) -> np.ndarray:
-    """``K`` from a ``.npy`` file (no pickles) or a CSV file: one row per plant input, one column per state; a
-    CSV may start with a header row naming the states (then the columns may come in any order).
+    """``K`` from a ``.npy`` file (no pickles) or a CSV file.
+
+    One row per plant input, one column per state; a CSV may start with a header row naming the states (then the columns
+    may come in any order).
     """
     path = Path(path)
     try:
@@ -313,7 +320,7 @@ def read_gain(path: str | Path, plant: LinearModel) -> np.ndarray:
 
 
 def _gain_csv(text: str, states: list[str]) -> np.ndarray:
-    """The matrix of a gain CSV (messages never quote the file: it may be any file the user pointed at)."""
+    """Return the matrix of a gain CSV (messages never quote the file: it may be any file the user pointed at)."""
     rows = [r for r in csv.reader(io.StringIO(text)) if r and any(c.strip() for c in r)]
     if not rows:
         raise ValueError("the file has no rows")

@@ -122,7 +122,7 @@ def _check_connection(pc: ProblemCollector, conn: Connection, infos: dict[str, M
 
 
 def find_loop(connections: list[Connection], infos: dict[str, ModelInfo]) -> list[str] | None:
-    """A cycle of the feedthrough graph as a list of signals (first = last), or None."""
+    """Return a cycle of the feedthrough graph as a list of signals (first = last), or None."""
     edges: dict[str, list[str]] = {}
     for c in connections:
         edges.setdefault(f"{c.source}.{c.output}", []).append(f"{c.target}.{c.input}")

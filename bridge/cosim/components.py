@@ -149,7 +149,7 @@ def read_model_info(path: Path, unzipdir: Path | None = None) -> ModelInfo:
 
 
 def unpack(path: Path, folder: Path) -> Path:
-    """The FMU unpacked into a new folder below ``folder`` within the archive limits; CosimError (bad input)."""
+    """Return the FMU unpacked into a new folder below ``folder`` within the archive limits; CosimError (bad input)."""
     from ..fmu.archive import ArchiveError, unpack_fmu
 
     target = Path(tempfile.mkdtemp(prefix="fmu-", dir=folder))

@@ -302,9 +302,11 @@ class Master:
                              "largest_step": max(used, default=0.0)}
 
     def _error_signals(self) -> list[tuple[int, int]]:
-        """The coupling signals the step-doubling estimate compares: connected outputs without direct feedthrough
-        from a connected input (they carry the components' states; a feedthrough output's error follows from its
-        inputs, and under Jacobi it lags by a step, which would make its difference first order in H).
+        """Return the coupling signals the step-doubling estimate compares.
+
+        Connected outputs without direct feedthrough from a connected input (they carry the components' states; a
+        feedthrough output's error follows from its inputs, and under Jacobi it lags by a step, which would make its
+        difference first order in H).
         """
         connected = {(lk.dst, lk.dst_vr) for lk in self.links}
         keys = []

@@ -87,9 +87,11 @@ class Cosimulation:
 
 
 def work_problem(master: MasterSettings, signals: int, yes: bool) -> str:
-    """Why the run is refused before it starts, or "": a step below ``MIN_STEP_RATIO`` times the stop time, or
-    (unless ``yes``) more than ``MAX_STEPS`` communication steps (fixed: (stop - start) / step; adaptive:
-    (stop - start) / min_step) or, with a fixed step, more than ``MAX_VALUES`` recorded values.
+    """Why the run is refused before it starts, or "".
+
+    A step below ``MIN_STEP_RATIO`` times the stop time, or (unless ``yes``) more than ``MAX_STEPS`` communication steps
+    (fixed: (stop - start) / step; adaptive: (stop - start) / min_step) or, with a fixed step, more than ``MAX_VALUES``
+    recorded values.
     """
     span = master.stop_time - master.start_time
     floor = MIN_STEP_RATIO * max(abs(master.stop_time), span)
@@ -208,7 +210,7 @@ def prepare(source: str | Path | Scenario, folder: str | Path | None = None,
 
 
 def open_scenario(source: str | Path | Scenario, folder: Path) -> Scenario:
-    """A scenario from a :class:`Scenario`, a TOML scenario file or an SSP package (unpacked into ``folder``)."""
+    """Return a scenario from a :class:`Scenario`, a TOML scenario file or an SSP package (unpacked into ``folder``)."""
     if isinstance(source, Scenario):
         return source
     path = Path(source)

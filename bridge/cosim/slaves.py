@@ -28,7 +28,7 @@ _DO_STEP = _CODE["doStep"]
 
 
 def call_code(what: str) -> int:
-    """The index in :data:`CALLS` of a call described as ``what`` (e.g. "fmi2DoStep", "doStep(h = 0.1)")."""
+    """Return the index in :data:`CALLS` of a call described as ``what`` (e.g. "fmi2DoStep", "doStep(h = 0.1)")."""
     for name, k in _CODE.items():
         if name.split("/")[0].lower() in what.lower():
             return k
@@ -230,7 +230,7 @@ class Slave:
         return read
 
     def writer(self, vrs: list[int]) -> Callable[[list[float]], None]:
-        """A function that sets ``vrs`` through the FMI function with preallocated arrays."""
+        """Return a function that sets ``vrs`` through the FMI function with preallocated arrays."""
         if not vrs:
             return lambda values: None
         raw = self._raw("fmi3SetFloat64" if self.info.fmi_version == 3 else "fmi2SetReal")
@@ -253,7 +253,7 @@ class Slave:
         return write
 
     def _raw(self, function: str):
-        """The C function as fmpy prepared it (argument types set), or None where fmpy's internals differ."""
+        """Return the C function as fmpy prepared it (argument types set), or None where fmpy's internals differ."""
         functions = getattr(self.fmu, "_functions", None)
         fn = functions.get(function) if isinstance(functions, dict) else None
         return fn if fn is not None and getattr(fn, "argtypes", None) else None

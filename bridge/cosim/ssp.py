@@ -71,7 +71,7 @@ def _set_unit(el, unit: str, units: dict[str, dict[str, str]]) -> None:
 
 
 def _ssd_root(scenario: Scenario):
-    """The ``ssd:SystemStructureDescription`` element with its ``ssd:System``; both named after the scenario."""
+    """Return the ``ssd:SystemStructureDescription`` element with its ``ssd:System``; both named after the scenario."""
     from lxml import etree
 
     root = etree.Element(_q("ssd", "SystemStructureDescription"),
@@ -86,7 +86,10 @@ def _ssd_root(scenario: Scenario):
 
 
 def _connector_variables(spec: ComponentSpec, info: ModelInfo) -> list[VariableInfo]:
-    """The FMU's inputs, outputs and the parameters the component sets: inputs first, then outputs, parameters."""
+    """Return the FMU's inputs, outputs and the parameters the component sets.
+
+    Inputs first, then outputs, parameters.
+    """
     bound = {n for n, _ in spec.parameters}
     connectors = [v for v in info.variables.values()
                   if v.causality in ("input", "output") or (v.causality == "parameter" and v.name in bound)]
@@ -259,7 +262,7 @@ def _parse_xml(data: bytes, what: str):
 
 
 def _member(name: str) -> str | None:
-    """A safe member name inside the package for a relative URI, or None (absolute, a scheme, or '..')."""
+    """Return a safe member name inside the package for a relative URI, or None (absolute, a scheme, or '..')."""
     if not name or re.match(r"^[A-Za-z][A-Za-z0-9+.-]*:", name) or name.startswith(("/", "\\")) or "\\" in name:
         return None
     norm = posixpath.normpath(name)
@@ -319,7 +322,7 @@ class _Package:
         return member if member is not None and member in self.names else None
 
     def xml(self, member: str):
-        """The root element of an XML member (size-limited), parsed safely."""
+        """Return the root element of an XML member (size-limited), parsed safely."""
         try:
             data = read_member(self.zf, member, f"{self.path}")
         except ArchiveError as exc:
@@ -327,7 +330,7 @@ class _Package:
         return _parse_xml(data, f"{self.path}: {member}")
 
     def unpack(self, member: str) -> Path:
-        """The member streamed into ``folder`` as ``ssp-<hash of its name>-<file name>``, once."""
+        """Return the member streamed into ``folder`` as ``ssp-<hash of its name>-<file name>``, once."""
         if member not in self.extracted:
             target = self.folder / f"ssp-{hashlib.sha256(member.encode()).hexdigest()[:8]}-{Path(member).name}"
             try:
@@ -340,7 +343,7 @@ class _Package:
 
 
 def _open_package(path: Path) -> zipfile.ZipFile:
-    """The package as a zip file within the archive limits (nothing decompressed yet); CosimError otherwise."""
+    """Return the package as a zip file within the archive limits (nothing decompressed yet); CosimError otherwise."""
     try:
         return open_archive(path, f"{path} (SSP package)")
     except ArchiveError as exc:
@@ -363,7 +366,7 @@ def _system_structure(package: _Package):
 
 
 def _scenario_name(root, system, path: Path) -> str:
-    """The name of the description, else of the system, else of the file, made an identifier."""
+    """Return the name of the description, else of the system, else of the file, made an identifier."""
     name = root.get("name") or system.get("name") or path.stem
     if not IDENTIFIER.match(name):
         name = re.sub(r"\W", "_", name).lstrip("0123456789") or "Cosim"
@@ -383,7 +386,7 @@ def _check_flat_system(pc: ProblemCollector, system) -> None:
 
 
 def _binding_values(pc: ProblemCollector, package: _Package, comp, entry: str) -> list[tuple[str, float]]:
-    """The values of a component's parameter bindings: from ``.ssv`` members and inline parameter sets."""
+    """Return the values of a component's parameter bindings: from ``.ssv`` members and inline parameter sets."""
     values: list[tuple[str, float]] = []
     for binding in comp.findall("ssd:ParameterBindings/ssd:ParameterBinding", NS):
         if binding.find("ssd:ParameterMapping", NS) is not None:
@@ -465,7 +468,7 @@ def _read_connection(pc: ProblemCollector, entry: str, c) -> Connection | None:
 
 
 def _read_connections(pc: ProblemCollector, system) -> list[Connection]:
-    """The usable connections of the system, in document order (entries ``Connection <k>``, from 1)."""
+    """Return the usable connections of the system, in document order (entries ``Connection <k>``, from 1)."""
     connections = []
     for k, c in enumerate(system.findall("ssd:Connections/ssd:Connection", NS)):
         connection = _read_connection(pc, f"Connection {k + 1}", c)

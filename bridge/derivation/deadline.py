@@ -42,8 +42,10 @@ class _Expired(BaseException):
 
 
 def _expired(signum, frame) -> None:
-    """SIGALRM: interrupt the work when the innermost deadline in force has passed. A signal still pending when a
-    deadline ends runs this after it: with no deadline in force, or one that has not passed, it does nothing.
+    """SIGALRM: interrupt the work when the innermost deadline in force has passed.
+
+    A signal still pending when a deadline ends runs this after it: with no deadline in force, or one that has not
+    passed, it does nothing.
     """
     if _active and time.monotonic() >= _active[-1]:
         raise _Expired
@@ -120,7 +122,7 @@ def default_memory_limit() -> int:
 
 
 def resident_bytes() -> int:
-    """The process's resident set now (``/proc/self/statm``), else its peak (``getrusage``)."""
+    """Return the process's resident set now (``/proc/self/statm``), else its peak (``getrusage``)."""
     try:
         with open("/proc/self/statm", encoding="ascii") as f:
             return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
@@ -142,9 +144,10 @@ _over: list[bool] = [False]  # the sampling timer found the budget exceeded (its
 
 
 def _sample(signum, frame) -> None:
-    """SIGVTALRM: interrupt the work when the resident set exceeds the innermost budget in force. A sample still
-    pending when a budget ends runs this after it (at the latest inside the ``signal.signal`` call that restores
-    the handler): with no budget in force there is nothing to sample.
+    """SIGVTALRM: interrupt the work when the resident set exceeds the innermost budget in force.
+
+    A sample still pending when a budget ends runs this after it (at the latest inside the ``signal.signal`` call that
+    restores the handler): with no budget in force there is nothing to sample.
     """
     if _memory and resident_bytes() > _memory[-1]:
         _over[0] = True

@@ -47,7 +47,7 @@ def event_friction(system) -> tuple:
 
 
 def switched(system) -> tuple:
-    """The elements with modes: friction switched by events, then the diodes."""
+    """Return the elements with modes: friction switched by events, then the diodes."""
     return event_friction(system) + tuple(getattr(system, "diodes", ()))
 
 
@@ -61,7 +61,7 @@ def switching_velocity(element) -> sp.Expr:
 
 
 def first_mode(element) -> int:
-    """The mode whose rows the derived equations hold."""
+    """Return the mode whose rows the derived equations hold."""
     return ON if isinstance(element, Diode) else STICK
 
 
@@ -126,7 +126,7 @@ def with_efforts(eom: EquationsOfMotion) -> EquationsOfMotion:
 
 
 def element_row(eom: EquationsOfMotion, el, k: int, ncols: int, mode: int) -> tuple[list, sp.Expr]:
-    """The row of a switched element (unknown column ``p + m + k``) in ``mode``.
+    """Return the row of a switched element (unknown column ``p + m + k``) in ``mode``.
 
     Friction: stick ``dv_r/dt = 0`` (``dv_r/dq' q'' = -(dv_r/dq q' + dv_r/dt)``), slip ``F = -mu_k N mode``.
     Diode (i its current, v its voltage): on ``v = V_f + R_on (i - G_off V_f)``; off ``i = G_off v``, or for the
@@ -159,7 +159,7 @@ def element_row(eom: EquationsOfMotion, el, k: int, ncols: int, mode: int) -> tu
 
 
 def with_modes(eom: EquationsOfMotion, modes: tuple[int, ...]) -> EquationsOfMotion:
-    """The equations with the rows of ``modes`` (one per element of :func:`switched`)."""
+    """Return the equations with the rows of ``modes`` (one per element of :func:`switched`)."""
     elements = switched(eom.system)
     size = eom.mass_matrix.shape[0]
     M, F = sp.Matrix(eom.mass_matrix), list(eom.forcing)

@@ -155,9 +155,11 @@ class EquationsOfMotion:
         return self.explicit(dict(self.forms)[name])
 
     def explicit(self, expr: sp.Basic, seconds: float = 10.0) -> sp.Basic:
-        """``expr`` with the auxiliary placeholders replaced by explicit expressions: for display and comparison
-        only (never on the way to equations, FMUs or simulation). Each stage is solved by sympy's LU solve;
-        entries are simplified (cancel, then simplify when small) while the time budget ``seconds`` lasts.
+        """``expr`` with the auxiliary placeholders replaced by explicit expressions.
+
+        For display and comparison only (never on the way to equations, FMUs or simulation). Each stage is solved by
+        sympy's LU solve; entries are simplified (cancel, then simplify when small) while the time budget ``seconds``
+        lasts.
         """
         if not self.auxiliary or not (expr.free_symbols & set(self.auxiliary_symbols)):
             return expr
@@ -181,7 +183,7 @@ class EquationsOfMotion:
         return sub
 
     def equations(self) -> list[sp.Eq]:
-        """The dynamic equations ``(M [u', lambda])_i = F_i`` as sympy equalities."""
+        """Return the dynamic equations ``(M [u', lambda])_i = F_i`` as sympy equalities."""
         lhs = self.mass_matrix * sp.Matrix(self.unknowns)
         return [sp.Eq(lhs[i], self.forcing[i]) for i in range(lhs.shape[0])]
 

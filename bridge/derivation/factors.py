@@ -16,7 +16,7 @@ import sympy as sp
 
 
 def _factors(term: sp.Expr) -> tuple[list[sp.Expr], dict[sp.Expr, int]]:
-    """The numbers and other factors of ``term``, and ``{base: positive integer exponent}`` of the rest."""
+    """Return the numbers and other factors of ``term``, and ``{base: positive integer exponent}`` of the rest."""
     kept: list[sp.Expr] = []
     powers: dict[sp.Expr, int] = {}
     for f in sp.Mul.make_args(term):

@@ -131,11 +131,11 @@ class NumericModel:
         return np.concatenate([values, self._aux_value])
 
     def auxiliary(self, t: float, q: np.ndarray, u: np.ndarray) -> np.ndarray:
-        """The placeholders of the auxiliary stages at a state (empty without)."""
+        """Return the placeholders of the auxiliary stages at a state (empty without)."""
         return self._base(t, q, u)[1 + self.n + self.p + len(self.params) + len(self.inputs):]
 
     def solve(self, t: float, q: np.ndarray, u: np.ndarray) -> np.ndarray:
-        """The unknowns ``[u', lambda]`` at a state."""
+        """Return the unknowns ``[u', lambda]`` at a state."""
         return self._unknowns(t, q, u, np.asarray(self._dyn_kin(self._base(t, q, u)), dtype=float).ravel())
 
     def _unknowns(self, t: float, q: np.ndarray, u: np.ndarray, vals: np.ndarray) -> np.ndarray:
@@ -186,7 +186,7 @@ class NumericModel:
         return self.solve(t, q, u)[self.p:self.p + self.m]
 
     def efforts(self, t: float, q: np.ndarray, u: np.ndarray) -> np.ndarray:
-        """The effort variables e at a state (empty without)."""
+        """Return the effort variables e at a state (empty without)."""
         return self.solve(t, q, u)[self.p + self.m:]
 
     def state(self, q: np.ndarray, qd: np.ndarray) -> np.ndarray:

@@ -72,7 +72,7 @@ class Tidy:
 
 
 def _str(expr) -> str:
-    """The text form (symengine's printer: on large systems sympy's takes seconds per megabyte)."""
+    """Return the text form (symengine's printer: on large systems sympy's takes seconds per megabyte)."""
     if isinstance(expr, sp.MatrixBase):
         return sp.sstr(expr.applyfunc(lambda e: sp.Symbol(_str(e))))
     return str(se.sympify(expr))
@@ -90,9 +90,10 @@ def latex_names(eom: EquationsOfMotion) -> dict[sp.Symbol, str]:
 
 
 class _Latex(LatexPrinter):
-    """sympy's LaTeX printer, terms in stored order, remembering what it printed for every subexpression
-    (on large systems the same subexpressions recur many thousands of times; a node's LaTeX does not depend
-    on its parent, which adds brackets around it).
+    """sympy's LaTeX printer, terms in stored order.
+
+    Remembering what it printed for every subexpression (on large systems the same subexpressions recur many thousands
+    of times; a node's LaTeX does not depend on its parent, which adds brackets around it).
     """
 
     def __init__(self, names: dict[sp.Symbol, str]):
@@ -161,7 +162,7 @@ def to_text(eom: EquationsOfMotion, simplify: bool = False, budget: float = DEFA
 
 
 def _effort_lines(eom: EquationsOfMotion, tidy) -> list[str]:
-    """The dynamic variables with their rates and the effort constraints Gamma = 0 as written."""
+    """Return the dynamic variables with their rates and the effort constraints Gamma = 0 as written."""
     system, out = eom.system, []
     if system.dynamic:
         out.append("dynamic variables (s = der(<s>_integral); the row of <s>_integral is der(s) = rate):")

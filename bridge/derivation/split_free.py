@@ -46,8 +46,9 @@ class SplitFreeForm:
 
 
 def repartitions(eom: EquationsOfMotion) -> bool:
-    """Whether an exported model of ``eom`` re-partitions through :func:`split_free_form`: a reduced method with
-    dependent velocities and no effort unknowns (whose rows would join the projected system).
+    """Whether an exported model of ``eom`` re-partitions through :func:`split_free_form`.
+
+    A reduced method with dependent velocities and no effort unknowns (whose rows would join the projected system).
     """
     return (eom.method in REPARTITIONING_METHODS and eom.is_reduced and bool(eom.dependent)
             and not eom.efforts and not eom.multipliers)
@@ -78,7 +79,7 @@ def _velocity_terms(method: str, T, d: Differentiator, M: list[list]) -> list:
 
 
 def split_free_form(eom: EquationsOfMotion) -> SplitFreeForm:
-    """The split-free quantities of ``eom``'s method for its system (see the module docstring)."""
+    """Return the split-free quantities of ``eom``'s method for its system (see the module docstring)."""
     system = eom.system
     n = system.n
     d = Differentiator(system)

@@ -53,11 +53,12 @@ def operation_count(exprs: Iterable, cse: bool = True) -> int:
 
 
 def eom_exprs(eom) -> list:
-    """What one evaluation of the right-hand side needs: the auxiliary stages' matrices and right-hand sides (the
-    reduced methods' implicit split, solved before the rest), the mass matrix, the forcing and the kinematics, as
-    the generated C code (``nhb_rhs``) evaluates them. The LU solves are numeric and not counted; neither is the
-    acceleration map (``q''`` from ``u'``: an output, not needed to integrate; the peers' counts of
-    ``mass_matrix_full`` and ``forcing_full`` have no such part either).
+    """Return what one evaluation of the right-hand side needs.
+
+    The auxiliary stages' matrices and right-hand sides (the reduced methods' implicit split, solved before the rest),
+    the mass matrix, the forcing and the kinematics, as the generated C code (``nhb_rhs``) evaluates them. The LU solves
+    are numeric and not counted; neither is the acceleration map (``q''`` from ``u'``: an output, not needed to
+    integrate; the peers' counts of ``mass_matrix_full`` and ``forcing_full`` have no such part either).
     """
     aux = [e for stage in eom.auxiliary for e in (*stage.matrix, *stage.rhs)]
     return aux + list(eom.mass_matrix) + list(eom.forcing) + list(eom.kinematics)

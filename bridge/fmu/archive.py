@@ -53,7 +53,7 @@ def safe_name(name: str) -> str | None:
 
 
 def check_members(zf: zipfile.ZipFile, what: str) -> list[zipfile.ZipInfo]:
-    """The members of ``zf`` after the checks of count, total size, ratio and names; ArchiveError otherwise."""
+    """Return the members of ``zf`` after the checks of count, total size, ratio and names; ArchiveError otherwise."""
     infos = zf.infolist()
     if len(infos) > MAX_MEMBERS:
         raise ArchiveError(f"{what}: has {len(infos)} members, more than the limit of {MAX_MEMBERS}; this is not an "
@@ -188,7 +188,7 @@ def unpack_fmu(path: str | Path, folder: str | Path, what: str = "") -> Path:
 
 # -- writing -----------------------------------------------------------------------------------------------
 def zip_time() -> tuple[int, int, int, int, int, int]:
-    """The time stamp of every member: ``SOURCE_DATE_EPOCH`` (UTC, not before 1980) or 1980-01-01 00:00."""
+    """Return the time stamp of every member: ``SOURCE_DATE_EPOCH`` (UTC, not before 1980) or 1980-01-01 00:00."""
     epoch = os.environ.get("SOURCE_DATE_EPOCH", "")
     if epoch.strip().isdigit():
         t = time.gmtime(max(int(epoch), 315532800))

@@ -35,7 +35,7 @@ class Platform:
     flags: tuple[str, ...]    # compiler flags for a shared library of this platform
 
     def folder(self, fmi_version: int) -> str:
-        """The folder below ``binaries/`` for an FMI ``fmi_version`` FMU."""
+        """Return the folder below ``binaries/`` for an FMI ``fmi_version`` FMU."""
         return self.fmi2 if fmi_version == 2 else self.fmi3
 
     @property
@@ -73,7 +73,7 @@ def compiler() -> str:
 
 
 def host_platform() -> Platform:
-    """The host's platform; an ExportError on a host none of :data:`PLATFORMS` describes."""
+    """Return the host's platform; an ExportError on a host none of :data:`PLATFORMS` describes."""
     for p in PLATFORMS:
         if p.is_host:
             return p
@@ -82,8 +82,9 @@ def host_platform() -> Platform:
 
 
 def parse_platforms(items: Iterable[str] | str | None) -> tuple[Platform, ...]:
-    """The platforms named by ``items`` (each a name or a comma list, ``all`` for every platform), in the order
-    of :data:`PLATFORMS`, each once; None or nothing: the host's. An unknown name is an ExportError.
+    """Return the platforms named by ``items`` (each a name or a comma list, ``all`` for every platform).
+
+    In the order of :data:`PLATFORMS`, each once; None or nothing: the host's. An unknown name is an ExportError.
     """
     if items is None:
         return (host_platform(),)
@@ -119,7 +120,7 @@ def cross_compiler(target: Platform) -> str:
 
 
 def compilers(platforms: Iterable[Platform]) -> dict[Platform, str]:
-    """The compiler of every platform; one CompilerNotFoundError naming every missing toolchain's packages."""
+    """Return the compiler of every platform; one CompilerNotFoundError naming every missing toolchain's packages."""
     found: dict[Platform, str] = {}
     missing: list[str] = []
     for p in platforms:
@@ -133,8 +134,9 @@ def compilers(platforms: Iterable[Platform]) -> dict[Platform, str]:
 
 
 def add_platform_option(parser, what: str = "the FMU") -> None:
-    """``--platform NAME[,NAME]`` (repeatable, ``all``) on a command that builds FMUs; the names land in
-    ``args.platform`` (a list, None when not given) for :func:`~bridge.fmu.build.toolchains`.
+    """``--platform NAME[,NAME]`` (repeatable, ``all``) on a command that builds FMUs.
+
+    The names land in ``args.platform`` (a list, None when not given) for :func:`~bridge.fmu.build.toolchains`.
     """
     parser.add_argument("--platform", action="append", default=None, metavar="NAME[,NAME]",
                         help=f"platforms whose binaries {what} carries: {', '.join(p.name for p in PLATFORMS)} (FMI 3 "

@@ -24,8 +24,9 @@ PR_SET_PDEATHSIG = 1
 
 
 class Beacon:
-    """Shared cells ``[calls, who, what, t]`` written by the child before every foreign call, and
-    ``[progress time, progress steps]`` for the parent to show.
+    """Shared cells ``[calls, who, what, t]`` written by the child before every foreign call.
+
+    And ``[progress time, progress steps]`` for the parent to show.
     """
 
     def __init__(self) -> None:
@@ -93,9 +94,10 @@ def _exit_reason(code: int | None) -> str:
 
 def isolated(target: Callable, *args, timeout: float = 600.0, beacon: Beacon | None = None,
              grace: float = 10.0, tick: Callable[[], None] | None = None) -> Any:
-    """Run ``target(conn, *args)`` in a forked child; its one message. :class:`ChildFailure` when the child
-    crashes or hangs, :class:`ChildInterrupted` when the caller is interrupted (see the module). ``tick`` is
-    called while waiting (e.g. to show the child's progress).
+    """Run ``target(conn, *args)`` in a forked child; its one message.
+
+    :class:`ChildFailure` when the child crashes or hangs, :class:`ChildInterrupted` when the caller is interrupted (see
+    the module). ``tick`` is called while waiting (e.g. to show the child's progress).
     """
     ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
     parent, child = ctx.Pipe(duplex=False)

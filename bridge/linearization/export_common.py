@@ -56,8 +56,9 @@ class CheckedLinear:
 
 
 def derivative_name(state: str) -> str:
-    """The FMI name of the time derivative of a state: ``der(theta)`` for ``theta``, ``der(theta,2)`` for
-    ``der(theta)``, ``der(theta,3)`` for ``der(theta,2)``.
+    """Return the FMI name of the time derivative of a state.
+
+    ``der(theta)`` for ``theta``, ``der(theta,2)`` for ``der(theta)``, ``der(theta,3)`` for ``der(theta,2)``.
     """
     match = _DER.match(state)
     if match is None:
@@ -67,8 +68,10 @@ def derivative_name(state: str) -> str:
 
 
 def modelica_name(name: str) -> str:
-    """The Modelica spelling of a state name before quoting: ``der(theta)`` -> ``der_theta`` (as the nonlinear
-    export names velocities), ``der(theta,2)`` -> ``der_der_theta``; other names unchanged.
+    """Return the Modelica spelling of a state name before quoting.
+
+    ``der(theta)`` -> ``der_theta`` (as the nonlinear export names velocities), ``der(theta,2)`` -> ``der_der_theta``;
+    other names unchanged.
     """
     match = _DER.match(name)
     if match is None:
@@ -114,7 +117,7 @@ def _names(problems: list[Problem], what: str, names: Sequence[str], units: Sequ
 
 
 def checked(lin: LinearModel, x_start: Sequence[float] | None = None, static: bool = False) -> CheckedLinear:
-    """The model's arrays, checked (see the module docstring); an :class:`ExportError` listing every problem.
+    """Return the model's arrays, checked (see the module docstring); an :class:`ExportError` listing every problem.
 
     ``static``: a model without states (``y = y0 + D (u - u0)``, e.g. a state-feedback controller) is accepted.
     """

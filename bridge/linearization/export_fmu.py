@@ -58,8 +58,9 @@ def _offsets(chk: CheckedLinear) -> dict[str, int]:
 
 
 def _aliases(chk: CheckedLinear) -> dict[int, int]:
-    """State i -> state j where ``der(state i)`` is the name of state j; an ExportError when row i of the model
-    does not make state j that derivative.
+    """State i -> state j where ``der(state i)`` is the name of state j.
+
+    An ExportError when row i of the model does not make state j that derivative.
     """
     lin = chk.lin
     index = {s: k for k, s in enumerate(lin.states)}
@@ -82,7 +83,7 @@ def _aliases(chk: CheckedLinear) -> dict[int, int]:
 
 
 def _rate_unit(unit: str) -> str:
-    """The unit of a time derivative: ``rad`` -> ``rad/s``, ``rad/s`` -> ``rad/s2``."""
+    """Return the unit of a time derivative: ``rad`` -> ``rad/s``, ``rad/s`` -> ``rad/s2``."""
     if not unit:
         return ""
     return unit + "2" if unit.endswith("/s") else f"{unit}/s"
@@ -121,7 +122,7 @@ def linear_layout(chk: CheckedLinear, fmi_version: int) -> FmuLayout:
 
 
 def _labels(chk: CheckedLinear, block: str) -> list[str]:
-    """What each entry of a parameter array relates: ``(der(theta), theta)`` for A, ``theta`` for x0."""
+    """Return what each entry of a parameter array relates: ``(der(theta), theta)`` for A, ``theta`` for x0."""
     lin = chk.lin
     rows, cols = {"A": (lin.states, lin.states), "B": (lin.states, lin.inputs), "C": (lin.outputs, lin.states),
                   "D": (lin.outputs, lin.inputs), "x0": (lin.states, None), "u0": (lin.inputs, None),
@@ -132,7 +133,10 @@ def _labels(chk: CheckedLinear, block: str) -> list[str]:
 
 
 def linear_model_c(chk: CheckedLinear, lay: FmuLayout, guid: str, name: str) -> str:
-    """The generated ``model.c`` for the runtime (fmu/nhb_model.h): tables, start values and the matrix products."""
+    """Return the generated ``model.c`` for the runtime (fmu/nhb_model.h).
+
+    Tables, start values and the matrix products.
+    """
     n, m, p = chk.n, chk.m, chk.p
     off = _offsets(chk)
     np_total = sum(v.size for _, v, _ in _parameter_blocks(chk))
@@ -315,12 +319,13 @@ def _version(fmi_version: int | str) -> int:
 def build_linear_fmu(lin: LinearModel, path: str | Path, fmi_version: int | str = "2.0", name: str | None = None,
                      x_start: Sequence[float] | None = None, stop_time: float | None = None,
                      platforms: Iterable[str] | str | None = None, static: bool = False) -> Path:
-    """Generate, compile and pack the linear model's FMU (ME and CS, one binary per platform and the sources);
-    written atomically. ``name``: the model identifier (default ``<system>_linear``); ``x_start``: the states'
-    start values (absolute, default ``x0``); ``stop_time``: the default experiment's (default
+    """Generate, compile and pack the linear model's FMU (ME and CS, one binary per platform and the sources).
+
+    Written atomically. ``name``: the model identifier (default ``<system>_linear``); ``x_start``: the states' start
+    values (absolute, default ``x0``); ``stop_time``: the default experiment's (default
     :func:`~bridge.linearization.export_common.default_stop_time`); ``platforms``: as for
-    :func:`~bridge.fmu.build.build_fmu` (default the host's); ``static``: a model without states is accepted
-    (``y = y0 + D (u - u0)``: a static gain such as a state-feedback controller).
+    :func:`~bridge.fmu.build.build_fmu` (default the host's); ``static``: a model without states is accepted (``y = y0 +
+    D (u - u0)``: a static gain such as a state-feedback controller).
     """
     from ..fmu.build import output_path, pack_source_fmu, toolchains
     from ..modelica.printer import _PLAIN

@@ -41,9 +41,10 @@ def jacobian_exprs(exprs: Sequence, variables: Sequence) -> list:
 
 
 class LazyCompiled:
-    """``f(values)`` evaluating ``exprs`` at ``args = values``: by substitution for the first ``after`` calls (one
-    linear model needs one or two, and substitution is an order of magnitude cheaper than compiling), then by the
-    compiled callable of :func:`compile_exprs` (sweeps, root finding).
+    """``f(values)`` evaluating ``exprs`` at ``args = values``.
+
+    By substitution for the first ``after`` calls (one linear model needs one or two, and substitution is an order of
+    magnitude cheaper than compiling), then by the compiled callable of :func:`compile_exprs` (sweeps, root finding).
     """
 
     def __init__(self, args: Sequence, exprs: Sequence, after: int = 2):
@@ -120,9 +121,10 @@ class MethodJacobian:
         self._kin = LazyCompiled(self.args, kin + jacobian_exprs(kin, self.variables) + jacobian_exprs(kin, earlier))
 
     def evaluate(self, base: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """``(f, J, Jw, z)`` at ``base = [t, q, u, parameters, inputs]``: ``f = (q', u')``,
-        ``J = d(q', u')/d(q, u)`` ((n + p) x (n + p)), ``Jw = d(q', u')/dw`` and the unknowns ``z = [u', lambda]``.
-        A singular split or mass matrix raises :class:`SimulationError`.
+        """``(f, J, Jw, z)`` at ``base = [t, q, u, parameters, inputs]``.
+
+        ``f = (q', u')``, ``J = d(q', u')/d(q, u)`` ((n + p) x (n + p)), ``Jw = d(q', u')/dw`` and the unknowns ``z =
+        [u', lambda]``. A singular split or mass matrix raises :class:`SimulationError`.
         """
         nv, method = self.nv, self.eom.method
         zeros_aux, zeros_z = np.zeros(self.n_aux), np.zeros(self.size)

@@ -121,10 +121,11 @@ class Linearizer:
         return hd
 
     def project(self, pt: OperatingPoint, coordinate: int | None = None) -> OperatingPoint | None:
-        """``pt`` made consistent after a change of a parameter, an input, an independent coordinate or an
-        independent velocity: Newton on ``phi(q) = 0`` for the holonomic-dependent coordinates, then
-        ``A_dep q'_dep = -(A_ind q'_ind + a0)``. None where that cannot keep the changed value (the caller then uses
-        :meth:`System.with_values`) or before the split is known (after the first :meth:`at`).
+        """``pt`` made consistent after a change of a parameter, an input.
+
+        An independent coordinate or an independent velocity: Newton on ``phi(q) = 0`` for the holonomic-dependent
+        coordinates, then ``A_dep q'_dep = -(A_ind q'_ind + a0)``. None where that cannot keep the changed value (the
+        caller then uses :meth:`System.with_values`) or before the split is known (after the first :meth:`at`).
         """
         if self.independent is None or (self.system.holonomic and self.holonomic_dependent is None):
             return None
@@ -149,8 +150,9 @@ class Linearizer:
         return OperatingPoint(pt.t, q, qd, pt.params, pt.inputs)
 
     def split_determinant(self, pt: OperatingPoint) -> float:
-        """``det(A_dep) det(Phi_dep)`` of the split at ``pt``: a change of sign between two points means the split
-        is singular between them (after the first :meth:`at`).
+        """``det(A_dep) det(Phi_dep)`` of the split at ``pt``.
+
+        A change of sign between two points means the split is singular between them (after the first :meth:`at`).
         """
         full = self._full(pt)
         n, m = self.n, self.m
@@ -169,9 +171,11 @@ class Linearizer:
     # -- the linear model --------------------------------------------------------
     def at(self, pt: OperatingPoint, cyclic: Sequence[str] | None = None, keep_conserved: bool = False,
            check_steady: bool = True, conserved: Sequence[str] | None = None) -> LinearModel:
-        """The linear model at ``pt`` (see the module docstring). ``cyclic``: None detects the cyclic coordinates,
-        a list names them (each must be ignorable at the point), ``()`` keeps every coordinate. ``conserved``
-        names the conserved speeds to drop (default: detected, none with ``keep_conserved``).
+        """Return the linear model at ``pt`` (see the module docstring).
+
+        ``cyclic``: None detects the cyclic coordinates, a list names them (each must be ignorable at the point), ``()``
+        keeps every coordinate. ``conserved`` names the conserved speeds to drop (default: detected, none with
+        ``keep_conserved``).
         """
         system, eom, n, p = self.system, self.eom, self.n, self.p
         full = self._full(pt)
@@ -323,7 +327,7 @@ class Linearizer:
 
 def linearize(eom, at=None, *, cyclic: Sequence[str] | None = None, keep_conserved: bool = False,
               independent: Sequence[str] | None = None, given: Mapping[str, float] | None = None) -> LinearModel:
-    """The linear model of ``eom`` about a steady point (default: the start state of its system).
+    """Return the linear model of ``eom`` about a steady point (default: the start state of its system).
 
     ``at``: a mapping of names to values (coordinates ``q``, start velocities ``der(q)``, parameters, inputs) applied
     to the start state with :meth:`System.with_values` (which makes it consistent with the constraints), or a

@@ -45,11 +45,11 @@ class LinearModel:
     residual: tuple[tuple[str, float], ...] = ()  # rates of the retained states at the point (steady: ~0)
 
     def eigenvalues(self) -> np.ndarray:
-        """The eigenvalues of ``A`` (the poles of the linear model)."""
+        """Return the eigenvalues of ``A`` (the poles of the linear model)."""
         return np.linalg.eigvals(self.A)
 
     def to_control(self) -> Any:
-        """The model as a python-control ``StateSpace`` with its state, input and output names.
+        """Return the model as a python-control ``StateSpace`` with its state, input and output names.
 
         ``x' = A x + B u``, ``y = C x + D u`` in deviations from the operating point, as here; the system's name
         becomes the ``StateSpace``'s name. Needs python-control >= 0.10 (``pip install "nhbridge[control]"``).

@@ -52,7 +52,7 @@ def _matrix(M: np.ndarray) -> list[list[float]]:
 
 
 def record(lin: LinearModel) -> dict[str, Any]:
-    """The JSON record of one linear model."""
+    """Return the JSON record of one linear model."""
     w, v = sorted_modes(lin)
     return {
         "system": lin.system, "method": lin.method,
@@ -119,7 +119,7 @@ def _table(M: np.ndarray, rows: tuple[str, ...], cols: tuple[str, ...]) -> list[
 
 
 def text_report(lin: LinearModel) -> str:
-    """A plain-text summary: the point, the state, A, B, C, D and the modes."""
+    """Return a plain-text summary: the point, the state, A, B, C, D and the modes."""
     lines = [f"{lin.system} linearized ({lin.method}) about the point"]
     point_tol = round_off(list(lin.point.values()))
     show = [f"{k} = {_noise_free(v, point_tol):.6g}" for k, v in lin.point.items()
@@ -160,8 +160,9 @@ def _noise_free(value: float, tol: float) -> float:
 
 
 def stability_class(w: np.ndarray) -> str:
-    """As the sweep classifies (:mod:`bridge.linearization.sweep`, tolerance ``1e-9 max(1, |lambda|)``):
-    asymptotically stable, marginally stable (a neutral mode, e.g. a conservative point) or unstable.
+    """As the sweep classifies (:mod:`bridge.linearization.sweep`, tolerance ``1e-9 max(1, |lambda|)``).
+
+    Asymptotically stable, marginally stable (a neutral mode, e.g. a conservative point) or unstable.
     """
     if not len(w):
         return "without states"
@@ -171,9 +172,7 @@ def stability_class(w: np.ndarray) -> str:
 
 def plot_sweep(path: str | Path, name: str, values: list[float], models: list[LinearModel], stability: dict,
                title: str = "", unit: str = "") -> Path:
-    """Real and imaginary parts of the eigenvalues against the swept value; stable ranges shaded, crossings
-    marked.
-    """
+    """Real and imaginary parts of the eigenvalues against the swept value; stable ranges shaded, crossings marked."""
     from ..atomic import atomic_file
     from ..simulation.plot import pyplot
 

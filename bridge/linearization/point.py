@@ -45,7 +45,7 @@ class OperatingPoint:
 
 
 def inputs_with_values(system) -> set[str]:
-    """The inputs whose start value the system file gives explicitly (``[inputs] NAME = { start = ... }``)."""
+    """Return the inputs whose start value the system file gives explicitly (``[inputs] NAME = { start = ... }``)."""
     path = Path(system.source)
     try:
         data = tomllib.loads(path.read_text()) if path.is_file() else {}

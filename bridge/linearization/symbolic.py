@@ -24,7 +24,7 @@ class SymbolicTimeout(BridgeError):
 
 
 def _number(x: float) -> sp.Expr:
-    """An exact short form of a point value where one exists (0, 1/2, 46/3), else the float."""
+    """Return an exact short form of a point value where one exists (0, 1/2, 46/3), else the float."""
     if x == 0:
         return sp.Integer(0)
     r = sp.nsimplify(float(x), tolerance=1e-13 * max(1.0, abs(x)), rational=True)

@@ -1,5 +1,6 @@
-"""The ``[frames]``, ``[points]``, ``[bodies]``, ``[particles]``, ``[gravity]``, ``[loads]`` and ``[contacts]``
-tables: a :class:`~bridge.model.multibody.Multibody` and what the system takes from it.
+"""The ``[frames]``, ``[points]``, ``[bodies]``, ``[particles]``, ``[gravity]``, ``[loads]`` and ``[contacts]`` tables.
+
+A :class:`~bridge.model.multibody.Multibody` and what the system takes from it.
 
 * frames: elementary rotations (``axis``/``angle`` or a sequence ``axes``/``angles``) or direction cosines
   (``dcm``, ``v_parent = C v_child``) relative to a ``parent`` (default N, the inertial frame);
@@ -65,8 +66,9 @@ class BodyModel:
 
 
 class BodyReader(FrameTable, LoadTable):
-    """Reads the tables with the system file's builder (names, scalar parser, problems); the vector
-    expressions' :class:`~bridge.model.vectors.Context`.
+    """Reads the tables with the system file's builder (names, scalar parser, problems).
+
+    The vector expressions' :class:`~bridge.model.vectors.Context`.
     """
 
     def __init__(self, builder, reported: type[Exception]):
@@ -127,12 +129,14 @@ class BodyReader(FrameTable, LoadTable):
         return self.b.der(expr, pos)
 
     def frame_names(self) -> list[str]:
-        """The declared frames (N first), for did-you-mean hints."""
+        """Return the declared frames (N first), for did-you-mean hints."""
         return list(self.frames)
 
     def not_a_body(self, name: Any, what: str = "a rigid body") -> tuple[str, str]:
-        """(message, hint) for a reference ``name`` that is not a usable body: a body whose own entry has errors
-        (reported there), a particle, or an unknown name with the closest declared body.
+        """(message, hint) for a reference ``name`` that is not a usable body.
+
+        A body whose own entry has errors (reported there), a particle, or an unknown name with the closest declared
+        body.
         """
         if isinstance(name, str) and name in self.body_names:
             return (f"{name!r} has errors above (bodies.{name})", "fix that entry; this reference is then checked")
@@ -196,7 +200,7 @@ class BodyReader(FrameTable, LoadTable):
         return e
 
     def constant(self, entry: str, text: Any, what: str, positive: bool = True) -> sp.Expr | None:
-        """A constant (parameters only) scalar, positive at the parameter values."""
+        """Return a constant (parameters only) scalar, positive at the parameter values."""
         e = self.scalar_entry(entry, text, what=what)
         if e is None:
             return None
@@ -220,7 +224,7 @@ class BodyReader(FrameTable, LoadTable):
         return not any(e.free_symbols & bad for e in exprs)
 
     def values(self, exprs, perturb: np.ndarray | None = None) -> np.ndarray:
-        """The expressions at the start state (coordinates shifted by ``perturb``), parameters and inputs."""
+        """Return the expressions at the start state (coordinates shifted by ``perturb``), parameters and inputs."""
         coords = self.b.coords
         args = [S.t, *[c.symbol for c in coords], *[c.velocity_symbol for c in coords],
                 *[p.symbol for p in self.b.params], *[u.symbol for u in self.b.inputs]]
@@ -234,7 +238,7 @@ class BodyReader(FrameTable, LoadTable):
         return self.b.table(key)
 
     def entries(self, key: str, keys: set[str], declare: str | None) -> dict[str, dict]:
-        """The entries of a table as dicts (a string value means ``{first key = value}``)."""
+        """Return the entries of a table as dicts (a string value means ``{first key = value}``)."""
         out: dict[str, dict] = {}
         for name, spec in self.table(key).items():
             entry = f"{key}.{name}"
@@ -327,8 +331,10 @@ class BodyReader(FrameTable, LoadTable):
         return Body(name, mass, position, velocity, frame.rotation, frame.omega, inertia)  # type: ignore[arg-type]
 
     def _inertia(self, entry: str, spec: dict) -> sp.ImmutableMatrix | None:
-        """Principal moments ``[a, b, c]`` or a full symmetric tensor, positive definite, about the centre of mass
-        in the body frame; each principal moment at most the sum of the other two (a real body's).
+        """Principal moments ``[a, b, c]`` or a full symmetric tensor, positive definite.
+
+        About the centre of mass in the body frame; each principal moment at most the sum of the other two (a real
+        body's).
         """
         if "inertia" not in spec:
             self.p.add(entry, "the inertia tensor is missing",

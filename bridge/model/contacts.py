@@ -164,7 +164,7 @@ def _rolling(reader, entry: str, kind: str, spec: dict, body: Body, model) -> No
 
 
 def _omega_n(reader, body: Body, fallback):
-    """The body's angular velocity in N components, from its frame (free of the frame's own angle)."""
+    """Return the body's angular velocity in N components, from its frame (free of the frame's own angle)."""
     name = reader.body_frame.get(body.name)
     frame = reader.frames.get(name) if name else None
     return frame.omega_n if frame is not None else fallback
@@ -195,8 +195,9 @@ def _velocity(reader, entry: str, spec: dict[str, Any], model) -> None:
 
 
 def describe_constraints(system) -> str:
-    """The constraints of ``system``, holonomic first, each with the entry that gave it (``nhbridge derive
-    --constraints``).
+    """Return the constraints of ``system``, holonomic first.
+
+    Each with the entry that gave it (``nhbridge derive --constraints``).
     """
     hol, non = len(system.holonomic), len(system.nonholonomic)
     lines = [f"{system.name}: {hol} holonomic + {non} nonholonomic constraints, {system.dof} degrees of freedom"]

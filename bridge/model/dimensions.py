@@ -43,7 +43,7 @@ def exponents(unit: str) -> Exponents | None:
 
 
 def mul(a: Exponents, b: Exponents, k: int = 1) -> Exponents:
-    """The exponents of ``a * b^k``."""
+    """Return the exponents of ``a * b^k``."""
     return tuple(x + k * y for x, y in zip(a, b))
 
 
@@ -53,7 +53,7 @@ def without_rad(e: Exponents) -> Exponents:
 
 
 def system_units(system) -> dict[sp.Symbol, Exponents | None]:
-    """The unit of every symbol of ``system`` (None where not declared or not SI-coherent)."""
+    """Return the unit of every symbol of ``system`` (None where not declared or not SI-coherent)."""
     env: dict[sp.Symbol, Exponents | None] = {S.t: SECOND}
     for c in system.coordinates:
         unit = exponents(c.unit)
@@ -76,7 +76,7 @@ class UnitAlgebra:
         self.env = env
 
     def of(self, expr: sp.Expr, keep_rad: bool = True) -> Exponents | None:
-        """The unit of ``expr`` (rad kept or taken as 1), or None when unknown or inconsistent."""
+        """Return the unit of ``expr`` (rad kept or taken as 1), or None when unknown or inconsistent."""
         try:
             return self._of(expr if isinstance(expr, sp.Basic) else sp.sympify(expr), keep_rad)
         except Inconsistent:
@@ -88,7 +88,7 @@ class UnitAlgebra:
         return e if e is not None else self.of(expr, False)
 
     def text(self, expr: sp.Expr) -> str:
-        """The unit text of ``expr`` (rad kept where consistent), or "" when unknown."""
+        """Return the unit text of ``expr`` (rad kept where consistent), or "" when unknown."""
         e = self.best(expr)
         return "" if e is None else unit_text(e)
 

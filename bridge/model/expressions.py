@@ -165,7 +165,7 @@ def number_value(text: str) -> sp.Rational:
 
 
 def literal_value(value: int | float) -> sp.Rational:
-    """A number given directly (a TOML integer or float) as an exact rational, bounded like a literal."""
+    """Return a number given directly (a TOML integer or float) as an exact rational, bounded like a literal."""
     if isinstance(value, int) and abs(value).bit_length() > MAX_BITS:
         raise ExpressionError("the number is too large", hint=f"numbers lie between 1e-{MAX_MAGNITUDE_EXP10} "
                               f"and 1e{MAX_MAGNITUDE_EXP10}")
@@ -474,7 +474,7 @@ def parse_expression(text: str, resolve: Callable[[str, int], sp.Expr],
 
 
 def caret(text: str, position: int | None, width: int = 60) -> str:
-    """A one-line excerpt of ``text`` with the position marked, e.g. ``sin(x) + [>]foo(y)``."""
+    """Return a one-line excerpt of ``text`` with the position marked, e.g. ``sin(x) + [>]foo(y)``."""
     if position is None:
         return ""
     start = max(0, position - width // 2)

@@ -71,8 +71,9 @@ class FrameTable:
                 self.frames[name] = self._rotation(name, base, self.frame_specs[name])
 
     def _depths(self, parents: dict[str, str | None], in_cycle: set[str]) -> dict[str, int]:
-        """Each frame's number of rotations from N (frames with a broken parent chain left out); a frame deeper than
-        :data:`MAX_FRAME_DEPTH` is reported once, at the first frame of its chain beyond the limit.
+        """Each frame's number of rotations from N (frames with a broken parent chain left out).
+
+        A frame deeper than :data:`MAX_FRAME_DEPTH` is reported once, at the first frame of its chain beyond the limit.
         """
         depth: dict[str, int] = {"N": 0}
         for name in self.frame_specs:

@@ -33,7 +33,7 @@ class Frame:
     omega_n: Vector     # N components
 
     def axis(self, letter: str) -> Vector:
-        """The unit vector F.x/.y/.z in N components."""
+        """Return the unit vector F.x/.y/.z in N components."""
         return tuple(self.rotation[:, AXES[letter]])  # type: ignore[return-value]
 
 
@@ -85,9 +85,11 @@ MAX_PROOF_NODES = 300
 
 
 def orthonormal_identically(C: sp.Matrix) -> bool:
-    """Whether ``C^T C = 1`` holds for every value of its symbols, decided cheaply: each entry of ``C^T C - 1``
-    reduces to 0 by :func:`bridge.model.trig.reduce_trig` (angle sums expanded, ``sin^2 = 1 - cos^2``). False when it
-    does not or the entries exceed :data:`MAX_PROOF_NODES` operations (not proven; it may still hold).
+    """Whether ``C^T C = 1`` holds for every value of its symbols, decided cheaply.
+
+    Each entry of ``C^T C - 1`` reduces to 0 by :func:`bridge.model.trig.reduce_trig` (angle sums expanded, ``sin^2 = 1
+    - cos^2``). False when it does not or the entries exceed :data:`MAX_PROOF_NODES` operations (not proven; it may
+    still hold).
     """
     from .expressions import tree_size
     from .trig import reduce_trig

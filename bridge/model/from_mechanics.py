@@ -104,7 +104,7 @@ def _spec(obj: Any) -> _Spec:
 
 # -- names ---------------------------------------------------------------------------------------------------------
 def _identifier(name: str, used: set[str]) -> str:
-    """A valid, unused system-file name for a sympy name (Greek letters spelled out, others replaced by _)."""
+    """Return a valid, unused system-file name for a sympy name (Greek letters spelled out, others replaced by _)."""
     from .loader import IDENTIFIER, MAX_NAME_LENGTH, RESERVED, RESERVED_PREFIXES
 
     chars = []
@@ -131,7 +131,7 @@ def _identifier(name: str, used: set[str]) -> str:
 
 
 def _function_name(f: sp.Basic) -> str | None:
-    """The name of a dynamicsymbol ``x(t)``, None for anything else."""
+    """Return the name of a dynamicsymbol ``x(t)``, None for anything else."""
     from sympy.core.function import AppliedUndef
     from sympy.physics.mechanics import dynamicsymbols
 
@@ -290,7 +290,7 @@ def _inertia_frame(body: Any) -> Any:
 
 
 def _bodies(spec: _Spec, conv: _Converter) -> tuple[list, list]:
-    """The bodies and their sympy mass centres."""
+    """Return the bodies and their sympy mass centres."""
     from sympy.physics.mechanics import Particle
 
     N = spec.frame
@@ -507,7 +507,7 @@ def _lookup(table: Mapping, what: str, known: dict) -> dict:
 
 def from_mechanics(obj: Any, parameters: Mapping | None = None, start: Mapping | None = None, name: str = "Model",
                    description: str = "", stop_time: float = 10.0, inputs: Mapping | None = None) -> System:
-    """A :class:`System` from a sympy.physics.mechanics ``KanesMethod``, ``LagrangesMethod`` or ``System``.
+    """Return a :class:`System` from a sympy.physics.mechanics ``KanesMethod``, ``LagrangesMethod`` or ``System``.
 
     ``parameters`` maps every constant symbol of the object (or its name) to a value; ``start`` maps coordinates
     and generalized speeds (``LagrangesMethod``: coordinates and their derivatives) to start values (default 0);
@@ -687,8 +687,9 @@ def _check_given_dependent(spec: _Spec, conv: _Converter, umap: list, given: Map
 
 def _start_velocities(spec: _Spec, conv: _Converter, coords: list, given: Mapping, q0: Mapping, pvals: Mapping,
                       t: sp.Symbol):
-    """A function of the built system giving each coordinate's start velocity from the given speeds (missing: 0),
-    evaluated at the system's (consistent) start positions.
+    """Return a function of the built system giving each coordinate's start velocity from the given speeds (missing: 0).
+
+    Evaluated at the system's (consistent) start positions.
     """
 
     def at(system: System) -> dict[str, float]:

@@ -235,8 +235,9 @@ GOOD_SPLIT = 1e-2
 
 
 def cyclic_coordinates(system: System) -> set[int]:
-    """Coordinates that appear in no expression except through their velocity (ignorable coordinates), decided
-    after ``sin^2 + cos^2 = 1`` (:func:`bridge.model.trig.depends_on`, within its budget).
+    """Coordinates that appear in no expression except through their velocity (ignorable coordinates).
+
+    Decided after ``sin^2 + cos^2 = 1`` (:func:`bridge.model.trig.depends_on`, within its budget).
     """
     from .trig import depends_on
 

@@ -48,5 +48,5 @@ PORT_KINDS: dict[str, PortKind] = {
 
 
 def port_name(coordinate: str) -> str:
-    """The connector's component name in the exported model: ``flange_<coordinate>``."""
+    """Return the connector's component name in the exported model: ``flange_<coordinate>``."""
     return f"flange_{coordinate}"

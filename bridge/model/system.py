@@ -190,11 +190,12 @@ class System:
         return replace(self, coordinates=coords, adjusted_start=adjusted)
 
     def with_values(self, values: Mapping[str, Any] | None = None, /, **kwargs: float) -> System:
-        """A copy with parameters, start positions ``q``, start velocities ``der(q)`` or input start values set
-        (e.g. ``with_values({"der(phi)": 3}, m=2.5)``), its start state made consistent with the constraints
-        (see :mod:`bridge.model.overrides`). The values go through the checks of a value written in the system
-        file (:mod:`bridge.model.values`: masses, radii, inertia tensors, rates; independent constraints), so a
-        bad one raises :class:`~bridge.errors.SystemFileError` with the file's message.
+        """Return a copy with parameters, start positions ``q``.
+
+        Start velocities ``der(q)`` or input start values set (e.g. ``with_values({"der(phi)": 3}, m=2.5)``), its start
+        state made consistent with the constraints (see :mod:`bridge.model.overrides`). The values go through the checks
+        of a value written in the system file (:mod:`bridge.model.values`: masses, radii, inertia tensors, rates;
+        independent constraints), so a bad one raises :class:`~bridge.errors.SystemFileError` with the file's message.
         """
         from .overrides import apply_overrides
 

@@ -51,8 +51,9 @@ def tidy_trig(expr: sp.Expr, max_nodes: int = MAX_TRIG_NODES) -> sp.Expr:
 
 
 def depends_on(expr: sp.Expr, symbol: sp.Symbol, max_nodes: int = MAX_TRIG_NODES) -> bool:
-    """Whether ``symbol`` appears in ``expr`` once ``sin^2 + cos^2 = 1`` is applied (:func:`reduce_trig`); beyond the
-    budget, whether it appears as written.
+    """Whether ``symbol`` appears in ``expr`` once ``sin^2 + cos^2 = 1`` is applied (:func:`reduce_trig`).
+
+    Beyond the budget, whether it appears as written.
     """
     if symbol not in expr.free_symbols:
         return False

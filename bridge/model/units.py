@@ -68,7 +68,7 @@ _FACTOR = re.compile(r"^([A-Za-z]+|1)(-?\d+)?$")
 
 
 def _atom(symbol: str) -> BaseUnit | None:
-    """A unit symbol, possibly with an SI prefix (``kN``, ``mA``); the symbol itself first (``cd``, ``Pa``)."""
+    """Return a unit symbol, possibly with an SI prefix (``kN``, ``mA``); the symbol itself first (``cd``, ``Pa``)."""
     if symbol in ATOMS:
         return ATOMS[symbol]
     for prefix in sorted(PREFIX_FACTORS, key=len, reverse=True):
@@ -235,8 +235,10 @@ def _closing(tokens: list[tuple[str, str]], pos: int) -> int:
 
 
 def si_problem(text: str) -> tuple[str, str] | None:
-    """(message, hint) when ``text`` (a unit in the syntax) is not SI-coherent: a multiple of an SI unit (``cm``,
-    ``deg``, ``rpm``, ``bar``, ``kN``) or an offset scale (``degC``); None for SI units and units not known here.
+    """(message, hint) when ``text`` (a unit in the syntax) is not SI-coherent.
+
+    A multiple of an SI unit (``cm``, ``deg``, ``rpm``, ``bar``, ``kN``) or an offset scale (``degC``); None for SI
+    units and units not known here.
 
     Values in system files are in SI units, as in the MSL (whose ``displayUnit`` shows cm, deg or rpm).
     """
@@ -255,8 +257,10 @@ def si_problem(text: str) -> tuple[str, str] | None:
 
 
 def _unprefixed(text: str) -> str | None:
-    """``text`` with each prefixed symbol written without its prefix (``uV`` -> ``V``, ``kN.m`` -> ``N.m``), or None
-    when a symbol is not a prefixed SI-coherent one (``deg``, ``rpm``: their SI unit is spelt from the exponents).
+    """``text`` with each prefixed symbol written without its prefix (``uV`` -> ``V``, ``kN.m`` -> ``N.m``).
+
+    Or None when a symbol is not a prefixed SI-coherent one (``deg``, ``rpm``: their SI unit is spelt from the
+    exponents).
     """
     out = []
     for word in re.split(r"([./()])", text):

@@ -1,5 +1,6 @@
-"""Checks of the values of a built :class:`~bridge.model.system.System`: the ones that depend on parameter values
-and start values rather than on the structure of the file.
+"""Checks of the values of a built :class:`~bridge.model.system.System`.
+
+The ones that depend on parameter values and start values rather than on the structure of the file.
 
 The loader runs them once the system is built, and :func:`~bridge.model.overrides.apply_overrides` (``--set``,
 ``System.with_values``, every case of a sweep) and :func:`~bridge.model.from_mechanics.from_mechanics` run them
@@ -53,8 +54,9 @@ def positive_problem(what: str, value: float) -> tuple[str, str] | None:
 
 
 def inertia_problem(M: np.ndarray) -> tuple[str, str] | None:
-    """(message, hint) when the 3x3 tensor ``M`` (values at the parameter values) is not a rigid body's inertia:
-    not finite, not symmetric, not positive definite, out of range or violating the triangle inequality.
+    """(message, hint) when the 3x3 tensor ``M`` (values at the parameter values) is not a rigid body's inertia.
+
+    Not finite, not symmetric, not positive definite, out of range or violating the triangle inequality.
     """
     if not np.all(np.isfinite(M)):
         return "the inertia tensor is not finite at the parameter values", "check the parameters"
@@ -139,9 +141,10 @@ _REBUILD = {sp.Add: se.Add, sp.Mul: se.Mul, sp.Pow: se.Pow, sp.sin: se.sin, sp.c
 
 
 def _symengine(expr: sp.Expr) -> se.Basic:
-    """``expr`` in symengine, each distinct subexpression converted once: a kinetic energy built from bodies
-    repeats its subexpressions (a bicycle's: 4000 nodes, 400 distinct), which a plain ``sympify`` converts at
-    every occurrence, ten times the work.
+    """``expr`` in symengine, each distinct subexpression converted once.
+
+    A kinetic energy built from bodies repeats its subexpressions (a bicycle's: 4000 nodes, 400 distinct), which a plain
+    ``sympify`` converts at every occurrence, ten times the work.
     """
     memo: dict[sp.Basic, se.Basic] = {}
 
@@ -187,9 +190,10 @@ def kinetic_mass_matrix(system, args: list[sp.Symbol], values: list[float]) -> n
 
 
 def kinetic_problem(system, args: list[sp.Symbol], values: list[float]) -> tuple[str, str, str] | None:
-    """(entry, message, hint) when the kinetic energy's mass matrix is not positive semi-definite at the start
-    state: some velocity gives a negative T. None when it is, and when it cannot be evaluated there (not finite:
-    the derivation's check of the mass matrix reports that).
+    """(entry, message, hint) when the kinetic energy's mass matrix is not positive semi-definite at the start state.
+
+    Some velocity gives a negative T. None when it is, and when it cannot be evaluated there (not finite: the
+    derivation's check of the mass matrix reports that).
     """
     M = kinetic_mass_matrix(system, args, values)
     if not np.all(np.isfinite(M)):

@@ -51,13 +51,13 @@ class Context(Protocol):
         """Direction cosines ``R`` (``v_N = R v_F``) of frame ``name``, None if it is not a frame."""
 
     def frame_names(self) -> list[str]:
-        """The declared frames' names (for did-you-mean hints)."""
+        """Return the declared frames' names (for did-you-mean hints)."""
 
     def point(self, name: str, pos: int) -> Vector | None:
         """Position of point/body ``name`` (N components), None if it is not a point."""
 
     def scalar(self, text: str, offset: int) -> sp.Expr:
-        """The scalar parser on ``text`` (a span starting at ``offset`` of the whole expression)."""
+        """Return the scalar parser on ``text`` (a span starting at ``offset`` of the whole expression)."""
 
     def der(self, expr: sp.Expr, pos: int) -> sp.Expr:
         """Total time derivative."""
@@ -375,7 +375,7 @@ def dot(a: Vector, b: Vector) -> sp.Expr:
 
 
 def parse_vector(text: str, ctx: Context) -> Vector:
-    """A vector expression's three N components."""
+    """Return a vector expression's three N components."""
     p = VectorParser(text, ctx)
     v = p.value(p.tree())
     if v.vec is None:
@@ -385,7 +385,7 @@ def parse_vector(text: str, ctx: Context) -> Vector:
 
 
 def parse_scalar(text: str, ctx: Context) -> sp.Expr:
-    """A scalar expression that may use vector operations (e.g. ``dot(der(P), N.x)``)."""
+    """Return a scalar expression that may use vector operations (e.g. ``dot(der(P), N.x)``)."""
     p = VectorParser(text, ctx)
     v = p.value(p.tree())
     if v.scalar is None or v.vec is not None or v.rows is not None:
@@ -394,7 +394,7 @@ def parse_scalar(text: str, ctx: Context) -> sp.Expr:
 
 
 def parse_matrix(text: str, ctx: Context) -> list[Vector] | Vector:
-    """A 3x3 matrix ``[[..], [..], [..]]`` (its rows) or a 3-vector (e.g. principal moments)."""
+    """Return a 3x3 matrix ``[[..], [..], [..]]`` (its rows) or a 3-vector (e.g. principal moments)."""
     p = VectorParser(text, ctx)
     v = p.value(p.tree())
     if v.rows is not None:

@@ -102,7 +102,7 @@ class Dimensions(UnitAlgebra):
         return None
 
     def multipliers(self) -> list[str]:
-        """The unit of each multiplier (``""`` where unknown or the coordinates disagree)."""
+        """Return the unit of each multiplier (``""`` where unknown or the coordinates disagree)."""
         eom = self.eom
         A = eom.constraint_jacobian
         if not eom.multipliers or A is None:
@@ -121,7 +121,7 @@ class Dimensions(UnitAlgebra):
         return out
 
     def residuals(self) -> list[str]:
-        """The unit of each velocity-level constraint (``""`` where unknown)."""
+        """Return the unit of each velocity-level constraint (``""`` where unknown)."""
         return [self.text(g) for g in self.eom.system.velocity_constraints()]
 
 

@@ -40,7 +40,7 @@ def _expression(printer: ModelicaCodePrinter, expr) -> str:
 
 
 def _form(eom, level: str) -> str:
-    """The equations of motion in words and symbols, for the form the model has."""
+    """Return the equations of motion in words and symbols, for the form the model has."""
     if eom.is_reduced:
         return ("<p>Form: the reduced equations (no multipliers) in the independent velocities u = "
                 f"{html.escape(', '.join(eom.independent), quote=False)}: with the kinematic relations "

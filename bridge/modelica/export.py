@@ -70,8 +70,10 @@ def acceleration_unit(unit: str) -> str:
 
 
 def modelica_text(text: str) -> str:
-    """The body of a Modelica string literal: backslashes and quotes escaped, line breaks and tabs as ``\\n``,
-    ``\\t`` (the language's escapes), so that a multi-line description stays one line of the model.
+    """Return the body of a Modelica string literal.
+
+    Backslashes and quotes escaped, line breaks and tabs as ``\\n``, ``\\t`` (the language's escapes), so that a
+    multi-line description stays one line of the model.
     """
     return (text.replace("\\", "\\\\").replace('"', '\\"').replace("\r", "\\r").replace("\n", "\\n")
             .replace("\t", "\\t"))
@@ -176,15 +178,15 @@ class ModelicaWriter:
 
     # -- identifiers: one spelling of every user name in declarations and equations ----------------------
     def ident(self, name: str) -> str:
-        """The Modelica identifier of a user name (renamed for a backend, quoted where Modelica reserves it)."""
+        """Return the Modelica identifier of a user name (renamed for a backend, quoted where Modelica reserves it)."""
         return _ident(self.rename.get(name, name))
 
     def velocity(self, name: str) -> str:
-        """The velocity variable ``der_<name>`` of a coordinate."""
+        """Return the velocity variable ``der_<name>`` of a coordinate."""
         return _ident("der_" + self.rename.get(name, name))
 
     def acceleration(self, name: str) -> str:
-        """The acceleration variable ``der_der_<name>`` of a coordinate (``accelerations="variables"``)."""
+        """Return the acceleration variable ``der_der_<name>`` of a coordinate (``accelerations="variables"``)."""
         return _ident("der_der_" + self.rename.get(name, name))
 
     # -- pieces ---------------------------------------------------------------------
@@ -236,7 +238,7 @@ class ModelicaWriter:
         return [c for c in self.eom.system.coordinates if c.name in speeds]
 
     def _head(self, within: str | None) -> list[str]:
-        """The optional ``within`` clause and the model line with the description."""
+        """Return the optional ``within`` clause and the model line with the description."""
         system = self.eom.system
         out = [] if within is None else [f"within {within};" if within else "within;"]
         return out + [f'model {_ident(system.name)} "{_quote(system.description or system.name)}"']
@@ -256,7 +258,7 @@ class ModelicaWriter:
         return out
 
     def _coordinate_declarations(self, fixed: set[str]) -> list[str]:
-        """The generalized coordinates with start value, fixed, unit and nominal value."""
+        """Return the generalized coordinates with start value, fixed, unit and nominal value."""
         out = ["  // generalized coordinates"]
         for c in self.eom.system.coordinates:
             mods = _modifiers(start=_num(c.start), fixed=str(c.name in fixed).lower(), unit=_unit(c.unit),
@@ -266,7 +268,7 @@ class ModelicaWriter:
         return out
 
     def _velocity_declarations(self, fixed: set[str]) -> list[str]:
-        """The velocities ``der_<name>`` (a dependent one without start value) and acceleration variables."""
+        """Return the velocities ``der_<name>`` (a dependent one without start value) and acceleration variables."""
         out = ["  // generalized velocities"]
         speeds = self._speeds()
         for c in self.eom.system.coordinates:
@@ -286,7 +288,7 @@ class ModelicaWriter:
         return out
 
     def _result_declarations(self) -> list[str]:
-        """The multipliers ``lambda``, the outputs and the constraint residuals."""
+        """Return the multipliers ``lambda``, the outputs and the constraint residuals."""
         eom, system = self.eom, self.eom.system
         out = []
         if eom.multipliers:
@@ -305,7 +307,7 @@ class ModelicaWriter:
         return out + _switched.declarations(self)
 
     def _effort_equations(self) -> list[str]:
-        """The effort constraints ``Gamma(q, der(q), e, s, t) = 0`` (seed eq. 4.4) as written, kept algebraic."""
+        """Return the effort constraints ``Gamma(q, der(q), e, s, t) = 0`` (seed eq. 4.4) as written, kept algebraic."""
         efforts = self.eom.system.efforts
         _switched.check_exportable(self.eom)
         if not efforts:
@@ -317,13 +319,13 @@ class ModelicaWriter:
 
     @staticmethod
     def _cse_declarations(repl: list[tuple[sp.Symbol, sp.Expr]]) -> list[str]:
-        """The protected scalar temporaries ``nhb_cse<k>`` of the common subexpressions."""
+        """Return the protected scalar temporaries ``nhb_cse<k>`` of the common subexpressions."""
         if not repl:
             return []
         return ["protected"] + [f'  Real nhb_cse{k + 1} "common subexpression";' for k in range(len(repl))]
 
     def _auxiliary_declarations(self, protected: bool) -> list[str]:
-        """The protected scalars ``nhb_split<k>`` of the reduced methods' implicit split (B, beta, B', beta')."""
+        """Return the protected scalars ``nhb_split<k>`` of the reduced methods' implicit split (B, beta, B', beta')."""
         symbols = self.eom.auxiliary_symbols
         if not symbols:
             return []
@@ -366,13 +368,16 @@ class ModelicaWriter:
         return ["  // common subexpressions"] + [f"  {self.code(sym)} = {self.code(expr)};" for sym, expr in repl]
 
     def _dynamic_equations(self, lhs: list[sp.Expr], rhs: list[sp.Expr]) -> list[str]:
-        """The rows of ``M * accelerations = forcing`` for the independent velocities."""
+        """Return the rows of ``M * accelerations = forcing`` for the independent velocities."""
         method = METHODS[self.eom.method]
         out = [f"  // dynamics: {method.title} (mass matrix * accelerations = forcing)"]
         return out + [f"  {self.code(lhs[i])} = {self.code(rhs[i])};" for i in range(len(self.eom.u))]
 
     def _constraint_equations(self, lhs: list[sp.Expr], rhs: list[sp.Expr]) -> list[str]:
-        """The constraints of a multiplier DAE: as given, or at acceleration level (the rows after the dynamics)."""
+        """Return the constraints of a multiplier DAE.
+
+        As given, or at acceleration level (the rows after the dynamics).
+        """
         eom, system = self.eom, self.eom.system
         if not eom.multipliers:
             return []
@@ -407,8 +412,10 @@ class ModelicaWriter:
     outputs_via_der = True
 
     def _output_code(self, expr) -> str:
-        """An output's expression with every velocity written ``der(q)`` (the same value): Rumoca 0.9 fails on
-        an output linear in a velocity state ``der_q`` (docs/compiler-defects/RumocaLinearOutputOfState.mo).
+        """Return an output's expression with every velocity written ``der(q)`` (the same value).
+
+        Rumoca 0.9 fails on an output linear in a velocity state ``der_q``
+        (docs/compiler-defects/RumocaLinearOutputOfState.mo).
         """
         if not self.outputs_via_der:
             return self.code(expr)
@@ -441,7 +448,7 @@ class ModelicaWriter:
                 f'    Documentation(info="{modelica_block_text(self.documentation())}"));']
 
     def source(self, within: str | None = None) -> str:
-        """The model text; ``within`` adds a within clause (``""``: the top level)."""
+        """Return the model text; ``within`` adds a within clause (``""``: the top level)."""
         lhs, rhs, repl = self._dynamics()
         fixed = self._fixed()
         declarations = [*self._parameter_and_input_declarations(), *self._coordinate_declarations(fixed),
@@ -525,9 +532,11 @@ def package_files(eoms: Sequence[EquationsOfMotion], package: str, level: str = 
 
 def write_package(eoms: Sequence[EquationsOfMotion], directory: str | Path, package: str,
                   level: str = "auto", msl: bool = False) -> Path:
-    """Write the package folder ``directory/package`` as a whole: staged beside it and swapped in at once
-    (:func:`bridge.atomic.atomic_folder`), so a reader or a killed run never sees a mix of two exports. An
-    existing folder is replaced; one holding other files than ``*.mo`` and ``package.order`` is refused.
+    """Write the package folder ``directory/package`` as a whole.
+
+    Staged beside it and swapped in at once (:func:`bridge.atomic.atomic_folder`), so a reader or a killed run never
+    sees a mix of two exports. An existing folder is replaced; one holding other files than ``*.mo`` and
+    ``package.order`` is refused.
     """
     from ..atomic import atomic_folder
 

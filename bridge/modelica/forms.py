@@ -125,8 +125,9 @@ def normal_growth(eom: EquationsOfMotion) -> float:
 
 
 def applicable_forms(eom: EquationsOfMotion) -> tuple[str, ...]:
-    """The forms that give different texts for these equations: ``given`` only for a multiplier DAE with
-    constraints, ``normal`` only for a split with a coupled block.
+    """Return the forms that give different texts for these equations.
+
+    ``given`` only for a multiplier DAE with constraints, ``normal`` only for a split with a coupled block.
     """
     forms = ["implicit", "variables"]
     if eom.multipliers:
@@ -139,7 +140,7 @@ def applicable_forms(eom: EquationsOfMotion) -> tuple[str, ...]:
 
 
 def normal_split(eom: EquationsOfMotion) -> EquationsOfMotion:
-    """The same equations with every coupled split block ``L Z = R`` replaced by ``(L^T L) Z = L^T R``."""
+    """Return the same equations with every coupled split block ``L Z = R`` replaced by ``(L^T L) Z = L^T R``."""
     stages = []
     for stage in eom.auxiliary:
         L, R = stage.matrix, stage.rhs
@@ -150,7 +151,7 @@ def normal_split(eom: EquationsOfMotion) -> EquationsOfMotion:
 
 
 def _start_values(eom: EquationsOfMotion) -> dict[sp.Symbol, sp.Float]:
-    """The values of time, coordinates, velocities, parameters and inputs at the start of the exported model."""
+    """Return the values of time, coordinates, velocities, parameters and inputs at the start of the exported model."""
     from ..model import symbols as S
 
     system = eom.system
@@ -161,8 +162,9 @@ def _start_values(eom: EquationsOfMotion) -> dict[sp.Symbol, sp.Float]:
 
 
 def _nonzero_at(expr: sp.Expr, values: dict[sp.Symbol, sp.Float]) -> bool:
-    """Whether ``expr`` (structurally nonzero) is nonzero at ``values``; where it does not evaluate to a number
-    there, it counts as nonzero.
+    """Whether ``expr`` (structurally nonzero) is nonzero at ``values``.
+
+    Where it does not evaluate to a number there, it counts as nonzero.
     """
     try:
         return abs(complex(expr.xreplace(values).evalf())) > 1e-15
@@ -227,7 +229,7 @@ def normal_dynamics(eom: EquationsOfMotion) -> EquationsOfMotion:
 
 
 def in_form(eom: EquationsOfMotion, form: str) -> EquationsOfMotion:
-    """The equations as the form writes them (normal equations where it says so; else ``eom`` itself)."""
+    """Return the equations as the form writes them (normal equations where it says so; else ``eom`` itself)."""
     spec = FORMS[form]
     if spec.normal:
         eom = normal_split(eom)
@@ -287,7 +289,7 @@ NORMAL_GROWTH_LIMIT = 2.0
 
 
 def choose_form(eom: EquationsOfMotion) -> Choice:
-    """The default export form of these equations, and why.
+    """Return the default export form of these equations, and why.
 
     The rule is structural, from Rumoca 0.9 defects reproduced minimally in ``docs/compiler-defects/``, and a
     cost bound:
@@ -395,8 +397,9 @@ RUMOCA_MISSING = 'Rumoca is not installed; pip install --only-binary rumoca "rum
 
 
 def missing_compiler(tool: str) -> str | None:
-    """``None`` when ``tool`` (``rumoca`` or ``pymoca``) can be imported, else what is missing with the install
-    command (a check with it is then a skip, not a failure).
+    """``None`` when ``tool`` (``rumoca`` or ``pymoca``) can be imported.
+
+    Else what is missing with the install command (a check with it is then a skip, not a failure).
     """
     if tool == "rumoca":
         try:

@@ -26,20 +26,21 @@ LIBRARY = "NHBridge"
 
 
 def connector_class(kind: str, msl: bool) -> str:
-    """The full class name of the flange ``Flange_a`` of a port kind: the MSL's, or the local copy."""
+    """Return the full class name of the flange ``Flange_a`` of a port kind: the MSL's, or the local copy."""
     spec = PORT_KINDS[kind]
     root = spec.msl_package if msl else f"{LIBRARY}.Mechanics.{spec.library}.Interfaces"
     return f"{root}.Flange_a"
 
 
 def flow_symbol(coordinate: str) -> sp.Symbol:
-    """The placeholder of the flange's flow variable in the dynamic rows (printed as ``flange_<q>.tau``)."""
+    """Return the placeholder of the flange's flow variable in the dynamic rows (printed as ``flange_<q>.tau``)."""
     return sp.Symbol(f"nhb_port_{coordinate}")
 
 
 def port_forces(eom: EquationsOfMotion, rows: int) -> list[sp.Expr]:
-    """The terms the ports add to the first ``rows`` forcing rows: ``sum_i (dK_i/du_k) F_i`` for the dynamic
-    rows ``k < len(u)``, nothing for the constraint rows after them.
+    """Return the terms the ports add to the first ``rows`` forcing rows.
+
+    ``sum_i (dK_i/du_k) F_i`` for the dynamic rows ``k < len(u)``, nothing for the constraint rows after them.
     """
     system = eom.system
     out = [sp.Integer(0)] * rows
@@ -95,16 +96,18 @@ ICON = ('Icon(coordinateSystem(preserveAspectRatio=false, extent={{-100,-100},{1
 
 
 def uses_annotation(eom: EquationsOfMotion, msl: bool) -> str:
-    """The annotations before ``experiment``: ``uses(Modelica(version="4.0.0"))`` where the model refers to the
-    MSL's flanges, and the icon (:data:`ICON`).
+    """Return the annotations before ``experiment``.
+
+    ``uses(Modelica(version="4.0.0"))`` where the model refers to the MSL's flanges, and the icon (:data:`ICON`).
     """
     uses = 'uses(Modelica(version="4.0.0")),\n    ' if msl and eom.system.ports else ""
     return uses + ICON
 
 
 def library_files(eom: EquationsOfMotion | None = None, msl: bool = False) -> dict[str, str]:
-    """The files of the local connector package (path relative to a library root -> text); none where the model
-    uses no local connector (no ports, or the MSL's). Without ``eom``: the whole package.
+    """Return the files of the local connector package (path relative to a library root -> text).
+
+    None where the model uses no local connector (no ports, or the MSL's). Without ``eom``: the whole package.
     """
     if eom is not None and (msl or not eom.system.ports):
         return {}
@@ -112,8 +115,10 @@ def library_files(eom: EquationsOfMotion | None = None, msl: bool = False) -> di
 
 
 def _connector(spec: PortKind, side: str, indent: str) -> list[str]:
-    """``Flange_a``/``Flange_b`` as in the MSL: ``SI.<quantity> <potential>`` and ``flow SI.<quantity> <flow>``
-    with the types' final quantity and unit spelled out (the same structure, so the two connect).
+    """``Flange_a``/``Flange_b`` as in the MSL.
+
+    ``SI.<quantity> <potential>`` and ``flow SI.<quantity> <flow>`` with the types' final quantity and unit spelled out
+    (the same structure, so the two connect).
     """
     filled = side == "a"
     what = (f"One-dimensional {spec.kind} flange ({'filled' if filled else 'non-filled'} "

@@ -54,7 +54,7 @@ def short(expr, limit: int = 160) -> str:
 
 
 def nearest_double(number, context=None) -> float:
-    """The double nearest to the exact value of a real sympy number (Integer, Rational, Float, pi, E, ...).
+    """Return the double nearest to the exact value of a real sympy number (Integer, Rational, Float, pi, E, ...).
 
     Raises :class:`ExportError` when the value has no double: beyond the largest (about 1.8e308), a nonzero
     value that rounds to 0 (below about 4.9e-324), or not a finite real (``oo``, ``nan``, ``I``).
@@ -107,14 +107,16 @@ def modelica_ident(name: str) -> str:
 
 # -- the printer ----------------------------------------------------------------------------------------
 class CheckedPrinter:
-    """Printer mixin (shared with the C printer): what the target language cannot mean the same way is an
-    :class:`ExportError` naming the expression, and ``self._context`` holds the expression being printed.
+    """Printer mixin (shared with the C printer).
+
+    What the target language cannot mean the same way is an :class:`ExportError` naming the expression, and
+    ``self._context`` holds the expression being printed.
     """
 
     language = "Modelica"
 
     def doprint(self, expr, assign_to=None):
-        """The text of ``expr`` in :attr:`language`."""
+        """Return the text of ``expr`` in :attr:`language`."""
         self._context = expr
         try:
             return super().doprint(expr, assign_to)

@@ -41,7 +41,7 @@ MISSING_BUILTINS = {"asin": "arcsin", "acos": "arccos", "atan": "arctan", "atan2
 
 
 def require_pymoca():
-    """The pymoca and casadi modules, or an :class:`ExportError` with the install command.
+    """Return the pymoca and casadi modules, or an :class:`ExportError` with the install command.
 
     pymoca 0.12 maps a Modelica function call to the CasADi ``MX`` method of the same name, so the built-ins
     ``asin``, ``acos``, ``atan`` and ``atan2`` are unknown to it (CasADi spells them ``arcsin`` ...); they are
@@ -93,8 +93,10 @@ def _names(variable) -> list[str]:
 
 
 def _compile(source: str, name: str, library: Mapping[str, str] | None = None):
-    """Pymoca's model of ``name`` (parameters and constants replaced by their values); ``library``: more files
-    (path relative to the model's folder -> text), e.g. the connector package of a model with ports.
+    """Pymoca's model of ``name`` (parameters and constants replaced by their values).
+
+    ``library``: more files (path relative to the model's folder -> text), e.g. the connector package of a model with
+    ports.
     """
     ca, transfer_model = require_pymoca()
     tmp = Path(tempfile.mkdtemp(prefix="nhbridge-pymoca-"))
@@ -187,16 +189,17 @@ def simulate_pymoca(source: str, name: str, stop_time: float, dt: float, rtol: f
 
 
 def _blocks(sparsity) -> list[tuple[list[int], list[int]]]:
-    """The (rows, columns) of the block-triangular form of the Jacobian ``dr/dw``, in solving order."""
+    """Return the (rows, columns) of the block-triangular form of the Jacobian ``dr/dw``, in solving order."""
     nb, rowperm, colperm, rowblock, colblock, _, _ = sparsity.btf()
     return [(list(rowperm[rowblock[k]:rowblock[k + 1]]), list(colperm[colblock[k]:colblock[k + 1]]))
             for k in range(nb)]
 
 
 def _peel(sparsity, nx: int) -> list[tuple[int, int]]:
-    """Algebraic variables computed after the integration: repeatedly, one that only a single remaining equation
-    contains (an output, a residual), with that equation: the (row, column) pairs in peeling order. Any perfect
-    matching pairs them so: what remains is balanced if the whole was.
+    """Algebraic variables computed after the integration.
+
+    Repeatedly, one that only a single remaining equation contains (an output, a residual), with that equation: the
+    (row, column) pairs in peeling order. Any perfect matching pairs them so: what remains is balanced if the whole was.
     """
     rows_of: dict[int, set[int]] = {}
     for r, c in zip(*sparsity.get_triplet()):
@@ -249,5 +252,5 @@ class _BlockSolver:
 
 
 def ca_dense(matrix) -> np.ndarray:
-    """A CasADi DM as a dense numpy array."""
+    """Return a CasADi DM as a dense numpy array."""
     return np.asarray(matrix.full() if hasattr(matrix, "full") else matrix, dtype=float)

@@ -47,7 +47,7 @@ class DocumentedLimitation(ValidationError):
 
 
 def elements(system) -> tuple:
-    """The switched elements (friction switched by events, then the diodes), in the order of their unknowns."""
+    """Return the switched elements (friction switched by events, then the diodes), in the order of their unknowns."""
     return switched(system)
 
 
@@ -100,12 +100,12 @@ def check_exportable(eom) -> None:
 
 
 def column(eom, el) -> int:
-    """The column of the element's unknown in ``M z = F``."""
+    """Return the column of the element's unknown in ``M z = F``."""
     return list(eom.unknowns).index(el.symbol)
 
 
 def coordinate_row(eom, el) -> int:
-    """The dynamics row of the element's coordinate (the row its unknown enters)."""
+    """Return the dynamics row of the element's coordinate (the row its unknown enters)."""
     return list(eom.u).index(S.qd(el.coordinate))
 
 
@@ -132,8 +132,10 @@ def acceleration_row(eom, w: sp.Expr) -> sp.Expr:
 
 
 def projection(writer, el, w: sp.Symbol, gradient_of: sp.Expr) -> list[str]:
-    """``reinit`` of every velocity along ``g = dw/dq'`` so that ``w = 0`` (least change): ``v_k := v_k - w g_k/|g|^2``,
-    as the native simulation projects entering a holding mode; ``w`` is the variable holding the current w.
+    """``reinit`` of every velocity along ``g = dw/dq'`` so that ``w = 0`` (least change).
+
+    ``v_k := v_k - w g_k/|g|^2``, as the native simulation projects entering a holding mode; ``w`` is the variable
+    holding the current w.
     """
     system = writer.eom.system
     g = [sp.diff(gradient_of, v) for v in system.qd]
@@ -147,7 +149,7 @@ def projection(writer, el, w: sp.Symbol, gradient_of: sp.Expr) -> list[str]:
 
 
 def declarations(writer) -> list[str]:
-    """The variables of every switched element."""
+    """Return the variables of every switched element."""
     from . import diode, friction
 
     out = []
@@ -157,7 +159,7 @@ def declarations(writer) -> list[str]:
 
 
 def equations(writer) -> list[str]:
-    """The equations of every switched element."""
+    """Return the equations of every switched element."""
     from . import diode, friction
 
     check_exportable(writer.eom)
@@ -168,9 +170,10 @@ def equations(writer) -> list[str]:
 
 
 def simulate_switched_pymoca(eom, source: str, stop: float, dt: float, rtol: float):
-    """:func:`bridge.modelica.pymoca_backend.simulate_pymoca` of the model text ``source``; a
-    :class:`DocumentedLimitation` where the model has a mode state (no ``when``/``pre`` in pymoca), and a failure
-    of a model with diodes names the documented defect (relations make no events).
+    """:func:`bridge.modelica.pymoca_backend.simulate_pymoca` of the model text ``source``.
+
+    A :class:`DocumentedLimitation` where the model has a mode state (no ``when``/``pre`` in pymoca), and a failure of a
+    model with diodes names the documented defect (relations make no events).
     """
     from .ports import library_files
     from .pymoca_backend import simulate_pymoca

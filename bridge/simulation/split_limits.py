@@ -1,5 +1,7 @@
-"""Where no split of the velocities is regular: the message of the native run, the FMU's and the Modelica
-model's (``fmu/nhb_split.c`` writes the same text), naming the constraints that are dependent there.
+"""Where no split of the velocities is regular.
+
+The message of the native run, the FMU's and the Modelica model's (``fmu/nhb_split.c`` writes the same text), naming the
+constraints that are dependent there.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ def dependent_rows(A: np.ndarray, names: Sequence[str], threshold: float) -> lis
 
 
 def best_health(A: np.ndarray, exclude: Sequence[int] = ()) -> float:
-    """The best health of any split but the one with dependent coordinates ``exclude``."""
+    """Return the best health of any split but the one with dependent coordinates ``exclude``."""
     m, n = A.shape
     best = 0.0
     for ind in all_splits(n, m):

@@ -61,7 +61,7 @@ _UNPACKED: dict[str, Path] = {}
 
 
 def _unpacked(payload: Payload) -> Path:
-    """The FMU unpacked once per worker process (within the archive limits), removed at its exit."""
+    """Return the FMU unpacked once per worker process (within the archive limits), removed at its exit."""
     from ..validation.runs import unpack
 
     key = payload.digest
@@ -113,8 +113,9 @@ def _case_child(conn, folder: str, payload: Payload, start: dict) -> None:
 
 @contextmanager
 def _may_fork() -> Iterator[None]:
-    """Dask's worker processes are daemonic by default, and multiprocessing refuses children there; the
-    case's child is forked and killed by :func:`bridge.fmu.sandbox.isolated` itself, so allow it.
+    """Dask's worker processes are daemonic by default, and multiprocessing refuses children there.
+
+    The case's child is forked and killed by :func:`bridge.fmu.sandbox.isolated` itself, so allow it.
     """
     config = mp.current_process()._config  # noqa: SLF001 - the only switch multiprocessing offers
     daemon = config.pop("daemon", None)
@@ -165,7 +166,7 @@ def _worker_name() -> str:
 
 # -- client side ---------------------------------------------------------------------------------------------
 def check_address(address: str, timeout: float) -> None:
-    """A TCP connection to the scheduler within ``timeout`` seconds, else SweepError (before Dask retries)."""
+    """Return a TCP connection to the scheduler within ``timeout`` seconds, else SweepError (before Dask retries)."""
     from urllib.parse import urlparse
 
     parsed = urlparse(address if "://" in address else f"tcp://{address}")
@@ -189,8 +190,9 @@ def check_address(address: str, timeout: float) -> None:
 
 @contextmanager
 def _sigint_ignored() -> Iterator[None]:
-    """SIGINT ignored while the worker processes start (they inherit it), so a Ctrl-C in the terminal, which
-    goes to the whole process group, interrupts the client alone and the workers print no tracebacks.
+    """SIGINT ignored while the worker processes start (they inherit it), so a Ctrl-C in the terminal.
+
+    Which goes to the whole process group, interrupts the client alone and the workers print no tracebacks.
     """
     import signal
 
@@ -309,8 +311,10 @@ def _replay(outcome: tuple) -> Callable[[], Any]:
 
 
 class DaskRunner:
-    """Runs independent calls on a Dask cluster: ``runner(calls)`` -> one callable per call that returns its result
-    or raises its exception (with its attributes) when called. Used by ``nhbridge validate --scheduler``.
+    """Runs independent calls on a Dask cluster.
+
+    ``runner(calls)`` -> one callable per call that returns its result or raises its exception (with its attributes)
+    when called. Used by ``nhbridge validate --scheduler``.
     """
 
     def __init__(self, scheduler: str = "local", workers: int | None = None):

@@ -123,7 +123,7 @@ def parse_records(texts: Sequence[str], signals: Sequence[str], residuals: int,
 
 
 def _resolvers(known: list[str], residuals: int):
-    """The parser's name and der() callbacks: signals become symbols named like the FMU's variables."""
+    """Return the parser's name and der() callbacks: signals become symbols named like the FMU's variables."""
 
     def resolve(name: str, pos: int) -> sp.Expr:
         for k in range(1, residuals + 1):
@@ -149,8 +149,9 @@ _COMPILED: dict = {}
 
 
 def compiled(rec: Record, names: list | None = None):
-    """``rec.expr`` as a numpy function of its sorted free symbols, cached per process (a worker compiles each
-    record once; the children it forks for the cases inherit the cache).
+    """``rec.expr`` as a numpy function of its sorted free symbols.
+
+    Cached per process (a worker compiles each record once; the children it forks for the cases inherit the cache).
     """
     key = (rec.column, rec.expr)
     if key not in _COMPILED:

@@ -52,8 +52,10 @@ def check_writable(paths: Sequence[Path]) -> None:
 
 
 class StreamingTables:
-    """The sweep's table written while the cases run: rows in case order, in Parquet row groups and CSV chunks of
-    :data:`CHUNK_ROWS`, recorded series likewise; each file replaces its path atomically at :meth:`close`.
+    """The sweep's table written while the cases run.
+
+    Rows in case order, in Parquet row groups and CSV chunks of :data:`CHUNK_ROWS`, recorded series likewise; each file
+    replaces its path atomically at :meth:`close`.
 
     Memory is bounded whatever the number of cases: at most :data:`REORDER_ROWS` finished rows wait for an
     earlier case that still runs (past that the earliest waiting rows are written, and the late case's row
@@ -178,15 +180,16 @@ def _chunk_columns(names: Sequence[str], records: Sequence[str], chunk: Sequence
 
 
 def read_columns(path: Path, names: Sequence[str]) -> dict:
-    """Some columns of a written sweep table (Parquet), e.g. for :func:`plot`."""
+    """Return some columns of a written sweep table (Parquet), e.g. for :func:`plot`."""
     import pyarrow.parquet as pq
 
     return pq.read_table(path, columns=list(dict.fromkeys(names))).to_pydict()
 
 
 def plot(table: dict, value: str, against: Sequence[str], path: str | Path) -> Path:
-    """``value`` against one swept name (a line per value of a second one, if given as a grid), or a coloured
-    scatter over two swept names; written atomically.
+    """``value`` against one swept name (a line per value of a second one, if given as a grid).
+
+    Or a coloured scatter over two swept names; written atomically.
     """
     from ..simulation.plot import check_plot_path, pyplot
 

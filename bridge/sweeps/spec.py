@@ -69,14 +69,14 @@ class SweepSpec:
         return n * (self.samples or 1) if any(a.kind == "random" for a in self.axes) else n
 
     def cases(self) -> list[dict[str, float]]:
-        """One dict ``{name: value}`` per case, in a fixed order (a list: for small sweeps; see
-        :meth:`iter_cases`).
-        """
+        """One dict ``{name: value}`` per case, in a fixed order (a list: for small sweeps; see :meth:`iter_cases`)."""
         return list(self.iter_cases())
 
     def iter_cases(self) -> Iterator[dict[str, float]]:
-        """The cases of :meth:`cases`, made one at a time: memory independent of the number of cases, except the
-        random samples (``samples`` x random axes numbers, at most :data:`MAX_RANDOM_SAMPLES` samples).
+        """Return the cases of :meth:`cases`, made one at a time.
+
+        Memory independent of the number of cases, except the random samples (``samples`` x random axes numbers, at most
+        :data:`MAX_RANDOM_SAMPLES` samples).
         """
         fixed = [a for a in self.axes if a.kind != "random"]
         rand = [a for a in self.axes if a.kind == "random"]
@@ -108,7 +108,7 @@ def _short(value, limit: int = 60) -> str:
 
 
 def number(text: str | float | int) -> float:
-    """A finite float from a number or a constant expression (``pi/4``); ValueError with the reason."""
+    """Return a finite float from a number or a constant expression (``pi/4``); ValueError with the reason."""
     if isinstance(text, bool) or not isinstance(text, (str, int, float)):
         raise ValueError(f"expected a number, got {_short(text)}")
     if isinstance(text, int):

@@ -223,7 +223,7 @@ class Physics:
         return np.abs(np.asarray(self._res(args), dtype=float).reshape(len(traj.time), -1)).max(axis=1)
 
     def energy(self, traj: Trajectory) -> tuple[np.ndarray, float] | None:
-        """The Jacobi integral along the run and its scale ``max(|h(0)|, max T)``."""
+        """Return the Jacobi integral along the run and its scale ``max(|h(0)|, max T)``."""
         args = self._args(traj)
         if args is None:
             return None
@@ -286,7 +286,7 @@ def _plan(system: System, eom: EquationsOfMotion, stop: float, step: float, opti
     platforms = with_host(options.platforms)  # the host's binary is the one run here
 
     def method_eom(name: str) -> EquationsOfMotion:
-        """The method's equations (derived once per process, shared by its native run and its FMUs)."""
+        """Return the method's equations (derived once per process, shared by its native run and its FMUs)."""
         if name not in derived:
             try:
                 derived[name] = METHODS[name].derive(system, system.independent)
@@ -429,8 +429,10 @@ def _plan(system: System, eom: EquationsOfMotion, stop: float, step: float, opti
 
 
 def fmu_methods(system: System, options: Options) -> list[str]:
-    """The methods whose FMUs a campaign builds: ``options.fmu_methods``, else those of ``options.methods``, else
-    all; lagrange first (the run ids ``fmu2-me`` ...; another method's carry its name: ``fmu2-me-maggi``).
+    """Return the methods whose FMUs a campaign builds.
+
+    ``options.fmu_methods``, else those of ``options.methods``, else all; lagrange first (the run ids ``fmu2-me`` ...;
+    another method's carry its name: ``fmu2-me-maggi``).
     """
     from ..derivation.methods import METHODS
 

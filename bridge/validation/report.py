@@ -35,7 +35,7 @@ def _num(x: float | None, fmt: str = ".2e") -> str:
 
 # -- terminal --------------------------------------------------------------------------------------
 def terminal(campaign: Campaign) -> str:
-    """A fixed-width summary: one line per run, then one line per failure."""
+    """Return a fixed-width summary: one line per run, then one line per failure."""
     lines = [f"{'system':<20} {'run':<18} {'status':<6} {'worst signal':<16} {'max err':>9} {'tol':>7} "
              f"{'residual':>9} {'energy':>9} {'time':>6}"]
     for s in campaign.systems:
@@ -295,8 +295,9 @@ def unwritable(path: Path) -> str:
 
 
 def write_reports(campaign: Campaign, html_path=None, json_path=None, csv_path=None, plots: bool = True) -> list[Path]:
-    """Write the requested reports (each atomically); a path that cannot be written is recorded in
-    ``campaign.output_problems`` and the other reports are still written.
+    """Write the requested reports (each atomically).
+
+    A path that cannot be written is recorded in ``campaign.output_problems`` and the other reports are still written.
     """
     from ..errors import BridgeError
 

@@ -80,7 +80,7 @@ def _version(package: str) -> str:
 
 # -- Modelica through Rumoca ---------------------------------------------------------------------
 def rumoca_modelica_run(eom: EquationsOfMotion, stop: float, step: float, rtol: float = 1e-10) -> Trajectory:
-    """The exported model simulated by Rumoca (:func:`bridge.modelica.check.simulate_rumoca`)."""
+    """Return the exported model simulated by Rumoca (:func:`bridge.modelica.check.simulate_rumoca`)."""
     from ..modelica.check import simulate_rumoca
     from ..modelica.switched_times import tool_report
 
@@ -103,7 +103,7 @@ def rumoca_modelica_run(eom: EquationsOfMotion, stop: float, step: float, rtol: 
 
 # -- Modelica through pymoca and CasADi's IDAS ----------------------------------------------------
 def pymoca_modelica_run(eom: EquationsOfMotion, stop: float, step: float, rtol: float = 1e-10) -> Trajectory:
-    """The exported model compiled by pymoca and integrated by IDAS (:mod:`bridge.modelica.pymoca_backend`)."""
+    """Return the exported model compiled by pymoca and integrated by IDAS (:mod:`bridge.modelica.pymoca_backend`)."""
     from ..modelica.export import model_source
     from ..modelica.switched import DocumentedLimitation, simulate_switched_pymoca
     from ..modelica.switched_times import tool_report
@@ -231,7 +231,10 @@ def simulate_isolated(path: str | Path, **kwargs) -> dict[str, np.ndarray]:
 
 
 def unpack(path: str | Path, folder: str | Path) -> Path:
-    """The FMU unpacked into ``folder`` within the archive limits, its identifiers checked; RunFailure(input=True)."""
+    """Return the FMU unpacked into ``folder`` within the archive limits, its identifiers checked.
+
+    RunFailure(input=True).
+    """
     import fmpy
 
     from ..fmu.archive import ArchiveError, check_identifiers, unpack_fmu
@@ -246,8 +249,9 @@ def unpack(path: str | Path, folder: str | Path) -> Path:
 
 
 def isolated(target: Callable, *args, timeout: float = FMU_TIMEOUT):
-    """Run ``target(conn, *args)`` in a child process (:func:`bridge.fmu.sandbox.isolated`); its message, or
-    RunFailure for a crash or timeout. An interruption of the caller is raised again as it came.
+    """Run ``target(conn, *args)`` in a child process (:func:`bridge.fmu.sandbox.isolated`).
+
+    Its message, or RunFailure for a crash or timeout. An interruption of the caller is raised again as it came.
     """
     from ..fmu.sandbox import ChildFailure, ChildInterrupted
     from ..fmu.sandbox import isolated as run_isolated

@@ -44,7 +44,7 @@ class Settings:
         return float(self.tolerances[run_type])
 
     def merged(self, overrides: Mapping[str, Any]) -> Settings:
-        """These settings with ``overrides`` (already checked) applied."""
+        """Return these settings with ``overrides`` (already checked) applied."""
         if not overrides:
             return self
         tol = dict(self.tolerances)

@@ -118,8 +118,9 @@ def check_mass_matrix(eom: EquationsOfMotion, at: np.ndarray) -> None:
 
 
 def _regular_once_scaled(M: np.ndarray, sweeps: int = 8) -> bool:
-    """Whether ``M`` is regular after row and column scaling by powers of two (Ruiz equilibration): a matrix that
-    only looks singular because its entries differ by many orders of magnitude.
+    """Whether ``M`` is regular after row and column scaling by powers of two (Ruiz equilibration).
+
+    A matrix that only looks singular because its entries differ by many orders of magnitude.
     """
     A = M.copy()
     for _ in range(sweeps):
@@ -155,8 +156,10 @@ def _check_friction_sticks_alone(eom: EquationsOfMotion, undetermined: list[str]
 
 
 def _stages_once(eom: EquationsOfMotion, args: list, at: np.ndarray) -> np.ndarray:
-    """The auxiliary placeholders at one point, each stage evaluated by substitution (cheaper than compiling for a
-    single use) and solved by pivoted LU, as :class:`~bridge.derivation.numeric_model.AuxiliarySolver` does.
+    """Return the auxiliary placeholders at one point.
+
+    Each stage evaluated by substitution (cheaper than compiling for a single use) and solved by pivoted LU, as
+    :class:`~bridge.derivation.numeric_model.AuxiliarySolver` does.
     """
     from ...errors import SimulationError
     from ..dense import LUFactors

@@ -84,7 +84,8 @@ def inertia_forces(mb: Multibody, d: Differentiator, partials: list) -> list[Lin
 
 
 def active_forces(system: System, mb: Multibody, d: Differentiator, partials: list) -> list:
-    """``F_i = sum_b m_b g . v_b,i + sum_loads F . v_P,i`` plus the system's forces not described by the bodies:
+    """``F_i = sum_b m_b g . v_b,i + sum_loads F . v_P,i`` plus the system's forces not described by the bodies.
+
     ``-dV'/dq_i + Q'_i - dD/dq'_i`` with ``V' = V - V_bodies``, ``Q' = Q - Q_loads`` (zero for a system built from
     bodies alone).
     """

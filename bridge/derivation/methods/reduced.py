@@ -75,7 +75,7 @@ def _placeholders(label: str, rows: Sequence[str], cols: Sequence[str] | None) -
 
 
 def reduce(system: System, d: Differentiator, independent: Sequence[int], A, a0) -> Reduction:
-    """The reduced kinematics with the split kept implicit.
+    """Return the reduced kinematics with the split kept implicit.
 
     Stage 1: ``A_dep [B, beta] = -[A_ind, a0]``; stage 2 (its time derivative along the motion):
     ``A_dep [B', beta'] = -[A'_ind + A'_dep B, a0' + A'_dep beta]`` with ``A' = dA/dq q' + dA/dt`` and the
@@ -167,9 +167,11 @@ def pick_independent(system: System, d: Differentiator, A, independent: Sequence
 
 
 def project(red: Reduction, E: Sequence[LinearForm], Q: Sequence) -> tuple[list[list], list, list]:
-    """``C^T E = C^T Q`` in the independent accelerations: with ``E_i = sum_j M_ij q''_j + r_i`` and
-    ``q'' = C u' + C' u + c0'``, the mass matrix ``C^T M C``, the forcing ``C^T (Q - M (C'u + c0') - r)`` and
-    the projected forces ``C^T Q`` (each with the split's placeholders substituted); zero entries of C skipped.
+    """``C^T E = C^T Q`` in the independent accelerations.
+
+    With ``E_i = sum_j M_ij q''_j + r_i`` and ``q'' = C u' + C' u + c0'``, the mass matrix ``C^T M C``, the forcing
+    ``C^T (Q - M (C'u + c0') - r)`` and the projected forces ``C^T Q`` (each with the split's placeholders substituted);
+    zero entries of C skipped.
     """
     n, p = len(E), len(red.u)
     mass = [[ZERO] * p for _ in range(p)]
@@ -295,7 +297,7 @@ class GibbsAppell(Method):
 
 
 def _tidy(e):
-    """A symengine expression with ``sin^2 + cos^2`` cancelled where that makes it smaller (within a budget)."""
+    """Return a symengine expression with ``sin^2 + cos^2`` cancelled where that makes it smaller (within a budget)."""
     if not (e.atoms(se.sin) and e.atoms(se.cos)):
         return e
     tidy = tidy_trig(to_sp(e))

@@ -89,7 +89,7 @@ class _RunSettings:
 
 
 def _run_settings(opts: dict, ref: CsvData) -> _RunSettings:
-    """The run that ``_ref.opt`` asks for.
+    """Return the run that ``_ref.opt`` asks for.
 
     Output every OutputIntervalLength, else StepSize, else the reference's median spacing (if that is not positive:
     (stop - start) / REFERENCE_INTERVALS); CS communicates every StepSize (StepSize 0, variable step: at the output
@@ -129,7 +129,7 @@ def _signals_to_compare(res: CrosscheckResult, plan: CheckPlan, variables: dict)
 
 
 def _input_array(res: CrosscheckResult, plan: CheckPlan, fmu_inputs: list[str]):
-    """The ``_in.csv`` values of the FMU's inputs as fmpy's structured array, or None (inputs at start values).
+    """Return the ``_in.csv`` values of the FMU's inputs as fmpy's structured array, or None (inputs at start values).
 
     An ``_in.csv`` column that is no input of the FMU is a reason to fail; inputs it leaves out get a note.
     """
@@ -150,7 +150,7 @@ def _input_array(res: CrosscheckResult, plan: CheckPlan, fmu_inputs: list[str]):
 
 
 def _note_validation_problems(res: CrosscheckResult, fmu: Path) -> None:
-    """A note with the number and the first three problems ``fmpy.validation.validate_fmu`` finds, if any."""
+    """Return a note with the number and the first three problems ``fmpy.validation.validate_fmu`` finds, if any."""
     from fmpy.validation import validate_fmu
 
     try:
@@ -163,7 +163,7 @@ def _note_validation_problems(res: CrosscheckResult, fmu: Path) -> None:
 
 
 def _how_simulated(kind: str, run: _RunSettings, plan: CheckPlan, input_array, fmu_inputs: list[str]) -> str:
-    """The ReadMe's account of the simulation: interface, solver and tolerance, output interval, span, inputs."""
+    """Return the ReadMe's account of the simulation: interface, solver and tolerance, output interval, span, inputs."""
     if kind == "ModelExchange":
         tol = "the FMU's default tolerance (RelTol 0 in `_ref.opt`)" if run.rtol is None else \
             (f"relative tolerance {run.rtol:g} (RelTol {run.rtol_opt:g} of `_ref.opt`, not tighter than "
@@ -181,7 +181,7 @@ def _how_simulated(kind: str, run: _RunSettings, plan: CheckPlan, input_array, f
 
 def _simulate(res: CrosscheckResult, plan: CheckPlan, kind: str, run: _RunSettings, present: list[str],
               input_array) -> dict[str, np.ndarray] | None:
-    """The simulated ``present`` signals (and time) from an isolated fmpy run; None, with a reason, when none."""
+    """Return the simulated ``present`` signals (and time) from an isolated fmpy run; None, with a reason, when none."""
     from ..runs import RunFailure, simulate_isolated
 
     if not present:
@@ -242,7 +242,10 @@ def _write_results(res: CrosscheckResult, plan: CheckPlan, out_text: str | None,
 
 
 def _out_csv(res: CrosscheckResult, data: dict[str, np.ndarray] | None, present: list[str]) -> str | None:
-    """The text of ``{Model}_out.csv`` (the simulated signals), noted when above the rules' 1 MB; None unsimulated."""
+    """Return the text of ``{Model}_out.csv`` (the simulated signals), noted when above the rules' 1 MB.
+
+    None unsimulated.
+    """
     if data is None:
         return None
     out_text = csv_text(data["time"], {n: data[n] for n in present if n in data})

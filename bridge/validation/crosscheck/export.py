@@ -61,7 +61,7 @@ def _one_line(text: str) -> str:
 
 
 def _summary(text: str, limit: int = 120) -> str:
-    """The first sentence of a description, shortened for a table cell (no ``|``)."""
+    """Return the first sentence of a description, shortened for a table cell (no ``|``)."""
     text = _one_line(text).replace("|", "/")
     match = re.match(r"(.+?[.!?])\s+(?=[A-Z])", text)
     first = match.group(1) if match else text

@@ -29,13 +29,13 @@ MAX_LINE_PROBLEMS = 5
 
 
 def _number(x: float) -> str:
-    """A C floating-point literal (Appendix B); 15 significant digits."""
+    """Return a C floating-point literal (Appendix B); 15 significant digits."""
     text = format(float(x), ".15g")
     return "0" if text == "-0" else text
 
 
 def csv_text(time: np.ndarray, signals: dict[str, np.ndarray]) -> str:
-    """A CSV by the rules: quoted names in line 1, ``time`` first, numbers from line 2, no trailing separator."""
+    """Return a CSV by the rules: quoted names in line 1, ``time`` first, numbers from line 2, no trailing separator."""
     names = ["time", *signals]
     for name in names:
         if '"' in name or "," in name or "\n" in name:

@@ -61,7 +61,7 @@ class Layout:
 
 
 def parse_layout(model_dir: str | Path) -> Layout | None:
-    """The layout of ``.../fmus/2.0/me/linux64/Tool/1.0/Model``, or None for a folder elsewhere."""
+    """Return the layout of ``.../fmus/2.0/me/linux64/Tool/1.0/Model``, or None for a folder elsewhere."""
     path = Path(os.path.abspath(model_dir))
     parts = path.parts
     if len(parts) < 8 or parts[-7] != "fmus" or parts[-5] not in FMI_TYPES or not _VERSION_DIR.fullmatch(parts[-6]):
