@@ -82,11 +82,34 @@ class ProblemCollector:
         self.problems: list[Problem] = []
 
     def add(self, entry: str, message: str, hint: str = "") -> None:
+        """Record a problem of the input.
+
+        Parameters
+        ----------
+        entry : str
+            Where: a TOML path such as ``parameters.m`` or ``constraints.nonholonomic[2]``.
+        message : str
+            What is wrong.
+        hint : str, optional
+            How to fix it.
+        """
         self.problems.append(Problem(entry, message, hint, self.source))
 
     def __bool__(self) -> bool:
         return bool(self.problems)
 
     def raise_if_any(self, cls: type[BridgeError] = SystemFileError) -> None:
+        """Raise every recorded problem at once, if there is any.
+
+        Parameters
+        ----------
+        cls : type, optional
+            The :class:`BridgeError` subclass to raise.
+
+        Raises
+        ------
+        BridgeError
+            An instance of ``cls`` holding all the problems.
+        """
         if self.problems:
             raise cls(self.problems)

@@ -28,6 +28,8 @@ REAL_TYPES = ("Real", "Float64", "Float32")
 
 @dataclass(frozen=True)
 class VariableInfo:
+    """One scalar variable of an FMU's model description (name, value reference, causality, unit, start)."""
+
     name: str
     vr: int
     causality: str
@@ -58,6 +60,7 @@ class ModelInfo:
 
     @property
     def co_simulation(self) -> bool:
+        """Whether the FMU has a Co-Simulation interface (a Co-Simulation model identifier)."""
         return bool(self.identifier)
 
     @property
@@ -67,6 +70,7 @@ class ModelInfo:
 
     @property
     def made_by_nhbridge(self) -> bool:
+        """Whether nhbridge generated the FMU (its ``generationTool``), which allows a rollback by reinit."""
         return self.generation_tool.startswith("nhbridge")
 
     @property
@@ -81,9 +85,23 @@ class ModelInfo:
         return None
 
     def inputs(self) -> list[str]:
+        """Return the names of the FMU's input variables, in the order of its model description.
+
+        Returns
+        -------
+        list of str
+            Names of the variables with causality ``input``.
+        """
         return [v.name for v in self.variables.values() if v.causality == "input"]
 
     def outputs(self) -> list[str]:
+        """Return the names of the FMU's output variables, in the order of its model description.
+
+        Returns
+        -------
+        list of str
+            Names of the variables with causality ``output``.
+        """
         return [v.name for v in self.variables.values() if v.causality == "output"]
 
 

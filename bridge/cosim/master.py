@@ -184,6 +184,21 @@ class Master:
 
     # -- runs ----------------------------------------------------------------------------------------
     def run(self) -> CosimResult:
+        """Run the co-simulation from the start time to the stop time of the settings.
+
+        Instantiates and initializes every component, exchanges the connections at every communication point
+        (fixed steps, or step-doubling when adaptive) and frees the instances at the end, also on failure.
+
+        Returns
+        -------
+        CosimResult
+            The recorded signals at every accepted communication point, with the run statistics.
+
+        Raises
+        ------
+        CosimRunError
+            When a component fails (the message names the component and the FMI call).
+        """
         s = self.settings
         started = time.perf_counter()
         progress = self.progress_on if isinstance(self.progress_on, Progress) or hasattr(self.progress_on, "update") \

@@ -79,6 +79,7 @@ class Connection:
 
     @property
     def text(self) -> str:
+        """The connection written ``source.output -> target.input`` for messages."""
         return f"{self.source}.{self.output} -> {self.target}.{self.input}"
 
 
@@ -112,6 +113,23 @@ class Scenario:
     folder: Path = field(default=Path("."), compare=False)
 
     def component(self, name: str) -> ComponentSpec:
+        """Return the component named ``name``.
+
+        Parameters
+        ----------
+        name : str
+            The component's name in the scenario.
+
+        Returns
+        -------
+        ComponentSpec
+            The component.
+
+        Raises
+        ------
+        KeyError
+            When the scenario has no such component.
+        """
         for c in self.components:
             if c.name == name:
                 return c

@@ -35,6 +35,7 @@ class Cosimulation:
 
     @property
     def scenario(self) -> Scenario:
+        """The checked scenario of the plan."""
         return self.plan.scenario
 
     def run(self, *, step: float | None = None, stop_time: float | None = None, algorithm: str | None = None,

@@ -45,6 +45,7 @@ class DerivationStats:
 
     @property
     def differentiations(self) -> int:
+        """The elementary differentiations in all: partial derivatives plus total time derivatives."""
         return self.differentiations_partial + self.differentiations_time
 
 
@@ -96,26 +97,32 @@ class EquationsOfMotion:
     # -- views -----------------------------------------------------------------
     @property
     def name(self) -> str:
+        """The system's name."""
         return self.system.name
 
     @property
     def q(self) -> tuple[sp.Symbol, ...]:
+        """The coordinate symbols ``q`` (n)."""
         return self.system.q
 
     @property
     def qd(self) -> tuple[sp.Symbol, ...]:
+        """The velocity symbols ``der(q)`` (n)."""
         return self.system.qd
 
     @property
     def qdd(self) -> tuple[sp.Symbol, ...]:
+        """The acceleration symbols ``der(der(q))`` (n)."""
         return self.system.qdd
 
     @property
     def du(self) -> tuple[sp.Symbol, ...]:
+        """The acceleration symbols ``der(der(.))`` of the speeds ``u`` (p)."""
         return tuple(S.qdd(S.base_name(s)) for s in self.u)
 
     @property
     def dependent_index(self) -> tuple[int, ...]:
+        """The indices of the dependent coordinates among the system's coordinates."""
         names = [c.name for c in self.system.coordinates]
         return tuple(names.index(nm) for nm in self.dependent)
 
@@ -126,26 +133,32 @@ class EquationsOfMotion:
 
     @property
     def unknowns(self) -> tuple[sp.Symbol, ...]:
+        """The unknowns of ``mass_matrix * unknowns = forcing``: ``du``, the multipliers, then the efforts."""
         return self.du + self.multipliers + self.efforts
 
     @property
     def is_reduced(self) -> bool:
+        """Whether the equations are in fewer speeds than coordinates (a reduced method)."""
         return len(self.u) < self.system.n
 
     @property
     def holonomic(self) -> tuple[sp.Expr, ...]:
+        """The holonomic constraints ``phi(q, t)`` of the system."""
         return self.system.holonomic
 
     @property
     def outputs(self) -> Mapping[str, sp.Expr]:
+        """The system's outputs, name -> expression."""
         return self.system.outputs
 
     @property
     def parameters(self):
+        """The system's parameters."""
         return self.system.parameters
 
     @property
     def inputs(self):
+        """The system's inputs."""
         return self.system.inputs
 
     def form(self, name: str) -> sp.Basic:

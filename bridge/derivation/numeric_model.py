@@ -112,6 +112,18 @@ class NumericModel:
         self.independent_index = np.array(idx, dtype=int)
 
     def set_parameters(self, values: Mapping[str, float]) -> None:
+        """Change parameter values for the following evaluations.
+
+        Parameters
+        ----------
+        values : mapping of str to float
+            Parameter name -> value.
+
+        Raises
+        ------
+        SimulationError
+            When a name is not a parameter of the system.
+        """
         names = [p.name for p in self.eom.system.parameters]
         for k, v in values.items():
             if k not in names:
@@ -165,6 +177,22 @@ class NumericModel:
         return f"{', '.join(bad[:4])} at {', '.join(state[:8])}"
 
     def kinematics(self, t: float, q: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """Return ``q' = kinematics(q, u, t)`` at a state.
+
+        Parameters
+        ----------
+        t : float
+            Time.
+        q : numpy.ndarray
+            Coordinates (n).
+        u : numpy.ndarray
+            Speeds (p).
+
+        Returns
+        -------
+        numpy.ndarray
+            The coordinate velocities (n).
+        """
         return np.asarray(self._kin(self._base(t, q, u)), dtype=float).ravel()
 
     def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
@@ -183,6 +211,22 @@ class NumericModel:
         return np.asarray(self._acc(np.concatenate([self._base(t, q, u), du])), dtype=float).ravel()
 
     def multipliers(self, t: float, q: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """Return the multipliers ``lambda`` at a state (empty for reduced methods).
+
+        Parameters
+        ----------
+        t : float
+            Time.
+        q : numpy.ndarray
+            Coordinates (n).
+        u : numpy.ndarray
+            Speeds (p).
+
+        Returns
+        -------
+        numpy.ndarray
+            The multipliers (m).
+        """
         return self.solve(t, q, u)[self.p:self.p + self.m]
 
     def efforts(self, t: float, q: np.ndarray, u: np.ndarray) -> np.ndarray:
@@ -190,6 +234,20 @@ class NumericModel:
         return self.solve(t, q, u)[self.p + self.m:]
 
     def state(self, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        """Return the integrator's state ``x = (q, u)`` from the coordinates and all velocities.
+
+        Parameters
+        ----------
+        q : numpy.ndarray
+            Coordinates (n).
+        qd : numpy.ndarray
+            All velocities (n); the speeds are those of the independent coordinates.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``(q, u)`` (n + p).
+        """
         return np.concatenate([q, np.asarray(qd, dtype=float)[self.independent_index]])
 
     def _full(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
@@ -207,6 +265,22 @@ class NumericModel:
         return np.asarray(self._con(self._full(t, q, qd)), dtype=float).ravel()
 
     def constraint_matrix(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        """Return the constraint Jacobian ``A(q, t)`` of ``A q' + a0 = 0`` at a state (reduced methods).
+
+        Parameters
+        ----------
+        t : float
+            Time.
+        q : numpy.ndarray
+            Coordinates (n).
+        qd : numpy.ndarray
+            Velocities (n).
+
+        Returns
+        -------
+        numpy.ndarray
+            The m x n matrix.
+        """
         A = self.eom.constraint_jacobian
         return np.asarray(self._jac(self._full(t, q, qd)), dtype=float).reshape(A.shape)
 

@@ -53,6 +53,18 @@ class Tidy:
         return sp.Add(*[sp.factor_terms(TR10i(coeff)) * key for key, coeff in terms.items()])
 
     def __call__(self, expr):
+        """Return ``expr`` (or each entry of a matrix) tidied for display, within the remaining budget.
+
+        Parameters
+        ----------
+        expr : sympy.Expr or sympy.MatrixBase
+            The expression.
+
+        Returns
+        -------
+        sympy.Expr or sympy.MatrixBase
+            An equal expression, shorter where the budget allowed; ``expr`` itself when the budget is spent.
+        """
         if isinstance(expr, sp.MatrixBase):
             return expr.applyfunc(self)
         if not isinstance(expr, sp.Expr) or expr.is_Atom:
@@ -79,6 +91,18 @@ def _str(expr) -> str:
 
 
 def latex_names(eom: EquationsOfMotion) -> dict[sp.Symbol, str]:
+    """Return the LaTeX names of the velocities (dotted), accelerations (double-dotted) and multipliers of ``eom``.
+
+    Parameters
+    ----------
+    eom : EquationsOfMotion
+        The equations.
+
+    Returns
+    -------
+    dict of sympy.Symbol to str
+        Symbol -> LaTeX.
+    """
     names: dict[sp.Symbol, str] = {}
     for c in eom.system.coordinates:
         base = sp.latex(sp.Symbol(c.name))
@@ -110,6 +134,22 @@ class _Latex(LatexPrinter):
 
 
 def to_latex(eom: EquationsOfMotion, simplify: bool = False, budget: float = DEFAULT_BUDGET) -> str:
+    """Return the equations of motion as a LaTeX ``align`` environment.
+
+    Parameters
+    ----------
+    eom : EquationsOfMotion
+        The equations.
+    simplify : bool, optional
+        Simplify every entry with ``trigsimp`` (slow on large systems).
+    budget : float, optional
+        Seconds for the display simplification; entries left over are printed as derived.
+
+    Returns
+    -------
+    str
+        The LaTeX text: kinematics of the dependent coordinates (reduced methods), then one row per equation.
+    """
     printer = _Latex(latex_names(eom))
     tidy = Tidy(eom, simplify, budget)
 
@@ -138,6 +178,22 @@ def to_latex(eom: EquationsOfMotion, simplify: bool = False, budget: float = DEF
 
 
 def to_text(eom: EquationsOfMotion, simplify: bool = False, budget: float = DEFAULT_BUDGET) -> str:
+    """Return the equations of motion as plain text.
+
+    Parameters
+    ----------
+    eom : EquationsOfMotion
+        The equations.
+    simplify : bool, optional
+        Simplify every entry with ``trigsimp`` (slow on large systems).
+    budget : float, optional
+        Seconds for the display simplification.
+
+    Returns
+    -------
+    str
+        The unknowns, the rows of ``mass matrix * unknowns = forcing`` and the constraints.
+    """
     tidy = Tidy(eom, simplify, budget)
     title = METHODS[eom.method].title
     out = [f"{eom.system.name} — {title}"]
@@ -194,6 +250,22 @@ def _effort_lines(eom: EquationsOfMotion, tidy) -> list[str]:
 
 
 def to_json(eom: EquationsOfMotion, simplify: bool = False, budget: float = DEFAULT_BUDGET) -> str:
+    """Return the equations of motion as JSON.
+
+    Parameters
+    ----------
+    eom : EquationsOfMotion
+        The equations.
+    simplify : bool, optional
+        Simplify every entry with ``trigsimp`` (slow on large systems).
+    budget : float, optional
+        Seconds for the display simplification.
+
+    Returns
+    -------
+    str
+        A JSON object: name, method, coordinates, speeds, unknowns, kinematics, mass matrix, forcing, constraints.
+    """
     tidy = Tidy(eom, simplify, budget)
     M = tidy(eom.mass_matrix)
     data = {

@@ -103,6 +103,18 @@ def parse_platforms(items: Iterable[str] | str | None) -> tuple[Platform, ...]:
 
 
 def platform_names(platforms: Iterable[Platform]) -> str:
+    """Return the platforms' names as a comma-separated list.
+
+    Parameters
+    ----------
+    platforms : iterable of Platform
+        The platforms.
+
+    Returns
+    -------
+    str
+        E.g. ``"linux64, win64"``.
+    """
     return ", ".join(p.name for p in platforms)
 
 

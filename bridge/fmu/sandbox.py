@@ -39,18 +39,46 @@ class Beacon:
         self.cells[4], self.cells[5] = t, steps
 
     def finish(self, t: float, steps: int) -> None:
+        """Record the final progress (the interface of :class:`bridge.cosim.results.Progress`).
+
+        Parameters
+        ----------
+        t : float
+            The time reached.
+        steps : int
+            The steps taken.
+        """
         self.update(t, steps)
 
     def progress(self) -> tuple[float, int]:
+        """Return the child's last progress.
+
+        Returns
+        -------
+        tuple of (float, int)
+            The time reached and the steps taken.
+        """
         return float(self.cells[4]), int(self.cells[5])
 
     def mark(self, who: int, what: int, t: float) -> None:
+        """Stamp a foreign call before it is made, so that a crash or hang can be blamed on it.
+
+        Parameters
+        ----------
+        who : int
+            The component's index.
+        what : int
+            The call's code.
+        t : float
+            The simulated time of the call.
+        """
         cells = self.cells
         cells[1], cells[2], cells[3] = who, what, t
         cells[0] += 1.0
 
     @property
     def calls(self) -> int:
+        """The number of foreign calls stamped so far."""
         return int(self.cells[0])
 
     def last(self) -> tuple[int, int, float]:

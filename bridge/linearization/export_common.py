@@ -44,14 +44,17 @@ class CheckedLinear:
 
     @property
     def n(self) -> int:
+        """The number of states (rows of A)."""
         return self.A.shape[0]
 
     @property
     def m(self) -> int:
+        """The number of inputs (columns of B)."""
         return self.B.shape[1]
 
     @property
     def p(self) -> int:
+        """The number of outputs (rows of C)."""
         return self.C.shape[0]
 
 
@@ -173,6 +176,25 @@ def default_stop_time(lin: CheckedLinear) -> float:
 
 
 def finite_number(value: float, what: str) -> float:
+    """Return ``value`` as a float when it is positive and finite.
+
+    Parameters
+    ----------
+    value : float
+        The value to check.
+    what : str
+        What it is, for the message (e.g. ``"--stop-time"``).
+
+    Returns
+    -------
+    float
+        The value.
+
+    Raises
+    ------
+    ExportError
+        When the value is not a positive finite number.
+    """
     value = float(value)
     if not math.isfinite(value) or value <= 0:
         raise ExportError(f"{what} must be a positive finite number, got {value}")

@@ -53,6 +53,18 @@ class LazyCompiled:
         self.after, self.calls, self.compiled = after, 0, None
 
     def __call__(self, values) -> np.ndarray:
+        """Return the expressions' values at ``args = values`` (NaN where one is not a real number).
+
+        Parameters
+        ----------
+        values : array_like
+            One value per argument.
+
+        Returns
+        -------
+        numpy.ndarray
+            One value per expression.
+        """
         self.calls += 1
         if self.compiled is None and self.calls > self.after:
             self.compiled = compile_exprs(self.args, self.exprs)

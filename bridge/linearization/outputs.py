@@ -72,6 +72,20 @@ def record(lin: LinearModel) -> dict[str, Any]:
 
 
 def write_json(path: str | Path, data: dict[str, Any]) -> Path:
+    """Write ``data`` as indented JSON (no NaN; numpy values as numbers), atomically.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The file to write.
+    data : dict
+        The record.
+
+    Returns
+    -------
+    pathlib.Path
+        The written file.
+    """
     return write_text(path, json.dumps(data, indent=1, allow_nan=False, default=_none) + "\n")
 
 

@@ -33,6 +33,8 @@ _SPEC = re.compile(r"\A\s*(?P<name>[^=]+?)\s*=\s*(?P<range>.+)\Z")
 
 @dataclass(frozen=True)
 class SweepSpec:
+    """A linear sweep of one name (coordinate, velocity, parameter or input) over ``num`` values."""
+
     name: str
     start: float
     stop: float
@@ -40,6 +42,7 @@ class SweepSpec:
 
     @property
     def values(self) -> list[float]:
+        """The swept values, ``linspace(start, stop, num)``."""
         return [float(x) for x in np.linspace(self.start, self.stop, self.num)]
 
 
@@ -121,6 +124,25 @@ class Sweep:
         return pt
 
     def model_at(self, value: float, cyclic=None, conserved=None) -> LinearModel:
+        """Return the linear model at the consistent point with the swept value ``value``.
+
+        Parameters
+        ----------
+        value : float
+            The swept name's value.
+        cyclic, conserved : optional
+            States and conserved combinations to drop, as :meth:`Linearizer.at` takes them.
+
+        Returns
+        -------
+        LinearModel
+            The model there.
+
+        Raises
+        ------
+        LinearizationError
+            When the model cannot be formed there (e.g. a singular split), naming the value.
+        """
         try:
             pt = self._point(value)
             return self.lin.at(pt, cyclic=cyclic, conserved=conserved, keep_conserved=self.keep_conserved)
@@ -175,6 +197,18 @@ class Sweep:
                 "([method] independent or --independent)", self.system.source))
 
     def g(self, value: float) -> float:
+        """Return the stability margin at ``value``: the largest real part of the kept eigenvalues of A.
+
+        Parameters
+        ----------
+        value : float
+            The swept name's value.
+
+        Returns
+        -------
+        float
+            Negative where asymptotically stable; its sign changes locate the crossings.
+        """
         return _largest_real(self.model_at(value, *self.drop).A, self._nullity)
 
     def stability(self, values: list[float], models: list[LinearModel]) -> dict:
@@ -239,6 +273,18 @@ def _largest_real(A: np.ndarray, k: int) -> float:
 
 
 def stability_text(stab: dict) -> str:
+    """Return the stability summary of a sweep as text.
+
+    Parameters
+    ----------
+    stab : dict
+        The sweep's stability record: ``name``, ``crossings``, ``stable`` and ``marginal`` ranges.
+
+    Returns
+    -------
+    str
+        One line per crossing and per stable or marginally stable range.
+    """
     name = stab["name"]
     lines = []
     for c in stab["crossings"]:

@@ -20,6 +20,8 @@ from .model import LinearModel
 
 
 class SymbolicTimeout(BridgeError):
+    """The symbolic linearization took longer than its time limit."""
+
     exit_code = 1
 
 
@@ -158,6 +160,29 @@ def symbolic_matrices(linearizer, model: LinearModel, seconds: float = 120.0) ->
 
 
 def symbolic_text(eom, linearizer, model: LinearModel, seconds: float = 120.0) -> str:
+    """Return ``A(p)`` and ``B(p)`` of a linear model as functions of the parameters, as text.
+
+    Parameters
+    ----------
+    eom : EquationsOfMotion
+        The equations the model was formed from.
+    linearizer : Linearizer
+        The linearizer that formed ``model``.
+    model : LinearModel
+        The numeric model (its point, states and inputs).
+    seconds : float, optional
+        Time limit of the symbolic computation.
+
+    Returns
+    -------
+    str
+        One line per nonzero entry, ``A[state, state] = expression``.
+
+    Raises
+    ------
+    SymbolicTimeout
+        When the limit is exceeded.
+    """
     A, B = symbolic_matrices(linearizer, model, seconds)
     used = sorted({str(s) for s in A.free_symbols | B.free_symbols})
     lines = [f"A(p) and B(p) of {model.system} ({model.method}) at the point, as functions of the parameters "

@@ -88,6 +88,20 @@ class BodyReader(FrameTable, LoadTable):
 
     # -- the vector expressions' context ------------------------------------------------
     def frame_matrix(self, name: str, pos: int) -> sp.Matrix | None:
+        """Return the direction cosines of the frame ``name``, or None when no frame has that name.
+
+        Parameters
+        ----------
+        name : str
+            A frame name.
+        pos : int
+            Its position in the expression, for messages.
+
+        Returns
+        -------
+        sympy.Matrix or None
+            The rotation ``R`` with ``v_N = R v_frame``.
+        """
         if name not in self.frames:
             return None
         frame = self.frames[name]
@@ -96,6 +110,27 @@ class BodyReader(FrameTable, LoadTable):
         return frame.rotation
 
     def point(self, name: str, pos: int) -> Vector | None:
+        """Return the position of the point (or mass centre) ``name`` in N components, or None when it is no point.
+
+        Positions defined by other points are located on first use.
+
+        Parameters
+        ----------
+        name : str
+            A point, body or particle name.
+        pos : int
+            Its position in the expression, for messages.
+
+        Returns
+        -------
+        tuple of sympy.Expr or None
+            The three N components.
+
+        Raises
+        ------
+        ExpressionError
+            When positions refer to each other in a cycle.
+        """
         if name in self.positions:
             v = self.positions[name]
             if v is None:
@@ -116,6 +151,20 @@ class BodyReader(FrameTable, LoadTable):
         return self.point(name, pos)
 
     def scalar(self, text: str, offset: int) -> sp.Expr:
+        """Return a scalar sub-expression parsed with the system file's names.
+
+        Parameters
+        ----------
+        text : str
+            The scalar text.
+        offset : int
+            Its position in the whole expression (added to an error's position).
+
+        Returns
+        -------
+        sympy.Expr
+            The expression.
+        """
         try:
             return parse_expression(text, self.b.resolve, self.b.der)
         except self.reported:
@@ -126,6 +175,20 @@ class BodyReader(FrameTable, LoadTable):
             raise
 
     def der(self, expr: sp.Expr, pos: int) -> sp.Expr:
+        """Return the time derivative ``der(expr)`` as the system file's builder forms it.
+
+        Parameters
+        ----------
+        expr : sympy.Expr
+            The expression.
+        pos : int
+            Its position in the expression, for messages.
+
+        Returns
+        -------
+        sympy.Expr
+            The total time derivative.
+        """
         return self.b.der(expr, pos)
 
     def frame_names(self) -> list[str]:
@@ -185,6 +248,26 @@ class BodyReader(FrameTable, LoadTable):
 
     def vector(self, entry: str, text: Any, *, velocities: bool = False, inputs_ok: bool = False,
                what: str = "the vector") -> Vector | None:
+        """Return a table entry's vector, checked; None when it has a problem (recorded).
+
+        Parameters
+        ----------
+        entry : str
+            The TOML path of the entry, for messages.
+        text : Any
+            The entry's value (a vector expression).
+        velocities : bool, optional
+            Whether velocities may appear.
+        inputs_ok : bool, optional
+            Whether inputs may appear.
+        what : str, optional
+            What it is, for messages.
+
+        Returns
+        -------
+        tuple of sympy.Expr or None
+            The three N components.
+        """
         v = self._parse(entry, text, parse_vector, what)
         if v is None or not self._check(entry, v, velocities=velocities, inputs_ok=inputs_ok, what=what):
             return None
@@ -192,6 +275,26 @@ class BodyReader(FrameTable, LoadTable):
 
     def scalar_entry(self, entry: str, text: Any, *, velocities: bool = False, inputs_ok: bool = False,
                      what: str = "the expression") -> sp.Expr | None:
+        """Return a table entry's scalar (text or number), checked; None when it has a problem (recorded).
+
+        Parameters
+        ----------
+        entry : str
+            The TOML path of the entry, for messages.
+        text : Any
+            The entry's value (an expression or a number).
+        velocities : bool, optional
+            Whether velocities may appear.
+        inputs_ok : bool, optional
+            Whether inputs may appear.
+        what : str, optional
+            What it is, for messages.
+
+        Returns
+        -------
+        sympy.Expr or None
+            The expression.
+        """
         if isinstance(text, (int, float)) and not isinstance(text, bool):
             text = repr(text)
         e = self._parse(entry, text, parse_scalar, what)
@@ -235,6 +338,18 @@ class BodyReader(FrameTable, LoadTable):
 
     # -- tables --------------------------------------------------------------------------
     def table(self, key: str) -> dict:
+        """Return the system file's table ``key`` (empty when absent).
+
+        Parameters
+        ----------
+        key : str
+            The table name, e.g. ``"bodies"``.
+
+        Returns
+        -------
+        dict
+            The table.
+        """
         return self.b.table(key)
 
     def entries(self, key: str, keys: set[str], declare: str | None) -> dict[str, dict]:
@@ -255,6 +370,13 @@ class BodyReader(FrameTable, LoadTable):
         return out
 
     def read(self) -> BodyModel | None:
+        """Read the body tables into a multibody model; problems are recorded, not raised.
+
+        Returns
+        -------
+        BodyModel or None
+            The multibody and what the system takes from it, or None when a table has a problem.
+        """
         before = len(self.p.problems)
         self.b.declare("frames", "N", "frame (the inertial frame N)")
         self.frame_specs = self.entries("frames", FRAME_KEYS, "frame")

@@ -93,6 +93,8 @@ class ExpressionError(Exception):
 
 @dataclass(frozen=True)
 class Token:
+    """One token of an expression: its kind, its text and its position in the expression."""
+
     kind: str
     text: str
     pos: int
@@ -108,6 +110,23 @@ class Node:
 
 
 def tokenize(text: str) -> list[Token]:
+    """Split an expression into tokens (whitespace dropped), ending with an ``end`` token.
+
+    Parameters
+    ----------
+    text : str
+        The expression text.
+
+    Returns
+    -------
+    list of Token
+        The tokens.
+
+    Raises
+    ------
+    ExpressionError
+        When the text is too long or holds a character the grammar does not allow.
+    """
     if len(text) > MAX_LENGTH:
         raise ExpressionError(f"expression is too long ({len(text)} characters, at most {MAX_LENGTH})")
     tokens: list[Token] = []
@@ -235,20 +254,46 @@ class Parser:
     # -- helpers -------------------------------------------------------
     @property
     def tok(self) -> Token:
+        """The current token."""
         return self.tokens[self.i]
 
     def advance(self) -> Token:
+        """Return the current token and move to the next one."""
         tok = self.tokens[self.i]
         self.i += 1
         return tok
 
     def expect(self, text: str) -> Token:
+        """Consume the token ``text``.
+
+        Parameters
+        ----------
+        text : str
+            The expected token text.
+
+        Returns
+        -------
+        Token
+            The consumed token.
+
+        Raises
+        ------
+        ExpressionError
+            When the current token is another one.
+        """
         if self.tok.text != text:
             found = repr(self.tok.text) if self.tok.kind != "end" else "the end of the expression"
             raise ExpressionError(f"expected {text!r} but found {found}", self.tok.pos)
         return self.advance()
 
     def enter(self) -> None:
+        """Enter a nesting level.
+
+        Raises
+        ------
+        ExpressionError
+            When the expression is nested deeper than ``MAX_DEPTH``.
+        """
         self.depth += 1
         if self.depth > MAX_DEPTH:
             raise ExpressionError(f"expression is nested too deep (more than {MAX_DEPTH} levels)",
@@ -289,6 +334,18 @@ class Parser:
 
     # -- grammar -------------------------------------------------------
     def parse(self) -> sp.Expr:
+        """Parse the whole expression.
+
+        Returns
+        -------
+        sympy.Expr
+            The expression.
+
+        Raises
+        ------
+        ExpressionError
+            When the expression is empty, malformed, or has text after its end.
+        """
         if self.tok.kind == "end":
             raise ExpressionError("expression is empty", 0, 'write "0" for a zero expression')
         node = self.expr()
@@ -297,6 +354,7 @@ class Parser:
         return node.expr
 
     def expr(self) -> Node:
+        """Parse a sum: ``term (("+" | "-") term)*``."""
         self.enter()
         left = self.term()
         while self.tok.text in ("+", "-"):
@@ -310,6 +368,7 @@ class Parser:
         return left
 
     def term(self) -> Node:
+        """Parse a product: ``unary (("*" | "/") unary)*`` (a division by a zero constant is refused)."""
         left = self.unary()
         while self.tok.text in ("*", "/"):
             op = self.advance()
@@ -334,6 +393,7 @@ class Parser:
                 raise ExpressionError("the product of exact constants is too large", op.pos)
 
     def unary(self) -> Node:
+        """Parse a signed factor: ``("+" | "-") unary | power``."""
         if self.tok.text in ("+", "-"):
             self.enter()
             op = self.advance()
@@ -346,6 +406,7 @@ class Parser:
         return self.power()
 
     def power(self) -> Node:
+        """Parse a power: ``atom (("^" | "**") unary)?`` (a constant exponent is bounded)."""
         base = self.atom()
         if self.tok.text not in ("^", "**"):
             return base
@@ -377,6 +438,7 @@ class Parser:
         return _MP.power(b, k) if b > 0 or k == int(k) else _MP.power(_MP.mpc(b), k)
 
     def atom(self) -> Node:
+        """Parse an atom: a number, a parenthesized expression, a name or a function call."""
         tok = self.tok
         if tok.kind == "number":
             self.advance()
@@ -407,6 +469,23 @@ class Parser:
         raise ExpressionError(f"unexpected {tok.text!r}", tok.pos)
 
     def call(self, name: Token) -> Node:
+        """Parse the arguments of a call of the function ``name`` and form it.
+
+        Parameters
+        ----------
+        name : Token
+            The function name's token.
+
+        Returns
+        -------
+        Node
+            The call.
+
+        Raises
+        ------
+        ExpressionError
+            When the function is not allowed or takes another number of arguments.
+        """
         if name.text != "der" and name.text not in FUNCTIONS:
             raise ExpressionError(
                 f"unknown function {name.text!r}", name.pos,

@@ -38,10 +38,25 @@ def to_se(expr) -> Expr:
 
 
 def to_sp(expr) -> sp.Expr:
+    """Return ``expr`` as a sympy object (symengine objects converted)."""
     return sp.sympify(expr) if not isinstance(expr, sp.Basic) else expr
 
 
 def to_sp_matrix(rows: Sequence[Sequence[Expr]] | Sequence[Expr], ncols: int | None = None) -> sp.ImmutableMatrix:
+    """Return a sympy immutable matrix of rows (or a column of entries).
+
+    Parameters
+    ----------
+    rows : sequence of sequence, or sequence
+        The rows, or the entries of a column when ``ncols`` is None.
+    ncols : int, optional
+        The number of columns (gives the shape of an empty matrix).
+
+    Returns
+    -------
+    sympy.ImmutableMatrix
+        The matrix.
+    """
     if ncols is None:
         return sp.ImmutableMatrix([to_sp(e) for e in rows])
     return sp.ImmutableMatrix([[to_sp(e) for e in row] for row in rows]) if rows else sp.ImmutableMatrix.zeros(0, ncols)
@@ -58,6 +73,7 @@ class DiffCounts:
 
     @property
     def total(self) -> int:
+        """The elementary differentiations in all: partial plus time derivatives."""
         return self.partial + self.time
 
 
@@ -85,6 +101,20 @@ class Differentiator:
             self.counts.tallies[label] = self.counts.tallies.get(label, 0) + self.counts.total - before
 
     def partial(self, expr: Expr, var: Expr) -> Expr:
+        """Return ``d expr / d var`` (counted when counting).
+
+        Parameters
+        ----------
+        expr : Expr
+            The expression.
+        var : Expr
+            A coordinate, velocity or time symbol.
+
+        Returns
+        -------
+        Expr
+            The partial derivative.
+        """
         self.counts.calls += 1
         if self.count:
             self.counts.partial += partial_cost(to_sp(expr), to_sp(var))
@@ -122,6 +152,18 @@ class LinearForm:
         return LinearForm([diff(c, var) for c in self.coeffs], diff(self.rest, var))
 
     def expr(self, d: Differentiator) -> Expr:
+        """Return the form as an expression, ``sum_j coeffs[j] * q''_j + rest``.
+
+        Parameters
+        ----------
+        d : Differentiator
+            Provides the acceleration symbols ``q''``.
+
+        Returns
+        -------
+        Expr
+            The expression.
+        """
         return sum((c * a for c, a in zip(self.coeffs, d.qdd)), self.rest)
 
 
@@ -206,6 +248,18 @@ def start_values(system: System, t: float = 0.0) -> np.ndarray:
 
 
 def state_args(system: System) -> list[sp.Symbol]:
+    """Return the argument list of compiled system functions: ``[t, q, q', parameters, inputs]``.
+
+    Parameters
+    ----------
+    system : System
+        The system.
+
+    Returns
+    -------
+    list of sympy.Symbol
+        The arguments in that order.
+    """
     return [S.t, *system.q, *system.qd, *[p.symbol for p in system.parameters], *[u.symbol for u in system.inputs]]
 
 
@@ -226,6 +280,22 @@ def split_health(A: np.ndarray, dependent: Sequence[int]) -> float:
 
 
 def numeric_constraint_matrix(system: System, A: list[list[Expr]], values: np.ndarray) -> np.ndarray:
+    """Return the constraint matrix ``A`` evaluated at a state.
+
+    Parameters
+    ----------
+    system : System
+        The system.
+    A : list of list of Expr
+        The symbolic m x n matrix.
+    values : numpy.ndarray
+        The state ``[t, q, q', parameters, inputs]``.
+
+    Returns
+    -------
+    numpy.ndarray
+        The m x n matrix.
+    """
     f = compile_exprs(state_args(system), [e for row in A for e in row])
     return np.asarray(f(values), dtype=float).reshape(len(A), system.n)
 

@@ -51,9 +51,17 @@ class Body:
 
     @property
     def is_particle(self) -> bool:
+        """Whether the body is a particle (no rotation, no inertia)."""
         return self.rotation is None
 
     def kinetic_energy(self) -> sp.Expr:
+        """Return the kinetic energy ``T = 1/2 m v . v + 1/2 w^T I w``.
+
+        Returns
+        -------
+        sympy.Expr
+            The body's kinetic energy (translational only for a particle).
+        """
         w = sp.Matrix(self.angular_velocity)
         rot = (w.T * sp.Matrix(self.inertia) * w)[0, 0] if not self.is_particle else sp.Integer(0)
         return sp.Rational(1, 2) * self.mass * _dot(self.velocity, self.velocity) + sp.Rational(1, 2) * rot
@@ -90,6 +98,13 @@ class Multibody:
     positive: tuple[tuple[str, str, sp.Expr], ...] = ()
 
     def kinetic_energy(self) -> sp.Expr:
+        """Return the kinetic energy of all bodies, ``T = sum_b T_b``.
+
+        Returns
+        -------
+        sympy.Expr
+            The sum of the bodies' kinetic energies.
+        """
         return sum((b.kinetic_energy() for b in self.bodies), sp.Integer(0))
 
     def potential_energy(self) -> sp.Expr:

@@ -36,6 +36,7 @@ class PortKind:
 
     @property
     def msl_package(self) -> str:
+        """The MSL package of the port's connectors, e.g. ``Modelica.Mechanics.Rotational.Interfaces``."""
         return f"Modelica.Mechanics.{self.library}.Interfaces"
 
 

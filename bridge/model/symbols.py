@@ -13,18 +13,90 @@ t = sp.Symbol("t")
 
 
 def q(name: str) -> sp.Symbol:
+    """Return the symbol of the coordinate ``name``.
+
+    Parameters
+    ----------
+    name : str
+        The coordinate's name.
+
+    Returns
+    -------
+    sympy.Symbol
+        ``Symbol(name)``.
+
+    Examples
+    --------
+    >>> from bridge.model import symbols
+    >>> symbols.q("x")
+    x
+    """
     return sp.Symbol(name)
 
 
 def qd(name: str) -> sp.Symbol:
+    """Return the symbol of the velocity of the coordinate ``name``.
+
+    Parameters
+    ----------
+    name : str
+        The coordinate's name.
+
+    Returns
+    -------
+    sympy.Symbol
+        ``Symbol("der(name)")``.
+
+    Examples
+    --------
+    >>> from bridge.model import symbols
+    >>> symbols.qd("x")
+    der(x)
+    """
     return sp.Symbol(f"der({name})")
 
 
 def qdd(name: str) -> sp.Symbol:
+    """Return the symbol of the acceleration of the coordinate ``name``.
+
+    Parameters
+    ----------
+    name : str
+        The coordinate's name.
+
+    Returns
+    -------
+    sympy.Symbol
+        ``Symbol("der(der(name))")``.
+
+    Examples
+    --------
+    >>> from bridge.model import symbols
+    >>> symbols.qdd("x")
+    der(der(x))
+    """
     return sp.Symbol(f"der(der({name}))")
 
 
 def multiplier(k: int) -> sp.Symbol:
+    """Return the symbol of the ``k``-th Lagrange multiplier.
+
+    Parameters
+    ----------
+    k : int
+        The multiplier's number, from 1.
+
+    Returns
+    -------
+    sympy.Symbol
+        ``Symbol("lambda[k]")``.
+
+    Examples
+    --------
+    >>> from bridge.model import symbols
+    >>> symbols.multiplier(2)
+    lambda[2]
+    """
     return sp.Symbol(f"lambda[{k}]")
 
 

@@ -36,14 +36,17 @@ class Coordinate:
 
     @property
     def symbol(self) -> sp.Symbol:
+        """The coordinate's symbol ``q``."""
         return S.q(self.name)
 
     @property
     def velocity_symbol(self) -> sp.Symbol:
+        """The symbol of its velocity, ``der(q)``."""
         return S.qd(self.name)
 
     @property
     def acceleration_symbol(self) -> sp.Symbol:
+        """The symbol of its acceleration, ``der(der(q))``."""
         return S.qdd(self.name)
 
 
@@ -58,6 +61,7 @@ class Parameter:
 
     @property
     def symbol(self) -> sp.Symbol:
+        """The parameter's symbol."""
         return sp.Symbol(self.name)
 
 
@@ -72,6 +76,7 @@ class Input:
 
     @property
     def symbol(self) -> sp.Symbol:
+        """The input's symbol."""
         return sp.Symbol(self.name)
 
 
@@ -121,18 +126,22 @@ class System:
     # -- symbols ---------------------------------------------------------------
     @property
     def q(self) -> tuple[sp.Symbol, ...]:
+        """The coordinate symbols (n)."""
         return tuple(c.symbol for c in self.coordinates)
 
     @property
     def qd(self) -> tuple[sp.Symbol, ...]:
+        """The velocity symbols ``der(q)`` (n)."""
         return tuple(c.velocity_symbol for c in self.coordinates)
 
     @property
     def qdd(self) -> tuple[sp.Symbol, ...]:
+        """The acceleration symbols ``der(der(q))`` (n)."""
         return tuple(c.acceleration_symbol for c in self.coordinates)
 
     @property
     def n(self) -> int:
+        """The number of coordinates."""
         return len(self.coordinates)
 
     @property
@@ -145,6 +154,7 @@ class System:
 
     @property
     def m(self) -> int:
+        """The number of constraints, holonomic plus nonholonomic."""
         return len(self.holonomic) + len(self.nonholonomic)
 
     @property
@@ -154,13 +164,32 @@ class System:
 
     @property
     def parameter_values(self) -> dict[sp.Symbol, float]:
+        """Parameter symbol -> value."""
         return {p.symbol: p.value for p in self.parameters}
 
     @property
     def input_values(self) -> dict[sp.Symbol, float]:
+        """Input symbol -> start value."""
         return {u.symbol: u.start for u in self.inputs}
 
     def coordinate(self, name: str) -> Coordinate:
+        """Return the coordinate named ``name``.
+
+        Parameters
+        ----------
+        name : str
+            The coordinate's name.
+
+        Returns
+        -------
+        Coordinate
+            The coordinate.
+
+        Raises
+        ------
+        KeyError
+            When the system has no such coordinate.
+        """
         for c in self.coordinates:
             if c.name == name:
                 return c
@@ -184,6 +213,22 @@ class System:
 
     def with_start(self, positions: Mapping[str, float], velocities: Mapping[str, float],
                    adjusted: tuple[str, ...] = ()) -> System:
+        """Return a copy with other start positions and velocities (no consistency check).
+
+        Parameters
+        ----------
+        positions : mapping of str to float
+            Coordinate name -> start value; coordinates not named keep theirs.
+        velocities : mapping of str to float
+            Coordinate name -> start velocity.
+        adjusted : tuple of str, optional
+            The names whose start values were computed from the constraints.
+
+        Returns
+        -------
+        System
+            The new system.
+        """
         from dataclasses import replace
         coords = tuple(replace(c, start=float(positions.get(c.name, c.start)),
                                velocity=float(velocities.get(c.name, c.velocity))) for c in self.coordinates)

@@ -28,6 +28,18 @@ class BaseUnit:
         return BaseUnit(tuple(a * k for a in self.exponents), self.factor ** k)
 
     def compatible(self, other: BaseUnit) -> bool:
+        """Return whether two units have the same base exponents and factor (``N.m`` and ``J``).
+
+        Parameters
+        ----------
+        other : BaseUnit
+            The other unit.
+
+        Returns
+        -------
+        bool
+            True when a value in one unit is the same value in the other.
+        """
         return self.exponents == other.exponents and math.isclose(self.factor, other.factor, rel_tol=1e-12)
 
     def attributes(self) -> dict[str, str]:

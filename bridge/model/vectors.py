@@ -113,14 +113,33 @@ class VectorParser:
     # -- tokens --------------------------------------------------------------------
     @property
     def tok(self) -> tuple[str, str, int]:
+        """The current token ``(kind, text, position)``."""
         return self.tokens[self.i]
 
     def advance(self) -> tuple[str, str, int]:
+        """Return the current token and move to the next one."""
         tok = self.tokens[self.i]
         self.i += 1
         return tok
 
     def expect(self, text: str) -> tuple[str, str, int]:
+        """Consume the token ``text``.
+
+        Parameters
+        ----------
+        text : str
+            The expected token text.
+
+        Returns
+        -------
+        tuple of (str, str, int)
+            The consumed token.
+
+        Raises
+        ------
+        ExpressionError
+            When the current token is another one.
+        """
         if self.tok[1] != text:
             found = repr(self.tok[1]) if self.tok[0] != "end" else "the end of the expression"
             raise ExpressionError(f"expected {text!r} but found {found}", self.tok[2])
@@ -132,6 +151,18 @@ class VectorParser:
 
     # -- grammar: a tree with text spans -----------------------------------------------
     def tree(self) -> _Node:
+        """Parse the whole expression into a syntax tree.
+
+        Returns
+        -------
+        _Node
+            The root.
+
+        Raises
+        ------
+        ExpressionError
+            When the expression is empty, malformed, or has text after its end.
+        """
         if self.tok[0] == "end":
             raise ExpressionError("expression is empty", 0, "write a vector, e.g. [0, 0, 1]")
         node = self.expr()
@@ -143,6 +174,7 @@ class VectorParser:
         return _Node("bin", left.start, right.end, op, [left, right], left.vectorish or right.vectorish)
 
     def expr(self) -> _Node:
+        """Parse a sum: ``term (("+" | "-") term)*``."""
         self.depth += 1
         if self.depth > MAX_DEPTH:
             raise ExpressionError(f"expression is nested too deep (more than {MAX_DEPTH} levels)", self.tok[2])
@@ -154,6 +186,7 @@ class VectorParser:
         return left
 
     def term(self) -> _Node:
+        """Parse a product: ``unary (("*" | "/") unary)*``."""
         left = self.unary()
         while self.tok[1] in ("*", "/"):
             op = self.advance()[1]
@@ -161,6 +194,7 @@ class VectorParser:
         return left
 
     def unary(self) -> _Node:
+        """Parse a signed factor: ``("+" | "-") unary | power``."""
         if self.tok[1] in ("+", "-"):
             _, op, pos = self.advance()
             self.depth += 1
@@ -172,6 +206,7 @@ class VectorParser:
         return self.power()
 
     def power(self) -> _Node:
+        """Parse a power: ``atom (("^" | "**") unary)?``."""
         base = self.atom()
         if self.tok[1] not in ("^", "**"):
             return base
@@ -180,6 +215,7 @@ class VectorParser:
         return self._binary(base, "^", exponent)
 
     def atom(self) -> _Node:
+        """Parse an atom: a number, a parenthesized expression, a bracketed vector or matrix, a name or a call."""
         kind, text, pos = self.tok
         if kind == "number":
             self.advance()
@@ -236,6 +272,23 @@ class VectorParser:
 
     # -- evaluation --------------------------------------------------------------------
     def value(self, node: _Node) -> _Value:
+        """Return the value of a syntax tree node: a scalar, a 3-vector or a 3x3 matrix.
+
+        Parameters
+        ----------
+        node : _Node
+            The node.
+
+        Returns
+        -------
+        _Value
+            The value.
+
+        Raises
+        ------
+        ExpressionError
+            When an operation does not apply to its operands or a component is too large.
+        """
         if not node.vectorish:
             return _Value(self.ctx.scalar(self.text[node.start:node.end], node.start))
         handler: Callable[[_Node], _Value] = getattr(self, f"_v_{node.kind}")
@@ -367,10 +420,12 @@ def _scale(v: Vector, s: sp.Expr) -> Vector:
 
 
 def cross(a: Vector, b: Vector) -> Vector:
+    """Return the cross product ``a x b`` of two vectors in the same basis."""
     return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
 
 
 def dot(a: Vector, b: Vector) -> sp.Expr:
+    """Return the dot product ``a . b`` of two vectors in the same basis."""
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 
 

@@ -58,12 +58,36 @@ class ModelicaModel:
 
 
 def velocity_unit(unit: str) -> str:
+    """Return the unit of the time derivative of a quantity in ``unit``, spelled as the MSL does.
+
+    Parameters
+    ----------
+    unit : str
+        The unit, e.g. ``"m"`` or ``"rad"``; empty when unknown.
+
+    Returns
+    -------
+    str
+        ``unit + "/s"`` (``m/s``, ``rad/s``), or ``""``.
+    """
     if not unit:
         return ""
     return f"{unit}/s"  # as the MSL: m/s, rad/s, 1/s
 
 
 def acceleration_unit(unit: str) -> str:
+    """Return the unit of the second time derivative of a quantity in ``unit``, spelled as the MSL does.
+
+    Parameters
+    ----------
+    unit : str
+        The unit, e.g. ``"m"``; empty when unknown.
+
+    Returns
+    -------
+    str
+        ``unit + "/s2"`` (``m/s2``, ``rad/s2``), or ``""``.
+    """
     if not unit:
         return ""
     return f"{unit}/s2"  # as the MSL: m/s2, rad/s2
@@ -174,6 +198,18 @@ class ModelicaWriter:
         self.printer = ModelicaCodePrinter(names)
 
     def code(self, expr) -> str:
+        """Return the Modelica text of an expression with the model's variable names.
+
+        Parameters
+        ----------
+        expr : sympy.Expr
+            The expression.
+
+        Returns
+        -------
+        str
+            Its Modelica text.
+        """
         return self.printer.doprint(expr)
 
     # -- identifiers: one spelling of every user name in declarations and equations ----------------------
@@ -465,6 +501,15 @@ class ModelicaWriter:
         return "\n".join(out) + "\n"
 
     def documentation(self) -> str:
+        """Return the HTML of the model's ``Documentation`` annotation.
+
+        The system's description, the method and its equations, the form of the export and the reason it was chosen.
+
+        Returns
+        -------
+        str
+            The HTML text (escaped; not yet a Modelica string literal).
+        """
         eom, system = self.eom, self.eom.system
         method = METHODS[eom.method]
         level = ("as given (index reduction by the tool)" if self.level == "given"
@@ -505,6 +550,57 @@ def model_source(eom: EquationsOfMotion, level: str = "auto", within: str | None
 
 def write_model(eom: EquationsOfMotion, path: str | Path, level: str = "auto",
                 msl: bool = False) -> Path:
+    """Write the Modelica model of ``eom`` to a ``.mo`` file, atomically.
+
+    Parameters
+    ----------
+    eom : EquationsOfMotion
+        The equations of motion to export.
+    path : str or pathlib.Path
+        The file to write; it must end in ``.mo``.
+    level : str, optional
+        The constraint level of a multiplier DAE: ``"given"`` (index reduction by the tool), ``"index1"``
+        (acceleration level) or ``"auto"`` (the form a compiler can simulate, see :func:`choose_form`).
+    msl : bool, optional
+        Use the Modelica Standard Library's connectors and units.
+
+    Returns
+    -------
+    pathlib.Path
+        The written file.
+
+    Raises
+    ------
+    ExportError
+        When the file name does not end in ``.mo`` or cannot be written.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import bridge
+    >>> system = bridge.parse_system('''
+    ... name = "Oscillator"
+    ... [coordinates]
+    ... x = { start = 0.1, velocity = 0.0, unit = "m" }
+    ... [parameters]
+    ... m = { value = 2.0, unit = "kg" }
+    ... k = { value = 8.0, unit = "N/m" }
+    ... [energy]
+    ... kinetic = "1/2*m*der(x)^2"
+    ... potential = "1/2*k*x^2"
+    ... ''')
+    >>> eom = bridge.derive(system, "lagrange")
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = bridge.write_modelica(eom, Path(folder) / "Oscillator.mo")
+    ...     text = path.read_text()
+    >>> path.name
+    'Oscillator.mo'
+    >>> text.splitlines()[0].startswith("model Oscillator")
+    True
+    >>> "end Oscillator;" in text
+    True
+    """
     path = Path(path)
     if path.suffix != ".mo":
         raise ExportError(f"{path}: a Modelica file must end in .mo")

@@ -74,10 +74,12 @@ class Choice:
 
     @property
     def level(self) -> str:
+        """The constraint level of the chosen form (``given`` or ``index1``)."""
         return FORMS[self.form].level
 
     @property
     def accelerations(self) -> str:
+        """How the chosen form writes the accelerations (``implicit`` or ``variables``)."""
         return FORMS[self.form].accelerations
 
 

@@ -295,4 +295,18 @@ class ModelicaCodePrinter(CheckedPrinter, CodePrinter):
 
 
 def modelica_code(expr, names: Mapping[sp.Symbol, str] | None = None) -> str:
+    """Return the Modelica text of ``expr``.
+
+    Parameters
+    ----------
+    expr : sympy.Expr
+        The expression.
+    names : mapping of sympy.Symbol to str, optional
+        Modelica names of symbols (default: the symbols' own names).
+
+    Returns
+    -------
+    str
+        The Modelica text.
+    """
     return ModelicaCodePrinter(names).doprint(expr)

@@ -31,6 +31,18 @@ class InputTable:
     values: np.ndarray    # (N, len(names))
 
     def __call__(self, t: float) -> np.ndarray:
+        """Return the inputs at time ``t``, interpolated linearly (held constant outside the table).
+
+        Parameters
+        ----------
+        t : float
+            Time.
+
+        Returns
+        -------
+        numpy.ndarray
+            One value per input, in the order of :attr:`names`.
+        """
         return np.array([np.interp(t, self.time, self.values[:, k]) for k in range(len(self.names))])
 
     def __repr__(self) -> str:

@@ -53,6 +53,7 @@ class Payload:
 
     @property
     def digest(self) -> str:
+        """The SHA-256 of the FMU's bytes (names the per-worker unpacked copy)."""
         return hashlib.sha256(self.fmu).hexdigest()
 
 
@@ -331,6 +332,18 @@ class DaskRunner:
         self._context.__exit__(*exc)
 
     def __call__(self, calls: list[Callable[[], Any]]) -> list[Callable[[], Any]]:
+        """Submit the calls to the cluster and wait for all of them.
+
+        Parameters
+        ----------
+        calls : list of callable
+            Independent calls without arguments.
+
+        Returns
+        -------
+        list of callable
+            One per call, in the same order: calling it returns the call's result or raises its exception.
+        """
         futures = [self.client.submit(_call, fn, pure=False, retries=RETRIES) for fn in calls]
         out = []
         try:

@@ -45,6 +45,8 @@ class Record:
 
 @dataclass(frozen=True)
 class RecordPlan:
+    """What a sweep records: the record expressions and the signals whose time series are kept."""
+
     records: tuple[Record, ...]
     series: tuple[str, ...]  # signals whose time series are kept
 

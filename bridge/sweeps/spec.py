@@ -61,6 +61,7 @@ class SweepSpec:
 
     @property
     def names(self) -> list[str]:
+        """The swept names, in the order of the axes."""
         return [a.name for a in self.axes]
 
     def size(self) -> int:
@@ -171,6 +172,22 @@ def parse_axis(kind: str, name: str, value, entry: str, problems: ProblemCollect
 
 
 def parse_assignments(kind: str, texts: Sequence[str], problems: ProblemCollector) -> list[Axis]:
+    """Return the axes of ``NAME=VALUES`` assignments of a command-line option; problems are recorded.
+
+    Parameters
+    ----------
+    kind : str
+        The option without dashes (``grid``, ``values``, ``random``), for messages and the axis kind.
+    texts : sequence of str
+        The assignments as given.
+    problems : ProblemCollector
+        Receives one problem per malformed assignment.
+
+    Returns
+    -------
+    list of Axis
+        The well-formed axes.
+    """
     axes = []
     for text in texts:
         try:

@@ -73,6 +73,8 @@ RUMOCA_FMU_OPT_IN = ("not requested (--runs rumoca-fmu): Rumoca 0.9's fmi2 FMUs 
 
 @dataclass
 class RunResult:
+    """The result of one run of a system: status, reason and the metrics of every compared signal."""
+
     id: str
     run_type: str
     label: str
@@ -91,11 +93,14 @@ class RunResult:
 
     @property
     def worst(self) -> SignalMetrics | None:
+        """The signal with the largest relative error, or None without metrics."""
         return max(self.metrics, key=lambda m: m.max_rel) if self.metrics else None
 
 
 @dataclass
 class SystemValidation:
+    """The validation of one system file: its problems, its runs and the reference they were compared with."""
+
     source: str
     name: str = ""
     problems: list[str] = field(default_factory=list)  # bad input: reported, exit code 2
@@ -112,6 +117,7 @@ class SystemValidation:
 
     @property
     def status(self) -> str:
+        """``error`` for bad input, ``failed`` when a run failed, else ``passed``."""
         if self.problems or any(r.input_error for r in self.runs):
             return ERROR
         if any(r.status in (FAILED, ERROR) for r in self.runs):
@@ -121,6 +127,8 @@ class SystemValidation:
 
 @dataclass
 class Campaign:
+    """The validation of several system files, with the time it took and its problems of output."""
+
     systems: list[SystemValidation]
     seconds: float = 0.0
     output_problems: list[str] = field(default_factory=list)
@@ -128,6 +136,7 @@ class Campaign:
 
     @property
     def exit_code(self) -> int:
+        """The exit code of ``nhbridge validate``: 2 for bad input, 1 when a run failed, else 0."""
         if self.output_problems or self.no_compiler or any(s.status == ERROR for s in self.systems):
             return 2
         return 1 if any(s.status == FAILED for s in self.systems) else 0
@@ -217,6 +226,18 @@ class Physics:
         return np.column_stack(cols)
 
     def residuals(self, traj: Trajectory) -> np.ndarray | None:
+        """Return the largest constraint residual ``max(|phi(q, t)|, |A q' + a0|)`` at every sample.
+
+        Parameters
+        ----------
+        traj : Trajectory
+            A run with the coordinates and their velocities.
+
+        Returns
+        -------
+        numpy.ndarray or None
+            One value per sample; None when the run lacks a coordinate or the system has no constraints.
+        """
         args = self._args(traj)
         if args is None or self._res is None:
             return None

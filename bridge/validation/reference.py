@@ -37,6 +37,18 @@ class ClosedForm:
     function: Callable[[np.ndarray], np.ndarray]
 
     def __call__(self, time: np.ndarray) -> np.ndarray:
+        """Return ``y(time)``, one value per time.
+
+        Parameters
+        ----------
+        time : numpy.ndarray
+            The times.
+
+        Returns
+        -------
+        numpy.ndarray
+            The closed form's values, with the shape of ``time``.
+        """
         return np.broadcast_to(np.asarray(self.function(time), dtype=float), np.shape(time)).copy()
 
 

@@ -39,6 +39,8 @@ class RunNotApplicable(Exception):
 
 @dataclass(frozen=True)
 class Trajectory:
+    """A run's signals on its time grid (coordinates, velocities and outputs by name), with notes."""
+
     time: np.ndarray
     signals: Mapping[str, np.ndarray]
     notes: tuple[str, ...] = ()
@@ -60,6 +62,26 @@ class RunSpec:
 # -- native ----------------------------------------------------------------------------------------
 def native_run(eom: EquationsOfMotion, stop: float, step: float, rtol: float = 1e-10,
                atol: float | None = None) -> Trajectory:
+    """Return the native simulation of ``eom`` on the output grid, multipliers left out.
+
+    Parameters
+    ----------
+    eom : EquationsOfMotion
+        The equations of motion.
+    stop : float
+        Stop time.
+    step : float
+        Output interval.
+    rtol : float, optional
+        Relative tolerance of the integrator.
+    atol : float, optional
+        Absolute tolerance (default ``rtol * 1e-2``).
+
+    Returns
+    -------
+    Trajectory
+        The signals, with a note for every re-partition of a reduced method's split.
+    """
     from ..simulation.simulate import simulate
 
     res = simulate(eom, stop, interval=step, rtol=rtol, atol=atol if atol is not None else rtol * 1e-2)
@@ -151,6 +173,18 @@ def describe_fmu(path: str | Path):
 
 
 def fmu_interfaces(md) -> list[str]:
+    """Return the FMI interfaces a model description declares.
+
+    Parameters
+    ----------
+    md : fmpy.model_description.ModelDescription
+        The model description.
+
+    Returns
+    -------
+    list of str
+        ``ModelExchange`` and/or ``CoSimulation``.
+    """
     kinds = []
     if md.modelExchange is not None:
         kinds.append("ModelExchange")

@@ -41,6 +41,18 @@ class Settings:
     stop_time: float | None = None
 
     def tolerance(self, run_type: str) -> float:
+        """Return the relative tolerance of a run type (``native``, ``fmu-me``, ...).
+
+        Parameters
+        ----------
+        run_type : str
+            The run type.
+
+        Returns
+        -------
+        float
+            The tolerance.
+        """
         return float(self.tolerances[run_type])
 
     def merged(self, overrides: Mapping[str, Any]) -> Settings:
@@ -53,6 +65,7 @@ class Settings:
         return replace(self, tolerances=tol, **rest)
 
     def as_dict(self) -> dict[str, Any]:
+        """Return the settings as a dict (for the reports)."""
         return {"tolerances": dict(self.tolerances), "tube": self.tube, "time_tolerance": self.time_tolerance,
                 "energy": self.energy, "residual": self.residual, "step": self.step, "stop_time": self.stop_time}
 

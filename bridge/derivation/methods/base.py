@@ -68,6 +68,13 @@ class Method(ABC):
         return eom
 
     def describe(self) -> str:
+        """Return the method's description: its class docstring (the equations it forms).
+
+        Returns
+        -------
+        str
+            The stripped docstring, empty when there is none.
+        """
         doc = (self.__class__.__doc__ or "").strip()
         return doc
 
@@ -187,10 +194,39 @@ class Registry(dict):
     """name -> Method instance."""
 
     def register(self, method: Method) -> Method:
+        """Add ``method`` under its name.
+
+        Parameters
+        ----------
+        method : Method
+            The method instance; its ``name`` is the key.
+
+        Returns
+        -------
+        Method
+            ``method`` itself.
+        """
         self[method.name] = method
         return method
 
     def get_method(self, name: str) -> Method:
+        """Return the method named ``name``.
+
+        Parameters
+        ----------
+        name : str
+            A registered method name (``lagrange``, ``maggi``, ...).
+
+        Returns
+        -------
+        Method
+            The method instance.
+
+        Raises
+        ------
+        DerivationError
+            When no method has that name; the message lists the available ones.
+        """
         try:
             return self[name]
         except KeyError:
@@ -210,4 +246,18 @@ def derive(system: System, method: str = "lagrange", independent: Sequence[str] 
 
 
 def speeds_for(system: System, independent_idx: Sequence[int]) -> tuple[sp.Symbol, ...]:
+    """Return the speeds of a reduced method: the velocities ``der(q_i)`` of the independent coordinates.
+
+    Parameters
+    ----------
+    system : System
+        The system.
+    independent_idx : sequence of int
+        Indices of the independent coordinates.
+
+    Returns
+    -------
+    tuple of sympy.Symbol
+        The speed symbols, in the order of ``independent_idx``.
+    """
     return tuple(S.qd(system.coordinates[i].name) for i in independent_idx)

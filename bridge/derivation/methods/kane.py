@@ -164,6 +164,18 @@ class Kane(Method):
     reduced = True
 
     def applicable(self, system: System) -> str | None:
+        """Return why Kane's method cannot treat ``system``, or None when it can.
+
+        Parameters
+        ----------
+        system : System
+            The system to derive.
+
+        Returns
+        -------
+        str or None
+            The reason (the system has no bodies to form partial velocities from), with what to do instead.
+        """
         if system.multibody is None:
             return ("it is described by energies only; Kane's method forms partial velocities from bodies "
                     "(describe it with [bodies] or import it with bridge.from_mechanics, or use lagrange or maggi)")

@@ -54,6 +54,18 @@ class Reduction:
     forms: list              # (name, matrix) of the split: A_dep, A_ind, a0 and the placeholders
 
     def substitute(self, expr):
+        """Return ``expr`` with the dependent velocities replaced by their expressions in the speeds.
+
+        Parameters
+        ----------
+        expr : symengine.Basic
+            An expression in the velocities.
+
+        Returns
+        -------
+        symengine.Basic
+            The expression with ``q'_dep -> K_dep(q, u, t)``.
+        """
         return expr.xreplace(self.sub) if self.sub else expr
 
     def accelerations(self) -> list:
@@ -156,6 +168,34 @@ def _finish(system: System, method: str, red: Reduction, g, A, mass, forcing, fo
 
 def pick_independent(system: System, d: Differentiator, A, independent: Sequence[str] | None,
                      accept=None) -> tuple[int, ...]:
+    """Return the indices of the independent coordinates of a reduced method.
+
+    The names given, else the first choice whose dependent block of the constraint Jacobian is regular at the
+    reference state (and that ``accept`` allows).
+
+    Parameters
+    ----------
+    system : System
+        The system.
+    d : Differentiator
+        Its differentiator (holds the reference state).
+    A : list of list
+        The constraint Jacobian ``A(q, t)`` of ``A q' + a0 = 0``.
+    independent : sequence of str or None
+        Names of the independent coordinates, or None to choose them.
+    accept : callable, optional
+        ``accept(system, independent_indices) -> bool``: a method's restriction on the split.
+
+    Returns
+    -------
+    tuple of int
+        The independent coordinates' indices.
+
+    Raises
+    ------
+    DerivationError
+        When no split is regular at the reference state, or the given names are not a valid split.
+    """
     if independent:
         return independent_from_names(system, independent)
     ind = choose_independent(system, A, d.reference, accept=accept)
@@ -320,10 +360,36 @@ class Chaplygin(Method):
     reduced = True
 
     def accepts_split(self, system: System, independent: Sequence[int]) -> bool:
+        """Return whether the dependent coordinates of a split are all cyclic (as Chaplygin's form requires).
+
+        Parameters
+        ----------
+        system : System
+            The system.
+        independent : sequence of int
+            Indices of the independent coordinates.
+
+        Returns
+        -------
+        bool
+            True when no dependent coordinate appears in the inertia, the constraints or the forces.
+        """
         cyclic = cyclic_coordinates(system)
         return all(i in cyclic for i in range(system.n) if i not in independent)
 
     def applicable(self, system: System) -> str | None:
+        """Return why Chaplygin's form cannot treat ``system``, or None when it can.
+
+        Parameters
+        ----------
+        system : System
+            The system to derive.
+
+        Returns
+        -------
+        str or None
+            The reason (holonomic constraints, or no nonholonomic one), with the method to use instead.
+        """
         if system.holonomic:
             return ("it has holonomic constraints; Do Sanh's form needs only nonholonomic constraints "
                     "xi' = B sigma' (use maggi or lagrange)")

@@ -70,6 +70,18 @@ class CsvData:
     notes: list[str] = field(default_factory=list)
 
     def structured(self, names: Sequence[str] | None = None) -> np.ndarray:
+        """Return the columns as a numpy structured array, ``time`` first (as fmpy takes and gives results).
+
+        Parameters
+        ----------
+        names : sequence of str, optional
+            The columns to include (default: all).
+
+        Returns
+        -------
+        numpy.ndarray
+            A structured array with fields ``time`` and ``names``.
+        """
         names = list(self.names if names is None else names)
         out = np.zeros(len(self.time), dtype=[("time", float)] + [(n, float) for n in names])
         out["time"] = self.time

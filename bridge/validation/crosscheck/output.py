@@ -110,6 +110,7 @@ class FolderSwap:
         return [target for _, target in self.items]
 
     def abort(self) -> None:
+        """Remove every staged folder and the folders created for them; nothing is swapped in."""
         for staging, _ in self.items:
             shutil.rmtree(staging, ignore_errors=True)
         for d in reversed(self.created):
