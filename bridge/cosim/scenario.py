@@ -136,7 +136,7 @@ class Scenario:
         raise KeyError(name)
 
     def with_master(self, **changes: Any) -> Scenario:
-        """The same scenario with some master settings replaced (None values are ignored)."""
+        """Return the same scenario with some master settings replaced (None values are ignored)."""
         changes = {k: v for k, v in changes.items() if v is not None}
         return replace(self, master=replace(self.master, **changes)) if changes else self
 

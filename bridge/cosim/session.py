@@ -136,7 +136,7 @@ def _run_child(conn, plan: Plan, unzipdirs: dict[str, str], master: MasterSettin
 
 
 def _blame(plan: Plan, failure, beacon, timeout: float) -> str:
-    """The message for a crashed or hung child: the component and the call it was in."""
+    """Return the message for a crashed or hung child: the component and the call it was in."""
     from .slaves import CALLS
 
     if beacon.calls == 0:

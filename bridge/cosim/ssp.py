@@ -351,7 +351,7 @@ def _open_package(path: Path) -> zipfile.ZipFile:
 
 
 def _system_structure(package: _Package):
-    """The root of ``SystemStructure.ssd`` and its ``ssd:System``; CosimError when either is missing or wrong."""
+    """Return the root of ``SystemStructure.ssd`` and its ``ssd:System``; CosimError when either is missing or wrong."""
     path = package.path
     if "SystemStructure.ssd" not in package.names:
         raise CosimError(f"{path}: no SystemStructure.ssd in the package; an SSP package must contain it")
@@ -427,7 +427,7 @@ def _read_component(pc: ProblemCollector, package: _Package, comp) -> ComponentS
 
 
 def _read_components(pc: ProblemCollector, package: _Package, system) -> list[ComponentSpec]:
-    """The usable components of the system, in document order; a name used twice is reported."""
+    """Return the usable components of the system, in document order; a name used twice is reported."""
     components = []
     seen: set[str] = set()
     for comp in system.findall("ssd:Elements/ssd:Component", NS):

@@ -42,7 +42,7 @@ OFF, ON = 0, 1
 
 
 def event_friction(system) -> tuple:
-    """The friction elements switched by events (the regularised ones are smooth forces, the inert ones none)."""
+    """Return the friction elements switched by events (the regularised ones are smooth forces, the inert ones none)."""
     return tuple(f for f in getattr(system, "friction", ()) if f.regularization == 0 and not f.inert)
 
 

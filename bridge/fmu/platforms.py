@@ -119,8 +119,10 @@ def platform_names(platforms: Iterable[Platform]) -> str:
 
 
 def cross_compiler(target: Platform) -> str:
-    """The compiler command for ``target``: :func:`compiler` on the host's platform, else the
-    cross compiler on PATH; a CompilerNotFoundError naming the Debian packages when it is missing.
+    """Return the compiler command for ``target``.
+
+    :func:`compiler` on the host's platform, else the cross compiler on PATH; a CompilerNotFoundError naming the Debian
+    packages when it is missing.
     """
     if target.is_host:
         return compiler()
@@ -158,5 +160,5 @@ def add_platform_option(parser, what: str = "the FMU") -> None:
 
 
 def with_host(items: Iterable[str] | str | None) -> tuple[str, ...]:
-    """The platform names of ``items`` plus the host's: for FMUs that are also run on the host."""
+    """Return the platform names of ``items`` plus the host's: for FMUs that are also run on the host."""
     return tuple(p.name for p in dict.fromkeys((host_platform(), *parse_platforms(items))))

@@ -79,8 +79,9 @@ def split_c(eom: EquationsOfMotion) -> list[str]:
 
 
 def no_split_c() -> list[str]:
-    """The split-free symbols of a model that does not re-partition (``NHB_REPARTITION = 0`` and stubs): every
-    generated ``model.c`` has them, the linear and controller FMUs' too.
+    """Return the split-free symbols of a model that does not re-partition (``NHB_REPARTITION = 0`` and stubs).
+
+    Every generated ``model.c`` has them, the linear and controller FMUs' too.
     """
     return ["", "/* The model does not re-partition (fmu/nhb_split.c stays idle). */",
             "const int NHB_REPARTITION = 0;", 'const char *const NHB_SPLIT_METHOD = "";',

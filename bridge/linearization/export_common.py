@@ -162,9 +162,10 @@ def checked(lin: LinearModel, x_start: Sequence[float] | None = None, static: bo
 
 
 def default_stop_time(lin: CheckedLinear) -> float:
-    """A stop time that shows the dynamics: 20 times the slowest time scale ``1/|lambda|`` of the non-zero
-    eigenvalues of A (about three periods of the slowest oscillation), two significant digits, clamped to
-    [1e-3, 1e4] s; 10 s when every eigenvalue is zero.
+    """Return a stop time that shows the dynamics.
+
+    20 times the slowest time scale ``1/|lambda|`` of the non-zero eigenvalues of A (about three periods of the slowest
+    oscillation), two significant digits, clamped to [1e-3, 1e4] s; 10 s when every eigenvalue is zero.
     """
     eig = np.abs(np.linalg.eigvals(lin.A)) if lin.n else np.zeros(0)
     scale = max(1.0, float(np.abs(lin.A).max()) if lin.A.size else 1.0)

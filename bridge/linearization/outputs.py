@@ -35,8 +35,9 @@ def sorted_modes(lin: LinearModel) -> tuple[np.ndarray, np.ndarray]:
 
 
 def round_off(values) -> float:
-    """The rounding noise of a set of values: ``TOL * max(1, max |value|)`` (the stability verdict's tolerance);
-    a value within it is printed as 0.
+    """Return the rounding noise of a set of values.
+
+    ``TOL * max(1, max |value|)`` (the stability verdict's tolerance); a value within it is printed as 0.
     """
     return TOL * max(1.0, float(np.abs(np.asarray(values, dtype=complex)).max(initial=0.0)))
 

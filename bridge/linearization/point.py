@@ -68,8 +68,10 @@ def system_at(system, at=None):
 
 
 def operating_point(system, given: Mapping[str, float] | None = None, t: float = 0.0) -> OperatingPoint:
-    """The start state of ``system`` as an operating point; every input must have a value (from the file's
-    ``start`` or from ``given``), since the linear model depends on where the inputs are held.
+    """Return the start state of ``system`` as an operating point.
+
+    Every input must have a value (from the file's ``start`` or from ``given``), since the linear model depends on where
+    the inputs are held.
     """
     missing = [w.name for w in system.inputs
                if w.name not in (given or {}) and w.name not in inputs_with_values(system)]

@@ -98,8 +98,9 @@ class Sweep:
         self._nullity = 0
 
     def _point(self, value: float):
-        """The consistent point with the swept value: projected by the linearizer (fast) where it can keep the
-        value, else by :meth:`System.with_values`.
+        """Return the consistent point with the swept value.
+
+        Projected by the linearizer (fast) where it can keep the value, else by :meth:`System.with_values`.
         """
         name, system = self.spec.name, self.system
         if self._base is None:
@@ -246,8 +247,10 @@ class Sweep:
 
 
 def _nullity(A: np.ndarray) -> int:
-    """The number of singular values of A below 1e-10 of the largest: left null vectors w, ``w^T A = 0``, are
-    conserved linear combinations of the state (e.g. the disk's ``psi' - (I_a/I_d) W theta``).
+    """Return the number of singular values of A below 1e-10 of the largest.
+
+    Left null vectors w, ``w^T A = 0``, are conserved linear combinations of the state (e.g. the disk's ``psi' -
+    (I_a/I_d) W theta``).
     """
     if A.size == 0:
         return 0

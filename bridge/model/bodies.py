@@ -511,8 +511,9 @@ class BodyReader(FrameTable, LoadTable):
 
 
 def merge_bodies(builder, reported: type[Exception], T, V, forces: dict, holonomic: list, nonholonomic: list):
-    """The file's T, V, forces and constraints with those of its body tables added; also the
-    :class:`Multibody` (None without body tables) and the constraints' entry names (() when all are from
+    """Return the file's T, V, forces and constraints with those of its body tables added.
+
+    Also the :class:`Multibody` (None without body tables) and the constraints' entry names (() when all are from
     ``[constraints]``).
     """
     if not uses_bodies(builder.data):

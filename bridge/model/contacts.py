@@ -66,7 +66,7 @@ def read_contacts(reader, bodies: dict[str, Body], model) -> None:
 
 
 def _body(reader, entry: str, name: str, spec: dict, bodies: dict[str, Body]) -> Body | None:
-    """The contact's body (default: the body of the contact's name); it needs a frame."""
+    """Return the contact's body (default: the body of the contact's name); it needs a frame."""
     bname = spec.get("body", name)
     key = f"{entry}.body" if "body" in spec else entry
     if not isinstance(bname, str) or bname not in bodies:

@@ -35,7 +35,7 @@ class Inconsistent(Exception):
 
 
 def exponents(unit: str) -> Exponents | None:
-    """The base-unit exponents of a unit string; None when it is empty, unknown or not SI-coherent (factor 1)."""
+    """Return the base-unit exponents of a unit string; None when it is empty, unknown or not SI-coherent (factor 1)."""
     base: BaseUnit | None = parse_unit(unit) if unit else None
     if base is None or abs(base.factor - 1.0) > 1e-12:
         return None

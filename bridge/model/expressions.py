@@ -320,7 +320,7 @@ class Parser:
         return Node(expr, size, value)
 
     def leaf(self, expr: sp.Expr, pos: int) -> Node:
-        """A resolved name: its size counted as a tree, its value when it is constant."""
+        """Return a resolved name: its size counted as a tree, its value when it is constant."""
         size = tree_size(expr)
         if size > MAX_TREE_SIZE:
             return self.node(expr, size, None, "the name", pos)

@@ -141,7 +141,7 @@ def _function_name(f: sp.Basic) -> str | None:
 
 
 def _input_function(f: Any, taken: set) -> Any:
-    """An ``inputs`` key: a dynamicsymbol that is not a coordinate or speed."""
+    """Return an ``inputs`` key: a dynamicsymbol that is not a coordinate or speed."""
     if _function_name(f) is None:
         raise _fail("inputs", f"the input {f} is not a dynamicsymbol (a function of t)",
                     "give specified quantities as dynamicsymbols('T'), mapped to their start values")

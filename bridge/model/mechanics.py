@@ -31,7 +31,10 @@ Expr = se.Basic
 
 
 def to_se(expr) -> Expr:
-    """A sympy (or symengine) object as symengine; text is refused (it is parsed by bridge.model.expressions only)."""
+    """Return a sympy (or symengine) object as symengine.
+
+    Text is refused (it is parsed by bridge.model.expressions only).
+    """
     if isinstance(expr, str):
         raise TypeError("to_se converts expressions, not text")
     return se.sympify(expr)

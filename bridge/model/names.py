@@ -7,8 +7,10 @@ from collections.abc import Iterable
 
 
 def closest_name(word: str, choices: Iterable[str]) -> str | None:
-    """The declared name ``word`` most likely stands for: one differing only in letter case first (``wl`` for
-    ``wL``), else the closest by :func:`difflib.get_close_matches` (compared without case); None if none is close.
+    """Return the declared name ``word`` most likely stands for.
+
+    One differing only in letter case first (``wl`` for ``wL``), else the closest by :func:`difflib.get_close_matches`
+    (compared without case); None if none is close.
     """
     names = [c for c in choices if isinstance(c, str)]
     if not isinstance(word, str) or not names:

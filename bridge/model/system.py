@@ -267,7 +267,7 @@ def total_derivative(expr: sp.Expr, q, qd, qdd) -> sp.Expr:
 
 
 def finite(x: Any) -> bool:
-    """A finite int or float (an int too large for a double is not)."""
+    """Return a finite int or float (an int too large for a double is not)."""
     if not isinstance(x, (int, float)) or isinstance(x, bool):
         return False
     try:

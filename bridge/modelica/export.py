@@ -107,9 +107,10 @@ _quote = modelica_text
 
 
 def modelica_block_text(text: str) -> str:
-    """The body of a multi-line Modelica string literal (a ``Documentation`` annotation's HTML): backslashes,
-    quotes, tabs and carriage returns escaped, line breaks kept as they are (Modelica strings may span lines, as
-    the MSL's do), so the annotation reads as the HTML it holds.
+    """Return the body of a multi-line Modelica string literal (a ``Documentation`` annotation's HTML).
+
+    Backslashes, quotes, tabs and carriage returns escaped, line breaks kept as they are (Modelica strings may span
+    lines, as the MSL's do), so the annotation reads as the HTML it holds.
     """
     return text.replace("\\", "\\\\").replace('"', '\\"').replace("\r", "\\r").replace("\t", "\\t")
 
@@ -124,7 +125,10 @@ def _unit(unit: str) -> str | None:
 
 
 def _num(x: float) -> str:
-    """A value (start, parameter, nominal) as its full-precision literal; an ExportError when it is not finite."""
+    """Return a value (start, parameter, nominal) as its full-precision literal.
+
+    An ExportError when it is not finite.
+    """
     value = float(x)
     if not math.isfinite(value):
         raise ExportError(f"the value {value} (a start, nominal or parameter value) is not a finite number; give "

@@ -89,8 +89,9 @@ def _is_coupled(L: sp.Matrix) -> bool:
 
 
 def coupled_blocks(eom: EquationsOfMotion) -> list[str]:
-    """The linear blocks of the split that couple their unknowns (some row holds more than one of them): the
-    blocks a tool must solve simultaneously at every evaluation; ``"stage k (r x r)"`` for each.
+    """Return the linear blocks of the split that couple their unknowns (some row holds more than one of them).
+
+    The blocks a tool must solve simultaneously at every evaluation; ``"stage k (r x r)"`` for each.
     """
     out = []
     for k, stage in enumerate(eom.auxiliary):

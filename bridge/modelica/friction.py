@@ -35,7 +35,7 @@ SUFFIXES = ("v_rel", "v_sliding", "a_rel", "f0", "f0_max", "f", "sa", "startForw
 
 
 def names(el: Friction) -> dict[str, str]:
-    """The Modelica names of the element's variables (``nhb_<name>_<suffix>``; ``nhb_`` is reserved)."""
+    """Return the Modelica names of the element's variables (``nhb_<name>_<suffix>``; ``nhb_`` is reserved)."""
     return {s: f"nhb_{el.name}_{s}" for s in SUFFIXES}
 
 

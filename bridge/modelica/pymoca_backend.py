@@ -78,7 +78,7 @@ class PymocaRun:
 
 
 def _start(ca, variable) -> np.ndarray:
-    """The start value(s) of a pymoca variable, one per scalar (0 where none is numeric)."""
+    """Return the start value(s) of a pymoca variable, one per scalar (0 where none is numeric)."""
     size = variable.symbol.numel()
     try:
         value = np.asarray(ca.DM(variable.start), dtype=float).ravel()

@@ -52,8 +52,10 @@ def elements(system) -> tuple:
 
 
 def with_mode_state(system) -> list[str]:
-    """The elements written with a mode state (``when``/``pre``): friction switched by events and ideal diodes
-    (``off_conductance = 0``); a diode with ``off_conductance > 0`` is the MSL's IdealDiode (relations only).
+    """Return the elements written with a mode state (``when``/``pre``).
+
+    Friction switched by events and ideal diodes (``off_conductance = 0``); a diode with ``off_conductance > 0`` is the
+    MSL's IdealDiode (relations only).
     """
     return [el.name for el in elements(system) if not isinstance(el, Diode) or el.off_conductance <= 0]
 
@@ -67,10 +69,11 @@ def pymoca_limitation(system) -> str | None:
 
 
 def check_exportable(eom) -> None:
-    """An ExportError for what the text cannot express: equations whose element rows are not the derived ones
-    (the form ``variables-normal`` mixes every row into every other), or a friction element whose sticking row
-    ``dv_r/dt = 0`` shares no acceleration with its coordinate's row (no unknown of the mode row is in it in both
-    modes).
+    """Return an ExportError for what the text cannot express.
+
+    Equations whose element rows are not the derived ones (the form ``variables-normal`` mixes every row into every
+    other), or a friction element whose sticking row ``dv_r/dt = 0`` shares no acceleration with its coordinate's row
+    (no unknown of the mode row is in it in both modes).
     """
     from ..derivation.efforts import element_row, first_mode
 
@@ -110,7 +113,8 @@ def coordinate_row(eom, el) -> int:
 
 
 def row_with(writer, el, value: sp.Expr) -> sp.Expr:
-    """The residual of the element's coordinate row with its unknown replaced by ``value``:
+    """Return the residual of the element's coordinate row with its unknown replaced by ``value``.
+
     ``sum_(c != u) M_jc z_c + M_ju value - F_j`` (``F_j`` with the port flows, as the dynamics row is written).
     """
     from . import ports as _ports

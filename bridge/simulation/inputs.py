@@ -51,8 +51,10 @@ class InputTable:
 
 
 def read_inputs(path: str | Path, system: System) -> InputTable:
-    """The input table in ``path`` for ``system``; every problem (missing or unknown columns, a time that
-    decreases, a cell that is not a finite number) reported at once as a :class:`SystemFileError`.
+    """Return the input table in ``path`` for ``system``.
+
+    Every problem (missing or unknown columns, a time that decreases, a cell that is not a finite number) reported at
+    once as a :class:`SystemFileError`.
     """
     path = Path(path)
     try:

@@ -63,7 +63,7 @@ def _placeholder(k: int) -> str:
 
 def parse_records(texts: Sequence[str], signals: Sequence[str], residuals: int,
                   problems: ProblemCollector, reference: Sequence[str] | None = None) -> RecordPlan:
-    """The plan for ``texts``; ``signals`` are the recordable names besides ``t`` and the residuals."""
+    """Return the plan for ``texts``; ``signals`` are the recordable names besides ``t`` and the residuals."""
     known = list(signals)
     res_names = [f"residual[{k}]" for k in range(1, residuals + 1)]
     records: dict[str, Record] = {}

@@ -65,7 +65,7 @@ class SweepSpec:
         return [a.name for a in self.axes]
 
     def size(self) -> int:
-        """The number of cases, without building them (exact integers, so a huge grid is caught early)."""
+        """Return the number of cases, without building them (exact integers, so a huge grid is caught early)."""
         n = math.prod(len(a.values) for a in self.axes if a.kind != "random")
         return n * (self.samples or 1) if any(a.kind == "random" for a in self.axes) else n
 
@@ -207,12 +207,12 @@ _SHOWN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}(\((?:[A-Za-z_][A-Za-z0-9_
 
 
 def shown_name(name: str) -> str:
-    """A column name for a message: quoted when it is a signal name, else only said to be none (never echoed)."""
+    """Return a column name for a message: quoted when it is a signal name, else only said to be none (never echoed)."""
     return repr(name) if _SHOWN_NAME.fullmatch(name) else "whose name is not a signal name"
 
 
 def shown_columns(names: Sequence[str]) -> str:
-    """A file's column names for a message: those that are signal names, the others only counted.
+    """Return a file's column names for a message: those that are signal names, the others only counted.
 
     Parameters
     ----------
@@ -336,7 +336,7 @@ def check_names(spec: SweepSpec, known: Sequence[str], system_name: str, problem
 
 
 def check_size(spec: SweepSpec, max_cases: int, yes: bool) -> int:
-    """The number of cases; SweepError when it exceeds ``max_cases`` and ``yes`` is not given."""
+    """Return the number of cases; SweepError when it exceeds ``max_cases`` and ``yes`` is not given."""
     n = spec.size()
     if n > max_cases and not yes:
         axes = " x ".join(f"{len(a.values)} ({a.name})" for a in spec.axes if a.kind != "random")

@@ -321,7 +321,7 @@ def _plan(system: System, eom: EquationsOfMotion, stop: float, step: float, opti
     natively: dict[str, Trajectory | Exception] = {}
 
     def method_native(name: str) -> Trajectory:
-        """The method's native run (once per process: its FMU runs may need it too)."""
+        """Return the method's native run (once per process: its FMU runs may need it too)."""
         if name not in natively:
             try:
                 natively[name] = native_run(method_eom(name), stop, step)
@@ -357,10 +357,11 @@ def _plan(system: System, eom: EquationsOfMotion, stop: float, step: float, opti
                              skip_reason=missing, group="pymoca"))
 
     def split_stop(name: str, failure: RunFailure) -> Trajectory:
-        """A reduced method's FMU stopped where its split turns singular: the method has no other usable split,
-        no split is regular, or (a model with effort unknowns) the FMU keeps its build-time split. When the
-        native run stops there too, the run does not apply, as the native one; when the native run re-partitions
-        and goes on, the FMU failed.
+        """Return a reduced method's FMU stopped where its split turns singular.
+
+        The method has no other usable split, no split is regular, or (a model with effort unknowns) the FMU keeps its
+        build-time split. When the native run stops there too, the run does not apply, as the native one; when the
+        native run re-partitions and goes on, the FMU failed.
         """
         if not any(text in failure.reason for text in SPLIT_STOPS):
             raise failure
@@ -604,7 +605,7 @@ def validate_system(path: str | Path, options: Options = Options(),
 
 
 def planned_runs(path: str | Path, options: Options = Options()) -> tuple[SystemValidation, list[RunSpec]]:
-    """The runs :func:`validate_system` would carry out (nothing is simulated); problems are recorded."""
+    """Return the runs :func:`validate_system` would carry out (nothing is simulated); problems are recorded."""
     from ..derivation.methods import derive
 
     path = Path(path)

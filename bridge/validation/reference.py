@@ -68,7 +68,7 @@ def unknowns(system) -> list[str]:
 
 
 def parse_reference(table: Any, system: System, problems: ProblemCollector) -> dict[str, ClosedForm]:
-    """The checked ``[reference]`` table; every problem is added to ``problems``."""
+    """Return the checked ``[reference]`` table; every problem is added to ``problems``."""
     if table is None:
         return {}
     if not isinstance(table, Mapping):

@@ -152,7 +152,7 @@ def reduce(system: System, d: Differentiator, independent: Sequence[int], A, a0)
 
 
 def _finish(system: System, method: str, red: Reduction, g, A, mass, forcing, forms) -> EquationsOfMotion:
-    """The equations object; ``g`` and ``A`` are the velocity constraints and their Jacobian."""
+    """Return the equations object; ``g`` and ``A`` are the velocity constraints and their Jacobian."""
     p = len(red.u)
     n = system.n
     return EquationsOfMotion(

@@ -120,7 +120,7 @@ def _check_grid(run: _RunSettings, model_dir: Path) -> None:
 
 
 def _signals_to_compare(res: CrosscheckResult, plan: CheckPlan, variables: dict) -> list[str]:
-    """The reference's signals the FMU has; the missing ones are a reason to fail."""
+    """Return the reference's signals the FMU has; the missing ones are a reason to fail."""
     ref = plan.reference
     missing = [n for n in ref.names if n not in variables]
     if missing:

@@ -73,8 +73,9 @@ class FolderSwap:
             self.created.append(d)
 
     def stage(self, target: Path) -> Path:
-        """A new empty folder beside ``target`` (same file system, so the final swap is atomic); leftovers of a
-        killed run beside ``target`` are repaired first (:func:`bridge.atomic.stage_folder`).
+        """Return a new empty folder beside ``target`` (same file system, so the final swap is atomic).
+
+        Leftovers of a killed run beside ``target`` are repaired first (:func:`bridge.atomic.stage_folder`).
         """
         target = Path(os.path.abspath(target))
         if target.exists() and not target.is_dir():
