@@ -89,7 +89,10 @@ def sweep(directory: str | Path, name: str | None = None) -> list[Path]:
 
 
 def temp_folder(kind: str, dir: str | Path | None = None) -> Path:
-    """A new temporary folder ``nhbridge-<kind>-<pid>-<random>`` (removed by :func:`sweep` once the process died)."""
+    """Return a new temporary folder ``nhbridge-<kind>-<pid>-<random>``.
+
+    It is removed by :func:`sweep` once the process died.
+    """
     return Path(tempfile.mkdtemp(prefix=f"nhbridge-{kind}-{os.getpid()}-", dir=dir))
 
 
@@ -263,9 +266,10 @@ def _end_session(folder: Path, pid: int) -> None:
 
 
 def guard_process() -> None:
-    """For the command line: SIGTERM raises :class:`Terminated`; the leftovers of dead nhbridge processes in the
-    temporary folder are removed; Python's temporary files of this process go to ``nhbridge-<pid>-<random>``,
-    removed at exit. Idempotent.
+    """Set up a command-line process: SIGTERM handling and the temporary folder.
+
+    SIGTERM raises :class:`Terminated`; the leftovers of dead nhbridge processes in the temporary folder are removed;
+    Python's temporary files of this process go to ``nhbridge-<pid>-<random>``, removed at exit. Idempotent.
     """
     if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) in (
             signal.SIG_DFL, None):

@@ -159,8 +159,10 @@ def _state_symbols(system: System) -> dict[str, sp.Symbol]:
 
 
 def measured_names(system: System | None, plant: LinearModel) -> tuple[str, ...]:
-    """For each state of ``plant``: the name of an output of ``system`` whose expression is exactly that state
-    (``roll = "phi"`` measures ``phi``), else the state's own name with ``der(q)`` spelled ``der_q``.
+    """Return the name by which each state of ``plant`` is measured.
+
+    The name of an output of ``system`` whose expression is exactly that state (``roll = "phi"`` measures ``phi``), else
+    the state's own name with ``der(q)`` spelled ``der_q``.
     """
     by_expr: dict[sp.Expr, str] = {}
     if system is not None:
@@ -251,7 +253,9 @@ def _weight(pc: ProblemCollector, what: str, value: Any, size: int, names: list[
 
 
 def read_weights(path: str | Path, plant: LinearModel) -> tuple[np.ndarray, np.ndarray]:
-    """``Q`` and ``R`` from a TOML file: per name (a diagonal) or as full matrices in the plant's order::
+    """Read the weights ``Q`` and ``R`` of an LQR design from a TOML file.
+
+    Per name (a diagonal) or as full matrices in the plant's order::
 
         [Q]                 # or Q = [[...], ...] with one row per state
         phi = 10.0

@@ -179,8 +179,9 @@ def unpack(path: Path, folder: Path) -> Path:
 
 
 def build_modelica_fmu(source: Path, model: str, path: Path, platforms: Sequence[str] | None = None) -> Path:
-    """Compile the Modelica model ``model`` of ``source`` to an FMI 2.0 FMU with Rumoca's ``fmi2`` code generation
-    (one binary per platform of ``platforms``, default the host's).
+    """Compile the Modelica model ``model`` of ``source`` to an FMI 2.0 FMU with Rumoca's ``fmi2`` code generation.
+
+    One binary per platform of ``platforms``, default the host's.
 
     Rumoca's Co-Simulation integrates with explicit Euler (ten sub-steps per communication step), so use it
     for algebraic or slow components; its modelDescription lacks UnitDefinitions (fmpy validation complains).
@@ -215,8 +216,9 @@ def build_modelica_fmu(source: Path, model: str, path: Path, platforms: Sequence
 
 def build_component(spec: ComponentSpec, folder: Path, cache: dict[tuple, Path] | None = None,
                     platforms: Sequence[str] | None = None) -> Path:
-    """The FMU of ``spec``: the given file, or one built into ``folder`` (built once per distinct source) with the
-    binaries of ``platforms`` (default the host's).
+    """Return the FMU of ``spec``: the given file, or one built into ``folder``.
+
+    An FMU is built once per distinct source, with the binaries of ``platforms`` (default the host's).
     """
     if spec.kind == "fmu":
         return spec.source

@@ -67,9 +67,11 @@ class Master:
 
     def __init__(self, plan: Plan, unzipdirs: dict[str, str], settings: MasterSettings, progress: Any = False,
                  beacon: Any = None, stop: Callable[[], bool] | None = None):
-        """``progress``: show it (bool) or report it to an object with ``update(t, steps)`` and ``finish(t, steps)``;
-        ``beacon``: a :class:`bridge.fmu.sandbox.Beacon` every slave stamps before a foreign call; ``stop``:
-        polled once per communication step, True ends the run early with the steps finished so far.
+        """Prepare a run of ``slaves`` connected as ``plan`` says.
+
+        ``progress``: show it (bool) or report it to an object with ``update(t, steps)`` and ``finish(t, steps)``;
+        ``beacon``: a :class:`bridge.fmu.sandbox.Beacon` every slave stamps before a foreign call; ``stop``: polled once
+        per communication step, True ends the run early with the steps finished so far.
         """
         self.plan, self.settings, self.progress_on = plan, settings, progress
         self.stop_requested = stop or (lambda: False)
@@ -123,7 +125,7 @@ class Master:
             self.writers[i]([lk.gain * y[(lk.src, lk.src_vr)] + lk.offset for lk in links])
 
     def _resolution_order(self) -> list[tuple[str, int, int]]:
-        """Connected outputs ("y") and inputs ("u") in the topological order of the feedthrough graph."""
+        """Return the connected outputs ("y") and inputs ("u") in the topological order of the feedthrough graph."""
         nodes: dict[tuple[str, int, int], set[tuple[str, int, int]]] = {}  # node -> predecessors
         for lk in self.links:
             out, inp = ("y", lk.src, lk.src_vr), ("u", lk.dst, lk.dst_vr)

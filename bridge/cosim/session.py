@@ -153,9 +153,10 @@ def _blame(plan: Plan, failure, beacon, timeout: float) -> str:
 
 def build_fmus(scenario: Scenario, folder: Path, platforms: Sequence[str] | None = None
                ) -> tuple[dict[str, Path], dict[str, ModelInfo], dict[str, Path]]:
-    """Build (system files, Modelica; with the binaries of ``platforms``, default the host's) or locate every
-    component's FMU, unpack it safely (each file once) and read its model description; the FMUs, their
-    descriptions and unpack folders by component.
+    """Build or locate every component's FMU, unpack it safely and read its model description.
+
+    System files and Modelica models are built with the binaries of ``platforms`` (default the host's); each file is
+    unpacked once. Returns the FMUs, their descriptions and unpack folders by component.
     """
     fmus: dict[str, Path] = {}
     infos: dict[str, ModelInfo] = {}

@@ -57,7 +57,7 @@ def _route(component, instance, status, category, message) -> None:
 
 
 def _fmi2_callbacks() -> Any:
-    """A callback structure whose logger is fmpy's formatting proxy in front of :func:`_route`."""
+    """Return a callback structure whose logger is fmpy's formatting proxy in front of :func:`_route`."""
     from ctypes import byref
 
     from fmpy import calloc, free
@@ -272,7 +272,7 @@ class Slave:
         return self._call("fmi2GetReal", self.fmu.getReal, vrs)
 
     def reader(self, vrs: list[int]) -> Callable[[], list[float]]:
-        """A function that reads ``vrs`` through the FMI function with preallocated arrays (the stepping loop)."""
+        """Return a function reading ``vrs`` through the FMI function with preallocated arrays (the stepping loop)."""
         if not vrs:
             return list
         raw = self._raw("fmi3GetFloat64" if self.info.fmi_version == 3 else "fmi2GetReal")

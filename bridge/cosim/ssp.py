@@ -113,8 +113,9 @@ def _add_connectors(comp, connectors: list[VariableInfo], units: dict[str, dict[
 
 def _add_parameter_bindings(comp, spec: ComponentSpec, info: ModelInfo, units: dict[str, dict[str, str]],
                             set_name: str) -> None:
-    """The component's parameter and start values as one inline ``ssv:ParameterSet`` named ``set_name`` (none: no
-    element).
+    """Add the component's parameter and start values as one inline ``ssv:ParameterSet`` named ``set_name``.
+
+    No element is added when there are none.
 
     Every component's set has the same name (the scenario's): an importer that applies only the sets of one name
     chosen at start-up (Ecos) then applies all of them, like one that applies every set (libcosim, nhbridge).
@@ -317,7 +318,7 @@ class _Package:
         self.names = set(self.zf.namelist())
 
     def member(self, uri: str) -> str | None:
-        """The member a relative URI names, or None when it is no safe name of a file in the package."""
+        """Return the member a relative URI names, or None when it is no safe name of a file in the package."""
         member = _member(uri)
         return member if member is not None and member in self.names else None
 
@@ -486,8 +487,9 @@ def _experiment_times(pc: ProblemCollector, root) -> tuple[float, float | None]:
 
 
 def _split_start_values(components: list[ComponentSpec]) -> tuple[ComponentSpec, ...]:
-    """The components with their values split by causality, as a TOML scenario has them: parameters (also names
-    the FMU does not know) and start values (everything else).
+    """Return the components with their values split by causality, as a TOML scenario has them.
+
+    Parameters (also names the FMU does not know) and start values (everything else).
     """
     final = []
     for spec in components:

@@ -52,9 +52,10 @@ def _expired(signum, frame) -> None:
 
 
 def _caused_by(exc: BaseException, marker: type[BaseException]) -> bool:
-    """``exc`` is the marker, or a compiled extension turned the marker raised inside it into another
-    exception (a ``SystemError`` 'returned a result with an exception set', an ``AttributeError``...) that
-    keeps it as its cause or context.
+    """Return whether ``exc`` is the marker or was caused by it.
+
+    A compiled extension may turn the marker raised inside it into another exception (a ``SystemError`` 'returned a
+    result with an exception set', an ``AttributeError``...) that keeps it as its cause or context.
     """
     seen = set()
     while exc is not None and id(exc) not in seen:

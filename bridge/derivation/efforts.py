@@ -52,8 +52,9 @@ def switched(system) -> tuple:
 
 
 def switching_velocity(element) -> sp.Expr:
-    """The element's w, whose zero its switches are tied to: friction's relative velocity v_r, a diode's
-    ``i - G_off V_f`` (i = der(q) of its charge).
+    """Return the element's w, whose zero its switches are tied to.
+
+    Friction's relative velocity v_r, a diode's ``i - G_off V_f`` (i = der(q) of its charge).
     """
     if isinstance(element, Diode):
         return S.qd(element.coordinate) - sp.Float(element.off_conductance) * sp.Float(element.forward_voltage)
@@ -74,8 +75,9 @@ def _split(expr: sp.Expr, efforts: list[sp.Symbol]) -> tuple[list[sp.Expr], sp.E
 
 
 def with_efforts(eom: EquationsOfMotion) -> EquationsOfMotion:
-    """The equations with the system's efforts (and switched elements) as unknowns and its dynamic variables'
-    rate rows.
+    """Return the equations with the system's efforts (and switched elements) as unknowns.
+
+    The dynamic variables' rate rows are added as well.
     """
     system = eom.system
     elements = switched(system)

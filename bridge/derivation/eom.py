@@ -162,8 +162,9 @@ class EquationsOfMotion:
         return self.system.inputs
 
     def form(self, name: str) -> sp.Basic:
-        """A method-specific form, the split's placeholders replaced by their explicit solution (on request only,
-        see :meth:`explicit`).
+        """Return a method-specific form with the split's placeholders replaced by their explicit solution.
+
+        On request only, see :meth:`explicit`.
         """
         return self.explicit(dict(self.forms)[name])
 

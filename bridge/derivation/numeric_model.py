@@ -196,8 +196,10 @@ class NumericModel:
         return np.asarray(self._kin(self._base(t, q, u)), dtype=float).ravel()
 
     def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
-        """``(q', u')`` at ``x = (q, u)``: one compiled evaluation of the auxiliary stages, then one of the mass
-        matrix, the forcing and the kinematics together.
+        """Return ``(q', u')`` at ``x = (q, u)``.
+
+        One compiled evaluation of the auxiliary stages, then one of the mass matrix, the forcing and the kinematics
+        together.
         """
         q, u = x[: self.n], x[self.n:]
         vals = np.asarray(self._dyn_kin(self._base(t, q, u)), dtype=float).ravel()

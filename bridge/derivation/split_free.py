@@ -55,8 +55,10 @@ def repartitions(eom: EquationsOfMotion) -> bool:
 
 
 def _velocity_terms(method: str, T, d: Differentiator, M: list[list]) -> list:
-    """R of ``E = M q'' + r``: Gibbs-Appell's Christoffel terms for a natural kinetic energy (as the method
-    derives them), else the velocity part of ``d/dt dT/dq' - dT/dq`` (Maggi's and Chaplygin's).
+    """Return R of ``E = M q'' + r``.
+
+    Gibbs-Appell's Christoffel terms for a natural kinetic energy (as the method derives them), else the velocity part
+    of ``d/dt dT/dq' - dT/dq`` (Maggi's and Chaplygin's).
     """
     n = len(d.q)
     if method == "appell":

@@ -65,9 +65,10 @@ def eom_exprs(eom) -> list:
 
 
 def eom_operation_count(eom) -> int:
-    """Operations of one right-hand-side evaluation of an :class:`EquationsOfMotion` (:func:`eom_exprs`) after one
-    joint CSE pass, the sums' common factors pulled out first as the generated C code does
-    (:mod:`bridge.derivation.factors`).
+    """Count the operations of one right-hand-side evaluation of an :class:`EquationsOfMotion`.
+
+    The expressions of :func:`eom_exprs` after one joint CSE pass, the sums' common factors pulled out first as the
+    generated C code does (:mod:`bridge.derivation.factors`).
     """
     from .factors import pull_common_factors
 

@@ -149,7 +149,7 @@ def _fields(eom: EquationsOfMotion) -> list[tuple[str, sp.ImmutableMatrix]]:
 
 def reduce_structural_zeros(eom: EquationsOfMotion, seed: int = 20261123,
                             total_seconds: float = TOTAL_SECONDS) -> tuple[EquationsOfMotion, ZeroReport]:
-    """The equations with every entry proved identically zero replaced by 0, and what was done."""
+    """Replace every entry of the equations proved identically zero by 0; return them and what was done."""
     start = time.perf_counter()
     fields = _fields(eom)
     entries = [(name, i, e) for name, mat in fields for i, e in enumerate(mat) if e != 0]

@@ -43,7 +43,10 @@ def _mib(n: float) -> str:
 
 
 def safe_name(name: str) -> str | None:
-    """The normalized relative member name, or None when it is absolute, climbs out (``..``) or is not portable."""
+    """Return the normalized relative member name.
+
+    None when it is absolute, climbs out (``..``) or is not portable.
+    """
     if not name or "\\" in name or ":" in name or name.startswith("/") or "\x00" in name:
         return None
     norm = posixpath.normpath(name)

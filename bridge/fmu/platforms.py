@@ -63,7 +63,10 @@ NO_COMPILER_HINT = ("building an FMU needs a C compiler: install gcc or clang (D
 
 
 def compiler() -> str:
-    """The C compiler command: ``$CC`` when set, else ``cc``, ``gcc`` or ``clang`` on PATH; CompilerNotFoundError."""
+    """Return the C compiler command.
+
+    ``$CC`` when set, else ``cc``, ``gcc`` or ``clang`` on PATH; CompilerNotFoundError when there is none.
+    """
     cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
     if not cc or not cc.split() or not shutil.which(cc.split()[0]):
         env = os.environ.get("CC")

@@ -46,8 +46,9 @@ def _flags(values) -> str:
 
 
 def split_c(eom: EquationsOfMotion) -> list[str]:
-    """``NHB_REPARTITION``, the coordinate flags and the three split-free functions (stubs when the model does not
-    re-partition).
+    """Return the C of a model's re-partition: ``NHB_REPARTITION``, the coordinate flags and the split-free functions.
+
+    The three functions are stubs when the model does not re-partition.
     """
     if not repartitions(eom):
         return no_split_c()

@@ -97,8 +97,9 @@ def lu_solve(M: np.ndarray, rhs: np.ndarray, what: str) -> np.ndarray:
 
 
 class MethodJacobian:
-    """Compiled values and Jacobians of ``(q', u')`` with respect to ``(q, u)`` and the inputs ``w`` for one set of
-    equations.
+    """Compiled values and Jacobians of ``(q', u')`` for one set of equations.
+
+    The Jacobians are taken with respect to ``(q, u)`` and the inputs ``w``.
 
     Arguments of every compiled function: ``[t, q, u, parameters, inputs, Z, z]`` (``Z`` the auxiliary
     placeholders, ``z`` the unknowns ``[u', lambda]``), so the parameters stay free for sweeps.

@@ -94,8 +94,10 @@ class Linearizer:
         return ind, dep
 
     def _check_block(self, M: np.ndarray, whole: np.ndarray, what: str, hint: str) -> None:
-        """``sigma_min(M) / sigma_max(whole)`` (the block of the dependent columns against the whole constraint
-        Jacobian, as :func:`bridge.model.mechanics.split_health`) must exceed ``SINGULAR_TOL``.
+        """Check that the split's dependent block of the constraint Jacobian is regular.
+
+        ``sigma_min(M) / sigma_max(whole)`` (the block of the dependent columns against the whole constraint Jacobian,
+        as :func:`bridge.model.mechanics.split_health`) must exceed ``SINGULAR_TOL``.
         """
         if M.shape[0] == 0:
             return

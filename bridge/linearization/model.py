@@ -71,9 +71,10 @@ class LinearModel:
 
     @classmethod
     def from_control(cls, sys: Any, like: LinearModel) -> LinearModel:
-        """A linear model with the matrices of the python-control ``StateSpace`` ``sys`` and everything else
-        (units, operating point, method) of ``like``, whose names ``sys`` must carry in the same order: the way
-        back from :meth:`to_control` after working on the matrices in python-control (e.g. a closed loop
+        """Return a linear model with the matrices of the python-control ``StateSpace`` ``sys``.
+
+        Everything else (units, operating point, method) comes from ``like``, whose names ``sys`` must carry in the same
+        order: the way back from :meth:`to_control` after working on the matrices in python-control (e.g. a closed loop
         ``A - B K`` built with the same names).
         """
         control_module()

@@ -179,8 +179,9 @@ class Sweep:
         return values, models
 
     def _split_sign_changes(self, values: list[float]) -> None:
-        """A split that turns singular between two values (its determinant changes sign) is located by Brent's
-        method and reported.
+        """Locate a split that turns singular between two swept values and report it.
+
+        A sign change of its determinant is located by Brent's method.
         """
         det = [self.lin.split_determinant(self._point(v)) for v in values]
         where = []
@@ -259,10 +260,11 @@ def _nullity(A: np.ndarray) -> int:
 
 
 def _largest_real(A: np.ndarray, k: int) -> float:
-    """The largest real part of the eigenvalues of A without the k zero eigenvalues of its conserved combinations:
-    with V an orthonormal basis of range(A) (``w^T A = 0`` for the left null vectors), A is block triangular in
-    ``[V, w]`` and ``eig(A) = eig(V^T A V) + {0} * k``. Deflating them keeps the root finding precise where a
-    pair meets the structural zero (a triple root, whose computed eigenvalues scatter by eps^(1/3)).
+    """Return the largest real part of the eigenvalues of A without the k zero ones of its conserved combinations.
+
+    With V an orthonormal basis of range(A) (``w^T A = 0`` for the left null vectors), A is block triangular in
+    ``[V, w]`` and ``eig(A) = eig(V^T A V) + {0} * k``. Deflating them keeps the root finding precise where a pair
+    meets the structural zero (a triple root, whose computed eigenvalues scatter by eps^(1/3)).
     """
     if A.size == 0:
         return -math.inf

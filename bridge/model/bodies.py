@@ -549,9 +549,10 @@ def merge_bodies(builder, reported: type[Exception], T, V, forces: dict, holonom
 
 
 def _drop_redundant(builder, holonomic, nonholonomic, labels, generated, multibody):
-    """The constraints without the generated rows that repeat the rows before them identically
-    (:mod:`.redundant_rows`), which the multibody keeps as ``dropped_constraints``; a generated row dependent at
-    the start state only is reported (a singular configuration).
+    """Return the constraints without the generated rows that repeat the rows before them identically.
+
+    See :mod:`.redundant_rows`; the multibody keeps them as ``dropped_constraints``. A generated row dependent at the
+    start state only is reported (a singular configuration).
     """
     from dataclasses import replace
 

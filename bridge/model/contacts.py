@@ -98,8 +98,9 @@ def _radius(reader, entry: str, spec: dict) -> sp.Expr | None:
 
 
 def _plane(reader, entry: str, spec: dict, centre, side: bool = True) -> tuple[int, int, int, int] | None:
-    """(e1, e2, normal axis, sign): the plane's axes and the normal pointing to the centre's side at the start
-    (not evaluated without ``side``: the syntax checked only).
+    """Return the plane's axes, normal axis and sign: ``(e1, e2, normal axis, sign)``.
+
+    The normal points to the centre's side at the start (not evaluated without ``side``: the syntax checked only).
     """
     plane = spec.get("plane", "N.xy")
     m = _PLANE.match(plane) if isinstance(plane, str) else None

@@ -68,8 +68,9 @@ def system_units(system) -> dict[sp.Symbol, Exponents | None]:
 
 
 class UnitAlgebra:
-    """The units of expressions over the symbols in ``env`` (strict: a sum of terms in different units raises
-    :class:`Inconsistent`, a number is dimensionless, 0 has every unit).
+    """The units of expressions over the symbols in ``env``.
+
+    Strict: a sum of terms in different units raises :class:`Inconsistent`, a number is dimensionless, 0 has every unit.
     """
 
     def __init__(self, env: dict[sp.Symbol, Exponents | None]):
@@ -83,7 +84,7 @@ class UnitAlgebra:
             return None
 
     def best(self, expr: sp.Expr) -> Exponents | None:
-        """The unit of ``expr`` with rad kept where that is consistent, else with rad as 1; None when unknown."""
+        """Return the unit of ``expr`` with rad kept where that is consistent, else with rad as 1; None when unknown."""
         e = self.of(expr, True)
         return e if e is not None else self.of(expr, False)
 

@@ -159,7 +159,7 @@ def _bad_character(text: str, pos: int) -> ExpressionError:
 
 
 def number_value(text: str) -> sp.Rational:
-    """The exact value of a decimal literal, bounded before it is converted."""
+    """Return the exact value of a decimal literal, bounded before it is converted."""
     m = _NUMBER.match(text)
     if m is None:
         raise ExpressionError(f"malformed number {text!r}")
@@ -518,7 +518,7 @@ class Parser:
 
     @staticmethod
     def _call_value(name: Token, values: list):
-        """The function's value when all arguments are constant; atan2(0, 0) is undefined."""
+        """Return the function's value when all arguments are constant; atan2(0, 0) is undefined."""
         if any(v is None for v in values):
             return None
         if name.text == "atan2":

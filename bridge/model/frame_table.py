@@ -29,8 +29,10 @@ MAX_FRAME_NODES = 5_000
 
 
 class FrameTable:
-    """The frames part of the body tables' reader (uses its ``p``, ``b``, ``frames``, ``frame_specs``,
-    ``scalar_entry``, ``values`` and ``_parse``/``_check``).
+    """The frames part of the body tables' reader.
+
+    It uses the reader's ``p``, ``b``, ``frames``, ``frame_specs``, ``scalar_entry``, ``values`` and
+    ``_parse``/``_check``.
     """
 
     # -- frames --------------------------------------------------------------------------

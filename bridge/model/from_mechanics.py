@@ -1,5 +1,7 @@
-"""Systems from sympy.physics.mechanics: ``KanesMethod``, ``LagrangesMethod`` and ``System`` objects (and PyDy's
-``System``, which wraps a KanesMethod with its constants, initial conditions and specifieds).
+"""Systems from sympy.physics.mechanics.
+
+``KanesMethod``, ``LagrangesMethod`` and ``System`` objects (and PyDy's ``System``, which wraps a KanesMethod with its
+constants, initial conditions and specifieds).
 
 The result is a :class:`~bridge.model.system.System` built by :func:`~bridge.model.loader.build_system` (every
 check of a system file runs) with its bodies attached (``System.multibody``), so every method, ``kane`` included,
@@ -265,7 +267,7 @@ def _points(point: Any) -> list:
 
 
 def _reference_point(spec: _Spec, centres: list) -> Any:
-    """A point every mass centre is located from: the fixed point, else one with zero velocity in N."""
+    """Return a point every mass centre is located from: the fixed point, else one with zero velocity in N."""
     if spec.fixed_point is not None:
         return spec.fixed_point
     if not centres:
@@ -281,7 +283,7 @@ def _reference_point(spec: _Spec, centres: list) -> Any:
 
 
 def _inertia_frame(body: Any) -> Any:
-    """The frame the central inertia dyadic is written in (the body frame when it mixes frames)."""
+    """Return the frame the central inertia dyadic is written in (the body frame when it mixes frames)."""
     frames = set()
     for _c, v1, v2 in body.central_inertia.args:
         for v in (v1, v2):
@@ -373,9 +375,11 @@ def _true_velocities(bodies: list, ref: Any, conv: _Converter, coords: list, pva
 
 
 def _lagrange_bodies(bodies: list, lag: sp.Expr, q_syms: list, qd_syms: list, pvals: Mapping) -> list:
-    """A LagrangesMethod's bodies, if their velocities are the time derivatives of their positions (a Lagrangian
-    formed from velocities with embedded constraints describes another motion than Kane's method would find from
-    the same bodies) and their kinetic energy is the velocity part of L; else none (kane does not apply).
+    """Return a LagrangesMethod's bodies when Kane's method may use them, else none.
+
+    Their velocities must be the time derivatives of their positions (a Lagrangian formed from velocities with embedded
+    constraints describes another motion than Kane's method would find from the same bodies) and their kinetic energy
+    the velocity part of L.
     """
     if not bodies or any(b.position is None for b in bodies):
         return []
@@ -455,7 +459,7 @@ def _gravity(bodies: list[Body], centres: list, loads: list, q_syms: list) -> tu
 
 
 def _select_nonholonomic(hol: list, vel: list, q_syms: list, params: Mapping) -> list:
-    """The velocity constraints that are not (generically) combinations of the holonomic ones' derivatives."""
+    """Return the velocity constraints that are not (generically) combinations of the holonomic ones' derivatives."""
     if not hol or not vel:
         return list(vel)
     qd = [S.qd(S.base_name(s)) for s in q_syms]
@@ -602,8 +606,10 @@ def from_mechanics(obj: Any, parameters: Mapping | None = None, start: Mapping |
 
 
 def _unwrap_pydy(obj: Any, parameters: Mapping | None, start: Mapping | None, inputs: Mapping | None) -> tuple:
-    """A PyDy ``pydy.system.System``: its KanesMethod, with its constants, initial conditions (independent ones:
-    dependent speeds are computed) and constant specifieds as defaults under the values given here.
+    """Unwrap a PyDy ``pydy.system.System`` into its KanesMethod and defaults.
+
+    Its constants, initial conditions (independent ones: dependent speeds are computed) and constant specifieds become
+    defaults under the values given here.
     """
     if type(obj).__module__ != "pydy.system" or not hasattr(obj, "eom_method"):
         return obj, parameters, start, inputs
@@ -621,8 +627,10 @@ def _unwrap_pydy(obj: Any, parameters: Mapping | None, start: Mapping | None, in
 
 
 def _independent(spec: _Spec, conv: _Converter, coords: list, given: Mapping, pvals: Mapping) -> list[str] | None:
-    """The coordinates whose velocities the independent speeds alone determine (``q' = -K_q'^-1 (K_u u + f)``,
-    read at a random state), when there are as many as independent speeds; else None.
+    """Return the coordinates whose velocities the independent speeds alone determine.
+
+    ``q' = -K_q'^-1 (K_u u + f)``, read at a random state; the coordinates are returned when there are as many as
+    independent speeds, else None.
     """
     from sympy.physics.mechanics import dynamicsymbols
 
@@ -656,9 +664,10 @@ DEPENDENT_START_TOL = 1e-9
 
 
 def _check_given_dependent(spec: _Spec, conv: _Converter, umap: list, given: Mapping, system: System) -> None:
-    """Start values given for dependent speeds and dependent coordinates must be those the constraints give (the
-    system's start state, computed from the independent ones), within :data:`DEPENDENT_START_TOL`; otherwise a
-    SystemFileError naming each with its residual. (Independent ones are the system's own start values.)
+    """Check that given start values of dependent speeds and coordinates are those the constraints give.
+
+    The system's start state is computed from the independent ones (the system's own start values); a value that differs
+    by more than :data:`DEPENDENT_START_TOL` is a SystemFileError naming each with its residual.
     """
     from .mechanics import state_args
 

@@ -37,8 +37,9 @@ def diff(expr: se.Basic, var: se.Basic) -> se.Basic:
 
 
 def _outer_kinks(expr: se.Basic) -> list[se.Basic]:
-    """The kinks that are not inside another kink, each once (all of them: symengine leaves even the
-    derivative of ``max(y, z)`` with respect to an absent ``x`` unevaluated).
+    """Return the kinks that are not inside another kink, each once.
+
+    All of them: symengine leaves even the derivative of ``max(y, z)`` with respect to an absent ``x`` unevaluated.
     """
     found: dict[se.Basic, None] = {}
     seen: set[se.Basic] = set()

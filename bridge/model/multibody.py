@@ -69,9 +69,10 @@ class Body:
 
 @dataclass(frozen=True)
 class Load:
-    """A force applied at a point (``kind`` "force": ``velocity`` is that point's velocity, N components) or a
-    torque on a body (``kind`` "torque": ``velocity`` is the body's angular velocity); ``vector`` is in the
-    same basis as ``velocity``. Its generalized force is ``Q_i = vector . d velocity / d q'_i``.
+    """A force applied at a point or a torque on a body; generalized force ``Q_i = vector . d velocity / d q'_i``.
+
+    For ``kind`` "force", ``velocity`` is that point's velocity (N components); for ``kind`` "torque", the body's
+    angular velocity. ``vector`` is in the same basis as ``velocity``.
     """
 
     name: str

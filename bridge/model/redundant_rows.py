@@ -29,9 +29,11 @@ def velocity_rows(builder, holonomic: list[sp.Expr], nonholonomic: list[sp.Expr]
 
 def redundant_rows(builder, rows: list[sp.Expr], generated: list[bool],
                    holonomic: list[sp.Expr]) -> tuple[list[int], list[int]]:
-    """(indices of generated rows dependent on the kept rows before them identically, indices dependent at the start
-    state only). ``rows``: velocity-level forms, holonomic first; ``holonomic``: the position-level holonomic rows
-    (a dependent holonomic row is dropped only where it holds at the start).
+    """Return the generated rows that are redundant: identically, and at the start state only.
+
+    The result is (indices of generated rows dependent on the kept rows before them identically, indices dependent at
+    the start state only). ``rows``: velocity-level forms, holonomic first; ``holonomic``: the position-level holonomic
+    rows (a dependent holonomic row is dropped only where it holds at the start).
     """
     coords = builder.coords
     if not any(generated) or not coords:

@@ -204,7 +204,7 @@ class System:
         return [total_derivative(e, self.q, self.qd, self.qdd) for e in self.holonomic] + list(self.nonholonomic)
 
     def constraint_matrix(self) -> tuple[sp.Matrix, sp.Matrix]:
-        """(A, a0) with velocity constraints A(q, t) q' + a0(q, t) = 0."""
+        """Return ``(A, a0)`` of the velocity constraints ``A(q, t) q' + a0(q, t) = 0``."""
         rows = self.velocity_constraints()
         A = sp.Matrix(len(rows), self.n, lambda i, j: sp.diff(rows[i], self.qd[j]))
         zero = {v: 0 for v in self.qd}

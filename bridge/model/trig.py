@@ -25,9 +25,10 @@ def _as_cosine(x: sp.Pow) -> sp.Expr:
 
 
 def reduce_trig(expr: sp.Expr, max_nodes: int = MAX_TRIG_NODES, angle_sums: bool = False) -> sp.Expr | None:
-    """``expr`` expanded with every ``sin(a)^k`` (k >= 2) written with ``1 - cos(a)^2`` and expanded again (a
-    canonical form in which ``sin^2 + cos^2 = 1`` cancels); angle sums expanded first with ``angle_sums``. None when
-    ``expr`` or its expansion exceeds the budget.
+    """Return ``expr`` with every ``sin(a)^k`` (k >= 2) written with ``1 - cos(a)^2``, expanded.
+
+    A canonical form in which ``sin^2 + cos^2 = 1`` cancels; angle sums are expanded first with ``angle_sums``. None
+    when ``expr`` or its expansion exceeds the budget.
     """
     if tree_size(expr, max_nodes) > max_nodes:
         return None

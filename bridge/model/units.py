@@ -91,7 +91,7 @@ def _atom(symbol: str) -> BaseUnit | None:
 
 
 def parse_unit(text: str) -> BaseUnit | None:
-    """The base-unit form of ``text``, or None when it is not a product/quotient of known units."""
+    """Return the base-unit form of ``text``, or None when it is not a product/quotient of known units."""
     text = text.strip()
     if not text:
         return None
@@ -112,8 +112,9 @@ def parse_unit(text: str) -> BaseUnit | None:
 
 
 def unit_text(e: tuple[int, ...]) -> str:
-    """MSL-style text of base-unit exponents: ``N`` where kg.m/s2 divides it, one ``/`` (``m/s2``, ``N.m``,
-    ``kg.m2``, ``1/s``, ``N.s/m``, ``kg/(m.s)``).
+    """Return the MSL-style text of base-unit exponents.
+
+    ``N`` where kg.m/s2 divides it, one ``/`` (``m/s2``, ``N.m``, ``kg.m2``, ``1/s``, ``N.s/m``, ``kg/(m.s)``).
     """
     e = list(e)
     num: list[str] = []

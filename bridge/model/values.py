@@ -163,8 +163,10 @@ def _symengine(expr: sp.Expr) -> se.Basic:
 
 
 def kinetic_mass_matrix(system, args: list[sp.Symbol], values: list[float]) -> np.ndarray:
-    """``M = d2T/dq'dq'`` of the kinetic energy of ``system`` at the state ``args = values`` ([t, q, q',
-    parameters, inputs]); NaN entries where T cannot be evaluated there (a real number is expected).
+    """Return the mass matrix ``M = d2T/dq'dq'`` of the kinetic energy of ``system`` at a state.
+
+    The state is ``args = values`` ([t, q, q', parameters, inputs]); entries are NaN where T cannot be evaluated there
+    (a real number is expected).
     """
     n = system.n
     M = np.zeros((n, n))
@@ -227,8 +229,9 @@ def value_problems(system) -> list[tuple[str, str, str]]:
 
 
 def check_values(system, problems: ProblemCollector | None = None) -> None:
-    """Raise :class:`~bridge.errors.SystemFileError` with every value problem of ``system`` (added to
-    ``problems`` when given, else reported on their own).
+    """Raise :class:`~bridge.errors.SystemFileError` with every value problem of ``system``.
+
+    The problems are added to ``problems`` when given, else reported on their own.
     """
     problems = problems if problems is not None else ProblemCollector(system.source)
     for entry, message, hint in value_problems(system):

@@ -94,9 +94,9 @@ def acceleration_unit(unit: str) -> str:
 
 
 def modelica_text(text: str) -> str:
-    """Return the body of a Modelica string literal.
+    r"""Return the body of a Modelica string literal.
 
-    Backslashes and quotes escaped, line breaks and tabs as ``\\n``, ``\\t`` (the language's escapes), so that a
+    Backslashes and quotes escaped, line breaks and tabs as ``\n``, ``\t`` (the language's escapes), so that a
     multi-line description stays one line of the model.
     """
     return (text.replace("\\", "\\\\").replace('"', '\\"').replace("\r", "\\r").replace("\n", "\\n")
@@ -463,7 +463,7 @@ class ModelicaWriter:
         return ModelicaCodePrinter({**self.printer.names, **names}).doprint(expr)
 
     def _linear_in_states_code(self, expr) -> str:
-        """A residual's expression, with its velocities written ``der(q)`` where it is linear in the states.
+        """Return a residual's expression, its velocities written ``der(q)`` where it is linear in the states.
 
         Rumoca 0.9 takes an equation linear in the states (every coefficient free of coordinates and
         velocities, such as a gear's ``der_phi - n*der_theta``) as one defining a state and reports the model
@@ -475,8 +475,10 @@ class ModelicaWriter:
         return self._output_code(expr)
 
     def _annotation(self) -> list[str]:
-        """The experiment (the file's [simulation] stop time, interval and rtol; defaults 1000 intervals and
-        tolerance 1e-8) and the documentation.
+        """Return the model's annotations: the experiment and the documentation.
+
+        The experiment has the file's [simulation] stop time, interval and rtol (defaults 1000 intervals and tolerance
+        1e-8).
         """
         system = self.eom.system
         stop = system.stop_time
@@ -543,8 +545,10 @@ class ModelicaWriter:
 def model_source(eom: EquationsOfMotion, level: str = "auto", within: str | None = None,
                  accelerations: str = "auto", rename: Mapping[str, str] | None = None, msl: bool = False,
                  outputs_via_der: bool = True) -> str:
-    """The model text; ``rename`` maps user names to the names a backend needs in the text (descriptions keep
-    the user's names); ``outputs_via_der``: see :attr:`ModelicaWriter.outputs_via_der`.
+    """Return the Modelica text of ``eom``.
+
+    ``rename`` maps user names to the names a backend needs in the text (descriptions keep the user's names);
+    ``outputs_via_der``: see :attr:`ModelicaWriter.outputs_via_der`.
     """
     writer = ModelicaWriter(eom, level, accelerations=accelerations, rename=rename)
     writer.msl = msl  # ports: the MSL's flanges (True) or the local copies in NHBridge

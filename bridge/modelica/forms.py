@@ -102,8 +102,9 @@ def coupled_blocks(eom: EquationsOfMotion) -> list[str]:
 
 
 def normal_growth(eom: EquationsOfMotion) -> float:
-    """How many times, on average, the normal equations of the coupled split blocks write each entry of the blocks
-    (0 without a coupled block).
+    """Return how many times the normal equations of the coupled split blocks write each entry, on average.
+
+    0 without a coupled block.
 
     A block ``L Z = R`` writes every nonzero entry of ``L`` and ``R`` once. Its normal equations write the products
     ``L_ki L_kj`` (``k`` in ``S_i & S_j``, ``S_i`` the rows where column ``i`` of ``L`` is nonzero) and
@@ -176,9 +177,10 @@ def _nonzero_at(expr: sp.Expr, values: dict[sp.Symbol, sp.Float]) -> bool:
 
 
 def derivative_rows(eom: EquationsOfMotion) -> dict[int, int]:
-    """The row of ``M [der(v), lambda] = F`` (dynamics rows, then constraint rows, as exported) from which Rumoca 0.9
-    takes each acceleration of a multiplier DAE exported implicitly: acceleration -> row, both as indices of the
-    mass matrix ``M``.
+    """Return the row from which Rumoca 0.9 takes each acceleration of a multiplier DAE exported implicitly.
+
+    Rows of ``M [der(v), lambda] = F`` (dynamics rows, then constraint rows, as exported): acceleration -> row, both as
+    indices of the mass matrix ``M``.
 
     Rumoca 0.9.13 (``rumoca-phase-solve``, ``solve_model/state_derivative_ordering.rs``) takes, for every state in
     declaration order, the first row not yet taken whose coefficient of ``der(state)`` is nonzero at the start
@@ -197,11 +199,12 @@ def derivative_rows(eom: EquationsOfMotion) -> dict[int, int]:
 
 
 def coupled_derivative_block(eom: EquationsOfMotion) -> list[str]:
-    """The coordinates whose accelerations Rumoca 0.9 solves from a coupled block of its derivative rows
-    (:func:`derivative_rows`: a taken row holds several accelerations) while a row it leaves to the algebraic
-    part (a constraint row) holds one of them: the structure it factorises as "SymbolicSingular"
-    (``docs/compiler-defects/RumocaImplicitCoupledRow.mo``, ``RumocaImplicitCoupledBlock.mo``). Empty without
-    multipliers (an ODE has no algebraic rows).
+    """Return the coordinates Rumoca 0.9 solves from a coupled block that a constraint row also holds.
+
+    The accelerations Rumoca 0.9 solves from a coupled block of its derivative rows (:func:`derivative_rows`: a taken
+    row holds several accelerations) while a row it leaves to the algebraic part (a constraint row) holds one of them:
+    the structure it factorises as "SymbolicSingular" (``docs/compiler-defects/RumocaImplicitCoupledRow.mo``,
+    ``RumocaImplicitCoupledBlock.mo``). Empty without multipliers (an ODE has no algebraic rows).
     """
     if not eom.multipliers:
         return []
@@ -226,7 +229,7 @@ def coupled_derivative_block(eom: EquationsOfMotion) -> list[str]:
 
 
 def normal_dynamics(eom: EquationsOfMotion) -> EquationsOfMotion:
-    """The same equations with the block ``K x = F`` of accelerations and multipliers as ``(K^T K) x = K^T F``."""
+    """Return the equations with the block ``K x = F`` of accelerations and multipliers as ``(K^T K) x = K^T F``."""
     K, F = eom.mass_matrix, eom.forcing
     return replace(eom, mass_matrix=sp.ImmutableMatrix(K.T * K), forcing=sp.ImmutableMatrix(K.T * F))
 
@@ -242,10 +245,11 @@ def in_form(eom: EquationsOfMotion, form: str) -> EquationsOfMotion:
 
 
 def split_singular_time(eom: EquationsOfMotion, time: np.ndarray, q: np.ndarray) -> float | None:
-    """The first of the sample times ``time`` (coordinates ``q``, one row per sample) at which the split
-    matrix ``A_dep(q, t)`` of a reduced method is singular: its determinant vanishes or changes sign. There the
-    reduced ODE does not exist (the dependent velocities are not functions of the independent ones), and a
-    tool that solves the split (IDAS) stops; ``None`` when it stays regular or there is no split.
+    """Return the first sample time at which the split matrix ``A_dep(q, t)`` of a reduced method is singular.
+
+    The samples are ``time`` and the coordinates ``q`` (one row per sample); singular means the determinant vanishes or
+    changes sign. There the reduced ODE does not exist (the dependent velocities are not functions of the independent
+    ones), and a tool that solves the split (IDAS) stops; ``None`` when it stays regular or there is no split.
     """
     if not eom.auxiliary:
         return None
@@ -265,9 +269,10 @@ def split_singular_time(eom: EquationsOfMotion, time: np.ndarray, q: np.ndarray)
 
 
 def regular_horizon(eom: EquationsOfMotion, stop: float) -> float:
-    """``stop``, or 0.9 of the time at which the split becomes singular along the native run (the reduced ODE
-    does not exist beyond it, whatever the text): the horizon over which a compiler can be held to the
-    reference.
+    """Return the horizon over which a compiler can be held to the reference.
+
+    ``stop``, or 0.9 of the time at which the split becomes singular along the native run (the reduced ODE does not
+    exist beyond it, whatever the text).
     """
     from ..simulation.simulate import simulate
 
@@ -362,8 +367,10 @@ def choose_form(eom: EquationsOfMotion) -> Choice:
 
 def resolve(eom: EquationsOfMotion, level: str, accelerations: str
             ) -> tuple[EquationsOfMotion, str, str, str]:
-    """``(equations, level, accelerations, reason)`` with ``"auto"`` replaced by :func:`choose_form`'s choice
-    (the equations in normal form where it chose ``normal``); the reason is empty when nothing was automatic.
+    """Return ``(equations, level, accelerations, reason)`` with ``"auto"`` replaced by the chosen form.
+
+    The choice is :func:`choose_form`'s (the equations in normal form where it chose ``normal``); the reason is empty
+    when nothing was automatic.
     """
     if level != "auto" and accelerations != "auto":
         return eom, level, accelerations, ""
@@ -383,8 +390,9 @@ NO_INDEX_REDUCTION = {
 
 
 def require_expressible(eom: EquationsOfMotion, level: str, tool: str) -> None:
-    """An :class:`ExportError` naming the constraint entries and the form to use when ``tool`` cannot simulate
-    the equations in the constraint ``level`` asked for (the constraints as given need index reduction).
+    """Return an :class:`ExportError` when ``tool`` cannot simulate the equations at the constraint ``level`` asked for.
+
+    The error names the constraint entries and the form to use (the constraints as given need index reduction).
     """
     system = eom.system
     if level != "given" or not eom.multipliers or tool not in NO_INDEX_REDUCTION:
@@ -421,10 +429,11 @@ def missing_compiler(tool: str) -> str | None:
 
 # -- running one form through one compiler ---------------------------------------------------------------
 def simulate_form(eom: EquationsOfMotion, form: str, tool: str, stop_time: float, rtol: float = 1e-10):
-    """Export ``eom`` in ``form``, compile and simulate it with ``tool`` (``rumoca`` or ``pymoca``) to
-    ``stop_time`` and compare every coordinate with the native simulation (a
-    :class:`bridge.modelica.check.CheckReport`, with the switching times of switched elements; no fallback to
-    another form).
+    """Export ``eom`` in ``form``, simulate it with ``tool`` and compare it with the native simulation.
+
+    The model is compiled and simulated with ``tool`` (``rumoca`` or ``pymoca``) to ``stop_time`` and every coordinate
+    is compared (a :class:`bridge.modelica.check.CheckReport`, with the switching times of switched elements; no
+    fallback to another form).
     """
     from .check import CheckReport, compare, load_alone
     from .export import model_source

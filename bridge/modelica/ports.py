@@ -55,7 +55,10 @@ def port_forces(eom: EquationsOfMotion, rows: int) -> list[sp.Expr]:
 
 
 def flow_names(eom: EquationsOfMotion, ident) -> dict[sp.Symbol, str]:
-    """Placeholder -> ``flange_<q>.<flow>`` in the model text; ``ident`` spells a user name as the writer does."""
+    """Return placeholder -> ``flange_<q>.<flow>`` in the model text.
+
+    ``ident`` spells a user name as the writer does.
+    """
     return {flow_symbol(name): f"{ident(port_name(name))}.{PORT_KINDS[kind].flow}"
             for name, kind in eom.system.ports.items()}
 
@@ -143,8 +146,10 @@ def _connector(spec: PortKind, side: str, indent: str) -> list[str]:
 
 
 def library_source() -> str:
-    """``package NHBridge``: ``Mechanics.Rotational.Interfaces`` and ``Mechanics.Translational.Interfaces`` with
-    ``Flange_a`` and ``Flange_b``, structurally identical to the MSL's.
+    """Return the text of ``package NHBridge``, the local copy of the MSL's flange connectors.
+
+    ``Mechanics.Rotational.Interfaces`` and ``Mechanics.Translational.Interfaces`` with ``Flange_a`` and ``Flange_b``,
+    structurally identical to the MSL's.
     """
     out = ["within;", f'package {LIBRARY} "Connectors of the models nhbridge exports: copies of the MSL\'s flanges"',
            '  package Mechanics "Flanges of one-dimensional mechanical systems"']
@@ -164,8 +169,10 @@ def library_source() -> str:
 
 
 def with_ports(writer, declarations: list[str], equations: list[str]) -> tuple[list[str], list[str]]:
-    """The model's declarations and equations with the ports' flanges (before the coordinates) and their
-    potential equations (first in the equation section); unchanged without ports.
+    """Return the model's declarations and equations with the ports' flanges and potential equations.
+
+    The flanges come before the coordinates, their potential equations first in the equation section; unchanged without
+    ports.
     """
     eom = writer.eom
     if not eom.system.ports:

@@ -122,8 +122,9 @@ def _compile(source: str, name: str, library: Mapping[str, str] | None = None):
 
 def simulate_pymoca(source: str, name: str, stop_time: float, dt: float, rtol: float,
                     library: Mapping[str, str] | None = None) -> PymocaRun:
-    """Compile the Modelica text ``source`` (model ``name``; ``library``: the other files it needs, path -> text)
-    with pymoca and integrate it with IDAS.
+    """Compile the Modelica text ``source`` with pymoca and integrate it with IDAS.
+
+    ``name`` is the model; ``library`` holds the other files it needs, path -> text.
     """
     ca, model = _compile(source, name, library)
     t, x = model.time, ca.vertcat(*[v.symbol for v in model.states])

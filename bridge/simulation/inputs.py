@@ -93,7 +93,7 @@ def read_inputs(path: str | Path, system: System) -> InputTable:
 
 
 def _check_header(header: Sequence[str], wanted: Sequence[str], model: str, add, where: str) -> None:
-    """The first column is time; every input has a column, no column is unknown or repeated."""
+    """Check the header: time first, one column per input, no column unknown or repeated."""
     if not header or header[0] != "time":
         add(where, f"the first column must be 'time', not {header[0] if header else ''!r}",
             "write the header as time," + ",".join(wanted or ["<input>"]))
@@ -113,7 +113,10 @@ def _check_header(header: Sequence[str], wanted: Sequence[str], model: str, add,
 
 
 def _numbers(rows: Sequence[tuple[int, Sequence[str]]], width: int, add) -> list[list[float]]:
-    """The data rows as floats; a short row or a cell that is not a finite number is a problem (at most 5 shown)."""
+    """Return the data rows as floats.
+
+    A short row or a cell that is not a finite number is a problem (at most 5 shown).
+    """
     out, shown = [], 0
     for k, row in rows:
         values = []

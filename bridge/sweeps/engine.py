@@ -76,9 +76,10 @@ def _unpacked(payload: Payload) -> Path:
 
 
 def start_values(payload: Payload, case: Mapping[str, float]) -> dict[str, float]:
-    """The FMU start values of a case: the swept values, checked as ``--set`` checks them (SystemFileError); with a
-    swept start value the FMU would recompute (a dependent one of its split), the whole start state made consistent
-    by the loader.
+    """Return the FMU start values of a case.
+
+    The swept values, checked as ``--set`` checks them (SystemFileError); with a swept start value the FMU would
+    recompute (a dependent one of its split), the whole start state made consistent by the loader.
     """
     from ..model.overrides import apply_overrides
 
@@ -211,8 +212,9 @@ def _sigint_ignored() -> Iterator[None]:
 @contextmanager
 def dask_client(scheduler: str | None = "local", workers: int | None = None,
                 connect_timeout: float = CONNECT_TIMEOUT) -> Iterator[Any]:
-    """A ``distributed.Client``: a LocalCluster of ``workers`` single-threaded processes (default: the cores),
-    or the scheduler at ``scheduler``; closed (the local cluster shut down) on exit.
+    """Yield a ``distributed.Client``, closed on exit (a local cluster is shut down).
+
+    A LocalCluster of ``workers`` single-threaded processes (default: the cores), or the scheduler at ``scheduler``.
     """
     try:
         import dask
@@ -246,9 +248,10 @@ def dask_client(scheduler: str | None = "local", workers: int | None = None,
 
 def run_cases(client, payload: Payload, cases: Iterable[dict], on_row: Callable[[dict, dict], None],
               window: int | None = None) -> None:
-    """Submit the cases (taken lazily from ``cases``, at most ``window`` in flight) and call ``on_row(row, case)``
-    with each finished row, in the order they finish. A KeyboardInterrupt cancels what is still running and
-    propagates (the rows seen stay).
+    """Submit the cases and call ``on_row(row, case)`` with each finished row, in the order they finish.
+
+    The cases are taken lazily from ``cases``, at most ``window`` in flight. A KeyboardInterrupt cancels what is still
+    running and propagates (the rows seen stay).
     """
     from distributed import as_completed
 

@@ -164,8 +164,10 @@ def compiled(rec: Record, names: list | None = None):
 
 def evaluate(plan: RecordPlan, data: Mapping[str, np.ndarray], residuals: int,
              reference: Mapping[str, np.ndarray] | None = None) -> dict[str, float]:
-    """The recorded values of one run; ``data`` has ``time`` and the FMU variables of :attr:`RecordPlan.outputs`,
-    ``reference`` the reference's ``time`` and signal columns.
+    """Return the recorded values of one run.
+
+    ``data`` has ``time`` and the FMU variables of :attr:`RecordPlan.outputs`, ``reference`` the reference's ``time``
+    and signal columns.
     """
     out: dict[str, float] = {}
     time = np.asarray(data["time"], dtype=float)

@@ -1,7 +1,9 @@
-"""The sweep's table: one row per case (swept values, recorded values, status, reason, seconds, worker),
-written as Parquet (pyarrow) and CSV while the cases run (:class:`StreamingTables`), each file replaced
-atomically at the end; recorded time series in ``<stem>.series.parquet`` (long format: case, time, one column
-per signal); a plot of a recorded value against one or two swept names.
+"""The sweep's table: one row per case, written while the cases run.
+
+Each row holds the swept values, recorded values, status, reason, seconds and worker, written as Parquet (pyarrow) and
+CSV while the cases run (:class:`StreamingTables`), each file replaced atomically at the end; recorded time series in
+``<stem>.series.parquet`` (long format: case, time, one column per signal); a plot of a recorded value against one or
+two swept names.
 """
 
 from __future__ import annotations

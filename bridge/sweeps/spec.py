@@ -234,10 +234,12 @@ def shown_columns(names: Sequence[str]) -> str:
 
 
 def read_sweep_file(path: str | Path, problems: ProblemCollector) -> SweepSpec:
-    """A sweep file: ``[sweep]`` with ``system`` (relative to the file), ``grid``/``values``/``random`` tables,
-    ``samples``, ``seed``, ``record`` (list of record expressions), ``stop_time``, ``interval``, ``rtol``,
-    ``reference`` (a CSV run for the metric records, relative to the file and inside its folder: a path that
-    leaves the folder is refused; ``--reference`` replaces it).
+    """Read a sweep file.
+
+    ``[sweep]`` with ``system`` (relative to the file), ``grid``/``values``/``random`` tables, ``samples``, ``seed``,
+    ``record`` (list of record expressions), ``stop_time``, ``interval``, ``rtol``, ``reference`` (a CSV run for the
+    metric records, relative to the file and inside its folder: a path that leaves the folder is refused;
+    ``--reference`` replaces it).
     """
     path = Path(path)
     try:

@@ -287,7 +287,10 @@ def compiler_problem(groups: Sequence[str]) -> str:
 
 def _plan(system: System, eom: EquationsOfMotion, stop: float, step: float, options: Options, workdir: Path,
           reference_run: Trajectory | None, no_compiler: str = "") -> list[RunSpec]:
-    """The runs for one system; ``no_compiler``: the FMUs built with the C compiler are skipped for this reason."""
+    """Return the runs for one system.
+
+    ``no_compiler``: the FMUs built with the C compiler are skipped for this reason.
+    """
     from ..derivation.methods import METHODS
     from ..fmu.backends import build_openmodelica_fmu, build_rumoca_fmu
     from ..fmu.build import build_fmu
@@ -505,8 +508,9 @@ def _judge(run: RunResult, ref: Trajectory, physics: Physics, settings: Settings
 
 
 def work_problem(stop: float, step: float, yes: bool) -> str:
-    """Why the output grid ``stop / step`` is refused (a step below stop * 1e-12, or more than MAX_ROWS rows
-    without ``yes``); empty when it is fine.
+    """Return why the output grid ``stop / step`` is refused; empty when it is fine.
+
+    A step below stop * 1e-12, or more than MAX_ROWS rows without ``yes``, is refused.
     """
     rows = stop / step
     if step < stop * MIN_STEP_RATIO:

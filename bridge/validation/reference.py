@@ -53,16 +53,19 @@ class ClosedForm:
 
 
 def signal_names(system: System) -> list[str]:
-    """The compared signals: coordinates, their velocities, the outputs, the effort variables and the unknowns of
-    the switched elements (friction forces, diode voltages).
+    """Return the compared signals.
+
+    Coordinates, their velocities, the outputs, the effort variables and the unknowns of the switched elements (friction
+    forces, diode voltages).
     """
     names = [c.name for c in system.coordinates]
     return names + [f"der({n})" for n in names] + list(system.outputs) + unknowns(system)
 
 
 def unknowns(system) -> list[str]:
-    """The names of the unknowns that are variables of their own (result columns, Modelica and FMU variables):
-    efforts, friction forces switched by events, diode voltages.
+    """Return the names of the unknowns that are variables of their own.
+
+    Result columns, Modelica and FMU variables: efforts, friction forces switched by events, diode voltages.
     """
     return [*(e.name for e in system.efforts), *(el.name for el in switched(system))]
 

@@ -216,8 +216,9 @@ def _simulate_child(conn, path: str, kwargs: dict) -> None:
     errors: list[str] = []
 
     def logger(*args) -> None:
-        """The FMU's log (FMI 2: component, instance, status, category, message; FMI 3: environment, status,
-        category, message): its Error and Fatal messages explain a failed call, so they go into the reason.
+        """Record the FMU's log messages; Error and Fatal ones go into the reason of a failed call.
+
+        FMI 2 passes component, instance, status, category, message; FMI 3 environment, status, category, message.
         """
         status, text = args[-3], args[-1]
         if status >= 3:

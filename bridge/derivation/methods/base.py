@@ -80,7 +80,7 @@ class Method(ABC):
 
 
 def check_mass_matrix(eom: EquationsOfMotion, at: np.ndarray) -> None:
-    """The dynamic matrix must be regular at the start state; otherwise say which velocities lack inertia."""
+    """Check that the dynamic matrix is regular at the start state; otherwise say which velocities lack inertia."""
     system = eom.system
     M = eom.mass_matrix
     if M.shape[0] == 0:
@@ -140,10 +140,11 @@ def _regular_once_scaled(M: np.ndarray, sweeps: int = 8) -> bool:
 
 
 def _check_friction_sticks_alone(eom: EquationsOfMotion, undetermined: list[str]) -> None:
-    """The derived equations hold every switched element in its first mode (friction: stick). When the unknowns
-    left undetermined there are friction forces, the cause is not missing inertia: those elements' stick conditions
-    ``d v_r/dt = 0`` constrain the same accelerations, so they cannot all stick at once and their forces would be
-    statically indeterminate. Raise that, naming them.
+    """Check that the derived equations can hold every switched element in its first mode (friction: stick).
+
+    When the unknowns left undetermined there are friction forces, the cause is not missing inertia: those elements'
+    stick conditions ``d v_r/dt = 0`` constrain the same accelerations, so they cannot all stick at once and their
+    forces would be statically indeterminate. Raise that, naming them.
     """
     from ..efforts import event_friction
 

@@ -123,7 +123,7 @@ def active_forces(system: System, mb: Multibody, d: Differentiator, partials: li
 
 
 def _difference(a: sp.Expr, b: sp.Expr):
-    """``a - b`` in symengine, zero when they agree term by term."""
+    """Return ``a - b`` in symengine, zero when they agree term by term."""
     diff = to_se(sp.sympify(a) - sp.sympify(b))
     return diff if diff == 0 else se.expand(diff)
 

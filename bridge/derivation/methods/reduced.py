@@ -75,7 +75,10 @@ class Reduction:
 
 
 def _split_regular(system: System, A, dependent: Sequence[int], at: np.ndarray) -> bool:
-    """The dependent velocities can be solved for at the state ``at`` (the same scale-free test as the loader's)."""
+    """Return whether the dependent velocities can be solved for at the state ``at``.
+
+    The same scale-free test as the loader's.
+    """
     return split_health(numeric_constraint_matrix(system, A, at), dependent) > SINGULAR_SPLIT
 
 

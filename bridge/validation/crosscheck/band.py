@@ -33,7 +33,7 @@ def band_width(t_ref: np.ndarray, y_ref: np.ndarray, t_start: float, t_stop: flo
 
 def band_outliers(t: np.ndarray, y: np.ndarray, t_ref: np.ndarray, y_ref: np.ndarray, t_start: float,
                   t_stop: float) -> np.ndarray:
-    """Samples of ``y(t)`` outside the cross-check band around ``y_ref`` (as ``fmpy.cross_check``).
+    """Return the samples of ``y(t)`` outside the cross-check band around ``y_ref`` (as ``fmpy.cross_check``).
 
     ±10 samples of the band's 1000-point grid in time, ±:func:`band_width` in value.
     """

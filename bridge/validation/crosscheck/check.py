@@ -105,8 +105,10 @@ def _run_settings(opts: dict, ref: CsvData) -> _RunSettings:
 
 
 def _check_grid(run: _RunSettings, model_dir: Path) -> None:
-    """ValidationError when ``_ref.opt`` asks for an output interval or a step below ``StopTime * 1e-12`` or for
-    more than ``MAX_ROWS`` output points or communication steps (the limits of :mod:`..campaign`).
+    """Raise ValidationError when ``_ref.opt`` asks for a grid beyond the campaign's limits.
+
+    An output interval or a step below ``StopTime * 1e-12``, or more than ``MAX_ROWS`` output points or communication
+    steps (the limits of :mod:`..campaign`).
     """
     from ...errors import Problem, ValidationError
     from ..campaign import MAX_ROWS, MIN_STEP_RATIO

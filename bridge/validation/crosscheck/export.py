@@ -34,7 +34,10 @@ REFERENCE_INTERVALS = 500   # at most 501 rows: fmpy's cross-check report warns 
 
 
 def reference_step(stop: float) -> float:
-    """The output step: ``stop / n`` with the smallest n giving a step of at least 1, 2 or 5 × 10^k ≥ stop/500."""
+    """Return the output step of a reference.
+
+    ``stop / n`` with the smallest n giving a step of at least 1, 2 or 5 × 10^k ≥ stop/500.
+    """
     raw = stop / REFERENCE_INTERVALS
     exp = math.floor(math.log10(raw))
     nice = next(m * 10.0 ** exp for m in (1, 2, 5, 10) if m * 10.0 ** exp >= raw * (1 - 1e-9))

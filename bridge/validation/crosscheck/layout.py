@@ -40,8 +40,9 @@ def model_folder(root: str | Path, fmi_version: int | str, fmi_type: str, model:
 def results_folder(root: str | Path, fmi_version: int | str, fmi_type: str, platform: str, exporter: str,
                    exporter_version: str, model: str, importer: str = TOOL_NAME,
                    importer_version: str = __version__) -> Path:
-    """``root/results/{FMI_Version}/{FMI_Type}/{Platform}/{Importing_Tool}/{Version}/{Exporting_Tool}/{Version}/
-    {Model_Name}`` (rules §9.2.4).
+    """Return the results folder of a cross-check run (rules §9.2.4).
+
+    ``root/results/{FMI_Version}/{FMI_Type}/{Platform}/{Importing_Tool}/{Version}/{Exporting_Tool}/{Version}/{Model_Name}``.
     """
     return (Path(root) / "results" / fmi_version_dir(fmi_version) / fmi_type / platform / importer
             / importer_version / exporter / exporter_version / model)
