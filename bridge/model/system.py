@@ -235,12 +235,46 @@ class System:
         return replace(self, coordinates=coords, adjusted_start=adjusted)
 
     def with_values(self, values: Mapping[str, Any] | None = None, /, **kwargs: float) -> System:
-        """Return a copy with parameters, start positions ``q``.
+        """Return a copy with some parameters, start positions, start velocities or input start values set.
 
-        Start velocities ``der(q)`` or input start values set (e.g. ``with_values({"der(phi)": 3}, m=2.5)``), its start
-        state made consistent with the constraints (see :mod:`bridge.model.overrides`). The values go through the checks
-        of a value written in the system file (:mod:`bridge.model.values`: masses, radii, inertia tensors, rates;
-        independent constraints), so a bad one raises :class:`~bridge.errors.SystemFileError` with the file's message.
+        The start state of the copy is made consistent with the constraints (see :mod:`bridge.model.overrides`). The
+        values go through the checks of a value written in the system file (:mod:`bridge.model.values`: masses, radii,
+        inertia tensors, rates; independent constraints).
+
+        Parameters
+        ----------
+        values : mapping of str to float, optional
+            Name -> value: a parameter ``m``, a start position ``q``, a start velocity ``der(q)`` or an input.
+        **kwargs : float
+            More values, by keyword.
+
+        Returns
+        -------
+        System
+            The new system.
+
+        Raises
+        ------
+        SystemFileError
+            When a name is unknown or a value is not allowed, with the system file's message.
+
+        Examples
+        --------
+        >>> import bridge
+        >>> system = bridge.parse_system('''
+        ... name = "Oscillator"
+        ... [coordinates]
+        ... x = { start = 0.1, velocity = 0.0 }
+        ... [parameters]
+        ... m = { value = 2.0 }
+        ... k = { value = 8.0 }
+        ... [energy]
+        ... kinetic = "1/2*m*der(x)^2"
+        ... potential = "1/2*k*x^2"
+        ... ''')
+        >>> heavier = system.with_values({"der(x)": 0.5}, m=4.0)
+        >>> heavier.parameter_values[heavier.parameters[0].symbol], heavier.coordinate("x").velocity
+        (4.0, 0.5)
         """
         from .overrides import apply_overrides
 
