@@ -32,7 +32,32 @@ def _sentence(text: str) -> str:
 
 
 class BridgeError(Exception):
-    """Base class: a problem the user can fix (bad input, unsupported system, missing tool)."""
+    """Base class: a problem the user can fix (bad input, unsupported system, missing tool).
+
+    The message is one paragraph per problem, ``<file>: <entry>: <what is wrong>. <how to fix>``; the command line
+    prints it and exits with code 2, without a traceback.
+
+    Parameters
+    ----------
+    problems : list of Problem, Problem or str
+        The problems; a string is one problem without a place or hint.
+
+    Attributes
+    ----------
+    problems : tuple of Problem
+        The problems, in the order they were found.
+
+    Examples
+    --------
+    >>> from bridge.errors import BridgeError, Problem
+    >>> err = BridgeError([Problem("parameters.m", "must be positive", "give a mass above 0", "pendulum.toml"),
+    ...                    Problem("coordinates.x.start", "is not a number", source="pendulum.toml")])
+    >>> print(err)
+    pendulum.toml: parameters.m: must be positive. Give a mass above 0.
+    pendulum.toml: coordinates.x.start: is not a number.
+    >>> len(err.problems)
+    2
+    """
 
     def __init__(self, problems: list[Problem] | Problem | str):
         if isinstance(problems, str):
@@ -44,15 +69,75 @@ class BridgeError(Exception):
 
 
 class SystemFileError(BridgeError):
-    """The system file (or the equivalent sympy input) is invalid."""
+    """The system file (or the equivalent sympy input) is invalid.
+
+    Every problem of the input is reported at once, each with its TOML entry and a hint.
+
+    Examples
+    --------
+    >>> import bridge
+    >>> try:
+    ...     bridge.parse_system('''
+    ... name = "Bad"
+    ... [coordinates]
+    ... x = { start = 0.0 }
+    ... [energy]
+    ... kinetic = "1/2*m*der(x)^2"
+    ... ''')
+    ... except bridge.SystemFileError as err:
+    ...     print(err.problems[0].entry, "|", err.problems[0].hint)
+    energy.kinetic | declare it under [coordinates], [parameters], [inputs] or [definitions]
+    """
 
 
 class DerivationError(BridgeError):
-    """A method cannot derive equations for this system (e.g. not a Chaplygin system)."""
+    """A method cannot derive equations for this system (e.g. not a Chaplygin system).
+
+    Examples
+    --------
+    >>> import bridge
+    >>> system = bridge.parse_system('''
+    ... name = "Oscillator"
+    ... [coordinates]
+    ... x = { start = 0.1 }
+    ... [parameters]
+    ... m = { value = 2.0 }
+    ... k = { value = 8.0 }
+    ... [energy]
+    ... kinetic = "1/2*m*der(x)^2"
+    ... potential = "1/2*k*x^2"
+    ... ''')
+    >>> try:
+    ...     bridge.derive(system, "chaplygin")
+    ... except bridge.DerivationError as err:
+    ...     print(err.problems[0].message)
+    method 'chaplygin' does not apply to Oscillator: it has no nonholonomic constraint (use lagrange)
+    """
 
 
 class SimulationError(BridgeError):
-    """Numerical integration cannot continue (singular split, singular mass matrix, NaN)."""
+    """Numerical integration cannot continue (singular split, singular mass matrix, NaN), or bad run settings.
+
+    Examples
+    --------
+    >>> import bridge
+    >>> system = bridge.parse_system('''
+    ... name = "Oscillator"
+    ... [coordinates]
+    ... x = { start = 0.1 }
+    ... [parameters]
+    ... m = { value = 2.0 }
+    ... k = { value = 8.0 }
+    ... [energy]
+    ... kinetic = "1/2*m*der(x)^2"
+    ... potential = "1/2*k*x^2"
+    ... ''')
+    >>> try:
+    ...     bridge.simulate(bridge.derive(system), 1.0, parameters={"c": 0.5})
+    ... except bridge.SimulationError as err:
+    ...     print(err)
+    unknown parameter 'c'; parameters: m, k.
+    """
 
 
 class SplitLimitError(SimulationError):
@@ -63,7 +148,28 @@ class SplitLimitError(SimulationError):
 
 
 class ExportError(BridgeError):
-    """Writing Modelica, C or an FMU failed."""
+    """Writing Modelica, C or an FMU failed.
+
+    Examples
+    --------
+    >>> import bridge
+    >>> system = bridge.parse_system('''
+    ... name = "Oscillator"
+    ... [coordinates]
+    ... x = { start = 0.1 }
+    ... [parameters]
+    ... m = { value = 2.0 }
+    ... k = { value = 8.0 }
+    ... [energy]
+    ... kinetic = "1/2*m*der(x)^2"
+    ... potential = "1/2*k*x^2"
+    ... ''')
+    >>> try:
+    ...     bridge.write_modelica(bridge.derive(system), "Oscillator.txt")
+    ... except bridge.ExportError as err:
+    ...     print(err)
+    Oscillator.txt: a Modelica file must end in .mo.
+    """
 
 
 class CompilerNotFoundError(ExportError):
@@ -71,7 +177,17 @@ class CompilerNotFoundError(ExportError):
 
 
 class ValidationError(BridgeError):
-    """A validation run could not be carried out."""
+    """A validation run could not be carried out (a compiler rejected a model, a cross-check input is invalid).
+
+    A run that is carried out and misses its tolerance is no error: it is a failed run of the campaign.
+
+    Examples
+    --------
+    >>> import bridge
+    >>> err = bridge.ValidationError("Rumoca rejected the exported model Oscillator")
+    >>> isinstance(err, bridge.BridgeError), str(err)
+    (True, 'Rumoca rejected the exported model Oscillator.')
+    """
 
 
 class ProblemCollector:

@@ -192,7 +192,24 @@ def _stages_once(eom: EquationsOfMotion, args: list, at: np.ndarray) -> np.ndarr
 
 
 class Registry(dict):
-    """name -> Method instance."""
+    """The derivation methods by name: ``METHODS[name]`` is a :class:`Method` instance.
+
+    ``bridge.METHODS`` holds lagrange, nielsen (multiplier DAEs), maggi, appell, chaplygin and kane (reduced ODEs
+    in the independent velocities). Each method's class docstring states the equations it forms.
+
+    Examples
+    --------
+    >>> import bridge
+    >>> sorted(bridge.METHODS)
+    ['appell', 'chaplygin', 'kane', 'lagrange', 'maggi', 'nielsen']
+    >>> bridge.METHODS["maggi"].reduced, bridge.METHODS["lagrange"].reduced
+    (True, False)
+    >>> try:
+    ...     bridge.METHODS.get_method("hamilton")
+    ... except bridge.DerivationError as err:
+    ...     print(err)
+    unknown method 'hamilton'; available: lagrange, nielsen, maggi, appell, chaplygin, kane.
+    """
 
     def register(self, method: Method) -> Method:
         """Add ``method`` under its name.
@@ -240,7 +257,77 @@ METHODS = Registry()
 def derive(system: System, method: str = "lagrange", independent: Sequence[str] | None = None,
            baumgarte: tuple[float, float] | None = None, count: bool = False,
            reference: np.ndarray | None = None) -> EquationsOfMotion:
-    """Derive the equations of motion of ``system`` with the named method."""
+    """Derive the equations of motion of ``system`` with the named method.
+
+    Every method forms ``M(q, t) z = F(q, u, t)`` in its unknowns ``z`` and keeps it implicit (solved numerically
+    at each evaluation, never inverted symbolically). The multiplier methods (lagrange, nielsen) have the speeds
+    ``u = q'`` and ``z = (q'', lambda)``; Lagrange's equations are
+    ``d/dt(dT/dq') - dT/dq = Q - dV/dq - dD/dq' + A^T lambda`` with the constraints ``A(q, t) q' + a0(q, t) = 0``
+    (holonomic ones differentiated once) kept at acceleration level ``A q'' + A' q' + a0' = 0``, Baumgarte-stabilised
+    when ``baumgarte`` is given. The reduced methods (maggi, appell, chaplygin, kane) solve the constraints for the
+    dependent velocities, ``q' = C(q, t) u + c0``, and form ``(C^T M C) u' = C^T (Q~ - M (C' u + c0') - r)`` in
+    ``z = u'``, the multipliers eliminated since ``A C = 0``. Each method's class docstring (``METHODS[name]``)
+    states its equations.
+
+    Parameters
+    ----------
+    system : System
+        The system, e.g. from :func:`bridge.load_system` or :func:`bridge.parse_system`.
+    method : str, optional
+        A name in :data:`bridge.METHODS`: ``lagrange``, ``nielsen``, ``maggi``, ``appell``, ``chaplygin`` or
+        ``kane``.
+    independent : sequence of str, optional
+        The coordinates whose velocities are independent (reduced methods); default the system's ``[method]
+        independent``, else the first split that is regular at the start state.
+    baumgarte : tuple of (float, float), optional
+        Baumgarte's ``(alpha, beta)``: the constraints at acceleration level become
+        ``g'' + 2 alpha g' + beta^2 g = 0`` (multiplier methods).
+    count : bool, optional
+        Count the elementary differentiations (``eom.stats``).
+    reference : numpy.ndarray, optional
+        The state ``[t, q, q', parameters, inputs]`` at which the split and the mass matrix are checked (default
+        the start state).
+
+    Returns
+    -------
+    EquationsOfMotion
+        The equations, immutable.
+
+    Raises
+    ------
+    DerivationError
+        When the method is unknown or does not apply to the system, or the mass matrix is singular at the start.
+
+    Examples
+    --------
+    A skate (knife edge) on a plane: it cannot slide across its blade.
+
+    >>> import bridge
+    >>> system = bridge.parse_system('''
+    ... name = "Skate"
+    ... [coordinates]
+    ... x = { start = 0.0, velocity = 1.0 }
+    ... y = { start = 0.0, velocity = 0.0 }
+    ... theta = { start = 0.0, velocity = 0.5 }
+    ... [parameters]
+    ... m = { value = 1.0 }
+    ... J = { value = 0.1 }
+    ... [energy]
+    ... kinetic = "1/2*m*(der(x)^2 + der(y)^2) + 1/2*J*der(theta)^2"
+    ... [constraints]
+    ... nonholonomic = ["-sin(theta)*der(x) + cos(theta)*der(y)"]
+    ... ''')
+    >>> eom = bridge.derive(system, "lagrange")
+    >>> eom.unknowns
+    (der(der(x)), der(der(y)), der(der(theta)), lambda[1])
+    >>> eom.mass_matrix.shape
+    (4, 4)
+    >>> reduced = bridge.derive(system, "maggi", independent=["x", "theta"])
+    >>> reduced.u, reduced.dependent
+    ((der(x), der(theta)), ('y',))
+    >>> reduced.mass_matrix.shape
+    (2, 2)
+    """
     if independent is None:
         independent = system.independent
     return METHODS.get_method(method).derive(system, independent, baumgarte, count, reference)
