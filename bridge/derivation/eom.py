@@ -68,7 +68,62 @@ class AuxiliaryStage:
 
 @dataclass(frozen=True)
 class EquationsOfMotion:
-    """Equations of motion of one system by one method (immutable)."""
+    """Equations of motion of one system by one method (immutable), as :func:`bridge.derive` returns them.
+
+    The dynamics are ``mass_matrix * unknowns = forcing`` (solved numerically at each evaluation, never inverted
+    symbolically), the kinematics ``q' = kinematics(q, u, t)``, the accelerations ``q'' = acceleration_map(q, u, u',
+    t)``. The unknowns are the speeds' accelerations ``u'``, the multipliers and the effort variables.
+
+    Parameters
+    ----------
+    system : System
+        The system the equations are of.
+    method : str
+        The method's name in :data:`bridge.METHODS`.
+    u : tuple of sympy.Symbol
+        The speeds (p): all velocities ``der(q)`` for the multiplier methods, the independent ones for reduced ones.
+    kinematics : sympy.ImmutableMatrix
+        n x 1: ``q'`` in terms of ``(q, u, t)``.
+    acceleration_map : sympy.ImmutableMatrix
+        n x 1: ``q''`` in terms of ``(q, u, u', t)``.
+    mass_matrix : sympy.ImmutableMatrix
+        The square matrix ``M`` of ``M z = F``.
+    forcing : sympy.ImmutableMatrix
+        The right-hand side ``F``.
+    multipliers : tuple of sympy.Symbol, optional
+        The Lagrange multipliers ``lambda[k]`` (empty for reduced methods).
+    velocity_constraints : tuple of sympy.Expr, optional
+        Every constraint at velocity level, ``A(q, t) q' + a0``.
+    independent, dependent : tuple of str, optional
+        The split of the coordinates of a reduced method.
+    constraint_jacobian : sympy.ImmutableMatrix, optional
+        ``A(q, t)``, m x n.
+    baumgarte : tuple of (float, float), optional
+        The Baumgarte parameters the constraints were stabilised with.
+
+    Other fields hold method-specific forms, the auxiliary stages of an implicit split, derivation statistics and
+    the effort unknowns.
+
+    Examples
+    --------
+    >>> import bridge
+    >>> system = bridge.parse_system('''
+    ... name = "Oscillator"
+    ... [coordinates]
+    ... x = { start = 0.1 }
+    ... [parameters]
+    ... m = { value = 2.0 }
+    ... k = { value = 8.0 }
+    ... [energy]
+    ... kinetic = "1/2*m*der(x)^2"
+    ... potential = "1/2*k*x^2"
+    ... ''')
+    >>> eom = bridge.derive(system, "lagrange")
+    >>> eom
+    <EquationsOfMotion Oscillator by lagrange: 1 coordinates, 1 speeds, mass matrix 1x1>
+    >>> eom.unknowns, eom.mass_matrix, eom.forcing
+    ((der(der(x)),), Matrix([[m]]), Matrix([[-k*x]]))
+    """
 
     system: System
     method: str

@@ -331,11 +331,67 @@ def linearize(eom, at=None, *, cyclic: Sequence[str] | None = None, keep_conserv
               independent: Sequence[str] | None = None, given: Mapping[str, float] | None = None) -> LinearModel:
     """Return the linear model of ``eom`` about a steady point (default: the start state of its system).
 
-    ``at``: a mapping of names to values (coordinates ``q``, start velocities ``der(q)``, parameters, inputs) applied
-    to the start state with :meth:`System.with_values` (which makes it consistent with the constraints), or a
-    :class:`System` whose start state is the point. ``cyclic``: None detects cyclic coordinates, a list names them,
-    ``()`` keeps all. ``keep_conserved`` keeps decoupled neutral speeds. A point that is not steady raises
-    :class:`~bridge.linearization.point.LinearizationError` listing its residual accelerations.
+    With the state ``x = (q, u)`` (cyclic coordinates and decoupled neutral speeds dropped) and the inputs ``w``,
+    ``A = d(q', u')/dx`` and ``B = d(q', u')/dw`` at the point, where ``u'`` solves ``M u' = F`` (the mass matrix
+    factorised numerically, never inverted symbolically); ``C`` and ``D`` are the outputs' derivatives. The
+    Jacobians are exact (symbolic derivatives evaluated at the point).
+
+    Parameters
+    ----------
+    eom : EquationsOfMotion
+        The equations, from :func:`bridge.derive`.
+    at : mapping of str to float, or System, optional
+        Names -> values (coordinates ``q``, start velocities ``der(q)``, parameters, inputs) applied to the start
+        state with :meth:`System.with_values` (which makes it consistent with the constraints), or a
+        :class:`System` whose start state is the point.
+    cyclic : sequence of str, optional
+        None detects the cyclic coordinates, a list names them, ``()`` keeps all.
+    keep_conserved : bool, optional
+        Keep decoupled neutral speeds in the state.
+    independent : sequence of str, optional
+        The split of a reduced method at the point (default the equations').
+    given : mapping of str to float, optional
+        Input values at the point; an input needs one unless its start value is written in the system file.
+
+    Returns
+    -------
+    LinearModel
+        A, B, C, D with names, units and the operating point.
+
+    Raises
+    ------
+    LinearizationError
+        When the point is not steady (its residual accelerations are listed) or the split is singular there.
+
+    Examples
+    --------
+    A mass on a spring, ``m x'' = -k x + F``: ``A = [[0, 1], [-k/m, 0]]``, ``B = [[0], [1/m]]``.
+
+    >>> import bridge
+    >>> system = bridge.parse_system('''
+    ... name = "Oscillator"
+    ... [coordinates]
+    ... x = { start = 0.0, velocity = 0.0, unit = "m" }
+    ... [parameters]
+    ... m = { value = 2.0, unit = "kg" }
+    ... k = { value = 8.0, unit = "N/m" }
+    ... [inputs]
+    ... F = { start = 0.0, unit = "N" }
+    ... [energy]
+    ... kinetic = "1/2*m*der(x)^2"
+    ... potential = "1/2*k*x^2"
+    ... [forces]
+    ... x = "F"
+    ... [outputs]
+    ... position = { expr = "x", unit = "m" }
+    ... ''')
+    >>> lin = bridge.linearize(bridge.derive(system), given={"F": 0.0})
+    >>> lin.A.tolist(), lin.B.tolist()
+    ([[0.0, 1.0], [-4.0, 0.0]], [[0.0], [0.5]])
+    >>> lin.eigenvalues().imag.round(12).tolist()
+    [2.0, -2.0]
+    >>> bridge.linearize(bridge.derive(system), {"k": 18.0}, given={"F": 0.0}).eigenvalues().imag.round(12).tolist()
+    [3.0, -3.0]
     """
     if not hasattr(eom, "mass_matrix"):
         raise BridgeError("linearize: expected EquationsOfMotion (bridge.derive(system, method))")

@@ -21,7 +21,62 @@ CONTROL_MISSING = ("python-control is not installed: pip install \"nhbridge[cont
 
 @dataclass(frozen=True)
 class LinearModel:
-    """A, B, C, D with names and units, about the operating point they were taken at."""
+    """A, B, C, D with names and units, about the operating point they were taken at.
+
+    ``x' = A x + B u``, ``y = C x + D u`` in the deviations ``x - x0``, ``u - u0``, ``y - y0`` from the operating
+    point, as :func:`bridge.linearize` returns it.
+
+    Parameters
+    ----------
+    system : str
+        The system's name.
+    method : str
+        The derivation method the equations came from.
+    states, inputs, outputs : tuple of str
+        The names of the states (e.g. ``("theta", "der(theta)")``), inputs and outputs.
+    state_units, input_units, output_units : tuple of str
+        Their units (``""`` where unknown).
+    A, B, C, D : numpy.ndarray
+        The matrices, n x n, n x m, p x n and p x m.
+    x0, u0, y0 : numpy.ndarray
+        The operating point's state, input and output values.
+    point : mapping of str to float, optional
+        Every coordinate, velocity, parameter and input at the point.
+    dropped : tuple of str, optional
+        Cyclic coordinates left out of the state.
+    independent : tuple of str, optional
+        The split's independent coordinates (reduced methods).
+    conserved : tuple of str, optional
+        Decoupled neutral speeds left out of the state.
+    residual : tuple of (str, float), optional
+        The rates of the retained states at the point (about 0 at a steady point).
+
+    Examples
+    --------
+    >>> import bridge
+    >>> system = bridge.parse_system('''
+    ... name = "Oscillator"
+    ... [coordinates]
+    ... x = { start = 0.0, velocity = 0.0, unit = "m" }
+    ... [parameters]
+    ... m = { value = 2.0, unit = "kg" }
+    ... k = { value = 8.0, unit = "N/m" }
+    ... [inputs]
+    ... F = { start = 0.0, unit = "N" }
+    ... [energy]
+    ... kinetic = "1/2*m*der(x)^2"
+    ... potential = "1/2*k*x^2"
+    ... [forces]
+    ... x = "F"
+    ... [outputs]
+    ... position = { expr = "x", unit = "m" }
+    ... ''')
+    >>> lin = bridge.linearize(bridge.derive(system), given={"F": 0.0})
+    >>> lin.states, lin.inputs, lin.outputs
+    (('x', 'der(x)'), ('F',), ('position',))
+    >>> lin.A.tolist(), lin.B.tolist(), lin.C.tolist()
+    ([[0.0, 1.0], [-4.0, 0.0]], [[0.0], [0.5]], [[1.0, 0.0]])
+    """
 
     system: str                       # the system's name
     method: str                       # the derivation method the equations came from

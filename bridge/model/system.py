@@ -82,7 +82,77 @@ class Input:
 
 @dataclass(frozen=True)
 class System:
-    """A mechanical system: T(q, q', t), V(q, t), D(q, q'), Q, phi(q, t) = 0, A(q, t) q' + a0(q, t) = 0."""
+    """A mechanical system: T(q, q', t), V(q, t), D(q, q'), Q, phi(q, t) = 0, A(q, t) q' + a0(q, t) = 0.
+
+    Immutable; built by :func:`bridge.load_system`, :func:`bridge.parse_system`, :func:`bridge.build_system` or
+    :func:`bridge.from_mechanics`, which check every entry. Expressions are sympy expressions over the symbols of
+    :mod:`bridge.symbols` (``x``, ``der(x)``, parameters, inputs, ``t``). :meth:`with_values` gives a copy with
+    other values.
+
+    Parameters
+    ----------
+    name : str
+        The model name (an identifier).
+    description : str
+        Free text.
+    coordinates : tuple of Coordinate
+        The generalized coordinates q with their start positions and velocities.
+    parameters : tuple of Parameter
+        The constants with their values.
+    inputs : tuple of Input
+        The time-varying quantities given from outside, with their start values.
+    kinetic : sympy.Expr
+        The kinetic energy ``T(q, q', t)``.
+    potential : sympy.Expr, optional
+        The potential energy ``V(q, t)``.
+    dissipation : sympy.Expr, optional
+        Rayleigh's dissipation function ``D(q, q')``; its force on ``q_i`` is ``-dD/dq'_i``.
+    forces : mapping of str to sympy.Expr, optional
+        The generalized forces ``Q`` not derived from V or D, by coordinate name.
+    holonomic : tuple of sympy.Expr, optional
+        Holonomic constraints ``phi(q, t) = 0``.
+    nonholonomic : tuple of sympy.Expr, optional
+        Velocity constraints ``A(q, t) q' + a0(q, t) = 0``, linear in the velocities.
+    outputs : mapping of str to sympy.Expr, optional
+        Named output expressions.
+    independent : tuple of str, optional
+        The coordinates whose velocities the reduced methods keep as speeds (None: chosen by the method).
+    stop_time : float, optional
+        The default stop time of a simulation.
+    source : str, optional
+        Where the system came from (a file path, ``<string>``), for messages.
+
+    Other fields hold output units and descriptions, definitions, bodies and loads (``multibody``), efforts, friction
+    elements, diodes, ports and simulation settings (``interval``, ``rtol``, ``atol``).
+
+    Examples
+    --------
+    A skate (knife edge) on a plane: three coordinates, one nonholonomic constraint.
+
+    >>> import bridge
+    >>> system = bridge.parse_system('''
+    ... name = "Skate"
+    ... [coordinates]
+    ... x = { start = 0.0, velocity = 1.0 }
+    ... y = { start = 0.0, velocity = 0.0 }
+    ... theta = { start = 0.0, velocity = 0.5 }
+    ... [parameters]
+    ... m = { value = 1.0 }
+    ... J = { value = 0.1 }
+    ... [energy]
+    ... kinetic = "1/2*m*(der(x)^2 + der(y)^2) + 1/2*J*der(theta)^2"
+    ... [constraints]
+    ... nonholonomic = ["-sin(theta)*der(x) + cos(theta)*der(y)"]
+    ... ''')
+    >>> system.n, system.m, system.dof
+    (3, 1, 2)
+    >>> system.q, system.qd
+    ((x, y, theta), (der(x), der(y), der(theta)))
+    >>> system.nonholonomic
+    (-der(x)*sin(theta) + der(y)*cos(theta),)
+    >>> [c.velocity for c in system.coordinates]
+    [1.0, 0.0, 0.5]
+    """
 
     name: str
     description: str
