@@ -513,11 +513,60 @@ def from_mechanics(obj: Any, parameters: Mapping | None = None, start: Mapping |
                    description: str = "", stop_time: float = 10.0, inputs: Mapping | None = None) -> System:
     """Return a :class:`System` from a sympy.physics.mechanics ``KanesMethod``, ``LagrangesMethod`` or ``System``.
 
-    ``parameters`` maps every constant symbol of the object (or its name) to a value; ``start`` maps coordinates
-    and generalized speeds (``LagrangesMethod``: coordinates and their derivatives) to start values (default 0);
-    dependent ones are computed from the constraints (a value given for one must agree with them). ``inputs`` maps
-    specified quantities (dynamicsymbols in the loads, e.g. a driving torque) to their start values; they become
-    the system's inputs.
+    The kinetic energy, the potential and applied forces, the constraints and the bodies (for kane) are read from
+    the object; the result goes through the same checks as a system file.
+
+    Parameters
+    ----------
+    obj : KanesMethod, LagrangesMethod, sympy.physics.mechanics.System or pydy.system.System
+        The formulated model (``kanes_equations`` or ``form_lagranges_equations`` called, or a ``System`` with
+        its bodies, loads and constraints).
+    parameters : mapping, optional
+        Every constant symbol of the object (or its name) -> value.
+    start : mapping, optional
+        Coordinates and generalized speeds (``LagrangesMethod``: coordinates and their derivatives) -> start values
+        (default 0); dependent ones are computed from the constraints (a value given for one must agree with them).
+    name : str, optional
+        The model name.
+    description : str, optional
+        Free text.
+    stop_time : float, optional
+        The default stop time.
+    inputs : mapping, optional
+        Specified quantities (dynamicsymbols in the loads, e.g. a driving torque) -> start values; they become the
+        system's inputs.
+
+    Returns
+    -------
+    System
+        The system, described by bodies where the object has them.
+
+    Raises
+    ------
+    SystemFileError
+        When a constant has no value, a value is not allowed, or the object holds something nhbridge cannot express.
+
+    Examples
+    --------
+    A mass on a spring formulated with Kane's method:
+
+    >>> import sympy as sp
+    >>> import sympy.physics.mechanics as me
+    >>> import bridge
+    >>> x, u = me.dynamicsymbols("x u")
+    >>> m, k = sp.symbols("m k")
+    >>> N = me.ReferenceFrame("N")
+    >>> O = me.Point("O")
+    >>> O.set_vel(N, 0)
+    >>> P = O.locatenew("P", x * N.x)
+    >>> P.set_vel(N, u * N.x)
+    >>> kane = me.KanesMethod(N, q_ind=[x], u_ind=[u], kd_eqs=[x.diff() - u])
+    >>> _ = kane.kanes_equations([me.Particle("mass", P, m)], [(P, -k * x * N.x)])
+    >>> system = bridge.from_mechanics(kane, parameters={m: 2.0, k: 8.0}, start={x: 0.1}, name="Oscillator")
+    >>> system.q, system.kinetic, system.forces["x"]
+    ((x,), der(x)**2*m/2, -k*x)
+    >>> system.coordinate("x").start
+    0.1
     """
     from sympy.physics.mechanics import dynamicsymbols
 

@@ -3,6 +3,14 @@
 A coordinate ``x`` is ``Symbol("x")``, its velocity ``Symbol("der(x)")`` and its
 acceleration ``Symbol("der(der(x))")``; multiplier k is ``Symbol("lambda[k]")``.
 The parenthesised names cannot clash with user names, which must be identifiers.
+
+Examples
+--------
+>>> import bridge
+>>> bridge.symbols.q("x"), bridge.symbols.qd("x"), bridge.symbols.qdd("x"), bridge.symbols.multiplier(1)
+(x, der(x), der(der(x)), lambda[1])
+>>> bridge.symbols.base_name(bridge.symbols.qd("theta"))
+'theta'
 """
 
 from __future__ import annotations

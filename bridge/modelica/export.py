@@ -15,6 +15,35 @@ common-subexpression pass whose temporaries are protected variables ``nhb_cse<k>
 ``accelerations="variables"`` the accelerations become algebraic variables ``der_der_<name>`` with
 ``der(der_<name>) = der_der_<name>`` (a semi-explicit text of the same equations, which some
 solvers handle better).
+
+:func:`model_source` returns the text, :func:`write_model` (``bridge.write_modelica``) writes a ``.mo`` file and
+:func:`write_package` a package folder.
+
+Examples
+--------
+>>> import bridge
+>>> system = bridge.parse_system('''
+... name = "Oscillator"
+... [coordinates]
+... x = { start = 0.1, velocity = 0.0, unit = "m" }
+... [parameters]
+... m = { value = 2.0, unit = "kg" }
+... k = { value = 8.0, unit = "N/m" }
+... [energy]
+... kinetic = "1/2*m*der(x)^2"
+... potential = "1/2*k*x^2"
+... ''')
+>>> text = bridge.modelica_export.model_source(bridge.derive(system))
+>>> text.splitlines()[0]
+'model Oscillator "Oscillator"'
+>>> [line.strip() for line in text.splitlines() if line.lstrip().startswith("parameter")]
+['parameter Real m(unit="kg") = 2.0 "m";', 'parameter Real k(unit="N/m") = 8.0 "k";']
+>>> print(text[text.index("equation"):text.index("  annotation")].rstrip())
+equation
+  // kinematics
+  der(x) = der_x;
+  // dynamics: Lagrange's equations with multipliers (mass matrix * accelerations = forcing)
+  der(der_x)*m = -k*x;
 """
 
 from __future__ import annotations

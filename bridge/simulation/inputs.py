@@ -51,10 +51,59 @@ class InputTable:
 
 
 def read_inputs(path: str | Path, system: System) -> InputTable:
-    """Return the input table in ``path`` for ``system``.
+    r"""Return the input table in ``path`` for ``system``.
 
-    Every problem (missing or unknown columns, a time that decreases, a cell that is not a finite number) reported at
-    once as a :class:`SystemFileError`.
+    A CSV file with a header ``time,<input>,...`` (one column per input of the system, in any order) and rows of
+    finite numbers with non-decreasing time; :func:`bridge.simulate` interpolates it linearly (``inputs=``).
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The CSV file.
+    system : System
+        The system whose inputs the table drives.
+
+    Returns
+    -------
+    InputTable
+        ``table(t)`` gives the inputs at time ``t``, in the system's input order.
+
+    Raises
+    ------
+    SystemFileError
+        Every problem at once: missing or unknown columns, a time that decreases, a cell that is not a finite number.
+
+    Examples
+    --------
+    A cart pushed by a force ramp ``F = 2 t``: ``m x'' = F`` gives ``x(1) = 1/6`` for ``m = 2``.
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import bridge
+    >>> system = bridge.parse_system('''
+    ... name = "Cart"
+    ... [coordinates]
+    ... x = { start = 0.0, velocity = 0.0, unit = "m" }
+    ... [parameters]
+    ... m = { value = 2.0, unit = "kg" }
+    ... [inputs]
+    ... F = { unit = "N" }
+    ... [energy]
+    ... kinetic = "1/2*m*der(x)^2"
+    ... [forces]
+    ... x = "F"
+    ... ''')
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = Path(folder) / "push.csv"
+    ...     _ = path.write_text("time,F\n0,0\n1,2\n")
+    ...     table = bridge.read_inputs(path, system)
+    >>> table
+    InputTable(F: 2 rows, t = 0 .. 1 s)
+    >>> table(0.25).tolist()
+    [0.5]
+    >>> result = bridge.simulate(bridge.derive(system), 1.0, inputs=table)
+    >>> round(float(result["x"][-1]), 6)
+    0.166667
     """
     path = Path(path)
     try:

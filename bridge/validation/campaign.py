@@ -633,7 +633,60 @@ def planned_runs(path: str | Path, options: Options = Options()) -> tuple[System
 
 def validate(paths: str | Path | Sequence[str | Path], options: Options = Options(),
              progress: Callable[[str, int, int, RunResult], None] | None = None) -> Campaign:
-    """Validate one system file or several; FMUs in ``options.external`` go to the system of their model name."""
+    """Validate one system file or several: every run nhbridge can make, compared with a reference.
+
+    The reference is the native simulation (method ``lagrange``, DOP853 at rtol 1e-12) on a uniform grid, replaced
+    signal by signal by the closed forms of the file's ``[reference]`` table. Each run (native methods, the Modelica model, FMUs; see ``options.groups``) passes when every
+    compared signal stays within its tolerance and tube, the constraint residuals stay small and, for a
+    conservative system, the Jacobi integral is conserved. FMUs in ``options.external`` go to the system of their
+    model name.
+
+    Parameters
+    ----------
+    paths : str, pathlib.Path or sequence of them
+        System files.
+    options : Options, optional
+        Run groups (``methods``, ``modelica``, ``pymoca``, ``fmu``, ``openmodelica``, ``rumoca-fmu``), methods, FMI
+        versions, external FMUs and setting overrides.
+    progress : callable, optional
+        ``progress(system name, index, total, run result)`` after every run.
+
+    Returns
+    -------
+    Campaign
+        Every system's runs with their metrics; ``exit_code`` is 0 when all passed, 1 when a run failed, 2 for bad
+        input. Reports come from :mod:`bridge.validation.report`.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import bridge
+    >>> from bridge.validation.campaign import Options
+    >>> text = '''
+    ... name = "Oscillator"
+    ... [coordinates]
+    ... x = { start = 0.1, velocity = 0.0, unit = "m" }
+    ... [parameters]
+    ... m = { value = 2.0, unit = "kg" }
+    ... k = { value = 8.0, unit = "N/m" }
+    ... [energy]
+    ... kinetic = "1/2*m*der(x)^2"
+    ... potential = "1/2*k*x^2"
+    ... [reference]
+    ... x = "0.1*cos(2*t)"
+    ... [simulation]
+    ... stop_time = 1.0
+    ... '''
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = Path(folder) / "oscillator.toml"
+    ...     _ = path.write_text(text)
+    ...     campaign = bridge.validate(path, Options(groups=("methods",), methods=("lagrange",)))
+    >>> campaign.exit_code
+    0
+    >>> [(run.id, run.status) for run in campaign.systems[0].runs if run.run_type == "native"]
+    [('native-reference', 'passed'), ('native-lagrange', 'passed')]
+    """
     if isinstance(paths, (str, Path)):
         paths = [paths]
     t0 = time.perf_counter()
