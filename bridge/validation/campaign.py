@@ -636,10 +636,10 @@ def validate(paths: str | Path | Sequence[str | Path], options: Options = Option
     """Validate one system file or several: every run nhbridge can make, compared with a reference.
 
     The reference is the native simulation (method ``lagrange``, DOP853 at rtol 1e-12) on a uniform grid, replaced
-    signal by signal by the closed forms of the file's ``[reference]`` table. Each run (native methods, the Modelica model, FMUs; see ``options.groups``) passes when every
-    compared signal stays within its tolerance and tube, the constraint residuals stay small and, for a
-    conservative system, the Jacobi integral is conserved. FMUs in ``options.external`` go to the system of their
-    model name.
+    signal by signal by the closed forms of the file's ``[reference]`` table. Each run (native methods, the Modelica
+    model, FMUs; see ``options.groups``) passes when every compared signal stays within its tolerance and tube, the
+    constraint residuals stay small and, for a conservative system, the Jacobi integral is conserved. FMUs in
+    ``options.external`` go to the system of their model name.
 
     Parameters
     ----------
