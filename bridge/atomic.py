@@ -31,7 +31,7 @@ _TEMP = re.compile(r"^nhbridge-(?:[a-z]+(?:-[a-z]+)*-)?(?P<pid>\d+)-[A-Za-z0-9_]
 
 
 def alive(pid: int) -> bool:
-    """Whether a process with this id exists (a process of another user counts as alive)."""
+    """Return whether a process with this id exists (a process of another user counts as alive)."""
     if pid <= 0:
         return False
     try:
@@ -246,7 +246,7 @@ def _on_sigterm(signum, frame) -> None:
 
 
 def interrupt_pending(exc: BaseException | None = None) -> bool:
-    """SIGTERM arrived, or ``exc`` is (or was caused by) an interrupt.
+    """Return whether SIGTERM arrived or ``exc`` is (or was caused by) an interrupt.
 
     A compiled extension (symengine calling back into sympy) may turn the :class:`KeyboardInterrupt` raised inside it
     into another exception.

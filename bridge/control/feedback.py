@@ -108,7 +108,7 @@ class StateFeedback:
         return np.linalg.eigvals(self.plant.A - self.plant.B @ self.K)
 
     def is_stable(self, tol: float = 1e-9) -> bool:
-        """Every closed-loop eigenvalue's real part below ``-tol * max(1, |lambda|)``."""
+        """Return whether every closed-loop eigenvalue's real part is below ``-tol * max(1, |lambda|)``."""
         eig = self.eigenvalues()
         return bool(np.all(eig.real < -tol * np.maximum(1.0, np.abs(eig))))
 
@@ -303,7 +303,7 @@ def read_weights(path: str | Path, plant: LinearModel) -> tuple[np.ndarray, np.n
 
 
 def read_gain(path: str | Path, plant: LinearModel) -> np.ndarray:
-    """``K`` from a ``.npy`` file (no pickles) or a CSV file.
+    """Read the gain ``K`` from a ``.npy`` file (no pickles) or a CSV file.
 
     One row per plant input, one column per state; a CSV may start with a header row naming the states (then the columns
     may come in any order).
@@ -366,7 +366,7 @@ def controller_fmu(feedback: StateFeedback, path: str | Path, fmi_version: int |
 
 
 def closed_loop_system(system: System, feedback: StateFeedback) -> System:
-    """``system`` with each input of the law replaced by ``u0 - K (x - x0)``: the nonlinear closed loop.
+    """Return ``system`` with each input of the law replaced by ``u0 - K (x - x0)``: the nonlinear closed loop.
 
     Its states ``x`` are coordinates ``q`` and velocities ``der(q)`` of ``system``; the replaced inputs leave the
     system (other inputs stay). Systems with effort constraints, dynamic variables, friction or diodes are

@@ -158,7 +158,7 @@ def find_loop(connections: list[Connection], infos: dict[str, ModelInfo]) -> lis
 
 
 def gauss_seidel_order(names: list[str], connections: list[Connection], infos: dict[str, ModelInfo]) -> tuple[str, ...]:
-    """Components ordered so that, where possible, a component steps after those whose outputs it reads.
+    """Order the components so that, where possible, a component steps after those whose outputs it reads.
 
     Edges into an input with direct feedthrough come first (the consumer's output then sees the fresh
     value); the other edges are added in the order of the connections as long as they close no cycle.

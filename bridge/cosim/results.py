@@ -73,7 +73,7 @@ class CosimResult:
         return write_text(path, self.to_csv())
 
     def plot(self, path: str | Path, title: str = "") -> Path:
-        """One panel per recorded signal against time, written atomically (format from the suffix)."""
+        """Plot one panel per recorded signal against time, written atomically (format from the suffix)."""
         plt = pyplot()
         path = Path(path)
         n = len(self.names)
@@ -98,7 +98,7 @@ class CosimResult:
 
 
 def pyplot():
-    """Matplotlib's pyplot on the non-interactive Agg backend, or a clear error where it is not installed."""
+    """Return Matplotlib's pyplot on the non-interactive Agg backend, or a clear error where it is not installed."""
     try:
         import matplotlib
     except ImportError as exc:

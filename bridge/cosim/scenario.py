@@ -142,7 +142,7 @@ class Scenario:
 
 
 def split_signal(text: str) -> tuple[str, str] | None:
-    """``"motor.tau"`` -> ("motor", "tau"); the variable may itself contain dots and brackets."""
+    """Split ``"motor.tau"`` into ``("motor", "tau")``; the variable may itself contain dots and brackets."""
     comp, dot, var = text.strip().partition(".")
     if not dot or not IDENTIFIER.match(comp) or not var.strip():
         return None

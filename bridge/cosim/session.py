@@ -88,7 +88,7 @@ class Cosimulation:
 
 
 def work_problem(master: MasterSettings, signals: int, yes: bool) -> str:
-    """Why the run is refused before it starts, or "".
+    """Return why the run is refused before it starts, or "".
 
     A step below ``MIN_STEP_RATIO`` times the stop time, or (unless ``yes``) more than ``MAX_STEPS`` communication steps
     (fixed: (stop - start) / step; adaptive: (stop - start) / min_step) or, with a fixed step, more than ``MAX_VALUES``

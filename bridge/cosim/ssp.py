@@ -207,7 +207,7 @@ def _add_nhbridge_annotation(root, scenario: Scenario) -> None:
 
 
 def ssd_document(plan: Plan, sources: dict[str, str]) -> bytes:
-    """``SystemStructure.ssd`` for a checked scenario; ``sources`` maps component -> path inside the package."""
+    """Return ``SystemStructure.ssd`` for a checked scenario; ``sources`` maps component -> path inside the package."""
     from lxml import etree
 
     scenario, m = plan.scenario, plan.scenario.master

@@ -114,7 +114,7 @@ _memory: list[int] = []  # limits (bytes) of the budgets in force, outermost fir
 
 
 def default_memory_limit() -> int:
-    """Half the physical memory, at most 8 GiB: the command line's default ``--memory-limit``."""
+    """Return half the physical memory, at most 8 GiB: the command line's default ``--memory-limit``."""
     try:
         physical = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (ValueError, OSError, AttributeError):
@@ -192,6 +192,6 @@ def memory_budget(limit: int | None, what: str) -> Iterator[None]:
 
 @contextlib.contextmanager
 def budget(seconds: float | None, memory: int | None, what: str) -> Iterator[None]:
-    """Both limits at once: at most ``seconds`` of wall time and ``memory`` bytes resident."""
+    """Apply both limits at once: at most ``seconds`` of wall time and ``memory`` bytes resident."""
     with deadline(seconds, what), memory_budget(memory, what):
         yield

@@ -224,7 +224,7 @@ class EquationsOfMotion:
         return self.explicit(dict(self.forms)[name])
 
     def explicit(self, expr: sp.Basic, seconds: float = 10.0) -> sp.Basic:
-        """``expr`` with the auxiliary placeholders replaced by explicit expressions.
+        """Return ``expr`` with the auxiliary placeholders replaced by explicit expressions.
 
         For display and comparison only (never on the way to equations, FMUs or simulation). Each stage is solved by
         sympy's LU solve; entries are simplified (cancel, then simplify when small) while the time budget ``seconds``
@@ -258,7 +258,7 @@ class EquationsOfMotion:
 
     @functools.cached_property
     def numeric(self):
-        """Compiled numeric evaluation of this model (see :class:`bridge.derivation.numeric_model.NumericModel`)."""
+        """Return the compiled numeric model (:class:`bridge.derivation.numeric_model.NumericModel`)."""
         from .numeric_model import NumericModel
 
         return NumericModel(self)

@@ -54,6 +54,6 @@ def _pull(expr: sp.Expr, memo: dict) -> sp.Expr:
 
 
 def pull_common_factors(exprs: Iterable[sp.Expr]) -> list[sp.Expr]:
-    """Each expression with the common factors of its sums pulled out (one memo for all: shared parts once)."""
+    """Return each expression with the common factors of its sums pulled out (one memo for all: shared parts once)."""
     memo: dict = {}
     return [_pull(sp.sympify(e), memo) for e in exprs]

@@ -45,7 +45,7 @@ class AuxiliarySolver:
         self.size = len(earlier)
 
     def solve(self, values: np.ndarray, t: float = 0.0) -> np.ndarray:
-        """All placeholders (row-major per stage, stages in order)."""
+        """Solve for all placeholders (row-major per stage, stages in order)."""
         out = np.empty(self.size)
         done = 0
         factors = None
@@ -207,7 +207,7 @@ class NumericModel:
         return np.concatenate([vals[self.size * (self.size + 1):], sol[: self.p]])
 
     def accelerations(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
-        """Q'' at a state given by all velocities (which must satisfy the constraints)."""
+        """Return q'' at a state given by all velocities (which must satisfy the constraints)."""
         u = np.asarray(qd, dtype=float)[self.independent_index]
         du = self.solve(t, q, u)[: self.p]
         return np.asarray(self._acc(np.concatenate([self._base(t, q, u), du])), dtype=float).ravel()
@@ -256,14 +256,14 @@ class NumericModel:
         return np.concatenate([[t], q, qd, self.params, self.inputs])
 
     def outputs(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
-        """y(t, q, q') (and of the efforts, solved at the same state, where an output contains one)."""
+        """Return the outputs y(t, q, q') (efforts solved at the same state where an output contains one)."""
         args = self._full(t, q, qd)
         if self.outputs_use_efforts:
             args = np.concatenate([args, self.efforts(t, q, np.asarray(qd, dtype=float)[self.independent_index])])
         return np.asarray(self._out(args), dtype=float).ravel()
 
     def constraint_residuals(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
-        """[phi(q, t); A q' + a0] at a state."""
+        """Return the constraint residuals ``[phi(q, t); A q' + a0]`` at a state."""
         return np.asarray(self._con(self._full(t, q, qd)), dtype=float).ravel()
 
     def constraint_matrix(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
@@ -287,7 +287,7 @@ class NumericModel:
         return np.asarray(self._jac(self._full(t, q, qd)), dtype=float).reshape(A.shape)
 
     def split_health(self, t: float, q: np.ndarray, qd: np.ndarray) -> float:
-        """sigma_min(A_dep) / sigma_max(A) in [0, 1]; 0 means the split is singular."""
+        """Return the split's health sigma_min(A_dep) / sigma_max(A) in [0, 1]; 0 means the split is singular."""
         if self._jac is None:
             return 1.0
         return split_health(self.constraint_matrix(t, q, qd), self.eom.dependent_index)

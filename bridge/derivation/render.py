@@ -48,7 +48,7 @@ class Tidy:
         self.collect_by = list(eom.system.qd) + list(eom.unknowns)
 
     def cheap(self, expr: sp.Expr) -> sp.Expr:
-        """expand, collect by velocities and unknowns, contract trigonometric sums, factor each coefficient."""
+        """Expand, collect by velocities and unknowns, contract trigonometric sums, factor each coefficient."""
         terms = sp.collect(sp.expand(expr), self.collect_by, evaluate=False)
         return sp.Add(*[sp.factor_terms(TR10i(coeff)) * key for key, coeff in terms.items()])
 

@@ -46,7 +46,7 @@ class SplitFreeForm:
 
 
 def repartitions(eom: EquationsOfMotion) -> bool:
-    """Whether an exported model of ``eom`` re-partitions through :func:`split_free_form`.
+    """Return whether an exported model of ``eom`` re-partitions through :func:`split_free_form`.
 
     A reduced method with dependent velocities and no effort unknowns (whose rows would join the projected system).
     """

@@ -44,7 +44,7 @@ def _ops(expr: se.Basic, memo: dict) -> int:
 
 
 def operation_count(exprs: Iterable, cse: bool = True) -> int:
-    """Operations to evaluate all ``exprs`` together, after one joint CSE pass when ``cse``."""
+    """Count the operations to evaluate all ``exprs`` together, after one joint CSE pass when ``cse``."""
     items = [se.sympify(e) for e in exprs]
     if cse:
         replacements, reduced = se.cse(items)

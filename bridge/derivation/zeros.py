@@ -114,7 +114,7 @@ def _sin_squares_out(expr: sp.Expr) -> sp.Expr:
 
 
 def is_zero_symbolic(expr: sp.Expr) -> bool:
-    """Cheap proof that ``expr`` is identically zero (False: not proved, the entry may still be zero)."""
+    """Prove cheaply that ``expr`` is identically zero (False: not proved, the entry may still be zero)."""
     e = sp.expand(expr, trig=True)
     if e == 0:
         return True

@@ -78,7 +78,7 @@ def check_members(zf: zipfile.ZipFile, what: str) -> list[zipfile.ZipInfo]:
 
 
 def open_archive(path: str | Path, what: str = "") -> zipfile.ZipFile:
-    """``path`` opened as a zip file whose members passed :func:`check_members`; ArchiveError otherwise."""
+    """Open ``path`` as a zip file whose members passed :func:`check_members`; ArchiveError otherwise."""
     what = what or str(path)
     try:
         zf = zipfile.ZipFile(path)
@@ -98,7 +98,7 @@ def check_archive(path: str | Path, what: str = "") -> None:
 
 
 def read_member(zf: zipfile.ZipFile, name: str, what: str, limit: int = MAX_XML) -> bytes:
-    """One member read into memory, at most ``limit`` bytes (for XML)."""
+    """Read one member into memory, at most ``limit`` bytes (for XML)."""
     info = zf.getinfo(name)
     if info.file_size > limit:
         raise ArchiveError(f"{what}: {name} has {_mib(info.file_size)}, more than the limit of {_mib(limit)}")
@@ -144,7 +144,7 @@ def extract(path: str | Path, folder: str | Path, what: str = "") -> Path:
 
 # -- FMUs ---------------------------------------------------------------------------------------------------
 def check_model_description(unzipdir: str | Path, what: str) -> None:
-    """``modelDescription.xml`` exists, is within the size limit and declares no DTD or entities."""
+    """Check that ``modelDescription.xml`` exists, is within the size limit and declares no DTD or entities."""
     from lxml import etree
 
     xml = Path(unzipdir) / "modelDescription.xml"
@@ -164,7 +164,7 @@ def check_model_description(unzipdir: str | Path, what: str) -> None:
 
 
 def check_identifiers(md, unzipdir: str | Path | None, what: str, platform: str = "linux64") -> None:
-    """Every ``modelIdentifier`` is a plain identifier and (given ``unzipdir``) its library resolves inside it."""
+    """Check that every ``modelIdentifier`` is a plain identifier and (given ``unzipdir``) its library is inside it."""
     root = Path(unzipdir).resolve() if unzipdir is not None else None
     for kind in ("modelExchange", "coSimulation"):
         iface = getattr(md, kind, None)

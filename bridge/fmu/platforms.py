@@ -151,7 +151,7 @@ def compilers(platforms: Iterable[Platform]) -> dict[Platform, str]:
 
 
 def add_platform_option(parser, what: str = "the FMU") -> None:
-    """``--platform NAME[,NAME]`` (repeatable, ``all``) on a command that builds FMUs.
+    """Add ``--platform NAME[,NAME]`` (repeatable, ``all``) to a command that builds FMUs.
 
     The names land in ``args.platform`` (a list, None when not given) for :func:`~bridge.fmu.build.toolchains`.
     """

@@ -35,7 +35,7 @@ class Beacon:
         self.cells = RawArray(ctypes.c_double, 6)
 
     def update(self, t: float, steps: int, force: bool = False) -> None:
-        """Progress of the child (the interface of :class:`bridge.cosim.results.Progress`)."""
+        """Record the child's progress (the interface of :class:`bridge.cosim.results.Progress`)."""
         self.cells[4], self.cells[5] = t, steps
 
     def finish(self, t: float, steps: int) -> None:
@@ -82,7 +82,7 @@ class Beacon:
         return int(self.cells[0])
 
     def last(self) -> tuple[int, int, float]:
-        """(who, what, t) of the last foreign call the child entered."""
+        """Return (who, what, t) of the last foreign call the child entered."""
         return int(self.cells[1]), int(self.cells[2]), float(self.cells[3])
 
 

@@ -90,7 +90,7 @@ def _rate_unit(unit: str) -> str:
 
 
 def linear_layout(chk: CheckedLinear, fmi_version: int) -> FmuLayout:
-    """Every FMU variable with its value reference: (time,) states, derivatives, parameters, inputs, outputs."""
+    """Return every FMU variable with its value reference: (time,) states, derivatives, parameters, inputs, outputs."""
     lin = chk.lin
     numbering = Numbering(fmi_version)
     add = numbering.add
@@ -267,7 +267,7 @@ def linear_model_c(chk: CheckedLinear, lay: FmuLayout, guid: str, name: str) -> 
 
 def linear_model_description(chk: CheckedLinear, lay: FmuLayout, guid: str, name: str, stop_time: float,
                              sources: Sequence[str]) -> bytes:
-    """``modelDescription.xml`` from the layout, with the helpers of :mod:`bridge.fmu.model_description`.
+    """Return ``modelDescription.xml`` from the layout, with the helpers of :mod:`bridge.fmu.model_description`.
 
     The outputs depend on the states and inputs whose entries of C and D are non-zero as exported.
     """

@@ -29,7 +29,7 @@ SINGULAR = 1e-13
 
 
 def jacobian_exprs(exprs: Sequence, variables: Sequence) -> list:
-    """Row-major ``d exprs_i / d variables_j`` (symengine), zero where a variable does not occur."""
+    """Return the row-major ``d exprs_i / d variables_j`` (symengine), zero where a variable does not occur."""
     svars = [se.sympify(v) for v in variables]
     out = []
     for e in exprs:
@@ -85,7 +85,7 @@ def _se(matrix) -> se.Matrix:
 
 
 def lu_solve(M: np.ndarray, rhs: np.ndarray, what: str) -> np.ndarray:
-    """``M^-1 rhs`` by pivoted LU; a singular ``M`` is reported as ``what``."""
+    """Return ``M^-1 rhs`` by pivoted LU; a singular ``M`` is reported as ``what``."""
     if M.shape[0] == 0:
         return np.zeros_like(rhs)
     if not (np.all(np.isfinite(M)) and np.all(np.isfinite(rhs))):
@@ -134,7 +134,7 @@ class MethodJacobian:
         self._kin = LazyCompiled(self.args, kin + jacobian_exprs(kin, self.variables) + jacobian_exprs(kin, earlier))
 
     def evaluate(self, base: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """``(f, J, Jw, z)`` at ``base = [t, q, u, parameters, inputs]``.
+        """Return ``(f, J, Jw, z)`` at ``base = [t, q, u, parameters, inputs]``.
 
         ``f = (q', u')``, ``J = d(q', u')/d(q, u)`` ((n + p) x (n + p)), ``Jw = d(q', u')/dw`` and the unknowns ``z =
         [u', lambda]``. A singular split or mass matrix raises :class:`SimulationError`.

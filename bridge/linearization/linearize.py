@@ -123,7 +123,7 @@ class Linearizer:
         return hd
 
     def project(self, pt: OperatingPoint, coordinate: int | None = None) -> OperatingPoint | None:
-        """``pt`` made consistent after a change of a parameter, an input.
+        """Return ``pt`` made consistent after a change of a parameter, an input.
 
         An independent coordinate or an independent velocity: Newton on ``phi(q) = 0`` for the holonomic-dependent
         coordinates, then ``A_dep q'_dep = -(A_ind q'_ind + a0)``. None where that cannot keep the changed value (the
@@ -152,7 +152,7 @@ class Linearizer:
         return OperatingPoint(pt.t, q, qd, pt.params, pt.inputs)
 
     def split_determinant(self, pt: OperatingPoint) -> float:
-        """``det(A_dep) det(Phi_dep)`` of the split at ``pt``.
+        """Return ``det(A_dep) det(Phi_dep)`` of the split at ``pt``.
 
         A change of sign between two points means the split is singular between them (after the first :meth:`at`).
         """

@@ -147,7 +147,7 @@ class LinearModel:
 
 
 def control_module() -> Any:
-    """python-control, imported; a :class:`BridgeError` with the install command where it is missing."""
+    """Import python-control; a :class:`BridgeError` with the install command where it is missing."""
     try:
         import control
     except ImportError as exc:

@@ -21,7 +21,7 @@ TOL = 1e-9  # relative to max(1, |lambda|): a real part within it is neutral (th
 
 
 def sorted_modes(lin: LinearModel) -> tuple[np.ndarray, np.ndarray]:
-    """Eigenvalues (sorted by real part, then imaginary part) and the matching eigenvectors (columns)."""
+    """Return the eigenvalues (sorted by real part, then imaginary part) and the matching eigenvectors (columns)."""
     if lin.A.shape[0] == 0:
         return np.zeros(0, dtype=complex), np.zeros((0, 0), dtype=complex)
     w, v = np.linalg.eig(lin.A)
@@ -43,7 +43,7 @@ def round_off(values) -> float:
 
 
 def damping(w: np.ndarray) -> list[float | None]:
-    """``-Re(lambda)/|lambda|``; None for an eigenvalue that is zero to rounding (:func:`round_off`)."""
+    """Return the damping ratio ``-Re(lambda)/|lambda|``; None for an eigenvalue zero to rounding."""
     tiny = round_off(w)
     return [(-float(x.real) / abs(x)) + 0.0 if abs(x) > tiny else None for x in w]
 
@@ -99,7 +99,7 @@ def _fmt(x: float) -> str:
 
 
 def point_csv(lin: LinearModel) -> str:
-    """One row per eigenvalue: real, imag, damping ratio, natural frequency."""
+    """Return a CSV with one row per eigenvalue: real, imag, damping ratio, natural frequency."""
     w, _ = sorted_modes(lin)
     lines = ["mode,real,imag,damping_ratio,natural_frequency_rad_s"]
     for k, (x, z) in enumerate(zip(w, damping(w))):
@@ -108,7 +108,7 @@ def point_csv(lin: LinearModel) -> str:
 
 
 def sweep_csv(name: str, values: list[float], models: list[LinearModel]) -> str:
-    """One row per swept value: the eigenvalues' real and imaginary parts (sorted as in :func:`sorted_modes`)."""
+    """Return a CSV with one row per swept value: the eigenvalues' real and imaginary parts."""
     size = max((m.A.shape[0] for m in models), default=0)
     head = [name] + [f"real_{k + 1}" for k in range(size)] + [f"imag_{k + 1}" for k in range(size)] + ["max_real"]
     lines = [",".join(head)]
@@ -175,7 +175,7 @@ def _noise_free(value: float, tol: float) -> float:
 
 
 def stability_class(w: np.ndarray) -> str:
-    """As the sweep classifies (:mod:`bridge.linearization.sweep`, tolerance ``1e-9 max(1, |lambda|)``).
+    """Classify a linear model's stability as the sweep does (tolerance ``1e-9 max(1, |lambda|)``).
 
     Asymptotically stable, marginally stable (a neutral mode, e.g. a conservative point) or unstable.
     """
@@ -187,7 +187,7 @@ def stability_class(w: np.ndarray) -> str:
 
 def plot_sweep(path: str | Path, name: str, values: list[float], models: list[LinearModel], stability: dict,
                title: str = "", unit: str = "") -> Path:
-    """Real and imaginary parts of the eigenvalues against the swept value; stable ranges shaded, crossings marked."""
+    """Plot the eigenvalues' real and imaginary parts against the swept value, stable ranges shaded."""
     from ..atomic import atomic_file
     from ..simulation.plot import pyplot
 

@@ -47,7 +47,7 @@ class SweepSpec:
 
 
 def parse_sweep(text: str, system) -> SweepSpec:
-    """``NAME=START:STOP:NUM`` with NAME a parameter, a coordinate (start position), ``der(q)`` or an input."""
+    """Parse ``NAME=START:STOP:NUM``, NAME a parameter, a coordinate (start position), ``der(q)`` or an input."""
     from ..model.overrides import override_names
 
     m = _SPEC.match(text or "")
@@ -152,7 +152,7 @@ class Sweep:
             raise LinearizationError(Problem("--sweep", f"at {self.spec.name} = {value:.12g}: {exc}", hint)) from exc
 
     def run(self) -> tuple[list[float], list[LinearModel]]:
-        """Every point of the sweep with one common linear state."""
+        """Return every point of the sweep with one common linear state."""
         values = self.spec.values
         first: list[LinearModel] = []
         singular = []
@@ -214,7 +214,7 @@ class Sweep:
         return _largest_real(self.model_at(value, *self.drop).A, self._nullity)
 
     def stability(self, values: list[float], models: list[LinearModel]) -> dict:
-        """Stable and marginal ranges, and the crossings between classes found by root finding."""
+        """Return the stable and marginal ranges, and the crossings between classes found by root finding."""
         scale = max([1.0] + [float(np.abs(sorted_modes(m)[0]).max(initial=0.0)) for m in models])
         tol = TOL * scale
         self._nullity = min(_nullity(m.A) for m in models)

@@ -56,7 +56,7 @@ def _set_rows(target: sp.Matrix, rows: list[int], values: sp.Matrix) -> None:
 
 
 def symbolic_matrices(linearizer, model: LinearModel, seconds: float = 120.0) -> tuple[sp.Matrix, sp.Matrix]:
-    """(A(p), B(p)) for the states and inputs of ``model`` (taken at the same point by ``linearizer``)."""
+    """Return (A(p), B(p)) for the states and inputs of ``model`` (taken at the same point by ``linearizer``)."""
     clock = _Clock(seconds)
     eom, system = linearizer.eom, linearizer.system
     n, p = system.n, len(eom.u)

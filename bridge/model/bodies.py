@@ -43,7 +43,7 @@ GRAVITY_KEYS = {"vector"}
 
 
 def uses_bodies(data: Mapping[str, Any]) -> bool:
-    """Whether a system file describes (part of) its system by bodies."""
+    """Return whether a system file describes (part of) its system by bodies."""
     return any(key in data for key in TABLES)
 
 
@@ -196,7 +196,7 @@ class BodyReader(FrameTable, LoadTable):
         return list(self.frames)
 
     def not_a_body(self, name: Any, what: str = "a rigid body") -> tuple[str, str]:
-        """(message, hint) for a reference ``name`` that is not a usable body.
+        """Return (message, hint) for a reference ``name`` that is not a usable body.
 
         A body whose own entry has errors (reported there), a particle, or an unknown name with the closest declared
         body.
@@ -322,7 +322,7 @@ class BodyReader(FrameTable, LoadTable):
         return e
 
     def known(self, exprs) -> bool:
-        """Whether the expressions' values can be checked: none depends on a value refused already."""
+        """Return whether the expressions' values can be checked: none depends on a value refused already."""
         bad = getattr(self.b, "bad_values", set())
         return not any(e.free_symbols & bad for e in exprs)
 

@@ -48,7 +48,7 @@ def mul(a: Exponents, b: Exponents, k: int = 1) -> Exponents:
 
 
 def without_rad(e: Exponents) -> Exponents:
-    """``e`` with rad taken as 1."""
+    """Return ``e`` with rad taken as 1."""
     return tuple(0 if i == RAD_INDEX else x for i, x in enumerate(e))
 
 

@@ -230,7 +230,7 @@ def _finite_real(value, what: str, pos: int | None):
 
 
 def tree_size(expr: sp.Basic, cap: int = MAX_TREE_SIZE) -> int:
-    """Nodes of ``expr`` as a tree (a shared subexpression counts at each occurrence), counted up to ``cap + 1``."""
+    """Count the nodes of ``expr`` as a tree (a shared subexpression at each occurrence), up to ``cap + 1``."""
     count, stack = 0, [expr]
     while stack and count <= cap:
         e = stack.pop()

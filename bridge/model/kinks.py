@@ -20,7 +20,7 @@ _KINKS = (se.Abs, se.Max, se.Min, type(se.sign(se.Symbol("x"))))
 
 
 def diff(expr: se.Basic, var: se.Basic) -> se.Basic:
-    """D expr / d var, with the kinks' derivatives defined as above (no unevaluated ``Derivative``)."""
+    """Return d expr / d var, with the kinks' derivatives defined as above (no unevaluated ``Derivative``)."""
     kinks = _outer_kinks(expr)
     if not kinks:
         return se.diff(expr, var)

@@ -124,7 +124,7 @@ class Differentiator:
         return diff(expr, var)
 
     def time(self, expr: Expr) -> LinearForm:
-        """d/dt of an expression in (q, q', t): a form linear in q''."""
+        """Return d/dt of an expression in (q, q', t): a form linear in q''."""
         self.counts.calls += 1
         if self.count:
             self.counts.time += time_cost(to_sp(expr), self._timed)
@@ -148,7 +148,7 @@ class LinearForm:
         return LinearForm(self.coeffs, self.rest - other)
 
     def partial(self, d: Differentiator, var: Expr) -> LinearForm:
-        """Partial derivative with respect to a coordinate or velocity (q'' held fixed)."""
+        """Return the partial derivative with respect to a coordinate or velocity (q'' held fixed)."""
         if d.count:
             d.counts.partial += partial_cost(to_sp(self.expr(d)), to_sp(var))
         d.counts.calls += 1
@@ -171,7 +171,7 @@ class LinearForm:
 
 
 def generalized_forces(system: System, d: Differentiator) -> list[Expr]:
-    """Q~ = Q - dV/dq - dD/dq' (non-potential, potential and dissipative forces)."""
+    """Return Q~ = Q - dV/dq - dD/dq' (non-potential, potential and dissipative forces)."""
     V, D = to_se(system.potential), to_se(system.dissipation)
     Q = [to_se(f) for f in system.generalized_forces()]
     out = []
@@ -186,7 +186,7 @@ def generalized_forces(system: System, d: Differentiator) -> list[Expr]:
 
 
 def velocity_constraints(system: System, d: Differentiator) -> tuple[list[Expr], list[list[Expr]], list[Expr]]:
-    """Constraints at velocity level g = A q' + a0 (holonomic ones differentiated once): (g, A, a0)."""
+    """Return the constraints at velocity level g = A q' + a0 (holonomic ones differentiated once): (g, A, a0)."""
     g = [d.time(to_se(e)).rest for e in system.holonomic] + [to_se(e) for e in system.nonholonomic]
     zero = {v: se.Integer(0) for v in d.qd}
     A = [[diff(gi, v) for v in d.qd] for gi in g]
@@ -204,7 +204,7 @@ class Split:
     beta: tuple[Expr, ...]            # s
 
     def kinematics(self, n: int, u: Sequence[Expr]) -> list[Expr]:
-        """Q' as expressions of (q, u, t) in coordinate order."""
+        """Return q' as expressions of (q, u, t) in coordinate order."""
         out: list[Expr] = [se.Integer(0)] * n
         for k, i in enumerate(self.independent):
             out[i] = u[k]
@@ -245,7 +245,7 @@ def solve_split(system: System, A: list[list[Expr]], a0: list[Expr], independent
 
 
 def start_values(system: System, t: float = 0.0) -> np.ndarray:
-    """[t, q0, q'0, parameters, inputs] for numeric checks at the start state."""
+    """Return [t, q0, q'0, parameters, inputs] for numeric checks at the start state."""
     return np.array([t, *[c.start for c in system.coordinates], *[c.velocity for c in system.coordinates],
                      *[p.value for p in system.parameters], *[u.start for u in system.inputs]], dtype=float)
 
@@ -271,7 +271,7 @@ SINGULAR_SPLIT = 1e-10
 
 
 def split_health(A: np.ndarray, dependent: Sequence[int]) -> float:
-    """sigma_min(A[:, dep]) / sigma_max(A): 0 when the dependent velocities cannot be solved for."""
+    """Return sigma_min(A[:, dep]) / sigma_max(A): 0 when the dependent velocities cannot be solved for."""
     if A.shape[0] == 0:
         return 1.0
     if not np.all(np.isfinite(A)):
@@ -308,7 +308,7 @@ GOOD_SPLIT = 1e-2
 
 
 def cyclic_coordinates(system: System) -> set[int]:
-    """Coordinates that appear in no expression except through their velocity (ignorable coordinates).
+    """Return the coordinates that appear in no expression except through their velocity (ignorable coordinates).
 
     Decided after ``sin^2 + cos^2 = 1`` (:func:`bridge.model.trig.depends_on`, within its budget).
     """
@@ -362,7 +362,7 @@ def choose_independent(system: System, A: list[list[Expr]], values: np.ndarray |
 
 
 def independent_from_names(system: System, names: Sequence[str]) -> tuple[int, ...]:
-    """Coordinate indices of the independent velocities: each a coordinate, listed once, n - m of them."""
+    """Return the coordinate indices of the independent velocities: each a coordinate, listed once, n - m of them."""
     idx = []
     for nm in names:
         try:
@@ -381,6 +381,6 @@ def independent_from_names(system: System, names: Sequence[str]) -> tuple[int, .
 
 
 def all_splits(n: int, m: int):
-    """Every choice of m dependent coordinates, later coordinates first."""
+    """Return every choice of m dependent coordinates, later coordinates first."""
     for dep in combinations(range(n - 1, -1, -1), m):
         yield tuple(i for i in range(n) if i not in dep)

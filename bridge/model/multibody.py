@@ -109,10 +109,10 @@ class Multibody:
         return sum((b.kinetic_energy() for b in self.bodies), sp.Integer(0))
 
     def potential_energy(self) -> sp.Expr:
-        """Gravity's potential ``-sum m g . r``."""
+        """Return gravity's potential ``-sum m g . r``."""
         return -sum((b.mass * _dot(self.gravity, b.position) for b in self.bodies), sp.Integer(0))
 
     def generalized_forces(self, qd: Sequence[sp.Symbol]) -> list[sp.Expr]:
-        """``Q_i`` of the loads (gravity excluded: it is in V), one per velocity in ``qd``."""
+        """Return ``Q_i`` of the loads (gravity excluded: it is in V), one per velocity in ``qd``."""
         return [sum((_dot(ld.vector, [sp.diff(v, s) for v in ld.velocity]) for ld in self.loads), sp.Integer(0))
                 for s in qd]

@@ -24,6 +24,6 @@ def closest_name(word: str, choices: Iterable[str]) -> str | None:
 
 
 def suggest(word: str, choices: Iterable[str]) -> str:
-    """``"did you mean 'x'?"`` for :func:`closest_name`, or "" when no name is close."""
+    """Return ``"did you mean 'x'?"`` for :func:`closest_name`, or "" when no name is close."""
     close = closest_name(word, choices)
     return f"did you mean {close!r}?" if close else ""

@@ -23,7 +23,7 @@ RANK_TOL = 1e-8
 
 
 def velocity_rows(builder, holonomic: list[sp.Expr], nonholonomic: list[sp.Expr]) -> list[sp.Expr]:
-    """Each constraint's velocity-level form: ``d phi/dt`` of a holonomic one, the expression of a nonholonomic one."""
+    """Return each constraint's velocity-level form: ``d phi/dt`` of a holonomic one, a nonholonomic one as given."""
     return [builder.der(phi, 0) for phi in holonomic] + list(nonholonomic)
 
 

@@ -109,7 +109,7 @@ def multiplier(k: int) -> sp.Symbol:
 
 
 def base_name(symbol: sp.Symbol) -> str:
-    """``der(der(x))`` -> ``x``."""
+    """Return the coordinate name of a symbol: ``der(der(x))`` -> ``x``."""
     name = symbol.name
     while name.startswith("der(") and name.endswith(")"):
         name = name[4:-1]

@@ -266,11 +266,11 @@ class System:
         raise KeyError(name)
 
     def generalized_forces(self) -> list[sp.Expr]:
-        """Q_i from [forces] (non-potential), by coordinate order."""
+        """Return Q_i from [forces] (non-potential), by coordinate order."""
         return [self.forces.get(c.name, sp.Integer(0)) for c in self.coordinates]
 
     def velocity_constraints(self) -> list[sp.Expr]:
-        """Every constraint at velocity level: d(phi)/dt for holonomic ones, then the nonholonomic ones."""
+        """Return every constraint at velocity level: d(phi)/dt for holonomic ones, then the nonholonomic ones."""
         return [total_derivative(e, self.q, self.qd, self.qdd) for e in self.holonomic] + list(self.nonholonomic)
 
     def constraint_matrix(self) -> tuple[sp.Matrix, sp.Matrix]:
@@ -352,7 +352,7 @@ class System:
 
 
 def total_derivative(expr: sp.Expr, q, qd, qdd) -> sp.Expr:
-    """d/dt expr = sum dexpr/dq q' + dexpr/dq' q'' + dexpr/dt (differentiated by symengine)."""
+    """Return d/dt expr = sum dexpr/dq q' + dexpr/dq' q'' + dexpr/dt (differentiated by symengine)."""
     import symengine as se
 
     from .kinks import diff

@@ -42,7 +42,7 @@ def reduce_trig(expr: sp.Expr, max_nodes: int = MAX_TRIG_NODES, angle_sums: bool
 
 
 def tidy_trig(expr: sp.Expr, max_nodes: int = MAX_TRIG_NODES) -> sp.Expr:
-    """``expr`` with ``sin^2 + cos^2`` cancelled where that makes it smaller (:func:`reduce_trig`), else as given."""
+    """Return ``expr`` with ``sin^2 + cos^2`` cancelled where that makes it smaller (:func:`reduce_trig`)."""
     if not isinstance(expr, sp.Basic) or not (expr.has(sp.sin) and expr.has(sp.cos)):
         return expr
     r = reduce_trig(expr, max_nodes)
@@ -52,7 +52,7 @@ def tidy_trig(expr: sp.Expr, max_nodes: int = MAX_TRIG_NODES) -> sp.Expr:
 
 
 def depends_on(expr: sp.Expr, symbol: sp.Symbol, max_nodes: int = MAX_TRIG_NODES) -> bool:
-    """Whether ``symbol`` appears in ``expr`` once ``sin^2 + cos^2 = 1`` is applied (:func:`reduce_trig`).
+    """Return whether ``symbol`` appears in ``expr`` once ``sin^2 + cos^2 = 1`` is applied (:func:`reduce_trig`).
 
     Beyond the budget, whether it appears as written.
     """

@@ -43,7 +43,7 @@ class BaseUnit:
         return self.exponents == other.exponents and math.isclose(self.factor, other.factor, rel_tol=1e-12)
 
     def attributes(self) -> dict[str, str]:
-        """Attributes of ``ssc:BaseUnit`` (zero exponents and a unit factor left out)."""
+        """Return the attributes of ``ssc:BaseUnit`` (zero exponents and a unit factor left out)."""
         attrs = {n: str(e) for n, e in zip(BASE, self.exponents) if e}
         if self.factor != 1.0:
             attrs["factor"] = repr(self.factor)
@@ -131,7 +131,7 @@ def unit_text(e: tuple[int, ...]) -> str:
 
 
 def compatible(a: str, b: str) -> bool:
-    """Whether values in unit ``a`` may be passed unchanged to a variable in unit ``b``.
+    """Return whether values in unit ``a`` may be passed unchanged to a variable in unit ``b``.
 
     Equal strings always are; otherwise both must parse to the same base unit and factor.
     """
@@ -166,7 +166,7 @@ class _UnitSyntax(Exception):
 
 
 def unit_problem(text: str) -> str | None:
-    """Why ``text`` is not a unit in the Modelica/FMI syntax with known symbols, or None when it is one.
+    """Return why ``text`` is not a unit in the Modelica/FMI syntax with known symbols, or None when it is one.
 
     The empty string (no unit) is accepted.
     """
@@ -248,7 +248,7 @@ def _closing(tokens: list[tuple[str, str]], pos: int) -> int:
 
 
 def si_problem(text: str) -> tuple[str, str] | None:
-    """(message, hint) when ``text`` (a unit in the syntax) is not SI-coherent.
+    """Return (message, hint) when ``text`` (a unit in the syntax) is not SI-coherent.
 
     A multiple of an SI unit (``cm``, ``deg``, ``rpm``, ``bar``, ``kN``) or an offset scale (``degC``); None for SI
     units and units not known here.

@@ -40,7 +40,7 @@ SEMIDEFINITE_TOL = 1e-10
 
 
 def positive_problem(what: str, value: float) -> tuple[str, str] | None:
-    """(message, hint) when a quantity that must be positive (a mass, a radius) is not, or is out of range."""
+    """Return (message, hint) when a quantity that must be positive (a mass, a radius) is not, or is out of range."""
     if not np.isfinite(value):
         return (f"{what} is not finite at the parameter values ({value:g})", "check the parameter values")
     if not value > 0:
@@ -54,7 +54,7 @@ def positive_problem(what: str, value: float) -> tuple[str, str] | None:
 
 
 def inertia_problem(M: np.ndarray) -> tuple[str, str] | None:
-    """(message, hint) when the 3x3 tensor ``M`` (values at the parameter values) is not a rigid body's inertia.
+    """Return (message, hint) when the 3x3 tensor ``M`` is not a rigid body's inertia.
 
     Not finite, not symmetric, not positive definite, out of range or violating the triangle inequality.
     """
@@ -192,7 +192,7 @@ def kinetic_mass_matrix(system, args: list[sp.Symbol], values: list[float]) -> n
 
 
 def kinetic_problem(system, args: list[sp.Symbol], values: list[float]) -> tuple[str, str, str] | None:
-    """(entry, message, hint) when the kinetic energy's mass matrix is not positive semi-definite at the start state.
+    """Return (entry, message, hint) when the kinetic energy's mass matrix is not positive semi-definite at the start.
 
     Some velocity gives a negative T. None when it is, and when it cannot be evaluated there (not finite: the
     derivation's check of the mass matrix reports that).
@@ -221,7 +221,7 @@ def kinetic_problem(system, args: list[sp.Symbol], values: list[float]) -> tuple
 
 
 def value_problems(system) -> list[tuple[str, str, str]]:
-    """(entry, message, hint) of every value check that ``system`` fails (see the module docstring)."""
+    """Return (entry, message, hint) of every value check that ``system`` fails (see the module docstring)."""
     args, values = _start(system)
     bodies = _body_problems(system, args, values)
     kinetic = None if bodies else kinetic_problem(system, args, values)  # T is made of the refused values

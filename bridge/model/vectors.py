@@ -48,19 +48,19 @@ class Context(Protocol):
     """What a vector expression refers to: frames, points and the scalar parser of the system file."""
 
     def frame_matrix(self, name: str, pos: int) -> sp.Matrix | None:
-        """Direction cosines ``R`` (``v_N = R v_F``) of frame ``name``, None if it is not a frame."""
+        """Return the direction cosines ``R`` (``v_N = R v_F``) of frame ``name``, None if it is not a frame."""
 
     def frame_names(self) -> list[str]:
         """Return the declared frames' names (for did-you-mean hints)."""
 
     def point(self, name: str, pos: int) -> Vector | None:
-        """Position of point/body ``name`` (N components), None if it is not a point."""
+        """Return the position of point/body ``name`` (N components), None if it is not a point."""
 
     def scalar(self, text: str, offset: int) -> sp.Expr:
         """Return the scalar parser on ``text`` (a span starting at ``offset`` of the whole expression)."""
 
     def der(self, expr: sp.Expr, pos: int) -> sp.Expr:
-        """Total time derivative."""
+        """Return the total time derivative."""
 
 
 @dataclass

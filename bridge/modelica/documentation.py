@@ -58,7 +58,7 @@ def _form(eom, level: str) -> str:
 
 
 def equations_html(eom, level: str) -> list[str]:
-    """HTML paragraphs with the energies, forces, constraints, ports and the form of the equations."""
+    """Return HTML paragraphs with the energies, forces, constraints, ports and the form of the equations."""
     system = eom.system
     printer = _printer(system)
     items: list[str] = [f"T = {_expression(printer, system.kinetic)}"]

@@ -166,7 +166,7 @@ def _num(x: float) -> str:
 
 
 def linear_in_states(expr, coordinates: Sequence[Coordinate]) -> bool:
-    """Whether an expression contains a velocity and is linear in the coordinates and velocities.
+    """Return whether an expression contains a velocity and is linear in the coordinates and velocities.
 
     Parameters
     ----------
@@ -647,7 +647,7 @@ def write_model(eom: EquationsOfMotion, path: str | Path, level: str = "auto",
 def package_files(eoms: Sequence[EquationsOfMotion], package: str, level: str = "auto",
                   description: str = "Nonholonomic mechanical systems exported by nhbridge",
                   msl: bool = False) -> dict[str, str]:
-    """File name -> text of a Modelica package: package.mo, package.order and one file per model."""
+    """Return file name -> text of a Modelica package: package.mo, package.order and one file per model."""
     names = [e.system.name for e in eoms]
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:

@@ -40,7 +40,7 @@ def names(el: Friction) -> dict[str, str]:
 
 
 def units(writer, el: Friction) -> tuple[str, str, str]:
-    """(force, relative velocity, relative acceleration) units.
+    """Return the (force, relative velocity, relative acceleration) units.
 
     The force from the normal force, else the generalized force on the coordinate (kinetic energy / coordinate, rad as
     1); "" where unknown.

@@ -70,7 +70,7 @@ def _placement(k: int, n: int) -> str:
 
 
 def port_declarations(eom: EquationsOfMotion, ident, msl: bool) -> list[str]:
-    """One ``Flange_a`` component per port, described by the equations it adds, placed on the icon."""
+    """Return one ``Flange_a`` component per port, described by the equations it adds, placed on the icon."""
     ports = eom.system.ports
     if not ports:
         return []
@@ -83,7 +83,7 @@ def port_declarations(eom: EquationsOfMotion, ident, msl: bool) -> list[str]:
 
 
 def port_equations(eom: EquationsOfMotion, ident) -> list[str]:
-    """``flange_<q>.<potential> = q`` for every port."""
+    """Return ``flange_<q>.<potential> = q`` for every port."""
     ports = eom.system.ports
     if not ports:
         return []

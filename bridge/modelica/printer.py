@@ -46,7 +46,7 @@ EXACT_INTEGER = 2**53
 
 # -- numbers (shared with the C printer) ------------------------------------------------------------------
 def short(expr, limit: int = 160) -> str:
-    """``expr`` as short text for a message: long numbers in scientific notation, the whole cut at ``limit``."""
+    """Return ``expr`` as short text for a message: long numbers in scientific notation, the whole cut at ``limit``."""
     expr = sp.sympify(expr)
     long_numbers = {n: sp.Float(n, 5) for n in expr.atoms(sp.Rational, sp.Float) if len(str(n)) > 24}
     text = str(expr.xreplace(long_numbers) if long_numbers else expr)
@@ -89,17 +89,17 @@ def nearest_double(number, context=None) -> float:
 
 
 def double_literal(number, context=None) -> str:
-    """``repr`` of the nearest double: the shortest decimal that reads back as the same double."""
+    """Return ``repr`` of the nearest double: the shortest decimal that reads back as the same double."""
     return repr(nearest_double(number, context))
 
 
 def exact_division(p: int, q: int) -> bool:
-    """Whether ``p.0/q.0`` in double arithmetic gives the nearest double of ``p/q`` (both operands exact)."""
+    """Return whether ``p.0/q.0`` in double arithmetic gives the nearest double of ``p/q`` (both operands exact)."""
     return abs(p) <= EXACT_INTEGER and 0 < q <= EXACT_INTEGER
 
 
 def modelica_ident(name: str) -> str:
-    """``name`` as a Modelica identifier: as is, or quoted (``'Real'``) when Modelica reserves it."""
+    """Return ``name`` as a Modelica identifier: as is, or quoted (``'Real'``) when Modelica reserves it."""
     if _PLAIN.match(name) and name not in RESERVED:
         return name
     return "'" + name.replace("\\", "\\\\").replace("'", "\\'") + "'"

@@ -61,7 +61,7 @@ def with_mode_state(system) -> list[str]:
 
 
 def pymoca_limitation(system) -> str | None:
-    """Why pymoca cannot compile the model of ``system`` (a mode state), or None."""
+    """Return why pymoca cannot compile the model of ``system`` (a mode state), or None."""
     names = with_mode_state(system)
     if not names:
         return None
@@ -128,7 +128,7 @@ def row_with(writer, el, value: sp.Expr) -> sp.Expr:
 
 
 def acceleration_row(eom, w: sp.Expr) -> sp.Expr:
-    """``dw/dt`` in the accelerations (``dw/dq' q'' + dw/dq q' + dw/dt``), for a w of positions and velocities."""
+    """Return ``dw/dt = dw/dq' q'' + dw/dq q' + dw/dt`` for a w of positions and velocities."""
     from ..model.system import total_derivative
 
     system = eom.system
@@ -136,7 +136,7 @@ def acceleration_row(eom, w: sp.Expr) -> sp.Expr:
 
 
 def projection(writer, el, w: sp.Symbol, gradient_of: sp.Expr) -> list[str]:
-    """``reinit`` of every velocity along ``g = dw/dq'`` so that ``w = 0`` (least change).
+    """Return the ``reinit`` of every velocity along ``g = dw/dq'`` so that ``w = 0`` (least change).
 
     ``v_k := v_k - w g_k/|g|^2``, as the native simulation projects entering a holding mode; ``w`` is the variable
     holding the current w.
@@ -174,7 +174,7 @@ def equations(writer) -> list[str]:
 
 
 def simulate_switched_pymoca(eom, source: str, stop: float, dt: float, rtol: float):
-    """:func:`bridge.modelica.pymoca_backend.simulate_pymoca` of the model text ``source``.
+    """Simulate the model text ``source`` with :func:`bridge.modelica.pymoca_backend.simulate_pymoca`.
 
     A :class:`DocumentedLimitation` where the model has a mode state (no ``when``/``pre`` in pymoca), and a failure of a
     model with diodes names the documented defect (relations make no events).
@@ -196,7 +196,7 @@ def simulate_switched_pymoca(eom, source: str, stop: float, dt: float, rtol: flo
 
 
 def documentation(eom) -> list[str]:
-    """HTML paragraphs stating the law and the modes of every switched element (the model's Documentation)."""
+    """Return HTML paragraphs stating the law and the modes of every switched element (the model's Documentation)."""
     import html
 
     out = []

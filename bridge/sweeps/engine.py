@@ -129,7 +129,7 @@ def _may_fork() -> Iterator[None]:
 
 
 def run_case(payload: Payload, index: int, case: dict) -> dict:
-    """One case on a worker: ``{index, status, reason, values, series, seconds, worker}``, never raises."""
+    """Run one case on a worker: ``{index, status, reason, values, series, seconds, worker}``, never raises."""
     from ..errors import BridgeError
     from ..validation.runs import RunFailure, isolated
 

@@ -151,7 +151,7 @@ _COMPILED: dict = {}
 
 
 def compiled(rec: Record, names: list | None = None):
-    """``rec.expr`` as a numpy function of its sorted free symbols.
+    """Return ``rec.expr`` as a numpy function of its sorted free symbols.
 
     Cached per process (a worker compiles each record once; the children it forks for the cases inherit the cache).
     """

@@ -26,7 +26,7 @@ SERIES_SAMPLES = 1 << 18  # recorded series samples gathered at most before they
 
 
 def output_paths(path: str | Path) -> tuple[Path, Path, Path]:
-    """(Parquet, CSV, series) paths of ``-o``: the given file and its sibling in the other format."""
+    """Return the (Parquet, CSV, series) paths of ``-o``: the given file and its sibling in the other format."""
     path = Path(path)
     if path.suffix.lower() not in FORMATS:
         raise SweepError(f"-o {path}: the sweep table is written as .parquet or .csv; give a name ending in one")
@@ -35,7 +35,7 @@ def output_paths(path: str | Path) -> tuple[Path, Path, Path]:
 
 
 def check_writable(paths: Sequence[Path]) -> None:
-    """SweepError now, before any case runs, when a file cannot be created where it is to be written."""
+    """Raise SweepError now, before any case runs, when a file cannot be created where it is to be written."""
     problems = []
     for path in paths:
         if path.is_dir():
@@ -98,7 +98,7 @@ class StreamingTables:
             self._stack.__exit__(kind, value, tb)  # the temporary files are removed, the old files stay
 
     def add(self, row: dict, case: Mapping[str, float]) -> None:
-        """One finished row (``index``, ``status``, ``reason``, ``values``, ``series``, ...) with its case."""
+        """Add one finished row (``index``, ``status``, ``reason``, ``values``, ``series``, ...) with its case."""
         self._waiting[int(row["index"])] = (row, dict(case))
         while self._next in self._waiting:
             self._take(self._waiting.pop(self._next))
@@ -189,7 +189,7 @@ def read_columns(path: Path, names: Sequence[str]) -> dict:
 
 
 def plot(table: dict, value: str, against: Sequence[str], path: str | Path) -> Path:
-    """``value`` against one swept name (a line per value of a second one, if given as a grid).
+    """Plot ``value`` against one swept name (a line per value of a second one, if given as a grid).
 
     Or a coloured scatter over two swept names; written atomically.
     """

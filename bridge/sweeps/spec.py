@@ -70,7 +70,7 @@ class SweepSpec:
         return n * (self.samples or 1) if any(a.kind == "random" for a in self.axes) else n
 
     def cases(self) -> list[dict[str, float]]:
-        """One dict ``{name: value}`` per case, in a fixed order (a list: for small sweeps; see :meth:`iter_cases`)."""
+        """Return one dict ``{name: value}`` per case, in a fixed order (see :meth:`iter_cases` for large sweeps)."""
         return list(self.iter_cases())
 
     def iter_cases(self) -> Iterator[dict[str, float]]:
@@ -146,7 +146,7 @@ def _parts(value, count: int | None, sep: str) -> list:
 
 
 def parse_axis(kind: str, name: str, value, entry: str, problems: ProblemCollector) -> Axis | None:
-    """One axis from ``start:stop:num`` (grid), ``a,b,c`` (values) or ``low:high`` (random); None and a problem."""
+    """Parse one axis: ``start:stop:num`` (grid), ``a,b,c`` (values) or ``low:high`` (random)."""
     hints = {"grid": "write NAME=start:stop:num, e.g. m=1:2:11", "values": "write NAME=a,b,c, e.g. m=1,1.5,2",
              "random": "write NAME=low:high, e.g. m=1:2"}
     try:
@@ -313,7 +313,7 @@ def read_sweep_file(path: str | Path, problems: ProblemCollector) -> SweepSpec:
 
 
 def check_names(spec: SweepSpec, known: Sequence[str], system_name: str, problems: ProblemCollector) -> None:
-    """Every swept name is settable (did-you-mean otherwise) and swept once; random axes need samples."""
+    """Check that every swept name is settable (did-you-mean otherwise) and swept once; random axes need samples."""
     seen: set[str] = set()
     for axis in spec.axes:
         if axis.name not in known:

@@ -58,7 +58,7 @@ DEFAULT_GROUPS = ("methods", "modelica", "pymoca", "fmu", "openmodelica")
 
 
 def parse_groups(text: str) -> tuple[str, ...]:
-    """``"methods,fmu"`` or ``"all"`` -> run groups; ValueError naming the unknown ones."""
+    """Parse ``"methods,fmu"`` or ``"all"`` into run groups; ValueError naming the unknown ones."""
     items = tuple(x.strip() for x in text.split(",") if x.strip())
     if items == ("all",):
         return GROUPS
@@ -154,7 +154,7 @@ class Campaign:
         return next((s.no_compiler for s in self.systems if s.no_compiler), "")
 
     def failures(self) -> list[str]:
-        """One line per failure or input problem."""
+        """Return one line per failure or input problem."""
         lines = []
         for s in self.systems:
             lines += [p if p.startswith(s.source) else f"{s.name or s.source}: {p}" for p in s.problems]
@@ -182,7 +182,7 @@ class Options:
 
 # -- physics along a run ---------------------------------------------------------------------------
 def conservative_reason(system: System) -> str:
-    """Empty when the Jacobi integral is a first integral, else why not."""
+    """Return "" when the Jacobi integral is a first integral, else why not."""
     t = S.t
     reasons = []
     forced = [k for k, f in system.forces.items() if sp.simplify(f) != 0]
@@ -272,7 +272,7 @@ def _load(path: Path, result: SystemValidation,
 
 
 def compiler_problem(groups: Sequence[str]) -> str:
-    """Why the run groups that build FMUs with the C compiler (fmu, rumoca-fmu) cannot run, or empty."""
+    """Return why the run groups that build FMUs with the C compiler (fmu, rumoca-fmu) cannot run, or ""."""
     from ..errors import CompilerNotFoundError
     from ..fmu.build import compiler
 

@@ -92,7 +92,7 @@ def tube(time: np.ndarray, reference: np.ndarray, width: float, time_tolerance: 
 
 def compare(signal: str, time: np.ndarray, reference: np.ndarray, run_time: np.ndarray, run: np.ndarray,
             tube_width: float, time_tolerance: float) -> SignalMetrics:
-    """Metrics of ``run`` (sampled at ``run_time``) against ``reference`` (at ``time``)."""
+    """Return the metrics of ``run`` (sampled at ``run_time``) against ``reference`` (at ``time``)."""
     values = run if (run_time.shape == time.shape and np.allclose(run_time, time, rtol=0, atol=1e-9)) \
         else np.interp(time, run_time, run)
     scale = signal_scale(reference)

@@ -329,7 +329,7 @@ def to_html(campaign: Campaign, plots: bool = True) -> str:
 
 
 def unwritable(path: Path) -> str:
-    """Why ``path`` cannot be written, or an empty string."""
+    """Return why ``path`` cannot be written, or an empty string."""
     import os
 
     if path.is_dir():

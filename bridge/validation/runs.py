@@ -148,7 +148,7 @@ def pymoca_modelica_run(eom: EquationsOfMotion, stop: float, step: float, rtol: 
 
 # -- FMUs ------------------------------------------------------------------------------------------
 def describe_fmu(path: str | Path):
-    """Fmpy's model description, or RunFailure(input=True) naming what is wrong with the file."""
+    """Return fmpy's model description, or RunFailure(input=True) naming what is wrong with the file."""
     import fmpy
 
     from ..fmu.archive import ArchiveError, check_archive, check_identifiers
@@ -194,7 +194,7 @@ def fmu_interfaces(md) -> list[str]:
 
 
 def check_variables(md, wanted: Sequence[str], units: Mapping[str, str]) -> tuple[list[str], list[str]]:
-    """Present signals of ``wanted``, and problems: missing variables and differing units."""
+    """Return the present signals of ``wanted``, and problems: missing variables and differing units."""
     variables = {v.name: v for v in md.modelVariables}
     present = [n for n in wanted if n in variables]
     problems = []
@@ -244,7 +244,7 @@ class SimulationFailed(RunFailure):
 
 
 def simulate_isolated(path: str | Path, **kwargs) -> dict[str, np.ndarray]:
-    """``fmpy.simulate_fmu(path, **kwargs)`` in a child process: time and the signals as arrays.
+    """Run ``fmpy.simulate_fmu(path, **kwargs)`` in a child process: time and the signals as arrays.
 
     ``path`` is an FMU file (unpacked here within the archive limits of :mod:`bridge.fmu.archive`, never by
     fmpy) or an unpacked FMU folder. Raises :class:`SimulationFailed` when simulate_fmu raises, RunFailure when

@@ -33,11 +33,11 @@ class Method(ABC):
     reduced: bool = False  # eliminates the multipliers (independent velocities as states)
 
     def accepts_split(self, system: System, independent: Sequence[int]) -> bool:
-        """Whether the method can use this choice of independent velocities (reduced methods)."""
+        """Return whether the method can use this choice of independent velocities (reduced methods)."""
         return True
 
     def applicable(self, system: System) -> str | None:
-        """None if the method applies to ``system``, else the reason it does not."""
+        """Return None if the method applies to ``system``, else the reason it does not."""
         return None
 
     @abstractmethod

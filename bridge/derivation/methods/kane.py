@@ -60,7 +60,7 @@ def _accumulate(coeffs: list, rest: list, partial: list[list], force: Sequence[L
 
 
 def inertia_forces(mb: Multibody, d: Differentiator, partials: list) -> list[LinearForm]:
-    """``-F*_i = sum_b m a_b . v_b,i + (dH_b/dt) . w_b,i`` as forms linear in q''.
+    """Return the generalized inertia forces ``-F*_i = sum_b m a_b . v_b,i + (dH_b/dt) . w_b,i`` as forms linear in q''.
 
     ``a_b = d/dt v_b`` (N components); ``H_b = I_b w_b`` and ``dH_b/dt = d/dt(H components) + Omega x H`` with
     ``Omega`` the rate of the basis the body's vectors are given in (its own angular velocity by default).
@@ -84,7 +84,7 @@ def inertia_forces(mb: Multibody, d: Differentiator, partials: list) -> list[Lin
 
 
 def active_forces(system: System, mb: Multibody, d: Differentiator, partials: list) -> list:
-    """``F_i = sum_b m_b g . v_b,i + sum_loads F . v_P,i`` plus the system's forces not described by the bodies.
+    """Return ``F_i = sum_b m_b g . v_b,i + sum_loads F . v_P,i`` plus the forces not described by bodies.
 
     ``-dV'/dq_i + Q'_i - dD/dq'_i`` with ``V' = V - V_bodies``, ``Q' = Q - Q_loads`` (zero for a system built from
     bodies alone).

@@ -69,7 +69,7 @@ class Reduction:
         return expr.xreplace(self.sub) if self.sub else expr
 
     def accelerations(self) -> list:
-        """Q'' = C u' + a for every coordinate."""
+        """Return ``q'' = C u' + a`` for every coordinate."""
         p = len(self.u)
         return [sum((row[k] * self.du[k] for k in range(p)), rest) for row, rest in zip(self.C, self.acc_rest)]
 
@@ -210,7 +210,7 @@ def pick_independent(system: System, d: Differentiator, A, independent: Sequence
 
 
 def project(red: Reduction, E: Sequence[LinearForm], Q: Sequence) -> tuple[list[list], list, list]:
-    """``C^T E = C^T Q`` in the independent accelerations.
+    """Return the projected equations ``C^T E = C^T Q`` in the independent accelerations.
 
     With ``E_i = sum_j M_ij q''_j + r_i`` and ``q'' = C u' + C' u + c0'``, the mass matrix ``C^T M C``, the forcing
     ``C^T (Q - M (C'u + c0') - r)`` and the projected forces ``C^T Q`` (each with the split's placeholders substituted);
@@ -265,7 +265,7 @@ class Maggi(Method):
 
 
 def natural_kinetic_energy(T: se.Basic, d: Differentiator, M) -> bool:
-    """T = 1/2 q'^T M(q) q' exactly, without explicit time."""
+    """Return whether T = 1/2 q'^T M(q) q' exactly, without explicit time."""
     if d.t in T.free_symbols:
         return False
     qd = set(d.qd)
@@ -403,7 +403,7 @@ class Chaplygin(Method):
     @staticmethod
     def violations(system: System, d: Differentiator, A, a0, independent: Sequence[int],
                    M, Q) -> list[str]:
-        """Why the split is not a Chaplygin split (empty when it is)."""
+        """Return why the split is not a Chaplygin split (empty when it is)."""
         dep = [i for i in range(system.n) if i not in independent]
         reasons = []
         for i in dep:

@@ -49,7 +49,7 @@ def csv_text(time: np.ndarray, signals: dict[str, np.ndarray]) -> str:
 
 def opt_text(start: float, stop: float, step: float, rtol: float, atol: float | None = None,
              output_interval: float | None = None) -> str:
-    """``_ref.opt``: required StartTime, StopTime, StepSize, RelTol; optional numeric AbsTol, OutputIntervalLength."""
+    """Return ``_ref.opt``: required StartTime, StopTime, StepSize, RelTol; optional AbsTol, OutputIntervalLength."""
     lines = [f"StartTime,{_number(start)}", f"StopTime,{_number(stop)}", f"StepSize,{_number(step)}",
              f"RelTol,{_number(rtol)}"]
     if atol is not None:

@@ -27,13 +27,13 @@ _VERSION_DIR = re.compile(r"\d+\.\d+")
 
 
 def fmi_version_dir(fmi_version: int | str) -> str:
-    """``2`` -> ``"2.0"`` (the FMI_Version folder)."""
+    """Return the FMI_Version folder of a version: ``2`` -> ``"2.0"``."""
     return f"{int(fmi_version)}.0" if str(fmi_version).isdigit() else str(fmi_version)
 
 
 def model_folder(root: str | Path, fmi_version: int | str, fmi_type: str, model: str, tool: str = TOOL_NAME,
                  tool_version: str = __version__, platform: str = PLATFORM) -> Path:
-    """``root/fmus/{FMI_Version}/{FMI_Type}/{Platform}/{Tool_Name}/{Tool_Version}/{Model_Name}`` (rules §9.1.5)."""
+    """Return ``root/fmus/{FMI_Version}/{FMI_Type}/{Platform}/{Tool_Name}/{Tool_Version}/{Model_Name}`` (§9.1.5)."""
     return Path(root) / "fmus" / fmi_version_dir(fmi_version) / fmi_type / platform / tool / tool_version / model
 
 

@@ -19,7 +19,7 @@ def _existing_ancestor(path: Path) -> Path:
 
 
 def check_output_dir(path: str | Path, problems: list[Problem], what: str = "output folder") -> None:
-    """Problems if ``path`` cannot become a writable folder (checked before any work is done)."""
+    """Return the problems if ``path`` cannot become a writable folder (checked before any work is done)."""
     path = Path(path)
     if path.exists() and not path.is_dir():
         add_problem(problems, path, "", f"the {what} is an existing file", "choose a folder")
