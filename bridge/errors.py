@@ -73,6 +73,11 @@ class SystemFileError(BridgeError):
 
     Every problem of the input is reported at once, each with its TOML entry and a hint.
 
+    Parameters
+    ----------
+    problems : list of Problem, Problem or str
+        The problems, as for :class:`BridgeError`.
+
     Examples
     --------
     >>> import bridge
@@ -92,6 +97,11 @@ class SystemFileError(BridgeError):
 
 class DerivationError(BridgeError):
     """A method cannot derive equations for this system (e.g. not a Chaplygin system).
+
+    Parameters
+    ----------
+    problems : list of Problem, Problem or str
+        The problems, as for :class:`BridgeError`.
 
     Examples
     --------
@@ -117,6 +127,11 @@ class DerivationError(BridgeError):
 
 class SimulationError(BridgeError):
     """Numerical integration cannot continue (singular split, singular mass matrix, NaN), or bad run settings.
+
+    Parameters
+    ----------
+    problems : list of Problem, Problem or str
+        The problems, as for :class:`BridgeError`.
 
     Examples
     --------
@@ -150,6 +165,11 @@ class SplitLimitError(SimulationError):
 class ExportError(BridgeError):
     """Writing Modelica, C or an FMU failed.
 
+    Parameters
+    ----------
+    problems : list of Problem, Problem or str
+        The problems, as for :class:`BridgeError`.
+
     Examples
     --------
     >>> import bridge
@@ -180,6 +200,11 @@ class ValidationError(BridgeError):
     """A validation run could not be carried out (a compiler rejected a model, a cross-check input is invalid).
 
     A run that is carried out and misses its tolerance is no error: it is a failed run of the campaign.
+
+    Parameters
+    ----------
+    problems : list of Problem, Problem or str
+        The problems, as for :class:`BridgeError`.
 
     Examples
     --------

@@ -83,9 +83,9 @@ class EquationsOfMotion:
     u : tuple of sympy.Symbol
         The speeds (p): all velocities ``der(q)`` for the multiplier methods, the independent ones for reduced ones.
     kinematics : sympy.ImmutableMatrix
-        n x 1: ``q'`` in terms of ``(q, u, t)``.
+        The n x 1 velocities ``q'`` in terms of ``(q, u, t)``.
     acceleration_map : sympy.ImmutableMatrix
-        n x 1: ``q''`` in terms of ``(q, u, u', t)``.
+        The n x 1 accelerations ``q''`` in terms of ``(q, u, u', t)``.
     mass_matrix : sympy.ImmutableMatrix
         The square matrix ``M`` of ``M z = F``.
     forcing : sympy.ImmutableMatrix
@@ -100,9 +100,14 @@ class EquationsOfMotion:
         ``A(q, t)``, m x n.
     baumgarte : tuple of (float, float), optional
         The Baumgarte parameters the constraints were stabilised with.
-
-    Other fields hold method-specific forms, the auxiliary stages of an implicit split, derivation statistics and
-    the effort unknowns.
+    forms : tuple of (str, sympy.Basic), optional
+        Method-specific forms by name (e.g. the split's ``A_dep``, ``A_ind``), for display.
+    auxiliary : tuple of AuxiliaryStage, optional
+        The linear blocks of an implicit split, solved in order before the kinematics and the dynamics.
+    stats : DerivationStats, optional
+        How much work the derivation took.
+    efforts : tuple of sympy.Symbol, optional
+        The effort unknowns, after the multipliers.
 
     Examples
     --------

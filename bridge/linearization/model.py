@@ -32,10 +32,12 @@ class LinearModel:
         The system's name.
     method : str
         The derivation method the equations came from.
-    states, inputs, outputs : tuple of str
-        The names of the states (e.g. ``("theta", "der(theta)")``), inputs and outputs.
-    state_units, input_units, output_units : tuple of str
-        Their units (``""`` where unknown).
+    states, state_units : tuple of str
+        The names of the states (e.g. ``("theta", "der(theta)")``) and their units (``""`` where unknown).
+    inputs, input_units : tuple of str
+        The names of the inputs and their units.
+    outputs, output_units : tuple of str
+        The names of the outputs and their units.
     A, B, C, D : numpy.ndarray
         The matrices, n x n, n x m, p x n and p x m.
     x0, u0, y0 : numpy.ndarray

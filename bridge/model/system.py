@@ -115,15 +115,36 @@ class System:
         Velocity constraints ``A(q, t) q' + a0(q, t) = 0``, linear in the velocities.
     outputs : mapping of str to sympy.Expr, optional
         Named output expressions.
+    output_units, output_descriptions : mapping of str to str, optional
+        The outputs' units and descriptions.
+    definitions : mapping of str to sympy.Expr, optional
+        The ``[definitions]`` (already substituted into the expressions).
     independent : tuple of str, optional
         The coordinates whose velocities the reduced methods keep as speeds (None: chosen by the method).
+    fixed_split : bool, optional
+        Keep the start split for the whole run (the reduced methods otherwise re-partition).
     stop_time : float, optional
         The default stop time of a simulation.
     source : str, optional
         Where the system came from (a file path, ``<string>``), for messages.
-
-    Other fields hold output units and descriptions, definitions, bodies and loads (``multibody``), efforts, friction
-    elements, diodes, ports and simulation settings (``interval``, ``rtol``, ``atol``).
+    adjusted_start : tuple of str, optional
+        The coordinates and velocities whose start values were computed from the constraints.
+    multibody : Multibody, optional
+        The bodies and loads, where the system was described by them (Kane's method needs them).
+    constraint_labels : tuple of str, optional
+        The constraints' entry names, when not all come from ``[constraints]``.
+    efforts : tuple of Effort, optional
+        Effort variables ``e`` with their constraints ``Gamma(q, q', e, s, t) = 0``.
+    dynamic : tuple of Dynamic, optional
+        Dynamic variables ``s`` (first-order states).
+    friction : tuple of Friction, optional
+        Coulomb friction elements (stick and slip by events).
+    diodes : tuple of Diode, optional
+        Diodes on charge coordinates (conducting and blocking by events).
+    interval, rtol, atol : float, optional
+        The ``[simulation]`` output interval and tolerances (None: the simulator's defaults).
+    ports : mapping of str to str, optional
+        Coordinate -> port kind of the exported model's flanges.
 
     Examples
     --------
