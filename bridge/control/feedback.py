@@ -96,9 +96,9 @@ class StateFeedback:
 
     @property
     def closed_loop(self) -> LinearModel:
-        """Return the linear closed loop ``x' = (A - B K) x + B v``.
+        """The linear closed loop ``x' = (A - B K) x + B v``, ``y = (C - D K) x + D v``.
 
-        ``y = (C - D K) x + D v`` (``v``: an input added on top of the law, zero in operation).
+        ``v`` is an input added on top of the law, zero in operation.
         """
         p = self.plant
         return replace(p, A=p.A - p.B @ self.K, C=p.C - p.D @ self.K)

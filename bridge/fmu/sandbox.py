@@ -24,9 +24,10 @@ PR_SET_PDEATHSIG = 1
 
 
 class Beacon:
-    """Shared cells ``[calls, who, what, t]`` written by the child before every foreign call.
+    """Cells shared with a child process: the last foreign call it entered and its progress.
 
-    And ``[progress time, progress steps]`` for the parent to show.
+    ``[calls, who, what, t]`` are written by the child before every foreign call, ``[progress time, progress
+    steps]`` for the parent to show.
     """
 
     def __init__(self) -> None:

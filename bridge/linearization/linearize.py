@@ -123,9 +123,9 @@ class Linearizer:
         return hd
 
     def project(self, pt: OperatingPoint, coordinate: int | None = None) -> OperatingPoint | None:
-        """Return ``pt`` made consistent after a change of a parameter, an input.
+        """Return ``pt`` made consistent after a change of a parameter, an input, an independent coordinate or velocity.
 
-        An independent coordinate or an independent velocity: Newton on ``phi(q) = 0`` for the holonomic-dependent
+        Newton on ``phi(q) = 0`` for the holonomic-dependent
         coordinates, then ``A_dep q'_dep = -(A_ind q'_ind + a0)``. None where that cannot keep the changed value (the
         caller then uses :meth:`System.with_values`) or before the split is known (after the first :meth:`at`).
         """

@@ -23,10 +23,10 @@ ROTATION_TOLERANCE = 1e-6
 
 def check_rotations(system: System, time: np.ndarray, q: np.ndarray,
                     parameters: Mapping[str, float] | None = None) -> None:
-    """Raise :class:`SimulationError` naming the frame.
+    """Raise :class:`SimulationError` where a watched direction-cosine matrix is not a rotation.
 
-    The first sampled time and the error where a watched direction-cosine matrix is not a rotation (``time``: samples,
-    ``q``: coordinates, one row per sample).
+    The message names the frame, the first sampled time and the error there (``time``: samples, ``q``: coordinates,
+    one row per sample).
     """
     mb = system.multibody
     watch = mb.rotation_watch if mb is not None else ()

@@ -192,9 +192,10 @@ def check_address(address: str, timeout: float) -> None:
 
 @contextmanager
 def _sigint_ignored() -> Iterator[None]:
-    """SIGINT ignored while the worker processes start (they inherit it), so a Ctrl-C in the terminal.
+    """Ignore SIGINT while the worker processes start (they inherit it).
 
-    Which goes to the whole process group, interrupts the client alone and the workers print no tracebacks.
+    A Ctrl-C in the terminal, which goes to the whole process group, then interrupts the client alone and the workers
+    print no tracebacks.
     """
     import signal
 

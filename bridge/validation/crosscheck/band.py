@@ -15,10 +15,10 @@ BAND_POINTS, BAND_WINDOW, BAND_WIDTH, BAND_OUTLIERS = 1000, 21, 0.1, 0.1  # fmpy
 
 def band_width(t_ref: np.ndarray, y_ref: np.ndarray, t_start: float, t_stop: float) -> tuple[np.ndarray, np.ndarray,
                                                                                              float]:
-    """Return the reference on the band's grid.
+    """Return the reference on the band's grid and the band's half-width in value.
 
-    And the band's half-width in value (``fmpy.cross_check.validate_signal``): 10 % of the range, or of the value (0.5
-    at zero) for an exactly constant signal.
+    As ``fmpy.cross_check.validate_signal``: 10 % of the range, or of the value (0.5 at zero) for an exactly constant
+    signal.
     """
     t_band = np.linspace(t_start, t_stop, BAND_POINTS)
     keep = np.concatenate(([True], np.diff(t_ref) > 0))
