@@ -53,7 +53,7 @@ def build_rumoca_fmu(eom: EquationsOfMotion, path: str | Path, level: str = "ind
         return _pack(path, folder)
 
 
-#: prefix of every user name in the text given to Rumoca (no user name starts with nhb_, see the loader)
+#: prefix of every user name in the text given to Rumoca (no user name starts with ``nhb_``, see the loader)
 RUMOCA_PREFIX = "nhb_v_"
 
 

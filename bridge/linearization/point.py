@@ -17,7 +17,7 @@ import numpy as np
 
 from ..errors import BridgeError, Problem
 
-#: residual accelerations below this (times max(1, |q'|)) count as steady
+#: residual accelerations below this (times ``max(1, |q'|)``) count as steady
 STEADY_TOL = 1e-9
 
 

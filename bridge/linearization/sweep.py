@@ -5,7 +5,7 @@ linearized with the same compiled Jacobians. The linear state is the same at eve
 is dropped only where it is cyclic (conserved) at every point of the sweep.
 
 Stability at a value s is classified by ``g(s) = max Re lambda(s)`` with the tolerance ``tol = 1e-9 max(1, |lambda|)``:
-*unstable* (g > tol), *marginal* (|g| <= tol: a neutral mode, e.g. the lean pair of a disk above its critical spin),
+*unstable* (g > tol), *marginal* (``|g| <= tol``: a neutral mode, e.g. the lean pair of a disk above its critical spin),
 *stable* (g < -tol). Between neighbouring values of different class the boundary is found by Brent's method on
 ``g`` (a transversal crossing), ``g - tol`` or ``g + tol`` (into or out of marginal), to ``xtol = 1e-13 |s|``; for a
 pair leaving the imaginary axis like ``sqrt(s_c - s)`` the offset of ``g = tol`` from ``s_c`` is of order tol^2.

@@ -109,7 +109,7 @@ def normal_growth(eom: EquationsOfMotion) -> float:
     A block ``L Z = R`` writes every nonzero entry of ``L`` and ``R`` once. Its normal equations write the products
     ``L_ki L_kj`` (``k`` in ``S_i & S_j``, ``S_i`` the rows where column ``i`` of ``L`` is nonzero) and
     ``L_ki R_kj`` (``k`` in ``S_i & T_j``, ``T_j`` likewise for ``R``), each entry printed out in full (the
-    split is not shared by the export's CSE pass), so the ratio
+    split is not shared by the export's CSE pass), so the ratio::
 
         g = (sum_ij |S_i & S_j| + sum_ij |S_i & T_j|) / (nnz(L) + nnz(R))
 

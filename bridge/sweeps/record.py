@@ -4,7 +4,7 @@ A record is ``REDUCTION(EXPR)`` with REDUCTION one of ``final`` (value at the st
 ``min``, ``max``, ``mean`` (time average of the samples); EXPR is an expression of the system-file grammar
 over the FMU's signals: coordinates ``q``, velocities ``der(q)``, outputs, the time ``t`` and the constraint
 residuals ``residual[k]`` (``residual`` alone stands for all of them: ``max(abs(residual))`` is the largest
-|constraint residual| over the run). ``final`` alone adds ``final(s)`` for every coordinate, velocity and
+absolute constraint residual over the run). ``final`` alone adds ``final(s)`` for every coordinate, velocity and
 output; ``series`` (or ``series(s)``) keeps the whole time series. With a reference (a CSV with ``time`` and
 signal columns), ``max_abs(s)``, ``max_rel(s)``, ``rms(s)`` and ``tube_violations(s)`` are the validation
 metrics of signal ``s`` against it (:func:`bridge.validation.metrics.compare`, the campaign's default tube).

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..errors import ProblemCollector
 
-#: run types and the default bound on max |run - reference| / scale, per signal
+#: run types and the default bound on ``max |run - reference| / scale``, per signal
 RUN_TYPES: dict[str, float] = {
     "native": 1e-7,       # another derivation method, scipy DOP853 at rtol 1e-10
     "modelica": 1e-6,     # the exported .mo simulated by Rumoca
