@@ -86,7 +86,7 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector):
 
 
 def _is_scenario(path: Path) -> bool:
-    """Co-simulation scenario files (a [components] table) live beside system files; they are not validated."""
+    """Return whether a file is a co-simulation scenario (a [components] table): those are not validated."""
     import tomllib
 
     try:

@@ -200,7 +200,7 @@ def gauss_seidel_order(names: list[str], connections: list[Connection], infos: d
 
 
 def _name_problems(pc: ProblemCollector, scenario: Scenario) -> None:
-    """Component names: unique, and every name a connection, a recorded signal or the order uses exists."""
+    """Check the component names: unique, and every name a connection, a recorded signal or the order uses exists."""
     names = [c.name for c in scenario.components]
     known = sorted(set(names))
     hint = f"components are: {', '.join(known) or 'none'}"

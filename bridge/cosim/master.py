@@ -109,7 +109,7 @@ class Master:
 
     # -- exchange ----------------------------------------------------------------------------------------
     def _ports(self) -> None:
-        """Readers and writers with preallocated arrays, once the instances exist."""
+        """Prepare the readers and writers with preallocated arrays, once the instances exist."""
         self.readers = [s.reader(self.out_vrs[i]) for i, s in enumerate(self.slaves)]
         self.writers = [s.writer(self.in_vrs[i]) for i, s in enumerate(self.slaves)]
         self.recorders = [(self.slaves[i].reader(vrs), cols) for i, vrs, cols in self.record_groups]

@@ -117,7 +117,7 @@ def work_problem(master: MasterSettings, signals: int, yes: bool) -> str:
 
 
 def _run_child(conn, plan: Plan, unzipdirs: dict[str, str], master: MasterSettings, beacon) -> None:
-    """In the child process: run the master; Ctrl-C (SIGINT) ends it after the current step with what is done."""
+    """Run the master in the child process; Ctrl-C (SIGINT) ends it after the current step with what is done."""
     stop = [False]
 
     def request_stop(signum, frame) -> None:

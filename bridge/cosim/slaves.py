@@ -141,7 +141,7 @@ class Slave:
             raise self._fail(what, exc, t) from exc
 
     def _logger(self, env, status, category, message) -> None:
-        """FMI 3 log messages (each instance has its own callback)."""
+        """Record FMI 3 log messages (each instance has its own callback)."""
         if isinstance(status, int) and status >= 1:  # warnings and worse
             text = message.decode("utf-8", "replace") if isinstance(message, bytes) else str(message)
             self.log.append(f"[{STATUS[status] if 0 <= status < len(STATUS) else status}] {text}")

@@ -99,7 +99,7 @@ def _connector_variables(spec: ComponentSpec, info: ModelInfo) -> list[VariableI
 
 
 def _add_connectors(comp, connectors: list[VariableInfo], units: dict[str, dict[str, str]]) -> None:
-    """``ssd:Connectors``: one ``ssd:Connector`` per variable, real ones typed ``ssc:Real`` with their unit."""
+    """Add ``ssd:Connectors``: one ``ssd:Connector`` per variable, real ones typed ``ssc:Real`` with their unit."""
     from lxml import etree
 
     if not connectors:
@@ -136,7 +136,7 @@ def _add_parameter_bindings(comp, spec: ComponentSpec, info: ModelInfo, units: d
 
 
 def _add_components(system, plan: Plan, sources: dict[str, str], units: dict[str, dict[str, str]]) -> None:
-    """``ssd:Elements``: one FMU ``ssd:Component`` per component, with its connectors and values."""
+    """Add ``ssd:Elements``: one FMU ``ssd:Component`` per component, with its connectors and values."""
     from lxml import etree
 
     elements = etree.SubElement(system, _q("ssd", "Elements"))
@@ -151,7 +151,7 @@ def _add_components(system, plan: Plan, sources: dict[str, str], units: dict[str
 
 
 def _add_connections(system, connections: tuple[Connection, ...]) -> None:
-    """``ssd:Connections``; a ``ssc:LinearTransformation`` where gain or offset is not (1, 0)."""
+    """Add ``ssd:Connections``; a ``ssc:LinearTransformation`` where gain or offset is not (1, 0)."""
     from lxml import etree
 
     if not connections:
@@ -167,7 +167,7 @@ def _add_connections(system, connections: tuple[Connection, ...]) -> None:
 
 
 def _add_oms_annotation(system, m: MasterSettings) -> None:
-    """OMSimulator's annotation of its fixed-step master, as OMSimulator writes it (other tools ignore it)."""
+    """Add OMSimulator's annotation of its fixed-step master, as OMSimulator writes it (other tools ignore it)."""
     from lxml import etree
 
     oms = etree.SubElement(etree.SubElement(etree.SubElement(system, _q("ssd", "Annotations")), _q("ssc", "Annotation"),
@@ -177,7 +177,7 @@ def _add_oms_annotation(system, m: MasterSettings) -> None:
 
 
 def _add_units(root, units: dict[str, dict[str, str]]) -> None:
-    """``ssd:Units``: each unit used, sorted by name, with its base-unit exponents (none: no element)."""
+    """Add ``ssd:Units``: each unit used, sorted by name, with its base-unit exponents (none: no element)."""
     from lxml import etree
 
     if not units:
@@ -188,7 +188,7 @@ def _add_units(root, units: dict[str, dict[str, str]]) -> None:
 
 
 def _add_nhbridge_annotation(root, scenario: Scenario) -> None:
-    """Nhbridge's ``nhb:Master`` annotation: the master settings and the recorded signals."""
+    """Add nhbridge's ``nhb:Master`` annotation: the master settings and the recorded signals."""
     from lxml import etree
 
     m = scenario.master
@@ -407,7 +407,7 @@ def _binding_values(pc: ProblemCollector, package: _Package, comp, entry: str) -
 
 
 def _read_component(pc: ProblemCollector, package: _Package, comp) -> ComponentSpec | None:
-    """One FMU component, its FMU unpacked, with all its binding values; None (reported) when unusable."""
+    """Read one FMU component, its FMU unpacked, with all its binding values; None (reported) when unusable."""
     cname = comp.get("name", "")
     entry = f"Component {cname!r}"
     if not IDENTIFIER.match(cname):
@@ -444,7 +444,7 @@ def _read_components(pc: ProblemCollector, package: _Package, system) -> list[Co
 
 
 def _linear_transformation(pc: ProblemCollector, entry: str, c) -> tuple[float, float]:
-    """Gain and offset of a connection's linear transformation (``ssc:`` or ``ssd:``); (1, 0) without one."""
+    """Return the gain and offset of a connection's linear transformation (``ssc:`` or ``ssd:``); (1, 0) without one."""
     gain, offset = 1.0, 0.0
     for tag in ("ssc:LinearTransformation", "ssd:LinearTransformation"):
         t = c.find(tag, NS)
@@ -455,7 +455,7 @@ def _linear_transformation(pc: ProblemCollector, entry: str, c) -> tuple[float, 
 
 
 def _read_connection(pc: ProblemCollector, entry: str, c) -> Connection | None:
-    """One connection between components; None (reported) for a connection to the system's connectors."""
+    """Read one connection between components; None (reported) for a connection to the system's connectors."""
     if not c.get("startElement") or not c.get("endElement"):
         pc.add(entry, "connections to the system's own connectors are not supported", "connect components directly")
         return None
@@ -531,7 +531,7 @@ def read_ssp(path: str | Path, folder: str | Path) -> Scenario:
 
 
 def _master(pc: ProblemCollector, root, start: float, stop: float | None) -> tuple[MasterSettings, tuple[str, ...]]:
-    """Master settings from nhbridge's annotation; without it: Jacobi with (stop - start) / 1000 steps."""
+    """Return the master settings from nhbridge's annotation; without it: Jacobi with (stop - start) / 1000 steps."""
     el = root.find(f"ssd:Annotations/ssc:Annotation[@type='{ANNOTATION}']/{{{NHB}}}Master", NS)
     stop = stop if stop is not None else start + 1.0
     if not stop > start:

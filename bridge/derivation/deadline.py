@@ -42,7 +42,7 @@ class _Expired(BaseException):
 
 
 def _expired(signum, frame) -> None:
-    """SIGALRM: interrupt the work when the innermost deadline in force has passed.
+    """Interrupt the work on SIGALRM when the innermost deadline in force has passed.
 
     A signal still pending when a deadline ends runs this after it: with no deadline in force, or one that has not
     passed, it does nothing.
@@ -145,7 +145,7 @@ _over: list[bool] = [False]  # the sampling timer found the budget exceeded (its
 
 
 def _sample(signum, frame) -> None:
-    """SIGVTALRM: interrupt the work when the resident set exceeds the innermost budget in force.
+    """Interrupt the work on SIGVTALRM when the resident set exceeds the innermost budget in force.
 
     A sample still pending when a budget ends runs this after it (at the latest inside the ``signal.signal`` call that
     restores the handler): with no budget in force there is nothing to sample.

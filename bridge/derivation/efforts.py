@@ -67,7 +67,7 @@ def first_mode(element) -> int:
 
 
 def _split(expr: sp.Expr, efforts: list[sp.Symbol]) -> tuple[list[sp.Expr], sp.Expr]:
-    """(d expr/d e_j, expr at e = 0) of an expression affine in the efforts."""
+    """Return (d expr/d e_j, expr at e = 0) of an expression affine in the efforts."""
     free = expr.free_symbols
     coeffs = [sp.diff(expr, e) if e in free else sp.Integer(0) for e in efforts]
     rest = expr.xreplace({e: 0 for e in efforts}) if free & set(efforts) else expr

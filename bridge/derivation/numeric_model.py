@@ -67,7 +67,7 @@ class AuxiliarySolver:
 
 
 def _same_matrix(a, b) -> bool:
-    """Whether two stage matrices are the same expressions (then one LU serves both stages)."""
+    """Return whether two stage matrices are the same expressions (then one LU serves both stages)."""
     return a is b or (a.shape == b.shape and all(x == y for x, y in zip(a, b)))
 
 
@@ -132,7 +132,7 @@ class NumericModel:
 
     # -- evaluation ------------------------------------------------------------
     def _base(self, t: float, q: np.ndarray, u: np.ndarray) -> np.ndarray:
-        """[t, q, u, parameters, inputs] and the auxiliary placeholders solved there."""
+        """Return [t, q, u, parameters, inputs] and the auxiliary placeholders solved there."""
         values = np.concatenate([[t], q, u, self.params, self.inputs])
         if self._aux is None:
             return values
@@ -151,7 +151,7 @@ class NumericModel:
         return self._unknowns(t, q, u, np.asarray(self._dyn_kin(self._base(t, q, u)), dtype=float).ravel())
 
     def _unknowns(self, t: float, q: np.ndarray, u: np.ndarray, vals: np.ndarray) -> np.ndarray:
-        """``M^-1 F`` from the values ``[M (row-major), F, ...]`` of the compiled dynamics."""
+        """Return ``M^-1 F`` from the values ``[M (row-major), F, ...]`` of the compiled dynamics."""
         size = self.size
         M = vals[: size * size].reshape(size, size)
         F = vals[size * size: size * size + size]
@@ -167,7 +167,10 @@ class NumericModel:
         return factors.solve(F)
 
     def _not_finite(self, M: np.ndarray, F: np.ndarray, q: np.ndarray, u: np.ndarray) -> str:
-        """Which rows of ``M z = F`` are not finite (row k: the equation of u'_k, then constraint k), and the state."""
+        """Say which rows of ``M z = F`` are not finite, and at which state.
+
+        Row k is the equation of u'_k, then constraint k.
+        """
         rows = ([f"der({u_})" for u_ in self.eom.u] + [f"constraint {k + 1}" for k in range(self.m)]
                 + [f"the constraint of effort {e}" for e in self.eom.efforts])
         bad = [f"{'the mass matrix row' if not np.all(np.isfinite(M[i])) else 'the forcing'} of {rows[i]}"

@@ -30,7 +30,7 @@ TIDY_SIZE = 4000      # expression tree nodes above which an expression is print
 
 
 def _size(expr: sp.Basic, limit: int) -> int:
-    """Tree nodes of ``expr``, counted up to ``limit + 1``."""
+    """Count the tree nodes of ``expr`` up to ``limit + 1``."""
     count = 0
     for _ in sp.preorder_traversal(expr):
         count += 1

@@ -104,7 +104,7 @@ class _Prober:
 
 
 def _sin_squares_out(expr: sp.Expr) -> sp.Expr:
-    """``sin(x)^k`` with ``k >= 2`` rewritten as ``sin(x)^(k mod 2) (1 - cos(x)^2)^(k div 2)``."""
+    """Rewrite ``sin(x)^k`` with ``k >= 2`` as ``sin(x)^(k mod 2) (1 - cos(x)^2)^(k div 2)``."""
     rules = {}
     for p in expr.atoms(sp.Pow):
         if isinstance(p.base, sp.sin) and p.exp.is_Integer and p.exp >= 2:
@@ -124,7 +124,7 @@ def is_zero_symbolic(expr: sp.Expr) -> bool:
 
 
 def _probe(exprs: list[sp.Expr], rng: np.random.Generator, parameters: set[sp.Symbol]) -> np.ndarray:
-    """Boolean mask: entries that vanish (to round-off) at every finite probe, with at least two finite probes."""
+    """Return a mask of the entries that vanish (to round-off) at every finite probe (two finite probes at least)."""
     prober = _Prober(rng, parameters)
     out = np.zeros(len(exprs), dtype=bool)
     with np.errstate(all="ignore"):

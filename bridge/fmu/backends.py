@@ -77,7 +77,7 @@ def _rumoca_names(eom: EquationsOfMotion) -> tuple[dict[str, str], dict[str, str
 
 
 def _declare_sources(folder: Path) -> None:
-    """FMI 2 ``<SourceFiles>`` in ModelExchange and CoSimulation.
+    """Declare FMI 2 ``<SourceFiles>`` in ModelExchange and CoSimulation.
 
     The C files of ``sources/``, which Rumoca writes self-contained but does not list (importers that build from sources
     need the list).
@@ -97,7 +97,7 @@ def _declare_sources(folder: Path) -> None:
 
 
 def _restore_names(model_description: Path, original: dict[str, str]) -> None:
-    """Every ``name="..."`` of a ScalarVariable with its identifiers mapped back to the user's names."""
+    """Map every ``name="..."`` of a ScalarVariable back to the user's names."""
     def variable(match: re.Match) -> str:
         name = re.sub(r"[A-Za-z_][A-Za-z0-9_]*", lambda m: original.get(m.group(), m.group()), match.group(2))
         return match.group(1) + name + match.group(3)

@@ -33,7 +33,7 @@ _HEADS = {
 
 
 def _function(kind: str, body: list[str] | None) -> list[str]:
-    """One of the three functions; ``body`` None: a stub that fails."""
+    """Return one of the three functions; ``body`` None: a stub that fails."""
     first, second, unused = _HEADS[kind]
     lines = [first, second, "{", f"    (void)t; (void)x; (void)p; (void)in; {unused}"]
     if body is None:

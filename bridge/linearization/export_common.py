@@ -84,7 +84,7 @@ def modelica_name(name: str) -> str:
 
 def _array(problems: list[Problem], what: str, value, shape: tuple[int, ...], rows: Sequence[str],
            cols: Sequence[str]) -> np.ndarray:
-    """``value`` as a float array of ``shape``; a problem (and zeros) when it is not one or has non-finite entries."""
+    """Return ``value`` as a float array of ``shape``; a problem (and zeros) when it is not one or is not finite."""
     try:
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError) as exc:

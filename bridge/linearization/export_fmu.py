@@ -42,14 +42,14 @@ ALIAS_TOL = 1e-9
 
 
 def _parameter_blocks(chk: CheckedLinear) -> list[tuple[str, np.ndarray, str]]:
-    """(name, values, description) of the parameter arrays, in the order of ``p`` in model.c."""
+    """Return (name, values, description) of the parameter arrays, in the order of ``p`` in model.c."""
     return [("A", chk.A, "state matrix"), ("B", chk.B, "input matrix"), ("C", chk.C, "output matrix"),
             ("D", chk.D, "feedthrough matrix"), ("x0", chk.x0, "operating point: state"),
             ("u0", chk.u0, "operating point: input"), ("y0", chk.y0, "operating point: output")]
 
 
 def _offsets(chk: CheckedLinear) -> dict[str, int]:
-    """Where each parameter array starts in ``p``."""
+    """Return where each parameter array starts in ``p``."""
     out, at = {}, 0
     for name, values, _ in _parameter_blocks(chk):
         out[name] = at
@@ -58,7 +58,7 @@ def _offsets(chk: CheckedLinear) -> dict[str, int]:
 
 
 def _aliases(chk: CheckedLinear) -> dict[int, int]:
-    """State i -> state j where ``der(state i)`` is the name of state j.
+    """Return state i -> state j where ``der(state i)`` is the name of state j.
 
     An ExportError when row i of the model does not make state j that derivative.
     """

@@ -65,7 +65,7 @@ def _state_description(name: str) -> str:
 
 
 def _documentation(chk: CheckedLinear) -> str:
-    """HTML: system, method, the equations, the operating point, dropped coordinates, eigenvalues."""
+    """Return the HTML: system, method, the equations, the operating point, dropped coordinates, eigenvalues."""
     lin = chk.lin
 
     def esc(text: str) -> str:

@@ -170,7 +170,7 @@ def text_report(lin: LinearModel) -> str:
 
 
 def _noise_free(value: float, tol: float) -> float:
-    """0 for a value within ``tol`` of 0 (never -0), else the value."""
+    """Return 0 for a value within ``tol`` of 0 (never -0), else the value."""
     return 0.0 if abs(value) <= tol else float(value)
 
 

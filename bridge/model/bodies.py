@@ -227,7 +227,7 @@ class BodyReader(FrameTable, LoadTable):
             return None
 
     def _check(self, entry: str, exprs, *, velocities: bool, inputs_ok: bool, what: str) -> bool:
-        """Tree size, finiteness and the allowed variables of parsed components."""
+        """Check the tree size, finiteness and the allowed variables of parsed components."""
         for e in exprs:
             if e.has(sp.nan):
                 return False  # a broken definition, reported there
@@ -453,7 +453,7 @@ class BodyReader(FrameTable, LoadTable):
         return Body(name, mass, position, velocity, frame.rotation, frame.omega, inertia)  # type: ignore[arg-type]
 
     def _inertia(self, entry: str, spec: dict) -> sp.ImmutableMatrix | None:
-        """Principal moments ``[a, b, c]`` or a full symmetric tensor, positive definite.
+        """Read principal moments ``[a, b, c]`` or a full symmetric tensor, positive definite.
 
         About the centre of mass in the body frame; each principal moment at most the sum of the other two (a real
         body's).

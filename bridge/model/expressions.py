@@ -197,7 +197,7 @@ def _short(text: str) -> str:
 
 
 def _check_rational(r: sp.Rational, what: str, pos: int | None = None) -> sp.Rational:
-    """Magnitude in [1e-300, 1e300] (or zero) and at most MAX_BITS bits in numerator and denominator."""
+    """Check the magnitude in [1e-300, 1e300] (or zero) and at most MAX_BITS bits in numerator and denominator."""
     p, q = abs(int(r.p)), int(r.q)
     if p == 0:
         return r
@@ -215,7 +215,7 @@ def _check_rational(r: sp.Rational, what: str, pos: int | None = None) -> sp.Rat
 
 
 def _finite_real(value, what: str, pos: int | None):
-    """``value`` (mpmath) as a real number, or an error when it is not a finite real of magnitude <= 1e300."""
+    """Return ``value`` (mpmath) as a real number, or an error when it is not a finite real of magnitude <= 1e300."""
     if isinstance(value, _MP.mpc):
         if abs(value.imag) > 1e-20 * max(1, abs(value.real)):
             raise ExpressionError(f"{what} is not a real number (it is {_MP.nstr(value, 6)})", pos,
@@ -385,7 +385,7 @@ class Parser:
 
     @staticmethod
     def _check_product(left: Node, right: Node, op: Token) -> None:
-        """Exact numbers multiply their sizes: refuse before computing what would exceed the bounds."""
+        """Refuse a product of exact numbers before computing what would exceed the bounds."""
         if isinstance(left.expr, sp.Rational) and isinstance(right.expr, sp.Rational):
             bits = max(abs(int(left.expr.p)).bit_length(), int(left.expr.q).bit_length()) + \
                 max(abs(int(right.expr.p)).bit_length(), int(right.expr.q).bit_length())
@@ -427,7 +427,7 @@ class Parser:
 
     @staticmethod
     def _power_value(b, k, pos: int):
-        """b^k (mpmath), refused before it is computed when its magnitude would exceed 1e300."""
+        """Return b^k (mpmath), refused before it is computed when its magnitude would exceed 1e300."""
         if b == 0:
             if k < 0:
                 raise ExpressionError("zero to a negative power (division by zero)", pos)

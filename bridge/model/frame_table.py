@@ -73,7 +73,7 @@ class FrameTable:
                 self.frames[name] = self._rotation(name, base, self.frame_specs[name])
 
     def _depths(self, parents: dict[str, str | None], in_cycle: set[str]) -> dict[str, int]:
-        """Each frame's number of rotations from N (frames with a broken parent chain left out).
+        """Return each frame's number of rotations from N (frames with a broken parent chain left out).
 
         A frame deeper than :data:`MAX_FRAME_DEPTH` is reported once, at the first frame of its chain beyond the limit.
         """
@@ -173,7 +173,7 @@ class FrameTable:
         return frame if self._small(entry, frame) else None
 
     def _small(self, entry: str, frame: Frame) -> bool:
-        """Whether the composed rotation and angular velocities stay within the node budget; else a problem."""
+        """Return whether the composed rotation and angular velocities stay within the node budget; else a problem."""
         parts = [*frame.rotation, *frame.omega, *frame.omega_n]
         if all(tree_size(e, MAX_FRAME_NODES) <= MAX_FRAME_NODES for e in parts):
             return True

@@ -218,7 +218,7 @@ class _Converter:
 
 
 def _solve_kinematics(spec: _Spec, conv: _Converter) -> tuple[list, list]:
-    """(coordinate names, speeds map u -> expression in q') with extra coordinates for speeds without a kde."""
+    """Return (coordinate names, speeds map u -> expression in q'), with extra coordinates for speeds without a kde."""
     from sympy.physics.mechanics import dynamicsymbols
 
     t = dynamicsymbols._t
@@ -255,7 +255,7 @@ def _solve_kinematics(spec: _Spec, conv: _Converter) -> tuple[list, list]:
 
 
 def _points(point: Any) -> list:
-    """Every point connected to ``point`` by positions, breadth first."""
+    """Return every point connected to ``point`` by positions, breadth first."""
     seen, queue = [point], [point]
     while queue:
         p = queue.pop(0)
@@ -328,7 +328,7 @@ def _bodies(spec: _Spec, conv: _Converter) -> tuple[list, list]:
 
 
 def _true_velocities(bodies: list, ref: Any, conv: _Converter, coords: list, pvals: Mapping) -> tuple[list, list]:
-    """Bodies whose velocities are the time derivatives of their positions, and constraints to add.
+    """Return the bodies whose velocities are the time derivatives of their positions, and constraints to add.
 
     sympy's velocities may embed nonholonomic constraints (a rolling disc built from a contact point of zero
     velocity): they are the true velocities on the constrained motion but not ``dr/dt`` in the coordinates, so
@@ -396,7 +396,7 @@ def _lagrange_bodies(bodies: list, lag: sp.Expr, q_syms: list, qd_syms: list, pv
 
 
 def _vanish(exprs: list, scales: list, syms: list, pvals: Mapping) -> bool:
-    """Every expression is zero (relative to the scale expressions) at three random states."""
+    """Return whether every expression is zero (relative to the scale expressions) at three random states."""
     rng = np.random.default_rng(5)
     for _ in range(3):
         args, values = _state_values(syms, rng, pvals)
@@ -436,7 +436,7 @@ def _state_values(system_syms: list, rng: np.random.Generator, params: Mapping) 
 
 
 def _gravity(bodies: list[Body], centres: list, loads: list, q_syms: list) -> tuple:
-    """(gravity vector, remaining loads): uniform gravity when every mass centre carries one load m g (same g)."""
+    """Return (gravity vector, remaining loads): uniform gravity when every mass centre carries one load m g."""
     if not bodies:
         return ZERO, [ld for _w, ld in loads]
     state = set(q_syms) | {S.t}
@@ -495,7 +495,7 @@ def _value(entry: str, key: Any, value: Any) -> float:
 
 
 def _lookup(table: Mapping, what: str, known: dict) -> dict:
-    """User keys (sympy objects or their names) -> values, keyed by the known objects (object -> kind)."""
+    """Map user keys (sympy objects or their names) to values, keyed by the known objects (object -> kind)."""
     by_name = {str(k): k for k in known}
     by_name.update({_function_name(k): k for k in known if _function_name(k)})
     out = {}

@@ -77,7 +77,7 @@ def _start_values(builder, holonomic: list[sp.Expr], q0: np.ndarray) -> np.ndarr
 
 
 def _adds_no_rank(before: np.ndarray, row: np.ndarray) -> bool:
-    """Whether ``row`` lies in the span of the rows ``before`` (each normalised to unit length)."""
+    """Return whether ``row`` lies in the span of the rows ``before`` (each normalised to unit length)."""
     norm = np.linalg.norm(row)
     if norm == 0:
         return True

@@ -270,7 +270,7 @@ def si_problem(text: str) -> tuple[str, str] | None:
 
 
 def _unprefixed(text: str) -> str | None:
-    """``text`` with each prefixed symbol written without its prefix (``uV`` -> ``V``, ``kN.m`` -> ``N.m``).
+    """Return ``text`` with each prefixed symbol written without its prefix (``uV`` -> ``V``, ``kN.m`` -> ``N.m``).
 
     Or None when a symbol is not a prefixed SI-coherent one (``deg``, ``rpm``: their SI unit is spelt from the
     exponents).

@@ -80,7 +80,7 @@ def inertia_problem(M: np.ndarray) -> tuple[str, str] | None:
 
 
 def _start(system) -> tuple[list[sp.Symbol], list[float]]:
-    """Arguments and values of the start state: t = 0, q, q', parameters, inputs."""
+    """Return the arguments and values of the start state: t = 0, q, q', parameters, inputs."""
     from .mechanics import state_args
 
     values = [0.0, *[c.start for c in system.coordinates], *[c.velocity for c in system.coordinates],
@@ -114,7 +114,7 @@ def _body_problems(system, args, values) -> list[tuple[str, str, str]]:
 
 
 def _effort_problems(system, args, values) -> list[tuple[str, str, str]]:
-    """Rates and effort constraints not finite at the start state (efforts at 0, and their derivatives)."""
+    """Return the rates and effort constraints not finite at the start state (efforts at 0, and their derivatives)."""
     from .numeric import evaluate_once
 
     unknowns = [e.symbol for e in system.efforts] + [f.symbol for f in system.friction] + [
@@ -141,7 +141,7 @@ _REBUILD = {sp.Add: se.Add, sp.Mul: se.Mul, sp.Pow: se.Pow, sp.sin: se.sin, sp.c
 
 
 def _symengine(expr: sp.Expr) -> se.Basic:
-    """``expr`` in symengine, each distinct subexpression converted once.
+    """Return ``expr`` in symengine, each distinct subexpression converted once.
 
     A kinetic energy built from bodies repeats its subexpressions (a bicycle's: 4000 nodes, 400 distinct), which a plain
     ``sympify`` converts at every occurrence, ten times the work.

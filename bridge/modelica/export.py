@@ -260,7 +260,7 @@ class ModelicaWriter:
 
     # -- pieces ---------------------------------------------------------------------
     def _dynamics(self) -> tuple[list[sp.Expr], list[sp.Expr], list[tuple[sp.Symbol, sp.Expr]]]:
-        """Rows ``lhs = rhs`` of the dynamic equations, after one joint CSE pass over coefficients and forcing.
+        """Return the rows ``lhs = rhs`` of the dynamic equations, after one joint CSE pass over M and F.
 
         The CSE covers the mass-matrix coefficients only, so that the unknowns stay visible in the
         equations; its temporaries are scalars ``nhb_cse<k>`` (Rumoca 0.9 mis-matches arrays of
@@ -280,7 +280,7 @@ class ModelicaWriter:
         return lhs, list(exprs[n_rows * ncols:]), repl
 
     def _fixed(self) -> set[str]:
-        """Names whose start values are fixed: all, except dependent ones when constraints stay as given."""
+        """Return the names whose start values are fixed: all, except dependent ones when constraints stay as given."""
         system = self.eom.system
         names = {c.name for c in system.coordinates} | {f"der_{c.name}" for c in system.coordinates}
         if self.level != "given" or not system.m:
@@ -296,11 +296,11 @@ class ModelicaWriter:
         return ({c.name for c in system.coordinates} - dep_pos) | {f"der_{n}" for n in keep}
 
     def _speeds(self) -> set[str]:
-        """Names of the coordinates whose velocities are independent (states)."""
+        """Return the names of the coordinates whose velocities are independent (states)."""
         return {S.base_name(s) for s in self.eom.u}
 
     def _acceleration_variables(self) -> list[Coordinate]:
-        """Coordinates with an algebraic acceleration variable ``der_der_<name>`` (``accelerations="variables"``)."""
+        """Return the coordinates with an algebraic acceleration variable ``der_der_<name>``."""
         if self.accelerations != "variables":
             return []
         speeds = self._speeds()
@@ -313,7 +313,7 @@ class ModelicaWriter:
         return out + [f'model {_ident(system.name)} "{_quote(system.description or system.name)}"']
 
     def _parameter_and_input_declarations(self) -> list[str]:
-        """``parameter Real`` with value and ``input Real`` with start value, each with unit and description."""
+        """Declare each ``parameter Real`` with value and ``input Real`` with start value, unit and description."""
         system = self.eom.system
         out = ["  // parameters"] if system.parameters else []
         for p in system.parameters:
@@ -402,7 +402,7 @@ class ModelicaWriter:
                                                        for z in symbols]
 
     def _auxiliary_equations(self) -> list[str]:
-        """``A_dep [B, beta] = -[A_ind, a0]`` and its time derivative, as linear equations (never solved here)."""
+        """Return ``A_dep [B, beta] = -[A_ind, a0]`` and its time derivative as linear equations (never solved here)."""
         eom = self.eom
         if not eom.auxiliary:
             return []
@@ -416,7 +416,7 @@ class ModelicaWriter:
         return out
 
     def _kinematic_equations(self) -> list[str]:
-        """``der(q) = der_q``, ``der(der_q) = der_der_q`` and the dependent velocities from the constraints."""
+        """Return ``der(q) = der_q``, ``der(der_q) = der_der_q`` and the dependent velocities from the constraints."""
         eom, system = self.eom, self.eom.system
         out = ["  // kinematics"]
         out += [f"  der({self.ident(c.name)}) = {self.velocity(c.name)};" for c in system.coordinates]
@@ -431,7 +431,7 @@ class ModelicaWriter:
         return out
 
     def _cse_equations(self, repl: list[tuple[sp.Symbol, sp.Expr]]) -> list[str]:
-        """``nhb_cse<k> = expression`` for every common subexpression."""
+        """Return ``nhb_cse<k> = expression`` for every common subexpression."""
         if not repl:
             return []
         return ["  // common subexpressions"] + [f"  {self.code(sym)} = {self.code(expr)};" for sym, expr in repl]
@@ -464,7 +464,7 @@ class ModelicaWriter:
         return out
 
     def _residual_and_output_equations(self) -> list[str]:
-        """``residual[k] = g_k`` (velocity level) and ``y = expression`` for every output."""
+        """Return ``residual[k] = g_k`` (velocity level) and ``y = expression`` for every output."""
         system = self.eom.system
         out = []
         if system.m:

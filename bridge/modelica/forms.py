@@ -84,7 +84,7 @@ class Choice:
 
 
 def _is_coupled(L: sp.Matrix) -> bool:
-    """Whether some row of the linear block ``L`` holds more than one of its unknowns."""
+    """Return whether some row of the linear block ``L`` holds more than one of its unknowns."""
     return any(sum(1 for j in range(L.shape[1]) if L[i, j] != 0) > 1 for i in range(L.shape[0]))
 
 
@@ -166,7 +166,7 @@ def _start_values(eom: EquationsOfMotion) -> dict[sp.Symbol, sp.Float]:
 
 
 def _nonzero_at(expr: sp.Expr, values: dict[sp.Symbol, sp.Float]) -> bool:
-    """Whether ``expr`` (structurally nonzero) is nonzero at ``values``.
+    """Return whether ``expr`` (structurally nonzero) is nonzero at ``values``.
 
     Where it does not evaluate to a number there, it counts as nonzero.
     """

@@ -64,7 +64,7 @@ def flow_names(eom: EquationsOfMotion, ident) -> dict[sp.Symbol, str]:
 
 
 def _placement(k: int, n: int) -> str:
-    """Flanges on the left border of the icon, spread from top to bottom (the MSL's flange_a is at the left)."""
+    """Place the flanges on the left border of the icon, top to bottom (the MSL's flange_a is at the left)."""
     y = round(100 - 200 * (k + 1) / (n + 1))
     return f"annotation(Placement(transformation(extent={{{{-110,{y - 10}}},{{-90,{y + 10}}}}})))"
 
@@ -118,7 +118,7 @@ def library_files(eom: EquationsOfMotion | None = None, msl: bool = False) -> di
 
 
 def _connector(spec: PortKind, side: str, indent: str) -> list[str]:
-    """``Flange_a``/``Flange_b`` as in the MSL.
+    """Return ``Flange_a``/``Flange_b`` as in the MSL.
 
     ``SI.<quantity> <potential>`` and ``flow SI.<quantity> <flow>`` with the types' final quantity and unit spelled out
     (the same structure, so the two connect).

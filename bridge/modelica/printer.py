@@ -214,7 +214,7 @@ class ModelicaCodePrinter(CheckedPrinter, CodePrinter):
         return super()._print_Mul(expr)
 
     def _print_Derivative(self, expr) -> str:
-        """``der(...)``: a derivative with respect to time only (a partial derivative has no Modelica text)."""
+        """Print ``der(...)``: a derivative with respect to time only (a partial derivative has no Modelica text)."""
         if any(v != S.t for v, _ in expr.variable_count):
             raise ExportError(f"the derivative {short(expr)} is not with respect to time and cannot be written "
                               "in Modelica; the equations must not contain unevaluated partial derivatives")
@@ -224,12 +224,12 @@ class ModelicaCodePrinter(CheckedPrinter, CodePrinter):
         return inner
 
     def _print_sign(self, expr) -> str:
-        """sign(x) as an if-expression: Modelica's sign(0) is 0 too, but Rumoca 0.9 returns 1 there."""
+        """Print sign(x) as an if-expression: Modelica's sign(0) is 0 too, but Rumoca 0.9 returns 1 there."""
         x = self._print(expr.args[0])
         return f"(if {x} > 0 then 1.0 else if {x} < 0 then -1.0 else 0.0)"
 
     def _print_Heaviside(self, expr) -> str:
-        """H(x) = 1 for x > 0, 0 for x < 0 and H0 (sympy's second argument, 1/2 by default) at 0."""
+        """Print H(x) = 1 for x > 0, 0 for x < 0 and H0 (sympy's second argument, 1/2 by default) at 0."""
         x = self._print(expr.args[0])
         h0 = self._print(expr.args[1] if len(expr.args) > 1 else sp.S.Half)
         return f"(if {x} > 0 then 1.0 else if {x} < 0 then 0.0 else {h0})"

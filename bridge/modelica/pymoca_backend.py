@@ -93,7 +93,7 @@ def _names(variable) -> list[str]:
 
 
 def _compile(source: str, name: str, library: Mapping[str, str] | None = None):
-    """Pymoca's model of ``name`` (parameters and constants replaced by their values).
+    """Return pymoca's model of ``name`` (parameters and constants replaced by their values).
 
     ``library``: more files (path relative to the model's folder -> text), e.g. the connector package of a model with
     ports.
@@ -197,7 +197,7 @@ def _blocks(sparsity) -> list[tuple[list[int], list[int]]]:
 
 
 def _peel(sparsity, nx: int) -> list[tuple[int, int]]:
-    """Algebraic variables computed after the integration.
+    """Return the algebraic variables computed after the integration.
 
     Repeatedly, one that only a single remaining equation contains (an output, a residual), with that equation: the
     (row, column) pairs in peeling order. Any perfect matching pairs them so: what remains is balanced if the whole was.

@@ -115,9 +115,10 @@ def _case_child(conn, folder: str, payload: Payload, start: dict) -> None:
 
 @contextmanager
 def _may_fork() -> Iterator[None]:
-    """Dask's worker processes are daemonic by default, and multiprocessing refuses children there.
+    """Allow a child process on a Dask worker for the duration of the block.
 
-    The case's child is forked and killed by :func:`bridge.fmu.sandbox.isolated` itself, so allow it.
+    Dask's worker processes are daemonic by default, and multiprocessing refuses children there; the case's child is
+    forked and killed by :func:`bridge.fmu.sandbox.isolated` itself.
     """
     config = mp.current_process()._config  # noqa: SLF001 - the only switch multiprocessing offers
     daemon = config.pop("daemon", None)
@@ -293,7 +294,7 @@ def run_cases(client, payload: Payload, cases: Iterable[dict], on_row: Callable[
 
 # -- any calls on Dask (validation campaigns) ----------------------------------------------------------------
 def _call(fn: Callable[[], Any]) -> tuple:
-    """``("ok", fn())``, or ``("raise", class, args, attributes)`` so the exception is rebuilt as it was."""
+    """Return ``("ok", fn())``, or ``("raise", class, args, attributes)`` so the exception is rebuilt as it was."""
     t0 = time.perf_counter()
     try:
         with _may_fork():  # the FMU runs fork their own child (bridge.validation.runs.isolated)

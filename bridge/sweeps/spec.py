@@ -103,7 +103,7 @@ def _reject(name: str, pos: int):
 
 
 def _short(value, limit: int = 60) -> str:
-    """``repr(value)`` cut to ``limit`` characters (a TOML value can be megabytes long)."""
+    """Return ``repr(value)`` cut to ``limit`` characters (a TOML value can be megabytes long)."""
     text = repr(value) if not isinstance(value, int) or value.bit_length() < 4000 else "a huge integer"
     return text if len(text) <= limit else text[:limit - 3] + "..."
 

@@ -708,7 +708,7 @@ def validate(paths: str | Path | Sequence[str | Path], options: Options = Option
 
 
 def _assign_external(paths: Sequence[str | Path], external: Sequence[str]) -> dict[str, tuple[str, ...]]:
-    """With one system every FMU goes to it; with several, each FMU to the system named like its model."""
+    """Assign the external FMUs: with one system all go to it; with several, each to the system named like its model."""
     if not external:
         return {}
     if len(paths) == 1:

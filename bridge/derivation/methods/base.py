@@ -125,7 +125,7 @@ def check_mass_matrix(eom: EquationsOfMotion, at: np.ndarray) -> None:
 
 
 def _regular_once_scaled(M: np.ndarray, sweeps: int = 8) -> bool:
-    """Whether ``M`` is regular after row and column scaling by powers of two (Ruiz equilibration).
+    """Return whether ``M`` is regular after row and column scaling by powers of two (Ruiz equilibration).
 
     A matrix that only looks singular because its entries differ by many orders of magnitude.
     """

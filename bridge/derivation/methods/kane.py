@@ -35,7 +35,7 @@ def _cross(a: Sequence, b: Sequence) -> list:
 
 
 def _partials(d: Differentiator, v: Sequence) -> list[list]:
-    """``p[k][i] = d v_k / d q'_i`` (zero without a call where v_k lacks q'_i)."""
+    """Return ``p[k][i] = d v_k / d q'_i`` (zero without a call where v_k lacks q'_i)."""
     out = []
     for x in v:
         free = x.free_symbols
@@ -44,7 +44,7 @@ def _partials(d: Differentiator, v: Sequence) -> list[list]:
 
 
 def _accumulate(coeffs: list, rest: list, partial: list[list], force: Sequence[LinearForm], extra=None) -> None:
-    """``E_i += sum_k partial[k][i] * (force_k + extra_k)`` for every i (force_k linear in q'')."""
+    """Add ``sum_k partial[k][i] * (force_k + extra_k)`` to ``E_i`` for every i (force_k linear in q'')."""
     n = len(rest)
     for k in range(3):
         f = force[k]
@@ -129,7 +129,7 @@ def _difference(a: sp.Expr, b: sp.Expr):
 
 
 def _check_kinetic_energy(system: System, mb: Multibody) -> None:
-    """Kane's inertia forces come from the bodies: the system's T must be theirs (checked at random states)."""
+    """Check that the system's T is the bodies' (checked at random states): Kane's inertia forces come from them."""
     rng = np.random.default_rng(11)
     args = state_args(system)
     exprs = [system.kinetic, mb.kinetic_energy()]

@@ -83,7 +83,7 @@ def _split_regular(system: System, A, dependent: Sequence[int], at: np.ndarray) 
 
 
 def _placeholders(label: str, rows: Sequence[str], cols: Sequence[str] | None) -> list:
-    """Symbols ``label[row,col]`` (or ``label[row]``): brackets keep them apart from every user identifier."""
+    """Return symbols ``label[row,col]`` (or ``label[row]``): brackets keep them apart from every user identifier."""
     if cols is None:
         return [se.Symbol(f"{label}[{r}]") for r in rows]
     return [[se.Symbol(f"{label}[{r},{c}]") for c in cols] for r in rows]
