@@ -381,6 +381,6 @@ def independent_from_names(system: System, names: Sequence[str]) -> tuple[int, .
 
 
 def all_splits(n: int, m: int):
-    """Return every choice of m dependent coordinates, later coordinates first."""
+    """Yield every choice of m dependent coordinates, later coordinates first."""
     for dep in combinations(range(n - 1, -1, -1), m):
         yield tuple(i for i in range(n) if i not in dep)

@@ -114,7 +114,7 @@ class _Units:
 
 
 def unit_problems(system) -> Iterator[tuple[str, str, str]]:
-    """Return (entry, message, hint) for each inconsistency of units in ``system``'s equations.
+    """Yield (entry, message, hint) for each inconsistency of units in ``system``'s equations.
 
     Effort constraints, dynamic rates and outputs.
     """

@@ -74,7 +74,7 @@ class SweepSpec:
         return list(self.iter_cases())
 
     def iter_cases(self) -> Iterator[dict[str, float]]:
-        """Return the cases of :meth:`cases`, made one at a time.
+        """Yield the cases of :meth:`cases` one at a time.
 
         Memory independent of the number of cases, except the random samples (``samples`` x random axes numbers, at most
         :data:`MAX_RANDOM_SAMPLES` samples).
@@ -146,7 +146,7 @@ def _parts(value, count: int | None, sep: str) -> list:
 
 
 def parse_axis(kind: str, name: str, value, entry: str, problems: ProblemCollector) -> Axis | None:
-    """Parse one axis: ``start:stop:num`` (grid), ``a,b,c`` (values) or ``low:high`` (random)."""
+    """Parse one axis: ``start:stop:num`` (grid), ``a,b,c`` (values) or ``low:high`` (random); None on a problem."""
     hints = {"grid": "write NAME=start:stop:num, e.g. m=1:2:11", "values": "write NAME=a,b,c, e.g. m=1,1.5,2",
              "random": "write NAME=low:high, e.g. m=1:2"}
     try:
