@@ -45,7 +45,7 @@ def _mib(n: float) -> str:
 def safe_name(name: str) -> str | None:
     """Return the normalized relative member name.
 
-    None when it is absolute, climbs out (``..``) or is not portable.
+    Return None when it is absolute, climbs out (``..``) or is not portable.
     """
     if not name or "\\" in name or ":" in name or name.startswith("/") or "\x00" in name:
         return None

@@ -60,7 +60,7 @@ def _offsets(chk: CheckedLinear) -> dict[str, int]:
 def _aliases(chk: CheckedLinear) -> dict[int, int]:
     """Return state i -> state j where ``der(state i)`` is the name of state j.
 
-    An ExportError when row i of the model does not make state j that derivative.
+    Raise an ExportError when row i of the model does not make state j that derivative.
     """
     lin = chk.lin
     index = {s: k for k, s in enumerate(lin.states)}

@@ -156,7 +156,7 @@ def _unit(unit: str) -> str | None:
 def _num(x: float) -> str:
     """Return a value (start, parameter, nominal) as its full-precision literal.
 
-    An ExportError when it is not finite.
+    Raise an ExportError when it is not finite.
     """
     value = float(x)
     if not math.isfinite(value):

@@ -410,7 +410,7 @@ RUMOCA_MISSING = 'Rumoca is not installed; pip install --only-binary rumoca "rum
 def missing_compiler(tool: str) -> str | None:
     """Return ``None`` when ``tool`` (``rumoca`` or ``pymoca``) can be imported.
 
-    Else what is missing with the install command (a check with it is then a skip, not a failure).
+    Otherwise return what is missing with the install command (a check with it is then a skip, not a failure).
     """
     if tool == "rumoca":
         try:

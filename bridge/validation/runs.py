@@ -268,7 +268,7 @@ def simulate_isolated(path: str | Path, **kwargs) -> dict[str, np.ndarray]:
 def unpack(path: str | Path, folder: str | Path) -> Path:
     """Return the FMU unpacked into ``folder`` within the archive limits, its identifiers checked.
 
-    RunFailure(input=True).
+    Raise RunFailure(input=True) when the FMU cannot be unpacked or its identifiers are not safe.
     """
     import fmpy
 
@@ -286,7 +286,8 @@ def unpack(path: str | Path, folder: str | Path) -> Path:
 def isolated(target: Callable, *args, timeout: float = FMU_TIMEOUT):
     """Run ``target(conn, *args)`` in a child process (:func:`bridge.fmu.sandbox.isolated`).
 
-    Its message, or RunFailure for a crash or timeout. An interruption of the caller is raised again as it came.
+    Return the child's message; raise RunFailure for a crash or timeout. An interruption of the caller is raised again
+    as it came.
     """
     from ..fmu.sandbox import ChildFailure, ChildInterrupted
     from ..fmu.sandbox import isolated as run_isolated

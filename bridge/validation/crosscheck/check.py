@@ -246,7 +246,7 @@ def _write_results(res: CrosscheckResult, plan: CheckPlan, out_text: str | None,
 def _out_csv(res: CrosscheckResult, data: dict[str, np.ndarray] | None, present: list[str]) -> str | None:
     """Return the text of ``{Model}_out.csv`` (the simulated signals), noted when above the rules' 1 MB.
 
-    None unsimulated.
+    None when nothing was simulated.
     """
     if data is None:
         return None
