@@ -123,10 +123,10 @@ def _exit_reason(code: int | None) -> str:
 
 def isolated(target: Callable, *args, timeout: float = 600.0, beacon: Beacon | None = None,
              grace: float = 10.0, tick: Callable[[], None] | None = None) -> Any:
-    """Run ``target(conn, *args)`` in a forked child; its one message.
+    """Run ``target(conn, *args)`` in a forked child and return the one message it sends.
 
-    :class:`ChildFailure` when the child crashes or hangs, :class:`ChildInterrupted` when the caller is interrupted (see
-    the module). ``tick`` is called while waiting (e.g. to show the child's progress).
+    Raise :class:`ChildFailure` when the child crashes or hangs, :class:`ChildInterrupted` when the caller is
+    interrupted (see the module). ``tick`` is called while waiting (e.g. to show the child's progress).
     """
     ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
     parent, child = ctx.Pipe(duplex=False)

@@ -69,7 +69,7 @@ def pymoca_limitation(system) -> str | None:
 
 
 def check_exportable(eom) -> None:
-    """Return an ExportError for what the text cannot express.
+    """Raise an ExportError for what the text cannot express.
 
     Equations whose element rows are not the derived ones (the form ``variables-normal`` mixes every row into every
     other), or a friction element whose sticking row ``dv_r/dt = 0`` shares no acceleration with its coordinate's row

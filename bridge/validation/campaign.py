@@ -360,7 +360,7 @@ def _plan(system: System, eom: EquationsOfMotion, stop: float, step: float, opti
                              skip_reason=missing, group="pymoca"))
 
     def split_stop(name: str, failure: RunFailure) -> Trajectory:
-        """Return a reduced method's FMU stopped where its split turns singular.
+        """Judge a reduced method's FMU that stopped where its split turns singular; always raises.
 
         The method has no other usable split, no split is regular, or (a model with effort unknowns) the FMU keeps its
         build-time split. When the native run stops there too, the run does not apply, as the native one; when the
