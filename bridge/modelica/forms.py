@@ -390,7 +390,7 @@ NO_INDEX_REDUCTION = {
 
 
 def require_expressible(eom: EquationsOfMotion, level: str, tool: str) -> None:
-    """Return an :class:`ExportError` when ``tool`` cannot simulate the equations at the constraint ``level`` asked for.
+    """Raise an :class:`ExportError` when ``tool`` cannot simulate the equations at the constraint ``level`` asked for.
 
     The error names the constraint entries and the form to use (the constraints as given need index reduction).
     """
