@@ -29,6 +29,9 @@ def _public_modules() -> list[str]:
 
 MODULES = _public_modules()
 
+#: optional packages an example needs (the extras ``fmu`` and ``control``), like the other tests' skips
+NEEDS = {"bridge": ("fmpy",), "bridge.linearization.model": ("control",)}
+
 
 def _examples(obj) -> list[doctest.Example]:
     doc = inspect.getdoc(obj) or ""
@@ -37,6 +40,8 @@ def _examples(obj) -> list[doctest.Example]:
 
 @pytest.mark.parametrize("module_name", MODULES)
 def test_docstring_examples_run(module_name):
+    for package in NEEDS.get(module_name, ()):
+        pytest.importorskip(package)
     module = importlib.import_module(module_name)
     results = doctest.testmod(module, optionflags=doctest.ELLIPSIS, report=True)
     assert results.failed == 0, f"{results.failed} of {results.attempted} examples of {module_name} failed (above)"
