@@ -104,9 +104,38 @@ def _umask() -> int:
 
 @contextmanager
 def atomic_file(path: str | Path) -> Iterator[Path]:
-    """Yield a temporary path beside ``path``; on success it replaces ``path``, on failure it is removed.
+    r"""Yield a temporary path beside ``path``; on success it replaces ``path``, on failure it is removed.
 
-    Readers see the old file or the new one, never half of it.
+    Readers see the old file or the new one, never half of it. Leftovers of dead processes beside ``path`` are
+    removed first (:func:`sweep`).
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The file to write; its folder is created when missing.
+
+    Yields
+    ------
+    pathlib.Path
+        The temporary file to write (same folder, so the final rename is atomic).
+
+    Raises
+    ------
+    ExportError
+        When the folder or the file cannot be written.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from bridge.atomic import atomic_file
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     target = Path(folder) / "table.csv"
+    ...     with atomic_file(target) as tmp:
+    ...         _ = tmp.write_text("time,x\n0,1\n")
+    ...         written_yet = target.exists()
+    ...     print(written_yet, target.read_text().splitlines())
+    False ['time,x', '0,1']
     """
     path = Path(path)
     directory = path.parent if str(path.parent) else Path(".")
@@ -132,7 +161,25 @@ def atomic_file(path: str | Path) -> Iterator[Path]:
 
 
 def write_text(path: str | Path, text: str) -> Path:
-    """Write ``text`` to ``path`` atomically."""
+    """Write ``text`` to ``path`` atomically (UTF-8, line endings as given, flushed to disk).
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The file to write.
+    text : str
+        Its content.
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``.
+
+    Raises
+    ------
+    ExportError
+        When the file cannot be written; an existing file is then left as it was.
+    """
     with atomic_file(path) as tmp, open(tmp, "w", encoding="utf-8", newline="") as fh:
         fh.write(text)
         fh.flush()
@@ -186,8 +233,27 @@ def stage_folder(target: str | Path) -> Path:
 def swap_folder(staging: str | Path, target: str | Path, keep_old: bool = False) -> Path | None:
     """Put the complete folder ``staging`` in place of ``target`` (replacing it); readers see one or the other.
 
-    The old folder is removed, or with ``keep_old`` returned (under a temporary name beside ``target``; None when
-    there was none) so that the caller can put it back with another swap.
+    Where Linux's ``renameat2`` can exchange the two, the swap is a single atomic step; elsewhere ``target`` is moved
+    aside and put back when the second rename fails.
+
+    Parameters
+    ----------
+    staging : str or pathlib.Path
+        The complete new folder, on the same file system as ``target``.
+    target : str or pathlib.Path
+        The folder to replace (it may be missing).
+    keep_old : bool, optional
+        Return the old folder instead of removing it, so that the caller can put it back with another swap.
+
+    Returns
+    -------
+    pathlib.Path or None
+        With ``keep_old``, the old folder under a temporary name beside ``target`` (None when there was none).
+
+    Raises
+    ------
+    ExportError
+        When the folder cannot be put in place.
     """
     staging, target = Path(staging), Path(os.path.abspath(target))
     old: Path | None = None
@@ -219,6 +285,21 @@ def atomic_folder(target: str | Path) -> Iterator[Path]:
 
     On success it replaces ``target`` as a whole, on failure it is removed. A kill at any moment leaves the old folder
     or the new one (repaired by the next run).
+
+    Parameters
+    ----------
+    target : str or pathlib.Path
+        The folder to write.
+
+    Yields
+    ------
+    pathlib.Path
+        The staging folder to fill.
+
+    Raises
+    ------
+    ExportError
+        When ``target`` is a file or its folder cannot be written.
     """
     staging = stage_folder(target)
     try:

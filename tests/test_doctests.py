@@ -1,7 +1,8 @@
 """The examples in the docstrings of the public API run and print what they show.
 
 The modules are those that define the names of ``bridge.__all__`` (found from the names, so a new public name's
-module is tested too), plus the package itself, whose docstring walks through the whole pipeline.
+module is tested too), the package itself, whose docstring walks through the whole pipeline, and the other modules
+whose docstrings hold examples.
 """
 
 from __future__ import annotations
@@ -22,15 +23,19 @@ def _defining_module(name: str) -> str:
     return getattr(obj, "__module__", None) or type(obj).__module__
 
 
+#: modules outside the public names whose docstrings hold examples
+MORE_EXAMPLES = ("bridge.atomic", "bridge.control.feedback")
+
+
 def _public_modules() -> list[str]:
-    names = {_defining_module(name) for name in bridge.__all__}
+    names = {_defining_module(name) for name in bridge.__all__} | set(MORE_EXAMPLES)
     return ["bridge", *sorted(names - {"bridge"})]
 
 
 MODULES = _public_modules()
 
 #: optional packages an example needs (the extras ``fmu`` and ``control``), like the other tests' skips
-NEEDS = {"bridge": ("fmpy",), "bridge.linearization.model": ("control",)}
+NEEDS = {"bridge": ("fmpy",), "bridge.linearization.model": ("control",), "bridge.control.feedback": ("control",)}
 
 
 def _examples(obj) -> list[doctest.Example]:
