@@ -24,7 +24,7 @@ def _defining_module(name: str) -> str:
 
 
 #: modules outside the public names whose docstrings hold examples
-MORE_EXAMPLES = ("bridge.atomic", "bridge.control.feedback", "bridge.fmu.archive")
+MORE_EXAMPLES = ("bridge.atomic", "bridge.control.feedback", "bridge.fmu.archive", "bridge.model.mechanics")
 
 
 def _public_modules() -> list[str]:
