@@ -72,7 +72,37 @@ def _same_matrix(a, b) -> bool:
 
 
 class NumericModel:
-    """Compiled callables for one set of equations; states ``x = (q, u)``."""
+    """Compiled callables for one set of equations; states ``x = (q, u)``.
+
+    The right-hand side solves ``M z = F`` by pivoted LU at each evaluation (never a symbolic inverse); the auxiliary
+    stages of an implicit split are solved first, once per state.
+
+    Parameters
+    ----------
+    eom : EquationsOfMotion
+        The equations.
+    parameters : mapping of str to float, optional
+        Parameter values replacing the system's.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import bridge
+    >>> system = bridge.parse_system('''
+    ... name = "Oscillator"
+    ... [coordinates]
+    ... x = { start = 0.1 }
+    ... [parameters]
+    ... m = { value = 2.0 }
+    ... k = { value = 8.0 }
+    ... [energy]
+    ... kinetic = "1/2*m*der(x)^2"
+    ... potential = "1/2*k*x^2"
+    ... ''')
+    >>> model = bridge.derive(system).numeric
+    >>> model.rhs(0.0, np.array([0.1, 0.0])).tolist()
+    [0.0, -0.4]
+    """
 
     def __init__(self, eom, parameters: Mapping[str, float] | None = None):
         self.eom = eom
@@ -147,7 +177,27 @@ class NumericModel:
         return self._base(t, q, u)[1 + self.n + self.p + len(self.params) + len(self.inputs):]
 
     def solve(self, t: float, q: np.ndarray, u: np.ndarray) -> np.ndarray:
-        """Return the unknowns ``[u', lambda]`` at a state."""
+        """Return the unknowns ``[u', lambda, e]`` at a state, solving ``M z = F`` by pivoted LU.
+
+        Parameters
+        ----------
+        t : float
+            Time.
+        q : numpy.ndarray
+            Coordinates (n).
+        u : numpy.ndarray
+            Speeds (p).
+
+        Returns
+        -------
+        numpy.ndarray
+            The speeds' accelerations, the multipliers and the efforts.
+
+        Raises
+        ------
+        SimulationError
+            When ``M`` or ``F`` is not finite or ``M`` is singular there.
+        """
         return self._unknowns(t, q, u, np.asarray(self._dyn_kin(self._base(t, q, u)), dtype=float).ravel())
 
     def _unknowns(self, t: float, q: np.ndarray, u: np.ndarray, vals: np.ndarray) -> np.ndarray:
@@ -203,6 +253,23 @@ class NumericModel:
 
         One compiled evaluation of the auxiliary stages, then one of the mass matrix, the forcing and the kinematics
         together.
+
+        Parameters
+        ----------
+        t : float
+            Time.
+        x : numpy.ndarray
+            The state ``(q, u)`` (n + p).
+
+        Returns
+        -------
+        numpy.ndarray
+            Its time derivative (n + p).
+
+        Raises
+        ------
+        SimulationError
+            When the equations are not finite or the mass matrix is singular there.
         """
         q, u = x[: self.n], x[self.n:]
         vals = np.asarray(self._dyn_kin(self._base(t, q, u)), dtype=float).ravel()
@@ -210,7 +277,22 @@ class NumericModel:
         return np.concatenate([vals[self.size * (self.size + 1):], sol[: self.p]])
 
     def accelerations(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
-        """Return q'' at a state given by all velocities (which must satisfy the constraints)."""
+        """Return q'' at a state given by all velocities (which must satisfy the constraints).
+
+        Parameters
+        ----------
+        t : float
+            Time.
+        q : numpy.ndarray
+            Coordinates (n).
+        qd : numpy.ndarray
+            All velocities (n), consistent with the constraints.
+
+        Returns
+        -------
+        numpy.ndarray
+            The accelerations of all coordinates (n).
+        """
         u = np.asarray(qd, dtype=float)[self.independent_index]
         du = self.solve(t, q, u)[: self.p]
         return np.asarray(self._acc(np.concatenate([self._base(t, q, u), du])), dtype=float).ravel()
@@ -259,14 +341,44 @@ class NumericModel:
         return np.concatenate([[t], q, qd, self.params, self.inputs])
 
     def outputs(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
-        """Return the outputs y(t, q, q') (efforts solved at the same state where an output contains one)."""
+        """Return the outputs y(t, q, q') (efforts solved at the same state where an output contains one).
+
+        Parameters
+        ----------
+        t : float
+            Time.
+        q : numpy.ndarray
+            Coordinates (n).
+        qd : numpy.ndarray
+            All velocities (n), consistent with the constraints.
+
+        Returns
+        -------
+        numpy.ndarray
+            One value per output, in the system's order.
+        """
         args = self._full(t, q, qd)
         if self.outputs_use_efforts:
             args = np.concatenate([args, self.efforts(t, q, np.asarray(qd, dtype=float)[self.independent_index])])
         return np.asarray(self._out(args), dtype=float).ravel()
 
     def constraint_residuals(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
-        """Return the constraint residuals ``[phi(q, t); A q' + a0]`` at a state."""
+        """Return the constraint residuals ``[phi(q, t); A q' + a0]`` at a state.
+
+        Parameters
+        ----------
+        t : float
+            Time.
+        q : numpy.ndarray
+            Coordinates (n).
+        qd : numpy.ndarray
+            All velocities (n).
+
+        Returns
+        -------
+        numpy.ndarray
+            The holonomic residuals, then every constraint at velocity level.
+        """
         return np.asarray(self._con(self._full(t, q, qd)), dtype=float).ravel()
 
     def constraint_matrix(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
