@@ -25,7 +25,7 @@ def _defining_module(name: str) -> str:
 
 #: modules outside the public names whose docstrings hold examples
 MORE_EXAMPLES = ("bridge.atomic", "bridge.control.feedback", "bridge.fmu.archive", "bridge.model.mechanics",
-                 "bridge.derivation.numeric_model")
+                 "bridge.derivation.numeric_model", "bridge.modelica.forms")
 
 
 def _public_modules() -> list[str]:

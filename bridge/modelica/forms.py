@@ -235,7 +235,20 @@ def normal_dynamics(eom: EquationsOfMotion) -> EquationsOfMotion:
 
 
 def in_form(eom: EquationsOfMotion, form: str) -> EquationsOfMotion:
-    """Return the equations as the form writes them (normal equations where it says so; else ``eom`` itself)."""
+    """Return the equations as the form writes them (normal equations where it says so; else ``eom`` itself).
+
+    Parameters
+    ----------
+    eom : EquationsOfMotion
+        The equations.
+    form : str
+        A name of :data:`FORMS`.
+
+    Returns
+    -------
+    EquationsOfMotion
+        The equations to print.
+    """
     spec = FORMS[form]
     if spec.normal:
         eom = normal_split(eom)
@@ -315,21 +328,45 @@ def choose_form(eom: EquationsOfMotion) -> Choice:
       (``RumocaCoupledLinearBlock.mo``); the normal equations ``(L^T L) Z = L^T R`` have a diagonal that never
       vanishes where ``L`` is regular. Only where they are cheap: they write every entry of the block
       :func:`normal_growth` ``= g`` times (``g = r`` for a dense ``r x r`` block), and the split is printed out
-      in full, so the text grows with ``g`` and with the split's share of the model. Measured (maggi, the
-      exported text's equation section; pymoca/IDAS and Rumoca wall times in ``docs/compilers.md``): the
-      steered car, ``g = 2.0``: 1.6 times the implicit text, both compilers pass ``normal`` and Rumoca fails
-      ``implicit``; the wheeled snake of ``benchmarks/snake.py`` (triangular ``n x n`` split), ``g`` = 3.0, 3.3,
-      5.5, 13.8 for 3, 4, 8, 20 links: 1.7, 1.8, 3.1, 7.5 times the text; with 8 links (to 2 s) pymoca takes 26 s
-      instead of 12 s, Rumoca more than 300 s instead of 70 s (it passes ``implicit``, 1.2e-9); the Whipple
-      bicycle (5 x 5 split), ``g = 2.9``: 3.9 times the text (0.58 to 2.3 million characters), pymoca times out
-      (420 s) where ``implicit`` takes 108 s. So ``normal`` is chosen up to :data:`NORMAL_GROWTH_LIMIT` (the
-      dense 2 x 2 block and unions of them), ``implicit`` beyond; there Rumoca may meet the row-by-row defect,
-      and ``--check rumoca`` (:func:`bridge.modelica.check.simulate_rumoca`) falls back to ``normal``.
+      in full, so the text and the compilers' times grow with ``g`` and with the split's share of the model
+      (figures in the README's *Export forms* and in ``docs/compilers.md``). So ``normal`` is chosen up to
+      :data:`NORMAL_GROWTH_LIMIT` (the dense 2 x 2 block and unions of them), ``implicit`` beyond; there Rumoca
+      may meet the row-by-row defect, and ``--check rumoca`` (:func:`bridge.modelica.check.simulate_rumoca`) falls
+      back to ``normal``.
 
     ``variables-normal`` (the block of accelerations and multipliers as normal equations too) is not chosen: on
     the rolling disk Rumoca matches its dense rows off the diagonal and fails where plain ``variables``
     simulates. Everything else keeps the implicit text (``M der(v) = F``, index 1), which both compilers
     simulate.
+
+    Parameters
+    ----------
+    eom : EquationsOfMotion
+        The equations to export.
+
+    Returns
+    -------
+    Choice
+        The form's name and the reason, which goes into the model's Documentation.
+
+    Examples
+    --------
+    >>> import bridge
+    >>> from bridge.modelica.forms import choose_form
+    >>> system = bridge.parse_system('''
+    ... name = "Oscillator"
+    ... [coordinates]
+    ... x = { start = 0.1 }
+    ... [parameters]
+    ... m = { value = 2.0 }
+    ... k = { value = 8.0 }
+    ... [energy]
+    ... kinetic = "1/2*m*der(x)^2"
+    ... potential = "1/2*k*x^2"
+    ... ''')
+    >>> choice = choose_form(bridge.derive(system))
+    >>> choice.form, choice.level, choice.accelerations
+    ('implicit', 'index1', 'implicit')
     """
     coupled = coupled_derivative_block(eom)
     if coupled:
@@ -371,6 +408,20 @@ def resolve(eom: EquationsOfMotion, level: str, accelerations: str
 
     The choice is :func:`choose_form`'s (the equations in normal form where it chose ``normal``); the reason is empty
     when nothing was automatic.
+
+    Parameters
+    ----------
+    eom : EquationsOfMotion
+        The equations.
+    level : str
+        The constraint level: ``auto``, ``index1`` or ``given``.
+    accelerations : str
+        How accelerations are written: ``auto``, ``implicit`` or ``variables``.
+
+    Returns
+    -------
+    tuple of (EquationsOfMotion, str, str, str)
+        The equations as the form writes them, the level, the accelerations and the reason.
     """
     if level != "auto" and accelerations != "auto":
         return eom, level, accelerations, ""
