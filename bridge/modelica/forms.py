@@ -329,7 +329,7 @@ def choose_form(eom: EquationsOfMotion) -> Choice:
       vanishes where ``L`` is regular. Only where they are cheap: they write every entry of the block
       :func:`normal_growth` ``= g`` times (``g = r`` for a dense ``r x r`` block), and the split is printed out
       in full, so the text and the compilers' times grow with ``g`` and with the split's share of the model
-      (figures in the README's *Export forms* and in ``docs/compilers.md``). So ``normal`` is chosen up to
+      (measured in ``docs/compilers.md``; see *Export forms* in the user guide). So ``normal`` is chosen up to
       :data:`NORMAL_GROWTH_LIMIT` (the dense 2 x 2 block and unions of them), ``implicit`` beyond; there Rumoca
       may meet the row-by-row defect, and ``--check rumoca`` (:func:`bridge.modelica.check.simulate_rumoca`) falls
       back to ``normal``.
