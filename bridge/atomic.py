@@ -31,7 +31,7 @@ _TEMP = re.compile(r"^nhbridge-(?:[a-z]+(?:-[a-z]+)*-)?(?P<pid>\d+)-[A-Za-z0-9_]
 
 
 def alive(pid: int) -> bool:
-    """Whether a process with this id exists (a process of another user counts as alive)."""
+    """Return whether a process with this id exists (a process of another user counts as alive)."""
     if pid <= 0:
         return False
     try:
@@ -51,9 +51,12 @@ def _remove(path: Path) -> None:
 
 
 def sweep(directory: str | Path, name: str | None = None) -> list[Path]:
-    """Remove the temporary files and folders of dead processes in ``directory``: ``.<name>.<pid>-*.tmp`` (only
-    those of ``name`` when given) and ``nhbridge-*-<pid>-*`` folders; a backup ``.<name>.<pid>-*.old`` of a dead
-    process is first moved back to ``name`` when that is missing (see :func:`recover_folder`). The removed paths."""
+    """Remove the temporary files and folders of dead processes in ``directory``.
+
+    ``.<name>.<pid>-*.tmp`` (only those of ``name`` when given) and ``nhbridge-*-<pid>-*`` folders; a backup
+    ``.<name>.<pid>-*.old`` of a dead process is first moved back to ``name`` when that is missing (see
+    :func:`recover_folder`). The removed paths.
+    """
     directory = Path(directory)
     removed: list[Path] = []
     try:
@@ -86,7 +89,10 @@ def sweep(directory: str | Path, name: str | None = None) -> list[Path]:
 
 
 def temp_folder(kind: str, dir: str | Path | None = None) -> Path:
-    """A new temporary folder ``nhbridge-<kind>-<pid>-<random>`` (removed by :func:`sweep` once the process died)."""
+    """Return a new temporary folder ``nhbridge-<kind>-<pid>-<random>``.
+
+    It is removed by :func:`sweep` once the process died.
+    """
     return Path(tempfile.mkdtemp(prefix=f"nhbridge-{kind}-{os.getpid()}-", dir=dir))
 
 
@@ -98,9 +104,38 @@ def _umask() -> int:
 
 @contextmanager
 def atomic_file(path: str | Path) -> Iterator[Path]:
-    """Yield a temporary path beside ``path``; on success it replaces ``path``, on failure it is removed.
+    r"""Yield a temporary path beside ``path``; on success it replaces ``path``, on failure it is removed.
 
-    Readers see the old file or the new one, never half of it.
+    Readers see the old file or the new one, never half of it. Leftovers of dead processes beside ``path`` are
+    removed first (:func:`sweep`).
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The file to write; its folder is created when missing.
+
+    Yields
+    ------
+    pathlib.Path
+        The temporary file to write (same folder, so the final rename is atomic).
+
+    Raises
+    ------
+    ExportError
+        When the folder or the file cannot be written.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from bridge.atomic import atomic_file
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     target = Path(folder) / "table.csv"
+    ...     with atomic_file(target) as tmp:
+    ...         _ = tmp.write_text("time,x\n0,1\n")
+    ...         written_yet = target.exists()
+    ...     print(written_yet, target.read_text().splitlines())
+    False ['time,x', '0,1']
     """
     path = Path(path)
     directory = path.parent if str(path.parent) else Path(".")
@@ -126,7 +161,25 @@ def atomic_file(path: str | Path) -> Iterator[Path]:
 
 
 def write_text(path: str | Path, text: str) -> Path:
-    """Write ``text`` to ``path`` atomically."""
+    """Write ``text`` to ``path`` atomically (UTF-8, line endings as given, flushed to disk).
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The file to write.
+    text : str
+        Its content.
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``.
+
+    Raises
+    ------
+    ExportError
+        When the file cannot be written; an existing file is then left as it was.
+    """
     with atomic_file(path) as tmp, open(tmp, "w", encoding="utf-8", newline="") as fh:
         fh.write(text)
         fh.flush()
@@ -162,7 +215,7 @@ def recover_folder(target: str | Path) -> None:
 
 
 def stage_folder(target: str | Path) -> Path:
-    """A new empty folder ``.<name>.<pid>-<random>.tmp`` beside ``target`` (same file system), after recovery."""
+    """Return a new empty folder ``.<name>.<pid>-<random>.tmp`` beside ``target`` (same file system), after recovery."""
     target = Path(os.path.abspath(target))
     if target.exists() and not target.is_dir():
         raise ExportError(f"{target}: exists and is not a folder; remove it or choose another output folder")
@@ -180,8 +233,27 @@ def stage_folder(target: str | Path) -> Path:
 def swap_folder(staging: str | Path, target: str | Path, keep_old: bool = False) -> Path | None:
     """Put the complete folder ``staging`` in place of ``target`` (replacing it); readers see one or the other.
 
-    The old folder is removed, or with ``keep_old`` returned (under a temporary name beside ``target``; None when
-    there was none) so that the caller can put it back with another swap.
+    Where Linux's ``renameat2`` can exchange the two, the swap is a single atomic step; elsewhere ``target`` is moved
+    aside and put back when the second rename fails.
+
+    Parameters
+    ----------
+    staging : str or pathlib.Path
+        The complete new folder, on the same file system as ``target``.
+    target : str or pathlib.Path
+        The folder to replace (it may be missing).
+    keep_old : bool, optional
+        Return the old folder instead of removing it, so that the caller can put it back with another swap.
+
+    Returns
+    -------
+    pathlib.Path or None
+        With ``keep_old``, the old folder under a temporary name beside ``target`` (None when there was none).
+
+    Raises
+    ------
+    ExportError
+        When the folder cannot be put in place.
     """
     staging, target = Path(staging), Path(os.path.abspath(target))
     old: Path | None = None
@@ -209,8 +281,26 @@ def swap_folder(staging: str | Path, target: str | Path, keep_old: bool = False)
 
 @contextmanager
 def atomic_folder(target: str | Path) -> Iterator[Path]:
-    """Yield an empty staging folder beside ``target``; on success it replaces ``target`` as a whole, on failure
-    it is removed. A kill at any moment leaves the old folder or the new one (repaired by the next run)."""
+    """Yield an empty staging folder beside ``target``.
+
+    On success it replaces ``target`` as a whole, on failure it is removed. A kill at any moment leaves the old folder
+    or the new one (repaired by the next run).
+
+    Parameters
+    ----------
+    target : str or pathlib.Path
+        The folder to write.
+
+    Yields
+    ------
+    pathlib.Path
+        The staging folder to fill.
+
+    Raises
+    ------
+    ExportError
+        When ``target`` is a file or its folder cannot be written.
+    """
     staging = stage_folder(target)
     try:
         yield staging
@@ -237,8 +327,11 @@ def _on_sigterm(signum, frame) -> None:
 
 
 def interrupt_pending(exc: BaseException | None = None) -> bool:
-    """SIGTERM arrived, or ``exc`` is (or was caused by) an interrupt: a compiled extension (symengine calling
-    back into sympy) may turn the :class:`KeyboardInterrupt` raised inside it into another exception."""
+    """Return whether SIGTERM arrived or ``exc`` is (or was caused by) an interrupt.
+
+    A compiled extension (symengine calling back into sympy) may turn the :class:`KeyboardInterrupt` raised inside it
+    into another exception.
+    """
     seen = set()
     while exc is not None and id(exc) not in seen:
         if isinstance(exc, KeyboardInterrupt):
@@ -254,9 +347,11 @@ def _end_session(folder: Path, pid: int) -> None:
 
 
 def guard_process() -> None:
-    """For the command line: SIGTERM raises :class:`Terminated`; the leftovers of dead nhbridge processes in the
-    temporary folder are removed; Python's temporary files of this process go to ``nhbridge-<pid>-<random>``,
-    removed at exit. Idempotent."""
+    """Set up a command-line process: SIGTERM handling and the temporary folder.
+
+    SIGTERM raises :class:`Terminated`; the leftovers of dead nhbridge processes in the temporary folder are removed;
+    Python's temporary files of this process go to ``nhbridge-<pid>-<random>``, removed at exit. Idempotent.
+    """
     if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) in (
             signal.SIG_DFL, None):
         signal.signal(signal.SIGTERM, _on_sigterm)

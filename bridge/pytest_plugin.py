@@ -18,6 +18,13 @@ import pytest
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
+    """Add the ``--nhbridge-validate``, ``--nhbridge-runs`` and ``--nhbridge-stop-time`` options (pytest hook).
+
+    Parameters
+    ----------
+    parser : pytest.Parser
+        Pytest's option parser.
+    """
     group = parser.getgroup("nhbridge", "nhbridge validation of system files")
     group.addoption("--nhbridge-validate", action="append", default=[], metavar="FOLDER",
                     help="validate every *.toml system file under FOLDER (one test per system and run type)")
@@ -33,6 +40,18 @@ def _folders(config: pytest.Config) -> list[Path]:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    """Collect the folders given to ``--nhbridge-validate`` (pytest hook).
+
+    Parameters
+    ----------
+    config : pytest.Config
+        Pytest's configuration.
+
+    Raises
+    ------
+    pytest.UsageError
+        When a folder does not exist.
+    """
     folders = _folders(config)
     if not folders:
         return
@@ -44,6 +63,20 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector):
+    """Collect a system file under a validated folder as a :class:`SystemFile` (pytest hook).
+
+    Parameters
+    ----------
+    file_path : pathlib.Path
+        The file pytest found.
+    parent : pytest.Collector
+        Its collector.
+
+    Returns
+    -------
+    SystemFile or None
+        The collector of a system file (scenario files are left out), else None.
+    """
     if file_path.suffix != ".toml":
         return None
     folders = _folders(parent.config)
@@ -53,7 +86,7 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector):
 
 
 def _is_scenario(path: Path) -> bool:
-    """Co-simulation scenario files (a [components] table) live beside system files; they are not validated."""
+    """Return whether a file is a co-simulation scenario (a [components] table): those are not validated."""
     import tomllib
 
     try:
@@ -84,6 +117,7 @@ class SystemFile(pytest.File):
     """A system file; its items share one validation of the system."""
 
     def collect(self):
+        """Yield one item per planned run, or one item reporting the system file's problems."""
         from .validation.campaign import planned_runs
 
         self._options = _options(self.config)
@@ -96,6 +130,13 @@ class SystemFile(pytest.File):
             yield RunItem.from_parent(self, name=spec.id)
 
     def validation(self):
+        """Return the system's validation, carried out once for all its items.
+
+        Returns
+        -------
+        SystemValidation
+            The result of :func:`bridge.validation.campaign.validate_system`.
+        """
         if self._result is None:
             from .validation.campaign import validate_system
 
@@ -107,16 +148,19 @@ class SystemInputItem(pytest.Item):
     """Fails when the system file (or its [reference] / [validation] tables) has problems."""
 
     def runtest(self) -> None:
+        """Fail with the system file's problems, if any."""
         result = self.parent.validation()
         if result.problems:
             raise ValidationFailure("\n".join(result.problems))
 
     def repr_failure(self, excinfo):
+        """Return the failure report: the problems as written, without a traceback."""
         if isinstance(excinfo.value, ValidationFailure):
             return f"{self.path.name}: bad input\n{excinfo.value}"
         return super().repr_failure(excinfo)
 
     def reportinfo(self):
+        """Return the item's location for pytest's report: the file and ``name::system-file``."""
         return self.path, None, f"{self.path.name}::system-file"
 
 
@@ -124,6 +168,7 @@ class RunItem(pytest.Item):
     """One run of a system: passes, fails with the failing metric, or is skipped with the reason."""
 
     def runtest(self) -> None:
+        """Pass, fail with the failing metric, or skip with the reason, as the run ended."""
         from .validation.campaign import ERROR, FAILED, SKIPPED
 
         result = self.parent.validation()
@@ -138,9 +183,11 @@ class RunItem(pytest.Item):
             raise ValidationFailure(f"{result.name} {run.id} ({run.label}): {run.reason}")
 
     def repr_failure(self, excinfo):
+        """Return the failure report: the failing metric, without a traceback."""
         if isinstance(excinfo.value, ValidationFailure):
             return str(excinfo.value)
         return super().repr_failure(excinfo)
 
     def reportinfo(self):
+        """Return the item's location for pytest's report: the file and ``name::run``."""
         return self.path, None, f"{self.path.name}::{self.name}"

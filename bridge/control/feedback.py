@@ -96,23 +96,28 @@ class StateFeedback:
 
     @property
     def closed_loop(self) -> LinearModel:
-        """The linear closed loop ``x' = (A - B K) x + B v``, ``y = (C - D K) x + D v`` (``v``: an input added on
-        top of the law, zero in operation)."""
+        """The linear closed loop ``x' = (A - B K) x + B v``, ``y = (C - D K) x + D v``.
+
+        ``v`` is an input added on top of the law, zero in operation.
+        """
         p = self.plant
         return replace(p, A=p.A - p.B @ self.K, C=p.C - p.D @ self.K)
 
     def eigenvalues(self) -> np.ndarray:
-        """The closed-loop eigenvalues ``eig(A - B K)``."""
+        """Return the closed-loop eigenvalues ``eig(A - B K)``."""
         return np.linalg.eigvals(self.plant.A - self.plant.B @ self.K)
 
     def is_stable(self, tol: float = 1e-9) -> bool:
-        """Every closed-loop eigenvalue's real part below ``-tol * max(1, |lambda|)``."""
+        """Return whether every closed-loop eigenvalue's real part is below ``-tol * max(1, |lambda|)``."""
         eig = self.eigenvalues()
         return bool(np.all(eig.real < -tol * np.maximum(1.0, np.abs(eig))))
 
     def controller_model(self) -> LinearModel:
-        """The law as a linear model without states: inputs the measured states, outputs the plant's inputs,
-        ``y = y0 + D (u - u0)`` with ``D = -K``, ``u0 = x0`` and ``y0 = u0`` of the plant."""
+        """Return the law as a linear model without states.
+
+        Inputs the measured states, outputs the plant's inputs, ``y = y0 + D (u - u0)`` with ``D = -K``, ``u0 = x0`` and
+        ``y0 = u0`` of the plant.
+        """
         p = self.plant
         n, m = len(p.states), len(p.inputs)
         return LinearModel(system=f"{p.system}_controller", method=p.method, states=(), state_units=(),
@@ -122,7 +127,7 @@ class StateFeedback:
                            y0=np.array(p.u0, dtype=float), point=dict(p.point))
 
     def report(self) -> str:
-        """The gain and the open- and closed-loop eigenvalues as text."""
+        """Return the gain and the open- and closed-loop eigenvalues as text."""
         p = self.plant
         lines = [f"{self.design} state feedback for {p.system}: {', '.join(p.inputs)} = u0 - K (x - x0)",
                  f"  states x: {', '.join(p.states)}", f"  measured by: {', '.join(self.measured)}", "  K ="]
@@ -148,14 +153,17 @@ def _eigen_text(eig: np.ndarray) -> str:
 
 
 def _state_symbols(system: System) -> dict[str, sp.Symbol]:
-    """The symbol of every name a linear model's state may have: ``q`` and ``der(q)``."""
+    """Return the symbol of every name a linear model's state may have: ``q`` and ``der(q)``."""
     return {c.name: c.symbol for c in system.coordinates} | {
         f"der({c.name})": c.velocity_symbol for c in system.coordinates}
 
 
 def measured_names(system: System | None, plant: LinearModel) -> tuple[str, ...]:
-    """For each state of ``plant``: the name of an output of ``system`` whose expression is exactly that state
-    (``roll = "phi"`` measures ``phi``), else the state's own name with ``der(q)`` spelled ``der_q``."""
+    """Return the name by which each state of ``plant`` is measured.
+
+    The name of an output of ``system`` whose expression is exactly that state (``roll = "phi"`` measures ``phi``), else
+    the state's own name with ``der(q)`` spelled ``der_q``.
+    """
     by_expr: dict[sp.Expr, str] = {}
     if system is not None:
         for name, expr in system.outputs.items():
@@ -170,8 +178,10 @@ def measured_names(system: System | None, plant: LinearModel) -> tuple[str, ...]
 
 
 def lqr(plant: LinearModel, Q: Any, R: Any, measured: Sequence[str] | None = None) -> StateFeedback:
-    """The linear-quadratic regulator of ``plant``: ``K`` minimising ``integral(x' Q x + u' R u) dt``, from
-    python-control's ``lqr`` (the continuous algebraic Riccati equation).
+    """Return the linear-quadratic regulator of ``plant``.
+
+    ``K`` minimising ``integral(x' Q x + u' R u) dt``, from python-control's ``lqr`` (the continuous algebraic Riccati
+    equation).
 
     Parameters
     ----------
@@ -243,7 +253,9 @@ def _weight(pc: ProblemCollector, what: str, value: Any, size: int, names: list[
 
 
 def read_weights(path: str | Path, plant: LinearModel) -> tuple[np.ndarray, np.ndarray]:
-    """``Q`` and ``R`` from a TOML file: per name (a diagonal) or as full matrices in the plant's order::
+    """Read the weights ``Q`` and ``R`` of an LQR design from a TOML file.
+
+    Per name (a diagonal) or as full matrices in the plant's order::
 
         [Q]                 # or Q = [[...], ...] with one row per state
         phi = 10.0
@@ -291,8 +303,11 @@ def read_weights(path: str | Path, plant: LinearModel) -> tuple[np.ndarray, np.n
 
 
 def read_gain(path: str | Path, plant: LinearModel) -> np.ndarray:
-    """``K`` from a ``.npy`` file (no pickles) or a CSV file: one row per plant input, one column per state; a
-    CSV may start with a header row naming the states (then the columns may come in any order)."""
+    """Read the gain ``K`` from a ``.npy`` file (no pickles) or a CSV file.
+
+    One row per plant input, one column per state; a CSV may start with a header row naming the states (then the columns
+    may come in any order).
+    """
     path = Path(path)
     try:
         if path.suffix.lower() == ".npy":
@@ -309,7 +324,7 @@ def read_gain(path: str | Path, plant: LinearModel) -> np.ndarray:
 
 
 def _gain_csv(text: str, states: list[str]) -> np.ndarray:
-    """The matrix of a gain CSV (messages never quote the file: it may be any file the user pointed at)."""
+    """Return the matrix of a gain CSV (messages never quote the file: it may be any file the user pointed at)."""
     rows = [r for r in csv.reader(io.StringIO(text)) if r and any(c.strip() for c in r)]
     if not rows:
         raise ValueError("the file has no rows")
@@ -351,7 +366,7 @@ def controller_fmu(feedback: StateFeedback, path: str | Path, fmi_version: int |
 
 
 def closed_loop_system(system: System, feedback: StateFeedback) -> System:
-    """``system`` with each input of the law replaced by ``u0 - K (x - x0)``: the nonlinear closed loop.
+    """Return ``system`` with each input of the law replaced by ``u0 - K (x - x0)``: the nonlinear closed loop.
 
     Its states ``x`` are coordinates ``q`` and velocities ``der(q)`` of ``system``; the replaced inputs leave the
     system (other inputs stay). Systems with effort constraints, dynamic variables, friction or diodes are

@@ -1,11 +1,11 @@
 """Co-simulation of nhbridge FMUs with other FMUs: scenario files, a master algorithm, SSP in and out.
 
-```python
-from bridge.cosim import prepare
-with prepare("examples/cosim/hydropulsator_motors.toml") as cosim:   # or an .ssp package
-    result = cosim.run(step=0.005, algorithm="gauss-seidel")          # a CosimResult
-    result.write_csv("cosim.csv")
-```
+From the repository's root::
+
+    from bridge.cosim import prepare
+    with prepare("examples/cosim/hydropulsator_motors.toml") as cosim:   # or an .ssp package
+        result = cosim.run(step=0.005, algorithm="gauss-seidel")          # a CosimResult
+        result.write_csv("cosim.csv")
 """
 
 from .checks import Plan, check_scenario

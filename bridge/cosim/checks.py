@@ -122,7 +122,7 @@ def _check_connection(pc: ProblemCollector, conn: Connection, infos: dict[str, M
 
 
 def find_loop(connections: list[Connection], infos: dict[str, ModelInfo]) -> list[str] | None:
-    """A cycle of the feedthrough graph as a list of signals (first = last), or None."""
+    """Return a cycle of the feedthrough graph as a list of signals (first = last), or None."""
     edges: dict[str, list[str]] = {}
     for c in connections:
         edges.setdefault(f"{c.source}.{c.output}", []).append(f"{c.target}.{c.input}")
@@ -158,7 +158,7 @@ def find_loop(connections: list[Connection], infos: dict[str, ModelInfo]) -> lis
 
 
 def gauss_seidel_order(names: list[str], connections: list[Connection], infos: dict[str, ModelInfo]) -> tuple[str, ...]:
-    """Components ordered so that, where possible, a component steps after those whose outputs it reads.
+    """Order the components so that, where possible, a component steps after those whose outputs it reads.
 
     Edges into an input with direct feedthrough come first (the consumer's output then sees the fresh
     value); the other edges are added in the order of the connections as long as they close no cycle.
@@ -200,7 +200,7 @@ def gauss_seidel_order(names: list[str], connections: list[Connection], infos: d
 
 
 def _name_problems(pc: ProblemCollector, scenario: Scenario) -> None:
-    """Component names: unique, and every name a connection, a recorded signal or the order uses exists."""
+    """Check the component names: unique, and every name a connection, a recorded signal or the order uses exists."""
     names = [c.name for c in scenario.components]
     known = sorted(set(names))
     hint = f"components are: {', '.join(known) or 'none'}"

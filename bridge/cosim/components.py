@@ -28,6 +28,8 @@ REAL_TYPES = ("Real", "Float64", "Float32")
 
 @dataclass(frozen=True)
 class VariableInfo:
+    """One scalar variable of an FMU's model description (name, value reference, causality, unit, start)."""
+
     name: str
     vr: int
     causality: str
@@ -58,6 +60,7 @@ class ModelInfo:
 
     @property
     def co_simulation(self) -> bool:
+        """Whether the FMU has a Co-Simulation interface (a Co-Simulation model identifier)."""
         return bool(self.identifier)
 
     @property
@@ -67,6 +70,7 @@ class ModelInfo:
 
     @property
     def made_by_nhbridge(self) -> bool:
+        """Whether nhbridge generated the FMU (its ``generationTool``), which allows a rollback by reinit."""
         return self.generation_tool.startswith("nhbridge")
 
     @property
@@ -81,9 +85,23 @@ class ModelInfo:
         return None
 
     def inputs(self) -> list[str]:
+        """Return the names of the FMU's input variables, in the order of its model description.
+
+        Returns
+        -------
+        list of str
+            Names of the variables with causality ``input``.
+        """
         return [v.name for v in self.variables.values() if v.causality == "input"]
 
     def outputs(self) -> list[str]:
+        """Return the names of the FMU's output variables, in the order of its model description.
+
+        Returns
+        -------
+        list of str
+            Names of the variables with causality ``output``.
+        """
         return [v.name for v in self.variables.values() if v.causality == "output"]
 
 
@@ -149,7 +167,7 @@ def read_model_info(path: Path, unzipdir: Path | None = None) -> ModelInfo:
 
 
 def unpack(path: Path, folder: Path) -> Path:
-    """The FMU unpacked into a new folder below ``folder`` within the archive limits; CosimError (bad input)."""
+    """Return the FMU unpacked into a new folder below ``folder`` within the archive limits; CosimError (bad input)."""
     from ..fmu.archive import ArchiveError, unpack_fmu
 
     target = Path(tempfile.mkdtemp(prefix="fmu-", dir=folder))
@@ -161,8 +179,9 @@ def unpack(path: Path, folder: Path) -> Path:
 
 
 def build_modelica_fmu(source: Path, model: str, path: Path, platforms: Sequence[str] | None = None) -> Path:
-    """Compile the Modelica model ``model`` of ``source`` to an FMI 2.0 FMU with Rumoca's ``fmi2`` code generation
-    (one binary per platform of ``platforms``, default the host's).
+    """Compile the Modelica model ``model`` of ``source`` to an FMI 2.0 FMU with Rumoca's ``fmi2`` code generation.
+
+    One binary per platform of ``platforms``, default the host's.
 
     Rumoca's Co-Simulation integrates with explicit Euler (ten sub-steps per communication step), so use it
     for algebraic or slow components; its modelDescription lacks UnitDefinitions (fmpy validation complains).
@@ -197,8 +216,10 @@ def build_modelica_fmu(source: Path, model: str, path: Path, platforms: Sequence
 
 def build_component(spec: ComponentSpec, folder: Path, cache: dict[tuple, Path] | None = None,
                     platforms: Sequence[str] | None = None) -> Path:
-    """The FMU of ``spec``: the given file, or one built into ``folder`` (built once per distinct source) with the
-    binaries of ``platforms`` (default the host's)."""
+    """Return the FMU of ``spec``: the given file, or one built into ``folder``.
+
+    An FMU is built once per distinct source, with the binaries of ``platforms`` (default the host's).
+    """
     if spec.kind == "fmu":
         return spec.source
     platforms = tuple(platforms) if platforms else None

@@ -67,9 +67,12 @@ class Master:
 
     def __init__(self, plan: Plan, unzipdirs: dict[str, str], settings: MasterSettings, progress: Any = False,
                  beacon: Any = None, stop: Callable[[], bool] | None = None):
-        """``progress``: show it (bool) or report it to an object with ``update(t, steps)`` and ``finish(t, steps)``;
-        ``beacon``: a :class:`bridge.fmu.sandbox.Beacon` every slave stamps before a foreign call; ``stop``:
-        polled once per communication step, True ends the run early with the steps finished so far."""
+        """Prepare a run of ``slaves`` connected as ``plan`` says.
+
+        ``progress``: show it (bool) or report it to an object with ``update(t, steps)`` and ``finish(t, steps)``;
+        ``beacon``: a :class:`bridge.fmu.sandbox.Beacon` every slave stamps before a foreign call; ``stop``: polled once
+        per communication step, True ends the run early with the steps finished so far.
+        """
         self.plan, self.settings, self.progress_on = plan, settings, progress
         self.stop_requested = stop or (lambda: False)
         scenario = plan.scenario
@@ -106,7 +109,7 @@ class Master:
 
     # -- exchange ----------------------------------------------------------------------------------------
     def _ports(self) -> None:
-        """Readers and writers with preallocated arrays, once the instances exist."""
+        """Prepare the readers and writers with preallocated arrays, once the instances exist."""
         self.readers = [s.reader(self.out_vrs[i]) for i, s in enumerate(self.slaves)]
         self.writers = [s.writer(self.in_vrs[i]) for i, s in enumerate(self.slaves)]
         self.recorders = [(self.slaves[i].reader(vrs), cols) for i, vrs, cols in self.record_groups]
@@ -122,7 +125,7 @@ class Master:
             self.writers[i]([lk.gain * y[(lk.src, lk.src_vr)] + lk.offset for lk in links])
 
     def _resolution_order(self) -> list[tuple[str, int, int]]:
-        """Connected outputs ("y") and inputs ("u") in the topological order of the feedthrough graph."""
+        """Return the connected outputs ("y") and inputs ("u") in the topological order of the feedthrough graph."""
         nodes: dict[tuple[str, int, int], set[tuple[str, int, int]]] = {}  # node -> predecessors
         for lk in self.links:
             out, inp = ("y", lk.src, lk.src_vr), ("u", lk.dst, lk.dst_vr)
@@ -183,6 +186,21 @@ class Master:
 
     # -- runs ----------------------------------------------------------------------------------------
     def run(self) -> CosimResult:
+        """Run the co-simulation from the start time to the stop time of the settings.
+
+        Instantiates and initializes every component, exchanges the connections at every communication point
+        (fixed steps, or step-doubling when adaptive) and frees the instances at the end, also on failure.
+
+        Returns
+        -------
+        CosimResult
+            The recorded signals at every accepted communication point, with the run statistics.
+
+        Raises
+        ------
+        CosimRunError
+            When a component fails (the message names the component and the FMI call).
+        """
         s = self.settings
         started = time.perf_counter()
         progress = self.progress_on if isinstance(self.progress_on, Progress) or hasattr(self.progress_on, "update") \
@@ -301,9 +319,12 @@ class Master:
                              "largest_step": max(used, default=0.0)}
 
     def _error_signals(self) -> list[tuple[int, int]]:
-        """The coupling signals the step-doubling estimate compares: connected outputs without direct feedthrough
-        from a connected input (they carry the components' states; a feedthrough output's error follows from its
-        inputs, and under Jacobi it lags by a step, which would make its difference first order in H)."""
+        """Return the coupling signals the step-doubling estimate compares.
+
+        Connected outputs without direct feedthrough from a connected input (they carry the components' states; a
+        feedthrough output's error follows from its inputs, and under Jacobi it lags by a step, which would make its
+        difference first order in H).
+        """
         connected = {(lk.dst, lk.dst_vr) for lk in self.links}
         keys = []
         for i, vr in sorted(self.y):

@@ -27,6 +27,13 @@ class CosimResult:
     stats: Mapping[str, float | int | str] = field(default_factory=dict)
 
     def columns(self) -> dict[str, np.ndarray]:
+        """Return the recorded signals as columns, ``time`` first.
+
+        Returns
+        -------
+        dict of str to numpy.ndarray
+            ``{"time": t, "component.variable": values, ...}``.
+        """
         cols = {"time": self.time}
         for i, name in enumerate(self.names):
             cols[name] = self.values[:, i]
@@ -36,6 +43,13 @@ class CosimResult:
         return self.values[:, self.names.index(name)]
 
     def to_csv(self) -> str:
+        """Return the result as CSV text: a header ``time,component.variable,...`` and full-precision rows.
+
+        Returns
+        -------
+        str
+            The CSV text, one line per communication point.
+        """
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
         w.writerow(["time", *self.names])
@@ -44,10 +58,22 @@ class CosimResult:
         return buf.getvalue()
 
     def write_csv(self, path: str | Path) -> Path:
+        """Write the result as CSV (see :meth:`to_csv`), atomically.
+
+        Parameters
+        ----------
+        path : str or pathlib.Path
+            The file to write.
+
+        Returns
+        -------
+        pathlib.Path
+            The written file.
+        """
         return write_text(path, self.to_csv())
 
     def plot(self, path: str | Path, title: str = "") -> Path:
-        """One panel per recorded signal against time, written atomically (format from the suffix)."""
+        """Plot one panel per recorded signal against time, written atomically (format from the suffix)."""
         plt = pyplot()
         path = Path(path)
         n = len(self.names)
@@ -72,7 +98,7 @@ class CosimResult:
 
 
 def pyplot():
-    """matplotlib's pyplot on the non-interactive Agg backend, or a clear error where it is not installed."""
+    """Return Matplotlib's pyplot on the non-interactive Agg backend, or a clear error where it is not installed."""
     try:
         import matplotlib
     except ImportError as exc:
@@ -96,6 +122,17 @@ class Progress:
         self.shown = False
 
     def update(self, t: float, steps: int, force: bool = False) -> None:
+        """Show the time reached and the steps taken, at most every ``every`` seconds.
+
+        Parameters
+        ----------
+        t : float
+            The simulated time reached.
+        steps : int
+            The communication steps taken so far.
+        force : bool, optional
+            Show it even when the last update is recent.
+        """
         if not self.enabled:
             return
         now = time.perf_counter()
@@ -110,6 +147,15 @@ class Progress:
         self.shown = True
 
     def finish(self, t: float, steps: int) -> None:
+        """Show the final time and number of steps and end the progress line.
+
+        Parameters
+        ----------
+        t : float
+            The simulated time reached.
+        steps : int
+            The communication steps taken.
+        """
         if self.enabled:
             self.update(t, steps, force=True)
             self.stream.write("\n")

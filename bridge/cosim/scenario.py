@@ -79,6 +79,7 @@ class Connection:
 
     @property
     def text(self) -> str:
+        """The connection written ``source.output -> target.input`` for messages."""
         return f"{self.source}.{self.output} -> {self.target}.{self.input}"
 
 
@@ -112,19 +113,36 @@ class Scenario:
     folder: Path = field(default=Path("."), compare=False)
 
     def component(self, name: str) -> ComponentSpec:
+        """Return the component named ``name``.
+
+        Parameters
+        ----------
+        name : str
+            The component's name in the scenario.
+
+        Returns
+        -------
+        ComponentSpec
+            The component.
+
+        Raises
+        ------
+        KeyError
+            When the scenario has no such component.
+        """
         for c in self.components:
             if c.name == name:
                 return c
         raise KeyError(name)
 
     def with_master(self, **changes: Any) -> Scenario:
-        """The same scenario with some master settings replaced (None values are ignored)."""
+        """Return the same scenario with some master settings replaced (None values are ignored)."""
         changes = {k: v for k, v in changes.items() if v is not None}
         return replace(self, master=replace(self.master, **changes)) if changes else self
 
 
 def split_signal(text: str) -> tuple[str, str] | None:
-    """``"motor.tau"`` -> ("motor", "tau"); the variable may itself contain dots and brackets."""
+    """Split ``"motor.tau"`` into ``("motor", "tau")``; the variable may itself contain dots and brackets."""
     comp, dot, var = text.strip().partition(".")
     if not dot or not IDENTIFIER.match(comp) or not var.strip():
         return None

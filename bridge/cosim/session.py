@@ -35,6 +35,7 @@ class Cosimulation:
 
     @property
     def scenario(self) -> Scenario:
+        """The checked scenario of the plan."""
         return self.plan.scenario
 
     def run(self, *, step: float | None = None, stop_time: float | None = None, algorithm: str | None = None,
@@ -87,9 +88,12 @@ class Cosimulation:
 
 
 def work_problem(master: MasterSettings, signals: int, yes: bool) -> str:
-    """Why the run is refused before it starts, or "": a step below ``MIN_STEP_RATIO`` times the stop time, or
-    (unless ``yes``) more than ``MAX_STEPS`` communication steps (fixed: (stop - start) / step; adaptive:
-    (stop - start) / min_step) or, with a fixed step, more than ``MAX_VALUES`` recorded values."""
+    """Return why the run is refused before it starts, or "".
+
+    A step below ``MIN_STEP_RATIO`` times the stop time, or (unless ``yes``) more than ``MAX_STEPS`` communication steps
+    (fixed: (stop - start) / step; adaptive: (stop - start) / min_step) or, with a fixed step, more than ``MAX_VALUES``
+    recorded values.
+    """
     span = master.stop_time - master.start_time
     floor = MIN_STEP_RATIO * max(abs(master.stop_time), span)
     for name, value in (("step", master.step), ("min_step", master.min_step)):
@@ -113,7 +117,7 @@ def work_problem(master: MasterSettings, signals: int, yes: bool) -> str:
 
 
 def _run_child(conn, plan: Plan, unzipdirs: dict[str, str], master: MasterSettings, beacon) -> None:
-    """In the child process: run the master; Ctrl-C (SIGINT) ends it after the current step with what is done."""
+    """Run the master in the child process; Ctrl-C (SIGINT) ends it after the current step with what is done."""
     stop = [False]
 
     def request_stop(signum, frame) -> None:
@@ -132,7 +136,7 @@ def _run_child(conn, plan: Plan, unzipdirs: dict[str, str], master: MasterSettin
 
 
 def _blame(plan: Plan, failure, beacon, timeout: float) -> str:
-    """The message for a crashed or hung child: the component and the call it was in."""
+    """Return the message for a crashed or hung child: the component and the call it was in."""
     from .slaves import CALLS
 
     if beacon.calls == 0:
@@ -149,9 +153,11 @@ def _blame(plan: Plan, failure, beacon, timeout: float) -> str:
 
 def build_fmus(scenario: Scenario, folder: Path, platforms: Sequence[str] | None = None
                ) -> tuple[dict[str, Path], dict[str, ModelInfo], dict[str, Path]]:
-    """Build (system files, Modelica; with the binaries of ``platforms``, default the host's) or locate every
-    component's FMU, unpack it safely (each file once) and read its model description; the FMUs, their
-    descriptions and unpack folders by component."""
+    """Build or locate every component's FMU, unpack it safely and read its model description.
+
+    System files and Modelica models are built with the binaries of ``platforms`` (default the host's); each file is
+    unpacked once. Returns the FMUs, their descriptions and unpack folders by component.
+    """
     fmus: dict[str, Path] = {}
     infos: dict[str, ModelInfo] = {}
     unzipdirs: dict[str, Path] = {}
@@ -206,7 +212,7 @@ def prepare(source: str | Path | Scenario, folder: str | Path | None = None,
 
 
 def open_scenario(source: str | Path | Scenario, folder: Path) -> Scenario:
-    """A scenario from a :class:`Scenario`, a TOML scenario file or an SSP package (unpacked into ``folder``)."""
+    """Return a scenario from a :class:`Scenario`, a TOML scenario file or an SSP package (unpacked into ``folder``)."""
     if isinstance(source, Scenario):
         return source
     path = Path(source)

@@ -28,7 +28,7 @@ _DO_STEP = _CODE["doStep"]
 
 
 def call_code(what: str) -> int:
-    """The index in :data:`CALLS` of a call described as ``what`` (e.g. "fmi2DoStep", "doStep(h = 0.1)")."""
+    """Return the index in :data:`CALLS` of a call described as ``what`` (e.g. "fmi2DoStep", "doStep(h = 0.1)")."""
     for name, k in _CODE.items():
         if name.split("/")[0].lower() in what.lower():
             return k
@@ -57,7 +57,7 @@ def _route(component, instance, status, category, message) -> None:
 
 
 def _fmi2_callbacks() -> Any:
-    """A callback structure whose logger is fmpy's formatting proxy in front of :func:`_route`."""
+    """Return a callback structure whose logger is fmpy's formatting proxy in front of :func:`_route`."""
     from ctypes import byref
 
     from fmpy import calloc, free
@@ -105,6 +105,18 @@ class Slave:
 
     # -- helpers -------------------------------------------------------------------------------------
     def vr(self, variable: str) -> int:
+        """Return the value reference of the variable named ``variable``.
+
+        Parameters
+        ----------
+        variable : str
+            A variable name of the FMU's model description.
+
+        Returns
+        -------
+        int
+            Its value reference.
+        """
         return self.info.variables[variable].vr
 
     def _fail(self, what: str, exc: Exception, t: float | None = None) -> CosimRunError:
@@ -129,13 +141,20 @@ class Slave:
             raise self._fail(what, exc, t) from exc
 
     def _logger(self, env, status, category, message) -> None:
-        """FMI 3 log messages (each instance has its own callback)."""
+        """Record FMI 3 log messages (each instance has its own callback)."""
         if isinstance(status, int) and status >= 1:  # warnings and worse
             text = message.decode("utf-8", "replace") if isinstance(message, bytes) else str(message)
             self.log.append(f"[{STATUS[status] if 0 <= status < len(STATUS) else status}] {text}")
 
     # -- life cycle ----------------------------------------------------------------------------------
     def instantiate(self) -> None:
+        """Load the FMU's binary and instantiate it for Co-Simulation (FMI 2 or 3), logging to :attr:`log`.
+
+        Raises
+        ------
+        CosimRunError
+            When the binary cannot be loaded or the instantiation fails.
+        """
         kwargs = dict(guid=self.info.guid, unzipDirectory=self.unzipdir, modelIdentifier=self.info.identifier,
                       instanceName=self.name)
         if self.info.fmi_version == 3:
@@ -167,14 +186,29 @@ class Slave:
                        self.stop_time)
 
     def set_start_values(self, extra: Sequence[tuple[int, float]] = ()) -> None:
+        """Set the parameter and start values of the component, then ``extra`` ones.
+
+        Parameters
+        ----------
+        extra : sequence of (int, float), optional
+            Further ``(value reference, value)`` pairs set after the component's own values.
+        """
         values = [*self.values, *extra]
         if values:
             self.set([vr for vr, _ in values], [v for _, v in values])
 
     def exit_initialization(self) -> None:
+        """Leave the FMU's initialization mode.
+
+        Raises
+        ------
+        CosimRunError
+            When the FMU refuses.
+        """
         self._call("ExitInitializationMode", self.fmu.exitInitializationMode)
 
     def free(self) -> None:
+        """Terminate and free the instance; an instance in the Error state is freed anyway. Idempotent."""
         if self.fmu is None:
             return
         fmu, self.fmu, self._do_step2 = self.fmu, None, None
@@ -192,6 +226,20 @@ class Slave:
 
     # -- values and steps ------------------------------------------------------------------------------
     def set(self, vrs: list[int], values: list[float]) -> None:
+        """Set real variables of the FMU (``fmi2SetReal`` or ``fmi3SetFloat64``).
+
+        Parameters
+        ----------
+        vrs : list of int
+            Value references.
+        values : list of float
+            One value per reference.
+
+        Raises
+        ------
+        CosimRunError
+            When the FMU refuses the values.
+        """
         if not vrs:
             return
         if self.info.fmi_version == 3:
@@ -200,6 +248,23 @@ class Slave:
             self._call("fmi2SetReal", self.fmu.setReal, vrs, values)
 
     def get(self, vrs: list[int]) -> list[float]:
+        """Get real variables of the FMU (``fmi2GetReal`` or ``fmi3GetFloat64``).
+
+        Parameters
+        ----------
+        vrs : list of int
+            Value references.
+
+        Returns
+        -------
+        list of float
+            One value per reference.
+
+        Raises
+        ------
+        CosimRunError
+            When the call fails.
+        """
         if not vrs:
             return []
         if self.info.fmi_version == 3:
@@ -207,7 +272,7 @@ class Slave:
         return self._call("fmi2GetReal", self.fmu.getReal, vrs)
 
     def reader(self, vrs: list[int]) -> Callable[[], list[float]]:
-        """A function that reads ``vrs`` through the FMI function with preallocated arrays (the stepping loop)."""
+        """Return a function reading ``vrs`` through the FMI function with preallocated arrays (the stepping loop)."""
         if not vrs:
             return list
         raw = self._raw("fmi3GetFloat64" if self.info.fmi_version == 3 else "fmi2GetReal")
@@ -230,7 +295,7 @@ class Slave:
         return read
 
     def writer(self, vrs: list[int]) -> Callable[[list[float]], None]:
-        """A function that sets ``vrs`` through the FMI function with preallocated arrays."""
+        """Return a function that sets ``vrs`` through the FMI function with preallocated arrays."""
         if not vrs:
             return lambda values: None
         raw = self._raw("fmi3SetFloat64" if self.info.fmi_version == 3 else "fmi2SetReal")
@@ -253,7 +318,7 @@ class Slave:
         return write
 
     def _raw(self, function: str):
-        """The C function as fmpy prepared it (argument types set), or None where fmpy's internals differ."""
+        """Return the C function as fmpy prepared it (argument types set), or None where fmpy's internals differ."""
         functions = getattr(self.fmu, "_functions", None)
         fn = functions.get(function) if isinstance(functions, dict) else None
         return fn if fn is not None and getattr(fn, "argtypes", None) else None
@@ -302,6 +367,8 @@ class StepRejected(Exception):
 
 @dataclass
 class Saved:
+    """A saved instance: its time and, by the rollback method, an FMU state handle or the state values."""
+
     time: float
     handle: Any = None
     values: list[float] | None = None
@@ -318,6 +385,13 @@ class Rollback:
         self.state_vrs = [info.variables[s].vr for s in info.states]
 
     def save(self) -> Saved:
+        """Save the instance for a later :meth:`restore`.
+
+        Returns
+        -------
+        Saved
+            The time and, by method, the FMU state (``fmu-state``) or the continuous states' values (``reinit``).
+        """
         s = self.slave
         if self.method == "fmu-state":
             get = s.fmu.getFMUState if s.info.fmi_version == 3 else s.fmu.getFMUstate
@@ -327,6 +401,18 @@ class Rollback:
         return Saved(s.time)
 
     def restore(self, saved: Saved) -> None:
+        """Put the instance back into the saved state.
+
+        Parameters
+        ----------
+        saved : Saved
+            A state returned by :meth:`save` of this instance.
+
+        Raises
+        ------
+        CosimRunError
+            When the FMU refuses to restore it.
+        """
         s = self.slave
         if self.method == "fmu-state":
             put = s.fmu.setFMUState if s.info.fmi_version == 3 else s.fmu.setFMUstate
@@ -346,6 +432,13 @@ class Rollback:
         s.time = saved.time
 
     def discard(self, saved: Saved) -> None:
+        """Free the FMU state held by ``saved`` (nothing to do for the other rollback methods).
+
+        Parameters
+        ----------
+        saved : Saved
+            A state returned by :meth:`save` that is no longer needed.
+        """
         if self.method == "fmu-state" and saved.handle is not None and self.slave.fmu is not None:
             s = self.slave
             free = s.fmu.freeFMUState if s.info.fmi_version == 3 else s.fmu.freeFMUstate

@@ -71,7 +71,7 @@ def _set_unit(el, unit: str, units: dict[str, dict[str, str]]) -> None:
 
 
 def _ssd_root(scenario: Scenario):
-    """The ``ssd:SystemStructureDescription`` element with its ``ssd:System``; both named after the scenario."""
+    """Return the ``ssd:SystemStructureDescription`` element with its ``ssd:System``; both named after the scenario."""
     from lxml import etree
 
     root = etree.Element(_q("ssd", "SystemStructureDescription"),
@@ -86,7 +86,10 @@ def _ssd_root(scenario: Scenario):
 
 
 def _connector_variables(spec: ComponentSpec, info: ModelInfo) -> list[VariableInfo]:
-    """The FMU's inputs, outputs and the parameters the component sets: inputs first, then outputs, parameters."""
+    """Return the FMU's inputs, outputs and the parameters the component sets.
+
+    Inputs first, then outputs, parameters.
+    """
     bound = {n for n, _ in spec.parameters}
     connectors = [v for v in info.variables.values()
                   if v.causality in ("input", "output") or (v.causality == "parameter" and v.name in bound)]
@@ -96,7 +99,7 @@ def _connector_variables(spec: ComponentSpec, info: ModelInfo) -> list[VariableI
 
 
 def _add_connectors(comp, connectors: list[VariableInfo], units: dict[str, dict[str, str]]) -> None:
-    """``ssd:Connectors``: one ``ssd:Connector`` per variable, real ones typed ``ssc:Real`` with their unit."""
+    """Add ``ssd:Connectors``: one ``ssd:Connector`` per variable, real ones typed ``ssc:Real`` with their unit."""
     from lxml import etree
 
     if not connectors:
@@ -110,8 +113,9 @@ def _add_connectors(comp, connectors: list[VariableInfo], units: dict[str, dict[
 
 def _add_parameter_bindings(comp, spec: ComponentSpec, info: ModelInfo, units: dict[str, dict[str, str]],
                             set_name: str) -> None:
-    """The component's parameter and start values as one inline ``ssv:ParameterSet`` named ``set_name`` (none: no
-    element).
+    """Add the component's parameter and start values as one inline ``ssv:ParameterSet`` named ``set_name``.
+
+    No element is added when there are none.
 
     Every component's set has the same name (the scenario's): an importer that applies only the sets of one name
     chosen at start-up (Ecos) then applies all of them, like one that applies every set (libcosim, nhbridge).
@@ -132,7 +136,7 @@ def _add_parameter_bindings(comp, spec: ComponentSpec, info: ModelInfo, units: d
 
 
 def _add_components(system, plan: Plan, sources: dict[str, str], units: dict[str, dict[str, str]]) -> None:
-    """``ssd:Elements``: one FMU ``ssd:Component`` per component, with its connectors and values."""
+    """Add ``ssd:Elements``: one FMU ``ssd:Component`` per component, with its connectors and values."""
     from lxml import etree
 
     elements = etree.SubElement(system, _q("ssd", "Elements"))
@@ -147,7 +151,7 @@ def _add_components(system, plan: Plan, sources: dict[str, str], units: dict[str
 
 
 def _add_connections(system, connections: tuple[Connection, ...]) -> None:
-    """``ssd:Connections``; a ``ssc:LinearTransformation`` where gain or offset is not (1, 0)."""
+    """Add ``ssd:Connections``; a ``ssc:LinearTransformation`` where gain or offset is not (1, 0)."""
     from lxml import etree
 
     if not connections:
@@ -163,7 +167,7 @@ def _add_connections(system, connections: tuple[Connection, ...]) -> None:
 
 
 def _add_oms_annotation(system, m: MasterSettings) -> None:
-    """OMSimulator's annotation of its fixed-step master, as OMSimulator writes it (other tools ignore it)."""
+    """Add OMSimulator's annotation of its fixed-step master, as OMSimulator writes it (other tools ignore it)."""
     from lxml import etree
 
     oms = etree.SubElement(etree.SubElement(etree.SubElement(system, _q("ssd", "Annotations")), _q("ssc", "Annotation"),
@@ -173,7 +177,7 @@ def _add_oms_annotation(system, m: MasterSettings) -> None:
 
 
 def _add_units(root, units: dict[str, dict[str, str]]) -> None:
-    """``ssd:Units``: each unit used, sorted by name, with its base-unit exponents (none: no element)."""
+    """Add ``ssd:Units``: each unit used, sorted by name, with its base-unit exponents (none: no element)."""
     from lxml import etree
 
     if not units:
@@ -184,7 +188,7 @@ def _add_units(root, units: dict[str, dict[str, str]]) -> None:
 
 
 def _add_nhbridge_annotation(root, scenario: Scenario) -> None:
-    """nhbridge's ``nhb:Master`` annotation: the master settings and the recorded signals."""
+    """Add nhbridge's ``nhb:Master`` annotation: the master settings and the recorded signals."""
     from lxml import etree
 
     m = scenario.master
@@ -203,7 +207,7 @@ def _add_nhbridge_annotation(root, scenario: Scenario) -> None:
 
 
 def ssd_document(plan: Plan, sources: dict[str, str]) -> bytes:
-    """``SystemStructure.ssd`` for a checked scenario; ``sources`` maps component -> path inside the package."""
+    """Return ``SystemStructure.ssd`` for a checked scenario; ``sources`` maps component -> path inside the package."""
     from lxml import etree
 
     scenario, m = plan.scenario, plan.scenario.master
@@ -259,7 +263,7 @@ def _parse_xml(data: bytes, what: str):
 
 
 def _member(name: str) -> str | None:
-    """A safe member name inside the package for a relative URI, or None (absolute, a scheme, or '..')."""
+    """Return a safe member name inside the package for a relative URI, or None (absolute, a scheme, or '..')."""
     if not name or re.match(r"^[A-Za-z][A-Za-z0-9+.-]*:", name) or name.startswith(("/", "\\")) or "\\" in name:
         return None
     norm = posixpath.normpath(name)
@@ -314,12 +318,12 @@ class _Package:
         self.names = set(self.zf.namelist())
 
     def member(self, uri: str) -> str | None:
-        """The member a relative URI names, or None when it is no safe name of a file in the package."""
+        """Return the member a relative URI names, or None when it is no safe name of a file in the package."""
         member = _member(uri)
         return member if member is not None and member in self.names else None
 
     def xml(self, member: str):
-        """The root element of an XML member (size-limited), parsed safely."""
+        """Return the root element of an XML member (size-limited), parsed safely."""
         try:
             data = read_member(self.zf, member, f"{self.path}")
         except ArchiveError as exc:
@@ -327,7 +331,7 @@ class _Package:
         return _parse_xml(data, f"{self.path}: {member}")
 
     def unpack(self, member: str) -> Path:
-        """The member streamed into ``folder`` as ``ssp-<hash of its name>-<file name>``, once."""
+        """Return the member streamed into ``folder`` as ``ssp-<hash of its name>-<file name>``, once."""
         if member not in self.extracted:
             target = self.folder / f"ssp-{hashlib.sha256(member.encode()).hexdigest()[:8]}-{Path(member).name}"
             try:
@@ -340,7 +344,7 @@ class _Package:
 
 
 def _open_package(path: Path) -> zipfile.ZipFile:
-    """The package as a zip file within the archive limits (nothing decompressed yet); CosimError otherwise."""
+    """Return the package as a zip file within the archive limits (nothing decompressed yet); CosimError otherwise."""
     try:
         return open_archive(path, f"{path} (SSP package)")
     except ArchiveError as exc:
@@ -348,7 +352,7 @@ def _open_package(path: Path) -> zipfile.ZipFile:
 
 
 def _system_structure(package: _Package):
-    """The root of ``SystemStructure.ssd`` and its ``ssd:System``; CosimError when either is missing or wrong."""
+    """Return the root of ``SystemStructure.ssd`` and its ``ssd:System``; CosimError when either is missing or wrong."""
     path = package.path
     if "SystemStructure.ssd" not in package.names:
         raise CosimError(f"{path}: no SystemStructure.ssd in the package; an SSP package must contain it")
@@ -363,7 +367,7 @@ def _system_structure(package: _Package):
 
 
 def _scenario_name(root, system, path: Path) -> str:
-    """The name of the description, else of the system, else of the file, made an identifier."""
+    """Return the name of the description, else of the system, else of the file, made an identifier."""
     name = root.get("name") or system.get("name") or path.stem
     if not IDENTIFIER.match(name):
         name = re.sub(r"\W", "_", name).lstrip("0123456789") or "Cosim"
@@ -383,7 +387,7 @@ def _check_flat_system(pc: ProblemCollector, system) -> None:
 
 
 def _binding_values(pc: ProblemCollector, package: _Package, comp, entry: str) -> list[tuple[str, float]]:
-    """The values of a component's parameter bindings: from ``.ssv`` members and inline parameter sets."""
+    """Return the values of a component's parameter bindings: from ``.ssv`` members and inline parameter sets."""
     values: list[tuple[str, float]] = []
     for binding in comp.findall("ssd:ParameterBindings/ssd:ParameterBinding", NS):
         if binding.find("ssd:ParameterMapping", NS) is not None:
@@ -403,7 +407,7 @@ def _binding_values(pc: ProblemCollector, package: _Package, comp, entry: str) -
 
 
 def _read_component(pc: ProblemCollector, package: _Package, comp) -> ComponentSpec | None:
-    """One FMU component, its FMU unpacked, with all its binding values; None (reported) when unusable."""
+    """Read one FMU component, its FMU unpacked, with all its binding values; None (reported) when unusable."""
     cname = comp.get("name", "")
     entry = f"Component {cname!r}"
     if not IDENTIFIER.match(cname):
@@ -424,7 +428,7 @@ def _read_component(pc: ProblemCollector, package: _Package, comp) -> ComponentS
 
 
 def _read_components(pc: ProblemCollector, package: _Package, system) -> list[ComponentSpec]:
-    """The usable components of the system, in document order; a name used twice is reported."""
+    """Return the usable components of the system, in document order; a name used twice is reported."""
     components = []
     seen: set[str] = set()
     for comp in system.findall("ssd:Elements/ssd:Component", NS):
@@ -440,7 +444,7 @@ def _read_components(pc: ProblemCollector, package: _Package, system) -> list[Co
 
 
 def _linear_transformation(pc: ProblemCollector, entry: str, c) -> tuple[float, float]:
-    """Gain and offset of a connection's linear transformation (``ssc:`` or ``ssd:``); (1, 0) without one."""
+    """Return the gain and offset of a connection's linear transformation (``ssc:`` or ``ssd:``); (1, 0) without one."""
     gain, offset = 1.0, 0.0
     for tag in ("ssc:LinearTransformation", "ssd:LinearTransformation"):
         t = c.find(tag, NS)
@@ -451,7 +455,7 @@ def _linear_transformation(pc: ProblemCollector, entry: str, c) -> tuple[float, 
 
 
 def _read_connection(pc: ProblemCollector, entry: str, c) -> Connection | None:
-    """One connection between components; None (reported) for a connection to the system's connectors."""
+    """Read one connection between components; None (reported) for a connection to the system's connectors."""
     if not c.get("startElement") or not c.get("endElement"):
         pc.add(entry, "connections to the system's own connectors are not supported", "connect components directly")
         return None
@@ -465,7 +469,7 @@ def _read_connection(pc: ProblemCollector, entry: str, c) -> Connection | None:
 
 
 def _read_connections(pc: ProblemCollector, system) -> list[Connection]:
-    """The usable connections of the system, in document order (entries ``Connection <k>``, from 1)."""
+    """Return the usable connections of the system, in document order (entries ``Connection <k>``, from 1)."""
     connections = []
     for k, c in enumerate(system.findall("ssd:Connections/ssd:Connection", NS)):
         connection = _read_connection(pc, f"Connection {k + 1}", c)
@@ -483,8 +487,10 @@ def _experiment_times(pc: ProblemCollector, root) -> tuple[float, float | None]:
 
 
 def _split_start_values(components: list[ComponentSpec]) -> tuple[ComponentSpec, ...]:
-    """The components with their values split by causality, as a TOML scenario has them: parameters (also names
-    the FMU does not know) and start values (everything else)."""
+    """Return the components with their values split by causality, as a TOML scenario has them.
+
+    Parameters (also names the FMU does not know) and start values (everything else).
+    """
     final = []
     for spec in components:
         info = read_model_info(spec.source)
@@ -525,7 +531,7 @@ def read_ssp(path: str | Path, folder: str | Path) -> Scenario:
 
 
 def _master(pc: ProblemCollector, root, start: float, stop: float | None) -> tuple[MasterSettings, tuple[str, ...]]:
-    """Master settings from nhbridge's annotation; without it: Jacobi with (stop - start) / 1000 steps."""
+    """Return the master settings from nhbridge's annotation; without it: Jacobi with (stop - start) / 1000 steps."""
     el = root.find(f"ssd:Annotations/ssc:Annotation[@type='{ANNOTATION}']/{{{NHB}}}Master", NS)
     stop = stop if stop is not None else start + 1.0
     if not stop > start:

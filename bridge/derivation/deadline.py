@@ -42,16 +42,21 @@ class _Expired(BaseException):
 
 
 def _expired(signum, frame) -> None:
-    """SIGALRM: interrupt the work when the innermost deadline in force has passed. A signal still pending when a
-    deadline ends runs this after it: with no deadline in force, or one that has not passed, it does nothing."""
+    """Interrupt the work on SIGALRM when the innermost deadline in force has passed.
+
+    A signal still pending when a deadline ends runs this after it: with no deadline in force, or one that has not
+    passed, it does nothing.
+    """
     if _active and time.monotonic() >= _active[-1]:
         raise _Expired
 
 
 def _caused_by(exc: BaseException, marker: type[BaseException]) -> bool:
-    """``exc`` is the marker, or a compiled extension turned the marker raised inside it into another
-    exception (a ``SystemError`` 'returned a result with an exception set', an ``AttributeError``...) that
-    keeps it as its cause or context."""
+    """Return whether ``exc`` is the marker or was caused by it.
+
+    A compiled extension may turn the marker raised inside it into another exception (a ``SystemError`` 'returned a
+    result with an exception set', an ``AttributeError``...) that keeps it as its cause or context.
+    """
     seen = set()
     while exc is not None and id(exc) not in seen:
         if isinstance(exc, marker):
@@ -109,7 +114,7 @@ _memory: list[int] = []  # limits (bytes) of the budgets in force, outermost fir
 
 
 def default_memory_limit() -> int:
-    """Half the physical memory, at most 8 GiB: the command line's default ``--memory-limit``."""
+    """Return half the physical memory, at most 8 GiB: the command line's default ``--memory-limit``."""
     try:
         physical = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (ValueError, OSError, AttributeError):
@@ -118,7 +123,7 @@ def default_memory_limit() -> int:
 
 
 def resident_bytes() -> int:
-    """The process's resident set now (``/proc/self/statm``), else its peak (``getrusage``)."""
+    """Return the process's resident set now (``/proc/self/statm``), else its peak (``getrusage``)."""
     try:
         with open("/proc/self/statm", encoding="ascii") as f:
             return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
@@ -140,9 +145,11 @@ _over: list[bool] = [False]  # the sampling timer found the budget exceeded (its
 
 
 def _sample(signum, frame) -> None:
-    """SIGVTALRM: interrupt the work when the resident set exceeds the innermost budget in force. A sample still
-    pending when a budget ends runs this after it (at the latest inside the ``signal.signal`` call that restores
-    the handler): with no budget in force there is nothing to sample."""
+    """Interrupt the work on SIGVTALRM when the resident set exceeds the innermost budget in force.
+
+    A sample still pending when a budget ends runs this after it (at the latest inside the ``signal.signal`` call that
+    restores the handler): with no budget in force there is nothing to sample.
+    """
     if _memory and resident_bytes() > _memory[-1]:
         _over[0] = True
         raise _OverBudget
@@ -185,6 +192,6 @@ def memory_budget(limit: int | None, what: str) -> Iterator[None]:
 
 @contextlib.contextmanager
 def budget(seconds: float | None, memory: int | None, what: str) -> Iterator[None]:
-    """Both limits at once: at most ``seconds`` of wall time and ``memory`` bytes resident."""
+    """Apply both limits at once: at most ``seconds`` of wall time and ``memory`` bytes resident."""
     with deadline(seconds, what), memory_budget(memory, what):
         yield

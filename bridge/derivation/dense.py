@@ -29,12 +29,12 @@ class LUFactors:
         self.pivot_max = float(diag.max()) if diag.size else 0.0
 
     def singular(self, relative: float, scale: float | None = None) -> bool:
-        """Whether the smallest pivot is at most ``relative`` times ``scale`` (default: the largest pivot)."""
+        """Return whether the smallest pivot is at most ``relative`` times ``scale`` (default: the largest pivot)."""
         top = self.pivot_max if scale is None else scale
         return self.pivot_min <= relative * max(top, 1e-300)
 
     def solve(self, rhs: np.ndarray) -> np.ndarray:
-        """``matrix^-1 rhs`` for a vector or a matrix right-hand side (column by column)."""
+        """Return ``matrix^-1 rhs`` for a vector or a matrix right-hand side (column by column)."""
         if rhs.ndim == 1:
             return _GETRS(self.lu, self.piv, rhs)[0]
         out = np.empty(rhs.shape)

@@ -42,30 +42,32 @@ OFF, ON = 0, 1
 
 
 def event_friction(system) -> tuple:
-    """The friction elements switched by events (the regularised ones are smooth forces, the inert ones none)."""
+    """Return the friction elements switched by events (the regularised ones are smooth forces, the inert ones none)."""
     return tuple(f for f in getattr(system, "friction", ()) if f.regularization == 0 and not f.inert)
 
 
 def switched(system) -> tuple:
-    """The elements with modes: friction switched by events, then the diodes."""
+    """Return the elements with modes: friction switched by events, then the diodes."""
     return event_friction(system) + tuple(getattr(system, "diodes", ()))
 
 
 def switching_velocity(element) -> sp.Expr:
-    """The element's w, whose zero its switches are tied to: friction's relative velocity v_r, a diode's
-    ``i - G_off V_f`` (i = der(q) of its charge)."""
+    """Return the element's w, whose zero its switches are tied to.
+
+    Friction's relative velocity v_r, a diode's ``i - G_off V_f`` (i = der(q) of its charge).
+    """
     if isinstance(element, Diode):
         return S.qd(element.coordinate) - sp.Float(element.off_conductance) * sp.Float(element.forward_voltage)
     return element.relative_velocity
 
 
 def first_mode(element) -> int:
-    """The mode whose rows the derived equations hold."""
+    """Return the mode whose rows the derived equations hold."""
     return ON if isinstance(element, Diode) else STICK
 
 
 def _split(expr: sp.Expr, efforts: list[sp.Symbol]) -> tuple[list[sp.Expr], sp.Expr]:
-    """(d expr/d e_j, expr at e = 0) of an expression affine in the efforts."""
+    """Return (d expr/d e_j, expr at e = 0) of an expression affine in the efforts."""
     free = expr.free_symbols
     coeffs = [sp.diff(expr, e) if e in free else sp.Integer(0) for e in efforts]
     rest = expr.xreplace({e: 0 for e in efforts}) if free & set(efforts) else expr
@@ -73,8 +75,10 @@ def _split(expr: sp.Expr, efforts: list[sp.Symbol]) -> tuple[list[sp.Expr], sp.E
 
 
 def with_efforts(eom: EquationsOfMotion) -> EquationsOfMotion:
-    """The equations with the system's efforts (and switched elements) as unknowns and its dynamic variables'
-    rate rows."""
+    """Return the equations with the system's efforts (and switched elements) as unknowns.
+
+    The dynamic variables' rate rows are added as well.
+    """
     system = eom.system
     elements = switched(system)
     if not system.efforts and not system.dynamic and not elements:
@@ -124,11 +128,12 @@ def with_efforts(eom: EquationsOfMotion) -> EquationsOfMotion:
 
 
 def element_row(eom: EquationsOfMotion, el, k: int, ncols: int, mode: int) -> tuple[list, sp.Expr]:
-    """The row of a switched element (unknown column ``p + m + k``) in ``mode``.
+    """Return the row of a switched element (unknown column ``p + m + k``) in ``mode``.
 
     Friction: stick ``dv_r/dt = 0`` (``dv_r/dq' q'' = -(dv_r/dq q' + dv_r/dt)``), slip ``F = -mu_k N mode``.
     Diode (i its current, v its voltage): on ``v = V_f + R_on (i - G_off V_f)``; off ``i = G_off v``, or for the
-    ideal diode (G_off = 0) ``di/dt = 0``."""
+    ideal diode (G_off = 0) ``di/dt = 0``.
+    """
     system = eom.system
     p, m = len(eom.u), len(eom.multipliers)
     du = list(eom.du)
@@ -156,7 +161,7 @@ def element_row(eom: EquationsOfMotion, el, k: int, ncols: int, mode: int) -> tu
 
 
 def with_modes(eom: EquationsOfMotion, modes: tuple[int, ...]) -> EquationsOfMotion:
-    """The equations with the rows of ``modes`` (one per element of :func:`switched`)."""
+    """Return the equations with the rows of ``modes`` (one per element of :func:`switched`)."""
     elements = switched(eom.system)
     size = eom.mass_matrix.shape[0]
     M, F = sp.Matrix(eom.mass_matrix), list(eom.forcing)

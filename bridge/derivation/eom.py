@@ -45,6 +45,7 @@ class DerivationStats:
 
     @property
     def differentiations(self) -> int:
+        """The elementary differentiations in all: partial derivatives plus total time derivatives."""
         return self.differentiations_partial + self.differentiations_time
 
 
@@ -67,7 +68,67 @@ class AuxiliaryStage:
 
 @dataclass(frozen=True)
 class EquationsOfMotion:
-    """Equations of motion of one system by one method (immutable)."""
+    """Equations of motion of one system by one method (immutable), as :func:`bridge.derive` returns them.
+
+    The dynamics are ``mass_matrix * unknowns = forcing`` (solved numerically at each evaluation, never inverted
+    symbolically), the kinematics ``q' = kinematics(q, u, t)``, the accelerations ``q'' = acceleration_map(q, u, u',
+    t)``. The unknowns are the speeds' accelerations ``u'``, the multipliers and the effort variables.
+
+    Parameters
+    ----------
+    system : System
+        The system the equations are of.
+    method : str
+        The method's name in :data:`bridge.METHODS`.
+    u : tuple of sympy.Symbol
+        The speeds (p): all velocities ``der(q)`` for the multiplier methods, the independent ones for reduced ones.
+    kinematics : sympy.ImmutableMatrix
+        The n x 1 velocities ``q'`` in terms of ``(q, u, t)``.
+    acceleration_map : sympy.ImmutableMatrix
+        The n x 1 accelerations ``q''`` in terms of ``(q, u, u', t)``.
+    mass_matrix : sympy.ImmutableMatrix
+        The square matrix ``M`` of ``M z = F``.
+    forcing : sympy.ImmutableMatrix
+        The right-hand side ``F``.
+    multipliers : tuple of sympy.Symbol, optional
+        The Lagrange multipliers ``lambda[k]`` (empty for reduced methods).
+    velocity_constraints : tuple of sympy.Expr, optional
+        Every constraint at velocity level, ``A(q, t) q' + a0``.
+    independent, dependent : tuple of str, optional
+        The split of the coordinates of a reduced method.
+    constraint_jacobian : sympy.ImmutableMatrix, optional
+        ``A(q, t)``, m x n.
+    baumgarte : tuple of (float, float), optional
+        The Baumgarte parameters the constraints were stabilised with.
+    forms : tuple of (str, sympy.Basic), optional
+        Method-specific forms by name (e.g. the split's ``A_dep``, ``A_ind``), for display.
+    auxiliary : tuple of AuxiliaryStage, optional
+        The linear blocks of an implicit split, solved in order before the kinematics and the dynamics.
+    stats : DerivationStats, optional
+        How much work the derivation took.
+    efforts : tuple of sympy.Symbol, optional
+        The effort unknowns, after the multipliers.
+
+    Examples
+    --------
+    >>> import bridge
+    >>> system = bridge.parse_system('''
+    ... name = "Oscillator"
+    ... [coordinates]
+    ... x = { start = 0.1 }
+    ... [parameters]
+    ... m = { value = 2.0 }
+    ... k = { value = 8.0 }
+    ... [energy]
+    ... kinetic = "1/2*m*der(x)^2"
+    ... potential = "1/2*k*x^2"
+    ... ''')
+    >>> eom = bridge.derive(system, "lagrange")
+    >>> eom
+    <EquationsOfMotion Oscillator by lagrange: 1 coordinates, 1 speeds, mass matrix 1x1>
+    >>> eom.unknowns, eom.mass_matrix, eom.forcing
+    ((der(der(x)),), Matrix([[m]]), Matrix([[-k*x]]))
+    """
 
     system: System
     method: str
@@ -106,26 +167,32 @@ class EquationsOfMotion:
     # -- views -----------------------------------------------------------------
     @property
     def name(self) -> str:
+        """The system's name."""
         return self.system.name
 
     @property
     def q(self) -> tuple[sp.Symbol, ...]:
+        """The coordinate symbols ``q`` (n)."""
         return self.system.q
 
     @property
     def qd(self) -> tuple[sp.Symbol, ...]:
+        """The velocity symbols ``der(q)`` (n)."""
         return self.system.qd
 
     @property
     def qdd(self) -> tuple[sp.Symbol, ...]:
+        """The acceleration symbols ``der(der(q))`` (n)."""
         return self.system.qdd
 
     @property
     def du(self) -> tuple[sp.Symbol, ...]:
+        """The acceleration symbols ``der(der(.))`` of the speeds ``u`` (p)."""
         return tuple(S.qdd(S.base_name(s)) for s in self.u)
 
     @property
     def dependent_index(self) -> tuple[int, ...]:
+        """The indices of the dependent coordinates among the system's coordinates."""
         names = [c.name for c in self.system.coordinates]
         return tuple(names.index(nm) for nm in self.dependent)
 
@@ -136,37 +203,48 @@ class EquationsOfMotion:
 
     @property
     def unknowns(self) -> tuple[sp.Symbol, ...]:
+        """The unknowns of ``mass_matrix * unknowns = forcing``: ``du``, the multipliers, then the efforts."""
         return self.du + self.multipliers + self.efforts
 
     @property
     def is_reduced(self) -> bool:
+        """Whether the equations are in fewer speeds than coordinates (a reduced method)."""
         return len(self.u) < self.system.n
 
     @property
     def holonomic(self) -> tuple[sp.Expr, ...]:
+        """The holonomic constraints ``phi(q, t)`` of the system."""
         return self.system.holonomic
 
     @property
     def outputs(self) -> Mapping[str, sp.Expr]:
+        """The system's outputs, name -> expression."""
         return self.system.outputs
 
     @property
     def parameters(self):
+        """The system's parameters."""
         return self.system.parameters
 
     @property
     def inputs(self):
+        """The system's inputs."""
         return self.system.inputs
 
     def form(self, name: str) -> sp.Basic:
-        """A method-specific form, the split's placeholders replaced by their explicit solution (on request only,
-        see :meth:`explicit`)."""
+        """Return a method-specific form with the split's placeholders replaced by their explicit solution.
+
+        On request only, see :meth:`explicit`.
+        """
         return self.explicit(dict(self.forms)[name])
 
     def explicit(self, expr: sp.Basic, seconds: float = 10.0) -> sp.Basic:
-        """``expr`` with the auxiliary placeholders replaced by explicit expressions: for display and comparison
-        only (never on the way to equations, FMUs or simulation). Each stage is solved by sympy's LU solve;
-        entries are simplified (cancel, then simplify when small) while the time budget ``seconds`` lasts."""
+        """Return ``expr`` with the auxiliary placeholders replaced by explicit expressions.
+
+        For display and comparison only (never on the way to equations, FMUs or simulation). Each stage is solved by
+        sympy's LU solve; entries are simplified (cancel, then simplify when small) while the time budget ``seconds``
+        lasts.
+        """
         if not self.auxiliary or not (expr.free_symbols & set(self.auxiliary_symbols)):
             return expr
         return expr.xreplace(self._explicit_split(seconds))
@@ -189,13 +267,13 @@ class EquationsOfMotion:
         return sub
 
     def equations(self) -> list[sp.Eq]:
-        """The dynamic equations ``(M [u', lambda])_i = F_i`` as sympy equalities."""
+        """Return the dynamic equations ``(M [u', lambda])_i = F_i`` as sympy equalities."""
         lhs = self.mass_matrix * sp.Matrix(self.unknowns)
         return [sp.Eq(lhs[i], self.forcing[i]) for i in range(lhs.shape[0])]
 
     @functools.cached_property
     def numeric(self):
-        """Compiled numeric evaluation of this model (see :class:`bridge.derivation.numeric_model.NumericModel`)."""
+        """Return the compiled numeric model (:class:`bridge.derivation.numeric_model.NumericModel`)."""
         from .numeric_model import NumericModel
 
         return NumericModel(self)

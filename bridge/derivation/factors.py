@@ -16,7 +16,7 @@ import sympy as sp
 
 
 def _factors(term: sp.Expr) -> tuple[list[sp.Expr], dict[sp.Expr, int]]:
-    """The numbers and other factors of ``term``, and ``{base: positive integer exponent}`` of the rest."""
+    """Return the numbers and other factors of ``term``, and ``{base: positive integer exponent}`` of the rest."""
     kept: list[sp.Expr] = []
     powers: dict[sp.Expr, int] = {}
     for f in sp.Mul.make_args(term):
@@ -54,6 +54,6 @@ def _pull(expr: sp.Expr, memo: dict) -> sp.Expr:
 
 
 def pull_common_factors(exprs: Iterable[sp.Expr]) -> list[sp.Expr]:
-    """Each expression with the common factors of its sums pulled out (one memo for all: shared parts once)."""
+    """Return each expression with the common factors of its sums pulled out (one memo for all: shared parts once)."""
     memo: dict = {}
     return [_pull(sp.sympify(e), memo) for e in exprs]

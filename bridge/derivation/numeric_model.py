@@ -45,7 +45,7 @@ class AuxiliarySolver:
         self.size = len(earlier)
 
     def solve(self, values: np.ndarray, t: float = 0.0) -> np.ndarray:
-        """All placeholders (row-major per stage, stages in order)."""
+        """Solve for all placeholders (row-major per stage, stages in order)."""
         out = np.empty(self.size)
         done = 0
         factors = None
@@ -67,12 +67,42 @@ class AuxiliarySolver:
 
 
 def _same_matrix(a, b) -> bool:
-    """Whether two stage matrices are the same expressions (then one LU serves both stages)."""
+    """Return whether two stage matrices are the same expressions (then one LU serves both stages)."""
     return a is b or (a.shape == b.shape and all(x == y for x, y in zip(a, b)))
 
 
 class NumericModel:
-    """Compiled callables for one set of equations; states ``x = (q, u)``."""
+    """Compiled callables for one set of equations; states ``x = (q, u)``.
+
+    The right-hand side solves ``M z = F`` by pivoted LU at each evaluation (never a symbolic inverse); the auxiliary
+    stages of an implicit split are solved first, once per state.
+
+    Parameters
+    ----------
+    eom : EquationsOfMotion
+        The equations.
+    parameters : mapping of str to float, optional
+        Parameter values replacing the system's.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import bridge
+    >>> system = bridge.parse_system('''
+    ... name = "Oscillator"
+    ... [coordinates]
+    ... x = { start = 0.1 }
+    ... [parameters]
+    ... m = { value = 2.0 }
+    ... k = { value = 8.0 }
+    ... [energy]
+    ... kinetic = "1/2*m*der(x)^2"
+    ... potential = "1/2*k*x^2"
+    ... ''')
+    >>> model = bridge.derive(system).numeric
+    >>> model.rhs(0.0, np.array([0.1, 0.0])).tolist()
+    [0.0, -0.4]
+    """
 
     def __init__(self, eom, parameters: Mapping[str, float] | None = None):
         self.eom = eom
@@ -112,6 +142,18 @@ class NumericModel:
         self.independent_index = np.array(idx, dtype=int)
 
     def set_parameters(self, values: Mapping[str, float]) -> None:
+        """Change parameter values for the following evaluations.
+
+        Parameters
+        ----------
+        values : mapping of str to float
+            Parameter name -> value.
+
+        Raises
+        ------
+        SimulationError
+            When a name is not a parameter of the system.
+        """
         names = [p.name for p in self.eom.system.parameters]
         for k, v in values.items():
             if k not in names:
@@ -120,7 +162,7 @@ class NumericModel:
 
     # -- evaluation ------------------------------------------------------------
     def _base(self, t: float, q: np.ndarray, u: np.ndarray) -> np.ndarray:
-        """[t, q, u, parameters, inputs] and the auxiliary placeholders solved there."""
+        """Return [t, q, u, parameters, inputs] and the auxiliary placeholders solved there."""
         values = np.concatenate([[t], q, u, self.params, self.inputs])
         if self._aux is None:
             return values
@@ -131,15 +173,35 @@ class NumericModel:
         return np.concatenate([values, self._aux_value])
 
     def auxiliary(self, t: float, q: np.ndarray, u: np.ndarray) -> np.ndarray:
-        """The placeholders of the auxiliary stages at a state (empty without)."""
+        """Return the placeholders of the auxiliary stages at a state (empty without)."""
         return self._base(t, q, u)[1 + self.n + self.p + len(self.params) + len(self.inputs):]
 
     def solve(self, t: float, q: np.ndarray, u: np.ndarray) -> np.ndarray:
-        """The unknowns ``[u', lambda]`` at a state."""
+        """Return the unknowns ``[u', lambda, e]`` at a state, solving ``M z = F`` by pivoted LU.
+
+        Parameters
+        ----------
+        t : float
+            Time.
+        q : numpy.ndarray
+            Coordinates (n).
+        u : numpy.ndarray
+            Speeds (p).
+
+        Returns
+        -------
+        numpy.ndarray
+            The speeds' accelerations, the multipliers and the efforts.
+
+        Raises
+        ------
+        SimulationError
+            When ``M`` or ``F`` is not finite or ``M`` is singular there.
+        """
         return self._unknowns(t, q, u, np.asarray(self._dyn_kin(self._base(t, q, u)), dtype=float).ravel())
 
     def _unknowns(self, t: float, q: np.ndarray, u: np.ndarray, vals: np.ndarray) -> np.ndarray:
-        """``M^-1 F`` from the values ``[M (row-major), F, ...]`` of the compiled dynamics."""
+        """Return ``M^-1 F`` from the values ``[M (row-major), F, ...]`` of the compiled dynamics."""
         size = self.size
         M = vals[: size * size].reshape(size, size)
         F = vals[size * size: size * size + size]
@@ -155,7 +217,10 @@ class NumericModel:
         return factors.solve(F)
 
     def _not_finite(self, M: np.ndarray, F: np.ndarray, q: np.ndarray, u: np.ndarray) -> str:
-        """Which rows of ``M z = F`` are not finite (row k: the equation of u'_k, then constraint k), and the state."""
+        """Say which rows of ``M z = F`` are not finite, and at which state.
+
+        Row k is the equation of u'_k, then constraint k.
+        """
         rows = ([f"der({u_})" for u_ in self.eom.u] + [f"constraint {k + 1}" for k in range(self.m)]
                 + [f"the constraint of effort {e}" for e in self.eom.efforts])
         bad = [f"{'the mass matrix row' if not np.all(np.isfinite(M[i])) else 'the forcing'} of {rows[i]}"
@@ -165,52 +230,179 @@ class NumericModel:
         return f"{', '.join(bad[:4])} at {', '.join(state[:8])}"
 
     def kinematics(self, t: float, q: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """Return ``q' = kinematics(q, u, t)`` at a state.
+
+        Parameters
+        ----------
+        t : float
+            Time.
+        q : numpy.ndarray
+            Coordinates (n).
+        u : numpy.ndarray
+            Speeds (p).
+
+        Returns
+        -------
+        numpy.ndarray
+            The coordinate velocities (n).
+        """
         return np.asarray(self._kin(self._base(t, q, u)), dtype=float).ravel()
 
     def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
-        """``(q', u')`` at ``x = (q, u)``: one compiled evaluation of the auxiliary stages, then one of the mass
-        matrix, the forcing and the kinematics together."""
+        """Return ``(q', u')`` at ``x = (q, u)``.
+
+        One compiled evaluation of the auxiliary stages, then one of the mass matrix, the forcing and the kinematics
+        together.
+
+        Parameters
+        ----------
+        t : float
+            Time.
+        x : numpy.ndarray
+            The state ``(q, u)`` (n + p).
+
+        Returns
+        -------
+        numpy.ndarray
+            Its time derivative (n + p).
+
+        Raises
+        ------
+        SimulationError
+            When the equations are not finite or the mass matrix is singular there.
+        """
         q, u = x[: self.n], x[self.n:]
         vals = np.asarray(self._dyn_kin(self._base(t, q, u)), dtype=float).ravel()
         sol = self._unknowns(t, q, u, vals)
         return np.concatenate([vals[self.size * (self.size + 1):], sol[: self.p]])
 
     def accelerations(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
-        """q'' at a state given by all velocities (which must satisfy the constraints)."""
+        """Return q'' at a state given by all velocities (which must satisfy the constraints).
+
+        Parameters
+        ----------
+        t : float
+            Time.
+        q : numpy.ndarray
+            Coordinates (n).
+        qd : numpy.ndarray
+            All velocities (n), consistent with the constraints.
+
+        Returns
+        -------
+        numpy.ndarray
+            The accelerations of all coordinates (n).
+        """
         u = np.asarray(qd, dtype=float)[self.independent_index]
         du = self.solve(t, q, u)[: self.p]
         return np.asarray(self._acc(np.concatenate([self._base(t, q, u), du])), dtype=float).ravel()
 
     def multipliers(self, t: float, q: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """Return the multipliers ``lambda`` at a state (empty for reduced methods).
+
+        Parameters
+        ----------
+        t : float
+            Time.
+        q : numpy.ndarray
+            Coordinates (n).
+        u : numpy.ndarray
+            Speeds (p).
+
+        Returns
+        -------
+        numpy.ndarray
+            The multipliers (m).
+        """
         return self.solve(t, q, u)[self.p:self.p + self.m]
 
     def efforts(self, t: float, q: np.ndarray, u: np.ndarray) -> np.ndarray:
-        """The effort variables e at a state (empty without)."""
+        """Return the effort variables e at a state (empty without)."""
         return self.solve(t, q, u)[self.p + self.m:]
 
     def state(self, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        """Return the integrator's state ``x = (q, u)`` from the coordinates and all velocities.
+
+        Parameters
+        ----------
+        q : numpy.ndarray
+            Coordinates (n).
+        qd : numpy.ndarray
+            All velocities (n); the speeds are those of the independent coordinates.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``(q, u)`` (n + p).
+        """
         return np.concatenate([q, np.asarray(qd, dtype=float)[self.independent_index]])
 
     def _full(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
         return np.concatenate([[t], q, qd, self.params, self.inputs])
 
     def outputs(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
-        """y(t, q, q') (and of the efforts, solved at the same state, where an output contains one)."""
+        """Return the outputs y(t, q, q') (efforts solved at the same state where an output contains one).
+
+        Parameters
+        ----------
+        t : float
+            Time.
+        q : numpy.ndarray
+            Coordinates (n).
+        qd : numpy.ndarray
+            All velocities (n), consistent with the constraints.
+
+        Returns
+        -------
+        numpy.ndarray
+            One value per output, in the system's order.
+        """
         args = self._full(t, q, qd)
         if self.outputs_use_efforts:
             args = np.concatenate([args, self.efforts(t, q, np.asarray(qd, dtype=float)[self.independent_index])])
         return np.asarray(self._out(args), dtype=float).ravel()
 
     def constraint_residuals(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
-        """[phi(q, t); A q' + a0] at a state."""
+        """Return the constraint residuals ``[phi(q, t); A q' + a0]`` at a state.
+
+        Parameters
+        ----------
+        t : float
+            Time.
+        q : numpy.ndarray
+            Coordinates (n).
+        qd : numpy.ndarray
+            All velocities (n).
+
+        Returns
+        -------
+        numpy.ndarray
+            The holonomic residuals, then every constraint at velocity level.
+        """
         return np.asarray(self._con(self._full(t, q, qd)), dtype=float).ravel()
 
     def constraint_matrix(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        """Return the constraint Jacobian ``A(q, t)`` of ``A q' + a0 = 0`` at a state (reduced methods).
+
+        Parameters
+        ----------
+        t : float
+            Time.
+        q : numpy.ndarray
+            Coordinates (n).
+        qd : numpy.ndarray
+            Velocities (n).
+
+        Returns
+        -------
+        numpy.ndarray
+            The m x n matrix.
+        """
         A = self.eom.constraint_jacobian
         return np.asarray(self._jac(self._full(t, q, qd)), dtype=float).reshape(A.shape)
 
     def split_health(self, t: float, q: np.ndarray, qd: np.ndarray) -> float:
-        """sigma_min(A_dep) / sigma_max(A) in [0, 1]; 0 means the split is singular."""
+        """Return the split's health sigma_min(A_dep) / sigma_max(A) in [0, 1]; 0 means the split is singular."""
         if self._jac is None:
             return 1.0
         return split_health(self.constraint_matrix(t, q, qd), self.eom.dependent_index)

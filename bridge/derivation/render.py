@@ -30,7 +30,7 @@ TIDY_SIZE = 4000      # expression tree nodes above which an expression is print
 
 
 def _size(expr: sp.Basic, limit: int) -> int:
-    """Tree nodes of ``expr``, counted up to ``limit + 1``."""
+    """Count the tree nodes of ``expr`` up to ``limit + 1``."""
     count = 0
     for _ in sp.preorder_traversal(expr):
         count += 1
@@ -48,11 +48,23 @@ class Tidy:
         self.collect_by = list(eom.system.qd) + list(eom.unknowns)
 
     def cheap(self, expr: sp.Expr) -> sp.Expr:
-        """expand, collect by velocities and unknowns, contract trigonometric sums, factor each coefficient."""
+        """Expand, collect by velocities and unknowns, contract trigonometric sums, factor each coefficient."""
         terms = sp.collect(sp.expand(expr), self.collect_by, evaluate=False)
         return sp.Add(*[sp.factor_terms(TR10i(coeff)) * key for key, coeff in terms.items()])
 
     def __call__(self, expr):
+        """Return ``expr`` (or each entry of a matrix) tidied for display, within the remaining budget.
+
+        Parameters
+        ----------
+        expr : sympy.Expr or sympy.MatrixBase
+            The expression.
+
+        Returns
+        -------
+        sympy.Expr or sympy.MatrixBase
+            An equal expression, shorter where the budget allowed; ``expr`` itself when the budget is spent.
+        """
         if isinstance(expr, sp.MatrixBase):
             return expr.applyfunc(self)
         if not isinstance(expr, sp.Expr) or expr.is_Atom:
@@ -72,13 +84,25 @@ class Tidy:
 
 
 def _str(expr) -> str:
-    """The text form (symengine's printer: on large systems sympy's takes seconds per megabyte)."""
+    """Return the text form (symengine's printer: on large systems sympy's takes seconds per megabyte)."""
     if isinstance(expr, sp.MatrixBase):
         return sp.sstr(expr.applyfunc(lambda e: sp.Symbol(_str(e))))
     return str(se.sympify(expr))
 
 
 def latex_names(eom: EquationsOfMotion) -> dict[sp.Symbol, str]:
+    """Return the LaTeX names of the velocities (dotted), accelerations (double-dotted) and multipliers of ``eom``.
+
+    Parameters
+    ----------
+    eom : EquationsOfMotion
+        The equations.
+
+    Returns
+    -------
+    dict of sympy.Symbol to str
+        Symbol -> LaTeX.
+    """
     names: dict[sp.Symbol, str] = {}
     for c in eom.system.coordinates:
         base = sp.latex(sp.Symbol(c.name))
@@ -90,9 +114,11 @@ def latex_names(eom: EquationsOfMotion) -> dict[sp.Symbol, str]:
 
 
 class _Latex(LatexPrinter):
-    """sympy's LaTeX printer, terms in stored order, remembering what it printed for every subexpression
-    (on large systems the same subexpressions recur many thousands of times; a node's LaTeX does not depend
-    on its parent, which adds brackets around it)."""
+    """sympy's LaTeX printer, terms in stored order.
+
+    Remembering what it printed for every subexpression (on large systems the same subexpressions recur many thousands
+    of times; a node's LaTeX does not depend on its parent, which adds brackets around it).
+    """
 
     def __init__(self, names: dict[sp.Symbol, str]):
         super().__init__({"symbol_names": names, "order": "none"})
@@ -108,6 +134,22 @@ class _Latex(LatexPrinter):
 
 
 def to_latex(eom: EquationsOfMotion, simplify: bool = False, budget: float = DEFAULT_BUDGET) -> str:
+    """Return the equations of motion as a LaTeX ``align`` environment.
+
+    Parameters
+    ----------
+    eom : EquationsOfMotion
+        The equations.
+    simplify : bool, optional
+        Simplify every entry with ``trigsimp`` (slow on large systems).
+    budget : float, optional
+        Seconds for the display simplification; entries left over are printed as derived.
+
+    Returns
+    -------
+    str
+        The LaTeX text: kinematics of the dependent coordinates (reduced methods), then one row per equation.
+    """
     printer = _Latex(latex_names(eom))
     tidy = Tidy(eom, simplify, budget)
 
@@ -136,6 +178,22 @@ def to_latex(eom: EquationsOfMotion, simplify: bool = False, budget: float = DEF
 
 
 def to_text(eom: EquationsOfMotion, simplify: bool = False, budget: float = DEFAULT_BUDGET) -> str:
+    """Return the equations of motion as plain text.
+
+    Parameters
+    ----------
+    eom : EquationsOfMotion
+        The equations.
+    simplify : bool, optional
+        Simplify every entry with ``trigsimp`` (slow on large systems).
+    budget : float, optional
+        Seconds for the display simplification.
+
+    Returns
+    -------
+    str
+        The unknowns, the rows of ``mass matrix * unknowns = forcing`` and the constraints.
+    """
     tidy = Tidy(eom, simplify, budget)
     title = METHODS[eom.method].title
     out = [f"{eom.system.name} — {title}"]
@@ -160,7 +218,7 @@ def to_text(eom: EquationsOfMotion, simplify: bool = False, budget: float = DEFA
 
 
 def _effort_lines(eom: EquationsOfMotion, tidy) -> list[str]:
-    """The dynamic variables with their rates and the effort constraints Gamma = 0 as written."""
+    """Return the dynamic variables with their rates and the effort constraints Gamma = 0 as written."""
     system, out = eom.system, []
     if system.dynamic:
         out.append("dynamic variables (s = der(<s>_integral); the row of <s>_integral is der(s) = rate):")
@@ -192,6 +250,22 @@ def _effort_lines(eom: EquationsOfMotion, tidy) -> list[str]:
 
 
 def to_json(eom: EquationsOfMotion, simplify: bool = False, budget: float = DEFAULT_BUDGET) -> str:
+    """Return the equations of motion as JSON.
+
+    Parameters
+    ----------
+    eom : EquationsOfMotion
+        The equations.
+    simplify : bool, optional
+        Simplify every entry with ``trigsimp`` (slow on large systems).
+    budget : float, optional
+        Seconds for the display simplification.
+
+    Returns
+    -------
+    str
+        A JSON object: name, method, coordinates, speeds, unknowns, kinematics, mass matrix, forcing, constraints.
+    """
     tidy = Tidy(eom, simplify, budget)
     M = tidy(eom.mass_matrix)
     data = {

@@ -46,15 +46,20 @@ class SplitFreeForm:
 
 
 def repartitions(eom: EquationsOfMotion) -> bool:
-    """Whether an exported model of ``eom`` re-partitions through :func:`split_free_form`: a reduced method with
-    dependent velocities and no effort unknowns (whose rows would join the projected system)."""
+    """Return whether an exported model of ``eom`` re-partitions through :func:`split_free_form`.
+
+    A reduced method with dependent velocities and no effort unknowns (whose rows would join the projected system).
+    """
     return (eom.method in REPARTITIONING_METHODS and eom.is_reduced and bool(eom.dependent)
             and not eom.efforts and not eom.multipliers)
 
 
 def _velocity_terms(method: str, T, d: Differentiator, M: list[list]) -> list:
-    """r of ``E = M q'' + r``: Gibbs-Appell's Christoffel terms for a natural kinetic energy (as the method
-    derives them), else the velocity part of ``d/dt dT/dq' - dT/dq`` (Maggi's and Chaplygin's)."""
+    """Return R of ``E = M q'' + r``.
+
+    Gibbs-Appell's Christoffel terms for a natural kinetic energy (as the method derives them), else the velocity part
+    of ``d/dt dT/dq' - dT/dq`` (Maggi's and Chaplygin's).
+    """
     n = len(d.q)
     if method == "appell":
         from .methods.reduced import natural_kinetic_energy
@@ -76,7 +81,7 @@ def _velocity_terms(method: str, T, d: Differentiator, M: list[list]) -> list:
 
 
 def split_free_form(eom: EquationsOfMotion) -> SplitFreeForm:
-    """The split-free quantities of ``eom``'s method for its system (see the module docstring)."""
+    """Return the split-free quantities of ``eom``'s method for its system (see the module docstring)."""
     system = eom.system
     n = system.n
     d = Differentiator(system)

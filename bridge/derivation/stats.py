@@ -44,7 +44,7 @@ def _ops(expr: se.Basic, memo: dict) -> int:
 
 
 def operation_count(exprs: Iterable, cse: bool = True) -> int:
-    """Operations to evaluate all ``exprs`` together, after one joint CSE pass when ``cse``."""
+    """Count the operations to evaluate all ``exprs`` together, after one joint CSE pass when ``cse``."""
     items = [se.sympify(e) for e in exprs]
     if cse:
         replacements, reduced = se.cse(items)
@@ -53,19 +53,23 @@ def operation_count(exprs: Iterable, cse: bool = True) -> int:
 
 
 def eom_exprs(eom) -> list:
-    """What one evaluation of the right-hand side needs: the auxiliary stages' matrices and right-hand sides (the
-    reduced methods' implicit split, solved before the rest), the mass matrix, the forcing and the kinematics, as
-    the generated C code (``nhb_rhs``) evaluates them. The LU solves are numeric and not counted; neither is the
-    acceleration map (``q''`` from ``u'``: an output, not needed to integrate; the peers' counts of
-    ``mass_matrix_full`` and ``forcing_full`` have no such part either)."""
+    """Return what one evaluation of the right-hand side needs.
+
+    The auxiliary stages' matrices and right-hand sides (the reduced methods' implicit split, solved before the rest),
+    the mass matrix, the forcing and the kinematics, as the generated C code (``nhb_rhs``) evaluates them. The LU solves
+    are numeric and not counted; neither is the acceleration map (``q''`` from ``u'``: an output, not needed to
+    integrate; the peers' counts of ``mass_matrix_full`` and ``forcing_full`` have no such part either).
+    """
     aux = [e for stage in eom.auxiliary for e in (*stage.matrix, *stage.rhs)]
     return aux + list(eom.mass_matrix) + list(eom.forcing) + list(eom.kinematics)
 
 
 def eom_operation_count(eom) -> int:
-    """Operations of one right-hand-side evaluation of an :class:`EquationsOfMotion` (:func:`eom_exprs`) after one
-    joint CSE pass, the sums' common factors pulled out first as the generated C code does
-    (:mod:`bridge.derivation.factors`)."""
+    """Count the operations of one right-hand-side evaluation of an :class:`EquationsOfMotion`.
+
+    The expressions of :func:`eom_exprs` after one joint CSE pass, the sums' common factors pulled out first as the
+    generated C code does (:mod:`bridge.derivation.factors`).
+    """
     from .factors import pull_common_factors
 
     return operation_count(pull_common_factors(eom_exprs(eom)))

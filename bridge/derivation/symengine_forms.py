@@ -20,7 +20,7 @@ _KEPT: OrderedDict = OrderedDict()
 
 
 def symengine_form(expr) -> se.Basic:
-    """``symengine.sympify(expr)``, converted once per (equal) sympy expression."""
+    """Return ``symengine.sympify(expr)``, converted once per (equal) sympy expression."""
     if isinstance(expr, se.Basic):
         return expr
     try:
@@ -37,7 +37,7 @@ def symengine_form(expr) -> se.Basic:
 
 
 def symengine_forms(exprs: Iterable) -> list[se.Basic]:
-    """:func:`symengine_form` of every expression."""
+    """Return :func:`symengine_form` of every expression."""
     return [symengine_form(e) for e in exprs]
 
 

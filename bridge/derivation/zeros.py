@@ -104,7 +104,7 @@ class _Prober:
 
 
 def _sin_squares_out(expr: sp.Expr) -> sp.Expr:
-    """``sin(x)^k`` with ``k >= 2`` rewritten as ``sin(x)^(k mod 2) (1 - cos(x)^2)^(k div 2)``."""
+    """Rewrite ``sin(x)^k`` with ``k >= 2`` as ``sin(x)^(k mod 2) (1 - cos(x)^2)^(k div 2)``."""
     rules = {}
     for p in expr.atoms(sp.Pow):
         if isinstance(p.base, sp.sin) and p.exp.is_Integer and p.exp >= 2:
@@ -114,7 +114,7 @@ def _sin_squares_out(expr: sp.Expr) -> sp.Expr:
 
 
 def is_zero_symbolic(expr: sp.Expr) -> bool:
-    """Cheap proof that ``expr`` is identically zero (False: not proved, the entry may still be zero)."""
+    """Prove cheaply that ``expr`` is identically zero (False: not proved, the entry may still be zero)."""
     e = sp.expand(expr, trig=True)
     if e == 0:
         return True
@@ -124,7 +124,7 @@ def is_zero_symbolic(expr: sp.Expr) -> bool:
 
 
 def _probe(exprs: list[sp.Expr], rng: np.random.Generator, parameters: set[sp.Symbol]) -> np.ndarray:
-    """Boolean mask: entries that vanish (to round-off) at every finite probe, with at least two finite probes."""
+    """Return a mask of the entries that vanish (to round-off) at every finite probe (two finite probes at least)."""
     prober = _Prober(rng, parameters)
     out = np.zeros(len(exprs), dtype=bool)
     with np.errstate(all="ignore"):
@@ -149,7 +149,7 @@ def _fields(eom: EquationsOfMotion) -> list[tuple[str, sp.ImmutableMatrix]]:
 
 def reduce_structural_zeros(eom: EquationsOfMotion, seed: int = 20261123,
                             total_seconds: float = TOTAL_SECONDS) -> tuple[EquationsOfMotion, ZeroReport]:
-    """The equations with every entry proved identically zero replaced by 0, and what was done."""
+    """Replace every entry of the equations proved identically zero by 0; return them and what was done."""
     start = time.perf_counter()
     fields = _fields(eom)
     entries = [(name, i, e) for name, mat in fields for i, e in enumerate(mat) if e != 0]

@@ -43,7 +43,26 @@ def _mib(n: float) -> str:
 
 
 def safe_name(name: str) -> str | None:
-    """The normalized relative member name, or None when it is absolute, climbs out (``..``) or is not portable."""
+    r"""Return the normalized relative member name.
+
+    Return None when it is absolute, climbs out (``..``) or is not portable (a backslash, a drive letter, a NUL).
+
+    Parameters
+    ----------
+    name : str
+        A member name as the archive stores it.
+
+    Returns
+    -------
+    str or None
+        The name with ``.`` and ``a/..`` parts resolved.
+
+    Examples
+    --------
+    >>> from bridge.fmu.archive import safe_name
+    >>> safe_name("binaries/./linux64/model.so"), safe_name("../evil.so"), safe_name("C:\\x.dll")
+    ('binaries/linux64/model.so', None, None)
+    """
     if not name or "\\" in name or ":" in name or name.startswith("/") or "\x00" in name:
         return None
     norm = posixpath.normpath(name)
@@ -53,7 +72,28 @@ def safe_name(name: str) -> str | None:
 
 
 def check_members(zf: zipfile.ZipFile, what: str) -> list[zipfile.ZipInfo]:
-    """The members of ``zf`` after the checks of count, total size, ratio and names; ArchiveError otherwise."""
+    """Return the members of ``zf`` after the checks of count, total size, ratio and names.
+
+    Only the central directory is read: nothing is decompressed.
+
+    Parameters
+    ----------
+    zf : zipfile.ZipFile
+        The open archive.
+    what : str
+        How messages name the archive.
+
+    Returns
+    -------
+    list of zipfile.ZipInfo
+        The members.
+
+    Raises
+    ------
+    ArchiveError
+        When there are more than :data:`MAX_MEMBERS` members, a name is unsafe, a large member expands more than
+        :data:`MAX_RATIO` times, or the total exceeds :data:`MAX_TOTAL`.
+    """
     infos = zf.infolist()
     if len(infos) > MAX_MEMBERS:
         raise ArchiveError(f"{what}: has {len(infos)} members, more than the limit of {MAX_MEMBERS}; this is not an "
@@ -75,7 +115,25 @@ def check_members(zf: zipfile.ZipFile, what: str) -> list[zipfile.ZipInfo]:
 
 
 def open_archive(path: str | Path, what: str = "") -> zipfile.ZipFile:
-    """``path`` opened as a zip file whose members passed :func:`check_members`; ArchiveError otherwise."""
+    """Open ``path`` as a zip file whose members passed :func:`check_members`.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The archive.
+    what : str
+        How messages name the archive (default its path).
+
+    Returns
+    -------
+    zipfile.ZipFile
+        The open archive (the caller closes it).
+
+    Raises
+    ------
+    ArchiveError
+        When the file is not a readable zip archive or fails the checks.
+    """
     what = what or str(path)
     try:
         zf = zipfile.ZipFile(path)
@@ -95,7 +153,29 @@ def check_archive(path: str | Path, what: str = "") -> None:
 
 
 def read_member(zf: zipfile.ZipFile, name: str, what: str, limit: int = MAX_XML) -> bytes:
-    """One member read into memory, at most ``limit`` bytes (for XML)."""
+    """Read one member into memory, at most ``limit`` bytes (for XML).
+
+    Parameters
+    ----------
+    zf : zipfile.ZipFile
+        The open archive.
+    name : str
+        The member's name.
+    what : str
+        How messages name the archive.
+    limit : int, optional
+        The largest size read, in bytes.
+
+    Returns
+    -------
+    bytes
+        The member's content.
+
+    Raises
+    ------
+    ArchiveError
+        When the member is larger than ``limit`` or cannot be read.
+    """
     info = zf.getinfo(name)
     if info.file_size > limit:
         raise ArchiveError(f"{what}: {name} has {_mib(info.file_size)}, more than the limit of {_mib(limit)}")
@@ -123,7 +203,29 @@ def stream_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, target: Path, what
 
 
 def extract(path: str | Path, folder: str | Path, what: str = "") -> Path:
-    """Unpack the archive ``path`` into the existing folder ``folder`` within the limits; the folder."""
+    """Unpack the archive ``path`` into the existing folder ``folder`` within the limits.
+
+    Every member is streamed in chunks to a path that must resolve inside ``folder``.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The archive.
+    folder : str or pathlib.Path
+        The folder to unpack into.
+    what : str
+        How messages name the archive (default its path).
+
+    Returns
+    -------
+    pathlib.Path
+        ``folder``, resolved.
+
+    Raises
+    ------
+    ArchiveError
+        When the archive fails the checks of :func:`open_archive` or a member would land outside ``folder``.
+    """
     folder = Path(folder).resolve()
     what = what or str(path)
     with open_archive(path, what) as zf:
@@ -141,7 +243,7 @@ def extract(path: str | Path, folder: str | Path, what: str = "") -> Path:
 
 # -- FMUs ---------------------------------------------------------------------------------------------------
 def check_model_description(unzipdir: str | Path, what: str) -> None:
-    """``modelDescription.xml`` exists, is within the size limit and declares no DTD or entities."""
+    """Check that ``modelDescription.xml`` exists, is within the size limit and declares no DTD or entities."""
     from lxml import etree
 
     xml = Path(unzipdir) / "modelDescription.xml"
@@ -161,7 +263,7 @@ def check_model_description(unzipdir: str | Path, what: str) -> None:
 
 
 def check_identifiers(md, unzipdir: str | Path | None, what: str, platform: str = "linux64") -> None:
-    """Every ``modelIdentifier`` is a plain identifier and (given ``unzipdir``) its library resolves inside it."""
+    """Check that every ``modelIdentifier`` is a plain identifier and (given ``unzipdir``) its library is inside it."""
     root = Path(unzipdir).resolve() if unzipdir is not None else None
     for kind in ("modelExchange", "coSimulation"):
         iface = getattr(md, kind, None)
@@ -177,7 +279,28 @@ def check_identifiers(md, unzipdir: str | Path | None, what: str, platform: str 
 
 
 def unpack_fmu(path: str | Path, folder: str | Path, what: str = "") -> Path:
-    """Unpack an FMU into ``folder`` within the limits and check its model description (no entities)."""
+    """Unpack an FMU into ``folder`` within the limits and check its model description (no entities).
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The FMU.
+    folder : str or pathlib.Path
+        The existing folder to unpack into.
+    what : str
+        How messages name the archive (default its path).
+
+    Returns
+    -------
+    pathlib.Path
+        ``folder``, resolved.
+
+    Raises
+    ------
+    ArchiveError
+        When the file is missing, fails the archive checks, or its ``modelDescription.xml`` is missing, too large,
+        not well-formed or declares a DTD.
+    """
     what = what or str(path)
     if not Path(path).is_file():
         raise ArchiveError(f"{what}: no such FMU file")
@@ -188,7 +311,7 @@ def unpack_fmu(path: str | Path, folder: str | Path, what: str = "") -> Path:
 
 # -- writing -----------------------------------------------------------------------------------------------
 def zip_time() -> tuple[int, int, int, int, int, int]:
-    """The time stamp of every member: ``SOURCE_DATE_EPOCH`` (UTC, not before 1980) or 1980-01-01 00:00."""
+    """Return the time stamp of every member: ``SOURCE_DATE_EPOCH`` (UTC, not before 1980) or 1980-01-01 00:00."""
     epoch = os.environ.get("SOURCE_DATE_EPOCH", "")
     if epoch.strip().isdigit():
         t = time.gmtime(max(int(epoch), 315532800))
@@ -197,7 +320,41 @@ def zip_time() -> tuple[int, int, int, int, int, int]:
 
 
 def write_zip(path: str | Path, members: Iterable[tuple[str, bytes | Path]]) -> Path:
-    """Write a reproducible zip archive atomically: members in the given order, fixed time stamps and modes."""
+    """Write a reproducible zip archive atomically: members in the given order, fixed time stamps and modes.
+
+    The same members give the same bytes (see :func:`zip_time`); libraries (``.so``, ``.dll``, ``.dylib``) are
+    executable.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The archive to write.
+    members : iterable of (str, bytes or pathlib.Path)
+        Member name -> content, or a file whose content is copied.
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``.
+
+    Raises
+    ------
+    ExportError
+        When the archive cannot be written.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> import zipfile
+    >>> from pathlib import Path
+    >>> from bridge.fmu.archive import write_zip
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     first = write_zip(Path(folder) / "a.zip", [("b.txt", b"x"), ("a.txt", b"y")]).read_bytes()
+    ...     second = write_zip(Path(folder) / "b.zip", [("b.txt", b"x"), ("a.txt", b"y")]).read_bytes()
+    ...     names = zipfile.ZipFile(Path(folder) / "a.zip").namelist()
+    >>> first == second, names
+    (True, ['b.txt', 'a.txt'])
+    """
     stamp = zip_time()
     with atomic_file(path) as tmp, zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zf:
         for name, data in members:

@@ -17,7 +17,7 @@ from .platforms import parse_platforms
 
 def build_rumoca_fmu(eom: EquationsOfMotion, path: str | Path, level: str = "index1",
                      platforms: Iterable[str] | str | None = None) -> Path:
-    """The exported Modelica model compiled to an FMI 2.0 FMU by Rumoca's ``fmi2`` code generation.
+    """Return the exported Modelica model compiled to an FMI 2.0 FMU by Rumoca's ``fmi2`` code generation.
 
     Rumoca writes a self-contained C file and modelDescription.xml; nhbridge compiles it with ``$CC`` (and the
     cross compilers of ``platforms``, see :func:`~bridge.fmu.build.build_fmu`) and packs the FMU (sources
@@ -53,12 +53,12 @@ def build_rumoca_fmu(eom: EquationsOfMotion, path: str | Path, level: str = "ind
         return _pack(path, folder)
 
 
-#: prefix of every user name in the text given to Rumoca (no user name starts with nhb_, see the loader)
+#: prefix of every user name in the text given to Rumoca (no user name starts with ``nhb_``, see the loader)
 RUMOCA_PREFIX = "nhb_v_"
 
 
 def _rumoca_names(eom: EquationsOfMotion) -> tuple[dict[str, str], dict[str, str]]:
-    """The user names as Rumoca gets them, and the Modelica variable names of the FMU back to the user's.
+    """Return the user names as Rumoca gets them, and the Modelica variable names of the FMU back to the user's.
 
     Rumoca's C template unpacks every variable into a C local of the same name inside functions whose own
     parameters and locals (``fmi2Component c``, ``x_nominal``, ``nx``, ...) a user name can collide with
@@ -77,8 +77,11 @@ def _rumoca_names(eom: EquationsOfMotion) -> tuple[dict[str, str], dict[str, str
 
 
 def _declare_sources(folder: Path) -> None:
-    """FMI 2 ``<SourceFiles>`` in ModelExchange and CoSimulation: the C files of ``sources/``, which Rumoca writes
-    self-contained but does not list (importers that build from sources need the list)."""
+    """Declare FMI 2 ``<SourceFiles>`` in ModelExchange and CoSimulation.
+
+    The C files of ``sources/``, which Rumoca writes self-contained but does not list (importers that build from sources
+    need the list).
+    """
     from lxml import etree
 
     path = folder / "modelDescription.xml"
@@ -94,7 +97,7 @@ def _declare_sources(folder: Path) -> None:
 
 
 def _restore_names(model_description: Path, original: dict[str, str]) -> None:
-    """Every ``name="..."`` of a ScalarVariable with its identifiers mapped back to the user's names."""
+    """Map every ``name="..."`` of a ScalarVariable back to the user's names."""
     def variable(match: re.Match) -> str:
         name = re.sub(r"[A-Za-z_][A-Za-z0-9_]*", lambda m: original.get(m.group(), m.group()), match.group(2))
         return match.group(1) + name + match.group(3)
@@ -109,8 +112,10 @@ OMC_MISSING_FMU = ("OpenModelica's omc was not found on PATH or in OPENMODELICAH
 
 def build_openmodelica_fmu(eom: EquationsOfMotion, path: str | Path, fmi_version: int = 2,
                            level: str = "index1", platforms: Iterable[str] | str | None = None) -> Path:
-    """The exported Modelica model compiled by OpenModelica (``buildModelFMU`` in omc, through OMPython); the
-    host's platform only (omc cross-compiles through its own Docker images, which nhbridge does not drive)."""
+    """Return the exported Modelica model compiled by OpenModelica (``buildModelFMU`` in omc, through OMPython).
+
+    The host's platform only (omc cross-compiles through its own Docker images, which nhbridge does not drive).
+    """
     from ..modelica.check import omc_session
 
     chosen = parse_platforms(platforms)

@@ -35,7 +35,7 @@ class Platform:
     flags: tuple[str, ...]    # compiler flags for a shared library of this platform
 
     def folder(self, fmi_version: int) -> str:
-        """The folder below ``binaries/`` for an FMI ``fmi_version`` FMU."""
+        """Return the folder below ``binaries/`` for an FMI ``fmi_version`` FMU."""
         return self.fmi2 if fmi_version == 2 else self.fmi3
 
     @property
@@ -63,7 +63,10 @@ NO_COMPILER_HINT = ("building an FMU needs a C compiler: install gcc or clang (D
 
 
 def compiler() -> str:
-    """The C compiler command: ``$CC`` when set, else ``cc``, ``gcc`` or ``clang`` on PATH; CompilerNotFoundError."""
+    """Return the C compiler command.
+
+    ``$CC`` when set, else ``cc``, ``gcc`` or ``clang`` on PATH; CompilerNotFoundError when there is none.
+    """
     cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
     if not cc or not cc.split() or not shutil.which(cc.split()[0]):
         env = os.environ.get("CC")
@@ -73,7 +76,7 @@ def compiler() -> str:
 
 
 def host_platform() -> Platform:
-    """The host's platform; an ExportError on a host none of :data:`PLATFORMS` describes."""
+    """Return the host's platform; an ExportError on a host none of :data:`PLATFORMS` describes."""
     for p in PLATFORMS:
         if p.is_host:
             return p
@@ -82,8 +85,10 @@ def host_platform() -> Platform:
 
 
 def parse_platforms(items: Iterable[str] | str | None) -> tuple[Platform, ...]:
-    """The platforms named by ``items`` (each a name or a comma list, ``all`` for every platform), in the order
-    of :data:`PLATFORMS`, each once; None or nothing: the host's. An unknown name is an ExportError."""
+    """Return the platforms named by ``items`` (each a name or a comma list, ``all`` for every platform).
+
+    In the order of :data:`PLATFORMS`, each once; None or nothing: the host's. An unknown name is an ExportError.
+    """
     if items is None:
         return (host_platform(),)
     if isinstance(items, str):
@@ -101,12 +106,27 @@ def parse_platforms(items: Iterable[str] | str | None) -> tuple[Platform, ...]:
 
 
 def platform_names(platforms: Iterable[Platform]) -> str:
+    """Return the platforms' names as a comma-separated list.
+
+    Parameters
+    ----------
+    platforms : iterable of Platform
+        The platforms.
+
+    Returns
+    -------
+    str
+        E.g. ``"linux64, win64"``.
+    """
     return ", ".join(p.name for p in platforms)
 
 
 def cross_compiler(target: Platform) -> str:
-    """The compiler command for ``target``: :func:`compiler` on the host's platform, else the
-    cross compiler on PATH; a CompilerNotFoundError naming the Debian packages when it is missing."""
+    """Return the compiler command for ``target``.
+
+    :func:`compiler` on the host's platform, else the cross compiler on PATH; a CompilerNotFoundError naming the Debian
+    packages when it is missing.
+    """
     if target.is_host:
         return compiler()
     if shutil.which(target.cross):
@@ -117,7 +137,7 @@ def cross_compiler(target: Platform) -> str:
 
 
 def compilers(platforms: Iterable[Platform]) -> dict[Platform, str]:
-    """The compiler of every platform; one CompilerNotFoundError naming every missing toolchain's packages."""
+    """Return the compiler of every platform; one CompilerNotFoundError naming every missing toolchain's packages."""
     found: dict[Platform, str] = {}
     missing: list[str] = []
     for p in platforms:
@@ -131,8 +151,10 @@ def compilers(platforms: Iterable[Platform]) -> dict[Platform, str]:
 
 
 def add_platform_option(parser, what: str = "the FMU") -> None:
-    """``--platform NAME[,NAME]`` (repeatable, ``all``) on a command that builds FMUs; the names land in
-    ``args.platform`` (a list, None when not given) for :func:`~bridge.fmu.build.toolchains`."""
+    """Add ``--platform NAME[,NAME]`` (repeatable, ``all``) to a command that builds FMUs.
+
+    The names land in ``args.platform`` (a list, None when not given) for :func:`~bridge.fmu.build.toolchains`.
+    """
     parser.add_argument("--platform", action="append", default=None, metavar="NAME[,NAME]",
                         help=f"platforms whose binaries {what} carries: {', '.join(p.name for p in PLATFORMS)} (FMI 3 "
                              "folder names accepted), comma-separated or repeated, or all (default: the host's); "
@@ -141,5 +163,5 @@ def add_platform_option(parser, what: str = "the FMU") -> None:
 
 
 def with_host(items: Iterable[str] | str | None) -> tuple[str, ...]:
-    """The platform names of ``items`` plus the host's: for FMUs that are also run on the host."""
+    """Return the platform names of ``items`` plus the host's: for FMUs that are also run on the host."""
     return tuple(p.name for p in dict.fromkeys((host_platform(), *parse_platforms(items))))

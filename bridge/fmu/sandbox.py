@@ -24,8 +24,11 @@ PR_SET_PDEATHSIG = 1
 
 
 class Beacon:
-    """Shared cells ``[calls, who, what, t]`` written by the child before every foreign call, and
-    ``[progress time, progress steps]`` for the parent to show."""
+    """Cells shared with a child process: the last foreign call it entered and its progress.
+
+    ``[calls, who, what, t]`` are written by the child before every foreign call, ``[progress time, progress
+    steps]`` for the parent to show.
+    """
 
     def __init__(self) -> None:
         from multiprocessing.sharedctypes import RawArray
@@ -33,26 +36,54 @@ class Beacon:
         self.cells = RawArray(ctypes.c_double, 6)
 
     def update(self, t: float, steps: int, force: bool = False) -> None:
-        """Progress of the child (the interface of :class:`bridge.cosim.results.Progress`)."""
+        """Record the child's progress (the interface of :class:`bridge.cosim.results.Progress`)."""
         self.cells[4], self.cells[5] = t, steps
 
     def finish(self, t: float, steps: int) -> None:
+        """Record the final progress (the interface of :class:`bridge.cosim.results.Progress`).
+
+        Parameters
+        ----------
+        t : float
+            The time reached.
+        steps : int
+            The steps taken.
+        """
         self.update(t, steps)
 
     def progress(self) -> tuple[float, int]:
+        """Return the child's last progress.
+
+        Returns
+        -------
+        tuple of (float, int)
+            The time reached and the steps taken.
+        """
         return float(self.cells[4]), int(self.cells[5])
 
     def mark(self, who: int, what: int, t: float) -> None:
+        """Stamp a foreign call before it is made, so that a crash or hang can be blamed on it.
+
+        Parameters
+        ----------
+        who : int
+            The component's index.
+        what : int
+            The call's code.
+        t : float
+            The simulated time of the call.
+        """
         cells = self.cells
         cells[1], cells[2], cells[3] = who, what, t
         cells[0] += 1.0
 
     @property
     def calls(self) -> int:
+        """The number of foreign calls stamped so far."""
         return int(self.cells[0])
 
     def last(self) -> tuple[int, int, float]:
-        """(who, what, t) of the last foreign call the child entered."""
+        """Return (who, what, t) of the last foreign call the child entered."""
         return int(self.cells[1]), int(self.cells[2]), float(self.cells[3])
 
 
@@ -92,9 +123,11 @@ def _exit_reason(code: int | None) -> str:
 
 def isolated(target: Callable, *args, timeout: float = 600.0, beacon: Beacon | None = None,
              grace: float = 10.0, tick: Callable[[], None] | None = None) -> Any:
-    """Run ``target(conn, *args)`` in a forked child; its one message. :class:`ChildFailure` when the child
-    crashes or hangs, :class:`ChildInterrupted` when the caller is interrupted (see the module). ``tick`` is
-    called while waiting (e.g. to show the child's progress)."""
+    """Run ``target(conn, *args)`` in a forked child and return the one message it sends.
+
+    Raise :class:`ChildFailure` when the child crashes or hangs, :class:`ChildInterrupted` when the caller is
+    interrupted (see the module). ``tick`` is called while waiting (e.g. to show the child's progress).
+    """
     ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
     parent, child = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_child, args=(target, child, args), daemon=True)

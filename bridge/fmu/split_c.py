@@ -33,7 +33,7 @@ _HEADS = {
 
 
 def _function(kind: str, body: list[str] | None) -> list[str]:
-    """One of the three functions; ``body`` None: a stub that fails."""
+    """Return one of the three functions; ``body`` None: a stub that fails."""
     first, second, unused = _HEADS[kind]
     lines = [first, second, "{", f"    (void)t; (void)x; (void)p; (void)in; {unused}"]
     if body is None:
@@ -46,8 +46,10 @@ def _flags(values) -> str:
 
 
 def split_c(eom: EquationsOfMotion) -> list[str]:
-    """``NHB_REPARTITION``, the coordinate flags and the three split-free functions (stubs when the model does not
-    re-partition)."""
+    """Return the C of a model's re-partition: ``NHB_REPARTITION``, the coordinate flags and the split-free functions.
+
+    The three functions are stubs when the model does not re-partition.
+    """
     if not repartitions(eom):
         return no_split_c()
     head = ["", "/* Split-free form of the reduced method (fmu/nhb_split.c re-partitions with it). */"]
@@ -78,8 +80,10 @@ def split_c(eom: EquationsOfMotion) -> list[str]:
 
 
 def no_split_c() -> list[str]:
-    """The split-free symbols of a model that does not re-partition (``NHB_REPARTITION = 0`` and stubs): every
-    generated ``model.c`` has them, the linear and controller FMUs' too."""
+    """Return the split-free symbols of a model that does not re-partition (``NHB_REPARTITION = 0`` and stubs).
+
+    Every generated ``model.c`` has them, the linear and controller FMUs' too.
+    """
     return ["", "/* The model does not re-partition (fmu/nhb_split.c stays idle). */",
             "const int NHB_REPARTITION = 0;", 'const char *const NHB_SPLIT_METHOD = "";',
             "const int NHB_SPLIT_MAY_DEPEND[] = {0};", "const int NHB_SPLIT_CYCLIC[] = {0};", "",

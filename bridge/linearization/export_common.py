@@ -44,20 +44,25 @@ class CheckedLinear:
 
     @property
     def n(self) -> int:
+        """The number of states (rows of A)."""
         return self.A.shape[0]
 
     @property
     def m(self) -> int:
+        """The number of inputs (columns of B)."""
         return self.B.shape[1]
 
     @property
     def p(self) -> int:
+        """The number of outputs (rows of C)."""
         return self.C.shape[0]
 
 
 def derivative_name(state: str) -> str:
-    """The FMI name of the time derivative of a state: ``der(theta)`` for ``theta``, ``der(theta,2)`` for
-    ``der(theta)``, ``der(theta,3)`` for ``der(theta,2)``."""
+    """Return the FMI name of the time derivative of a state.
+
+    ``der(theta)`` for ``theta``, ``der(theta,2)`` for ``der(theta)``, ``der(theta,3)`` for ``der(theta,2)``.
+    """
     match = _DER.match(state)
     if match is None:
         return f"der({state})"
@@ -66,8 +71,11 @@ def derivative_name(state: str) -> str:
 
 
 def modelica_name(name: str) -> str:
-    """The Modelica spelling of a state name before quoting: ``der(theta)`` -> ``der_theta`` (as the nonlinear
-    export names velocities), ``der(theta,2)`` -> ``der_der_theta``; other names unchanged."""
+    """Return the Modelica spelling of a state name before quoting.
+
+    ``der(theta)`` -> ``der_theta`` (as the nonlinear export names velocities), ``der(theta,2)`` -> ``der_der_theta``;
+    other names unchanged.
+    """
     match = _DER.match(name)
     if match is None:
         return name
@@ -76,7 +84,7 @@ def modelica_name(name: str) -> str:
 
 def _array(problems: list[Problem], what: str, value, shape: tuple[int, ...], rows: Sequence[str],
            cols: Sequence[str]) -> np.ndarray:
-    """``value`` as a float array of ``shape``; a problem (and zeros) when it is not one or has non-finite entries."""
+    """Return ``value`` as a float array of ``shape``; a problem (and zeros) when it is not one or is not finite."""
     try:
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError) as exc:
@@ -112,7 +120,7 @@ def _names(problems: list[Problem], what: str, names: Sequence[str], units: Sequ
 
 
 def checked(lin: LinearModel, x_start: Sequence[float] | None = None, static: bool = False) -> CheckedLinear:
-    """The model's arrays, checked (see the module docstring); an :class:`ExportError` listing every problem.
+    """Return the model's arrays, checked (see the module docstring); an :class:`ExportError` listing every problem.
 
     ``static``: a model without states (``y = y0 + D (u - u0)``, e.g. a state-feedback controller) is accepted.
     """
@@ -154,9 +162,11 @@ def checked(lin: LinearModel, x_start: Sequence[float] | None = None, static: bo
 
 
 def default_stop_time(lin: CheckedLinear) -> float:
-    """A stop time that shows the dynamics: 20 times the slowest time scale ``1/|lambda|`` of the non-zero
-    eigenvalues of A (about three periods of the slowest oscillation), two significant digits, clamped to
-    [1e-3, 1e4] s; 10 s when every eigenvalue is zero."""
+    """Return a stop time that shows the dynamics.
+
+    20 times the slowest time scale ``1/|lambda|`` of the non-zero eigenvalues of A (about three periods of the slowest
+    oscillation), two significant digits, clamped to [1e-3, 1e4] s; 10 s when every eigenvalue is zero.
+    """
     eig = np.abs(np.linalg.eigvals(lin.A)) if lin.n else np.zeros(0)
     scale = max(1.0, float(np.abs(lin.A).max()) if lin.A.size else 1.0)
     eig = eig[eig > 1e-9 * scale]
@@ -167,6 +177,25 @@ def default_stop_time(lin: CheckedLinear) -> float:
 
 
 def finite_number(value: float, what: str) -> float:
+    """Return ``value`` as a float when it is positive and finite.
+
+    Parameters
+    ----------
+    value : float
+        The value to check.
+    what : str
+        What it is, for the message (e.g. ``"--stop-time"``).
+
+    Returns
+    -------
+    float
+        The value.
+
+    Raises
+    ------
+    ExportError
+        When the value is not a positive finite number.
+    """
     value = float(value)
     if not math.isfinite(value) or value <= 0:
         raise ExportError(f"{what} must be a positive finite number, got {value}")

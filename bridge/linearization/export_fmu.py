@@ -42,14 +42,14 @@ ALIAS_TOL = 1e-9
 
 
 def _parameter_blocks(chk: CheckedLinear) -> list[tuple[str, np.ndarray, str]]:
-    """(name, values, description) of the parameter arrays, in the order of ``p`` in model.c."""
+    """Return (name, values, description) of the parameter arrays, in the order of ``p`` in model.c."""
     return [("A", chk.A, "state matrix"), ("B", chk.B, "input matrix"), ("C", chk.C, "output matrix"),
             ("D", chk.D, "feedthrough matrix"), ("x0", chk.x0, "operating point: state"),
             ("u0", chk.u0, "operating point: input"), ("y0", chk.y0, "operating point: output")]
 
 
 def _offsets(chk: CheckedLinear) -> dict[str, int]:
-    """Where each parameter array starts in ``p``."""
+    """Return where each parameter array starts in ``p``."""
     out, at = {}, 0
     for name, values, _ in _parameter_blocks(chk):
         out[name] = at
@@ -58,8 +58,10 @@ def _offsets(chk: CheckedLinear) -> dict[str, int]:
 
 
 def _aliases(chk: CheckedLinear) -> dict[int, int]:
-    """state i -> state j where ``der(state i)`` is the name of state j; an ExportError when row i of the model
-    does not make state j that derivative."""
+    """Return state i -> state j where ``der(state i)`` is the name of state j.
+
+    Raise an ExportError when row i of the model does not make state j that derivative.
+    """
     lin = chk.lin
     index = {s: k for k, s in enumerate(lin.states)}
     out = {}
@@ -81,14 +83,14 @@ def _aliases(chk: CheckedLinear) -> dict[int, int]:
 
 
 def _rate_unit(unit: str) -> str:
-    """The unit of a time derivative: ``rad`` -> ``rad/s``, ``rad/s`` -> ``rad/s2``."""
+    """Return the unit of a time derivative: ``rad`` -> ``rad/s``, ``rad/s`` -> ``rad/s2``."""
     if not unit:
         return ""
     return unit + "2" if unit.endswith("/s") else f"{unit}/s"
 
 
 def linear_layout(chk: CheckedLinear, fmi_version: int) -> FmuLayout:
-    """Every FMU variable with its value reference: (time,) states, derivatives, parameters, inputs, outputs."""
+    """Return every FMU variable with its value reference: (time,) states, derivatives, parameters, inputs, outputs."""
     lin = chk.lin
     numbering = Numbering(fmi_version)
     add = numbering.add
@@ -120,7 +122,7 @@ def linear_layout(chk: CheckedLinear, fmi_version: int) -> FmuLayout:
 
 
 def _labels(chk: CheckedLinear, block: str) -> list[str]:
-    """What each entry of a parameter array relates: ``(der(theta), theta)`` for A, ``theta`` for x0."""
+    """Return what each entry of a parameter array relates: ``(der(theta), theta)`` for A, ``theta`` for x0."""
     lin = chk.lin
     rows, cols = {"A": (lin.states, lin.states), "B": (lin.states, lin.inputs), "C": (lin.outputs, lin.states),
                   "D": (lin.outputs, lin.inputs), "x0": (lin.states, None), "u0": (lin.inputs, None),
@@ -131,7 +133,10 @@ def _labels(chk: CheckedLinear, block: str) -> list[str]:
 
 
 def linear_model_c(chk: CheckedLinear, lay: FmuLayout, guid: str, name: str) -> str:
-    """The generated ``model.c`` for the runtime (fmu/nhb_model.h): tables, start values and the matrix products."""
+    """Return the generated ``model.c`` for the runtime (fmu/nhb_model.h).
+
+    Tables, start values and the matrix products.
+    """
     n, m, p = chk.n, chk.m, chk.p
     off = _offsets(chk)
     np_total = sum(v.size for _, v, _ in _parameter_blocks(chk))
@@ -262,7 +267,7 @@ def linear_model_c(chk: CheckedLinear, lay: FmuLayout, guid: str, name: str) -> 
 
 def linear_model_description(chk: CheckedLinear, lay: FmuLayout, guid: str, name: str, stop_time: float,
                              sources: Sequence[str]) -> bytes:
-    """``modelDescription.xml`` from the layout, with the helpers of :mod:`bridge.fmu.model_description`.
+    """Return ``modelDescription.xml`` from the layout, with the helpers of :mod:`bridge.fmu.model_description`.
 
     The outputs depend on the states and inputs whose entries of C and D are non-zero as exported.
     """
@@ -314,12 +319,14 @@ def _version(fmi_version: int | str) -> int:
 def build_linear_fmu(lin: LinearModel, path: str | Path, fmi_version: int | str = "2.0", name: str | None = None,
                      x_start: Sequence[float] | None = None, stop_time: float | None = None,
                      platforms: Iterable[str] | str | None = None, static: bool = False) -> Path:
-    """Generate, compile and pack the linear model's FMU (ME and CS, one binary per platform and the sources);
-    written atomically. ``name``: the model identifier (default ``<system>_linear``); ``x_start``: the states'
-    start values (absolute, default ``x0``); ``stop_time``: the default experiment's (default
+    """Generate, compile and pack the linear model's FMU (ME and CS, one binary per platform and the sources).
+
+    Written atomically. ``name``: the model identifier (default ``<system>_linear``); ``x_start``: the states' start
+    values (absolute, default ``x0``); ``stop_time``: the default experiment's (default
     :func:`~bridge.linearization.export_common.default_stop_time`); ``platforms``: as for
-    :func:`~bridge.fmu.build.build_fmu` (default the host's); ``static``: a model without states is accepted
-    (``y = y0 + D (u - u0)``: a static gain such as a state-feedback controller)."""
+    :func:`~bridge.fmu.build.build_fmu` (default the host's); ``static``: a model without states is accepted (``y = y0 +
+    D (u - u0)``: a static gain such as a state-feedback controller).
+    """
     from ..fmu.build import output_path, pack_source_fmu, toolchains
     from ..modelica.printer import _PLAIN
 

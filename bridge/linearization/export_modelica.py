@@ -34,7 +34,7 @@ from .model import LinearModel
 
 
 def _matrix(M: np.ndarray) -> str:
-    """A Modelica matrix literal ``[a, b; c, d]``, one row per line."""
+    """Return a Modelica matrix literal ``[a, b; c, d]``, one row per line."""
     rows = [", ".join(_num(v) for v in row) for row in M]
     return "[" + ";\n      ".join(rows) + "]"
 
@@ -48,7 +48,7 @@ def _unit(unit: str) -> str:
 
 
 def _row(coefficient: str, i: int, values: Sequence[str], points: str) -> list[str]:
-    """The terms ``coefficient[i,j]*(values_j - points[j])`` of one row."""
+    """Return the terms ``coefficient[i,j]*(values_j - points[j])`` of one row."""
     return [f"{coefficient}[{i + 1}, {j + 1}]*({v} - {points}[{j + 1}])" for j, v in enumerate(values)]
 
 
@@ -65,7 +65,7 @@ def _state_description(name: str) -> str:
 
 
 def _documentation(chk: CheckedLinear) -> str:
-    """HTML: system, method, the equations, the operating point, dropped coordinates, eigenvalues."""
+    """Return the HTML: system, method, the equations, the operating point, dropped coordinates, eigenvalues."""
     lin = chk.lin
 
     def esc(text: str) -> str:
@@ -108,9 +108,11 @@ def _documentation(chk: CheckedLinear) -> str:
 
 def linear_modelica_source(lin: LinearModel, name: str | None = None, x_start: Sequence[float] | None = None,
                            stop_time: float | None = None) -> str:
-    """The Modelica text of the linear model (see the module docstring); ``name`` defaults to
-    ``<system>_linear``, ``x_start`` (absolute state values) to ``x0``, the experiment's stop time to
-    :func:`~bridge.linearization.export_common.default_stop_time`. An :class:`ExportError` for a bad model."""
+    """Return the Modelica text of the linear model (see the module docstring).
+
+    ``name`` defaults to ``<system>_linear``, ``x_start`` (absolute state values) to ``x0``, the experiment's stop time
+    to :func:`~bridge.linearization.export_common.default_stop_time`. An :class:`ExportError` for a bad model.
+    """
     chk = checked(lin, x_start)
     model = _model_name(lin, name)
     stop = default_stop_time(chk) if stop_time is None else finite_number(stop_time, "the stop time")

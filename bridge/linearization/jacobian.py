@@ -29,7 +29,7 @@ SINGULAR = 1e-13
 
 
 def jacobian_exprs(exprs: Sequence, variables: Sequence) -> list:
-    """Row-major ``d exprs_i / d variables_j`` (symengine), zero where a variable does not occur."""
+    """Return the row-major ``d exprs_i / d variables_j`` (symengine), zero where a variable does not occur."""
     svars = [se.sympify(v) for v in variables]
     out = []
     for e in exprs:
@@ -41,9 +41,11 @@ def jacobian_exprs(exprs: Sequence, variables: Sequence) -> list:
 
 
 class LazyCompiled:
-    """``f(values)`` evaluating ``exprs`` at ``args = values``: by substitution for the first ``after`` calls (one
-    linear model needs one or two, and substitution is an order of magnitude cheaper than compiling), then by the
-    compiled callable of :func:`compile_exprs` (sweeps, root finding)."""
+    """``f(values)`` evaluating ``exprs`` at ``args = values``.
+
+    By substitution for the first ``after`` calls (one linear model needs one or two, and substitution is an order of
+    magnitude cheaper than compiling), then by the compiled callable of :func:`compile_exprs` (sweeps, root finding).
+    """
 
     def __init__(self, args: Sequence, exprs: Sequence, after: int = 2):
         self.args = [se.sympify(a) for a in args]
@@ -51,6 +53,18 @@ class LazyCompiled:
         self.after, self.calls, self.compiled = after, 0, None
 
     def __call__(self, values) -> np.ndarray:
+        """Return the expressions' values at ``args = values`` (NaN where one is not a real number).
+
+        Parameters
+        ----------
+        values : array_like
+            One value per argument.
+
+        Returns
+        -------
+        numpy.ndarray
+            One value per expression.
+        """
         self.calls += 1
         if self.compiled is None and self.calls > self.after:
             self.compiled = compile_exprs(self.args, self.exprs)
@@ -71,7 +85,7 @@ def _se(matrix) -> se.Matrix:
 
 
 def lu_solve(M: np.ndarray, rhs: np.ndarray, what: str) -> np.ndarray:
-    """``M^-1 rhs`` by pivoted LU; a singular ``M`` is reported as ``what``."""
+    """Return ``M^-1 rhs`` by pivoted LU; a singular ``M`` is reported as ``what``."""
     if M.shape[0] == 0:
         return np.zeros_like(rhs)
     if not (np.all(np.isfinite(M)) and np.all(np.isfinite(rhs))):
@@ -83,8 +97,9 @@ def lu_solve(M: np.ndarray, rhs: np.ndarray, what: str) -> np.ndarray:
 
 
 class MethodJacobian:
-    """Compiled values and Jacobians of ``(q', u')`` with respect to ``(q, u)`` and the inputs ``w`` for one set of
-    equations.
+    """Compiled values and Jacobians of ``(q', u')`` for one set of equations.
+
+    The Jacobians are taken with respect to ``(q, u)`` and the inputs ``w``.
 
     Arguments of every compiled function: ``[t, q, u, parameters, inputs, Z, z]`` (``Z`` the auxiliary
     placeholders, ``z`` the unknowns ``[u', lambda]``), so the parameters stay free for sweeps.
@@ -119,9 +134,11 @@ class MethodJacobian:
         self._kin = LazyCompiled(self.args, kin + jacobian_exprs(kin, self.variables) + jacobian_exprs(kin, earlier))
 
     def evaluate(self, base: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """``(f, J, Jw, z)`` at ``base = [t, q, u, parameters, inputs]``: ``f = (q', u')``,
-        ``J = d(q', u')/d(q, u)`` ((n + p) x (n + p)), ``Jw = d(q', u')/dw`` and the unknowns ``z = [u', lambda]``.
-        A singular split or mass matrix raises :class:`SimulationError`."""
+        """Return ``(f, J, Jw, z)`` at ``base = [t, q, u, parameters, inputs]``.
+
+        ``f = (q', u')``, ``J = d(q', u')/d(q, u)`` ((n + p) x (n + p)), ``Jw = d(q', u')/dw`` and the unknowns ``z =
+        [u', lambda]``. A singular split or mass matrix raises :class:`SimulationError`.
+        """
         nv, method = self.nv, self.eom.method
         zeros_aux, zeros_z = np.zeros(self.n_aux), np.zeros(self.size)
         aux = np.zeros(0)

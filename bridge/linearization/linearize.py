@@ -94,8 +94,11 @@ class Linearizer:
         return ind, dep
 
     def _check_block(self, M: np.ndarray, whole: np.ndarray, what: str, hint: str) -> None:
-        """``sigma_min(M) / sigma_max(whole)`` (the block of the dependent columns against the whole constraint
-        Jacobian, as :func:`bridge.model.mechanics.split_health`) must exceed ``SINGULAR_TOL``."""
+        """Check that the split's dependent block of the constraint Jacobian is regular.
+
+        ``sigma_min(M) / sigma_max(whole)`` (the block of the dependent columns against the whole constraint Jacobian,
+        as :func:`bridge.model.mechanics.split_health`) must exceed ``SINGULAR_TOL``.
+        """
         if M.shape[0] == 0:
             return
         sv = np.linalg.svd(M, compute_uv=False)
@@ -120,10 +123,12 @@ class Linearizer:
         return hd
 
     def project(self, pt: OperatingPoint, coordinate: int | None = None) -> OperatingPoint | None:
-        """``pt`` made consistent after a change of a parameter, an input, an independent coordinate or an
-        independent velocity: Newton on ``phi(q) = 0`` for the holonomic-dependent coordinates, then
-        ``A_dep q'_dep = -(A_ind q'_ind + a0)``. None where that cannot keep the changed value (the caller then uses
-        :meth:`System.with_values`) or before the split is known (after the first :meth:`at`)."""
+        """Return ``pt`` made consistent after a change of a parameter, an input, an independent coordinate or velocity.
+
+        Newton on ``phi(q) = 0`` for the holonomic-dependent
+        coordinates, then ``A_dep q'_dep = -(A_ind q'_ind + a0)``. None where that cannot keep the changed value (the
+        caller then uses :meth:`System.with_values`) or before the split is known (after the first :meth:`at`).
+        """
         if self.independent is None or (self.system.holonomic and self.holonomic_dependent is None):
             return None
         hd = list(self.holonomic_dependent or ())
@@ -147,8 +152,10 @@ class Linearizer:
         return OperatingPoint(pt.t, q, qd, pt.params, pt.inputs)
 
     def split_determinant(self, pt: OperatingPoint) -> float:
-        """``det(A_dep) det(Phi_dep)`` of the split at ``pt``: a change of sign between two points means the split
-        is singular between them (after the first :meth:`at`)."""
+        """Return ``det(A_dep) det(Phi_dep)`` of the split at ``pt``.
+
+        A change of sign between two points means the split is singular between them (after the first :meth:`at`).
+        """
         full = self._full(pt)
         n, m = self.n, self.m
         out = 1.0
@@ -166,9 +173,12 @@ class Linearizer:
     # -- the linear model --------------------------------------------------------
     def at(self, pt: OperatingPoint, cyclic: Sequence[str] | None = None, keep_conserved: bool = False,
            check_steady: bool = True, conserved: Sequence[str] | None = None) -> LinearModel:
-        """The linear model at ``pt`` (see the module docstring). ``cyclic``: None detects the cyclic coordinates,
-        a list names them (each must be ignorable at the point), ``()`` keeps every coordinate. ``conserved``
-        names the conserved speeds to drop (default: detected, none with ``keep_conserved``)."""
+        """Return the linear model at ``pt`` (see the module docstring).
+
+        ``cyclic``: None detects the cyclic coordinates, a list names them (each must be ignorable at the point), ``()``
+        keeps every coordinate. ``conserved`` names the conserved speeds to drop (default: detected, none with
+        ``keep_conserved``).
+        """
         system, eom, n, p = self.system, self.eom, self.n, self.p
         full = self._full(pt)
         vals = np.asarray(self._vel(full), dtype=float).ravel()
@@ -319,13 +329,69 @@ class Linearizer:
 
 def linearize(eom, at=None, *, cyclic: Sequence[str] | None = None, keep_conserved: bool = False,
               independent: Sequence[str] | None = None, given: Mapping[str, float] | None = None) -> LinearModel:
-    """The linear model of ``eom`` about a steady point (default: the start state of its system).
+    """Return the linear model of ``eom`` about a steady point (default: the start state of its system).
 
-    ``at``: a mapping of names to values (coordinates ``q``, start velocities ``der(q)``, parameters, inputs) applied
-    to the start state with :meth:`System.with_values` (which makes it consistent with the constraints), or a
-    :class:`System` whose start state is the point. ``cyclic``: None detects cyclic coordinates, a list names them,
-    ``()`` keeps all. ``keep_conserved`` keeps decoupled neutral speeds. A point that is not steady raises
-    :class:`~bridge.linearization.point.LinearizationError` listing its residual accelerations.
+    With the state ``x = (q, u)`` (cyclic coordinates and decoupled neutral speeds dropped) and the inputs ``w``,
+    ``A = d(q', u')/dx`` and ``B = d(q', u')/dw`` at the point, where ``u'`` solves ``M u' = F`` (the mass matrix
+    factorised numerically, never inverted symbolically); ``C`` and ``D`` are the outputs' derivatives. The
+    Jacobians are exact (symbolic derivatives evaluated at the point).
+
+    Parameters
+    ----------
+    eom : EquationsOfMotion
+        The equations, from :func:`bridge.derive`.
+    at : mapping of str to float, or System, optional
+        Names -> values (coordinates ``q``, start velocities ``der(q)``, parameters, inputs) applied to the start
+        state with :meth:`System.with_values` (which makes it consistent with the constraints), or a
+        :class:`System` whose start state is the point.
+    cyclic : sequence of str, optional
+        None detects the cyclic coordinates, a list names them, ``()`` keeps all.
+    keep_conserved : bool, optional
+        Keep decoupled neutral speeds in the state.
+    independent : sequence of str, optional
+        The split of a reduced method at the point (default the equations').
+    given : mapping of str to float, optional
+        Input values at the point; an input needs one unless its start value is written in the system file.
+
+    Returns
+    -------
+    LinearModel
+        A, B, C, D with names, units and the operating point.
+
+    Raises
+    ------
+    LinearizationError
+        When the point is not steady (its residual accelerations are listed) or the split is singular there.
+
+    Examples
+    --------
+    A mass on a spring, ``m x'' = -k x + F``: ``A = [[0, 1], [-k/m, 0]]``, ``B = [[0], [1/m]]``.
+
+    >>> import bridge
+    >>> system = bridge.parse_system('''
+    ... name = "Oscillator"
+    ... [coordinates]
+    ... x = { start = 0.0, velocity = 0.0, unit = "m" }
+    ... [parameters]
+    ... m = { value = 2.0, unit = "kg" }
+    ... k = { value = 8.0, unit = "N/m" }
+    ... [inputs]
+    ... F = { start = 0.0, unit = "N" }
+    ... [energy]
+    ... kinetic = "1/2*m*der(x)^2"
+    ... potential = "1/2*k*x^2"
+    ... [forces]
+    ... x = "F"
+    ... [outputs]
+    ... position = { expr = "x", unit = "m" }
+    ... ''')
+    >>> lin = bridge.linearize(bridge.derive(system), given={"F": 0.0})
+    >>> lin.A.tolist(), lin.B.tolist()
+    ([[0.0, 1.0], [-4.0, 0.0]], [[0.0], [0.5]])
+    >>> lin.eigenvalues().imag.round(12).tolist()
+    [2.0, -2.0]
+    >>> bridge.linearize(bridge.derive(system), {"k": 18.0}, given={"F": 0.0}).eigenvalues().imag.round(12).tolist()
+    [3.0, -3.0]
     """
     if not hasattr(eom, "mass_matrix"):
         raise BridgeError("linearize: expected EquationsOfMotion (bridge.derive(system, method))")

@@ -21,7 +21,64 @@ CONTROL_MISSING = ("python-control is not installed: pip install \"nhbridge[cont
 
 @dataclass(frozen=True)
 class LinearModel:
-    """A, B, C, D with names and units, about the operating point they were taken at."""
+    """A, B, C, D with names and units, about the operating point they were taken at.
+
+    ``x' = A x + B u``, ``y = C x + D u`` in the deviations ``x - x0``, ``u - u0``, ``y - y0`` from the operating
+    point, as :func:`bridge.linearize` returns it.
+
+    Parameters
+    ----------
+    system : str
+        The system's name.
+    method : str
+        The derivation method the equations came from.
+    states, state_units : tuple of str
+        The names of the states (e.g. ``("theta", "der(theta)")``) and their units (``""`` where unknown).
+    inputs, input_units : tuple of str
+        The names of the inputs and their units.
+    outputs, output_units : tuple of str
+        The names of the outputs and their units.
+    A, B, C, D : numpy.ndarray
+        The matrices, n x n, n x m, p x n and p x m.
+    x0, u0, y0 : numpy.ndarray
+        The operating point's state, input and output values.
+    point : mapping of str to float, optional
+        Every coordinate, velocity, parameter and input at the point.
+    dropped : tuple of str, optional
+        Cyclic coordinates left out of the state.
+    independent : tuple of str, optional
+        The split's independent coordinates (reduced methods).
+    conserved : tuple of str, optional
+        Decoupled neutral speeds left out of the state.
+    residual : tuple of (str, float), optional
+        The rates of the retained states at the point (about 0 at a steady point).
+
+    Examples
+    --------
+    >>> import bridge
+    >>> system = bridge.parse_system('''
+    ... name = "Oscillator"
+    ... [coordinates]
+    ... x = { start = 0.0, velocity = 0.0, unit = "m" }
+    ... [parameters]
+    ... m = { value = 2.0, unit = "kg" }
+    ... k = { value = 8.0, unit = "N/m" }
+    ... [inputs]
+    ... F = { start = 0.0, unit = "N" }
+    ... [energy]
+    ... kinetic = "1/2*m*der(x)^2"
+    ... potential = "1/2*k*x^2"
+    ... [forces]
+    ... x = "F"
+    ... [outputs]
+    ... position = { expr = "x", unit = "m" }
+    ... ''')
+    >>> lin = bridge.linearize(bridge.derive(system), given={"F": 0.0})
+    >>> lin.states, lin.inputs, lin.outputs
+    (('x', 'der(x)'), ('F',), ('position',))
+    >>> lin.A.tolist(), lin.B.tolist(), lin.C.tolist()
+    ([[0.0, 1.0], [-4.0, 0.0]], [[0.0], [0.5]], [[1.0, 0.0]])
+    """
 
     system: str                       # the system's name
     method: str                       # the derivation method the equations came from
@@ -50,11 +107,11 @@ class LinearModel:
         return linear_html(self)
 
     def eigenvalues(self) -> np.ndarray:
-        """The eigenvalues of ``A`` (the poles of the linear model)."""
+        """Return the eigenvalues of ``A`` (the poles of the linear model)."""
         return np.linalg.eigvals(self.A)
 
     def to_control(self) -> Any:
-        """The model as a python-control ``StateSpace`` with its state, input and output names.
+        """Return the model as a python-control ``StateSpace`` with its state, input and output names.
 
         ``x' = A x + B u``, ``y = C x + D u`` in deviations from the operating point, as here; the system's name
         becomes the ``StateSpace``'s name. Needs python-control >= 0.10 (``pip install "nhbridge[control]"``).
@@ -76,9 +133,10 @@ class LinearModel:
 
     @classmethod
     def from_control(cls, sys: Any, like: LinearModel) -> LinearModel:
-        """A linear model with the matrices of the python-control ``StateSpace`` ``sys`` and everything else
-        (units, operating point, method) of ``like``, whose names ``sys`` must carry in the same order: the way
-        back from :meth:`to_control` after working on the matrices in python-control (e.g. a closed loop
+        """Return a linear model with the matrices of the python-control ``StateSpace`` ``sys``.
+
+        Everything else (units, operating point, method) comes from ``like``, whose names ``sys`` must carry in the same
+        order: the way back from :meth:`to_control` after working on the matrices in python-control (e.g. a closed loop
         ``A - B K`` built with the same names).
         """
         control_module()
@@ -96,7 +154,7 @@ class LinearModel:
 
 
 def control_module() -> Any:
-    """python-control, imported; a :class:`BridgeError` with the install command where it is missing."""
+    """Import python-control; a :class:`BridgeError` with the install command where it is missing."""
     try:
         import control
     except ImportError as exc:

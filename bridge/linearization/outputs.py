@@ -21,7 +21,7 @@ TOL = 1e-9  # relative to max(1, |lambda|): a real part within it is neutral (th
 
 
 def sorted_modes(lin: LinearModel) -> tuple[np.ndarray, np.ndarray]:
-    """Eigenvalues (sorted by real part, then imaginary part) and the matching eigenvectors (columns)."""
+    """Return the eigenvalues (sorted by real part, then imaginary part) and the matching eigenvectors (columns)."""
     if lin.A.shape[0] == 0:
         return np.zeros(0, dtype=complex), np.zeros((0, 0), dtype=complex)
     w, v = np.linalg.eig(lin.A)
@@ -35,13 +35,15 @@ def sorted_modes(lin: LinearModel) -> tuple[np.ndarray, np.ndarray]:
 
 
 def round_off(values) -> float:
-    """The rounding noise of a set of values: ``TOL * max(1, max |value|)`` (the stability verdict's tolerance);
-    a value within it is printed as 0."""
+    """Return the rounding noise of a set of values.
+
+    ``TOL * max(1, max |value|)`` (the stability verdict's tolerance); a value within it is printed as 0.
+    """
     return TOL * max(1.0, float(np.abs(np.asarray(values, dtype=complex)).max(initial=0.0)))
 
 
 def damping(w: np.ndarray) -> list[float | None]:
-    """``-Re(lambda)/|lambda|``; None for an eigenvalue that is zero to rounding (:func:`round_off`)."""
+    """Return the damping ratio ``-Re(lambda)/|lambda|``; None for an eigenvalue zero to rounding."""
     tiny = round_off(w)
     return [(-float(x.real) / abs(x)) + 0.0 if abs(x) > tiny else None for x in w]
 
@@ -51,7 +53,7 @@ def _matrix(M: np.ndarray) -> list[list[float]]:
 
 
 def record(lin: LinearModel) -> dict[str, Any]:
-    """The JSON record of one linear model."""
+    """Return the JSON record of one linear model."""
     w, v = sorted_modes(lin)
     return {
         "system": lin.system, "method": lin.method,
@@ -71,6 +73,20 @@ def record(lin: LinearModel) -> dict[str, Any]:
 
 
 def write_json(path: str | Path, data: dict[str, Any]) -> Path:
+    """Write ``data`` as indented JSON (no NaN; numpy values as numbers), atomically.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The file to write.
+    data : dict
+        The record.
+
+    Returns
+    -------
+    pathlib.Path
+        The written file.
+    """
     return write_text(path, json.dumps(data, indent=1, allow_nan=False, default=_none) + "\n")
 
 
@@ -83,7 +99,7 @@ def _fmt(x: float) -> str:
 
 
 def point_csv(lin: LinearModel) -> str:
-    """One row per eigenvalue: real, imag, damping ratio, natural frequency."""
+    """Return a CSV with one row per eigenvalue: real, imag, damping ratio, natural frequency."""
     w, _ = sorted_modes(lin)
     lines = ["mode,real,imag,damping_ratio,natural_frequency_rad_s"]
     for k, (x, z) in enumerate(zip(w, damping(w))):
@@ -92,7 +108,7 @@ def point_csv(lin: LinearModel) -> str:
 
 
 def sweep_csv(name: str, values: list[float], models: list[LinearModel]) -> str:
-    """One row per swept value: the eigenvalues' real and imaginary parts (sorted as in :func:`sorted_modes`)."""
+    """Return a CSV with one row per swept value: the eigenvalues' real and imaginary parts."""
     size = max((m.A.shape[0] for m in models), default=0)
     head = [name] + [f"real_{k + 1}" for k in range(size)] + [f"imag_{k + 1}" for k in range(size)] + ["max_real"]
     lines = [",".join(head)]
@@ -118,7 +134,7 @@ def _table(M: np.ndarray, rows: tuple[str, ...], cols: tuple[str, ...]) -> list[
 
 
 def text_report(lin: LinearModel) -> str:
-    """A plain-text summary: the point, the state, A, B, C, D and the modes."""
+    """Return a plain-text summary: the point, the state, A, B, C, D and the modes."""
     lines = [f"{lin.system} linearized ({lin.method}) about the point"]
     point_tol = round_off(list(lin.point.values()))
     show = [f"{k} = {_noise_free(v, point_tol):.6g}" for k, v in lin.point.items()
@@ -154,13 +170,15 @@ def text_report(lin: LinearModel) -> str:
 
 
 def _noise_free(value: float, tol: float) -> float:
-    """0 for a value within ``tol`` of 0 (never -0), else the value."""
+    """Return 0 for a value within ``tol`` of 0 (never -0), else the value."""
     return 0.0 if abs(value) <= tol else float(value)
 
 
 def stability_class(w: np.ndarray) -> str:
-    """As the sweep classifies (:mod:`bridge.linearization.sweep`, tolerance ``1e-9 max(1, |lambda|)``):
-    asymptotically stable, marginally stable (a neutral mode, e.g. a conservative point) or unstable."""
+    """Classify a linear model's stability as the sweep does (tolerance ``1e-9 max(1, |lambda|)``).
+
+    Asymptotically stable, marginally stable (a neutral mode, e.g. a conservative point) or unstable.
+    """
     if not len(w):
         return "without states"
     g, tol = float(w.real.max()), round_off(w)
@@ -169,8 +187,7 @@ def stability_class(w: np.ndarray) -> str:
 
 def plot_sweep(path: str | Path, name: str, values: list[float], models: list[LinearModel], stability: dict,
                title: str = "", unit: str = "") -> Path:
-    """Real and imaginary parts of the eigenvalues against the swept value; stable ranges shaded, crossings
-    marked."""
+    """Plot the eigenvalues' real and imaginary parts against the swept value, stable ranges shaded."""
     from ..atomic import atomic_file
     from ..simulation.plot import pyplot
 

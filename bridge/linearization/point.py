@@ -17,7 +17,7 @@ import numpy as np
 
 from ..errors import BridgeError, Problem
 
-#: residual accelerations below this (times max(1, |q'|)) count as steady
+#: residual accelerations below this (times ``max(1, |q'|)``) count as steady
 STEADY_TOL = 1e-9
 
 
@@ -36,7 +36,7 @@ class OperatingPoint:
     inputs: np.ndarray
 
     def mapping(self, system) -> dict[str, float]:
-        """Every coordinate, der(coordinate), parameter and input by name."""
+        """Return every coordinate, der(coordinate), parameter and input by name."""
         out = {c.name: float(v) for c, v in zip(system.coordinates, self.q)}
         out.update({f"der({c.name})": float(v) for c, v in zip(system.coordinates, self.qd)})
         out.update({p.name: float(v) for p, v in zip(system.parameters, self.params)})
@@ -45,7 +45,7 @@ class OperatingPoint:
 
 
 def inputs_with_values(system) -> set[str]:
-    """The inputs whose start value the system file gives explicitly (``[inputs] NAME = { start = ... }``)."""
+    """Return the inputs whose start value the system file gives explicitly (``[inputs] NAME = { start = ... }``)."""
     path = Path(system.source)
     try:
         data = tomllib.loads(path.read_text()) if path.is_file() else {}
@@ -57,7 +57,7 @@ def inputs_with_values(system) -> set[str]:
 
 
 def system_at(system, at=None):
-    """``system`` with the values of ``at`` (a mapping of names to numbers, see :meth:`System.with_values`) applied."""
+    """Return ``system`` with the values of ``at`` (names -> numbers, see :meth:`System.with_values`) applied."""
     if at is None:
         return system
     if isinstance(at, Mapping):
@@ -68,8 +68,11 @@ def system_at(system, at=None):
 
 
 def operating_point(system, given: Mapping[str, float] | None = None, t: float = 0.0) -> OperatingPoint:
-    """The start state of ``system`` as an operating point; every input must have a value (from the file's
-    ``start`` or from ``given``), since the linear model depends on where the inputs are held."""
+    """Return the start state of ``system`` as an operating point.
+
+    Every input must have a value (from the file's ``start`` or from ``given``), since the linear model depends on where
+    the inputs are held.
+    """
     missing = [w.name for w in system.inputs
                if w.name not in (given or {}) and w.name not in inputs_with_values(system)]
     if missing:
@@ -84,6 +87,6 @@ def operating_point(system, given: Mapping[str, float] | None = None, t: float =
 
 
 def not_steady(system, names: list[str], residuals: np.ndarray, scale: float) -> list[tuple[str, float]]:
-    """(name, residual) of every state derivative that should vanish at a steady point and does not."""
+    """Return (name, residual) of every state derivative that should vanish at a steady point and does not."""
     tol = STEADY_TOL * max(1.0, scale)
     return [(nm, float(r)) for nm, r in zip(names, residuals) if not abs(r) <= tol]

@@ -5,7 +5,7 @@ linearized with the same compiled Jacobians. The linear state is the same at eve
 is dropped only where it is cyclic (conserved) at every point of the sweep.
 
 Stability at a value s is classified by ``g(s) = max Re lambda(s)`` with the tolerance ``tol = 1e-9 max(1, |lambda|)``:
-*unstable* (g > tol), *marginal* (|g| <= tol: a neutral mode, e.g. the lean pair of a disk above its critical spin),
+*unstable* (g > tol), *marginal* (``|g| <= tol``: a neutral mode, e.g. the lean pair of a disk above its critical spin),
 *stable* (g < -tol). Between neighbouring values of different class the boundary is found by Brent's method on
 ``g`` (a transversal crossing), ``g - tol`` or ``g + tol`` (into or out of marginal), to ``xtol = 1e-13 |s|``; for a
 pair leaving the imaginary axis like ``sqrt(s_c - s)`` the offset of ``g = tol`` from ``s_c`` is of order tol^2.
@@ -33,6 +33,8 @@ _SPEC = re.compile(r"\A\s*(?P<name>[^=]+?)\s*=\s*(?P<range>.+)\Z")
 
 @dataclass(frozen=True)
 class SweepSpec:
+    """A linear sweep of one name (coordinate, velocity, parameter or input) over ``num`` values."""
+
     name: str
     start: float
     stop: float
@@ -40,11 +42,12 @@ class SweepSpec:
 
     @property
     def values(self) -> list[float]:
+        """The swept values, ``linspace(start, stop, num)``."""
         return [float(x) for x in np.linspace(self.start, self.stop, self.num)]
 
 
 def parse_sweep(text: str, system) -> SweepSpec:
-    """``NAME=START:STOP:NUM`` with NAME a parameter, a coordinate (start position), ``der(q)`` or an input."""
+    """Parse ``NAME=START:STOP:NUM``, NAME a parameter, a coordinate (start position), ``der(q)`` or an input."""
     from ..model.overrides import override_names
 
     m = _SPEC.match(text or "")
@@ -95,8 +98,10 @@ class Sweep:
         self._nullity = 0
 
     def _point(self, value: float):
-        """The consistent point with the swept value: projected by the linearizer (fast) where it can keep the
-        value, else by :meth:`System.with_values`."""
+        """Return the consistent point with the swept value.
+
+        Projected by the linearizer (fast) where it can keep the value, else by :meth:`System.with_values`.
+        """
         name, system = self.spec.name, self.system
         if self._base is None:
             self._base = operating_point(system, self.given)
@@ -120,6 +125,25 @@ class Sweep:
         return pt
 
     def model_at(self, value: float, cyclic=None, conserved=None) -> LinearModel:
+        """Return the linear model at the consistent point with the swept value ``value``.
+
+        Parameters
+        ----------
+        value : float
+            The swept name's value.
+        cyclic, conserved : optional
+            States and conserved combinations to drop, as :meth:`Linearizer.at` takes them.
+
+        Returns
+        -------
+        LinearModel
+            The model there.
+
+        Raises
+        ------
+        LinearizationError
+            When the model cannot be formed there (e.g. a singular split), naming the value.
+        """
         try:
             pt = self._point(value)
             return self.lin.at(pt, cyclic=cyclic, conserved=conserved, keep_conserved=self.keep_conserved)
@@ -128,7 +152,7 @@ class Sweep:
             raise LinearizationError(Problem("--sweep", f"at {self.spec.name} = {value:.12g}: {exc}", hint)) from exc
 
     def run(self) -> tuple[list[float], list[LinearModel]]:
-        """Every point of the sweep with one common linear state."""
+        """Return every point of the sweep with one common linear state."""
         values = self.spec.values
         first: list[LinearModel] = []
         singular = []
@@ -155,8 +179,10 @@ class Sweep:
         return values, models
 
     def _split_sign_changes(self, values: list[float]) -> None:
-        """A split that turns singular between two values (its determinant changes sign) is located by Brent's
-        method and reported."""
+        """Locate a split that turns singular between two swept values and report it.
+
+        A sign change of its determinant is located by Brent's method.
+        """
         det = [self.lin.split_determinant(self._point(v)) for v in values]
         where = []
         for k in range(len(values) - 1):
@@ -173,10 +199,22 @@ class Sweep:
                 "([method] independent or --independent)", self.system.source))
 
     def g(self, value: float) -> float:
+        """Return the stability margin at ``value``: the largest real part of the kept eigenvalues of A.
+
+        Parameters
+        ----------
+        value : float
+            The swept name's value.
+
+        Returns
+        -------
+        float
+            Negative where asymptotically stable; its sign changes locate the crossings.
+        """
         return _largest_real(self.model_at(value, *self.drop).A, self._nullity)
 
     def stability(self, values: list[float], models: list[LinearModel]) -> dict:
-        """Stable and marginal ranges, and the crossings between classes found by root finding."""
+        """Return the stable and marginal ranges, and the crossings between classes found by root finding."""
         scale = max([1.0] + [float(np.abs(sorted_modes(m)[0]).max(initial=0.0)) for m in models])
         tol = TOL * scale
         self._nullity = min(_nullity(m.A) for m in models)
@@ -210,8 +248,11 @@ class Sweep:
 
 
 def _nullity(A: np.ndarray) -> int:
-    """The number of singular values of A below 1e-10 of the largest: left null vectors w, ``w^T A = 0``, are
-    conserved linear combinations of the state (e.g. the disk's ``psi' - (I_a/I_d) W theta``)."""
+    """Return the number of singular values of A below 1e-10 of the largest.
+
+    Left null vectors w, ``w^T A = 0``, are conserved linear combinations of the state (e.g. the disk's ``psi' -
+    (I_a/I_d) W theta``).
+    """
     if A.size == 0:
         return 0
     sv = np.linalg.svd(A, compute_uv=False)
@@ -219,10 +260,12 @@ def _nullity(A: np.ndarray) -> int:
 
 
 def _largest_real(A: np.ndarray, k: int) -> float:
-    """The largest real part of the eigenvalues of A without the k zero eigenvalues of its conserved combinations:
-    with V an orthonormal basis of range(A) (``w^T A = 0`` for the left null vectors), A is block triangular in
-    ``[V, w]`` and ``eig(A) = eig(V^T A V) + {0} * k``. Deflating them keeps the root finding precise where a
-    pair meets the structural zero (a triple root, whose computed eigenvalues scatter by eps^(1/3))."""
+    """Return the largest real part of the eigenvalues of A without the k zero ones of its conserved combinations.
+
+    With V an orthonormal basis of range(A) (``w^T A = 0`` for the left null vectors), A is block triangular in
+    ``[V, w]`` and ``eig(A) = eig(V^T A V) + {0} * k``. Deflating them keeps the root finding precise where a pair
+    meets the structural zero (a triple root, whose computed eigenvalues scatter by eps^(1/3)).
+    """
     if A.size == 0:
         return -math.inf
     if k:
@@ -235,6 +278,18 @@ def _largest_real(A: np.ndarray, k: int) -> float:
 
 
 def stability_text(stab: dict) -> str:
+    """Return the stability summary of a sweep as text.
+
+    Parameters
+    ----------
+    stab : dict
+        The sweep's stability record: ``name``, ``crossings``, ``stable`` and ``marginal`` ranges.
+
+    Returns
+    -------
+    str
+        One line per crossing and per stable or marginally stable range.
+    """
     name = stab["name"]
     lines = []
     for c in stab["crossings"]:

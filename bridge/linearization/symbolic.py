@@ -20,11 +20,13 @@ from .model import LinearModel
 
 
 class SymbolicTimeout(BridgeError):
+    """The symbolic linearization took longer than its time limit."""
+
     exit_code = 1
 
 
 def _number(x: float) -> sp.Expr:
-    """An exact short form of a point value where one exists (0, 1/2, 46/3), else the float."""
+    """Return an exact short form of a point value where one exists (0, 1/2, 46/3), else the float."""
     if x == 0:
         return sp.Integer(0)
     r = sp.nsimplify(float(x), tolerance=1e-13 * max(1.0, abs(x)), rational=True)
@@ -54,7 +56,7 @@ def _set_rows(target: sp.Matrix, rows: list[int], values: sp.Matrix) -> None:
 
 
 def symbolic_matrices(linearizer, model: LinearModel, seconds: float = 120.0) -> tuple[sp.Matrix, sp.Matrix]:
-    """(A(p), B(p)) for the states and inputs of ``model`` (taken at the same point by ``linearizer``)."""
+    """Return (A(p), B(p)) for the states and inputs of ``model`` (taken at the same point by ``linearizer``)."""
     clock = _Clock(seconds)
     eom, system = linearizer.eom, linearizer.system
     n, p = system.n, len(eom.u)
@@ -158,6 +160,29 @@ def symbolic_matrices(linearizer, model: LinearModel, seconds: float = 120.0) ->
 
 
 def symbolic_text(eom, linearizer, model: LinearModel, seconds: float = 120.0) -> str:
+    """Return ``A(p)`` and ``B(p)`` of a linear model as functions of the parameters, as text.
+
+    Parameters
+    ----------
+    eom : EquationsOfMotion
+        The equations the model was formed from.
+    linearizer : Linearizer
+        The linearizer that formed ``model``.
+    model : LinearModel
+        The numeric model (its point, states and inputs).
+    seconds : float, optional
+        Time limit of the symbolic computation.
+
+    Returns
+    -------
+    str
+        One line per nonzero entry, ``A[state, state] = expression``.
+
+    Raises
+    ------
+    SymbolicTimeout
+        When the limit is exceeded.
+    """
     A, B = symbolic_matrices(linearizer, model, seconds)
     used = sorted({str(s) for s in A.free_symbols | B.free_symbols})
     lines = [f"A(p) and B(p) of {model.system} ({model.method}) at the point, as functions of the parameters "

@@ -1,5 +1,6 @@
-"""The ``[frames]``, ``[points]``, ``[bodies]``, ``[particles]``, ``[gravity]``, ``[loads]`` and ``[contacts]``
-tables: a :class:`~bridge.model.multibody.Multibody` and what the system takes from it.
+"""The ``[frames]``, ``[points]``, ``[bodies]``, ``[particles]``, ``[gravity]``, ``[loads]`` and ``[contacts]`` tables.
+
+A :class:`~bridge.model.multibody.Multibody` and what the system takes from it.
 
 * frames: elementary rotations (``axis``/``angle`` or a sequence ``axes``/``angles``) or direction cosines
   (``dcm``, ``v_parent = C v_child``) relative to a ``parent`` (default N, the inertial frame);
@@ -42,7 +43,7 @@ GRAVITY_KEYS = {"vector"}
 
 
 def uses_bodies(data: Mapping[str, Any]) -> bool:
-    """Whether a system file describes (part of) its system by bodies."""
+    """Return whether a system file describes (part of) its system by bodies."""
     return any(key in data for key in TABLES)
 
 
@@ -65,8 +66,10 @@ class BodyModel:
 
 
 class BodyReader(FrameTable, LoadTable):
-    """Reads the tables with the system file's builder (names, scalar parser, problems); the vector
-    expressions' :class:`~bridge.model.vectors.Context`."""
+    """Reads the tables with the system file's builder (names, scalar parser, problems).
+
+    The vector expressions' :class:`~bridge.model.vectors.Context`.
+    """
 
     def __init__(self, builder, reported: type[Exception]):
         self.b = builder
@@ -85,6 +88,20 @@ class BodyReader(FrameTable, LoadTable):
 
     # -- the vector expressions' context ------------------------------------------------
     def frame_matrix(self, name: str, pos: int) -> sp.Matrix | None:
+        """Return the direction cosines of the frame ``name``, or None when no frame has that name.
+
+        Parameters
+        ----------
+        name : str
+            A frame name.
+        pos : int
+            Its position in the expression, for messages.
+
+        Returns
+        -------
+        sympy.Matrix or None
+            The rotation ``R`` with ``v_N = R v_frame``.
+        """
         if name not in self.frames:
             return None
         frame = self.frames[name]
@@ -93,6 +110,27 @@ class BodyReader(FrameTable, LoadTable):
         return frame.rotation
 
     def point(self, name: str, pos: int) -> Vector | None:
+        """Return the position of the point (or mass centre) ``name`` in N components, or None when it is no point.
+
+        Positions defined by other points are located on first use.
+
+        Parameters
+        ----------
+        name : str
+            A point, body or particle name.
+        pos : int
+            Its position in the expression, for messages.
+
+        Returns
+        -------
+        tuple of sympy.Expr or None
+            The three N components.
+
+        Raises
+        ------
+        ExpressionError
+            When positions refer to each other in a cycle.
+        """
         if name in self.positions:
             v = self.positions[name]
             if v is None:
@@ -113,6 +151,20 @@ class BodyReader(FrameTable, LoadTable):
         return self.point(name, pos)
 
     def scalar(self, text: str, offset: int) -> sp.Expr:
+        """Return a scalar sub-expression parsed with the system file's names.
+
+        Parameters
+        ----------
+        text : str
+            The scalar text.
+        offset : int
+            Its position in the whole expression (added to an error's position).
+
+        Returns
+        -------
+        sympy.Expr
+            The expression.
+        """
         try:
             return parse_expression(text, self.b.resolve, self.b.der)
         except self.reported:
@@ -123,15 +175,32 @@ class BodyReader(FrameTable, LoadTable):
             raise
 
     def der(self, expr: sp.Expr, pos: int) -> sp.Expr:
+        """Return the time derivative ``der(expr)`` as the system file's builder forms it.
+
+        Parameters
+        ----------
+        expr : sympy.Expr
+            The expression.
+        pos : int
+            Its position in the expression, for messages.
+
+        Returns
+        -------
+        sympy.Expr
+            The total time derivative.
+        """
         return self.b.der(expr, pos)
 
     def frame_names(self) -> list[str]:
-        """The declared frames (N first), for did-you-mean hints."""
+        """Return the declared frames (N first), for did-you-mean hints."""
         return list(self.frames)
 
     def not_a_body(self, name: Any, what: str = "a rigid body") -> tuple[str, str]:
-        """(message, hint) for a reference ``name`` that is not a usable body: a body whose own entry has errors
-        (reported there), a particle, or an unknown name with the closest declared body."""
+        """Return (message, hint) for a reference ``name`` that is not a usable body.
+
+        A body whose own entry has errors (reported there), a particle, or an unknown name with the closest declared
+        body.
+        """
         if isinstance(name, str) and name in self.body_names:
             return (f"{name!r} has errors above (bodies.{name})", "fix that entry; this reference is then checked")
         if isinstance(name, str) and name in self.particle_names:
@@ -158,7 +227,7 @@ class BodyReader(FrameTable, LoadTable):
             return None
 
     def _check(self, entry: str, exprs, *, velocities: bool, inputs_ok: bool, what: str) -> bool:
-        """Tree size, finiteness and the allowed variables of parsed components."""
+        """Check the tree size, finiteness and the allowed variables of parsed components."""
         for e in exprs:
             if e.has(sp.nan):
                 return False  # a broken definition, reported there
@@ -179,6 +248,26 @@ class BodyReader(FrameTable, LoadTable):
 
     def vector(self, entry: str, text: Any, *, velocities: bool = False, inputs_ok: bool = False,
                what: str = "the vector") -> Vector | None:
+        """Return a table entry's vector, checked; None when it has a problem (recorded).
+
+        Parameters
+        ----------
+        entry : str
+            The TOML path of the entry, for messages.
+        text : Any
+            The entry's value (a vector expression).
+        velocities : bool, optional
+            Whether velocities may appear.
+        inputs_ok : bool, optional
+            Whether inputs may appear.
+        what : str, optional
+            What it is, for messages.
+
+        Returns
+        -------
+        tuple of sympy.Expr or None
+            The three N components.
+        """
         v = self._parse(entry, text, parse_vector, what)
         if v is None or not self._check(entry, v, velocities=velocities, inputs_ok=inputs_ok, what=what):
             return None
@@ -186,6 +275,26 @@ class BodyReader(FrameTable, LoadTable):
 
     def scalar_entry(self, entry: str, text: Any, *, velocities: bool = False, inputs_ok: bool = False,
                      what: str = "the expression") -> sp.Expr | None:
+        """Return a table entry's scalar (text or number), checked; None when it has a problem (recorded).
+
+        Parameters
+        ----------
+        entry : str
+            The TOML path of the entry, for messages.
+        text : Any
+            The entry's value (an expression or a number).
+        velocities : bool, optional
+            Whether velocities may appear.
+        inputs_ok : bool, optional
+            Whether inputs may appear.
+        what : str, optional
+            What it is, for messages.
+
+        Returns
+        -------
+        sympy.Expr or None
+            The expression.
+        """
         if isinstance(text, (int, float)) and not isinstance(text, bool):
             text = repr(text)
         e = self._parse(entry, text, parse_scalar, what)
@@ -194,7 +303,7 @@ class BodyReader(FrameTable, LoadTable):
         return e
 
     def constant(self, entry: str, text: Any, what: str, positive: bool = True) -> sp.Expr | None:
-        """A constant (parameters only) scalar, positive at the parameter values."""
+        """Return a constant (parameters only) scalar, positive at the parameter values."""
         e = self.scalar_entry(entry, text, what=what)
         if e is None:
             return None
@@ -213,12 +322,12 @@ class BodyReader(FrameTable, LoadTable):
         return e
 
     def known(self, exprs) -> bool:
-        """Whether the expressions' values can be checked: none depends on a value refused already."""
+        """Return whether the expressions' values can be checked: none depends on a value refused already."""
         bad = getattr(self.b, "bad_values", set())
         return not any(e.free_symbols & bad for e in exprs)
 
     def values(self, exprs, perturb: np.ndarray | None = None) -> np.ndarray:
-        """The expressions at the start state (coordinates shifted by ``perturb``), parameters and inputs."""
+        """Return the expressions at the start state (coordinates shifted by ``perturb``), parameters and inputs."""
         coords = self.b.coords
         args = [S.t, *[c.symbol for c in coords], *[c.velocity_symbol for c in coords],
                 *[p.symbol for p in self.b.params], *[u.symbol for u in self.b.inputs]]
@@ -229,10 +338,22 @@ class BodyReader(FrameTable, LoadTable):
 
     # -- tables --------------------------------------------------------------------------
     def table(self, key: str) -> dict:
+        """Return the system file's table ``key`` (empty when absent).
+
+        Parameters
+        ----------
+        key : str
+            The table name, e.g. ``"bodies"``.
+
+        Returns
+        -------
+        dict
+            The table.
+        """
         return self.b.table(key)
 
     def entries(self, key: str, keys: set[str], declare: str | None) -> dict[str, dict]:
-        """The entries of a table as dicts (a string value means ``{first key = value}``)."""
+        """Return the entries of a table as dicts (a string value means ``{first key = value}``)."""
         out: dict[str, dict] = {}
         for name, spec in self.table(key).items():
             entry = f"{key}.{name}"
@@ -249,6 +370,13 @@ class BodyReader(FrameTable, LoadTable):
         return out
 
     def read(self) -> BodyModel | None:
+        """Read the body tables into a multibody model; problems are recorded, not raised.
+
+        Returns
+        -------
+        BodyModel or None
+            The multibody and what the system takes from it, or None when a table has a problem.
+        """
         before = len(self.p.problems)
         self.b.declare("frames", "N", "frame (the inertial frame N)")
         self.frame_specs = self.entries("frames", FRAME_KEYS, "frame")
@@ -325,8 +453,11 @@ class BodyReader(FrameTable, LoadTable):
         return Body(name, mass, position, velocity, frame.rotation, frame.omega, inertia)  # type: ignore[arg-type]
 
     def _inertia(self, entry: str, spec: dict) -> sp.ImmutableMatrix | None:
-        """Principal moments ``[a, b, c]`` or a full symmetric tensor, positive definite, about the centre of mass
-        in the body frame; each principal moment at most the sum of the other two (a real body's)."""
+        """Read principal moments ``[a, b, c]`` or a full symmetric tensor, positive definite.
+
+        About the centre of mass in the body frame; each principal moment at most the sum of the other two (a real
+        body's).
+        """
         if "inertia" not in spec:
             self.p.add(entry, "the inertia tensor is missing",
                        'add inertia = "[Ixx, Iyy, Izz]" (principal) or "[[Ixx, Ixy, Ixz], [..], [..]]"')
@@ -380,9 +511,11 @@ class BodyReader(FrameTable, LoadTable):
 
 
 def merge_bodies(builder, reported: type[Exception], T, V, forces: dict, holonomic: list, nonholonomic: list):
-    """The file's T, V, forces and constraints with those of its body tables added; also the
-    :class:`Multibody` (None without body tables) and the constraints' entry names (() when all are from
-    ``[constraints]``)."""
+    """Return the file's T, V, forces and constraints with those of its body tables added.
+
+    Also the :class:`Multibody` (None without body tables) and the constraints' entry names (() when all are from
+    ``[constraints]``).
+    """
     if not uses_bodies(builder.data):
         return T, V, forces, holonomic, nonholonomic, None, ()
     before = len(builder.p.problems)
@@ -416,9 +549,11 @@ def merge_bodies(builder, reported: type[Exception], T, V, forces: dict, holonom
 
 
 def _drop_redundant(builder, holonomic, nonholonomic, labels, generated, multibody):
-    """The constraints without the generated rows that repeat the rows before them identically
-    (:mod:`.redundant_rows`), which the multibody keeps as ``dropped_constraints``; a generated row dependent at
-    the start state only is reported (a singular configuration)."""
+    """Return the constraints without the generated rows that repeat the rows before them identically.
+
+    See :mod:`.redundant_rows`; the multibody keeps them as ``dropped_constraints``. A generated row dependent at the
+    start state only is reported (a singular configuration).
+    """
     from dataclasses import replace
 
     from .redundant_rows import redundant_rows, velocity_rows

@@ -66,7 +66,7 @@ def read_contacts(reader, bodies: dict[str, Body], model) -> None:
 
 
 def _body(reader, entry: str, name: str, spec: dict, bodies: dict[str, Body]) -> Body | None:
-    """The contact's body (default: the body of the contact's name); it needs a frame."""
+    """Return the contact's body (default: the body of the contact's name); it needs a frame."""
     bname = spec.get("body", name)
     key = f"{entry}.body" if "body" in spec else entry
     if not isinstance(bname, str) or bname not in bodies:
@@ -98,8 +98,10 @@ def _radius(reader, entry: str, spec: dict) -> sp.Expr | None:
 
 
 def _plane(reader, entry: str, spec: dict, centre, side: bool = True) -> tuple[int, int, int, int] | None:
-    """(e1, e2, normal axis, sign): the plane's axes and the normal pointing to the centre's side at the start
-    (not evaluated without ``side``: the syntax checked only)."""
+    """Return the plane's axes, normal axis and sign: ``(e1, e2, normal axis, sign)``.
+
+    The normal points to the centre's side at the start (not evaluated without ``side``: the syntax checked only).
+    """
     plane = spec.get("plane", "N.xy")
     m = _PLANE.match(plane) if isinstance(plane, str) else None
     if m is None or m.group(1) == m.group(2):
@@ -163,7 +165,7 @@ def _rolling(reader, entry: str, kind: str, spec: dict, body: Body, model) -> No
 
 
 def _omega_n(reader, body: Body, fallback):
-    """The body's angular velocity in N components, from its frame (free of the frame's own angle)."""
+    """Return the body's angular velocity in N components, from its frame (free of the frame's own angle)."""
     name = reader.body_frame.get(body.name)
     frame = reader.frames.get(name) if name else None
     return frame.omega_n if frame is not None else fallback
@@ -194,8 +196,10 @@ def _velocity(reader, entry: str, spec: dict[str, Any], model) -> None:
 
 
 def describe_constraints(system) -> str:
-    """The constraints of ``system``, holonomic first, each with the entry that gave it (``nhbridge derive
-    --constraints``)."""
+    """Return the constraints of ``system``, holonomic first.
+
+    Each with the entry that gave it (``nhbridge derive --constraints``).
+    """
     hol, non = len(system.holonomic), len(system.nonholonomic)
     lines = [f"{system.name}: {hol} holonomic + {non} nonholonomic constraints, {system.dof} degrees of freedom"]
     for k, (name, expr) in enumerate(system.constraints):

@@ -37,10 +37,10 @@ def _time_cost(expr: sp.Expr, timed: frozenset) -> int:
 
 
 def time_cost(expr: sp.Expr, timed: Iterable[sp.Symbol]) -> int:
-    """Operations to differentiate ``expr`` totally with respect to time."""
+    """Count the operations to differentiate ``expr`` totally with respect to time."""
     return _time_cost(sp.expand(expr), frozenset(timed))
 
 
 def partial_cost(expr: sp.Expr, var: sp.Symbol) -> int:
-    """Operations to differentiate ``expr`` partially with respect to ``var``."""
+    """Count the operations to differentiate ``expr`` partially with respect to ``var``."""
     return sum(1 for term in sp.Add.make_args(sp.expand(expr)) if term.has(var))

@@ -35,7 +35,7 @@ class Inconsistent(Exception):
 
 
 def exponents(unit: str) -> Exponents | None:
-    """The base-unit exponents of a unit string; None when it is empty, unknown or not SI-coherent (factor 1)."""
+    """Return the base-unit exponents of a unit string; None when it is empty, unknown or not SI-coherent (factor 1)."""
     base: BaseUnit | None = parse_unit(unit) if unit else None
     if base is None or abs(base.factor - 1.0) > 1e-12:
         return None
@@ -43,17 +43,17 @@ def exponents(unit: str) -> Exponents | None:
 
 
 def mul(a: Exponents, b: Exponents, k: int = 1) -> Exponents:
-    """The exponents of ``a * b^k``."""
+    """Return the exponents of ``a * b^k``."""
     return tuple(x + k * y for x, y in zip(a, b))
 
 
 def without_rad(e: Exponents) -> Exponents:
-    """``e`` with rad taken as 1."""
+    """Return ``e`` with rad taken as 1."""
     return tuple(0 if i == RAD_INDEX else x for i, x in enumerate(e))
 
 
 def system_units(system) -> dict[sp.Symbol, Exponents | None]:
-    """The unit of every symbol of ``system`` (None where not declared or not SI-coherent)."""
+    """Return the unit of every symbol of ``system`` (None where not declared or not SI-coherent)."""
     env: dict[sp.Symbol, Exponents | None] = {S.t: SECOND}
     for c in system.coordinates:
         unit = exponents(c.unit)
@@ -68,26 +68,28 @@ def system_units(system) -> dict[sp.Symbol, Exponents | None]:
 
 
 class UnitAlgebra:
-    """The units of expressions over the symbols in ``env`` (strict: a sum of terms in different units raises
-    :class:`Inconsistent`, a number is dimensionless, 0 has every unit)."""
+    """The units of expressions over the symbols in ``env``.
+
+    Strict: a sum of terms in different units raises :class:`Inconsistent`, a number is dimensionless, 0 has every unit.
+    """
 
     def __init__(self, env: dict[sp.Symbol, Exponents | None]):
         self.env = env
 
     def of(self, expr: sp.Expr, keep_rad: bool = True) -> Exponents | None:
-        """The unit of ``expr`` (rad kept or taken as 1), or None when unknown or inconsistent."""
+        """Return the unit of ``expr`` (rad kept or taken as 1), or None when unknown or inconsistent."""
         try:
             return self._of(expr if isinstance(expr, sp.Basic) else sp.sympify(expr), keep_rad)
         except Inconsistent:
             return None
 
     def best(self, expr: sp.Expr) -> Exponents | None:
-        """The unit of ``expr`` with rad kept where that is consistent, else with rad as 1; None when unknown."""
+        """Return the unit of ``expr`` with rad kept where that is consistent, else with rad as 1; None when unknown."""
         e = self.of(expr, True)
         return e if e is not None else self.of(expr, False)
 
     def text(self, expr: sp.Expr) -> str:
-        """The unit text of ``expr`` (rad kept where consistent), or "" when unknown."""
+        """Return the unit text of ``expr`` (rad kept where consistent), or "" when unknown."""
         e = self.best(expr)
         return "" if e is None else unit_text(e)
 

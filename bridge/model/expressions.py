@@ -93,6 +93,8 @@ class ExpressionError(Exception):
 
 @dataclass(frozen=True)
 class Token:
+    """One token of an expression: its kind, its text and its position in the expression."""
+
     kind: str
     text: str
     pos: int
@@ -108,6 +110,23 @@ class Node:
 
 
 def tokenize(text: str) -> list[Token]:
+    """Split an expression into tokens (whitespace dropped), ending with an ``end`` token.
+
+    Parameters
+    ----------
+    text : str
+        The expression text.
+
+    Returns
+    -------
+    list of Token
+        The tokens.
+
+    Raises
+    ------
+    ExpressionError
+        When the text is too long or holds a character the grammar does not allow.
+    """
     if len(text) > MAX_LENGTH:
         raise ExpressionError(f"expression is too long ({len(text)} characters, at most {MAX_LENGTH})")
     tokens: list[Token] = []
@@ -140,7 +159,7 @@ def _bad_character(text: str, pos: int) -> ExpressionError:
 
 
 def number_value(text: str) -> sp.Rational:
-    """The exact value of a decimal literal, bounded before it is converted."""
+    """Return the exact value of a decimal literal, bounded before it is converted."""
     m = _NUMBER.match(text)
     if m is None:
         raise ExpressionError(f"malformed number {text!r}")
@@ -165,7 +184,7 @@ def number_value(text: str) -> sp.Rational:
 
 
 def literal_value(value: int | float) -> sp.Rational:
-    """A number given directly (a TOML integer or float) as an exact rational, bounded like a literal."""
+    """Return a number given directly (a TOML integer or float) as an exact rational, bounded like a literal."""
     if isinstance(value, int) and abs(value).bit_length() > MAX_BITS:
         raise ExpressionError("the number is too large", hint=f"numbers lie between 1e-{MAX_MAGNITUDE_EXP10} "
                               f"and 1e{MAX_MAGNITUDE_EXP10}")
@@ -178,7 +197,7 @@ def _short(text: str) -> str:
 
 
 def _check_rational(r: sp.Rational, what: str, pos: int | None = None) -> sp.Rational:
-    """Magnitude in [1e-300, 1e300] (or zero) and at most MAX_BITS bits in numerator and denominator."""
+    """Check the magnitude in [1e-300, 1e300] (or zero) and at most MAX_BITS bits in numerator and denominator."""
     p, q = abs(int(r.p)), int(r.q)
     if p == 0:
         return r
@@ -196,7 +215,7 @@ def _check_rational(r: sp.Rational, what: str, pos: int | None = None) -> sp.Rat
 
 
 def _finite_real(value, what: str, pos: int | None):
-    """``value`` (mpmath) as a real number, or an error when it is not a finite real of magnitude <= 1e300."""
+    """Return ``value`` (mpmath) as a real number, or an error when it is not a finite real of magnitude <= 1e300."""
     if isinstance(value, _MP.mpc):
         if abs(value.imag) > 1e-20 * max(1, abs(value.real)):
             raise ExpressionError(f"{what} is not a real number (it is {_MP.nstr(value, 6)})", pos,
@@ -211,7 +230,7 @@ def _finite_real(value, what: str, pos: int | None):
 
 
 def tree_size(expr: sp.Basic, cap: int = MAX_TREE_SIZE) -> int:
-    """Nodes of ``expr`` as a tree (a shared subexpression counts at each occurrence), counted up to ``cap + 1``."""
+    """Count the nodes of ``expr`` as a tree (a shared subexpression at each occurrence), up to ``cap + 1``."""
     count, stack = 0, [expr]
     while stack and count <= cap:
         e = stack.pop()
@@ -235,20 +254,46 @@ class Parser:
     # -- helpers -------------------------------------------------------
     @property
     def tok(self) -> Token:
+        """The current token."""
         return self.tokens[self.i]
 
     def advance(self) -> Token:
+        """Return the current token and move to the next one."""
         tok = self.tokens[self.i]
         self.i += 1
         return tok
 
     def expect(self, text: str) -> Token:
+        """Consume the token ``text``.
+
+        Parameters
+        ----------
+        text : str
+            The expected token text.
+
+        Returns
+        -------
+        Token
+            The consumed token.
+
+        Raises
+        ------
+        ExpressionError
+            When the current token is another one.
+        """
         if self.tok.text != text:
             found = repr(self.tok.text) if self.tok.kind != "end" else "the end of the expression"
             raise ExpressionError(f"expected {text!r} but found {found}", self.tok.pos)
         return self.advance()
 
     def enter(self) -> None:
+        """Enter a nesting level.
+
+        Raises
+        ------
+        ExpressionError
+            When the expression is nested deeper than ``MAX_DEPTH``.
+        """
         self.depth += 1
         if self.depth > MAX_DEPTH:
             raise ExpressionError(f"expression is nested too deep (more than {MAX_DEPTH} levels)",
@@ -275,7 +320,7 @@ class Parser:
         return Node(expr, size, value)
 
     def leaf(self, expr: sp.Expr, pos: int) -> Node:
-        """A resolved name: its size counted as a tree, its value when it is constant."""
+        """Return a resolved name: its size counted as a tree, its value when it is constant."""
         size = tree_size(expr)
         if size > MAX_TREE_SIZE:
             return self.node(expr, size, None, "the name", pos)
@@ -289,6 +334,18 @@ class Parser:
 
     # -- grammar -------------------------------------------------------
     def parse(self) -> sp.Expr:
+        """Parse the whole expression.
+
+        Returns
+        -------
+        sympy.Expr
+            The expression.
+
+        Raises
+        ------
+        ExpressionError
+            When the expression is empty, malformed, or has text after its end.
+        """
         if self.tok.kind == "end":
             raise ExpressionError("expression is empty", 0, 'write "0" for a zero expression')
         node = self.expr()
@@ -297,6 +354,7 @@ class Parser:
         return node.expr
 
     def expr(self) -> Node:
+        """Parse a sum: ``term (("+" | "-") term)*``."""
         self.enter()
         left = self.term()
         while self.tok.text in ("+", "-"):
@@ -310,6 +368,7 @@ class Parser:
         return left
 
     def term(self) -> Node:
+        """Parse a product: ``unary (("*" | "/") unary)*`` (a division by a zero constant is refused)."""
         left = self.unary()
         while self.tok.text in ("*", "/"):
             op = self.advance()
@@ -326,7 +385,7 @@ class Parser:
 
     @staticmethod
     def _check_product(left: Node, right: Node, op: Token) -> None:
-        """Exact numbers multiply their sizes: refuse before computing what would exceed the bounds."""
+        """Refuse a product of exact numbers before computing what would exceed the bounds."""
         if isinstance(left.expr, sp.Rational) and isinstance(right.expr, sp.Rational):
             bits = max(abs(int(left.expr.p)).bit_length(), int(left.expr.q).bit_length()) + \
                 max(abs(int(right.expr.p)).bit_length(), int(right.expr.q).bit_length())
@@ -334,6 +393,7 @@ class Parser:
                 raise ExpressionError("the product of exact constants is too large", op.pos)
 
     def unary(self) -> Node:
+        """Parse a signed factor: ``("+" | "-") unary | power``."""
         if self.tok.text in ("+", "-"):
             self.enter()
             op = self.advance()
@@ -346,6 +406,7 @@ class Parser:
         return self.power()
 
     def power(self) -> Node:
+        """Parse a power: ``atom (("^" | "**") unary)?`` (a constant exponent is bounded)."""
         base = self.atom()
         if self.tok.text not in ("^", "**"):
             return base
@@ -366,7 +427,7 @@ class Parser:
 
     @staticmethod
     def _power_value(b, k, pos: int):
-        """b^k (mpmath), refused before it is computed when its magnitude would exceed 1e300."""
+        """Return b^k (mpmath), refused before it is computed when its magnitude would exceed 1e300."""
         if b == 0:
             if k < 0:
                 raise ExpressionError("zero to a negative power (division by zero)", pos)
@@ -377,6 +438,7 @@ class Parser:
         return _MP.power(b, k) if b > 0 or k == int(k) else _MP.power(_MP.mpc(b), k)
 
     def atom(self) -> Node:
+        """Parse an atom: a number, a parenthesized expression, a name or a function call."""
         tok = self.tok
         if tok.kind == "number":
             self.advance()
@@ -407,6 +469,23 @@ class Parser:
         raise ExpressionError(f"unexpected {tok.text!r}", tok.pos)
 
     def call(self, name: Token) -> Node:
+        """Parse the arguments of a call of the function ``name`` and form it.
+
+        Parameters
+        ----------
+        name : Token
+            The function name's token.
+
+        Returns
+        -------
+        Node
+            The call.
+
+        Raises
+        ------
+        ExpressionError
+            When the function is not allowed or takes another number of arguments.
+        """
         if name.text != "der" and name.text not in FUNCTIONS:
             raise ExpressionError(
                 f"unknown function {name.text!r}", name.pos,
@@ -439,7 +518,7 @@ class Parser:
 
     @staticmethod
     def _call_value(name: Token, values: list):
-        """The function's value when all arguments are constant; atan2(0, 0) is undefined."""
+        """Return the function's value when all arguments are constant; atan2(0, 0) is undefined."""
         if any(v is None for v in values):
             return None
         if name.text == "atan2":
@@ -474,7 +553,7 @@ def parse_expression(text: str, resolve: Callable[[str, int], sp.Expr],
 
 
 def caret(text: str, position: int | None, width: int = 60) -> str:
-    """A one-line excerpt of ``text`` with the position marked, e.g. ``sin(x) + [>]foo(y)``."""
+    """Return a one-line excerpt of ``text`` with the position marked, e.g. ``sin(x) + [>]foo(y)``."""
     if position is None:
         return ""
     start = max(0, position - width // 2)

@@ -29,8 +29,11 @@ MAX_FRAME_NODES = 5_000
 
 
 class FrameTable:
-    """The frames part of the body tables' reader (uses its ``p``, ``b``, ``frames``, ``frame_specs``,
-    ``scalar_entry``, ``values`` and ``_parse``/``_check``)."""
+    """The frames part of the body tables' reader.
+
+    It uses the reader's ``p``, ``b``, ``frames``, ``frame_specs``, ``scalar_entry``, ``values`` and
+    ``_parse``/``_check``.
+    """
 
     # -- frames --------------------------------------------------------------------------
     def _frames(self) -> None:
@@ -70,8 +73,10 @@ class FrameTable:
                 self.frames[name] = self._rotation(name, base, self.frame_specs[name])
 
     def _depths(self, parents: dict[str, str | None], in_cycle: set[str]) -> dict[str, int]:
-        """Each frame's number of rotations from N (frames with a broken parent chain left out); a frame deeper than
-        :data:`MAX_FRAME_DEPTH` is reported once, at the first frame of its chain beyond the limit."""
+        """Return each frame's number of rotations from N (frames with a broken parent chain left out).
+
+        A frame deeper than :data:`MAX_FRAME_DEPTH` is reported once, at the first frame of its chain beyond the limit.
+        """
         depth: dict[str, int] = {"N": 0}
         for name in self.frame_specs:
             chain, cur = [], name
@@ -168,7 +173,7 @@ class FrameTable:
         return frame if self._small(entry, frame) else None
 
     def _small(self, entry: str, frame: Frame) -> bool:
-        """Whether the composed rotation and angular velocities stay within the node budget; else a problem."""
+        """Return whether the composed rotation and angular velocities stay within the node budget; else a problem."""
         parts = [*frame.rotation, *frame.omega, *frame.omega_n]
         if all(tree_size(e, MAX_FRAME_NODES) <= MAX_FRAME_NODES for e in parts):
             return True

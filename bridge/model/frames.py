@@ -33,7 +33,7 @@ class Frame:
     omega_n: Vector     # N components
 
     def axis(self, letter: str) -> Vector:
-        """The unit vector F.x/.y/.z in N components."""
+        """Return the unit vector F.x/.y/.z in N components."""
         return tuple(self.rotation[:, AXES[letter]])  # type: ignore[return-value]
 
 
@@ -41,7 +41,7 @@ INERTIAL = Frame("N", sp.ImmutableMatrix.eye(3), ZERO, ZERO)
 
 
 def elementary(axis: str, angle: sp.Expr) -> sp.Matrix:
-    """Direction cosines ``C`` (``v_parent = C v_child``) of a rotation by ``angle`` about ``axis``.
+    """Return the direction cosines ``C`` (``v_parent = C v_child``) of a rotation by ``angle`` about ``axis``.
 
     A constant angle whose cosine and sine sympy leaves unevaluated (``cos(3/100)``) gets them as floats: products
     of such terms along a chain of frames would otherwise grow with every frame.
@@ -57,7 +57,7 @@ def elementary(axis: str, angle: sp.Expr) -> sp.Matrix:
 
 
 def rotate(parent: Frame, name: str, axis: str, angle: sp.Expr, rate: sp.Expr) -> Frame:
-    """``parent`` rotated about its ``axis`` by ``angle`` whose time derivative is ``rate``."""
+    """Return ``parent`` rotated about its ``axis`` by ``angle`` whose time derivative is ``rate``."""
     C = elementary(axis, angle)
     k = AXES[axis]
     e = [sp.Integer(1) if i == k else sp.Integer(0) for i in range(3)]
@@ -69,7 +69,7 @@ def rotate(parent: Frame, name: str, axis: str, angle: sp.Expr, rate: sp.Expr) -
 
 
 def oriented(parent: Frame, name: str, C: sp.Matrix, der: Callable[[sp.Expr], sp.Expr]) -> Frame:
-    """``parent`` turned by given direction cosines ``C`` (``v_parent = C v_child``)."""
+    """Return ``parent`` turned by given direction cosines ``C`` (``v_parent = C v_child``)."""
     C = sp.Matrix(C)
     Cd = C.applyfunc(der)
     W = C.T * Cd
@@ -85,9 +85,12 @@ MAX_PROOF_NODES = 300
 
 
 def orthonormal_identically(C: sp.Matrix) -> bool:
-    """Whether ``C^T C = 1`` holds for every value of its symbols, decided cheaply: each entry of ``C^T C - 1``
-    reduces to 0 by :func:`bridge.model.trig.reduce_trig` (angle sums expanded, ``sin^2 = 1 - cos^2``). False when it
-    does not or the entries exceed :data:`MAX_PROOF_NODES` operations (not proven; it may still hold)."""
+    """Return whether ``C^T C = 1`` holds for every value of its symbols, decided cheaply.
+
+    Each entry of ``C^T C - 1`` reduces to 0 by :func:`bridge.model.trig.reduce_trig` (angle sums expanded, ``sin^2 = 1
+    - cos^2``). False when it does not or the entries exceed :data:`MAX_PROOF_NODES` operations (not proven; it may
+    still hold).
+    """
     from .expressions import tree_size
     from .trig import reduce_trig
 

@@ -1,5 +1,7 @@
-"""Systems from sympy.physics.mechanics: ``KanesMethod``, ``LagrangesMethod`` and ``System`` objects (and PyDy's
-``System``, which wraps a KanesMethod with its constants, initial conditions and specifieds).
+"""Systems from sympy.physics.mechanics.
+
+``KanesMethod``, ``LagrangesMethod`` and ``System`` objects (and PyDy's ``System``, which wraps a KanesMethod with its
+constants, initial conditions and specifieds).
 
 The result is a :class:`~bridge.model.system.System` built by :func:`~bridge.model.loader.build_system` (every
 check of a system file runs) with its bodies attached (``System.multibody``), so every method, ``kane`` included,
@@ -104,7 +106,7 @@ def _spec(obj: Any) -> _Spec:
 
 # -- names ---------------------------------------------------------------------------------------------------------
 def _identifier(name: str, used: set[str]) -> str:
-    """A valid, unused system-file name for a sympy name (Greek letters spelled out, others replaced by _)."""
+    """Return a valid, unused system-file name for a sympy name (Greek letters spelled out, others replaced by _)."""
     from .loader import IDENTIFIER, MAX_NAME_LENGTH, RESERVED, RESERVED_PREFIXES
 
     chars = []
@@ -131,7 +133,7 @@ def _identifier(name: str, used: set[str]) -> str:
 
 
 def _function_name(f: sp.Basic) -> str | None:
-    """The name of a dynamicsymbol ``x(t)``, None for anything else."""
+    """Return the name of a dynamicsymbol ``x(t)``, None for anything else."""
     from sympy.core.function import AppliedUndef
     from sympy.physics.mechanics import dynamicsymbols
 
@@ -141,7 +143,7 @@ def _function_name(f: sp.Basic) -> str | None:
 
 
 def _input_function(f: Any, taken: set) -> Any:
-    """An ``inputs`` key: a dynamicsymbol that is not a coordinate or speed."""
+    """Return an ``inputs`` key: a dynamicsymbol that is not a coordinate or speed."""
     if _function_name(f) is None:
         raise _fail("inputs", f"the input {f} is not a dynamicsymbol (a function of t)",
                     "give specified quantities as dynamicsymbols('T'), mapped to their start values")
@@ -216,7 +218,7 @@ class _Converter:
 
 
 def _solve_kinematics(spec: _Spec, conv: _Converter) -> tuple[list, list]:
-    """(coordinate names, speeds map u -> expression in q') with extra coordinates for speeds without a kde."""
+    """Return (coordinate names, speeds map u -> expression in q'), with extra coordinates for speeds without a kde."""
     from sympy.physics.mechanics import dynamicsymbols
 
     t = dynamicsymbols._t
@@ -253,7 +255,7 @@ def _solve_kinematics(spec: _Spec, conv: _Converter) -> tuple[list, list]:
 
 
 def _points(point: Any) -> list:
-    """Every point connected to ``point`` by positions, breadth first."""
+    """Return every point connected to ``point`` by positions, breadth first."""
     seen, queue = [point], [point]
     while queue:
         p = queue.pop(0)
@@ -265,7 +267,7 @@ def _points(point: Any) -> list:
 
 
 def _reference_point(spec: _Spec, centres: list) -> Any:
-    """A point every mass centre is located from: the fixed point, else one with zero velocity in N."""
+    """Return a point every mass centre is located from: the fixed point, else one with zero velocity in N."""
     if spec.fixed_point is not None:
         return spec.fixed_point
     if not centres:
@@ -281,7 +283,7 @@ def _reference_point(spec: _Spec, centres: list) -> Any:
 
 
 def _inertia_frame(body: Any) -> Any:
-    """The frame the central inertia dyadic is written in (the body frame when it mixes frames)."""
+    """Return the frame the central inertia dyadic is written in (the body frame when it mixes frames)."""
     frames = set()
     for _c, v1, v2 in body.central_inertia.args:
         for v in (v1, v2):
@@ -290,7 +292,7 @@ def _inertia_frame(body: Any) -> Any:
 
 
 def _bodies(spec: _Spec, conv: _Converter) -> tuple[list, list]:
-    """The bodies and their sympy mass centres."""
+    """Return the bodies and their sympy mass centres."""
     from sympy.physics.mechanics import Particle
 
     N = spec.frame
@@ -326,7 +328,7 @@ def _bodies(spec: _Spec, conv: _Converter) -> tuple[list, list]:
 
 
 def _true_velocities(bodies: list, ref: Any, conv: _Converter, coords: list, pvals: Mapping) -> tuple[list, list]:
-    """Bodies whose velocities are the time derivatives of their positions, and constraints to add.
+    """Return the bodies whose velocities are the time derivatives of their positions, and constraints to add.
 
     sympy's velocities may embed nonholonomic constraints (a rolling disc built from a contact point of zero
     velocity): they are the true velocities on the constrained motion but not ``dr/dt`` in the coordinates, so
@@ -373,9 +375,12 @@ def _true_velocities(bodies: list, ref: Any, conv: _Converter, coords: list, pva
 
 
 def _lagrange_bodies(bodies: list, lag: sp.Expr, q_syms: list, qd_syms: list, pvals: Mapping) -> list:
-    """A LagrangesMethod's bodies, if their velocities are the time derivatives of their positions (a Lagrangian
-    formed from velocities with embedded constraints describes another motion than Kane's method would find from
-    the same bodies) and their kinetic energy is the velocity part of L; else none (kane does not apply)."""
+    """Return a LagrangesMethod's bodies when Kane's method may use them, else none.
+
+    Their velocities must be the time derivatives of their positions (a Lagrangian formed from velocities with embedded
+    constraints describes another motion than Kane's method would find from the same bodies) and their kinetic energy
+    the velocity part of L.
+    """
     if not bodies or any(b.position is None for b in bodies):
         return []
     qdd = [S.qdd(S.base_name(s)) for s in q_syms]
@@ -391,7 +396,7 @@ def _lagrange_bodies(bodies: list, lag: sp.Expr, q_syms: list, qd_syms: list, pv
 
 
 def _vanish(exprs: list, scales: list, syms: list, pvals: Mapping) -> bool:
-    """Every expression is zero (relative to the scale expressions) at three random states."""
+    """Return whether every expression is zero (relative to the scale expressions) at three random states."""
     rng = np.random.default_rng(5)
     for _ in range(3):
         args, values = _state_values(syms, rng, pvals)
@@ -431,7 +436,7 @@ def _state_values(system_syms: list, rng: np.random.Generator, params: Mapping) 
 
 
 def _gravity(bodies: list[Body], centres: list, loads: list, q_syms: list) -> tuple:
-    """(gravity vector, remaining loads): uniform gravity when every mass centre carries one load m g (same g)."""
+    """Return (gravity vector, remaining loads): uniform gravity when every mass centre carries one load m g."""
     if not bodies:
         return ZERO, [ld for _w, ld in loads]
     state = set(q_syms) | {S.t}
@@ -454,7 +459,7 @@ def _gravity(bodies: list[Body], centres: list, loads: list, q_syms: list) -> tu
 
 
 def _select_nonholonomic(hol: list, vel: list, q_syms: list, params: Mapping) -> list:
-    """The velocity constraints that are not (generically) combinations of the holonomic ones' derivatives."""
+    """Return the velocity constraints that are not (generically) combinations of the holonomic ones' derivatives."""
     if not hol or not vel:
         return list(vel)
     qd = [S.qd(S.base_name(s)) for s in q_syms]
@@ -490,7 +495,7 @@ def _value(entry: str, key: Any, value: Any) -> float:
 
 
 def _lookup(table: Mapping, what: str, known: dict) -> dict:
-    """User keys (sympy objects or their names) -> values, keyed by the known objects (object -> kind)."""
+    """Map user keys (sympy objects or their names) to values, keyed by the known objects (object -> kind)."""
     by_name = {str(k): k for k in known}
     by_name.update({_function_name(k): k for k in known if _function_name(k)})
     out = {}
@@ -506,13 +511,62 @@ def _lookup(table: Mapping, what: str, known: dict) -> dict:
 
 def from_mechanics(obj: Any, parameters: Mapping | None = None, start: Mapping | None = None, name: str = "Model",
                    description: str = "", stop_time: float = 10.0, inputs: Mapping | None = None) -> System:
-    """A :class:`System` from a sympy.physics.mechanics ``KanesMethod``, ``LagrangesMethod`` or ``System``.
+    """Return a :class:`System` from a sympy.physics.mechanics ``KanesMethod``, ``LagrangesMethod`` or ``System``.
 
-    ``parameters`` maps every constant symbol of the object (or its name) to a value; ``start`` maps coordinates
-    and generalized speeds (``LagrangesMethod``: coordinates and their derivatives) to start values (default 0);
-    dependent ones are computed from the constraints (a value given for one must agree with them). ``inputs`` maps
-    specified quantities (dynamicsymbols in the loads, e.g. a driving torque) to their start values; they become
-    the system's inputs.
+    The kinetic energy, the potential and applied forces, the constraints and the bodies (for kane) are read from
+    the object; the result goes through the same checks as a system file.
+
+    Parameters
+    ----------
+    obj : KanesMethod, LagrangesMethod, sympy.physics.mechanics.System or pydy.system.System
+        The formulated model (``kanes_equations`` or ``form_lagranges_equations`` called, or a ``System`` with
+        its bodies, loads and constraints).
+    parameters : mapping, optional
+        Every constant symbol of the object (or its name) -> value.
+    start : mapping, optional
+        Coordinates and generalized speeds (``LagrangesMethod``: coordinates and their derivatives) -> start values
+        (default 0); dependent ones are computed from the constraints (a value given for one must agree with them).
+    name : str, optional
+        The model name.
+    description : str, optional
+        Free text.
+    stop_time : float, optional
+        The default stop time.
+    inputs : mapping, optional
+        Specified quantities (dynamicsymbols in the loads, e.g. a driving torque) -> start values; they become the
+        system's inputs.
+
+    Returns
+    -------
+    System
+        The system, described by bodies where the object has them.
+
+    Raises
+    ------
+    SystemFileError
+        When a constant has no value, a value is not allowed, or the object holds something nhbridge cannot express.
+
+    Examples
+    --------
+    A mass on a spring formulated with Kane's method:
+
+    >>> import sympy as sp
+    >>> import sympy.physics.mechanics as me
+    >>> import bridge
+    >>> x, u = me.dynamicsymbols("x u")
+    >>> m, k = sp.symbols("m k")
+    >>> N = me.ReferenceFrame("N")
+    >>> O = me.Point("O")
+    >>> O.set_vel(N, 0)
+    >>> P = O.locatenew("P", x * N.x)
+    >>> P.set_vel(N, u * N.x)
+    >>> kane = me.KanesMethod(N, q_ind=[x], u_ind=[u], kd_eqs=[x.diff() - u])
+    >>> _ = kane.kanes_equations([me.Particle("mass", P, m)], [(P, -k * x * N.x)])
+    >>> system = bridge.from_mechanics(kane, parameters={m: 2.0, k: 8.0}, start={x: 0.1}, name="Oscillator")
+    >>> system.q, system.kinetic, system.forces["x"]
+    ((x,), der(x)**2*m/2, -k*x)
+    >>> system.coordinate("x").start
+    0.1
     """
     from sympy.physics.mechanics import dynamicsymbols
 
@@ -601,8 +655,11 @@ def from_mechanics(obj: Any, parameters: Mapping | None = None, start: Mapping |
 
 
 def _unwrap_pydy(obj: Any, parameters: Mapping | None, start: Mapping | None, inputs: Mapping | None) -> tuple:
-    """A PyDy ``pydy.system.System``: its KanesMethod, with its constants, initial conditions (independent ones:
-    dependent speeds are computed) and constant specifieds as defaults under the values given here."""
+    """Unwrap a PyDy ``pydy.system.System`` into its KanesMethod and defaults.
+
+    Its constants, initial conditions (independent ones: dependent speeds are computed) and constant specifieds become
+    defaults under the values given here.
+    """
     if type(obj).__module__ != "pydy.system" or not hasattr(obj, "eom_method"):
         return obj, parameters, start, inputs
     km = obj.eom_method
@@ -619,8 +676,11 @@ def _unwrap_pydy(obj: Any, parameters: Mapping | None, start: Mapping | None, in
 
 
 def _independent(spec: _Spec, conv: _Converter, coords: list, given: Mapping, pvals: Mapping) -> list[str] | None:
-    """The coordinates whose velocities the independent speeds alone determine (``q' = -K_q'^-1 (K_u u + f)``,
-    read at a random state), when there are as many as independent speeds; else None."""
+    """Return the coordinates whose velocities the independent speeds alone determine.
+
+    ``q' = -K_q'^-1 (K_u u + f)``, read at a random state; the coordinates are returned when there are as many as
+    independent speeds, else None.
+    """
     from sympy.physics.mechanics import dynamicsymbols
 
     if spec.kdes is None:
@@ -653,9 +713,11 @@ DEPENDENT_START_TOL = 1e-9
 
 
 def _check_given_dependent(spec: _Spec, conv: _Converter, umap: list, given: Mapping, system: System) -> None:
-    """Start values given for dependent speeds and dependent coordinates must be those the constraints give (the
-    system's start state, computed from the independent ones), within :data:`DEPENDENT_START_TOL`; otherwise a
-    SystemFileError naming each with its residual. (Independent ones are the system's own start values.)"""
+    """Check that given start values of dependent speeds and coordinates are those the constraints give.
+
+    The system's start state is computed from the independent ones (the system's own start values); a value that differs
+    by more than :data:`DEPENDENT_START_TOL` is a SystemFileError naming each with its residual.
+    """
     from .mechanics import state_args
 
     args = state_args(system)
@@ -683,8 +745,10 @@ def _check_given_dependent(spec: _Spec, conv: _Converter, umap: list, given: Map
 
 def _start_velocities(spec: _Spec, conv: _Converter, coords: list, given: Mapping, q0: Mapping, pvals: Mapping,
                       t: sp.Symbol):
-    """A function of the built system giving each coordinate's start velocity from the given speeds (missing: 0),
-    evaluated at the system's (consistent) start positions."""
+    """Return a function of the built system giving each coordinate's start velocity from the given speeds (missing: 0).
+
+    Evaluated at the system's (consistent) start positions.
+    """
 
     def at(system: System) -> dict[str, float]:
         point = {S.t: 0.0, **{c.symbol: c.start for c in system.coordinates}, **pvals}

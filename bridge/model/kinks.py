@@ -20,7 +20,7 @@ _KINKS = (se.Abs, se.Max, se.Min, type(se.sign(se.Symbol("x"))))
 
 
 def diff(expr: se.Basic, var: se.Basic) -> se.Basic:
-    """d expr / d var, with the kinks' derivatives defined as above (no unevaluated ``Derivative``)."""
+    """Return d expr / d var, with the kinks' derivatives defined as above (no unevaluated ``Derivative``)."""
     kinks = _outer_kinks(expr)
     if not kinks:
         return se.diff(expr, var)
@@ -37,8 +37,10 @@ def diff(expr: se.Basic, var: se.Basic) -> se.Basic:
 
 
 def _outer_kinks(expr: se.Basic) -> list[se.Basic]:
-    """The kinks that are not inside another kink, each once (all of them: symengine leaves even the
-    derivative of ``max(y, z)`` with respect to an absent ``x`` unevaluated)."""
+    """Return the kinks that are not inside another kink, each once.
+
+    All of them: symengine leaves even the derivative of ``max(y, z)`` with respect to an absent ``x`` unevaluated.
+    """
     found: dict[se.Basic, None] = {}
     seen: set[se.Basic] = set()
     stack = [expr]

@@ -13,8 +13,10 @@ LOAD_KEYS = {"force", "point", "torque", "body", "reaction", "description"}
 
 
 class LoadTable:
-    """The loads part of the body tables' reader (uses its ``p``, ``b``, ``frames``, ``body_frame``,
-    ``entries`` and ``vector``)."""
+    """The loads part of the body tables' reader.
+
+    It uses the reader's ``p``, ``b``, ``frames``, ``body_frame``, ``entries`` and ``vector``.
+    """
 
     def _loads(self, bodies: dict[str, Body]) -> list[Load]:
         loads: list[Load] = []

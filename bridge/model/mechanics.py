@@ -31,17 +31,35 @@ Expr = se.Basic
 
 
 def to_se(expr) -> Expr:
-    """A sympy (or symengine) object as symengine; text is refused (it is parsed by bridge.model.expressions only)."""
+    """Return a sympy (or symengine) object as symengine.
+
+    Text is refused (it is parsed by bridge.model.expressions only).
+    """
     if isinstance(expr, str):
         raise TypeError("to_se converts expressions, not text")
     return se.sympify(expr)
 
 
 def to_sp(expr) -> sp.Expr:
+    """Return ``expr`` as a sympy object (symengine objects converted)."""
     return sp.sympify(expr) if not isinstance(expr, sp.Basic) else expr
 
 
 def to_sp_matrix(rows: Sequence[Sequence[Expr]] | Sequence[Expr], ncols: int | None = None) -> sp.ImmutableMatrix:
+    """Return a sympy immutable matrix of rows (or a column of entries).
+
+    Parameters
+    ----------
+    rows : sequence of sequence, or sequence
+        The rows, or the entries of a column when ``ncols`` is None.
+    ncols : int, optional
+        The number of columns (gives the shape of an empty matrix).
+
+    Returns
+    -------
+    sympy.ImmutableMatrix
+        The matrix.
+    """
     if ncols is None:
         return sp.ImmutableMatrix([to_sp(e) for e in rows])
     return sp.ImmutableMatrix([[to_sp(e) for e in row] for row in rows]) if rows else sp.ImmutableMatrix.zeros(0, ncols)
@@ -58,6 +76,7 @@ class DiffCounts:
 
     @property
     def total(self) -> int:
+        """The elementary differentiations in all: partial plus time derivatives."""
         return self.partial + self.time
 
 
@@ -85,13 +104,27 @@ class Differentiator:
             self.counts.tallies[label] = self.counts.tallies.get(label, 0) + self.counts.total - before
 
     def partial(self, expr: Expr, var: Expr) -> Expr:
+        """Return ``d expr / d var`` (counted when counting).
+
+        Parameters
+        ----------
+        expr : Expr
+            The expression.
+        var : Expr
+            A coordinate, velocity or time symbol.
+
+        Returns
+        -------
+        Expr
+            The partial derivative.
+        """
         self.counts.calls += 1
         if self.count:
             self.counts.partial += partial_cost(to_sp(expr), to_sp(var))
         return diff(expr, var)
 
     def time(self, expr: Expr) -> LinearForm:
-        """d/dt of an expression in (q, q', t): a form linear in q''."""
+        """Return d/dt of an expression in (q, q', t): a form linear in q''."""
         self.counts.calls += 1
         if self.count:
             self.counts.time += time_cost(to_sp(expr), self._timed)
@@ -115,18 +148,43 @@ class LinearForm:
         return LinearForm(self.coeffs, self.rest - other)
 
     def partial(self, d: Differentiator, var: Expr) -> LinearForm:
-        """Partial derivative with respect to a coordinate or velocity (q'' held fixed)."""
+        """Return the partial derivative with respect to a coordinate or velocity (q'' held fixed)."""
         if d.count:
             d.counts.partial += partial_cost(to_sp(self.expr(d)), to_sp(var))
         d.counts.calls += 1
         return LinearForm([diff(c, var) for c in self.coeffs], diff(self.rest, var))
 
     def expr(self, d: Differentiator) -> Expr:
+        """Return the form as an expression, ``sum_j coeffs[j] * q''_j + rest``.
+
+        Parameters
+        ----------
+        d : Differentiator
+            Provides the acceleration symbols ``q''``.
+
+        Returns
+        -------
+        Expr
+            The expression.
+        """
         return sum((c * a for c, a in zip(self.coeffs, d.qdd)), self.rest)
 
 
 def generalized_forces(system: System, d: Differentiator) -> list[Expr]:
-    """Q~ = Q - dV/dq - dD/dq' (non-potential, potential and dissipative forces)."""
+    """Return Q~ = Q - dV/dq - dD/dq' (non-potential, potential and dissipative forces).
+
+    Parameters
+    ----------
+    system : System
+        The system.
+    d : Differentiator
+        Its differentiator.
+
+    Returns
+    -------
+    list of symengine.Basic
+        One generalized force per coordinate.
+    """
     V, D = to_se(system.potential), to_se(system.dissipation)
     Q = [to_se(f) for f in system.generalized_forces()]
     out = []
@@ -141,7 +199,24 @@ def generalized_forces(system: System, d: Differentiator) -> list[Expr]:
 
 
 def velocity_constraints(system: System, d: Differentiator) -> tuple[list[Expr], list[list[Expr]], list[Expr]]:
-    """Constraints at velocity level g = A q' + a0 (holonomic ones differentiated once): (g, A, a0)."""
+    """Return the constraints at velocity level g = A q' + a0 (holonomic ones differentiated once).
+
+    Parameters
+    ----------
+    system : System
+        The system.
+    d : Differentiator
+        Its differentiator.
+
+    Returns
+    -------
+    g : list of symengine.Basic
+        The m constraint expressions, holonomic ones first.
+    A : list of list of symengine.Basic
+        The m x n Jacobian ``dg/dq'``.
+    a0 : list of symengine.Basic
+        The rest ``g`` at ``q' = 0``.
+    """
     g = [d.time(to_se(e)).rest for e in system.holonomic] + [to_se(e) for e in system.nonholonomic]
     zero = {v: se.Integer(0) for v in d.qd}
     A = [[diff(gi, v) for v in d.qd] for gi in g]
@@ -159,7 +234,7 @@ class Split:
     beta: tuple[Expr, ...]            # s
 
     def kinematics(self, n: int, u: Sequence[Expr]) -> list[Expr]:
-        """q' as expressions of (q, u, t) in coordinate order."""
+        """Return q' as expressions of (q, u, t) in coordinate order."""
         out: list[Expr] = [se.Integer(0)] * n
         for k, i in enumerate(self.independent):
             out[i] = u[k]
@@ -176,7 +251,26 @@ def _simplify(expr: sp.Expr) -> sp.Expr:
 
 
 def solve_split(system: System, A: list[list[Expr]], a0: list[Expr], independent: Sequence[int]) -> Split:
-    """Solve A_dep q'_dep = -(A_ind u + a0) symbolically for B and beta (s x s, small)."""
+    """Solve A_dep q'_dep = -(A_ind u + a0) symbolically for B and beta (s x s, small).
+
+    Only for small dependent blocks; the methods keep larger splits implicit (placeholders solved numerically).
+
+    Parameters
+    ----------
+    system : System
+        The system.
+    A : list of list of Expr
+        The constraint Jacobian, m x n.
+    a0 : list of Expr
+        The rest of the constraints at ``q' = 0``.
+    independent : sequence of int
+        The independent coordinates.
+
+    Returns
+    -------
+    Split
+        ``q'[dep] = B u + beta``.
+    """
     n = system.n
     ind = tuple(independent)
     dep = tuple(i for i in range(n) if i not in ind)
@@ -200,12 +294,37 @@ def solve_split(system: System, A: list[list[Expr]], a0: list[Expr], independent
 
 
 def start_values(system: System, t: float = 0.0) -> np.ndarray:
-    """[t, q0, q'0, parameters, inputs] for numeric checks at the start state."""
+    """Return [t, q0, q'0, parameters, inputs] for numeric checks at the start state.
+
+    Parameters
+    ----------
+    system : System
+        The system.
+    t : float, optional
+        The time.
+
+    Returns
+    -------
+    numpy.ndarray
+        The values in the order of :func:`state_args`.
+    """
     return np.array([t, *[c.start for c in system.coordinates], *[c.velocity for c in system.coordinates],
                      *[p.value for p in system.parameters], *[u.start for u in system.inputs]], dtype=float)
 
 
 def state_args(system: System) -> list[sp.Symbol]:
+    """Return the argument list of compiled system functions: ``[t, q, q', parameters, inputs]``.
+
+    Parameters
+    ----------
+    system : System
+        The system.
+
+    Returns
+    -------
+    list of sympy.Symbol
+        The arguments in that order.
+    """
     return [S.t, *system.q, *system.qd, *[p.symbol for p in system.parameters], *[u.symbol for u in system.inputs]]
 
 
@@ -214,7 +333,34 @@ SINGULAR_SPLIT = 1e-10
 
 
 def split_health(A: np.ndarray, dependent: Sequence[int]) -> float:
-    """sigma_min(A[:, dep]) / sigma_max(A): 0 when the dependent velocities cannot be solved for."""
+    """Return sigma_min(A[:, dep]) / sigma_max(A): 0 when the dependent velocities cannot be solved for.
+
+    A scale-free measure of how well the dependent block determines the dependent velocities: 1 for an
+    orthonormal block, 0 for a singular one (or a matrix that is not finite).
+
+    Parameters
+    ----------
+    A : numpy.ndarray
+        The constraint matrix at a state, m x n.
+    dependent : sequence of int
+        The dependent coordinates' columns.
+
+    Returns
+    -------
+    float
+        The health in [0, 1]; 1 without constraints.
+
+    Examples
+    --------
+    A knife edge along ``theta = 0``, ``-sin(theta) x' + cos(theta) y' = 0``: ``y'`` follows from the rest, ``x'``
+    does not.
+
+    >>> import numpy as np
+    >>> from bridge.model.mechanics import split_health
+    >>> A = np.array([[-np.sin(0.0), np.cos(0.0), 0.0]])
+    >>> split_health(A, [1]), split_health(A, [0])
+    (1.0, 0.0)
+    """
     if A.shape[0] == 0:
         return 1.0
     if not np.all(np.isfinite(A)):
@@ -226,6 +372,22 @@ def split_health(A: np.ndarray, dependent: Sequence[int]) -> float:
 
 
 def numeric_constraint_matrix(system: System, A: list[list[Expr]], values: np.ndarray) -> np.ndarray:
+    """Return the constraint matrix ``A`` evaluated at a state.
+
+    Parameters
+    ----------
+    system : System
+        The system.
+    A : list of list of Expr
+        The symbolic m x n matrix.
+    values : numpy.ndarray
+        The state ``[t, q, q', parameters, inputs]``.
+
+    Returns
+    -------
+    numpy.ndarray
+        The m x n matrix.
+    """
     f = compile_exprs(state_args(system), [e for row in A for e in row])
     return np.asarray(f(values), dtype=float).reshape(len(A), system.n)
 
@@ -235,8 +397,20 @@ GOOD_SPLIT = 1e-2
 
 
 def cyclic_coordinates(system: System) -> set[int]:
-    """Coordinates that appear in no expression except through their velocity (ignorable coordinates), decided
-    after ``sin^2 + cos^2 = 1`` (:func:`bridge.model.trig.depends_on`, within its budget)."""
+    """Return the coordinates that appear in no expression except through their velocity (ignorable coordinates).
+
+    Decided after ``sin^2 + cos^2 = 1`` (:func:`bridge.model.trig.depends_on`, within its budget).
+
+    Parameters
+    ----------
+    system : System
+        The system.
+
+    Returns
+    -------
+    set of int
+        The indices of the cyclic coordinates.
+    """
     from .trig import depends_on
 
     exprs = [system.kinetic, system.potential, system.dissipation, *system.forces.values(), *system.holonomic,
@@ -256,6 +430,24 @@ def choose_independent(system: System, A: list[list[Expr]], values: np.ndarray |
     (2) by that health; ties favour later coordinates as dependent. ``accept(independent)`` may
     veto candidates; ``exclude`` is a split not to return. For very many candidates the
     dependent set comes from column-pivoted QR of A.
+
+    Parameters
+    ----------
+    system : System
+        The system.
+    A : list of list of Expr
+        The constraint Jacobian, m x n.
+    values : numpy.ndarray, optional
+        The state ``[t, q, q', parameters, inputs]`` (default the start state).
+    accept : callable, optional
+        ``accept(independent) -> bool``.
+    exclude : sequence of int, optional
+        An independent set not to return.
+
+    Returns
+    -------
+    tuple of int or None
+        The independent coordinates, or None when no split is regular there.
     """
     import scipy.linalg
 
@@ -287,7 +479,25 @@ def choose_independent(system: System, A: list[list[Expr]], values: np.ndarray |
 
 
 def independent_from_names(system: System, names: Sequence[str]) -> tuple[int, ...]:
-    """Coordinate indices of the independent velocities: each a coordinate, listed once, n - m of them."""
+    """Return the coordinate indices of the independent velocities: each a coordinate, listed once, n - m of them.
+
+    Parameters
+    ----------
+    system : System
+        The system.
+    names : sequence of str
+        The independent coordinates' names (``[method] independent`` or ``--independent``).
+
+    Returns
+    -------
+    tuple of int
+        Their indices, in the order given.
+
+    Raises
+    ------
+    DerivationError
+        When a name is not a coordinate, is listed twice, or the count is not the system's degrees of freedom.
+    """
     idx = []
     for nm in names:
         try:
@@ -306,6 +516,25 @@ def independent_from_names(system: System, names: Sequence[str]) -> tuple[int, .
 
 
 def all_splits(n: int, m: int):
-    """Every choice of m dependent coordinates, later coordinates first."""
+    """Yield every choice of m dependent coordinates, later coordinates first.
+
+    Parameters
+    ----------
+    n : int
+        The number of coordinates.
+    m : int
+        The number of constraints.
+
+    Yields
+    ------
+    tuple of int
+        The independent coordinates of each split.
+
+    Examples
+    --------
+    >>> from bridge.model.mechanics import all_splits
+    >>> list(all_splits(3, 1))
+    [(0, 1), (0, 2), (1, 2)]
+    """
     for dep in combinations(range(n - 1, -1, -1), m):
         yield tuple(i for i in range(n) if i not in dep)

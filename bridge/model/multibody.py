@@ -51,9 +51,17 @@ class Body:
 
     @property
     def is_particle(self) -> bool:
+        """Whether the body is a particle (no rotation, no inertia)."""
         return self.rotation is None
 
     def kinetic_energy(self) -> sp.Expr:
+        """Return the kinetic energy ``T = 1/2 m v . v + 1/2 w^T I w``.
+
+        Returns
+        -------
+        sympy.Expr
+            The body's kinetic energy (translational only for a particle).
+        """
         w = sp.Matrix(self.angular_velocity)
         rot = (w.T * sp.Matrix(self.inertia) * w)[0, 0] if not self.is_particle else sp.Integer(0)
         return sp.Rational(1, 2) * self.mass * _dot(self.velocity, self.velocity) + sp.Rational(1, 2) * rot
@@ -61,9 +69,11 @@ class Body:
 
 @dataclass(frozen=True)
 class Load:
-    """A force applied at a point (``kind`` "force": ``velocity`` is that point's velocity, N components) or a
-    torque on a body (``kind`` "torque": ``velocity`` is the body's angular velocity); ``vector`` is in the
-    same basis as ``velocity``. Its generalized force is ``Q_i = vector . d velocity / d q'_i``."""
+    """A force applied at a point or a torque on a body; generalized force ``Q_i = vector . d velocity / d q'_i``.
+
+    For ``kind`` "force", ``velocity`` is that point's velocity (N components); for ``kind`` "torque", the body's
+    angular velocity. ``vector`` is in the same basis as ``velocity``.
+    """
 
     name: str
     kind: str  # "force" | "torque"
@@ -89,13 +99,20 @@ class Multibody:
     positive: tuple[tuple[str, str, sp.Expr], ...] = ()
 
     def kinetic_energy(self) -> sp.Expr:
+        """Return the kinetic energy of all bodies, ``T = sum_b T_b``.
+
+        Returns
+        -------
+        sympy.Expr
+            The sum of the bodies' kinetic energies.
+        """
         return sum((b.kinetic_energy() for b in self.bodies), sp.Integer(0))
 
     def potential_energy(self) -> sp.Expr:
-        """Gravity's potential ``-sum m g . r``."""
+        """Return gravity's potential ``-sum m g . r``."""
         return -sum((b.mass * _dot(self.gravity, b.position) for b in self.bodies), sp.Integer(0))
 
     def generalized_forces(self, qd: Sequence[sp.Symbol]) -> list[sp.Expr]:
-        """``Q_i`` of the loads (gravity excluded: it is in V), one per velocity in ``qd``."""
+        """Return ``Q_i`` of the loads (gravity excluded: it is in V), one per velocity in ``qd``."""
         return [sum((_dot(ld.vector, [sp.diff(v, s) for v in ld.velocity]) for ld in self.loads), sp.Integer(0))
                 for s in qd]

@@ -7,8 +7,11 @@ from collections.abc import Iterable
 
 
 def closest_name(word: str, choices: Iterable[str]) -> str | None:
-    """The declared name ``word`` most likely stands for: one differing only in letter case first (``wl`` for
-    ``wL``), else the closest by :func:`difflib.get_close_matches` (compared without case); None if none is close."""
+    """Return the declared name ``word`` most likely stands for.
+
+    One differing only in letter case first (``wl`` for ``wL``), else the closest by :func:`difflib.get_close_matches`
+    (compared without case); None if none is close.
+    """
     names = [c for c in choices if isinstance(c, str)]
     if not isinstance(word, str) or not names:
         return None
@@ -21,6 +24,6 @@ def closest_name(word: str, choices: Iterable[str]) -> str | None:
 
 
 def suggest(word: str, choices: Iterable[str]) -> str:
-    """``"did you mean 'x'?"`` for :func:`closest_name`, or "" when no name is close."""
+    """Return ``"did you mean 'x'?"`` for :func:`closest_name`, or "" when no name is close."""
     close = closest_name(word, choices)
     return f"did you mean {close!r}?" if close else ""

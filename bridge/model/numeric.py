@@ -10,7 +10,7 @@ import sympy as sp
 
 
 def compile_exprs(args: Sequence[sp.Basic], exprs: Sequence[sp.Basic]):
-    """A callable ``f(values) -> ndarray`` evaluating ``exprs`` at ``args = values``.
+    """Return a callable ``f(values) -> ndarray`` evaluating ``exprs`` at ``args = values``.
 
     One common-subexpression pass covers all expressions together. The arguments are renamed
     to private symbols first: symengine names its CSE temporaries ``x0, x1, ...``, which would

@@ -36,6 +36,7 @@ class PortKind:
 
     @property
     def msl_package(self) -> str:
+        """The MSL package of the port's connectors, e.g. ``Modelica.Mechanics.Rotational.Interfaces``."""
         return f"Modelica.Mechanics.{self.library}.Interfaces"
 
 
@@ -48,5 +49,5 @@ PORT_KINDS: dict[str, PortKind] = {
 
 
 def port_name(coordinate: str) -> str:
-    """The connector's component name in the exported model: ``flange_<coordinate>``."""
+    """Return the connector's component name in the exported model: ``flange_<coordinate>``."""
     return f"flange_{coordinate}"

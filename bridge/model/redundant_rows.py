@@ -23,15 +23,18 @@ RANK_TOL = 1e-8
 
 
 def velocity_rows(builder, holonomic: list[sp.Expr], nonholonomic: list[sp.Expr]) -> list[sp.Expr]:
-    """Each constraint's velocity-level form: ``d phi/dt`` of a holonomic one, the expression of a nonholonomic one."""
+    """Return each constraint's velocity-level form: ``d phi/dt`` of a holonomic one, a nonholonomic one as given."""
     return [builder.der(phi, 0) for phi in holonomic] + list(nonholonomic)
 
 
 def redundant_rows(builder, rows: list[sp.Expr], generated: list[bool],
                    holonomic: list[sp.Expr]) -> tuple[list[int], list[int]]:
-    """(indices of generated rows dependent on the kept rows before them identically, indices dependent at the start
-    state only). ``rows``: velocity-level forms, holonomic first; ``holonomic``: the position-level holonomic rows
-    (a dependent holonomic row is dropped only where it holds at the start)."""
+    """Return the generated rows that are redundant: identically, and at the start state only.
+
+    The result is (indices of generated rows dependent on the kept rows before them identically, indices dependent at
+    the start state only). ``rows``: velocity-level forms, holonomic first; ``holonomic``: the position-level holonomic
+    rows (a dependent holonomic row is dropped only where it holds at the start).
+    """
     coords = builder.coords
     if not any(generated) or not coords:
         return [], []
@@ -74,7 +77,7 @@ def _start_values(builder, holonomic: list[sp.Expr], q0: np.ndarray) -> np.ndarr
 
 
 def _adds_no_rank(before: np.ndarray, row: np.ndarray) -> bool:
-    """Whether ``row`` lies in the span of the rows ``before`` (each normalised to unit length)."""
+    """Return whether ``row`` lies in the span of the rows ``before`` (each normalised to unit length)."""
     norm = np.linalg.norm(row)
     if norm == 0:
         return True

@@ -36,14 +36,17 @@ class Coordinate:
 
     @property
     def symbol(self) -> sp.Symbol:
+        """The coordinate's symbol ``q``."""
         return S.q(self.name)
 
     @property
     def velocity_symbol(self) -> sp.Symbol:
+        """The symbol of its velocity, ``der(q)``."""
         return S.qd(self.name)
 
     @property
     def acceleration_symbol(self) -> sp.Symbol:
+        """The symbol of its acceleration, ``der(der(q))``."""
         return S.qdd(self.name)
 
 
@@ -58,6 +61,7 @@ class Parameter:
 
     @property
     def symbol(self) -> sp.Symbol:
+        """The parameter's symbol."""
         return sp.Symbol(self.name)
 
 
@@ -72,12 +76,104 @@ class Input:
 
     @property
     def symbol(self) -> sp.Symbol:
+        """The input's symbol."""
         return sp.Symbol(self.name)
 
 
 @dataclass(frozen=True)
 class System:
-    """A mechanical system: T(q, q', t), V(q, t), D(q, q'), Q, phi(q, t) = 0, A(q, t) q' + a0(q, t) = 0."""
+    """A mechanical system: T(q, q', t), V(q, t), D(q, q'), Q, phi(q, t) = 0, A(q, t) q' + a0(q, t) = 0.
+
+    Immutable; built by :func:`bridge.load_system`, :func:`bridge.parse_system`, :func:`bridge.build_system` or
+    :func:`bridge.from_mechanics`, which check every entry. Expressions are sympy expressions over the symbols of
+    :mod:`bridge.symbols` (``x``, ``der(x)``, parameters, inputs, ``t``). :meth:`with_values` gives a copy with
+    other values.
+
+    Parameters
+    ----------
+    name : str
+        The model name (an identifier).
+    description : str
+        Free text.
+    coordinates : tuple of Coordinate
+        The generalized coordinates q with their start positions and velocities.
+    parameters : tuple of Parameter
+        The constants with their values.
+    inputs : tuple of Input
+        The time-varying quantities given from outside, with their start values.
+    kinetic : sympy.Expr
+        The kinetic energy ``T(q, q', t)``.
+    potential : sympy.Expr, optional
+        The potential energy ``V(q, t)``.
+    dissipation : sympy.Expr, optional
+        Rayleigh's dissipation function ``D(q, q')``; its force on ``q_i`` is ``-dD/dq'_i``.
+    forces : mapping of str to sympy.Expr, optional
+        The generalized forces ``Q`` not derived from V or D, by coordinate name.
+    holonomic : tuple of sympy.Expr, optional
+        Holonomic constraints ``phi(q, t) = 0``.
+    nonholonomic : tuple of sympy.Expr, optional
+        Velocity constraints ``A(q, t) q' + a0(q, t) = 0``, linear in the velocities.
+    outputs : mapping of str to sympy.Expr, optional
+        Named output expressions.
+    output_units, output_descriptions : mapping of str to str, optional
+        The outputs' units and descriptions.
+    definitions : mapping of str to sympy.Expr, optional
+        The ``[definitions]`` (already substituted into the expressions).
+    independent : tuple of str, optional
+        The coordinates whose velocities the reduced methods keep as speeds (None: chosen by the method).
+    fixed_split : bool, optional
+        Keep the start split for the whole run (the reduced methods otherwise re-partition).
+    stop_time : float, optional
+        The default stop time of a simulation.
+    source : str, optional
+        Where the system came from (a file path, ``<string>``), for messages.
+    adjusted_start : tuple of str, optional
+        The coordinates and velocities whose start values were computed from the constraints.
+    multibody : Multibody, optional
+        The bodies and loads, where the system was described by them (Kane's method needs them).
+    constraint_labels : tuple of str, optional
+        The constraints' entry names, when not all come from ``[constraints]``.
+    efforts : tuple of Effort, optional
+        Effort variables ``e`` with their constraints ``Gamma(q, q', e, s, t) = 0``.
+    dynamic : tuple of Dynamic, optional
+        Dynamic variables ``s`` (first-order states).
+    friction : tuple of Friction, optional
+        Coulomb friction elements (stick and slip by events).
+    diodes : tuple of Diode, optional
+        Diodes on charge coordinates (conducting and blocking by events).
+    interval, rtol, atol : float, optional
+        The ``[simulation]`` output interval and tolerances (None: the simulator's defaults).
+    ports : mapping of str to str, optional
+        Coordinate -> port kind of the exported model's flanges.
+
+    Examples
+    --------
+    A skate (knife edge) on a plane: three coordinates, one nonholonomic constraint.
+
+    >>> import bridge
+    >>> system = bridge.parse_system('''
+    ... name = "Skate"
+    ... [coordinates]
+    ... x = { start = 0.0, velocity = 1.0 }
+    ... y = { start = 0.0, velocity = 0.0 }
+    ... theta = { start = 0.0, velocity = 0.5 }
+    ... [parameters]
+    ... m = { value = 1.0 }
+    ... J = { value = 0.1 }
+    ... [energy]
+    ... kinetic = "1/2*m*(der(x)^2 + der(y)^2) + 1/2*J*der(theta)^2"
+    ... [constraints]
+    ... nonholonomic = ["-sin(theta)*der(x) + cos(theta)*der(y)"]
+    ... ''')
+    >>> system.n, system.m, system.dof
+    (3, 1, 2)
+    >>> system.q, system.qd
+    ((x, y, theta), (der(x), der(y), der(theta)))
+    >>> system.nonholonomic
+    (-der(x)*sin(theta) + der(y)*cos(theta),)
+    >>> [c.velocity for c in system.coordinates]
+    [1.0, 0.0, 0.5]
+    """
 
     name: str
     description: str
@@ -126,18 +222,22 @@ class System:
     # -- symbols ---------------------------------------------------------------
     @property
     def q(self) -> tuple[sp.Symbol, ...]:
+        """The coordinate symbols (n)."""
         return tuple(c.symbol for c in self.coordinates)
 
     @property
     def qd(self) -> tuple[sp.Symbol, ...]:
+        """The velocity symbols ``der(q)`` (n)."""
         return tuple(c.velocity_symbol for c in self.coordinates)
 
     @property
     def qdd(self) -> tuple[sp.Symbol, ...]:
+        """The acceleration symbols ``der(der(q))`` (n)."""
         return tuple(c.acceleration_symbol for c in self.coordinates)
 
     @property
     def n(self) -> int:
+        """The number of coordinates."""
         return len(self.coordinates)
 
     @property
@@ -150,6 +250,7 @@ class System:
 
     @property
     def m(self) -> int:
+        """The number of constraints, holonomic plus nonholonomic."""
         return len(self.holonomic) + len(self.nonholonomic)
 
     @property
@@ -159,28 +260,47 @@ class System:
 
     @property
     def parameter_values(self) -> dict[sp.Symbol, float]:
+        """Parameter symbol -> value."""
         return {p.symbol: p.value for p in self.parameters}
 
     @property
     def input_values(self) -> dict[sp.Symbol, float]:
+        """Input symbol -> start value."""
         return {u.symbol: u.start for u in self.inputs}
 
     def coordinate(self, name: str) -> Coordinate:
+        """Return the coordinate named ``name``.
+
+        Parameters
+        ----------
+        name : str
+            The coordinate's name.
+
+        Returns
+        -------
+        Coordinate
+            The coordinate.
+
+        Raises
+        ------
+        KeyError
+            When the system has no such coordinate.
+        """
         for c in self.coordinates:
             if c.name == name:
                 return c
         raise KeyError(name)
 
     def generalized_forces(self) -> list[sp.Expr]:
-        """Q_i from [forces] (non-potential), by coordinate order."""
+        """Return Q_i from [forces] (non-potential), by coordinate order."""
         return [self.forces.get(c.name, sp.Integer(0)) for c in self.coordinates]
 
     def velocity_constraints(self) -> list[sp.Expr]:
-        """Every constraint at velocity level: d(phi)/dt for holonomic ones, then the nonholonomic ones."""
+        """Return every constraint at velocity level: d(phi)/dt for holonomic ones, then the nonholonomic ones."""
         return [total_derivative(e, self.q, self.qd, self.qdd) for e in self.holonomic] + list(self.nonholonomic)
 
     def constraint_matrix(self) -> tuple[sp.Matrix, sp.Matrix]:
-        """(A, a0) with velocity constraints A(q, t) q' + a0(q, t) = 0."""
+        """Return ``(A, a0)`` of the velocity constraints ``A(q, t) q' + a0(q, t) = 0``."""
         rows = self.velocity_constraints()
         A = sp.Matrix(len(rows), self.n, lambda i, j: sp.diff(rows[i], self.qd[j]))
         zero = {v: 0 for v in self.qd}
@@ -189,24 +309,76 @@ class System:
 
     def with_start(self, positions: Mapping[str, float], velocities: Mapping[str, float],
                    adjusted: tuple[str, ...] = ()) -> System:
+        """Return a copy with other start positions and velocities (no consistency check).
+
+        Parameters
+        ----------
+        positions : mapping of str to float
+            Coordinate name -> start value; coordinates not named keep theirs.
+        velocities : mapping of str to float
+            Coordinate name -> start velocity.
+        adjusted : tuple of str, optional
+            The names whose start values were computed from the constraints.
+
+        Returns
+        -------
+        System
+            The new system.
+        """
         from dataclasses import replace
         coords = tuple(replace(c, start=float(positions.get(c.name, c.start)),
                                velocity=float(velocities.get(c.name, c.velocity))) for c in self.coordinates)
         return replace(self, coordinates=coords, adjusted_start=adjusted)
 
     def with_values(self, values: Mapping[str, Any] | None = None, /, **kwargs: float) -> System:
-        """A copy with parameters, start positions ``q``, start velocities ``der(q)`` or input start values set
-        (e.g. ``with_values({"der(phi)": 3}, m=2.5)``), its start state made consistent with the constraints
-        (see :mod:`bridge.model.overrides`). The values go through the checks of a value written in the system
-        file (:mod:`bridge.model.values`: masses, radii, inertia tensors, rates; independent constraints), so a
-        bad one raises :class:`~bridge.errors.SystemFileError` with the file's message."""
+        """Return a copy with some parameters, start positions, start velocities or input start values set.
+
+        The start state of the copy is made consistent with the constraints (see :mod:`bridge.model.overrides`). The
+        values go through the checks of a value written in the system file (:mod:`bridge.model.values`: masses, radii,
+        inertia tensors, rates; independent constraints).
+
+        Parameters
+        ----------
+        values : mapping of str to float, optional
+            Name -> value: a parameter ``m``, a start position ``q``, a start velocity ``der(q)`` or an input.
+        **kwargs : float
+            More values, by keyword.
+
+        Returns
+        -------
+        System
+            The new system.
+
+        Raises
+        ------
+        SystemFileError
+            When a name is unknown or a value is not allowed, with the system file's message.
+
+        Examples
+        --------
+        >>> import bridge
+        >>> system = bridge.parse_system('''
+        ... name = "Oscillator"
+        ... [coordinates]
+        ... x = { start = 0.1, velocity = 0.0 }
+        ... [parameters]
+        ... m = { value = 2.0 }
+        ... k = { value = 8.0 }
+        ... [energy]
+        ... kinetic = "1/2*m*der(x)^2"
+        ... potential = "1/2*k*x^2"
+        ... ''')
+        >>> heavier = system.with_values({"der(x)": 0.5}, m=4.0)
+        >>> heavier.parameter_values[heavier.parameters[0].symbol], heavier.coordinate("x").velocity
+        (4.0, 0.5)
+        """
         from .overrides import apply_overrides
 
         return apply_overrides(self, {**(values or {}), **kwargs})
 
 
 def total_derivative(expr: sp.Expr, q, qd, qdd) -> sp.Expr:
-    """d/dt expr = sum dexpr/dq q' + dexpr/dq' q'' + dexpr/dt (differentiated by symengine)."""
+    """Return d/dt expr = sum dexpr/dq q' + dexpr/dq' q'' + dexpr/dt (differentiated by symengine)."""
     import symengine as se
 
     from .kinks import diff
@@ -225,7 +397,7 @@ def total_derivative(expr: sp.Expr, q, qd, qdd) -> sp.Expr:
 
 
 def finite(x: Any) -> bool:
-    """A finite int or float (an int too large for a double is not)."""
+    """Return a finite int or float (an int too large for a double is not)."""
     if not isinstance(x, (int, float)) or isinstance(x, bool):
         return False
     try:

@@ -25,9 +25,11 @@ def _as_cosine(x: sp.Pow) -> sp.Expr:
 
 
 def reduce_trig(expr: sp.Expr, max_nodes: int = MAX_TRIG_NODES, angle_sums: bool = False) -> sp.Expr | None:
-    """``expr`` expanded with every ``sin(a)^k`` (k >= 2) written with ``1 - cos(a)^2`` and expanded again (a
-    canonical form in which ``sin^2 + cos^2 = 1`` cancels); angle sums expanded first with ``angle_sums``. None when
-    ``expr`` or its expansion exceeds the budget."""
+    """Return ``expr`` with every ``sin(a)^k`` (k >= 2) written with ``1 - cos(a)^2``, expanded.
+
+    A canonical form in which ``sin^2 + cos^2 = 1`` cancels; angle sums are expanded first with ``angle_sums``. None
+    when ``expr`` or its expansion exceeds the budget.
+    """
     if tree_size(expr, max_nodes) > max_nodes:
         return None
     e = sp.expand(sp.expand_trig(expr) if angle_sums else expr)
@@ -40,7 +42,7 @@ def reduce_trig(expr: sp.Expr, max_nodes: int = MAX_TRIG_NODES, angle_sums: bool
 
 
 def tidy_trig(expr: sp.Expr, max_nodes: int = MAX_TRIG_NODES) -> sp.Expr:
-    """``expr`` with ``sin^2 + cos^2`` cancelled where that makes it smaller (:func:`reduce_trig`), else as given."""
+    """Return ``expr`` with ``sin^2 + cos^2`` cancelled where that makes it smaller (:func:`reduce_trig`)."""
     if not isinstance(expr, sp.Basic) or not (expr.has(sp.sin) and expr.has(sp.cos)):
         return expr
     r = reduce_trig(expr, max_nodes)
@@ -50,8 +52,10 @@ def tidy_trig(expr: sp.Expr, max_nodes: int = MAX_TRIG_NODES) -> sp.Expr:
 
 
 def depends_on(expr: sp.Expr, symbol: sp.Symbol, max_nodes: int = MAX_TRIG_NODES) -> bool:
-    """Whether ``symbol`` appears in ``expr`` once ``sin^2 + cos^2 = 1`` is applied (:func:`reduce_trig`); beyond the
-    budget, whether it appears as written."""
+    """Return whether ``symbol`` appears in ``expr`` once ``sin^2 + cos^2 = 1`` is applied (:func:`reduce_trig`).
+
+    Beyond the budget, whether it appears as written.
+    """
     if symbol not in expr.free_symbols:
         return False
     r = reduce_trig(expr, max_nodes)

@@ -60,8 +60,10 @@ class _Units:
         self.names |= {c.acceleration_symbol: sp.Symbol(f"der(der({c.name}))") for c in system.coordinates}
 
     def unit(self, expr: sp.Basic):
-        """The unit (rad as 1), ``_NUMBER`` or None (unknown); raises :class:`_Mismatch` on a sum of different
-        units anywhere inside."""
+        """Return the unit (rad as 1), ``_NUMBER`` or None (unknown).
+
+        Raises :class:`_Mismatch` on a sum of different units anywhere inside.
+        """
         if expr.is_Number or expr in (sp.pi, sp.E):
             return _NUMBER
         if expr.is_Symbol:
@@ -112,8 +114,10 @@ class _Units:
 
 
 def unit_problems(system) -> Iterator[tuple[str, str, str]]:
-    """(entry, message, hint) for each inconsistency of units in ``system``'s energies, forces, constraints, effort
-    constraints, dynamic rates and outputs."""
+    """Yield (entry, message, hint) for each inconsistency of units in ``system``'s equations.
+
+    Effort constraints, dynamic rates and outputs.
+    """
     units = _Units(system)
     bodies = system.multibody is not None
     energies = [("bodies and energy.kinetic" if bodies else "energy.kinetic", "the kinetic energy", system.kinetic,

@@ -28,10 +28,22 @@ class BaseUnit:
         return BaseUnit(tuple(a * k for a in self.exponents), self.factor ** k)
 
     def compatible(self, other: BaseUnit) -> bool:
+        """Return whether two units have the same base exponents and factor (``N.m`` and ``J``).
+
+        Parameters
+        ----------
+        other : BaseUnit
+            The other unit.
+
+        Returns
+        -------
+        bool
+            True when a value in one unit is the same value in the other.
+        """
         return self.exponents == other.exponents and math.isclose(self.factor, other.factor, rel_tol=1e-12)
 
     def attributes(self) -> dict[str, str]:
-        """Attributes of ``ssc:BaseUnit`` (zero exponents and a unit factor left out)."""
+        """Return the attributes of ``ssc:BaseUnit`` (zero exponents and a unit factor left out)."""
         attrs = {n: str(e) for n, e in zip(BASE, self.exponents) if e}
         if self.factor != 1.0:
             attrs["factor"] = repr(self.factor)
@@ -68,7 +80,7 @@ _FACTOR = re.compile(r"^([A-Za-z]+|1)(-?\d+)?$")
 
 
 def _atom(symbol: str) -> BaseUnit | None:
-    """A unit symbol, possibly with an SI prefix (``kN``, ``mA``); the symbol itself first (``cd``, ``Pa``)."""
+    """Return a unit symbol, possibly with an SI prefix (``kN``, ``mA``); the symbol itself first (``cd``, ``Pa``)."""
     if symbol in ATOMS:
         return ATOMS[symbol]
     for prefix in sorted(PREFIX_FACTORS, key=len, reverse=True):
@@ -79,7 +91,7 @@ def _atom(symbol: str) -> BaseUnit | None:
 
 
 def parse_unit(text: str) -> BaseUnit | None:
-    """The base-unit form of ``text``, or None when it is not a product/quotient of known units."""
+    """Return the base-unit form of ``text``, or None when it is not a product/quotient of known units."""
     text = text.strip()
     if not text:
         return None
@@ -100,8 +112,10 @@ def parse_unit(text: str) -> BaseUnit | None:
 
 
 def unit_text(e: tuple[int, ...]) -> str:
-    """MSL-style text of base-unit exponents: ``N`` where kg.m/s2 divides it, one ``/`` (``m/s2``, ``N.m``,
-    ``kg.m2``, ``1/s``, ``N.s/m``, ``kg/(m.s)``)."""
+    """Return the MSL-style text of base-unit exponents.
+
+    ``N`` where kg.m/s2 divides it, one ``/`` (``m/s2``, ``N.m``, ``kg.m2``, ``1/s``, ``N.s/m``, ``kg/(m.s)``).
+    """
     e = list(e)
     num: list[str] = []
     kg, s = BASE.index("kg"), BASE.index("s")
@@ -117,7 +131,7 @@ def unit_text(e: tuple[int, ...]) -> str:
 
 
 def compatible(a: str, b: str) -> bool:
-    """Whether values in unit ``a`` may be passed unchanged to a variable in unit ``b``.
+    """Return whether values in unit ``a`` may be passed unchanged to a variable in unit ``b``.
 
     Equal strings always are; otherwise both must parse to the same base unit and factor.
     """
@@ -152,7 +166,7 @@ class _UnitSyntax(Exception):
 
 
 def unit_problem(text: str) -> str | None:
-    """Why ``text`` is not a unit in the Modelica/FMI syntax with known symbols, or None when it is one.
+    """Return why ``text`` is not a unit in the Modelica/FMI syntax with known symbols, or None when it is one.
 
     The empty string (no unit) is accepted.
     """
@@ -234,10 +248,13 @@ def _closing(tokens: list[tuple[str, str]], pos: int) -> int:
 
 
 def si_problem(text: str) -> tuple[str, str] | None:
-    """(message, hint) when ``text`` (a unit in the syntax) is not SI-coherent: a multiple of an SI unit (``cm``,
-    ``deg``, ``rpm``, ``bar``, ``kN``) or an offset scale (``degC``); None for SI units and units not known here.
+    """Return (message, hint) when ``text`` (a unit in the syntax) is not SI-coherent.
 
-    Values in system files are in SI units, as in the MSL (whose ``displayUnit`` shows cm, deg or rpm)."""
+    A multiple of an SI unit (``cm``, ``deg``, ``rpm``, ``bar``, ``kN``) or an offset scale (``degC``); None for SI
+    units and units not known here.
+
+    Values in system files are in SI units, as in the MSL (whose ``displayUnit`` shows cm, deg or rpm).
+    """
     if not text:
         return None
     for scale, si in OFFSET_UNITS.items():
@@ -253,8 +270,11 @@ def si_problem(text: str) -> tuple[str, str] | None:
 
 
 def _unprefixed(text: str) -> str | None:
-    """``text`` with each prefixed symbol written without its prefix (``uV`` -> ``V``, ``kN.m`` -> ``N.m``), or None
-    when a symbol is not a prefixed SI-coherent one (``deg``, ``rpm``: their SI unit is spelt from the exponents)."""
+    """Return ``text`` with each prefixed symbol written without its prefix (``uV`` -> ``V``, ``kN.m`` -> ``N.m``).
+
+    Or None when a symbol is not a prefixed SI-coherent one (``deg``, ``rpm``: their SI unit is spelt from the
+    exponents).
+    """
     out = []
     for word in re.split(r"([./()])", text):
         m = _FACTOR.match(word)

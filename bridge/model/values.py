@@ -1,5 +1,6 @@
-"""Checks of the values of a built :class:`~bridge.model.system.System`: the ones that depend on parameter values
-and start values rather than on the structure of the file.
+"""Checks of the values of a built :class:`~bridge.model.system.System`.
+
+The ones that depend on parameter values and start values rather than on the structure of the file.
 
 The loader runs them once the system is built, and :func:`~bridge.model.overrides.apply_overrides` (``--set``,
 ``System.with_values``, every case of a sweep) and :func:`~bridge.model.from_mechanics.from_mechanics` run them
@@ -39,7 +40,7 @@ SEMIDEFINITE_TOL = 1e-10
 
 
 def positive_problem(what: str, value: float) -> tuple[str, str] | None:
-    """(message, hint) when a quantity that must be positive (a mass, a radius) is not, or is out of range."""
+    """Return (message, hint) when a quantity that must be positive (a mass, a radius) is not, or is out of range."""
     if not np.isfinite(value):
         return (f"{what} is not finite at the parameter values ({value:g})", "check the parameter values")
     if not value > 0:
@@ -53,8 +54,10 @@ def positive_problem(what: str, value: float) -> tuple[str, str] | None:
 
 
 def inertia_problem(M: np.ndarray) -> tuple[str, str] | None:
-    """(message, hint) when the 3x3 tensor ``M`` (values at the parameter values) is not a rigid body's inertia:
-    not finite, not symmetric, not positive definite, out of range or violating the triangle inequality."""
+    """Return (message, hint) when the 3x3 tensor ``M`` is not a rigid body's inertia.
+
+    Not finite, not symmetric, not positive definite, out of range or violating the triangle inequality.
+    """
     if not np.all(np.isfinite(M)):
         return "the inertia tensor is not finite at the parameter values", "check the parameters"
     scale = max(float(np.abs(M).max()), 1e-300)
@@ -77,7 +80,7 @@ def inertia_problem(M: np.ndarray) -> tuple[str, str] | None:
 
 
 def _start(system) -> tuple[list[sp.Symbol], list[float]]:
-    """Arguments and values of the start state: t = 0, q, q', parameters, inputs."""
+    """Return the arguments and values of the start state: t = 0, q, q', parameters, inputs."""
     from .mechanics import state_args
 
     values = [0.0, *[c.start for c in system.coordinates], *[c.velocity for c in system.coordinates],
@@ -111,7 +114,7 @@ def _body_problems(system, args, values) -> list[tuple[str, str, str]]:
 
 
 def _effort_problems(system, args, values) -> list[tuple[str, str, str]]:
-    """Rates and effort constraints not finite at the start state (efforts at 0, and their derivatives)."""
+    """Return the rates and effort constraints not finite at the start state (efforts at 0, and their derivatives)."""
     from .numeric import evaluate_once
 
     unknowns = [e.symbol for e in system.efforts] + [f.symbol for f in system.friction] + [
@@ -138,9 +141,11 @@ _REBUILD = {sp.Add: se.Add, sp.Mul: se.Mul, sp.Pow: se.Pow, sp.sin: se.sin, sp.c
 
 
 def _symengine(expr: sp.Expr) -> se.Basic:
-    """``expr`` in symengine, each distinct subexpression converted once: a kinetic energy built from bodies
-    repeats its subexpressions (a bicycle's: 4000 nodes, 400 distinct), which a plain ``sympify`` converts at
-    every occurrence, ten times the work."""
+    """Return ``expr`` in symengine, each distinct subexpression converted once.
+
+    A kinetic energy built from bodies repeats its subexpressions (a bicycle's: 4000 nodes, 400 distinct), which a plain
+    ``sympify`` converts at every occurrence, ten times the work.
+    """
     memo: dict[sp.Basic, se.Basic] = {}
 
     def convert(e: sp.Basic) -> se.Basic:
@@ -158,8 +163,11 @@ def _symengine(expr: sp.Expr) -> se.Basic:
 
 
 def kinetic_mass_matrix(system, args: list[sp.Symbol], values: list[float]) -> np.ndarray:
-    """``M = d2T/dq'dq'`` of the kinetic energy of ``system`` at the state ``args = values`` ([t, q, q',
-    parameters, inputs]); NaN entries where T cannot be evaluated there (a real number is expected)."""
+    """Return the mass matrix ``M = d2T/dq'dq'`` of the kinetic energy of ``system`` at a state.
+
+    The state is ``args = values`` ([t, q, q', parameters, inputs]); entries are NaN where T cannot be evaluated there
+    (a real number is expected).
+    """
     n = system.n
     M = np.zeros((n, n))
     if system.kinetic is None or not system.kinetic.free_symbols:
@@ -184,9 +192,11 @@ def kinetic_mass_matrix(system, args: list[sp.Symbol], values: list[float]) -> n
 
 
 def kinetic_problem(system, args: list[sp.Symbol], values: list[float]) -> tuple[str, str, str] | None:
-    """(entry, message, hint) when the kinetic energy's mass matrix is not positive semi-definite at the start
-    state: some velocity gives a negative T. None when it is, and when it cannot be evaluated there (not finite:
-    the derivation's check of the mass matrix reports that)."""
+    """Return (entry, message, hint) when the kinetic energy's mass matrix is not positive semi-definite at the start.
+
+    Some velocity gives a negative T. None when it is, and when it cannot be evaluated there (not finite: the
+    derivation's check of the mass matrix reports that).
+    """
     M = kinetic_mass_matrix(system, args, values)
     if not np.all(np.isfinite(M)):
         return None
@@ -211,7 +221,7 @@ def kinetic_problem(system, args: list[sp.Symbol], values: list[float]) -> tuple
 
 
 def value_problems(system) -> list[tuple[str, str, str]]:
-    """(entry, message, hint) of every value check that ``system`` fails (see the module docstring)."""
+    """Return (entry, message, hint) of every value check that ``system`` fails (see the module docstring)."""
     args, values = _start(system)
     bodies = _body_problems(system, args, values)
     kinetic = None if bodies else kinetic_problem(system, args, values)  # T is made of the refused values
@@ -219,8 +229,10 @@ def value_problems(system) -> list[tuple[str, str, str]]:
 
 
 def check_values(system, problems: ProblemCollector | None = None) -> None:
-    """Raise :class:`~bridge.errors.SystemFileError` with every value problem of ``system`` (added to
-    ``problems`` when given, else reported on their own)."""
+    """Raise :class:`~bridge.errors.SystemFileError` with every value problem of ``system``.
+
+    The problems are added to ``problems`` when given, else reported on their own.
+    """
     problems = problems if problems is not None else ProblemCollector(system.source)
     for entry, message, hint in value_problems(system):
         problems.add(entry, message, hint)

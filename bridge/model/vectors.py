@@ -48,19 +48,19 @@ class Context(Protocol):
     """What a vector expression refers to: frames, points and the scalar parser of the system file."""
 
     def frame_matrix(self, name: str, pos: int) -> sp.Matrix | None:
-        """Direction cosines ``R`` (``v_N = R v_F``) of frame ``name``, None if it is not a frame."""
+        """Return the direction cosines ``R`` (``v_N = R v_F``) of frame ``name``, None if it is not a frame."""
 
     def frame_names(self) -> list[str]:
-        """The declared frames' names (for did-you-mean hints)."""
+        """Return the declared frames' names (for did-you-mean hints)."""
 
     def point(self, name: str, pos: int) -> Vector | None:
-        """Position of point/body ``name`` (N components), None if it is not a point."""
+        """Return the position of point/body ``name`` (N components), None if it is not a point."""
 
     def scalar(self, text: str, offset: int) -> sp.Expr:
-        """The scalar parser on ``text`` (a span starting at ``offset`` of the whole expression)."""
+        """Return the scalar parser on ``text`` (a span starting at ``offset`` of the whole expression)."""
 
     def der(self, expr: sp.Expr, pos: int) -> sp.Expr:
-        """Total time derivative."""
+        """Return the total time derivative."""
 
 
 @dataclass
@@ -113,14 +113,33 @@ class VectorParser:
     # -- tokens --------------------------------------------------------------------
     @property
     def tok(self) -> tuple[str, str, int]:
+        """The current token ``(kind, text, position)``."""
         return self.tokens[self.i]
 
     def advance(self) -> tuple[str, str, int]:
+        """Return the current token and move to the next one."""
         tok = self.tokens[self.i]
         self.i += 1
         return tok
 
     def expect(self, text: str) -> tuple[str, str, int]:
+        """Consume the token ``text``.
+
+        Parameters
+        ----------
+        text : str
+            The expected token text.
+
+        Returns
+        -------
+        tuple of (str, str, int)
+            The consumed token.
+
+        Raises
+        ------
+        ExpressionError
+            When the current token is another one.
+        """
         if self.tok[1] != text:
             found = repr(self.tok[1]) if self.tok[0] != "end" else "the end of the expression"
             raise ExpressionError(f"expected {text!r} but found {found}", self.tok[2])
@@ -132,6 +151,18 @@ class VectorParser:
 
     # -- grammar: a tree with text spans -----------------------------------------------
     def tree(self) -> _Node:
+        """Parse the whole expression into a syntax tree.
+
+        Returns
+        -------
+        _Node
+            The root.
+
+        Raises
+        ------
+        ExpressionError
+            When the expression is empty, malformed, or has text after its end.
+        """
         if self.tok[0] == "end":
             raise ExpressionError("expression is empty", 0, "write a vector, e.g. [0, 0, 1]")
         node = self.expr()
@@ -143,6 +174,7 @@ class VectorParser:
         return _Node("bin", left.start, right.end, op, [left, right], left.vectorish or right.vectorish)
 
     def expr(self) -> _Node:
+        """Parse a sum: ``term (("+" | "-") term)*``."""
         self.depth += 1
         if self.depth > MAX_DEPTH:
             raise ExpressionError(f"expression is nested too deep (more than {MAX_DEPTH} levels)", self.tok[2])
@@ -154,6 +186,7 @@ class VectorParser:
         return left
 
     def term(self) -> _Node:
+        """Parse a product: ``unary (("*" | "/") unary)*``."""
         left = self.unary()
         while self.tok[1] in ("*", "/"):
             op = self.advance()[1]
@@ -161,6 +194,7 @@ class VectorParser:
         return left
 
     def unary(self) -> _Node:
+        """Parse a signed factor: ``("+" | "-") unary | power``."""
         if self.tok[1] in ("+", "-"):
             _, op, pos = self.advance()
             self.depth += 1
@@ -172,6 +206,7 @@ class VectorParser:
         return self.power()
 
     def power(self) -> _Node:
+        """Parse a power: ``atom (("^" | "**") unary)?``."""
         base = self.atom()
         if self.tok[1] not in ("^", "**"):
             return base
@@ -180,6 +215,7 @@ class VectorParser:
         return self._binary(base, "^", exponent)
 
     def atom(self) -> _Node:
+        """Parse an atom: a number, a parenthesized expression, a bracketed vector or matrix, a name or a call."""
         kind, text, pos = self.tok
         if kind == "number":
             self.advance()
@@ -236,6 +272,23 @@ class VectorParser:
 
     # -- evaluation --------------------------------------------------------------------
     def value(self, node: _Node) -> _Value:
+        """Return the value of a syntax tree node: a scalar, a 3-vector or a 3x3 matrix.
+
+        Parameters
+        ----------
+        node : _Node
+            The node.
+
+        Returns
+        -------
+        _Value
+            The value.
+
+        Raises
+        ------
+        ExpressionError
+            When an operation does not apply to its operands or a component is too large.
+        """
         if not node.vectorish:
             return _Value(self.ctx.scalar(self.text[node.start:node.end], node.start))
         handler: Callable[[_Node], _Value] = getattr(self, f"_v_{node.kind}")
@@ -367,15 +420,17 @@ def _scale(v: Vector, s: sp.Expr) -> Vector:
 
 
 def cross(a: Vector, b: Vector) -> Vector:
+    """Return the cross product ``a x b`` of two vectors in the same basis."""
     return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
 
 
 def dot(a: Vector, b: Vector) -> sp.Expr:
+    """Return the dot product ``a . b`` of two vectors in the same basis."""
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 
 
 def parse_vector(text: str, ctx: Context) -> Vector:
-    """A vector expression's three N components."""
+    """Return a vector expression's three N components."""
     p = VectorParser(text, ctx)
     v = p.value(p.tree())
     if v.vec is None:
@@ -385,7 +440,7 @@ def parse_vector(text: str, ctx: Context) -> Vector:
 
 
 def parse_scalar(text: str, ctx: Context) -> sp.Expr:
-    """A scalar expression that may use vector operations (e.g. ``dot(der(P), N.x)``)."""
+    """Return a scalar expression that may use vector operations (e.g. ``dot(der(P), N.x)``)."""
     p = VectorParser(text, ctx)
     v = p.value(p.tree())
     if v.scalar is None or v.vec is not None or v.rows is not None:
@@ -394,7 +449,7 @@ def parse_scalar(text: str, ctx: Context) -> sp.Expr:
 
 
 def parse_matrix(text: str, ctx: Context) -> list[Vector] | Vector:
-    """A 3x3 matrix ``[[..], [..], [..]]`` (its rows) or a 3-vector (e.g. principal moments)."""
+    """Return a 3x3 matrix ``[[..], [..], [..]]`` (its rows) or a 3-vector (e.g. principal moments)."""
     p = VectorParser(text, ctx)
     v = p.value(p.tree())
     if v.rows is not None:

@@ -42,8 +42,10 @@ __all__ = ["ONE", "RADIAN", "Dimensions", "Exponents", "exponents", "msl_spellin
 
 
 class Dimensions(UnitAlgebra):
-    """The units of a model's symbols and of expressions over them (:class:`bridge.model.dimensions.UnitAlgebra`
-    with the units of the split's placeholders)."""
+    """The units of a model's symbols and of expressions over them.
+
+    A :class:`bridge.model.dimensions.UnitAlgebra` with the units of the split's placeholders.
+    """
 
     def __init__(self, eom: EquationsOfMotion):
         super().__init__(system_units(eom.system))
@@ -51,16 +53,20 @@ class Dimensions(UnitAlgebra):
         self._placeholders()
 
     def define(self, symbol: sp.Symbol, expr: sp.Expr) -> str:
-        """Give ``symbol`` (a temporary ``symbol = expr``) the unit of ``expr`` with rad as 1 (internal variables
-        follow the SI); its text, or "" when unknown."""
+        """Give ``symbol`` (a temporary ``symbol = expr``) the unit of ``expr``; return its text.
+
+        Rad is taken as 1 (internal variables follow the SI); the text is "" when unknown.
+        """
         self.env[symbol] = self.of(expr, keep_rad=False)
         return self.text(symbol)
 
     # -- the generated variables ------------------------------------------------------------------------------
     def _placeholders(self) -> None:
-        """Units of the split's placeholders: by definition where the name says it (``B[k,j]`` = dq'_k/dq'_j,
-        ``beta[k]`` a velocity of q_k, ``_dot`` their rates), else ``unit(Z_kj) = unit(R_ij) / unit(L_ik)``
-        for any ``L_ik != 0``."""
+        """Return the units of the split's placeholders.
+
+        By definition where the name says it (``B[k,j]`` = dq'_k/dq'_j, ``beta[k]`` a velocity of q_k, ``_dot`` their
+        rates), else ``unit(Z_kj) = unit(R_ij) / unit(L_ik)`` for any ``L_ik != 0``.
+        """
         for stage in self.eom.auxiliary:
             L, Z, R = stage.matrix, stage.unknowns, stage.rhs
             for k in range(Z.shape[0]):
@@ -99,7 +105,7 @@ class Dimensions(UnitAlgebra):
         return None
 
     def multipliers(self) -> list[str]:
-        """The unit of each multiplier (``""`` where unknown or the coordinates disagree)."""
+        """Return the unit of each multiplier (``""`` where unknown or the coordinates disagree)."""
         eom = self.eom
         A = eom.constraint_jacobian
         if not eom.multipliers or A is None:
@@ -118,13 +124,15 @@ class Dimensions(UnitAlgebra):
         return out
 
     def residuals(self) -> list[str]:
-        """The unit of each velocity-level constraint (``""`` where unknown)."""
+        """Return the unit of each velocity-level constraint (``""`` where unknown)."""
         return [self.text(g) for g in self.eom.system.velocity_constraints()]
 
 
 def msl_spelling(unit: str) -> str:
-    """A unit written with negative exponents (``m.s-2``, ``kg.m-3``) in the MSL's spelling with one ``/``
-    (``m/s2``, ``kg/m3``); any other unit as written."""
+    """Return a unit written with negative exponents in the MSL's spelling with one ``/``.
+
+    ``m.s-2`` -> ``m/s2``, ``kg.m-3`` -> ``kg/m3``; any other unit as written.
+    """
     if not re.search(r"[A-Za-z]-\d", unit):
         return unit
     e = exponents(unit)
@@ -146,9 +154,11 @@ _DECLARATION = re.compile(r'^(  (?:output )?Real )([A-Za-z_][A-Za-z0-9_]*|\'[^\'
 
 
 def with_units(writer, declarations: list[str], repl) -> list[str]:
-    """The declarations with units on the generated variables that have none: ``lambda``, ``residual``, the
-    temporaries ``nhb_cse<k>``, the split's ``nhb_split<k>`` and the outputs without a declared unit; every
-    unit in the MSL's spelling (:func:`msl_spelling`)."""
+    """Return the declarations with units on the generated variables that have none.
+
+    ``lambda``, ``residual``, the temporaries ``nhb_cse<k>``, the split's ``nhb_split<k>`` and the outputs without a
+    declared unit; every unit in the MSL's spelling (:func:`msl_spelling`).
+    """
     eom = writer.eom
     dims = Dimensions(eom)
     units: dict[str, str] = {}

@@ -32,7 +32,7 @@ def _coordinate(writer, d: Diode):
 
 
 def declarations(writer, d: Diode) -> list[str]:
-    """The diode voltage, the curve parameter and the blocking state, with the MSL's unit constants."""
+    """Return the diode voltage, the curve parameter and the blocking state, with the MSL's unit constants."""
     from .export import modelica_text, velocity_unit
 
     c = _coordinate(writer, d)
@@ -55,7 +55,7 @@ def declarations(writer, d: Diode) -> list[str]:
 
 
 def equations(writer, d: Diode) -> list[str]:
-    """The diode's equations: the MSL's IdealDiode (``G_off > 0``) or the mode row with pre() and reinit."""
+    """Return the diode's equations: the MSL's IdealDiode (``G_off > 0``) or the mode row with pre() and reinit."""
     s, off, v = f"nhb_{d.name}_s", f"nhb_{d.name}_off", writer.ident(d.name)
     volt, amp = f"nhb_{d.name}_unitVoltage", f"nhb_{d.name}_unitCurrent"
     ron, goff, vf = (sp.Float(x) if x else sp.Integer(0) for x in (d.on_resistance, d.off_conductance,

@@ -40,7 +40,7 @@ def _expression(printer: ModelicaCodePrinter, expr) -> str:
 
 
 def _form(eom, level: str) -> str:
-    """The equations of motion in words and symbols, for the form the model has."""
+    """Return the equations of motion in words and symbols, for the form the model has."""
     if eom.is_reduced:
         return ("<p>Form: the reduced equations (no multipliers) in the independent velocities u = "
                 f"{html.escape(', '.join(eom.independent), quote=False)}: with the kinematic relations "
@@ -58,7 +58,7 @@ def _form(eom, level: str) -> str:
 
 
 def equations_html(eom, level: str) -> list[str]:
-    """HTML paragraphs with the energies, forces, constraints, ports and the form of the equations."""
+    """Return HTML paragraphs with the energies, forces, constraints, ports and the form of the equations."""
     system = eom.system
     printer = _printer(system)
     items: list[str] = [f"T = {_expression(printer, system.kinetic)}"]

@@ -15,6 +15,35 @@ common-subexpression pass whose temporaries are protected variables ``nhb_cse<k>
 ``accelerations="variables"`` the accelerations become algebraic variables ``der_der_<name>`` with
 ``der(der_<name>) = der_der_<name>`` (a semi-explicit text of the same equations, which some
 solvers handle better).
+
+:func:`model_source` returns the text, :func:`write_model` (``bridge.write_modelica``) writes a ``.mo`` file and
+:func:`write_package` a package folder.
+
+Examples
+--------
+>>> import bridge
+>>> system = bridge.parse_system('''
+... name = "Oscillator"
+... [coordinates]
+... x = { start = 0.1, velocity = 0.0, unit = "m" }
+... [parameters]
+... m = { value = 2.0, unit = "kg" }
+... k = { value = 8.0, unit = "N/m" }
+... [energy]
+... kinetic = "1/2*m*der(x)^2"
+... potential = "1/2*k*x^2"
+... ''')
+>>> text = bridge.modelica_export.model_source(bridge.derive(system))
+>>> text.splitlines()[0]
+'model Oscillator "Oscillator"'
+>>> [line.strip() for line in text.splitlines() if line.lstrip().startswith("parameter")]
+['parameter Real m(unit="kg") = 2.0 "m";', 'parameter Real k(unit="N/m") = 8.0 "k";']
+>>> print(text[text.index("equation"):text.index("  annotation")].rstrip())
+equation
+  // kinematics
+  der(x) = der_x;
+  // dynamics: Lagrange's equations with multipliers (mass matrix * accelerations = forcing)
+  der(der_x)*m = -k*x;
 """
 
 from __future__ import annotations
@@ -58,20 +87,47 @@ class ModelicaModel:
 
 
 def velocity_unit(unit: str) -> str:
+    """Return the unit of the time derivative of a quantity in ``unit``, spelled as the MSL does.
+
+    Parameters
+    ----------
+    unit : str
+        The unit, e.g. ``"m"`` or ``"rad"``; empty when unknown.
+
+    Returns
+    -------
+    str
+        ``unit + "/s"`` (``m/s``, ``rad/s``), or ``""``.
+    """
     if not unit:
         return ""
     return f"{unit}/s"  # as the MSL: m/s, rad/s, 1/s
 
 
 def acceleration_unit(unit: str) -> str:
+    """Return the unit of the second time derivative of a quantity in ``unit``, spelled as the MSL does.
+
+    Parameters
+    ----------
+    unit : str
+        The unit, e.g. ``"m"``; empty when unknown.
+
+    Returns
+    -------
+    str
+        ``unit + "/s2"`` (``m/s2``, ``rad/s2``), or ``""``.
+    """
     if not unit:
         return ""
     return f"{unit}/s2"  # as the MSL: m/s2, rad/s2
 
 
 def modelica_text(text: str) -> str:
-    """The body of a Modelica string literal: backslashes and quotes escaped, line breaks and tabs as ``\\n``,
-    ``\\t`` (the language's escapes), so that a multi-line description stays one line of the model."""
+    r"""Return the body of a Modelica string literal.
+
+    Backslashes and quotes escaped, line breaks and tabs as ``\n``, ``\t`` (the language's escapes), so that a
+    multi-line description stays one line of the model.
+    """
     return (text.replace("\\", "\\\\").replace('"', '\\"').replace("\r", "\\r").replace("\n", "\\n")
             .replace("\t", "\\t"))
 
@@ -80,9 +136,11 @@ _quote = modelica_text
 
 
 def modelica_block_text(text: str) -> str:
-    """The body of a multi-line Modelica string literal (a ``Documentation`` annotation's HTML): backslashes,
-    quotes, tabs and carriage returns escaped, line breaks kept as they are (Modelica strings may span lines, as
-    the MSL's do), so the annotation reads as the HTML it holds."""
+    """Return the body of a multi-line Modelica string literal (a ``Documentation`` annotation's HTML).
+
+    Backslashes, quotes, tabs and carriage returns escaped, line breaks kept as they are (Modelica strings may span
+    lines, as the MSL's do), so the annotation reads as the HTML it holds.
+    """
     return text.replace("\\", "\\\\").replace('"', '\\"').replace("\r", "\\r").replace("\t", "\\t")
 
 
@@ -96,7 +154,10 @@ def _unit(unit: str) -> str | None:
 
 
 def _num(x: float) -> str:
-    """A value (start, parameter, nominal) as its full-precision literal; an ExportError when it is not finite."""
+    """Return a value (start, parameter, nominal) as its full-precision literal.
+
+    Raise an ExportError when it is not finite.
+    """
     value = float(x)
     if not math.isfinite(value):
         raise ExportError(f"the value {value} (a start, nominal or parameter value) is not a finite number; give "
@@ -105,7 +166,7 @@ def _num(x: float) -> str:
 
 
 def linear_in_states(expr, coordinates: Sequence[Coordinate]) -> bool:
-    """Whether an expression contains a velocity and is linear in the coordinates and velocities.
+    """Return whether an expression contains a velocity and is linear in the coordinates and velocities.
 
     Parameters
     ----------
@@ -170,24 +231,36 @@ class ModelicaWriter:
         self.printer = ModelicaCodePrinter(names)
 
     def code(self, expr) -> str:
+        """Return the Modelica text of an expression with the model's variable names.
+
+        Parameters
+        ----------
+        expr : sympy.Expr
+            The expression.
+
+        Returns
+        -------
+        str
+            Its Modelica text.
+        """
         return self.printer.doprint(expr)
 
     # -- identifiers: one spelling of every user name in declarations and equations ----------------------
     def ident(self, name: str) -> str:
-        """The Modelica identifier of a user name (renamed for a backend, quoted where Modelica reserves it)."""
+        """Return the Modelica identifier of a user name (renamed for a backend, quoted where Modelica reserves it)."""
         return _ident(self.rename.get(name, name))
 
     def velocity(self, name: str) -> str:
-        """The velocity variable ``der_<name>`` of a coordinate."""
+        """Return the velocity variable ``der_<name>`` of a coordinate."""
         return _ident("der_" + self.rename.get(name, name))
 
     def acceleration(self, name: str) -> str:
-        """The acceleration variable ``der_der_<name>`` of a coordinate (``accelerations="variables"``)."""
+        """Return the acceleration variable ``der_der_<name>`` of a coordinate (``accelerations="variables"``)."""
         return _ident("der_der_" + self.rename.get(name, name))
 
     # -- pieces ---------------------------------------------------------------------
     def _dynamics(self) -> tuple[list[sp.Expr], list[sp.Expr], list[tuple[sp.Symbol, sp.Expr]]]:
-        """Rows ``lhs = rhs`` of the dynamic equations, after one joint CSE pass over coefficients and forcing.
+        """Return the rows ``lhs = rhs`` of the dynamic equations, after one joint CSE pass over M and F.
 
         The CSE covers the mass-matrix coefficients only, so that the unknowns stay visible in the
         equations; its temporaries are scalars ``nhb_cse<k>`` (Rumoca 0.9 mis-matches arrays of
@@ -207,7 +280,7 @@ class ModelicaWriter:
         return lhs, list(exprs[n_rows * ncols:]), repl
 
     def _fixed(self) -> set[str]:
-        """Names whose start values are fixed: all, except dependent ones when constraints stay as given."""
+        """Return the names whose start values are fixed: all, except dependent ones when constraints stay as given."""
         system = self.eom.system
         names = {c.name for c in system.coordinates} | {f"der_{c.name}" for c in system.coordinates}
         if self.level != "given" or not system.m:
@@ -223,24 +296,24 @@ class ModelicaWriter:
         return ({c.name for c in system.coordinates} - dep_pos) | {f"der_{n}" for n in keep}
 
     def _speeds(self) -> set[str]:
-        """Names of the coordinates whose velocities are independent (states)."""
+        """Return the names of the coordinates whose velocities are independent (states)."""
         return {S.base_name(s) for s in self.eom.u}
 
     def _acceleration_variables(self) -> list[Coordinate]:
-        """Coordinates with an algebraic acceleration variable ``der_der_<name>`` (``accelerations="variables"``)."""
+        """Return the coordinates with an algebraic acceleration variable ``der_der_<name>``."""
         if self.accelerations != "variables":
             return []
         speeds = self._speeds()
         return [c for c in self.eom.system.coordinates if c.name in speeds]
 
     def _head(self, within: str | None) -> list[str]:
-        """The optional ``within`` clause and the model line with the description."""
+        """Return the optional ``within`` clause and the model line with the description."""
         system = self.eom.system
         out = [] if within is None else [f"within {within};" if within else "within;"]
         return out + [f'model {_ident(system.name)} "{_quote(system.description or system.name)}"']
 
     def _parameter_and_input_declarations(self) -> list[str]:
-        """``parameter Real`` with value and ``input Real`` with start value, each with unit and description."""
+        """Declare each ``parameter Real`` with value and ``input Real`` with start value, unit and description."""
         system = self.eom.system
         out = ["  // parameters"] if system.parameters else []
         for p in system.parameters:
@@ -254,7 +327,7 @@ class ModelicaWriter:
         return out
 
     def _coordinate_declarations(self, fixed: set[str]) -> list[str]:
-        """The generalized coordinates with start value, fixed, unit and nominal value."""
+        """Return the generalized coordinates with start value, fixed, unit and nominal value."""
         out = ["  // generalized coordinates"]
         for c in self.eom.system.coordinates:
             mods = _modifiers(start=_num(c.start), fixed=str(c.name in fixed).lower(), unit=_unit(c.unit),
@@ -264,7 +337,7 @@ class ModelicaWriter:
         return out
 
     def _velocity_declarations(self, fixed: set[str]) -> list[str]:
-        """The velocities ``der_<name>`` (a dependent one without start value) and acceleration variables."""
+        """Return the velocities ``der_<name>`` (a dependent one without start value) and acceleration variables."""
         out = ["  // generalized velocities"]
         speeds = self._speeds()
         for c in self.eom.system.coordinates:
@@ -284,7 +357,7 @@ class ModelicaWriter:
         return out
 
     def _result_declarations(self) -> list[str]:
-        """The multipliers ``lambda``, the outputs and the constraint residuals."""
+        """Return the multipliers ``lambda``, the outputs and the constraint residuals."""
         eom, system = self.eom, self.eom.system
         out = []
         if eom.multipliers:
@@ -303,7 +376,7 @@ class ModelicaWriter:
         return out + _switched.declarations(self)
 
     def _effort_equations(self) -> list[str]:
-        """The effort constraints ``Gamma(q, der(q), e, s, t) = 0`` (seed eq. 4.4) as written, kept algebraic."""
+        """Return the effort constraints ``Gamma(q, der(q), e, s, t) = 0`` (seed eq. 4.4) as written, kept algebraic."""
         efforts = self.eom.system.efforts
         _switched.check_exportable(self.eom)
         if not efforts:
@@ -315,13 +388,13 @@ class ModelicaWriter:
 
     @staticmethod
     def _cse_declarations(repl: list[tuple[sp.Symbol, sp.Expr]]) -> list[str]:
-        """The protected scalar temporaries ``nhb_cse<k>`` of the common subexpressions."""
+        """Return the protected scalar temporaries ``nhb_cse<k>`` of the common subexpressions."""
         if not repl:
             return []
         return ["protected"] + [f'  Real nhb_cse{k + 1} "common subexpression";' for k in range(len(repl))]
 
     def _auxiliary_declarations(self, protected: bool) -> list[str]:
-        """The protected scalars ``nhb_split<k>`` of the reduced methods' implicit split (B, beta, B', beta')."""
+        """Return the protected scalars ``nhb_split<k>`` of the reduced methods' implicit split (B, beta, B', beta')."""
         symbols = self.eom.auxiliary_symbols
         if not symbols:
             return []
@@ -329,7 +402,7 @@ class ModelicaWriter:
                                                        for z in symbols]
 
     def _auxiliary_equations(self) -> list[str]:
-        """``A_dep [B, beta] = -[A_ind, a0]`` and its time derivative, as linear equations (never solved here)."""
+        """Return ``A_dep [B, beta] = -[A_ind, a0]`` and its time derivative as linear equations (never solved here)."""
         eom = self.eom
         if not eom.auxiliary:
             return []
@@ -343,7 +416,7 @@ class ModelicaWriter:
         return out
 
     def _kinematic_equations(self) -> list[str]:
-        """``der(q) = der_q``, ``der(der_q) = der_der_q`` and the dependent velocities from the constraints."""
+        """Return ``der(q) = der_q``, ``der(der_q) = der_der_q`` and the dependent velocities from the constraints."""
         eom, system = self.eom, self.eom.system
         out = ["  // kinematics"]
         out += [f"  der({self.ident(c.name)}) = {self.velocity(c.name)};" for c in system.coordinates]
@@ -358,19 +431,22 @@ class ModelicaWriter:
         return out
 
     def _cse_equations(self, repl: list[tuple[sp.Symbol, sp.Expr]]) -> list[str]:
-        """``nhb_cse<k> = expression`` for every common subexpression."""
+        """Return ``nhb_cse<k> = expression`` for every common subexpression."""
         if not repl:
             return []
         return ["  // common subexpressions"] + [f"  {self.code(sym)} = {self.code(expr)};" for sym, expr in repl]
 
     def _dynamic_equations(self, lhs: list[sp.Expr], rhs: list[sp.Expr]) -> list[str]:
-        """The rows of ``M * accelerations = forcing`` for the independent velocities."""
+        """Return the rows of ``M * accelerations = forcing`` for the independent velocities."""
         method = METHODS[self.eom.method]
         out = [f"  // dynamics: {method.title} (mass matrix * accelerations = forcing)"]
         return out + [f"  {self.code(lhs[i])} = {self.code(rhs[i])};" for i in range(len(self.eom.u))]
 
     def _constraint_equations(self, lhs: list[sp.Expr], rhs: list[sp.Expr]) -> list[str]:
-        """The constraints of a multiplier DAE: as given, or at acceleration level (the rows after the dynamics)."""
+        """Return the constraints of a multiplier DAE.
+
+        As given, or at acceleration level (the rows after the dynamics).
+        """
         eom, system = self.eom, self.eom.system
         if not eom.multipliers:
             return []
@@ -388,7 +464,7 @@ class ModelicaWriter:
         return out
 
     def _residual_and_output_equations(self) -> list[str]:
-        """``residual[k] = g_k`` (velocity level) and ``y = expression`` for every output."""
+        """Return ``residual[k] = g_k`` (velocity level) and ``y = expression`` for every output."""
         system = self.eom.system
         out = []
         if system.m:
@@ -405,15 +481,18 @@ class ModelicaWriter:
     outputs_via_der = True
 
     def _output_code(self, expr) -> str:
-        """An output's expression with every velocity written ``der(q)`` (the same value): Rumoca 0.9 fails on
-        an output linear in a velocity state ``der_q`` (docs/compiler-defects/RumocaLinearOutputOfState.mo)."""
+        """Return an output's expression with every velocity written ``der(q)`` (the same value).
+
+        Rumoca 0.9 fails on an output linear in a velocity state ``der_q``
+        (docs/compiler-defects/RumocaLinearOutputOfState.mo).
+        """
         if not self.outputs_via_der:
             return self.code(expr)
         names = {c.velocity_symbol: f"der({self.ident(c.name)})" for c in self.eom.system.coordinates}
         return ModelicaCodePrinter({**self.printer.names, **names}).doprint(expr)
 
     def _linear_in_states_code(self, expr) -> str:
-        """A residual's expression, with its velocities written ``der(q)`` where it is linear in the states.
+        """Return a residual's expression, its velocities written ``der(q)`` where it is linear in the states.
 
         Rumoca 0.9 takes an equation linear in the states (every coefficient free of coordinates and
         velocities, such as a gear's ``der_phi - n*der_theta``) as one defining a state and reports the model
@@ -425,8 +504,11 @@ class ModelicaWriter:
         return self._output_code(expr)
 
     def _annotation(self) -> list[str]:
-        """The experiment (the file's [simulation] stop time, interval and rtol; defaults 1000 intervals and
-        tolerance 1e-8) and the documentation."""
+        """Return the model's annotations: the experiment and the documentation.
+
+        The experiment has the file's [simulation] stop time, interval and rtol (defaults 1000 intervals and tolerance
+        1e-8).
+        """
         system = self.eom.system
         stop = system.stop_time
         interval = system.interval if system.interval is not None and system.interval <= stop else stop / 1000
@@ -437,7 +519,7 @@ class ModelicaWriter:
                 f'    Documentation(info="{modelica_block_text(self.documentation())}"));']
 
     def source(self, within: str | None = None) -> str:
-        """The model text; ``within`` adds a within clause (``""``: the top level)."""
+        """Return the model text; ``within`` adds a within clause (``""``: the top level)."""
         lhs, rhs, repl = self._dynamics()
         fixed = self._fixed()
         declarations = [*self._parameter_and_input_declarations(), *self._coordinate_declarations(fixed),
@@ -454,6 +536,15 @@ class ModelicaWriter:
         return "\n".join(out) + "\n"
 
     def documentation(self) -> str:
+        """Return the HTML of the model's ``Documentation`` annotation.
+
+        The system's description, the method and its equations, the form of the export and the reason it was chosen.
+
+        Returns
+        -------
+        str
+            The HTML text (escaped; not yet a Modelica string literal).
+        """
         eom, system = self.eom, self.eom.system
         method = METHODS[eom.method]
         level = ("as given (index reduction by the tool)" if self.level == "given"
@@ -483,8 +574,11 @@ class ModelicaWriter:
 def model_source(eom: EquationsOfMotion, level: str = "auto", within: str | None = None,
                  accelerations: str = "auto", rename: Mapping[str, str] | None = None, msl: bool = False,
                  outputs_via_der: bool = True) -> str:
-    """The model text; ``rename`` maps user names to the names a backend needs in the text (descriptions keep
-    the user's names); ``outputs_via_der``: see :attr:`ModelicaWriter.outputs_via_der`."""
+    """Return the Modelica text of ``eom``.
+
+    ``rename`` maps user names to the names a backend needs in the text (descriptions keep the user's names);
+    ``outputs_via_der``: see :attr:`ModelicaWriter.outputs_via_der`.
+    """
     writer = ModelicaWriter(eom, level, accelerations=accelerations, rename=rename)
     writer.msl = msl  # ports: the MSL's flanges (True) or the local copies in NHBridge
     writer.outputs_via_der = outputs_via_der
@@ -493,6 +587,57 @@ def model_source(eom: EquationsOfMotion, level: str = "auto", within: str | None
 
 def write_model(eom: EquationsOfMotion, path: str | Path, level: str = "auto",
                 msl: bool = False) -> Path:
+    """Write the Modelica model of ``eom`` to a ``.mo`` file, atomically.
+
+    Parameters
+    ----------
+    eom : EquationsOfMotion
+        The equations of motion to export.
+    path : str or pathlib.Path
+        The file to write; it must end in ``.mo``.
+    level : str, optional
+        The constraint level of a multiplier DAE: ``"given"`` (index reduction by the tool), ``"index1"``
+        (acceleration level) or ``"auto"`` (the form a compiler can simulate, see :func:`choose_form`).
+    msl : bool, optional
+        Use the Modelica Standard Library's connectors and units.
+
+    Returns
+    -------
+    pathlib.Path
+        The written file.
+
+    Raises
+    ------
+    ExportError
+        When the file name does not end in ``.mo`` or cannot be written.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import bridge
+    >>> system = bridge.parse_system('''
+    ... name = "Oscillator"
+    ... [coordinates]
+    ... x = { start = 0.1, velocity = 0.0, unit = "m" }
+    ... [parameters]
+    ... m = { value = 2.0, unit = "kg" }
+    ... k = { value = 8.0, unit = "N/m" }
+    ... [energy]
+    ... kinetic = "1/2*m*der(x)^2"
+    ... potential = "1/2*k*x^2"
+    ... ''')
+    >>> eom = bridge.derive(system, "lagrange")
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = bridge.write_modelica(eom, Path(folder) / "Oscillator.mo")
+    ...     text = path.read_text()
+    >>> path.name
+    'Oscillator.mo'
+    >>> text.splitlines()[0].startswith("model Oscillator")
+    True
+    >>> "end Oscillator;" in text
+    True
+    """
     path = Path(path)
     if path.suffix != ".mo":
         raise ExportError(f"{path}: a Modelica file must end in .mo")
@@ -502,7 +647,7 @@ def write_model(eom: EquationsOfMotion, path: str | Path, level: str = "auto",
 def package_files(eoms: Sequence[EquationsOfMotion], package: str, level: str = "auto",
                   description: str = "Nonholonomic mechanical systems exported by nhbridge",
                   msl: bool = False) -> dict[str, str]:
-    """File name -> text of a Modelica package: package.mo, package.order and one file per model."""
+    """Return file name -> text of a Modelica package: package.mo, package.order and one file per model."""
     names = [e.system.name for e in eoms]
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
@@ -520,9 +665,12 @@ def package_files(eoms: Sequence[EquationsOfMotion], package: str, level: str = 
 
 def write_package(eoms: Sequence[EquationsOfMotion], directory: str | Path, package: str,
                   level: str = "auto", msl: bool = False) -> Path:
-    """Write the package folder ``directory/package`` as a whole: staged beside it and swapped in at once
-    (:func:`bridge.atomic.atomic_folder`), so a reader or a killed run never sees a mix of two exports. An
-    existing folder is replaced; one holding other files than ``*.mo`` and ``package.order`` is refused."""
+    """Write the package folder ``directory/package`` as a whole.
+
+    Staged beside it and swapped in at once (:func:`bridge.atomic.atomic_folder`), so a reader or a killed run never
+    sees a mix of two exports. An existing folder is replaced; one holding other files than ``*.mo`` and
+    ``package.order`` is refused.
+    """
     from ..atomic import atomic_folder
 
     files = package_files(eoms, package, level, msl=msl)

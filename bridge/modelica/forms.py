@@ -74,21 +74,25 @@ class Choice:
 
     @property
     def level(self) -> str:
+        """The constraint level of the chosen form (``given`` or ``index1``)."""
         return FORMS[self.form].level
 
     @property
     def accelerations(self) -> str:
+        """How the chosen form writes the accelerations (``implicit`` or ``variables``)."""
         return FORMS[self.form].accelerations
 
 
 def _is_coupled(L: sp.Matrix) -> bool:
-    """Whether some row of the linear block ``L`` holds more than one of its unknowns."""
+    """Return whether some row of the linear block ``L`` holds more than one of its unknowns."""
     return any(sum(1 for j in range(L.shape[1]) if L[i, j] != 0) > 1 for i in range(L.shape[0]))
 
 
 def coupled_blocks(eom: EquationsOfMotion) -> list[str]:
-    """The linear blocks of the split that couple their unknowns (some row holds more than one of them): the
-    blocks a tool must solve simultaneously at every evaluation; ``"stage k (r x r)"`` for each."""
+    """Return the linear blocks of the split that couple their unknowns (some row holds more than one of them).
+
+    The blocks a tool must solve simultaneously at every evaluation; ``"stage k (r x r)"`` for each.
+    """
     out = []
     for k, stage in enumerate(eom.auxiliary):
         L = stage.matrix
@@ -98,18 +102,20 @@ def coupled_blocks(eom: EquationsOfMotion) -> list[str]:
 
 
 def normal_growth(eom: EquationsOfMotion) -> float:
-    """How many times, on average, the normal equations of the coupled split blocks write each entry of the blocks
-    (0 without a coupled block).
+    """Return how many times the normal equations of the coupled split blocks write each entry, on average.
+
+    0 without a coupled block.
 
     A block ``L Z = R`` writes every nonzero entry of ``L`` and ``R`` once. Its normal equations write the products
     ``L_ki L_kj`` (``k`` in ``S_i & S_j``, ``S_i`` the rows where column ``i`` of ``L`` is nonzero) and
     ``L_ki R_kj`` (``k`` in ``S_i & T_j``, ``T_j`` likewise for ``R``), each entry printed out in full (the
-    split is not shared by the export's CSE pass), so the ratio
+    split is not shared by the export's CSE pass), so the ratio::
 
         g = (sum_ij |S_i & S_j| + sum_ij |S_i & T_j|) / (nnz(L) + nnz(R))
 
     is the factor by which the text of the blocks grows: ``r`` for a dense ``r x r`` block, 2 for a union of
-    dense 2 x 2 blocks, less for triangular ones."""
+    dense 2 x 2 blocks, less for triangular ones.
+    """
     products = entries = 0
     for stage in eom.auxiliary:
         L, R = stage.matrix, stage.rhs
@@ -123,8 +129,10 @@ def normal_growth(eom: EquationsOfMotion) -> float:
 
 
 def applicable_forms(eom: EquationsOfMotion) -> tuple[str, ...]:
-    """The forms that give different texts for these equations: ``given`` only for a multiplier DAE with
-    constraints, ``normal`` only for a split with a coupled block."""
+    """Return the forms that give different texts for these equations.
+
+    ``given`` only for a multiplier DAE with constraints, ``normal`` only for a split with a coupled block.
+    """
     forms = ["implicit", "variables"]
     if eom.multipliers:
         forms.append("given")
@@ -136,7 +144,7 @@ def applicable_forms(eom: EquationsOfMotion) -> tuple[str, ...]:
 
 
 def normal_split(eom: EquationsOfMotion) -> EquationsOfMotion:
-    """The same equations with every coupled split block ``L Z = R`` replaced by ``(L^T L) Z = L^T R``."""
+    """Return the same equations with every coupled split block ``L Z = R`` replaced by ``(L^T L) Z = L^T R``."""
     stages = []
     for stage in eom.auxiliary:
         L, R = stage.matrix, stage.rhs
@@ -147,7 +155,7 @@ def normal_split(eom: EquationsOfMotion) -> EquationsOfMotion:
 
 
 def _start_values(eom: EquationsOfMotion) -> dict[sp.Symbol, sp.Float]:
-    """The values of time, coordinates, velocities, parameters and inputs at the start of the exported model."""
+    """Return the values of time, coordinates, velocities, parameters and inputs at the start of the exported model."""
     from ..model import symbols as S
 
     system = eom.system
@@ -158,8 +166,10 @@ def _start_values(eom: EquationsOfMotion) -> dict[sp.Symbol, sp.Float]:
 
 
 def _nonzero_at(expr: sp.Expr, values: dict[sp.Symbol, sp.Float]) -> bool:
-    """Whether ``expr`` (structurally nonzero) is nonzero at ``values``; where it does not evaluate to a number
-    there, it counts as nonzero."""
+    """Return whether ``expr`` (structurally nonzero) is nonzero at ``values``.
+
+    Where it does not evaluate to a number there, it counts as nonzero.
+    """
     try:
         return abs(complex(expr.xreplace(values).evalf())) > 1e-15
     except (TypeError, ValueError, ZeroDivisionError):
@@ -167,14 +177,16 @@ def _nonzero_at(expr: sp.Expr, values: dict[sp.Symbol, sp.Float]) -> bool:
 
 
 def derivative_rows(eom: EquationsOfMotion) -> dict[int, int]:
-    """The row of ``M [der(v), lambda] = F`` (dynamics rows, then constraint rows, as exported) from which Rumoca 0.9
-    takes each acceleration of a multiplier DAE exported implicitly: acceleration -> row, both as indices of the
-    mass matrix ``M``.
+    """Return the row from which Rumoca 0.9 takes each acceleration of a multiplier DAE exported implicitly.
+
+    Rows of ``M [der(v), lambda] = F`` (dynamics rows, then constraint rows, as exported): acceleration -> row, both as
+    indices of the mass matrix ``M``.
 
     Rumoca 0.9.13 (``rumoca-phase-solve``, ``solve_model/state_derivative_ordering.rs``) takes, for every state in
     declaration order, the first row not yet taken whose coefficient of ``der(state)`` is nonzero at the start
     values; the rows left over become its algebraic rows. The coordinates' rows ``der(q) = der_q`` come first and
-    take the coordinates; the velocities ``der_q`` follow in the order of the coordinates."""
+    take the coordinates; the velocities ``der_q`` follow in the order of the coordinates.
+    """
     M, n = eom.mass_matrix, len(eom.u)
     values = _start_values(eom)
     taken: dict[int, int] = {}
@@ -187,11 +199,13 @@ def derivative_rows(eom: EquationsOfMotion) -> dict[int, int]:
 
 
 def coupled_derivative_block(eom: EquationsOfMotion) -> list[str]:
-    """The coordinates whose accelerations Rumoca 0.9 solves from a coupled block of its derivative rows
-    (:func:`derivative_rows`: a taken row holds several accelerations) while a row it leaves to the algebraic
-    part (a constraint row) holds one of them: the structure it factorises as "SymbolicSingular"
-    (``docs/compiler-defects/RumocaImplicitCoupledRow.mo``, ``RumocaImplicitCoupledBlock.mo``). Empty without
-    multipliers (an ODE has no algebraic rows)."""
+    """Return the coordinates Rumoca 0.9 solves from a coupled block that a constraint row also holds.
+
+    The accelerations Rumoca 0.9 solves from a coupled block of its derivative rows (:func:`derivative_rows`: a taken
+    row holds several accelerations) while a row it leaves to the algebraic part (a constraint row) holds one of them:
+    the structure it factorises as "SymbolicSingular" (``docs/compiler-defects/RumocaImplicitCoupledRow.mo``,
+    ``RumocaImplicitCoupledBlock.mo``). Empty without multipliers (an ODE has no algebraic rows).
+    """
     if not eom.multipliers:
         return []
     M, n = eom.mass_matrix, len(eom.u)
@@ -215,13 +229,26 @@ def coupled_derivative_block(eom: EquationsOfMotion) -> list[str]:
 
 
 def normal_dynamics(eom: EquationsOfMotion) -> EquationsOfMotion:
-    """The same equations with the block ``K x = F`` of accelerations and multipliers as ``(K^T K) x = K^T F``."""
+    """Return the equations with the block ``K x = F`` of accelerations and multipliers as ``(K^T K) x = K^T F``."""
     K, F = eom.mass_matrix, eom.forcing
     return replace(eom, mass_matrix=sp.ImmutableMatrix(K.T * K), forcing=sp.ImmutableMatrix(K.T * F))
 
 
 def in_form(eom: EquationsOfMotion, form: str) -> EquationsOfMotion:
-    """The equations as the form writes them (normal equations where it says so; else ``eom`` itself)."""
+    """Return the equations as the form writes them (normal equations where it says so; else ``eom`` itself).
+
+    Parameters
+    ----------
+    eom : EquationsOfMotion
+        The equations.
+    form : str
+        A name of :data:`FORMS`.
+
+    Returns
+    -------
+    EquationsOfMotion
+        The equations to print.
+    """
     spec = FORMS[form]
     if spec.normal:
         eom = normal_split(eom)
@@ -231,10 +258,12 @@ def in_form(eom: EquationsOfMotion, form: str) -> EquationsOfMotion:
 
 
 def split_singular_time(eom: EquationsOfMotion, time: np.ndarray, q: np.ndarray) -> float | None:
-    """The first of the sample times ``time`` (coordinates ``q``, one row per sample) at which the split
-    matrix ``A_dep(q, t)`` of a reduced method is singular: its determinant vanishes or changes sign. There the
-    reduced ODE does not exist (the dependent velocities are not functions of the independent ones), and a
-    tool that solves the split (IDAS) stops; ``None`` when it stays regular or there is no split."""
+    """Return the first sample time at which the split matrix ``A_dep(q, t)`` of a reduced method is singular.
+
+    The samples are ``time`` and the coordinates ``q`` (one row per sample); singular means the determinant vanishes or
+    changes sign. There the reduced ODE does not exist (the dependent velocities are not functions of the independent
+    ones), and a tool that solves the split (IDAS) stops; ``None`` when it stays regular or there is no split.
+    """
     if not eom.auxiliary:
         return None
     from ..model import symbols as S
@@ -253,9 +282,11 @@ def split_singular_time(eom: EquationsOfMotion, time: np.ndarray, q: np.ndarray)
 
 
 def regular_horizon(eom: EquationsOfMotion, stop: float) -> float:
-    """``stop``, or 0.9 of the time at which the split becomes singular along the native run (the reduced ODE
-    does not exist beyond it, whatever the text): the horizon over which a compiler can be held to the
-    reference."""
+    """Return the horizon over which a compiler can be held to the reference.
+
+    ``stop``, or 0.9 of the time at which the split becomes singular along the native run (the reduced ODE does not
+    exist beyond it, whatever the text).
+    """
     from ..simulation.simulate import simulate
 
     if not eom.auxiliary:
@@ -279,7 +310,7 @@ NORMAL_GROWTH_LIMIT = 2.0
 
 
 def choose_form(eom: EquationsOfMotion) -> Choice:
-    """The default export form of these equations, and why.
+    """Return the default export form of these equations, and why.
 
     The rule is structural, from Rumoca 0.9 defects reproduced minimally in ``docs/compiler-defects/``, and a
     cost bound:
@@ -297,21 +328,45 @@ def choose_form(eom: EquationsOfMotion) -> Choice:
       (``RumocaCoupledLinearBlock.mo``); the normal equations ``(L^T L) Z = L^T R`` have a diagonal that never
       vanishes where ``L`` is regular. Only where they are cheap: they write every entry of the block
       :func:`normal_growth` ``= g`` times (``g = r`` for a dense ``r x r`` block), and the split is printed out
-      in full, so the text grows with ``g`` and with the split's share of the model. Measured (maggi, the
-      exported text's equation section; pymoca/IDAS and Rumoca wall times in ``docs/compilers.md``): the
-      steered car, ``g = 2.0``: 1.6 times the implicit text, both compilers pass ``normal`` and Rumoca fails
-      ``implicit``; the wheeled snake of ``benchmarks/snake.py`` (triangular ``n x n`` split), ``g`` = 3.0, 3.3,
-      5.5, 13.8 for 3, 4, 8, 20 links: 1.7, 1.8, 3.1, 7.5 times the text; with 8 links (to 2 s) pymoca takes 26 s
-      instead of 12 s, Rumoca more than 300 s instead of 70 s (it passes ``implicit``, 1.2e-9); the Whipple
-      bicycle (5 x 5 split), ``g = 2.9``: 3.9 times the text (0.58 to 2.3 million characters), pymoca times out
-      (420 s) where ``implicit`` takes 108 s. So ``normal`` is chosen up to :data:`NORMAL_GROWTH_LIMIT` (the
-      dense 2 x 2 block and unions of them), ``implicit`` beyond; there Rumoca may meet the row-by-row defect,
-      and ``--check rumoca`` (:func:`bridge.modelica.check.simulate_rumoca`) falls back to ``normal``.
+      in full, so the text and the compilers' times grow with ``g`` and with the split's share of the model
+      (measured in ``docs/compilers.md``; see *Export forms* in the user guide). So ``normal`` is chosen up to
+      :data:`NORMAL_GROWTH_LIMIT` (the dense 2 x 2 block and unions of them), ``implicit`` beyond; there Rumoca
+      may meet the row-by-row defect, and ``--check rumoca`` (:func:`bridge.modelica.check.simulate_rumoca`) falls
+      back to ``normal``.
 
     ``variables-normal`` (the block of accelerations and multipliers as normal equations too) is not chosen: on
     the rolling disk Rumoca matches its dense rows off the diagonal and fails where plain ``variables``
     simulates. Everything else keeps the implicit text (``M der(v) = F``, index 1), which both compilers
     simulate.
+
+    Parameters
+    ----------
+    eom : EquationsOfMotion
+        The equations to export.
+
+    Returns
+    -------
+    Choice
+        The form's name and the reason, which goes into the model's Documentation.
+
+    Examples
+    --------
+    >>> import bridge
+    >>> from bridge.modelica.forms import choose_form
+    >>> system = bridge.parse_system('''
+    ... name = "Oscillator"
+    ... [coordinates]
+    ... x = { start = 0.1 }
+    ... [parameters]
+    ... m = { value = 2.0 }
+    ... k = { value = 8.0 }
+    ... [energy]
+    ... kinetic = "1/2*m*der(x)^2"
+    ... potential = "1/2*k*x^2"
+    ... ''')
+    >>> choice = choose_form(bridge.derive(system))
+    >>> choice.form, choice.level, choice.accelerations
+    ('implicit', 'index1', 'implicit')
     """
     coupled = coupled_derivative_block(eom)
     if coupled:
@@ -349,8 +404,25 @@ def choose_form(eom: EquationsOfMotion) -> Choice:
 
 def resolve(eom: EquationsOfMotion, level: str, accelerations: str
             ) -> tuple[EquationsOfMotion, str, str, str]:
-    """``(equations, level, accelerations, reason)`` with ``"auto"`` replaced by :func:`choose_form`'s choice
-    (the equations in normal form where it chose ``normal``); the reason is empty when nothing was automatic."""
+    """Return ``(equations, level, accelerations, reason)`` with ``"auto"`` replaced by the chosen form.
+
+    The choice is :func:`choose_form`'s (the equations in normal form where it chose ``normal``); the reason is empty
+    when nothing was automatic.
+
+    Parameters
+    ----------
+    eom : EquationsOfMotion
+        The equations.
+    level : str
+        The constraint level: ``auto``, ``index1`` or ``given``.
+    accelerations : str
+        How accelerations are written: ``auto``, ``implicit`` or ``variables``.
+
+    Returns
+    -------
+    tuple of (EquationsOfMotion, str, str, str)
+        The equations as the form writes them, the level, the accelerations and the reason.
+    """
     if level != "auto" and accelerations != "auto":
         return eom, level, accelerations, ""
     choice = choose_form(eom)
@@ -369,8 +441,10 @@ NO_INDEX_REDUCTION = {
 
 
 def require_expressible(eom: EquationsOfMotion, level: str, tool: str) -> None:
-    """An :class:`ExportError` naming the constraint entries and the form to use when ``tool`` cannot simulate
-    the equations in the constraint ``level`` asked for (the constraints as given need index reduction)."""
+    """Raise an :class:`ExportError` when ``tool`` cannot simulate the equations at the constraint ``level`` asked for.
+
+    The error names the constraint entries and the form to use (the constraints as given need index reduction).
+    """
     system = eom.system
     if level != "given" or not eom.multipliers or tool not in NO_INDEX_REDUCTION:
         return
@@ -385,8 +459,10 @@ RUMOCA_MISSING = 'Rumoca is not installed; pip install --only-binary rumoca "rum
 
 
 def missing_compiler(tool: str) -> str | None:
-    """``None`` when ``tool`` (``rumoca`` or ``pymoca``) can be imported, else what is missing with the install
-    command (a check with it is then a skip, not a failure)."""
+    """Return ``None`` when ``tool`` (``rumoca`` or ``pymoca``) can be imported.
+
+    Otherwise return what is missing with the install command (a check with it is then a skip, not a failure).
+    """
     if tool == "rumoca":
         try:
             import rumoca  # noqa: F401
@@ -404,10 +480,12 @@ def missing_compiler(tool: str) -> str | None:
 
 # -- running one form through one compiler ---------------------------------------------------------------
 def simulate_form(eom: EquationsOfMotion, form: str, tool: str, stop_time: float, rtol: float = 1e-10):
-    """Export ``eom`` in ``form``, compile and simulate it with ``tool`` (``rumoca`` or ``pymoca``) to
-    ``stop_time`` and compare every coordinate with the native simulation (a
-    :class:`bridge.modelica.check.CheckReport`, with the switching times of switched elements; no fallback to
-    another form)."""
+    """Export ``eom`` in ``form``, simulate it with ``tool`` and compare it with the native simulation.
+
+    The model is compiled and simulated with ``tool`` (``rumoca`` or ``pymoca``) to ``stop_time`` and every coordinate
+    is compared (a :class:`bridge.modelica.check.CheckReport`, with the switching times of switched elements; no
+    fallback to another form).
+    """
     from .check import CheckReport, compare, load_alone
     from .export import model_source
     from .ports import library_files

@@ -35,13 +35,16 @@ SUFFIXES = ("v_rel", "v_sliding", "a_rel", "f0", "f0_max", "f", "sa", "startForw
 
 
 def names(el: Friction) -> dict[str, str]:
-    """The Modelica names of the element's variables (``nhb_<name>_<suffix>``; ``nhb_`` is reserved)."""
+    """Return the Modelica names of the element's variables (``nhb_<name>_<suffix>``; ``nhb_`` is reserved)."""
     return {s: f"nhb_{el.name}_{s}" for s in SUFFIXES}
 
 
 def units(writer, el: Friction) -> tuple[str, str, str]:
-    """(force, relative velocity, relative acceleration) units; the force from the normal force, else the
-    generalized force on the coordinate (kinetic energy / coordinate, rad as 1); "" where unknown."""
+    """Return the (force, relative velocity, relative acceleration) units.
+
+    The force from the normal force, else the generalized force on the coordinate (kinetic energy / coordinate, rad as
+    1); "" where unknown.
+    """
     dims = Dimensions(writer.eom)
     system = writer.eom.system
     force = dims.text(el.normal)
@@ -57,7 +60,7 @@ def _mods(unit: str) -> str:
 
 
 def declarations(writer, el: Friction) -> list[str]:
-    """The friction force and the PartialFriction variables of the element."""
+    """Return the friction force and the PartialFriction variables of the element."""
     n = names(el)
     force, velocity, acceleration = units(writer, el)
     from .export import modelica_text
@@ -92,7 +95,7 @@ def declarations(writer, el: Friction) -> list[str]:
 
 
 def equations(writer, el: Friction) -> list[str]:
-    """The element's equations: its characteristic and modes as PartialFriction, the mode row, the projection."""
+    """Return the element's equations: its characteristic and modes as PartialFriction, the mode row, the projection."""
     n = names(el)
     sym = {k: sp.Symbol(v) for k, v in n.items()}
     a_rel = acceleration_row(writer.eom, el.relative_velocity)

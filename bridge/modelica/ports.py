@@ -26,20 +26,22 @@ LIBRARY = "NHBridge"
 
 
 def connector_class(kind: str, msl: bool) -> str:
-    """The full class name of the flange ``Flange_a`` of a port kind: the MSL's, or the local copy."""
+    """Return the full class name of the flange ``Flange_a`` of a port kind: the MSL's, or the local copy."""
     spec = PORT_KINDS[kind]
     root = spec.msl_package if msl else f"{LIBRARY}.Mechanics.{spec.library}.Interfaces"
     return f"{root}.Flange_a"
 
 
 def flow_symbol(coordinate: str) -> sp.Symbol:
-    """The placeholder of the flange's flow variable in the dynamic rows (printed as ``flange_<q>.tau``)."""
+    """Return the placeholder of the flange's flow variable in the dynamic rows (printed as ``flange_<q>.tau``)."""
     return sp.Symbol(f"nhb_port_{coordinate}")
 
 
 def port_forces(eom: EquationsOfMotion, rows: int) -> list[sp.Expr]:
-    """The terms the ports add to the first ``rows`` forcing rows: ``sum_i (dK_i/du_k) F_i`` for the dynamic
-    rows ``k < len(u)``, nothing for the constraint rows after them."""
+    """Return the terms the ports add to the first ``rows`` forcing rows.
+
+    ``sum_i (dK_i/du_k) F_i`` for the dynamic rows ``k < len(u)``, nothing for the constraint rows after them.
+    """
     system = eom.system
     out = [sp.Integer(0)] * rows
     index = {c.name: i for i, c in enumerate(system.coordinates)}
@@ -53,19 +55,22 @@ def port_forces(eom: EquationsOfMotion, rows: int) -> list[sp.Expr]:
 
 
 def flow_names(eom: EquationsOfMotion, ident) -> dict[sp.Symbol, str]:
-    """Placeholder -> ``flange_<q>.<flow>`` in the model text; ``ident`` spells a user name as the writer does."""
+    """Return placeholder -> ``flange_<q>.<flow>`` in the model text.
+
+    ``ident`` spells a user name as the writer does.
+    """
     return {flow_symbol(name): f"{ident(port_name(name))}.{PORT_KINDS[kind].flow}"
             for name, kind in eom.system.ports.items()}
 
 
 def _placement(k: int, n: int) -> str:
-    """Flanges on the left border of the icon, spread from top to bottom (the MSL's flange_a is at the left)."""
+    """Place the flanges on the left border of the icon, top to bottom (the MSL's flange_a is at the left)."""
     y = round(100 - 200 * (k + 1) / (n + 1))
     return f"annotation(Placement(transformation(extent={{{{-110,{y - 10}}},{{-90,{y + 10}}}}})))"
 
 
 def port_declarations(eom: EquationsOfMotion, ident, msl: bool) -> list[str]:
-    """One ``Flange_a`` component per port, described by the equations it adds, placed on the icon."""
+    """Return one ``Flange_a`` component per port, described by the equations it adds, placed on the icon."""
     ports = eom.system.ports
     if not ports:
         return []
@@ -78,7 +83,7 @@ def port_declarations(eom: EquationsOfMotion, ident, msl: bool) -> list[str]:
 
 
 def port_equations(eom: EquationsOfMotion, ident) -> list[str]:
-    """``flange_<q>.<potential> = q`` for every port."""
+    """Return ``flange_<q>.<potential> = q`` for every port."""
     ports = eom.system.ports
     if not ports:
         return []
@@ -94,23 +99,30 @@ ICON = ('Icon(coordinateSystem(preserveAspectRatio=false, extent={{-100,-100},{1
 
 
 def uses_annotation(eom: EquationsOfMotion, msl: bool) -> str:
-    """The annotations before ``experiment``: ``uses(Modelica(version="4.0.0"))`` where the model refers to the
-    MSL's flanges, and the icon (:data:`ICON`)."""
+    """Return the annotations before ``experiment``.
+
+    ``uses(Modelica(version="4.0.0"))`` where the model refers to the MSL's flanges, and the icon (:data:`ICON`).
+    """
     uses = 'uses(Modelica(version="4.0.0")),\n    ' if msl and eom.system.ports else ""
     return uses + ICON
 
 
 def library_files(eom: EquationsOfMotion | None = None, msl: bool = False) -> dict[str, str]:
-    """The files of the local connector package (path relative to a library root -> text); none where the model
-    uses no local connector (no ports, or the MSL's). Without ``eom``: the whole package."""
+    """Return the files of the local connector package (path relative to a library root -> text).
+
+    None where the model uses no local connector (no ports, or the MSL's). Without ``eom``: the whole package.
+    """
     if eom is not None and (msl or not eom.system.ports):
         return {}
     return {f"{LIBRARY}/package.mo": library_source(), f"{LIBRARY}/package.order": "Mechanics\n"}
 
 
 def _connector(spec: PortKind, side: str, indent: str) -> list[str]:
-    """``Flange_a``/``Flange_b`` as in the MSL: ``SI.<quantity> <potential>`` and ``flow SI.<quantity> <flow>``
-    with the types' final quantity and unit spelled out (the same structure, so the two connect)."""
+    """Return ``Flange_a``/``Flange_b`` as in the MSL.
+
+    ``SI.<quantity> <potential>`` and ``flow SI.<quantity> <flow>`` with the types' final quantity and unit spelled out
+    (the same structure, so the two connect).
+    """
     filled = side == "a"
     what = (f"One-dimensional {spec.kind} flange ({'filled' if filled else 'non-filled'} "
             f"{'circle' if spec.kind == 'rotational' else 'square'} icon)")
@@ -134,8 +146,11 @@ def _connector(spec: PortKind, side: str, indent: str) -> list[str]:
 
 
 def library_source() -> str:
-    """``package NHBridge``: ``Mechanics.Rotational.Interfaces`` and ``Mechanics.Translational.Interfaces`` with
-    ``Flange_a`` and ``Flange_b``, structurally identical to the MSL's."""
+    """Return the text of ``package NHBridge``, the local copy of the MSL's flange connectors.
+
+    ``Mechanics.Rotational.Interfaces`` and ``Mechanics.Translational.Interfaces`` with ``Flange_a`` and ``Flange_b``,
+    structurally identical to the MSL's.
+    """
     out = ["within;", f'package {LIBRARY} "Connectors of the models nhbridge exports: copies of the MSL\'s flanges"',
            '  package Mechanics "Flanges of one-dimensional mechanical systems"']
     for spec in PORT_KINDS.values():
@@ -154,8 +169,11 @@ def library_source() -> str:
 
 
 def with_ports(writer, declarations: list[str], equations: list[str]) -> tuple[list[str], list[str]]:
-    """The model's declarations and equations with the ports' flanges (before the coordinates) and their
-    potential equations (first in the equation section); unchanged without ports."""
+    """Return the model's declarations and equations with the ports' flanges and potential equations.
+
+    The flanges come before the coordinates, their potential equations first in the equation section; unchanged without
+    ports.
+    """
     eom = writer.eom
     if not eom.system.ports:
         return declarations, equations

@@ -46,7 +46,7 @@ EXACT_INTEGER = 2**53
 
 # -- numbers (shared with the C printer) ------------------------------------------------------------------
 def short(expr, limit: int = 160) -> str:
-    """``expr`` as short text for a message: long numbers in scientific notation, the whole cut at ``limit``."""
+    """Return ``expr`` as short text for a message: long numbers in scientific notation, the whole cut at ``limit``."""
     expr = sp.sympify(expr)
     long_numbers = {n: sp.Float(n, 5) for n in expr.atoms(sp.Rational, sp.Float) if len(str(n)) > 24}
     text = str(expr.xreplace(long_numbers) if long_numbers else expr)
@@ -54,7 +54,7 @@ def short(expr, limit: int = 160) -> str:
 
 
 def nearest_double(number, context=None) -> float:
-    """The double nearest to the exact value of a real sympy number (Integer, Rational, Float, pi, E, ...).
+    """Return the double nearest to the exact value of a real sympy number (Integer, Rational, Float, pi, E, ...).
 
     Raises :class:`ExportError` when the value has no double: beyond the largest (about 1.8e308), a nonzero
     value that rounds to 0 (below about 4.9e-324), or not a finite real (``oo``, ``nan``, ``I``).
@@ -89,17 +89,17 @@ def nearest_double(number, context=None) -> float:
 
 
 def double_literal(number, context=None) -> str:
-    """``repr`` of the nearest double: the shortest decimal that reads back as the same double."""
+    """Return ``repr`` of the nearest double: the shortest decimal that reads back as the same double."""
     return repr(nearest_double(number, context))
 
 
 def exact_division(p: int, q: int) -> bool:
-    """Whether ``p.0/q.0`` in double arithmetic gives the nearest double of ``p/q`` (both operands exact)."""
+    """Return whether ``p.0/q.0`` in double arithmetic gives the nearest double of ``p/q`` (both operands exact)."""
     return abs(p) <= EXACT_INTEGER and 0 < q <= EXACT_INTEGER
 
 
 def modelica_ident(name: str) -> str:
-    """``name`` as a Modelica identifier: as is, or quoted (``'Real'``) when Modelica reserves it."""
+    """Return ``name`` as a Modelica identifier: as is, or quoted (``'Real'``) when Modelica reserves it."""
     if _PLAIN.match(name) and name not in RESERVED:
         return name
     return "'" + name.replace("\\", "\\\\").replace("'", "\\'") + "'"
@@ -107,13 +107,16 @@ def modelica_ident(name: str) -> str:
 
 # -- the printer ----------------------------------------------------------------------------------------
 class CheckedPrinter:
-    """Printer mixin (shared with the C printer): what the target language cannot mean the same way is an
-    :class:`ExportError` naming the expression, and ``self._context`` holds the expression being printed."""
+    """Printer mixin (shared with the C printer).
+
+    What the target language cannot mean the same way is an :class:`ExportError` naming the expression, and
+    ``self._context`` holds the expression being printed.
+    """
 
     language = "Modelica"
 
     def doprint(self, expr, assign_to=None):
-        """The text of ``expr`` in :attr:`language`."""
+        """Return the text of ``expr`` in :attr:`language`."""
         self._context = expr
         try:
             return super().doprint(expr, assign_to)
@@ -211,7 +214,7 @@ class ModelicaCodePrinter(CheckedPrinter, CodePrinter):
         return super()._print_Mul(expr)
 
     def _print_Derivative(self, expr) -> str:
-        """``der(...)``: a derivative with respect to time only (a partial derivative has no Modelica text)."""
+        """Print ``der(...)``: a derivative with respect to time only (a partial derivative has no Modelica text)."""
         if any(v != S.t for v, _ in expr.variable_count):
             raise ExportError(f"the derivative {short(expr)} is not with respect to time and cannot be written "
                               "in Modelica; the equations must not contain unevaluated partial derivatives")
@@ -221,12 +224,12 @@ class ModelicaCodePrinter(CheckedPrinter, CodePrinter):
         return inner
 
     def _print_sign(self, expr) -> str:
-        """sign(x) as an if-expression: Modelica's sign(0) is 0 too, but Rumoca 0.9 returns 1 there."""
+        """Print sign(x) as an if-expression: Modelica's sign(0) is 0 too, but Rumoca 0.9 returns 1 there."""
         x = self._print(expr.args[0])
         return f"(if {x} > 0 then 1.0 else if {x} < 0 then -1.0 else 0.0)"
 
     def _print_Heaviside(self, expr) -> str:
-        """H(x) = 1 for x > 0, 0 for x < 0 and H0 (sympy's second argument, 1/2 by default) at 0."""
+        """Print H(x) = 1 for x > 0, 0 for x < 0 and H0 (sympy's second argument, 1/2 by default) at 0."""
         x = self._print(expr.args[0])
         h0 = self._print(expr.args[1] if len(expr.args) > 1 else sp.S.Half)
         return f"(if {x} > 0 then 1.0 else if {x} < 0 then 0.0 else {h0})"
@@ -292,4 +295,18 @@ class ModelicaCodePrinter(CheckedPrinter, CodePrinter):
 
 
 def modelica_code(expr, names: Mapping[sp.Symbol, str] | None = None) -> str:
+    """Return the Modelica text of ``expr``.
+
+    Parameters
+    ----------
+    expr : sympy.Expr
+        The expression.
+    names : mapping of sympy.Symbol to str, optional
+        Modelica names of symbols (default: the symbols' own names).
+
+    Returns
+    -------
+    str
+        The Modelica text.
+    """
     return ModelicaCodePrinter(names).doprint(expr)

@@ -41,7 +41,7 @@ MISSING_BUILTINS = {"asin": "arcsin", "acos": "arccos", "atan": "arctan", "atan2
 
 
 def require_pymoca():
-    """The pymoca and casadi modules, or an :class:`ExportError` with the install command.
+    """Return the pymoca and casadi modules, or an :class:`ExportError` with the install command.
 
     pymoca 0.12 maps a Modelica function call to the CasADi ``MX`` method of the same name, so the built-ins
     ``asin``, ``acos``, ``atan`` and ``atan2`` are unknown to it (CasADi spells them ``arcsin`` ...); they are
@@ -78,7 +78,7 @@ class PymocaRun:
 
 
 def _start(ca, variable) -> np.ndarray:
-    """The start value(s) of a pymoca variable, one per scalar (0 where none is numeric)."""
+    """Return the start value(s) of a pymoca variable, one per scalar (0 where none is numeric)."""
     size = variable.symbol.numel()
     try:
         value = np.asarray(ca.DM(variable.start), dtype=float).ravel()
@@ -93,8 +93,11 @@ def _names(variable) -> list[str]:
 
 
 def _compile(source: str, name: str, library: Mapping[str, str] | None = None):
-    """pymoca's model of ``name`` (parameters and constants replaced by their values); ``library``: more files
-    (path relative to the model's folder -> text), e.g. the connector package of a model with ports."""
+    """Return pymoca's model of ``name`` (parameters and constants replaced by their values).
+
+    ``library``: more files (path relative to the model's folder -> text), e.g. the connector package of a model with
+    ports.
+    """
     ca, transfer_model = require_pymoca()
     tmp = Path(tempfile.mkdtemp(prefix="nhbridge-pymoca-"))
     try:
@@ -119,8 +122,10 @@ def _compile(source: str, name: str, library: Mapping[str, str] | None = None):
 
 def simulate_pymoca(source: str, name: str, stop_time: float, dt: float, rtol: float,
                     library: Mapping[str, str] | None = None) -> PymocaRun:
-    """Compile the Modelica text ``source`` (model ``name``; ``library``: the other files it needs, path -> text)
-    with pymoca and integrate it with IDAS."""
+    """Compile the Modelica text ``source`` with pymoca and integrate it with IDAS.
+
+    ``name`` is the model; ``library`` holds the other files it needs, path -> text.
+    """
     ca, model = _compile(source, name, library)
     t, x = model.time, ca.vertcat(*[v.symbol for v in model.states])
     dx_z = [v.symbol for v in model.der_states] + [v.symbol for v in model.alg_states]
@@ -185,16 +190,18 @@ def simulate_pymoca(source: str, name: str, stop_time: float, dt: float, rtol: f
 
 
 def _blocks(sparsity) -> list[tuple[list[int], list[int]]]:
-    """The (rows, columns) of the block-triangular form of the Jacobian ``dr/dw``, in solving order."""
+    """Return the (rows, columns) of the block-triangular form of the Jacobian ``dr/dw``, in solving order."""
     nb, rowperm, colperm, rowblock, colblock, _, _ = sparsity.btf()
     return [(list(rowperm[rowblock[k]:rowblock[k + 1]]), list(colperm[colblock[k]:colblock[k + 1]]))
             for k in range(nb)]
 
 
 def _peel(sparsity, nx: int) -> list[tuple[int, int]]:
-    """Algebraic variables computed after the integration: repeatedly, one that only a single remaining equation
-    contains (an output, a residual), with that equation: the (row, column) pairs in peeling order. Any perfect
-    matching pairs them so: what remains is balanced if the whole was."""
+    """Return the algebraic variables computed after the integration.
+
+    Repeatedly, one that only a single remaining equation contains (an output, a residual), with that equation: the
+    (row, column) pairs in peeling order. Any perfect matching pairs them so: what remains is balanced if the whole was.
+    """
     rows_of: dict[int, set[int]] = {}
     for r, c in zip(*sparsity.get_triplet()):
         rows_of.setdefault(c, set()).add(r)
@@ -246,5 +253,5 @@ class _BlockSolver:
 
 
 def ca_dense(matrix) -> np.ndarray:
-    """A CasADi DM as a dense numpy array."""
+    """Return a CasADi DM as a dense numpy array."""
     return np.asarray(matrix.full() if hasattr(matrix, "full") else matrix, dtype=float)

@@ -47,18 +47,21 @@ class DocumentedLimitation(ValidationError):
 
 
 def elements(system) -> tuple:
-    """The switched elements (friction switched by events, then the diodes), in the order of their unknowns."""
+    """Return the switched elements (friction switched by events, then the diodes), in the order of their unknowns."""
     return switched(system)
 
 
 def with_mode_state(system) -> list[str]:
-    """The elements written with a mode state (``when``/``pre``): friction switched by events and ideal diodes
-    (``off_conductance = 0``); a diode with ``off_conductance > 0`` is the MSL's IdealDiode (relations only)."""
+    """Return the elements written with a mode state (``when``/``pre``).
+
+    Friction switched by events and ideal diodes (``off_conductance = 0``); a diode with ``off_conductance > 0`` is the
+    MSL's IdealDiode (relations only).
+    """
     return [el.name for el in elements(system) if not isinstance(el, Diode) or el.off_conductance <= 0]
 
 
 def pymoca_limitation(system) -> str | None:
-    """Why pymoca cannot compile the model of ``system`` (a mode state), or None."""
+    """Return why pymoca cannot compile the model of ``system`` (a mode state), or None."""
     names = with_mode_state(system)
     if not names:
         return None
@@ -66,10 +69,12 @@ def pymoca_limitation(system) -> str | None:
 
 
 def check_exportable(eom) -> None:
-    """An ExportError for what the text cannot express: equations whose element rows are not the derived ones
-    (the form ``variables-normal`` mixes every row into every other), or a friction element whose sticking row
-    ``dv_r/dt = 0`` shares no acceleration with its coordinate's row (no unknown of the mode row is in it in both
-    modes)."""
+    """Raise an ExportError for what the text cannot express.
+
+    Equations whose element rows are not the derived ones (the form ``variables-normal`` mixes every row into every
+    other), or a friction element whose sticking row ``dv_r/dt = 0`` shares no acceleration with its coordinate's row
+    (no unknown of the mode row is in it in both modes).
+    """
     from ..derivation.efforts import element_row, first_mode
 
     system = eom.system
@@ -98,18 +103,20 @@ def check_exportable(eom) -> None:
 
 
 def column(eom, el) -> int:
-    """The column of the element's unknown in ``M z = F``."""
+    """Return the column of the element's unknown in ``M z = F``."""
     return list(eom.unknowns).index(el.symbol)
 
 
 def coordinate_row(eom, el) -> int:
-    """The dynamics row of the element's coordinate (the row its unknown enters)."""
+    """Return the dynamics row of the element's coordinate (the row its unknown enters)."""
     return list(eom.u).index(S.qd(el.coordinate))
 
 
 def row_with(writer, el, value: sp.Expr) -> sp.Expr:
-    """The residual of the element's coordinate row with its unknown replaced by ``value``:
-    ``sum_(c != u) M_jc z_c + M_ju value - F_j`` (``F_j`` with the port flows, as the dynamics row is written)."""
+    """Return the residual of the element's coordinate row with its unknown replaced by ``value``.
+
+    ``sum_(c != u) M_jc z_c + M_ju value - F_j`` (``F_j`` with the port flows, as the dynamics row is written).
+    """
     from . import ports as _ports
 
     eom = writer.eom
@@ -121,7 +128,7 @@ def row_with(writer, el, value: sp.Expr) -> sp.Expr:
 
 
 def acceleration_row(eom, w: sp.Expr) -> sp.Expr:
-    """``dw/dt`` in the accelerations (``dw/dq' q'' + dw/dq q' + dw/dt``), for a w of positions and velocities."""
+    """Return ``dw/dt = dw/dq' q'' + dw/dq q' + dw/dt`` for a w of positions and velocities."""
     from ..model.system import total_derivative
 
     system = eom.system
@@ -129,8 +136,11 @@ def acceleration_row(eom, w: sp.Expr) -> sp.Expr:
 
 
 def projection(writer, el, w: sp.Symbol, gradient_of: sp.Expr) -> list[str]:
-    """``reinit`` of every velocity along ``g = dw/dq'`` so that ``w = 0`` (least change): ``v_k := v_k - w g_k/|g|^2``,
-    as the native simulation projects entering a holding mode; ``w`` is the variable holding the current w."""
+    """Return the ``reinit`` of every velocity along ``g = dw/dq'`` so that ``w = 0`` (least change).
+
+    ``v_k := v_k - w g_k/|g|^2``, as the native simulation projects entering a holding mode; ``w`` is the variable
+    holding the current w.
+    """
     system = writer.eom.system
     g = [sp.diff(gradient_of, v) for v in system.qd]
     norm = sp.Add(*[gk**2 for gk in g])
@@ -143,7 +153,7 @@ def projection(writer, el, w: sp.Symbol, gradient_of: sp.Expr) -> list[str]:
 
 
 def declarations(writer) -> list[str]:
-    """The variables of every switched element."""
+    """Return the variables of every switched element."""
     from . import diode, friction
 
     out = []
@@ -153,7 +163,7 @@ def declarations(writer) -> list[str]:
 
 
 def equations(writer) -> list[str]:
-    """The equations of every switched element."""
+    """Return the equations of every switched element."""
     from . import diode, friction
 
     check_exportable(writer.eom)
@@ -164,9 +174,11 @@ def equations(writer) -> list[str]:
 
 
 def simulate_switched_pymoca(eom, source: str, stop: float, dt: float, rtol: float):
-    """:func:`bridge.modelica.pymoca_backend.simulate_pymoca` of the model text ``source``; a
-    :class:`DocumentedLimitation` where the model has a mode state (no ``when``/``pre`` in pymoca), and a failure
-    of a model with diodes names the documented defect (relations make no events)."""
+    """Simulate the model text ``source`` with :func:`bridge.modelica.pymoca_backend.simulate_pymoca`.
+
+    A :class:`DocumentedLimitation` where the model has a mode state (no ``when``/``pre`` in pymoca), and a failure of a
+    model with diodes names the documented defect (relations make no events).
+    """
     from .ports import library_files
     from .pymoca_backend import simulate_pymoca
 
@@ -184,7 +196,7 @@ def simulate_switched_pymoca(eom, source: str, stop: float, dt: float, rtol: flo
 
 
 def documentation(eom) -> list[str]:
-    """HTML paragraphs stating the law and the modes of every switched element (the model's Documentation)."""
+    """Return HTML paragraphs stating the law and the modes of every switched element (the model's Documentation)."""
     import html
 
     out = []

@@ -26,7 +26,7 @@ class EvaluationBudget:
         self.count = 0
 
     def counted(self, rhs: Callable[[float, np.ndarray], np.ndarray]) -> Callable[[float, np.ndarray], np.ndarray]:
-        """``rhs`` counting against this budget."""
+        """Return ``rhs`` counting against this budget."""
         def evaluate(t: float, x: np.ndarray) -> np.ndarray:
             self.count += 1
             if self.limit is not None and self.count > self.limit:

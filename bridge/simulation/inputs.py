@@ -31,6 +31,18 @@ class InputTable:
     values: np.ndarray    # (N, len(names))
 
     def __call__(self, t: float) -> np.ndarray:
+        """Return the inputs at time ``t``, interpolated linearly (held constant outside the table).
+
+        Parameters
+        ----------
+        t : float
+            Time.
+
+        Returns
+        -------
+        numpy.ndarray
+            One value per input, in the order of :attr:`names`.
+        """
         return np.array([np.interp(t, self.time, self.values[:, k]) for k in range(len(self.names))])
 
     def __repr__(self) -> str:
@@ -39,8 +51,60 @@ class InputTable:
 
 
 def read_inputs(path: str | Path, system: System) -> InputTable:
-    """The input table in ``path`` for ``system``; every problem (missing or unknown columns, a time that
-    decreases, a cell that is not a finite number) reported at once as a :class:`SystemFileError`."""
+    r"""Return the input table in ``path`` for ``system``.
+
+    A CSV file with a header ``time,<input>,...`` (one column per input of the system, in any order) and rows of
+    finite numbers with non-decreasing time; :func:`bridge.simulate` interpolates it linearly (``inputs=``).
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The CSV file.
+    system : System
+        The system whose inputs the table drives.
+
+    Returns
+    -------
+    InputTable
+        ``table(t)`` gives the inputs at time ``t``, in the system's input order.
+
+    Raises
+    ------
+    SystemFileError
+        Every problem at once: missing or unknown columns, a time that decreases, a cell that is not a finite number.
+
+    Examples
+    --------
+    A cart pushed by a force ramp ``F = 2 t``: ``m x'' = F`` gives ``x(1) = 1/6`` for ``m = 2``.
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import bridge
+    >>> system = bridge.parse_system('''
+    ... name = "Cart"
+    ... [coordinates]
+    ... x = { start = 0.0, velocity = 0.0, unit = "m" }
+    ... [parameters]
+    ... m = { value = 2.0, unit = "kg" }
+    ... [inputs]
+    ... F = { unit = "N" }
+    ... [energy]
+    ... kinetic = "1/2*m*der(x)^2"
+    ... [forces]
+    ... x = "F"
+    ... ''')
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = Path(folder) / "push.csv"
+    ...     _ = path.write_text("time,F\n0,0\n1,2\n")
+    ...     table = bridge.read_inputs(path, system)
+    >>> table
+    InputTable(F: 2 rows, t = 0 .. 1 s)
+    >>> table(0.25).tolist()
+    [0.5]
+    >>> result = bridge.simulate(bridge.derive(system), 1.0, inputs=table)
+    >>> round(float(result["x"][-1]), 6)
+    0.166667
+    """
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8-sig")
@@ -78,7 +142,7 @@ def read_inputs(path: str | Path, system: System) -> InputTable:
 
 
 def _check_header(header: Sequence[str], wanted: Sequence[str], model: str, add, where: str) -> None:
-    """The first column is time; every input has a column, no column is unknown or repeated."""
+    """Check the header: time first, one column per input, no column unknown or repeated."""
     if not header or header[0] != "time":
         add(where, f"the first column must be 'time', not {header[0] if header else ''!r}",
             "write the header as time," + ",".join(wanted or ["<input>"]))
@@ -98,7 +162,10 @@ def _check_header(header: Sequence[str], wanted: Sequence[str], model: str, add,
 
 
 def _numbers(rows: Sequence[tuple[int, Sequence[str]]], width: int, add) -> list[list[float]]:
-    """The data rows as floats; a short row or a cell that is not a finite number is a problem (at most 5 shown)."""
+    """Return the data rows as floats.
+
+    A short row or a cell that is not a finite number is a problem (at most 5 shown).
+    """
     out, shown = [], 0
     for k, row in rows:
         values = []

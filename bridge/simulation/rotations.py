@@ -1,5 +1,6 @@
-"""The direction cosines of ``[frames]`` that could not be shown to be a rotation for every state, watched along a
-native run: the run stops where ``max |C^T C - 1|`` exceeds :data:`ROTATION_TOLERANCE`.
+"""The direction cosines of ``[frames]`` that could not be shown to be a rotation for every state.
+
+Watched along a native run: the run stops where ``max |C^T C - 1|`` exceeds :data:`ROTATION_TOLERANCE`.
 
 The check runs at the output samples only (one compiled evaluation of the 9 entries per sample), so it costs far
 less than the integration.
@@ -22,8 +23,11 @@ ROTATION_TOLERANCE = 1e-6
 
 def check_rotations(system: System, time: np.ndarray, q: np.ndarray,
                     parameters: Mapping[str, float] | None = None) -> None:
-    """Raise :class:`SimulationError` naming the frame, the first sampled time and the error where a watched
-    direction-cosine matrix is not a rotation (``time``: samples, ``q``: coordinates, one row per sample)."""
+    """Raise :class:`SimulationError` where a watched direction-cosine matrix is not a rotation.
+
+    The message names the frame, the first sampled time and the error there (``time``: samples, ``q``: coordinates,
+    one row per sample).
+    """
     mb = system.multibody
     watch = mb.rotation_watch if mb is not None else ()
     if not watch or len(time) == 0:

@@ -1,5 +1,8 @@
-"""Where no split of the velocities is regular: the message of the native run, the FMU's and the Modelica
-model's (``fmu/nhb_split.c`` writes the same text), naming the constraints that are dependent there."""
+"""Where no split of the velocities is regular.
+
+The message of the native run, the FMU's and the Modelica model's (``fmu/nhb_split.c`` writes the same text), naming the
+constraints that are dependent there.
+"""
 
 from __future__ import annotations
 
@@ -17,8 +20,10 @@ def _rank(A: np.ndarray, tol: float) -> int:
 
 
 def dependent_rows(A: np.ndarray, names: Sequence[str], threshold: float) -> list[str]:
-    """The constraints that are dependent at the tolerance ``threshold * sigma_max(A)``: the rows whose removal
-    keeps the rank of A (every row when A has full rank there)."""
+    """Return the constraints that are dependent at the tolerance ``threshold * sigma_max(A)``.
+
+    The rows whose removal keeps the rank of A (every row when A has full rank there).
+    """
     top = np.linalg.norm(A, 2) if A.size else 0.0
     tol = threshold * top
     rank = _rank(A, tol)
@@ -27,7 +32,7 @@ def dependent_rows(A: np.ndarray, names: Sequence[str], threshold: float) -> lis
 
 
 def best_health(A: np.ndarray, exclude: Sequence[int] = ()) -> float:
-    """The best health of any split but the one with dependent coordinates ``exclude``."""
+    """Return the best health of any split but the one with dependent coordinates ``exclude``."""
     m, n = A.shape
     best = 0.0
     for ind in all_splits(n, m):
@@ -39,9 +44,12 @@ def best_health(A: np.ndarray, exclude: Sequence[int] = ()) -> float:
 
 def no_regular_split(t: float, independent: Sequence[str], method: str, A: np.ndarray, names: Sequence[str],
                      threshold: float, any_healthy: bool) -> str:
-    """The message where the split with independent ``independent`` turns singular at ``t`` and no split the
-    method accepts has a health of at least ``threshold``: the method's limit when another split is healthy
-    (``any_healthy``), else a singular configuration of the constraints, named."""
+    """Return the message for a split that turns singular at ``t`` when no split the method accepts is healthy.
+
+    The split with independent ``independent`` turns singular and no split has a health of at least ``threshold``: the
+    method's limit when another split is healthy (``any_healthy``), else a singular configuration of the constraints,
+    named.
+    """
     old = ", ".join(independent)
     if any_healthy:
         return (f"at t = {t:.9g} the split with independent {old} becomes singular and method {method} has no "

@@ -53,6 +53,7 @@ class Payload:
 
     @property
     def digest(self) -> str:
+        """The SHA-256 of the FMU's bytes (names the per-worker unpacked copy)."""
         return hashlib.sha256(self.fmu).hexdigest()
 
 
@@ -61,7 +62,7 @@ _UNPACKED: dict[str, Path] = {}
 
 
 def _unpacked(payload: Payload) -> Path:
-    """The FMU unpacked once per worker process (within the archive limits), removed at its exit."""
+    """Return the FMU unpacked once per worker process (within the archive limits), removed at its exit."""
     from ..validation.runs import unpack
 
     key = payload.digest
@@ -75,9 +76,11 @@ def _unpacked(payload: Payload) -> Path:
 
 
 def start_values(payload: Payload, case: Mapping[str, float]) -> dict[str, float]:
-    """The FMU start values of a case: the swept values, checked as ``--set`` checks them (SystemFileError); with a
-    swept start value the FMU would recompute (a dependent one of its split), the whole start state made consistent
-    by the loader."""
+    """Return the FMU start values of a case.
+
+    The swept values, checked as ``--set`` checks them (SystemFileError); with a swept start value the FMU would
+    recompute (a dependent one of its split), the whole start state made consistent by the loader.
+    """
     from ..model.overrides import apply_overrides
 
     system = apply_overrides(payload.system, case) if payload.system is not None else None  # the loader's checks
@@ -112,8 +115,11 @@ def _case_child(conn, folder: str, payload: Payload, start: dict) -> None:
 
 @contextmanager
 def _may_fork() -> Iterator[None]:
-    """Dask's worker processes are daemonic by default, and multiprocessing refuses children there; the
-    case's child is forked and killed by :func:`bridge.fmu.sandbox.isolated` itself, so allow it."""
+    """Allow a child process on a Dask worker for the duration of the block.
+
+    Dask's worker processes are daemonic by default, and multiprocessing refuses children there; the case's child is
+    forked and killed by :func:`bridge.fmu.sandbox.isolated` itself.
+    """
     config = mp.current_process()._config  # noqa: SLF001 - the only switch multiprocessing offers
     daemon = config.pop("daemon", None)
     try:
@@ -124,7 +130,7 @@ def _may_fork() -> Iterator[None]:
 
 
 def run_case(payload: Payload, index: int, case: dict) -> dict:
-    """One case on a worker: ``{index, status, reason, values, series, seconds, worker}``, never raises."""
+    """Run one case on a worker: ``{index, status, reason, values, series, seconds, worker}``, never raises."""
     from ..errors import BridgeError
     from ..validation.runs import RunFailure, isolated
 
@@ -163,7 +169,7 @@ def _worker_name() -> str:
 
 # -- client side ---------------------------------------------------------------------------------------------
 def check_address(address: str, timeout: float) -> None:
-    """A TCP connection to the scheduler within ``timeout`` seconds, else SweepError (before Dask retries)."""
+    """Return a TCP connection to the scheduler within ``timeout`` seconds, else SweepError (before Dask retries)."""
     from urllib.parse import urlparse
 
     parsed = urlparse(address if "://" in address else f"tcp://{address}")
@@ -187,8 +193,11 @@ def check_address(address: str, timeout: float) -> None:
 
 @contextmanager
 def _sigint_ignored() -> Iterator[None]:
-    """SIGINT ignored while the worker processes start (they inherit it), so a Ctrl-C in the terminal, which
-    goes to the whole process group, interrupts the client alone and the workers print no tracebacks."""
+    """Ignore SIGINT while the worker processes start (they inherit it).
+
+    A Ctrl-C in the terminal, which goes to the whole process group, then interrupts the client alone and the workers
+    print no tracebacks.
+    """
     import signal
 
     try:
@@ -205,8 +214,10 @@ def _sigint_ignored() -> Iterator[None]:
 @contextmanager
 def dask_client(scheduler: str | None = "local", workers: int | None = None,
                 connect_timeout: float = CONNECT_TIMEOUT) -> Iterator[Any]:
-    """A ``distributed.Client``: a LocalCluster of ``workers`` single-threaded processes (default: the cores),
-    or the scheduler at ``scheduler``; closed (the local cluster shut down) on exit."""
+    """Yield a ``distributed.Client``, closed on exit (a local cluster is shut down).
+
+    A LocalCluster of ``workers`` single-threaded processes (default: the cores), or the scheduler at ``scheduler``.
+    """
     try:
         import dask
         from distributed import Client, LocalCluster
@@ -239,9 +250,11 @@ def dask_client(scheduler: str | None = "local", workers: int | None = None,
 
 def run_cases(client, payload: Payload, cases: Iterable[dict], on_row: Callable[[dict, dict], None],
               window: int | None = None) -> None:
-    """Submit the cases (taken lazily from ``cases``, at most ``window`` in flight) and call ``on_row(row, case)``
-    with each finished row, in the order they finish. A KeyboardInterrupt cancels what is still running and
-    propagates (the rows seen stay)."""
+    """Submit the cases and call ``on_row(row, case)`` with each finished row, in the order they finish.
+
+    The cases are taken lazily from ``cases``, at most ``window`` in flight. A KeyboardInterrupt cancels what is still
+    running and propagates (the rows seen stay).
+    """
     from distributed import as_completed
 
     remote = client.scatter(payload, broadcast=True, hash=False)
@@ -281,7 +294,7 @@ def run_cases(client, payload: Payload, cases: Iterable[dict], on_row: Callable[
 
 # -- any calls on Dask (validation campaigns) ----------------------------------------------------------------
 def _call(fn: Callable[[], Any]) -> tuple:
-    """``("ok", fn())``, or ``("raise", class, args, attributes)`` so the exception is rebuilt as it was."""
+    """Return ``("ok", fn())``, or ``("raise", class, args, attributes)`` so the exception is rebuilt as it was."""
     t0 = time.perf_counter()
     try:
         with _may_fork():  # the FMU runs fork their own child (bridge.validation.runs.isolated)
@@ -304,8 +317,11 @@ def _replay(outcome: tuple) -> Callable[[], Any]:
 
 
 class DaskRunner:
-    """Runs independent calls on a Dask cluster: ``runner(calls)`` -> one callable per call that returns its result
-    or raises its exception (with its attributes) when called. Used by ``nhbridge validate --scheduler``."""
+    """Runs independent calls on a Dask cluster.
+
+    ``runner(calls)`` -> one callable per call that returns its result or raises its exception (with its attributes)
+    when called. Used by ``nhbridge validate --scheduler``.
+    """
 
     def __init__(self, scheduler: str = "local", workers: int | None = None):
         self.scheduler, self.workers = scheduler, workers
@@ -321,6 +337,18 @@ class DaskRunner:
         self._context.__exit__(*exc)
 
     def __call__(self, calls: list[Callable[[], Any]]) -> list[Callable[[], Any]]:
+        """Submit the calls to the cluster and wait for all of them.
+
+        Parameters
+        ----------
+        calls : list of callable
+            Independent calls without arguments.
+
+        Returns
+        -------
+        list of callable
+            One per call, in the same order: calling it returns the call's result or raises its exception.
+        """
         futures = [self.client.submit(_call, fn, pure=False, retries=RETRIES) for fn in calls]
         out = []
         try:

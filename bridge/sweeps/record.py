@@ -4,7 +4,7 @@ A record is ``REDUCTION(EXPR)`` with REDUCTION one of ``final`` (value at the st
 ``min``, ``max``, ``mean`` (time average of the samples); EXPR is an expression of the system-file grammar
 over the FMU's signals: coordinates ``q``, velocities ``der(q)``, outputs, the time ``t`` and the constraint
 residuals ``residual[k]`` (``residual`` alone stands for all of them: ``max(abs(residual))`` is the largest
-|constraint residual| over the run). ``final`` alone adds ``final(s)`` for every coordinate, velocity and
+absolute constraint residual over the run). ``final`` alone adds ``final(s)`` for every coordinate, velocity and
 output; ``series`` (or ``series(s)``) keeps the whole time series. With a reference (a CSV with ``time`` and
 signal columns), ``max_abs(s)``, ``max_rel(s)``, ``rms(s)`` and ``tube_violations(s)`` are the validation
 metrics of signal ``s`` against it (:func:`bridge.validation.metrics.compare`, the campaign's default tube).
@@ -45,6 +45,8 @@ class Record:
 
 @dataclass(frozen=True)
 class RecordPlan:
+    """What a sweep records: the record expressions and the signals whose time series are kept."""
+
     records: tuple[Record, ...]
     series: tuple[str, ...]  # signals whose time series are kept
 
@@ -61,7 +63,7 @@ def _placeholder(k: int) -> str:
 
 def parse_records(texts: Sequence[str], signals: Sequence[str], residuals: int,
                   problems: ProblemCollector, reference: Sequence[str] | None = None) -> RecordPlan:
-    """The plan for ``texts``; ``signals`` are the recordable names besides ``t`` and the residuals."""
+    """Return the plan for ``texts``; ``signals`` are the recordable names besides ``t`` and the residuals."""
     known = list(signals)
     res_names = [f"residual[{k}]" for k in range(1, residuals + 1)]
     records: dict[str, Record] = {}
@@ -123,7 +125,7 @@ def parse_records(texts: Sequence[str], signals: Sequence[str], residuals: int,
 
 
 def _resolvers(known: list[str], residuals: int):
-    """The parser's name and der() callbacks: signals become symbols named like the FMU's variables."""
+    """Return the parser's name and der() callbacks: signals become symbols named like the FMU's variables."""
 
     def resolve(name: str, pos: int) -> sp.Expr:
         for k in range(1, residuals + 1):
@@ -149,8 +151,10 @@ _COMPILED: dict = {}
 
 
 def compiled(rec: Record, names: list | None = None):
-    """``rec.expr`` as a numpy function of its sorted free symbols, cached per process (a worker compiles each
-    record once; the children it forks for the cases inherit the cache)."""
+    """Return ``rec.expr`` as a numpy function of its sorted free symbols.
+
+    Cached per process (a worker compiles each record once; the children it forks for the cases inherit the cache).
+    """
     key = (rec.column, rec.expr)
     if key not in _COMPILED:
         names = names or sorted(rec.expr.free_symbols, key=str)
@@ -160,8 +164,11 @@ def compiled(rec: Record, names: list | None = None):
 
 def evaluate(plan: RecordPlan, data: Mapping[str, np.ndarray], residuals: int,
              reference: Mapping[str, np.ndarray] | None = None) -> dict[str, float]:
-    """The recorded values of one run; ``data`` has ``time`` and the FMU variables of :attr:`RecordPlan.outputs`,
-    ``reference`` the reference's ``time`` and signal columns."""
+    """Return the recorded values of one run.
+
+    ``data`` has ``time`` and the FMU variables of :attr:`RecordPlan.outputs`, ``reference`` the reference's ``time``
+    and signal columns.
+    """
     out: dict[str, float] = {}
     time = np.asarray(data["time"], dtype=float)
     for rec in plan.records:

@@ -1,7 +1,9 @@
-"""The sweep's table: one row per case (swept values, recorded values, status, reason, seconds, worker),
-written as Parquet (pyarrow) and CSV while the cases run (:class:`StreamingTables`), each file replaced
-atomically at the end; recorded time series in ``<stem>.series.parquet`` (long format: case, time, one column
-per signal); a plot of a recorded value against one or two swept names.
+"""The sweep's table: one row per case, written while the cases run.
+
+Each row holds the swept values, recorded values, status, reason, seconds and worker, written as Parquet (pyarrow) and
+CSV while the cases run (:class:`StreamingTables`), each file replaced atomically at the end; recorded time series in
+``<stem>.series.parquet`` (long format: case, time, one column per signal); a plot of a recorded value against one or
+two swept names.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ SERIES_SAMPLES = 1 << 18  # recorded series samples gathered at most before they
 
 
 def output_paths(path: str | Path) -> tuple[Path, Path, Path]:
-    """(Parquet, CSV, series) paths of ``-o``: the given file and its sibling in the other format."""
+    """Return the (Parquet, CSV, series) paths of ``-o``: the given file and its sibling in the other format."""
     path = Path(path)
     if path.suffix.lower() not in FORMATS:
         raise SweepError(f"-o {path}: the sweep table is written as .parquet or .csv; give a name ending in one")
@@ -33,7 +35,7 @@ def output_paths(path: str | Path) -> tuple[Path, Path, Path]:
 
 
 def check_writable(paths: Sequence[Path]) -> None:
-    """SweepError now, before any case runs, when a file cannot be created where it is to be written."""
+    """Raise SweepError now, before any case runs, when a file cannot be created where it is to be written."""
     problems = []
     for path in paths:
         if path.is_dir():
@@ -52,8 +54,10 @@ def check_writable(paths: Sequence[Path]) -> None:
 
 
 class StreamingTables:
-    """The sweep's table written while the cases run: rows in case order, in Parquet row groups and CSV chunks of
-    :data:`CHUNK_ROWS`, recorded series likewise; each file replaces its path atomically at :meth:`close`.
+    """The sweep's table written while the cases run.
+
+    Rows in case order, in Parquet row groups and CSV chunks of :data:`CHUNK_ROWS`, recorded series likewise; each file
+    replaces its path atomically at :meth:`close`.
 
     Memory is bounded whatever the number of cases: at most :data:`REORDER_ROWS` finished rows wait for an
     earlier case that still runs (past that the earliest waiting rows are written, and the late case's row
@@ -94,7 +98,7 @@ class StreamingTables:
             self._stack.__exit__(kind, value, tb)  # the temporary files are removed, the old files stay
 
     def add(self, row: dict, case: Mapping[str, float]) -> None:
-        """One finished row (``index``, ``status``, ``reason``, ``values``, ``series``, ...) with its case."""
+        """Add one finished row (``index``, ``status``, ``reason``, ``values``, ``series``, ...) with its case."""
         self._waiting[int(row["index"])] = (row, dict(case))
         while self._next in self._waiting:
             self._take(self._waiting.pop(self._next))
@@ -178,15 +182,17 @@ def _chunk_columns(names: Sequence[str], records: Sequence[str], chunk: Sequence
 
 
 def read_columns(path: Path, names: Sequence[str]) -> dict:
-    """Some columns of a written sweep table (Parquet), e.g. for :func:`plot`."""
+    """Return some columns of a written sweep table (Parquet), e.g. for :func:`plot`."""
     import pyarrow.parquet as pq
 
     return pq.read_table(path, columns=list(dict.fromkeys(names))).to_pydict()
 
 
 def plot(table: dict, value: str, against: Sequence[str], path: str | Path) -> Path:
-    """``value`` against one swept name (a line per value of a second one, if given as a grid), or a coloured
-    scatter over two swept names; written atomically."""
+    """Plot ``value`` against one swept name (a line per value of a second one, if given as a grid).
+
+    Or a coloured scatter over two swept names; written atomically.
+    """
     from ..simulation.plot import check_plot_path, pyplot
 
     path = check_plot_path(path)

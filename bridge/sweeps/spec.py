@@ -61,21 +61,24 @@ class SweepSpec:
 
     @property
     def names(self) -> list[str]:
+        """The swept names, in the order of the axes."""
         return [a.name for a in self.axes]
 
     def size(self) -> int:
-        """The number of cases, without building them (exact integers, so a huge grid is caught early)."""
+        """Return the number of cases, without building them (exact integers, so a huge grid is caught early)."""
         n = math.prod(len(a.values) for a in self.axes if a.kind != "random")
         return n * (self.samples or 1) if any(a.kind == "random" for a in self.axes) else n
 
     def cases(self) -> list[dict[str, float]]:
-        """One dict ``{name: value}`` per case, in a fixed order (a list: for small sweeps; see
-        :meth:`iter_cases`)."""
+        """Return one dict ``{name: value}`` per case, in a fixed order (see :meth:`iter_cases` for large sweeps)."""
         return list(self.iter_cases())
 
     def iter_cases(self) -> Iterator[dict[str, float]]:
-        """The cases of :meth:`cases`, made one at a time: memory independent of the number of cases, except the
-        random samples (``samples`` x random axes numbers, at most :data:`MAX_RANDOM_SAMPLES` samples)."""
+        """Yield the cases of :meth:`cases` one at a time.
+
+        Memory independent of the number of cases, except the random samples (``samples`` x random axes numbers, at most
+        :data:`MAX_RANDOM_SAMPLES` samples).
+        """
         fixed = [a for a in self.axes if a.kind != "random"]
         rand = [a for a in self.axes if a.kind == "random"]
         samples: list[tuple[float, ...]] | np.ndarray = [()]
@@ -100,13 +103,13 @@ def _reject(name: str, pos: int):
 
 
 def _short(value, limit: int = 60) -> str:
-    """``repr(value)`` cut to ``limit`` characters (a TOML value can be megabytes long)."""
+    """Return ``repr(value)`` cut to ``limit`` characters (a TOML value can be megabytes long)."""
     text = repr(value) if not isinstance(value, int) or value.bit_length() < 4000 else "a huge integer"
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def number(text: str | float | int) -> float:
-    """A finite float from a number or a constant expression (``pi/4``); ValueError with the reason."""
+    """Return a finite float from a number or a constant expression (``pi/4``); ValueError with the reason."""
     if isinstance(text, bool) or not isinstance(text, (str, int, float)):
         raise ValueError(f"expected a number, got {_short(text)}")
     if isinstance(text, int):
@@ -143,7 +146,7 @@ def _parts(value, count: int | None, sep: str) -> list:
 
 
 def parse_axis(kind: str, name: str, value, entry: str, problems: ProblemCollector) -> Axis | None:
-    """One axis from ``start:stop:num`` (grid), ``a,b,c`` (values) or ``low:high`` (random); None and a problem."""
+    """Parse one axis: ``start:stop:num`` (grid), ``a,b,c`` (values) or ``low:high`` (random); None on a problem."""
     hints = {"grid": "write NAME=start:stop:num, e.g. m=1:2:11", "values": "write NAME=a,b,c, e.g. m=1,1.5,2",
              "random": "write NAME=low:high, e.g. m=1:2"}
     try:
@@ -169,6 +172,22 @@ def parse_axis(kind: str, name: str, value, entry: str, problems: ProblemCollect
 
 
 def parse_assignments(kind: str, texts: Sequence[str], problems: ProblemCollector) -> list[Axis]:
+    """Return the axes of ``NAME=VALUES`` assignments of a command-line option; problems are recorded.
+
+    Parameters
+    ----------
+    kind : str
+        The option without dashes (``grid``, ``values``, ``random``), for messages and the axis kind.
+    texts : sequence of str
+        The assignments as given.
+    problems : ProblemCollector
+        Receives one problem per malformed assignment.
+
+    Returns
+    -------
+    list of Axis
+        The well-formed axes.
+    """
     axes = []
     for text in texts:
         try:
@@ -188,12 +207,12 @@ _SHOWN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}(\((?:[A-Za-z_][A-Za-z0-9_
 
 
 def shown_name(name: str) -> str:
-    """A column name for a message: quoted when it is a signal name, else only said to be none (never echoed)."""
+    """Return a column name for a message: quoted when it is a signal name, else only said to be none (never echoed)."""
     return repr(name) if _SHOWN_NAME.fullmatch(name) else "whose name is not a signal name"
 
 
 def shown_columns(names: Sequence[str]) -> str:
-    """A file's column names for a message: those that are signal names, the others only counted.
+    """Return a file's column names for a message: those that are signal names, the others only counted.
 
     Parameters
     ----------
@@ -215,10 +234,13 @@ def shown_columns(names: Sequence[str]) -> str:
 
 
 def read_sweep_file(path: str | Path, problems: ProblemCollector) -> SweepSpec:
-    """A sweep file: ``[sweep]`` with ``system`` (relative to the file), ``grid``/``values``/``random`` tables,
-    ``samples``, ``seed``, ``record`` (list of record expressions), ``stop_time``, ``interval``, ``rtol``,
-    ``reference`` (a CSV run for the metric records, relative to the file and inside its folder: a path that
-    leaves the folder is refused; ``--reference`` replaces it)."""
+    """Read a sweep file.
+
+    ``[sweep]`` with ``system`` (relative to the file), ``grid``/``values``/``random`` tables, ``samples``, ``seed``,
+    ``record`` (list of record expressions), ``stop_time``, ``interval``, ``rtol``, ``reference`` (a CSV run for the
+    metric records, relative to the file and inside its folder: a path that leaves the folder is refused;
+    ``--reference`` replaces it).
+    """
     path = Path(path)
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -291,7 +313,7 @@ def read_sweep_file(path: str | Path, problems: ProblemCollector) -> SweepSpec:
 
 
 def check_names(spec: SweepSpec, known: Sequence[str], system_name: str, problems: ProblemCollector) -> None:
-    """Every swept name is settable (did-you-mean otherwise) and swept once; random axes need samples."""
+    """Check that every swept name is settable (did-you-mean otherwise) and swept once; random axes need samples."""
     seen: set[str] = set()
     for axis in spec.axes:
         if axis.name not in known:
@@ -316,7 +338,7 @@ def check_names(spec: SweepSpec, known: Sequence[str], system_name: str, problem
 
 
 def check_size(spec: SweepSpec, max_cases: int, yes: bool) -> int:
-    """The number of cases; SweepError when it exceeds ``max_cases`` and ``yes`` is not given."""
+    """Return the number of cases; SweepError when it exceeds ``max_cases`` and ``yes`` is not given."""
     n = spec.size()
     if n > max_cases and not yes:
         axes = " x ".join(f"{len(a.values)} ({a.name})" for a in spec.axes if a.kind != "random")

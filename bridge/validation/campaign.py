@@ -58,7 +58,7 @@ DEFAULT_GROUPS = ("methods", "modelica", "pymoca", "fmu", "openmodelica")
 
 
 def parse_groups(text: str) -> tuple[str, ...]:
-    """``"methods,fmu"`` or ``"all"`` -> run groups; ValueError naming the unknown ones."""
+    """Parse ``"methods,fmu"`` or ``"all"`` into run groups; ValueError naming the unknown ones."""
     items = tuple(x.strip() for x in text.split(",") if x.strip())
     if items == ("all",):
         return GROUPS
@@ -73,6 +73,8 @@ RUMOCA_FMU_OPT_IN = ("not requested (--runs rumoca-fmu): Rumoca 0.9's fmi2 FMUs 
 
 @dataclass
 class RunResult:
+    """The result of one run of a system: status, reason and the metrics of every compared signal."""
+
     id: str
     run_type: str
     label: str
@@ -91,11 +93,14 @@ class RunResult:
 
     @property
     def worst(self) -> SignalMetrics | None:
+        """The signal with the largest relative error, or None without metrics."""
         return max(self.metrics, key=lambda m: m.max_rel) if self.metrics else None
 
 
 @dataclass
 class SystemValidation:
+    """The validation of one system file: its problems, its runs and the reference they were compared with."""
+
     source: str
     name: str = ""
     problems: list[str] = field(default_factory=list)  # bad input: reported, exit code 2
@@ -112,6 +117,7 @@ class SystemValidation:
 
     @property
     def status(self) -> str:
+        """``error`` for bad input, ``failed`` when a run failed, else ``passed``."""
         if self.problems or any(r.input_error for r in self.runs):
             return ERROR
         if any(r.status in (FAILED, ERROR) for r in self.runs):
@@ -121,6 +127,8 @@ class SystemValidation:
 
 @dataclass
 class Campaign:
+    """The validation of several system files, with the time it took and its problems of output."""
+
     systems: list[SystemValidation]
     seconds: float = 0.0
     output_problems: list[str] = field(default_factory=list)
@@ -128,6 +136,7 @@ class Campaign:
 
     @property
     def exit_code(self) -> int:
+        """The exit code of ``nhbridge validate``: 2 for bad input, 1 when a run failed, else 0."""
         if self.output_problems or self.no_compiler or any(s.status == ERROR for s in self.systems):
             return 2
         return 1 if any(s.status == FAILED for s in self.systems) else 0
@@ -145,7 +154,7 @@ class Campaign:
         return next((s.no_compiler for s in self.systems if s.no_compiler), "")
 
     def failures(self) -> list[str]:
-        """One line per failure or input problem."""
+        """Return one line per failure or input problem."""
         lines = []
         for s in self.systems:
             lines += [p if p.startswith(s.source) else f"{s.name or s.source}: {p}" for p in s.problems]
@@ -173,7 +182,7 @@ class Options:
 
 # -- physics along a run ---------------------------------------------------------------------------
 def conservative_reason(system: System) -> str:
-    """Empty when the Jacobi integral is a first integral, else why not."""
+    """Return "" when the Jacobi integral is a first integral, else why not."""
     t = S.t
     reasons = []
     forced = [k for k, f in system.forces.items() if sp.simplify(f) != 0]
@@ -217,13 +226,25 @@ class Physics:
         return np.column_stack(cols)
 
     def residuals(self, traj: Trajectory) -> np.ndarray | None:
+        """Return the largest constraint residual ``max(|phi(q, t)|, |A q' + a0|)`` at every sample.
+
+        Parameters
+        ----------
+        traj : Trajectory
+            A run with the coordinates and their velocities.
+
+        Returns
+        -------
+        numpy.ndarray or None
+            One value per sample; None when the run lacks a coordinate or the system has no constraints.
+        """
         args = self._args(traj)
         if args is None or self._res is None:
             return None
         return np.abs(np.asarray(self._res(args), dtype=float).reshape(len(traj.time), -1)).max(axis=1)
 
     def energy(self, traj: Trajectory) -> tuple[np.ndarray, float] | None:
-        """The Jacobi integral along the run and its scale ``max(|h(0)|, max T)``."""
+        """Return the Jacobi integral along the run and its scale ``max(|h(0)|, max T)``."""
         args = self._args(traj)
         if args is None:
             return None
@@ -251,7 +272,7 @@ def _load(path: Path, result: SystemValidation,
 
 
 def compiler_problem(groups: Sequence[str]) -> str:
-    """Why the run groups that build FMUs with the C compiler (fmu, rumoca-fmu) cannot run, or empty."""
+    """Return why the run groups that build FMUs with the C compiler (fmu, rumoca-fmu) cannot run, or ""."""
     from ..errors import CompilerNotFoundError
     from ..fmu.build import compiler
 
@@ -266,7 +287,10 @@ def compiler_problem(groups: Sequence[str]) -> str:
 
 def _plan(system: System, eom: EquationsOfMotion, stop: float, step: float, options: Options, workdir: Path,
           reference_run: Trajectory | None, no_compiler: str = "") -> list[RunSpec]:
-    """The runs for one system; ``no_compiler``: the FMUs built with the C compiler are skipped for this reason."""
+    """Return the runs for one system.
+
+    ``no_compiler``: the FMUs built with the C compiler are skipped for this reason.
+    """
     from ..derivation.methods import METHODS
     from ..fmu.backends import build_openmodelica_fmu, build_rumoca_fmu
     from ..fmu.build import build_fmu
@@ -286,7 +310,7 @@ def _plan(system: System, eom: EquationsOfMotion, stop: float, step: float, opti
     platforms = with_host(options.platforms)  # the host's binary is the one run here
 
     def method_eom(name: str) -> EquationsOfMotion:
-        """The method's equations (derived once per process, shared by its native run and its FMUs)."""
+        """Return the method's equations (derived once per process, shared by its native run and its FMUs)."""
         if name not in derived:
             try:
                 derived[name] = METHODS[name].derive(system, system.independent)
@@ -300,7 +324,7 @@ def _plan(system: System, eom: EquationsOfMotion, stop: float, step: float, opti
     natively: dict[str, Trajectory | Exception] = {}
 
     def method_native(name: str) -> Trajectory:
-        """The method's native run (once per process: its FMU runs may need it too)."""
+        """Return the method's native run (once per process: its FMU runs may need it too)."""
         if name not in natively:
             try:
                 natively[name] = native_run(method_eom(name), stop, step)
@@ -336,10 +360,12 @@ def _plan(system: System, eom: EquationsOfMotion, stop: float, step: float, opti
                              skip_reason=missing, group="pymoca"))
 
     def split_stop(name: str, failure: RunFailure) -> Trajectory:
-        """A reduced method's FMU stopped where its split turns singular: the method has no other usable split,
-        no split is regular, or (a model with effort unknowns) the FMU keeps its build-time split. When the
-        native run stops there too, the run does not apply, as the native one; when the native run re-partitions
-        and goes on, the FMU failed."""
+        """Judge a reduced method's FMU that stopped where its split turns singular; always raises.
+
+        The method has no other usable split, no split is regular, or (a model with effort unknowns) the FMU keeps its
+        build-time split. When the native run stops there too, the run does not apply, as the native one; when the
+        native run re-partitions and goes on, the FMU failed.
+        """
         if not any(text in failure.reason for text in SPLIT_STOPS):
             raise failure
         try:
@@ -428,8 +454,11 @@ def _plan(system: System, eom: EquationsOfMotion, stop: float, step: float, opti
 
 
 def fmu_methods(system: System, options: Options) -> list[str]:
-    """The methods whose FMUs a campaign builds: ``options.fmu_methods``, else those of ``options.methods``, else
-    all; lagrange first (the run ids ``fmu2-me`` ...; another method's carry its name: ``fmu2-me-maggi``)."""
+    """Return the methods whose FMUs a campaign builds.
+
+    ``options.fmu_methods``, else those of ``options.methods``, else all; lagrange first (the run ids ``fmu2-me`` ...;
+    another method's carry its name: ``fmu2-me-maggi``).
+    """
     from ..derivation.methods import METHODS
 
     wanted = options.fmu_methods if options.fmu_methods is not None else options.methods
@@ -479,8 +508,10 @@ def _judge(run: RunResult, ref: Trajectory, physics: Physics, settings: Settings
 
 
 def work_problem(stop: float, step: float, yes: bool) -> str:
-    """Why the output grid ``stop / step`` is refused (a step below stop * 1e-12, or more than MAX_ROWS rows
-    without ``yes``); empty when it is fine."""
+    """Return why the output grid ``stop / step`` is refused; empty when it is fine.
+
+    A step below stop * 1e-12, or more than MAX_ROWS rows without ``yes``, is refused.
+    """
     rows = stop / step
     if step < stop * MIN_STEP_RATIO:
         return (f"the step {step:g} s is below stop_time * {MIN_STEP_RATIO:g} ({stop * MIN_STEP_RATIO:g} s); the "
@@ -578,7 +609,7 @@ def validate_system(path: str | Path, options: Options = Options(),
 
 
 def planned_runs(path: str | Path, options: Options = Options()) -> tuple[SystemValidation, list[RunSpec]]:
-    """The runs :func:`validate_system` would carry out (nothing is simulated); problems are recorded."""
+    """Return the runs :func:`validate_system` would carry out (nothing is simulated); problems are recorded."""
     from ..derivation.methods import derive
 
     path = Path(path)
@@ -602,7 +633,60 @@ def planned_runs(path: str | Path, options: Options = Options()) -> tuple[System
 
 def validate(paths: str | Path | Sequence[str | Path], options: Options = Options(),
              progress: Callable[[str, int, int, RunResult], None] | None = None) -> Campaign:
-    """Validate one system file or several; FMUs in ``options.external`` go to the system of their model name."""
+    """Validate one system file or several: every run nhbridge can make, compared with a reference.
+
+    The reference is the native simulation (method ``lagrange``, DOP853 at rtol 1e-12) on a uniform grid, replaced
+    signal by signal by the closed forms of the file's ``[reference]`` table. Each run (native methods, the Modelica
+    model, FMUs; see ``options.groups``) passes when every compared signal stays within its tolerance and tube, the
+    constraint residuals stay small and, for a conservative system, the Jacobi integral is conserved. FMUs in
+    ``options.external`` go to the system of their model name.
+
+    Parameters
+    ----------
+    paths : str, pathlib.Path or sequence of them
+        System files.
+    options : Options, optional
+        Run groups (``methods``, ``modelica``, ``pymoca``, ``fmu``, ``openmodelica``, ``rumoca-fmu``), methods, FMI
+        versions, external FMUs and setting overrides.
+    progress : callable, optional
+        ``progress(system name, index, total, run result)`` after every run.
+
+    Returns
+    -------
+    Campaign
+        Every system's runs with their metrics; ``exit_code`` is 0 when all passed, 1 when a run failed, 2 for bad
+        input. Reports come from :mod:`bridge.validation.report`.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import bridge
+    >>> from bridge.validation.campaign import Options
+    >>> text = '''
+    ... name = "Oscillator"
+    ... [coordinates]
+    ... x = { start = 0.1, velocity = 0.0, unit = "m" }
+    ... [parameters]
+    ... m = { value = 2.0, unit = "kg" }
+    ... k = { value = 8.0, unit = "N/m" }
+    ... [energy]
+    ... kinetic = "1/2*m*der(x)^2"
+    ... potential = "1/2*k*x^2"
+    ... [reference]
+    ... x = "0.1*cos(2*t)"
+    ... [simulation]
+    ... stop_time = 1.0
+    ... '''
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = Path(folder) / "oscillator.toml"
+    ...     _ = path.write_text(text)
+    ...     campaign = bridge.validate(path, Options(groups=("methods",), methods=("lagrange",)))
+    >>> campaign.exit_code
+    0
+    >>> [(run.id, run.status) for run in campaign.systems[0].runs if run.run_type == "native"]
+    [('native-reference', 'passed'), ('native-lagrange', 'passed')]
+    """
     if isinstance(paths, (str, Path)):
         paths = [paths]
     t0 = time.perf_counter()
@@ -624,7 +708,7 @@ def validate(paths: str | Path | Sequence[str | Path], options: Options = Option
 
 
 def _assign_external(paths: Sequence[str | Path], external: Sequence[str]) -> dict[str, tuple[str, ...]]:
-    """With one system every FMU goes to it; with several, each FMU to the system named like its model."""
+    """Assign the external FMUs: with one system all go to it; with several, each to the system named like its model."""
     if not external:
         return {}
     if len(paths) == 1:

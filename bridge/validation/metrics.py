@@ -22,6 +22,21 @@ CONSTANT = 1e-3
 
 
 def signal_scale(reference: np.ndarray) -> float:
+    """Return the scale relative errors of a signal are measured against.
+
+    The range of the reference where it is not nearly constant, else its peak magnitude, else 1 (an identically zero
+    signal's errors are absolute).
+
+    Parameters
+    ----------
+    reference : numpy.ndarray
+        The reference signal.
+
+    Returns
+    -------
+    float
+        The scale, positive.
+    """
     span = float(np.ptp(reference)) if reference.size else 0.0
     peak = float(np.abs(reference).max()) if reference.size else 0.0
     if span >= CONSTANT * peak and span > 0:
@@ -31,6 +46,8 @@ def signal_scale(reference: np.ndarray) -> float:
 
 @dataclass(frozen=True)
 class SignalMetrics:
+    """The comparison of one signal with its reference: errors, scale and tube violations."""
+
     signal: str
     max_abs: float
     max_rel: float
@@ -41,9 +58,22 @@ class SignalMetrics:
     tube_ok: bool
 
     def passed(self, tolerance: float) -> bool:
+        """Return whether the signal stays in the tube and its relative error is within ``tolerance``.
+
+        Parameters
+        ----------
+        tolerance : float
+            The largest allowed relative error.
+
+        Returns
+        -------
+        bool
+            True when the signal passes.
+        """
         return self.tube_ok and self.max_rel <= tolerance
 
     def as_dict(self) -> dict:
+        """Return the metrics as a dict (for the JSON report)."""
         return asdict(self)
 
 
@@ -62,7 +92,7 @@ def tube(time: np.ndarray, reference: np.ndarray, width: float, time_tolerance: 
 
 def compare(signal: str, time: np.ndarray, reference: np.ndarray, run_time: np.ndarray, run: np.ndarray,
             tube_width: float, time_tolerance: float) -> SignalMetrics:
-    """Metrics of ``run`` (sampled at ``run_time``) against ``reference`` (at ``time``)."""
+    """Return the metrics of ``run`` (sampled at ``run_time``) against ``reference`` (at ``time``)."""
     values = run if (run_time.shape == time.shape and np.allclose(run_time, time, rtol=0, atol=1e-9)) \
         else np.interp(time, run_time, run)
     scale = signal_scale(reference)

@@ -37,24 +37,41 @@ class ClosedForm:
     function: Callable[[np.ndarray], np.ndarray]
 
     def __call__(self, time: np.ndarray) -> np.ndarray:
+        """Return ``y(time)``, one value per time.
+
+        Parameters
+        ----------
+        time : numpy.ndarray
+            The times.
+
+        Returns
+        -------
+        numpy.ndarray
+            The closed form's values, with the shape of ``time``.
+        """
         return np.broadcast_to(np.asarray(self.function(time), dtype=float), np.shape(time)).copy()
 
 
 def signal_names(system: System) -> list[str]:
-    """The compared signals: coordinates, their velocities, the outputs, the effort variables and the unknowns of
-    the switched elements (friction forces, diode voltages)."""
+    """Return the compared signals.
+
+    Coordinates, their velocities, the outputs, the effort variables and the unknowns of the switched elements (friction
+    forces, diode voltages).
+    """
     names = [c.name for c in system.coordinates]
     return names + [f"der({n})" for n in names] + list(system.outputs) + unknowns(system)
 
 
 def unknowns(system) -> list[str]:
-    """The names of the unknowns that are variables of their own (result columns, Modelica and FMU variables):
-    efforts, friction forces switched by events, diode voltages."""
+    """Return the names of the unknowns that are variables of their own.
+
+    Result columns, Modelica and FMU variables: efforts, friction forces switched by events, diode voltages.
+    """
     return [*(e.name for e in system.efforts), *(el.name for el in switched(system))]
 
 
 def parse_reference(table: Any, system: System, problems: ProblemCollector) -> dict[str, ClosedForm]:
-    """The checked ``[reference]`` table; every problem is added to ``problems``."""
+    """Return the checked ``[reference]`` table; every problem is added to ``problems``."""
     if table is None:
         return {}
     if not isinstance(table, Mapping):

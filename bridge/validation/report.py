@@ -35,7 +35,7 @@ def _num(x: float | None, fmt: str = ".2e") -> str:
 
 # -- terminal --------------------------------------------------------------------------------------
 def terminal(campaign: Campaign) -> str:
-    """A fixed-width summary: one line per run, then one line per failure."""
+    """Return a fixed-width summary: one line per run, then one line per failure."""
     lines = [f"{'system':<20} {'run':<18} {'status':<6} {'worst signal':<16} {'max err':>9} {'tol':>7} "
              f"{'residual':>9} {'energy':>9} {'time':>6}"]
     for s in campaign.systems:
@@ -76,6 +76,18 @@ def _run_dict(r: RunResult) -> dict:
 
 
 def to_dict(campaign: Campaign) -> dict:
+    """Return the campaign as a JSON-ready dict: verdict, settings, and every system's runs and metrics.
+
+    Parameters
+    ----------
+    campaign : Campaign
+        The validation campaign.
+
+    Returns
+    -------
+    dict
+        The report.
+    """
     return {
         "tool": f"nhbridge {__version__}", "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "exit_code": campaign.exit_code, "seconds": round(campaign.seconds, 3), "failures": campaign.failures(),
@@ -88,6 +100,18 @@ def to_dict(campaign: Campaign) -> dict:
 
 
 def to_json(campaign: Campaign) -> str:
+    """Return the campaign's report as JSON text (see :func:`to_dict`).
+
+    Parameters
+    ----------
+    campaign : Campaign
+        The validation campaign.
+
+    Returns
+    -------
+    str
+        The indented JSON.
+    """
     return json.dumps(to_dict(campaign), indent=2) + "\n"
 
 
@@ -96,6 +120,18 @@ CSV_FIELDS = ["system", "run", "run_type", "status", "signal", "max_abs", "max_r
 
 
 def to_csv(campaign: Campaign) -> str:
+    """Return the campaign's report as CSV: one row per signal of every run (and per problem).
+
+    Parameters
+    ----------
+    campaign : Campaign
+        The validation campaign.
+
+    Returns
+    -------
+    str
+        The CSV text with the header :data:`CSV_FIELDS`.
+    """
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(CSV_FIELDS)
@@ -211,6 +247,20 @@ def _cell(text: str, cls: str = "") -> str:
 
 
 def to_html(campaign: Campaign, plots: bool = True) -> str:
+    """Return the campaign's report as a standalone HTML page.
+
+    Parameters
+    ----------
+    campaign : Campaign
+        The validation campaign.
+    plots : bool, optional
+        Embed a plot of each failed run's worst signal against the reference.
+
+    Returns
+    -------
+    str
+        The HTML text: verdict, failures, a summary table and every system's runs.
+    """
     e = html.escape
     parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>nhbridge validation</title>"
              f"<style>{STYLE}</style></head><body>",
@@ -279,7 +329,7 @@ def to_html(campaign: Campaign, plots: bool = True) -> str:
 
 
 def unwritable(path: Path) -> str:
-    """Why ``path`` cannot be written, or an empty string."""
+    """Return why ``path`` cannot be written, or an empty string."""
     import os
 
     if path.is_dir():
@@ -295,8 +345,10 @@ def unwritable(path: Path) -> str:
 
 
 def write_reports(campaign: Campaign, html_path=None, json_path=None, csv_path=None, plots: bool = True) -> list[Path]:
-    """Write the requested reports (each atomically); a path that cannot be written is recorded in
-    ``campaign.output_problems`` and the other reports are still written."""
+    """Write the requested reports (each atomically).
+
+    A path that cannot be written is recorded in ``campaign.output_problems`` and the other reports are still written.
+    """
     from ..errors import BridgeError
 
     targets = [(p, r) for p, r in ((json_path, to_json), (csv_path, to_csv), (html_path, lambda c: to_html(c, plots)))

@@ -39,6 +39,8 @@ class RunNotApplicable(Exception):
 
 @dataclass(frozen=True)
 class Trajectory:
+    """A run's signals on its time grid (coordinates, velocities and outputs by name), with notes."""
+
     time: np.ndarray
     signals: Mapping[str, np.ndarray]
     notes: tuple[str, ...] = ()
@@ -60,6 +62,26 @@ class RunSpec:
 # -- native ----------------------------------------------------------------------------------------
 def native_run(eom: EquationsOfMotion, stop: float, step: float, rtol: float = 1e-10,
                atol: float | None = None) -> Trajectory:
+    """Return the native simulation of ``eom`` on the output grid, multipliers left out.
+
+    Parameters
+    ----------
+    eom : EquationsOfMotion
+        The equations of motion.
+    stop : float
+        Stop time.
+    step : float
+        Output interval.
+    rtol : float, optional
+        Relative tolerance of the integrator.
+    atol : float, optional
+        Absolute tolerance (default ``rtol * 1e-2``).
+
+    Returns
+    -------
+    Trajectory
+        The signals, with a note for every re-partition of a reduced method's split.
+    """
     from ..simulation.simulate import simulate
 
     res = simulate(eom, stop, interval=step, rtol=rtol, atol=atol if atol is not None else rtol * 1e-2)
@@ -80,7 +102,7 @@ def _version(package: str) -> str:
 
 # -- Modelica through Rumoca ---------------------------------------------------------------------
 def rumoca_modelica_run(eom: EquationsOfMotion, stop: float, step: float, rtol: float = 1e-10) -> Trajectory:
-    """The exported model simulated by Rumoca (:func:`bridge.modelica.check.simulate_rumoca`)."""
+    """Return the exported model simulated by Rumoca (:func:`bridge.modelica.check.simulate_rumoca`)."""
     from ..modelica.check import simulate_rumoca
     from ..modelica.switched_times import tool_report
 
@@ -103,7 +125,7 @@ def rumoca_modelica_run(eom: EquationsOfMotion, stop: float, step: float, rtol: 
 
 # -- Modelica through pymoca and CasADi's IDAS ----------------------------------------------------
 def pymoca_modelica_run(eom: EquationsOfMotion, stop: float, step: float, rtol: float = 1e-10) -> Trajectory:
-    """The exported model compiled by pymoca and integrated by IDAS (:mod:`bridge.modelica.pymoca_backend`)."""
+    """Return the exported model compiled by pymoca and integrated by IDAS (:mod:`bridge.modelica.pymoca_backend`)."""
     from ..modelica.export import model_source
     from ..modelica.switched import DocumentedLimitation, simulate_switched_pymoca
     from ..modelica.switched_times import tool_report
@@ -126,7 +148,7 @@ def pymoca_modelica_run(eom: EquationsOfMotion, stop: float, step: float, rtol: 
 
 # -- FMUs ------------------------------------------------------------------------------------------
 def describe_fmu(path: str | Path):
-    """fmpy's model description, or RunFailure(input=True) naming what is wrong with the file."""
+    """Return fmpy's model description, or RunFailure(input=True) naming what is wrong with the file."""
     import fmpy
 
     from ..fmu.archive import ArchiveError, check_archive, check_identifiers
@@ -151,6 +173,18 @@ def describe_fmu(path: str | Path):
 
 
 def fmu_interfaces(md) -> list[str]:
+    """Return the FMI interfaces a model description declares.
+
+    Parameters
+    ----------
+    md : fmpy.model_description.ModelDescription
+        The model description.
+
+    Returns
+    -------
+    list of str
+        ``ModelExchange`` and/or ``CoSimulation``.
+    """
     kinds = []
     if md.modelExchange is not None:
         kinds.append("ModelExchange")
@@ -160,7 +194,7 @@ def fmu_interfaces(md) -> list[str]:
 
 
 def check_variables(md, wanted: Sequence[str], units: Mapping[str, str]) -> tuple[list[str], list[str]]:
-    """Present signals of ``wanted``, and problems: missing variables and differing units."""
+    """Return the present signals of ``wanted``, and problems: missing variables and differing units."""
     variables = {v.name: v for v in md.modelVariables}
     present = [n for n in wanted if n in variables]
     problems = []
@@ -182,8 +216,10 @@ def _simulate_child(conn, path: str, kwargs: dict) -> None:
     errors: list[str] = []
 
     def logger(*args) -> None:
-        """The FMU's log (FMI 2: component, instance, status, category, message; FMI 3: environment, status,
-        category, message): its Error and Fatal messages explain a failed call, so they go into the reason."""
+        """Record the FMU's log messages; Error and Fatal ones go into the reason of a failed call.
+
+        FMI 2 passes component, instance, status, category, message; FMI 3 environment, status, category, message.
+        """
         status, text = args[-3], args[-1]
         if status >= 3:
             errors.append(" ".join((text.decode("utf-8", "replace") if isinstance(text, bytes) else str(text)).split()))
@@ -208,7 +244,7 @@ class SimulationFailed(RunFailure):
 
 
 def simulate_isolated(path: str | Path, **kwargs) -> dict[str, np.ndarray]:
-    """``fmpy.simulate_fmu(path, **kwargs)`` in a child process: time and the signals as arrays.
+    """Run ``fmpy.simulate_fmu(path, **kwargs)`` in a child process: time and the signals as arrays.
 
     ``path`` is an FMU file (unpacked here within the archive limits of :mod:`bridge.fmu.archive`, never by
     fmpy) or an unpacked FMU folder. Raises :class:`SimulationFailed` when simulate_fmu raises, RunFailure when
@@ -230,7 +266,10 @@ def simulate_isolated(path: str | Path, **kwargs) -> dict[str, np.ndarray]:
 
 
 def unpack(path: str | Path, folder: str | Path) -> Path:
-    """The FMU unpacked into ``folder`` within the archive limits, its identifiers checked; RunFailure(input=True)."""
+    """Return the FMU unpacked into ``folder`` within the archive limits, its identifiers checked.
+
+    Raise RunFailure(input=True) when the FMU cannot be unpacked or its identifiers are not safe.
+    """
     import fmpy
 
     from ..fmu.archive import ArchiveError, check_identifiers, unpack_fmu
@@ -245,8 +284,11 @@ def unpack(path: str | Path, folder: str | Path) -> Path:
 
 
 def isolated(target: Callable, *args, timeout: float = FMU_TIMEOUT):
-    """Run ``target(conn, *args)`` in a child process (:func:`bridge.fmu.sandbox.isolated`); its message, or
-    RunFailure for a crash or timeout. An interruption of the caller is raised again as it came."""
+    """Run ``target(conn, *args)`` in a child process (:func:`bridge.fmu.sandbox.isolated`).
+
+    Return the child's message; raise RunFailure for a crash or timeout. An interruption of the caller is raised again
+    as it came.
+    """
     from ..fmu.sandbox import ChildFailure, ChildInterrupted
     from ..fmu.sandbox import isolated as run_isolated
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..errors import ProblemCollector
 
-#: run types and the default bound on max |run - reference| / scale, per signal
+#: run types and the default bound on ``max |run - reference| / scale``, per signal
 RUN_TYPES: dict[str, float] = {
     "native": 1e-7,       # another derivation method, scipy DOP853 at rtol 1e-10
     "modelica": 1e-6,     # the exported .mo simulated by Rumoca
@@ -41,10 +41,22 @@ class Settings:
     stop_time: float | None = None
 
     def tolerance(self, run_type: str) -> float:
+        """Return the relative tolerance of a run type (``native``, ``fmu-me``, ...).
+
+        Parameters
+        ----------
+        run_type : str
+            The run type.
+
+        Returns
+        -------
+        float
+            The tolerance.
+        """
         return float(self.tolerances[run_type])
 
     def merged(self, overrides: Mapping[str, Any]) -> Settings:
-        """These settings with ``overrides`` (already checked) applied."""
+        """Return these settings with ``overrides`` (already checked) applied."""
         if not overrides:
             return self
         tol = dict(self.tolerances)
@@ -53,6 +65,7 @@ class Settings:
         return replace(self, tolerances=tol, **rest)
 
     def as_dict(self) -> dict[str, Any]:
+        """Return the settings as a dict (for the reports)."""
         return {"tolerances": dict(self.tolerances), "tube": self.tube, "time_tolerance": self.time_tolerance,
                 "energy": self.energy, "residual": self.residual, "step": self.step, "stop_time": self.stop_time}
 

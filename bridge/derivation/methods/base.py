@@ -33,11 +33,11 @@ class Method(ABC):
     reduced: bool = False  # eliminates the multipliers (independent velocities as states)
 
     def accepts_split(self, system: System, independent: Sequence[int]) -> bool:
-        """Whether the method can use this choice of independent velocities (reduced methods)."""
+        """Return whether the method can use this choice of independent velocities (reduced methods)."""
         return True
 
     def applicable(self, system: System) -> str | None:
-        """None if the method applies to ``system``, else the reason it does not."""
+        """Return None if the method applies to ``system``, else the reason it does not."""
         return None
 
     @abstractmethod
@@ -68,12 +68,19 @@ class Method(ABC):
         return eom
 
     def describe(self) -> str:
+        """Return the method's description: its class docstring (the equations it forms).
+
+        Returns
+        -------
+        str
+            The stripped docstring, empty when there is none.
+        """
         doc = (self.__class__.__doc__ or "").strip()
         return doc
 
 
 def check_mass_matrix(eom: EquationsOfMotion, at: np.ndarray) -> None:
-    """The dynamic matrix must be regular at the start state; otherwise say which velocities lack inertia."""
+    """Check that the dynamic matrix is regular at the start state; otherwise say which velocities lack inertia."""
     system = eom.system
     M = eom.mass_matrix
     if M.shape[0] == 0:
@@ -118,8 +125,10 @@ def check_mass_matrix(eom: EquationsOfMotion, at: np.ndarray) -> None:
 
 
 def _regular_once_scaled(M: np.ndarray, sweeps: int = 8) -> bool:
-    """Whether ``M`` is regular after row and column scaling by powers of two (Ruiz equilibration): a matrix that
-    only looks singular because its entries differ by many orders of magnitude."""
+    """Return whether ``M`` is regular after row and column scaling by powers of two (Ruiz equilibration).
+
+    A matrix that only looks singular because its entries differ by many orders of magnitude.
+    """
     A = M.copy()
     for _ in range(sweeps):
         r, c = np.abs(A).max(axis=1), np.abs(A).max(axis=0)
@@ -131,10 +140,12 @@ def _regular_once_scaled(M: np.ndarray, sweeps: int = 8) -> bool:
 
 
 def _check_friction_sticks_alone(eom: EquationsOfMotion, undetermined: list[str]) -> None:
-    """The derived equations hold every switched element in its first mode (friction: stick). When the unknowns
-    left undetermined there are friction forces, the cause is not missing inertia: those elements' stick conditions
-    ``d v_r/dt = 0`` constrain the same accelerations, so they cannot all stick at once and their forces would be
-    statically indeterminate. Raise that, naming them."""
+    """Check that the derived equations can hold every switched element in its first mode (friction: stick).
+
+    When the unknowns left undetermined there are friction forces, the cause is not missing inertia: those elements'
+    stick conditions ``d v_r/dt = 0`` constrain the same accelerations, so they cannot all stick at once and their
+    forces would be statically indeterminate. Raise that, naming them.
+    """
     from ..efforts import event_friction
 
     friction = [f.name for f in event_friction(eom.system) if f.name in undetermined]
@@ -153,8 +164,11 @@ def _check_friction_sticks_alone(eom: EquationsOfMotion, undetermined: list[str]
 
 
 def _stages_once(eom: EquationsOfMotion, args: list, at: np.ndarray) -> np.ndarray:
-    """The auxiliary placeholders at one point, each stage evaluated by substitution (cheaper than compiling for a
-    single use) and solved by pivoted LU, as :class:`~bridge.derivation.numeric_model.AuxiliarySolver` does."""
+    """Return the auxiliary placeholders at one point.
+
+    Each stage evaluated by substitution (cheaper than compiling for a single use) and solved by pivoted LU, as
+    :class:`~bridge.derivation.numeric_model.AuxiliarySolver` does.
+    """
     from ...errors import SimulationError
     from ..dense import LUFactors
     from ..numeric_model import SINGULAR_RCOND
@@ -178,13 +192,59 @@ def _stages_once(eom: EquationsOfMotion, args: list, at: np.ndarray) -> np.ndarr
 
 
 class Registry(dict):
-    """name -> Method instance."""
+    """The derivation methods by name: ``METHODS[name]`` is a :class:`Method` instance.
+
+    ``bridge.METHODS`` holds lagrange, nielsen (multiplier DAEs), maggi, appell, chaplygin and kane (reduced ODEs
+    in the independent velocities). Each method's class docstring states the equations it forms.
+
+    Examples
+    --------
+    >>> import bridge
+    >>> sorted(bridge.METHODS)
+    ['appell', 'chaplygin', 'kane', 'lagrange', 'maggi', 'nielsen']
+    >>> bridge.METHODS["maggi"].reduced, bridge.METHODS["lagrange"].reduced
+    (True, False)
+    >>> try:
+    ...     bridge.METHODS.get_method("hamilton")
+    ... except bridge.DerivationError as err:
+    ...     print(err)
+    unknown method 'hamilton'; available: lagrange, nielsen, maggi, appell, chaplygin, kane.
+    """
 
     def register(self, method: Method) -> Method:
+        """Add ``method`` under its name.
+
+        Parameters
+        ----------
+        method : Method
+            The method instance; its ``name`` is the key.
+
+        Returns
+        -------
+        Method
+            ``method`` itself.
+        """
         self[method.name] = method
         return method
 
     def get_method(self, name: str) -> Method:
+        """Return the method named ``name``.
+
+        Parameters
+        ----------
+        name : str
+            A registered method name (``lagrange``, ``maggi``, ...).
+
+        Returns
+        -------
+        Method
+            The method instance.
+
+        Raises
+        ------
+        DerivationError
+            When no method has that name; the message lists the available ones.
+        """
         try:
             return self[name]
         except KeyError:
@@ -197,11 +257,95 @@ METHODS = Registry()
 def derive(system: System, method: str = "lagrange", independent: Sequence[str] | None = None,
            baumgarte: tuple[float, float] | None = None, count: bool = False,
            reference: np.ndarray | None = None) -> EquationsOfMotion:
-    """Derive the equations of motion of ``system`` with the named method."""
+    """Derive the equations of motion of ``system`` with the named method.
+
+    Every method forms ``M(q, t) z = F(q, u, t)`` in its unknowns ``z`` and keeps it implicit (solved numerically
+    at each evaluation, never inverted symbolically). The multiplier methods (lagrange, nielsen) have the speeds
+    ``u = q'`` and ``z = (q'', lambda)``; Lagrange's equations are
+    ``d/dt(dT/dq') - dT/dq = Q - dV/dq - dD/dq' + A^T lambda`` with the constraints ``A(q, t) q' + a0(q, t) = 0``
+    (holonomic ones differentiated once) kept at acceleration level ``A q'' + A' q' + a0' = 0``, Baumgarte-stabilised
+    when ``baumgarte`` is given. The reduced methods (maggi, appell, chaplygin, kane) solve the constraints for the
+    dependent velocities, ``q' = C(q, t) u + c0``, and form ``(C^T M C) u' = C^T (Q~ - M (C' u + c0') - r)`` in
+    ``z = u'``, the multipliers eliminated since ``A C = 0``. Each method's class docstring (``METHODS[name]``)
+    states its equations.
+
+    Parameters
+    ----------
+    system : System
+        The system, e.g. from :func:`bridge.load_system` or :func:`bridge.parse_system`.
+    method : str, optional
+        A name in :data:`bridge.METHODS`: ``lagrange``, ``nielsen``, ``maggi``, ``appell``, ``chaplygin`` or
+        ``kane``.
+    independent : sequence of str, optional
+        The coordinates whose velocities are independent (reduced methods); default the system's ``[method]
+        independent``, else the first split that is regular at the start state.
+    baumgarte : tuple of (float, float), optional
+        Baumgarte's ``(alpha, beta)``: the constraints at acceleration level become
+        ``g'' + 2 alpha g' + beta^2 g = 0`` (multiplier methods).
+    count : bool, optional
+        Count the elementary differentiations (``eom.stats``).
+    reference : numpy.ndarray, optional
+        The state ``[t, q, q', parameters, inputs]`` at which the split and the mass matrix are checked (default
+        the start state).
+
+    Returns
+    -------
+    EquationsOfMotion
+        The equations, immutable.
+
+    Raises
+    ------
+    DerivationError
+        When the method is unknown or does not apply to the system, or the mass matrix is singular at the start.
+
+    Examples
+    --------
+    A skate (knife edge) on a plane: it cannot slide across its blade.
+
+    >>> import bridge
+    >>> system = bridge.parse_system('''
+    ... name = "Skate"
+    ... [coordinates]
+    ... x = { start = 0.0, velocity = 1.0 }
+    ... y = { start = 0.0, velocity = 0.0 }
+    ... theta = { start = 0.0, velocity = 0.5 }
+    ... [parameters]
+    ... m = { value = 1.0 }
+    ... J = { value = 0.1 }
+    ... [energy]
+    ... kinetic = "1/2*m*(der(x)^2 + der(y)^2) + 1/2*J*der(theta)^2"
+    ... [constraints]
+    ... nonholonomic = ["-sin(theta)*der(x) + cos(theta)*der(y)"]
+    ... ''')
+    >>> eom = bridge.derive(system, "lagrange")
+    >>> eom.unknowns
+    (der(der(x)), der(der(y)), der(der(theta)), lambda[1])
+    >>> eom.mass_matrix.shape
+    (4, 4)
+    >>> reduced = bridge.derive(system, "maggi", independent=["x", "theta"])
+    >>> reduced.u, reduced.dependent
+    ((der(x), der(theta)), ('y',))
+    >>> reduced.mass_matrix.shape
+    (2, 2)
+    """
     if independent is None:
         independent = system.independent
     return METHODS.get_method(method).derive(system, independent, baumgarte, count, reference)
 
 
 def speeds_for(system: System, independent_idx: Sequence[int]) -> tuple[sp.Symbol, ...]:
+    """Return the speeds of a reduced method: the velocities ``der(q_i)`` of the independent coordinates.
+
+    Parameters
+    ----------
+    system : System
+        The system.
+    independent_idx : sequence of int
+        Indices of the independent coordinates.
+
+    Returns
+    -------
+    tuple of sympy.Symbol
+        The speed symbols, in the order of ``independent_idx``.
+    """
     return tuple(S.qd(system.coordinates[i].name) for i in independent_idx)

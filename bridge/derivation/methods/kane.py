@@ -35,7 +35,7 @@ def _cross(a: Sequence, b: Sequence) -> list:
 
 
 def _partials(d: Differentiator, v: Sequence) -> list[list]:
-    """``p[k][i] = d v_k / d q'_i`` (zero without a call where v_k lacks q'_i)."""
+    """Return ``p[k][i] = d v_k / d q'_i`` (zero without a call where v_k lacks q'_i)."""
     out = []
     for x in v:
         free = x.free_symbols
@@ -44,7 +44,7 @@ def _partials(d: Differentiator, v: Sequence) -> list[list]:
 
 
 def _accumulate(coeffs: list, rest: list, partial: list[list], force: Sequence[LinearForm], extra=None) -> None:
-    """``E_i += sum_k partial[k][i] * (force_k + extra_k)`` for every i (force_k linear in q'')."""
+    """Add ``sum_k partial[k][i] * (force_k + extra_k)`` to ``E_i`` for every i (force_k linear in q'')."""
     n = len(rest)
     for k in range(3):
         f = force[k]
@@ -60,7 +60,7 @@ def _accumulate(coeffs: list, rest: list, partial: list[list], force: Sequence[L
 
 
 def inertia_forces(mb: Multibody, d: Differentiator, partials: list) -> list[LinearForm]:
-    """``-F*_i = sum_b m a_b . v_b,i + (dH_b/dt) . w_b,i`` as forms linear in q''.
+    """Return the generalized inertia forces ``-F*_i = sum_b m a_b . v_b,i + (dH_b/dt) . w_b,i`` as forms linear in q''.
 
     ``a_b = d/dt v_b`` (N components); ``H_b = I_b w_b`` and ``dH_b/dt = d/dt(H components) + Omega x H`` with
     ``Omega`` the rate of the basis the body's vectors are given in (its own angular velocity by default).
@@ -84,9 +84,11 @@ def inertia_forces(mb: Multibody, d: Differentiator, partials: list) -> list[Lin
 
 
 def active_forces(system: System, mb: Multibody, d: Differentiator, partials: list) -> list:
-    """``F_i = sum_b m_b g . v_b,i + sum_loads F . v_P,i`` plus the system's forces not described by the bodies:
+    """Return ``F_i = sum_b m_b g . v_b,i + sum_loads F . v_P,i`` plus the forces not described by bodies.
+
     ``-dV'/dq_i + Q'_i - dD/dq'_i`` with ``V' = V - V_bodies``, ``Q' = Q - Q_loads`` (zero for a system built from
-    bodies alone)."""
+    bodies alone).
+    """
     n = system.n
     F = [ZERO] * n
     g = _vec(mb.gravity)
@@ -121,13 +123,13 @@ def active_forces(system: System, mb: Multibody, d: Differentiator, partials: li
 
 
 def _difference(a: sp.Expr, b: sp.Expr):
-    """``a - b`` in symengine, zero when they agree term by term."""
+    """Return ``a - b`` in symengine, zero when they agree term by term."""
     diff = to_se(sp.sympify(a) - sp.sympify(b))
     return diff if diff == 0 else se.expand(diff)
 
 
 def _check_kinetic_energy(system: System, mb: Multibody) -> None:
-    """Kane's inertia forces come from the bodies: the system's T must be theirs (checked at random states)."""
+    """Check that the system's T is the bodies' (checked at random states): Kane's inertia forces come from them."""
     rng = np.random.default_rng(11)
     args = state_args(system)
     exprs = [system.kinetic, mb.kinetic_energy()]
@@ -162,6 +164,18 @@ class Kane(Method):
     reduced = True
 
     def applicable(self, system: System) -> str | None:
+        """Return why Kane's method cannot treat ``system``, or None when it can.
+
+        Parameters
+        ----------
+        system : System
+            The system to derive.
+
+        Returns
+        -------
+        str or None
+            The reason (the system has no bodies to form partial velocities from), with what to do instead.
+        """
         if system.multibody is None:
             return ("it is described by energies only; Kane's method forms partial velocities from bodies "
                     "(describe it with [bodies] or import it with bridge.from_mechanics, or use lagrange or maggi)")

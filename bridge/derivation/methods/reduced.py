@@ -54,28 +54,43 @@ class Reduction:
     forms: list              # (name, matrix) of the split: A_dep, A_ind, a0 and the placeholders
 
     def substitute(self, expr):
+        """Return ``expr`` with the dependent velocities replaced by their expressions in the speeds.
+
+        Parameters
+        ----------
+        expr : symengine.Basic
+            An expression in the velocities.
+
+        Returns
+        -------
+        symengine.Basic
+            The expression with ``q'_dep -> K_dep(q, u, t)``.
+        """
         return expr.xreplace(self.sub) if self.sub else expr
 
     def accelerations(self) -> list:
-        """q'' = C u' + a for every coordinate."""
+        """Return ``q'' = C u' + a`` for every coordinate."""
         p = len(self.u)
         return [sum((row[k] * self.du[k] for k in range(p)), rest) for row, rest in zip(self.C, self.acc_rest)]
 
 
 def _split_regular(system: System, A, dependent: Sequence[int], at: np.ndarray) -> bool:
-    """The dependent velocities can be solved for at the state ``at`` (the same scale-free test as the loader's)."""
+    """Return whether the dependent velocities can be solved for at the state ``at``.
+
+    The same scale-free test as the loader's.
+    """
     return split_health(numeric_constraint_matrix(system, A, at), dependent) > SINGULAR_SPLIT
 
 
 def _placeholders(label: str, rows: Sequence[str], cols: Sequence[str] | None) -> list:
-    """Symbols ``label[row,col]`` (or ``label[row]``): brackets keep them apart from every user identifier."""
+    """Return symbols ``label[row,col]`` (or ``label[row]``): brackets keep them apart from every user identifier."""
     if cols is None:
         return [se.Symbol(f"{label}[{r}]") for r in rows]
     return [[se.Symbol(f"{label}[{r},{c}]") for c in cols] for r in rows]
 
 
 def reduce(system: System, d: Differentiator, independent: Sequence[int], A, a0) -> Reduction:
-    """The reduced kinematics with the split kept implicit.
+    """Return the reduced kinematics with the split kept implicit.
 
     Stage 1: ``A_dep [B, beta] = -[A_ind, a0]``; stage 2 (its time derivative along the motion):
     ``A_dep [B', beta'] = -[A'_ind + A'_dep B, a0' + A'_dep beta]`` with ``A' = dA/dq q' + dA/dt`` and the
@@ -140,7 +155,7 @@ def reduce(system: System, d: Differentiator, independent: Sequence[int], A, a0)
 
 
 def _finish(system: System, method: str, red: Reduction, g, A, mass, forcing, forms) -> EquationsOfMotion:
-    """The equations object; ``g`` and ``A`` are the velocity constraints and their Jacobian."""
+    """Return the equations object; ``g`` and ``A`` are the velocity constraints and their Jacobian."""
     p = len(red.u)
     n = system.n
     return EquationsOfMotion(
@@ -156,6 +171,34 @@ def _finish(system: System, method: str, red: Reduction, g, A, mass, forcing, fo
 
 def pick_independent(system: System, d: Differentiator, A, independent: Sequence[str] | None,
                      accept=None) -> tuple[int, ...]:
+    """Return the indices of the independent coordinates of a reduced method.
+
+    The names given, else the first choice whose dependent block of the constraint Jacobian is regular at the
+    reference state (and that ``accept`` allows).
+
+    Parameters
+    ----------
+    system : System
+        The system.
+    d : Differentiator
+        Its differentiator (holds the reference state).
+    A : list of list
+        The constraint Jacobian ``A(q, t)`` of ``A q' + a0 = 0``.
+    independent : sequence of str or None
+        Names of the independent coordinates, or None to choose them.
+    accept : callable, optional
+        ``accept(system, independent_indices) -> bool``: a method's restriction on the split.
+
+    Returns
+    -------
+    tuple of int
+        The independent coordinates' indices.
+
+    Raises
+    ------
+    DerivationError
+        When no split is regular at the reference state, or the given names are not a valid split.
+    """
     if independent:
         return independent_from_names(system, independent)
     ind = choose_independent(system, A, d.reference, accept=accept)
@@ -167,9 +210,12 @@ def pick_independent(system: System, d: Differentiator, A, independent: Sequence
 
 
 def project(red: Reduction, E: Sequence[LinearForm], Q: Sequence) -> tuple[list[list], list, list]:
-    """``C^T E = C^T Q`` in the independent accelerations: with ``E_i = sum_j M_ij q''_j + r_i`` and
-    ``q'' = C u' + C' u + c0'``, the mass matrix ``C^T M C``, the forcing ``C^T (Q - M (C'u + c0') - r)`` and
-    the projected forces ``C^T Q`` (each with the split's placeholders substituted); zero entries of C skipped."""
+    """Return the projected equations ``C^T E = C^T Q`` in the independent accelerations.
+
+    With ``E_i = sum_j M_ij q''_j + r_i`` and ``q'' = C u' + C' u + c0'``, the mass matrix ``C^T M C``, the forcing
+    ``C^T (Q - M (C'u + c0') - r)`` and the projected forces ``C^T Q`` (each with the split's placeholders substituted);
+    zero entries of C skipped.
+    """
     n, p = len(E), len(red.u)
     mass = [[ZERO] * p for _ in range(p)]
     forcing, projected = [], []
@@ -219,7 +265,7 @@ class Maggi(Method):
 
 
 def natural_kinetic_energy(T: se.Basic, d: Differentiator, M) -> bool:
-    """T = 1/2 q'^T M(q) q' exactly, without explicit time."""
+    """Return whether T = 1/2 q'^T M(q) q' exactly, without explicit time."""
     if d.t in T.free_symbols:
         return False
     qd = set(d.qd)
@@ -294,7 +340,7 @@ class GibbsAppell(Method):
 
 
 def _tidy(e):
-    """A symengine expression with ``sin^2 + cos^2`` cancelled where that makes it smaller (within a budget)."""
+    """Return a symengine expression with ``sin^2 + cos^2`` cancelled where that makes it smaller (within a budget)."""
     if not (e.atoms(se.sin) and e.atoms(se.cos)):
         return e
     tidy = tidy_trig(to_sp(e))
@@ -317,10 +363,36 @@ class Chaplygin(Method):
     reduced = True
 
     def accepts_split(self, system: System, independent: Sequence[int]) -> bool:
+        """Return whether the dependent coordinates of a split are all cyclic (as Chaplygin's form requires).
+
+        Parameters
+        ----------
+        system : System
+            The system.
+        independent : sequence of int
+            Indices of the independent coordinates.
+
+        Returns
+        -------
+        bool
+            True when no dependent coordinate appears in the inertia, the constraints or the forces.
+        """
         cyclic = cyclic_coordinates(system)
         return all(i in cyclic for i in range(system.n) if i not in independent)
 
     def applicable(self, system: System) -> str | None:
+        """Return why Chaplygin's form cannot treat ``system``, or None when it can.
+
+        Parameters
+        ----------
+        system : System
+            The system to derive.
+
+        Returns
+        -------
+        str or None
+            The reason (holonomic constraints, or no nonholonomic one), with the method to use instead.
+        """
         if system.holonomic:
             return ("it has holonomic constraints; Do Sanh's form needs only nonholonomic constraints "
                     "xi' = B sigma' (use maggi or lagrange)")
@@ -331,7 +403,7 @@ class Chaplygin(Method):
     @staticmethod
     def violations(system: System, d: Differentiator, A, a0, independent: Sequence[int],
                    M, Q) -> list[str]:
-        """Why the split is not a Chaplygin split (empty when it is)."""
+        """Return why the split is not a Chaplygin split (empty when it is)."""
         dep = [i for i in range(system.n) if i not in independent]
         reasons = []
         for i in dep:

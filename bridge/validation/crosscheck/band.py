@@ -15,8 +15,11 @@ BAND_POINTS, BAND_WINDOW, BAND_WIDTH, BAND_OUTLIERS = 1000, 21, 0.1, 0.1  # fmpy
 
 def band_width(t_ref: np.ndarray, y_ref: np.ndarray, t_start: float, t_stop: float) -> tuple[np.ndarray, np.ndarray,
                                                                                              float]:
-    """The reference on the band's grid, and the band's half-width in value (``fmpy.cross_check.validate_signal``):
-    10 % of the range, or of the value (0.5 at zero) for an exactly constant signal."""
+    """Return the reference on the band's grid and the band's half-width in value.
+
+    As ``fmpy.cross_check.validate_signal``: 10 % of the range, or of the value (0.5 at zero) for an exactly constant
+    signal.
+    """
     t_band = np.linspace(t_start, t_stop, BAND_POINTS)
     keep = np.concatenate(([True], np.diff(t_ref) > 0))
     y_band = np.interp(t_band, t_ref[keep], y_ref[keep])
@@ -30,8 +33,10 @@ def band_width(t_ref: np.ndarray, y_ref: np.ndarray, t_start: float, t_stop: flo
 
 def band_outliers(t: np.ndarray, y: np.ndarray, t_ref: np.ndarray, y_ref: np.ndarray, t_start: float,
                   t_stop: float) -> np.ndarray:
-    """Samples of ``y(t)`` outside the cross-check band around ``y_ref`` (as ``fmpy.cross_check``): ±10 samples of
-    the band's 1000-point grid in time, ±:func:`band_width` in value."""
+    """Return the samples of ``y(t)`` outside the cross-check band around ``y_ref`` (as ``fmpy.cross_check``).
+
+    ±10 samples of the band's 1000-point grid in time, ±:func:`band_width` in value.
+    """
     t_band, y_band, width = band_width(t_ref, y_ref, t_start, t_stop)
     y_min = np.interp(t, t_band, minimum_filter1d(y_band, BAND_WINDOW) - width)
     y_max = np.interp(t, t_band, maximum_filter1d(y_band, BAND_WINDOW) + width)

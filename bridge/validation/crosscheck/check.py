@@ -89,7 +89,7 @@ class _RunSettings:
 
 
 def _run_settings(opts: dict, ref: CsvData) -> _RunSettings:
-    """The run that ``_ref.opt`` asks for.
+    """Return the run that ``_ref.opt`` asks for.
 
     Output every OutputIntervalLength, else StepSize, else the reference's median spacing (if that is not positive:
     (stop - start) / REFERENCE_INTERVALS); CS communicates every StepSize (StepSize 0, variable step: at the output
@@ -105,8 +105,11 @@ def _run_settings(opts: dict, ref: CsvData) -> _RunSettings:
 
 
 def _check_grid(run: _RunSettings, model_dir: Path) -> None:
-    """ValidationError when ``_ref.opt`` asks for an output interval or a step below ``StopTime * 1e-12`` or for
-    more than ``MAX_ROWS`` output points or communication steps (the limits of :mod:`..campaign`)."""
+    """Raise ValidationError when ``_ref.opt`` asks for a grid beyond the campaign's limits.
+
+    An output interval or a step below ``StopTime * 1e-12``, or more than ``MAX_ROWS`` output points or communication
+    steps (the limits of :mod:`..campaign`).
+    """
     from ...errors import Problem, ValidationError
     from ..campaign import MAX_ROWS, MIN_STEP_RATIO
 
@@ -119,7 +122,7 @@ def _check_grid(run: _RunSettings, model_dir: Path) -> None:
 
 
 def _signals_to_compare(res: CrosscheckResult, plan: CheckPlan, variables: dict) -> list[str]:
-    """The reference's signals the FMU has; the missing ones are a reason to fail."""
+    """Return the reference's signals the FMU has; the missing ones are a reason to fail."""
     ref = plan.reference
     missing = [n for n in ref.names if n not in variables]
     if missing:
@@ -128,7 +131,7 @@ def _signals_to_compare(res: CrosscheckResult, plan: CheckPlan, variables: dict)
 
 
 def _input_array(res: CrosscheckResult, plan: CheckPlan, fmu_inputs: list[str]):
-    """The ``_in.csv`` values of the FMU's inputs as fmpy's structured array, or None (inputs at start values).
+    """Return the ``_in.csv`` values of the FMU's inputs as fmpy's structured array, or None (inputs at start values).
 
     An ``_in.csv`` column that is no input of the FMU is a reason to fail; inputs it leaves out get a note.
     """
@@ -149,7 +152,7 @@ def _input_array(res: CrosscheckResult, plan: CheckPlan, fmu_inputs: list[str]):
 
 
 def _note_validation_problems(res: CrosscheckResult, fmu: Path) -> None:
-    """A note with the number and the first three problems ``fmpy.validation.validate_fmu`` finds, if any."""
+    """Return a note with the number and the first three problems ``fmpy.validation.validate_fmu`` finds, if any."""
     from fmpy.validation import validate_fmu
 
     try:
@@ -162,7 +165,7 @@ def _note_validation_problems(res: CrosscheckResult, fmu: Path) -> None:
 
 
 def _how_simulated(kind: str, run: _RunSettings, plan: CheckPlan, input_array, fmu_inputs: list[str]) -> str:
-    """The ReadMe's account of the simulation: interface, solver and tolerance, output interval, span, inputs."""
+    """Return the ReadMe's account of the simulation: interface, solver and tolerance, output interval, span, inputs."""
     if kind == "ModelExchange":
         tol = "the FMU's default tolerance (RelTol 0 in `_ref.opt`)" if run.rtol is None else \
             (f"relative tolerance {run.rtol:g} (RelTol {run.rtol_opt:g} of `_ref.opt`, not tighter than "
@@ -180,7 +183,7 @@ def _how_simulated(kind: str, run: _RunSettings, plan: CheckPlan, input_array, f
 
 def _simulate(res: CrosscheckResult, plan: CheckPlan, kind: str, run: _RunSettings, present: list[str],
               input_array) -> dict[str, np.ndarray] | None:
-    """The simulated ``present`` signals (and time) from an isolated fmpy run; None, with a reason, when none."""
+    """Return the simulated ``present`` signals (and time) from an isolated fmpy run; None, with a reason, when none."""
     from ..runs import RunFailure, simulate_isolated
 
     if not present:
@@ -241,7 +244,10 @@ def _write_results(res: CrosscheckResult, plan: CheckPlan, out_text: str | None,
 
 
 def _out_csv(res: CrosscheckResult, data: dict[str, np.ndarray] | None, present: list[str]) -> str | None:
-    """The text of ``{Model}_out.csv`` (the simulated signals), noted when above the rules' 1 MB; None unsimulated."""
+    """Return the text of ``{Model}_out.csv`` (the simulated signals), noted when above the rules' 1 MB.
+
+    None when nothing was simulated.
+    """
     if data is None:
         return None
     out_text = csv_text(data["time"], {n: data[n] for n in present if n in data})

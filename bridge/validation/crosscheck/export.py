@@ -34,7 +34,10 @@ REFERENCE_INTERVALS = 500   # at most 501 rows: fmpy's cross-check report warns 
 
 
 def reference_step(stop: float) -> float:
-    """The output step: ``stop / n`` with the smallest n giving a step of at least 1, 2 or 5 × 10^k ≥ stop/500."""
+    """Return the output step of a reference.
+
+    ``stop / n`` with the smallest n giving a step of at least 1, 2 or 5 × 10^k ≥ stop/500.
+    """
     raw = stop / REFERENCE_INTERVALS
     exp = math.floor(math.log10(raw))
     nice = next(m * 10.0 ** exp for m in (1, 2, 5, 10) if m * 10.0 ** exp >= raw * (1 - 1e-9))
@@ -61,7 +64,7 @@ def _one_line(text: str) -> str:
 
 
 def _summary(text: str, limit: int = 120) -> str:
-    """The first sentence of a description, shortened for a table cell (no ``|``)."""
+    """Return the first sentence of a description, shortened for a table cell (no ``|``)."""
     text = _one_line(text).replace("|", "/")
     match = re.match(r"(.+?[.!?])\s+(?=[A-Z])", text)
     first = match.group(1) if match else text

@@ -29,13 +29,13 @@ MAX_LINE_PROBLEMS = 5
 
 
 def _number(x: float) -> str:
-    """A C floating-point literal (Appendix B); 15 significant digits."""
+    """Return a C floating-point literal (Appendix B); 15 significant digits."""
     text = format(float(x), ".15g")
     return "0" if text == "-0" else text
 
 
 def csv_text(time: np.ndarray, signals: dict[str, np.ndarray]) -> str:
-    """A CSV by the rules: quoted names in line 1, ``time`` first, numbers from line 2, no trailing separator."""
+    """Return a CSV by the rules: quoted names in line 1, ``time`` first, numbers from line 2, no trailing separator."""
     names = ["time", *signals]
     for name in names:
         if '"' in name or "," in name or "\n" in name:
@@ -49,7 +49,7 @@ def csv_text(time: np.ndarray, signals: dict[str, np.ndarray]) -> str:
 
 def opt_text(start: float, stop: float, step: float, rtol: float, atol: float | None = None,
              output_interval: float | None = None) -> str:
-    """``_ref.opt``: required StartTime, StopTime, StepSize, RelTol; optional numeric AbsTol, OutputIntervalLength."""
+    """Return ``_ref.opt``: required StartTime, StopTime, StepSize, RelTol; optional AbsTol, OutputIntervalLength."""
     lines = [f"StartTime,{_number(start)}", f"StopTime,{_number(stop)}", f"StepSize,{_number(step)}",
              f"RelTol,{_number(rtol)}"]
     if atol is not None:
@@ -70,6 +70,18 @@ class CsvData:
     notes: list[str] = field(default_factory=list)
 
     def structured(self, names: Sequence[str] | None = None) -> np.ndarray:
+        """Return the columns as a numpy structured array, ``time`` first (as fmpy takes and gives results).
+
+        Parameters
+        ----------
+        names : sequence of str, optional
+            The columns to include (default: all).
+
+        Returns
+        -------
+        numpy.ndarray
+            A structured array with fields ``time`` and ``names``.
+        """
         names = list(self.names if names is None else names)
         out = np.zeros(len(self.time), dtype=[("time", float)] + [(n, float) for n in names])
         out["time"] = self.time

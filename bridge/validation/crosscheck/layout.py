@@ -27,21 +27,23 @@ _VERSION_DIR = re.compile(r"\d+\.\d+")
 
 
 def fmi_version_dir(fmi_version: int | str) -> str:
-    """``2`` -> ``"2.0"`` (the FMI_Version folder)."""
+    """Return the FMI_Version folder of a version: ``2`` -> ``"2.0"``."""
     return f"{int(fmi_version)}.0" if str(fmi_version).isdigit() else str(fmi_version)
 
 
 def model_folder(root: str | Path, fmi_version: int | str, fmi_type: str, model: str, tool: str = TOOL_NAME,
                  tool_version: str = __version__, platform: str = PLATFORM) -> Path:
-    """``root/fmus/{FMI_Version}/{FMI_Type}/{Platform}/{Tool_Name}/{Tool_Version}/{Model_Name}`` (rules §9.1.5)."""
+    """Return ``root/fmus/{FMI_Version}/{FMI_Type}/{Platform}/{Tool_Name}/{Tool_Version}/{Model_Name}`` (§9.1.5)."""
     return Path(root) / "fmus" / fmi_version_dir(fmi_version) / fmi_type / platform / tool / tool_version / model
 
 
 def results_folder(root: str | Path, fmi_version: int | str, fmi_type: str, platform: str, exporter: str,
                    exporter_version: str, model: str, importer: str = TOOL_NAME,
                    importer_version: str = __version__) -> Path:
-    """``root/results/{FMI_Version}/{FMI_Type}/{Platform}/{Importing_Tool}/{Version}/{Exporting_Tool}/{Version}/
-    {Model_Name}`` (rules §9.2.4)."""
+    """Return the results folder of a cross-check run (rules §9.2.4).
+
+    ``root/results/{FMI_Version}/{FMI_Type}/{Platform}/{Importing_Tool}/{Version}/{Exporting_Tool}/{Version}/{Model_Name}``.
+    """
     return (Path(root) / "results" / fmi_version_dir(fmi_version) / fmi_type / platform / importer
             / importer_version / exporter / exporter_version / model)
 
@@ -60,7 +62,7 @@ class Layout:
 
 
 def parse_layout(model_dir: str | Path) -> Layout | None:
-    """The layout of ``.../fmus/2.0/me/linux64/Tool/1.0/Model``, or None for a folder elsewhere."""
+    """Return the layout of ``.../fmus/2.0/me/linux64/Tool/1.0/Model``, or None for a folder elsewhere."""
     path = Path(os.path.abspath(model_dir))
     parts = path.parts
     if len(parts) < 8 or parts[-7] != "fmus" or parts[-5] not in FMI_TYPES or not _VERSION_DIR.fullmatch(parts[-6]):

@@ -19,7 +19,7 @@ def _existing_ancestor(path: Path) -> Path:
 
 
 def check_output_dir(path: str | Path, problems: list[Problem], what: str = "output folder") -> None:
-    """Problems if ``path`` cannot become a writable folder (checked before any work is done)."""
+    """Return the problems if ``path`` cannot become a writable folder (checked before any work is done)."""
     path = Path(path)
     if path.exists() and not path.is_dir():
         add_problem(problems, path, "", f"the {what} is an existing file", "choose a folder")
@@ -73,8 +73,10 @@ class FolderSwap:
             self.created.append(d)
 
     def stage(self, target: Path) -> Path:
-        """A new empty folder beside ``target`` (same file system, so the final swap is atomic); leftovers of a
-        killed run beside ``target`` are repaired first (:func:`bridge.atomic.stage_folder`)."""
+        """Return a new empty folder beside ``target`` (same file system, so the final swap is atomic).
+
+        Leftovers of a killed run beside ``target`` are repaired first (:func:`bridge.atomic.stage_folder`).
+        """
         target = Path(os.path.abspath(target))
         if target.exists() and not target.is_dir():
             raise ExportError(f"{target}: exists and is not a folder; remove it or choose another output folder")
@@ -109,6 +111,7 @@ class FolderSwap:
         return [target for _, target in self.items]
 
     def abort(self) -> None:
+        """Remove every staged folder and the folders created for them; nothing is swapped in."""
         for staging, _ in self.items:
             shutil.rmtree(staging, ignore_errors=True)
         for d in reversed(self.created):

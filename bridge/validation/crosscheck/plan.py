@@ -54,7 +54,7 @@ def _require_fmpy() -> None:
 
 
 def _describe_fmu(model_dir: Path, fmu: Path, model: str, problems: list[Problem]):
-    """The FMU's model description, or None with a problem: missing (with a hint why) or not loadable."""
+    """Return the FMU's model description, or None with a problem: missing (with a hint why) or not loadable."""
     from ..runs import RunFailure, describe_fmu
 
     if fmu.is_file():
@@ -87,7 +87,7 @@ def _check_reference(reference: CsvData | None, opts: dict | None, problems: lis
 
 
 def _fmi_version(layout: Layout | None, md, fmu: Path, problems: list[Problem]) -> str | None:
-    """The FMI version of the folder, else of the FMU; a problem when the two differ."""
+    """Return the FMI version of the folder, else of the FMU; a problem when the two differ."""
     version = layout.fmi_version if layout else None
     if md is not None:
         if version is not None and md.fmiVersion != version:
@@ -103,7 +103,7 @@ def _interfaces(md) -> dict[str, object | None]:
 
 
 def _fmi_type(layout: Layout | None, md, fmi_type: str | None, model_dir: Path, problems: list[Problem]) -> str | None:
-    """The FMI type to check: the folder's, else ``--fmi-type``, else the FMU's only interface.
+    """Return the FMI type to check: the folder's, else ``--fmi-type``, else the FMU's only interface.
 
     Problems: an unknown or contradicting ``--fmi-type``, a loose folder whose FMU offers both interfaces.
     """
@@ -128,7 +128,7 @@ def _fmi_type(layout: Layout | None, md, fmi_type: str | None, model_dir: Path, 
 
 
 def _check_interface(md, fmi_type: str | None, in_tree: bool, fmu: Path, problems: list[Problem]) -> None:
-    """A problem when the FMU lacks the interface (ModelExchange or CoSimulation) of the FMI type to check."""
+    """Return a problem when the FMU lacks the interface (ModelExchange or CoSimulation) of the FMI type to check."""
     if md is not None and fmi_type in FMI_TYPES and _interfaces(md)[fmi_type] is None:
         where = f"the folder is a {fmi_type} folder" if in_tree else f"--fmi-type {fmi_type} asks for it"
         problems.append(Problem("", f"the FMU has no {FMI_TYPES[fmi_type]} interface, but {where}",

@@ -21,14 +21,17 @@ class SignalCheck:
 
     @property
     def band_fraction(self) -> float:
+        """The fraction of samples outside the cross-check band (1 without samples)."""
         return self.band_outside / self.samples if self.samples else 1.0
 
     @property
     def band_ok(self) -> bool:
+        """Whether the fraction outside the band is within the allowed outliers."""
         return self.band_fraction <= BAND_OUTLIERS
 
     @property
     def passed(self) -> bool:
+        """Whether the signal passes both the band and the tube."""
         return self.band_ok and self.metrics.tube_ok
 
 
@@ -50,4 +53,5 @@ class CrosscheckResult:
 
     @property
     def status(self) -> str:
+        """``passed`` or ``failed``."""
         return "passed" if self.passed else "failed"
