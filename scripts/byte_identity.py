@@ -23,6 +23,8 @@ Usage::
     python3 scripts/byte_identity.py --out /tmp/bi              # manifest of the working tree
     python3 scripts/byte_identity.py --compare main             # working tree against revision main
     python3 scripts/byte_identity.py --compare main --only 'examples/car*'
+    python3 scripts/byte_identity.py --rev main --out /tmp/bi          # baseline in /tmp/bi/main
+    python3 scripts/byte_identity.py --against /tmp/bi/main           # working tree against the baseline
 
 Exit code: 0 identical (or manifest written), 1 differences, 2 bad usage.
 """
@@ -198,9 +200,11 @@ def manifest(folder: Path) -> dict[str, str]:
     return result
 
 
-def compare(a: Path, b: Path, label_a: str, label_b: str, lines: int) -> int:
-    """Print the files that differ between the manifests of ``a`` and ``b``; the number of differences."""
-    ma, mb = manifest(a), manifest(b)
+def compare(a: Path, b: Path, label_a: str, label_b: str, lines: int, keep_base_manifest: bool = False) -> int:
+    """Print the files that differ between the manifests of ``a`` and ``b``; the number of differences.
+    ``keep_base_manifest``: read ``a``'s manifest.json as written (an earlier run) instead of rehashing."""
+    ma = json.loads((a / "manifest.json").read_text(encoding="utf-8")) if keep_base_manifest else manifest(a)
+    mb = manifest(b)
     differ = 0
     for name in sorted(set(ma) | set(mb)):
         if ma.get(name) == mb.get(name):
@@ -225,12 +229,29 @@ def compare(a: Path, b: Path, label_a: str, label_b: str, lines: int) -> int:
     return differ
 
 
+def _add_worktree(rev: str, out: Path) -> Path | None:
+    """A throwaway detached worktree of ``rev`` in ``out``; None for an unknown revision."""
+    sha = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--verify", rev + "^{commit}"],
+                         capture_output=True, text=True)
+    if sha.returncode:
+        return None
+    tree = out / f"tree-{sha.stdout.strip()[:10]}"
+    shutil.rmtree(tree, ignore_errors=True)
+    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "-f", str(tree), sha.stdout.strip()],
+                   check=True, capture_output=True)
+    return tree
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, help="folder for the generated files (default: a temporary folder, "
                         "kept when given)")
     parser.add_argument("--compare", metavar="REV", help="also generate git revision REV (a throwaway worktree) "
                         "and compare it with the working tree")
+    parser.add_argument("--rev", metavar="REV", help="generate git revision REV instead of the working tree "
+                        "(into OUT/REV; a baseline for --against)")
+    parser.add_argument("--against", type=Path, metavar="DIR", help="compare the working tree with the files of "
+                        "an earlier run (DIR: the folder holding manifest.json, e.g. OUT/main)")
     parser.add_argument("--only", action="append", default=[], metavar="GLOB",
                         help="example files matching GLOB only (repeatable), e.g. 'examples/car*'")
     parser.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 2, help="parallel workers")
@@ -240,26 +261,26 @@ def main(argv: list[str] | None = None) -> int:
     if args.worker:
         worker(Path(args.worker[0]), args.worker[1], Path(args.worker[2]))
         return 0
+    if sum(x is not None for x in (args.compare, args.rev, args.against)) > 1:
+        parser.error("--compare, --rev and --against exclude each other")
+    if args.against is not None and not (args.against / "manifest.json").is_file():
+        parser.error(f"--against {args.against}: no manifest.json there (write one with --out)")
     keep = args.out is not None
     out = args.out.resolve() if keep else Path(tempfile.mkdtemp(prefix="nhbridge-bytes-"))
     out.mkdir(parents=True, exist_ok=True)
     cc = out / "stub-cc"
     cc.write_text(STUB_CC)
     cc.chmod(0o755)
-    trees = {"working": ROOT}
-    other = None
+    trees: dict[str, Path] = {} if args.rev else {"working": ROOT}
+    added = []
     try:
-        if args.compare:
-            rev = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--verify", args.compare + "^{commit}"],
-                                 capture_output=True, text=True)
-            if rev.returncode:
-                print(f"byte_identity: unknown git revision {args.compare!r}", file=sys.stderr)
+        for rev in filter(None, (args.compare, args.rev)):
+            tree = _add_worktree(rev, out)
+            if tree is None:
+                print(f"byte_identity: unknown git revision {rev!r}", file=sys.stderr)
                 return 2
-            other = out / f"tree-{rev.stdout.strip()[:10]}"
-            shutil.rmtree(other, ignore_errors=True)
-            subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "-f", str(other),
-                            rev.stdout.strip()], check=True, capture_output=True)
-            trees[args.compare] = other
+            added.append(tree)
+            trees[rev] = tree
         jobs = [(tree, ex, out / label.replace("/", "_") / ex.removesuffix(".toml"))
                 for ex in examples(ROOT, args.only) for label, tree in trees.items()]
         for label in trees:
@@ -268,16 +289,19 @@ def main(argv: list[str] | None = None) -> int:
         failures = generate(jobs, max(1, args.jobs), cc)
         for f in failures:
             print(f, file=sys.stderr)
-        if not args.compare:
-            files = manifest(out / "working")
-            print(f"{len(files)} files; manifest {out / 'working' / 'manifest.json'}")
-            return 1 if failures else 0
-        differ = compare(out / args.compare.replace("/", "_"), out / "working", args.compare, "working",
-                         args.diff_lines)
-        return 1 if differ or failures else 0
+        if args.compare or args.against:
+            base = args.against.resolve() if args.against else out / args.compare.replace("/", "_")
+            label = str(args.against) if args.against else args.compare
+            differ = compare(base, out / "working", label, "working", args.diff_lines,
+                             keep_base_manifest=args.against is not None)
+            return 1 if differ or failures else 0
+        folder = out / next(iter(trees)).replace("/", "_")
+        files = manifest(folder)
+        print(f"{len(files)} files; manifest {folder / 'manifest.json'}")
+        return 1 if failures else 0
     finally:
-        if other is not None:
-            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(other)],
+        for tree in added:
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)],
                            capture_output=True)
         if not keep:
             shutil.rmtree(out, ignore_errors=True)
