@@ -19,8 +19,7 @@ from .errors import (
     SystemFileError,
     ValidationError,
 )
-
-__version__ = "0.1.0"
+from .version import __version__  # noqa: F401  (the package version)
 
 # public name -> (module, attribute); attribute None: the module itself
 _LAZY: dict[str, tuple[str, str | None]] = {
