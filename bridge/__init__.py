@@ -31,7 +31,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "EquationsOfMotion": ("bridge.derivation.eom", "EquationsOfMotion"),
     "METHODS": ("bridge.derivation.methods", "METHODS"),
     "derive": ("bridge.derivation.methods", "derive"),
-    "SimulationResult": ("bridge.simulation.simulate", "SimulationResult"),
+    "SimulationResult": ("bridge.simulation.result", "SimulationResult"),
     "simulate": ("bridge.simulation.simulate", "simulate"),
     "read_inputs": ("bridge.simulation.inputs", "read_inputs"),
     "write_modelica": ("bridge.modelica.export", "write_model"),
@@ -80,5 +80,6 @@ if TYPE_CHECKING:
     from .modelica import export as modelica_export
     from .modelica.export import write_model as write_modelica
     from .simulation.inputs import read_inputs
-    from .simulation.simulate import SimulationResult, simulate
+    from .simulation.result import SimulationResult
+    from .simulation.simulate import simulate
     from .validation.campaign import validate

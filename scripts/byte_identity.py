@@ -167,11 +167,13 @@ def worker(tree: Path, example: str, out: Path) -> None:
 
 # ----------------------------------------------------------------------------------------------------- driver side
 
-def examples(tree: Path, only: list[str]) -> list[str]:
-    """The example files of ``tree`` (relative paths), the largest first (they take longest)."""
+def examples(tree: Path, only: list[str], skip: list[str] = ()) -> list[str]:
+    """The example files of ``tree`` (relative paths) matching ``only`` (all when empty) and no glob of ``skip``,
+    the largest first (they take longest)."""
     files = sorted((tree / "examples").rglob("*.toml"), key=lambda p: (-p.stat().st_size, str(p)))
     names = [p.relative_to(tree).as_posix() for p in files]
-    return [n for n in names if not only or any(fnmatch.fnmatch(n, g) for g in only)]
+    return [n for n in names if (not only or any(fnmatch.fnmatch(n, g) for g in only))
+            and not any(fnmatch.fnmatch(n, g) for g in skip)]
 
 
 def generate(jobs: list[tuple[Path, str, Path]], workers: int, cc: Path) -> list[str]:
@@ -194,6 +196,7 @@ def generate(jobs: list[tuple[Path, str, Path]], workers: int, cc: Path) -> list
 
 def manifest(folder: Path) -> dict[str, str]:
     """sha256 of every file under ``folder`` (posix relative path -> hex), written to ``manifest.json``."""
+    folder.mkdir(parents=True, exist_ok=True)
     result = {p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
               for p in sorted(folder.rglob("*")) if p.is_file() and p.name != "manifest.json"}
     (folder / "manifest.json").write_text(json.dumps(result, indent=1, sort_keys=True) + "\n", encoding="utf-8")
@@ -254,6 +257,8 @@ def main(argv: list[str] | None = None) -> int:
                         "an earlier run (DIR: the folder holding manifest.json, e.g. OUT/main)")
     parser.add_argument("--only", action="append", default=[], metavar="GLOB",
                         help="example files matching GLOB only (repeatable), e.g. 'examples/car*'")
+    parser.add_argument("--skip", action="append", default=[], metavar="GLOB",
+                        help="leave out example files matching GLOB (repeatable), e.g. 'examples/*/bicycle*'")
     parser.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 2, help="parallel workers")
     parser.add_argument("--diff-lines", type=int, default=30, help="unified diff lines shown per file")
     parser.add_argument("--worker", nargs=3, metavar=("TREE", "EXAMPLE", "OUT"), help=argparse.SUPPRESS)
@@ -282,7 +287,7 @@ def main(argv: list[str] | None = None) -> int:
             added.append(tree)
             trees[rev] = tree
         jobs = [(tree, ex, out / label.replace("/", "_") / ex.removesuffix(".toml"))
-                for ex in examples(ROOT, args.only) for label, tree in trees.items()]
+                for ex in examples(ROOT, args.only, args.skip) for label, tree in trees.items()]
         for label in trees:
             shutil.rmtree(out / label.replace("/", "_"), ignore_errors=True)
         print(f"byte_identity: {len(jobs)} example runs into {out}", flush=True)

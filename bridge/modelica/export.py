@@ -108,7 +108,7 @@ class ModelicaWriter:
         if accelerations not in ACCELERATION_FORMS:
             raise ExportError(f"unknown acceleration form {accelerations!r}; choose one of "
                               f"{', '.join(ACCELERATION_FORMS)}")
-        from .forms import resolve
+        from ..modelica.forms import resolve
 
         eom, level, accelerations, self.form_reason = resolve(eom, level, accelerations)  # "auto": chosen form
         self.accelerations = accelerations

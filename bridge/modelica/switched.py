@@ -29,7 +29,7 @@ from __future__ import annotations
 import sympy as sp
 
 from ..derivation.efforts import switched
-from ..errors import ExportError, ValidationError
+from ..errors import ExportError
 from ..model.efforts import Diode
 from .switched_rows import acceleration_row, column, coordinate_row, projection, row_with  # noqa: F401
 
@@ -37,14 +37,6 @@ from .switched_rows import acceleration_row, column, coordinate_row, projection,
 PYMOCA_NO_WHEN = ("pymoca 0.12 has no when-equations and no pre() (its CasADi generator: 'Unknown function pre'; "
                   "docs/compiler-defects/SwitchedPymocaWhen.mo), which the mode state of {what} needs")
 #: why IDAS fails on pymoca's model of a diode with off_conductance > 0 (the documented defect)
-PYMOCA_NO_EVENTS = ("pymoca 0.12 makes no events of relations: the diode's switch {what} (a relation) flips inside "
-                    "IDAS's steps, whose Newton iteration fails at the kink "
-                    "(docs/compiler-defects/DiodePymocaNoEvents.mo)")
-
-
-class DocumentedLimitation(ValidationError):
-    """A tool cannot run the model for a reason documented in docs/compiler-defects/ (not a wrong export)."""
-
 
 def elements(system) -> tuple:
     """The switched elements (friction switched by events, then the diodes), in the order of their unknowns."""
@@ -116,26 +108,6 @@ def equations(writer) -> list[str]:
     for el in elements(writer.eom.system):
         out += diode.equations(writer, el) if isinstance(el, Diode) else friction.equations(writer, el)
     return out
-
-
-def simulate_switched_pymoca(eom, source: str, stop: float, dt: float, rtol: float):
-    """:func:`bridge.modelica.pymoca_backend.simulate_pymoca` of the model text ``source``; a
-    :class:`DocumentedLimitation` where the model has a mode state (no ``when``/``pre`` in pymoca), and a failure
-    of a model with diodes names the documented defect (relations make no events)."""
-    from .ports import library_files
-    from .pymoca_backend import simulate_pymoca
-
-    system = eom.system
-    limitation = pymoca_limitation(system)
-    if limitation:
-        raise DocumentedLimitation(f"pymoca cannot compile {system.name}: {limitation}")
-    try:
-        return simulate_pymoca(source, system.name, stop, dt, rtol, library_files(eom))
-    except ValidationError as exc:
-        diodes = [f"nhb_{d.name}_off = nhb_{d.name}_s < 0" for d in elements(system) if isinstance(d, Diode)]
-        if not diodes:
-            raise
-        raise ValidationError(f"{exc}; {PYMOCA_NO_EVENTS.format(what=', '.join(diodes))}") from exc
 
 
 def documentation(eom) -> list[str]:

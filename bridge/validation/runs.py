@@ -80,9 +80,9 @@ def _version(package: str) -> str:
 
 # -- Modelica through Rumoca ---------------------------------------------------------------------
 def rumoca_modelica_run(eom: EquationsOfMotion, stop: float, step: float, rtol: float = 1e-10) -> Trajectory:
-    """The exported model simulated by Rumoca (:func:`bridge.modelica.check.simulate_rumoca`)."""
-    from ..modelica.check import simulate_rumoca
-    from ..modelica.switched_times import tool_report
+    """The exported model simulated by Rumoca (:func:`bridge.tools.rumoca.simulate_rumoca`)."""
+    from ..tools.rumoca import simulate_rumoca
+    from .switched_times import tool_report
 
     system = eom.system
     run = simulate_rumoca(eom, "index1", stop, step, rtol)
@@ -103,10 +103,10 @@ def rumoca_modelica_run(eom: EquationsOfMotion, stop: float, step: float, rtol: 
 
 # -- Modelica through pymoca and CasADi's IDAS ----------------------------------------------------
 def pymoca_modelica_run(eom: EquationsOfMotion, stop: float, step: float, rtol: float = 1e-10) -> Trajectory:
-    """The exported model compiled by pymoca and integrated by IDAS (:mod:`bridge.modelica.pymoca_backend`)."""
+    """The exported model compiled by pymoca and integrated by IDAS (:mod:`bridge.tools.pymoca`)."""
     from ..modelica.export import model_source
-    from ..modelica.switched import DocumentedLimitation, simulate_switched_pymoca
-    from ..modelica.switched_times import tool_report
+    from ..tools.pymoca import DocumentedLimitation, simulate_switched_pymoca
+    from .switched_times import tool_report
 
     system = eom.system
     try:
