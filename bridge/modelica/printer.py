@@ -1,4 +1,4 @@
-"""Printing sympy expressions as Modelica, and the numbers both code printers share.
+"""Printing sympy expressions as Modelica (the numbers both code printers share: :mod:`bridge.codegen.numbers`).
 
 ``^`` for powers (with Modelica's precedence: unary minus binds weaker than ``^``), ``time`` for t,
 ``der(...)`` for time derivatives only, Modelica's built-in functions, and a symbol map that turns the

@@ -113,7 +113,7 @@ def _case_child(conn, folder: str, payload: Payload, start: dict) -> None:
 @contextmanager
 def _may_fork() -> Iterator[None]:
     """Dask's worker processes are daemonic by default, and multiprocessing refuses children there; the
-    case's child is forked and killed by :func:`bridge.fmu.sandbox.isolated` itself, so allow it."""
+    case's child is forked and killed by :func:`bridge.tools.sandbox.isolated` itself, so allow it."""
     config = mp.current_process()._config  # noqa: SLF001 - the only switch multiprocessing offers
     daemon = config.pop("daemon", None)
     try:
