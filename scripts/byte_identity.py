@@ -82,7 +82,7 @@ def _map_package(name: str, folder: Path) -> None:
         spec.loader.exec_module(module)
 
 
-def _unpack(archive: Path, into: Path) -> None:
+def unpack_archive(archive: Path, into: Path) -> None:
     """Unpack a .fmu/.ssp without ``binaries/``; nested FMUs unpacked in turn. The archive is removed."""
     with zipfile.ZipFile(archive) as z:
         for info in z.infolist():
@@ -93,7 +93,7 @@ def _unpack(archive: Path, into: Path) -> None:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(z.read(info))
             if target.suffix == ".fmu":
-                _unpack(target, target.with_name(target.name + ".d"))
+                unpack_archive(target, target.with_name(target.name + ".d"))
     archive.unlink()
 
 
@@ -132,7 +132,7 @@ def worker(tree: Path, example: str, out: Path) -> None:
     if "components" in data:  # a co-simulation scenario
         _run(main, ["ssp", "-q", example, "-o", str(out / "scenario.ssp")], out, "ssp", tree)
         if (out / "scenario.ssp").exists():
-            _unpack(out / "scenario.ssp", out / "scenario.ssp.d")
+            unpack_archive(out / "scenario.ssp", out / "scenario.ssp.d")
         return
     if "coordinates" not in data:  # a controller spec or other non-system file
         return
@@ -147,7 +147,7 @@ def worker(tree: Path, example: str, out: Path) -> None:
             _run(main, ["fmu", "-q", "-m", method, "--fmi-version", version, example, "-o", str(fmu)], m,
                  f"fmi{version}", tree)
             if fmu.exists():
-                _unpack(fmu, m / f"fmi{version}.fmu.d")
+                unpack_archive(fmu, m / f"fmi{version}.fmu.d")
         if method != "lagrange":
             continue
         for level in ("index1", "given"):
@@ -156,13 +156,13 @@ def worker(tree: Path, example: str, out: Path) -> None:
         _run(main, ["modelica", "-q", "--msl", example, "-o", str(m / "msl.mo")], m, "modelica-msl", tree)
         _run(main, ["fmu", "-q", "--backend", "rumoca", example, "-o", str(m / "rumoca.fmu")], m, "rumoca", tree)
         if (m / "rumoca.fmu").exists():
-            _unpack(m / "rumoca.fmu", m / "rumoca.fmu.d")
+            unpack_archive(m / "rumoca.fmu", m / "rumoca.fmu.d")
         lin = m / "linearize"
         lin.mkdir()
         _run(main, ["linearize", "-q", example, "--json", str(lin / "linear.json"), "--modelica",
                     str(lin / "linear.mo"), "--fmu", str(lin / "linear.fmu")], lin, "linearize", tree)
         if (lin / "linear.fmu").exists():
-            _unpack(lin / "linear.fmu", lin / "linear.fmu.d")
+            unpack_archive(lin / "linear.fmu", lin / "linear.fmu.d")
 
 
 # ----------------------------------------------------------------------------------------------------- driver side

@@ -19,9 +19,9 @@ import sympy as sp
 
 import bridge
 from bridge.cli import main
+from bridge.codegen.c import NhbCPrinter
 from bridge.errors import ExportError
 from bridge.fmu.build import build_fmu, compiler
-from bridge.fmu.c_printer import NhbCPrinter
 from bridge.modelica.export import model_source
 from bridge.modelica.printer import ModelicaCodePrinter, modelica_code, modelica_ident
 
