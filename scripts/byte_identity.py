@@ -136,7 +136,8 @@ def worker(tree: Path, example: str, out: Path) -> None:
         return
     if "coordinates" not in data:  # a controller spec or other non-system file
         return
-    for method in METHODS:
+    chosen = os.environ.get("BYTE_IDENTITY_METHODS")
+    for method in METHODS if not chosen else [m for m in METHODS if m in chosen.split(",")]:
         m = out / method
         m.mkdir(exist_ok=True)
         _run(main, ["modelica", "-q", "-m", method, example, "-o", str(m / "model.mo")], m, "modelica", tree)
@@ -176,9 +177,10 @@ def examples(tree: Path, only: list[str], skip: list[str] = ()) -> list[str]:
             and not any(fnmatch.fnmatch(n, g) for g in skip)]
 
 
-def generate(jobs: list[tuple[Path, str, Path]], workers: int, cc: Path) -> list[str]:
-    """Run every (tree, example, out) job in its own interpreter, ``workers`` at a time; the failures."""
-    env = {**os.environ, "PYTHONHASHSEED": "0", "CC": str(cc), "NHBRIDGE_BYTE_IDENTITY": "1"}
+def generate(jobs: list[tuple[Path, str, Path]], workers: int, cc: Path, methods: str | None = None) -> list[str]:
+    """Run every (tree, example, out) job in its own interpreter, ``workers`` at a time (``methods``: a comma list
+    of derivation methods, default all); the failures."""
+    env = {**os.environ, "PYTHONHASHSEED": "0", "CC": str(cc), "BYTE_IDENTITY_METHODS": methods or ""}
     env.pop("PYTHONPATH", None)
 
     def one(job: tuple[Path, str, Path]) -> str | None:
@@ -259,6 +261,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="example files matching GLOB only (repeatable), e.g. 'examples/car*'")
     parser.add_argument("--skip", action="append", default=[], metavar="GLOB",
                         help="leave out example files matching GLOB (repeatable), e.g. 'examples/*/bicycle*'")
+    parser.add_argument("--methods", metavar="M[,M]", help="derivation methods to export with (default: all "
+                        f"{len(METHODS)}: {','.join(METHODS)})")
     parser.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 2, help="parallel workers")
     parser.add_argument("--diff-lines", type=int, default=30, help="unified diff lines shown per file")
     parser.add_argument("--worker", nargs=3, metavar=("TREE", "EXAMPLE", "OUT"), help=argparse.SUPPRESS)
@@ -291,7 +295,7 @@ def main(argv: list[str] | None = None) -> int:
         for label in trees:
             shutil.rmtree(out / label.replace("/", "_"), ignore_errors=True)
         print(f"byte_identity: {len(jobs)} example runs into {out}", flush=True)
-        failures = generate(jobs, max(1, args.jobs), cc)
+        failures = generate(jobs, max(1, args.jobs), cc, args.methods)
         for f in failures:
             print(f, file=sys.stderr)
         if args.compare or args.against:
