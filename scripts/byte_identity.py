@@ -14,9 +14,10 @@ A command that fails leaves ``<name>.exit`` with its exit code and its error mes
 ``<ROOT>``/``<OUT>``), so a changed refusal shows as well. ``manifest.json`` holds the sha256 of every file.
 
 The C compiler is a stub that writes an empty library (``CC``): binaries are not generated text, and compiling
-the runtime for every FMU would dominate the run. Workers run with ``PYTHONHASHSEED=0`` and
-``PYTHONPATH=<tree>`` (no install needed; the runtime and Modelica library packages are mapped to the tree's
-top-level ``fmu/`` and ``modelica/`` the way ``setup.py`` maps them).
+the runtime for every FMU would dominate the run. Each example runs in a fresh interpreter with
+``PYTHONHASHSEED=0`` and the tree first on ``sys.path`` (no install needed, the venv only supplies the
+dependencies; the runtime and Modelica library packages are mapped to the tree's top-level ``fmu/`` and
+``modelica/`` the way ``setup.py`` maps them); a worker refuses to run when ``bridge`` comes from elsewhere.
 
 Usage::
 
@@ -25,6 +26,8 @@ Usage::
     python3 scripts/byte_identity.py --compare main --only 'examples/car*'
     python3 scripts/byte_identity.py --rev main --out /tmp/bi          # baseline in /tmp/bi/main
     python3 scripts/byte_identity.py --against /tmp/bi/main           # working tree against the baseline
+    python3 scripts/byte_identity.py --compare main --skip 'examples/*/bicycle*'   # the bicycles take longest
+    python3 scripts/byte_identity.py --compare main --only 'examples/engineering/bicycle.toml' --methods lagrange
 
 Exit code: 0 identical (or manifest written), 1 differences, 2 bad usage.
 """
