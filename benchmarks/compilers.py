@@ -5,7 +5,7 @@ system under ``tests/models/``, by ``lagrange`` and by the reduced methods (``ma
 in every export form (:data:`bridge.modelica.forms.FORMS` that applies to the equations) and with both
 compilers (Rumoca; pymoca + CasADi IDAS), the model is exported, compiled and simulated, each run in its
 own child process with a time limit, and compared with nhbridge's native simulation: the largest error over
-the coordinates, relative to each coordinate's range (``bridge.modelica.check``'s measure). A run passes
+the coordinates, relative to each coordinate's range (``bridge.validation.tool_checks``'s measure). A run passes
 below 1e-6.
 
     python benchmarks/compilers.py [-o docs/compilers.md] [--jobs 1] [--timeout 120] [--stop 4]
@@ -68,7 +68,9 @@ def one_run(path: str, method: str, form: str, tool: str, stop: float) -> dict:
     process): ``{"error": max error / range, "seconds": ...}`` or ``{"failure": message}``."""
     import bridge
     from bridge.errors import BridgeError, ExportError
-    from bridge.modelica.forms import missing_compiler, regular_horizon, simulate_form
+    from bridge.modelica.forms import regular_horizon
+    from bridge.tools.availability import missing_compiler
+    from bridge.validation.tool_checks import simulate_form
 
     system = bridge.load_system(path)
     baumgarte = form.endswith(BAUMGARTE_SUFFIX)  # the index-1 DAE Baumgarte-stabilised (a derivation option)

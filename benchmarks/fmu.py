@@ -24,8 +24,8 @@ import fmpy
 
 import bridge
 from bridge.errors import BridgeError
-from bridge.fmu.backends import build_rumoca_fmu
 from bridge.fmu.build import build_fmu
+from bridge.tools.fmu_backends import build_rumoca_fmu
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))

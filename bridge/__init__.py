@@ -73,8 +73,7 @@ from .errors import (
     SystemFileError,
     ValidationError,
 )
-
-__version__ = "0.1.0"
+from .version import __version__  # noqa: F401  (the package version)
 
 # public name -> (module, attribute); attribute None: the module itself
 _LAZY: dict[str, tuple[str, str | None]] = {
@@ -86,7 +85,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "EquationsOfMotion": ("bridge.derivation.eom", "EquationsOfMotion"),
     "METHODS": ("bridge.derivation.methods", "METHODS"),
     "derive": ("bridge.derivation.methods", "derive"),
-    "SimulationResult": ("bridge.simulation.simulate", "SimulationResult"),
+    "SimulationResult": ("bridge.simulation.result", "SimulationResult"),
     "simulate": ("bridge.simulation.simulate", "simulate"),
     "read_inputs": ("bridge.simulation.inputs", "read_inputs"),
     "write_modelica": ("bridge.modelica.export", "write_model"),
@@ -135,5 +134,6 @@ if TYPE_CHECKING:
     from .modelica import export as modelica_export
     from .modelica.export import write_model as write_modelica
     from .simulation.inputs import read_inputs
-    from .simulation.simulate import SimulationResult, simulate
+    from .simulation.result import SimulationResult
+    from .simulation.simulate import simulate
     from .validation.campaign import validate

@@ -427,9 +427,9 @@ def _modelica_tools(text: str) -> list[str]:
 
 
 def cmd_modelica(args) -> int:
-    from .modelica.check import CHECKERS
     from .modelica.export import write_model, write_package
-    from .modelica.switched import DocumentedLimitation
+    from .tools.pymoca import DocumentedLimitation
+    from .validation.tool_checks import CHECKERS
 
     if args.package is None and len(args.files) > 1:
         raise BridgeError("several system files need --package NAME (and a directory as -o)")
@@ -442,7 +442,8 @@ def cmd_modelica(args) -> int:
     for path in args.files:  # derive everything first: nothing is written if any system fails
         system = _load(args, path)
         eoms.append(_derive(args, system))
-    from .modelica.forms import missing_compiler, require_expressible
+    from .modelica.forms import require_expressible
+    from .tools.availability import missing_compiler
 
     for tool in args.check or ():  # a form the tool cannot simulate: say which form to use, before writing
         for eom in eoms:
@@ -484,8 +485,8 @@ def cmd_modelica(args) -> int:
 
 
 def cmd_fmu(args) -> int:
-    from .fmu.backends import build_openmodelica_fmu, build_rumoca_fmu
     from .fmu.build import build_fmu, toolchains
+    from .tools.fmu_backends import build_openmodelica_fmu, build_rumoca_fmu
 
     if args.backend == "rumoca" and args.fmi_version != 2:
         raise BridgeError("the rumoca backend builds FMI 2.0 only; use --fmi-version 2 or --backend native")

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from bridge.modelica.forms import RUMOCA_MISSING
-from bridge.modelica.pymoca_backend import PYMOCA_MISSING
+from bridge.tools.pymoca import PYMOCA_MISSING
+from bridge.tools.rumoca import RUMOCA_MISSING
 
 
 @pytest.fixture

@@ -19,9 +19,9 @@ import sympy as sp
 
 import bridge
 from bridge.cli import main
+from bridge.codegen.c import NhbCPrinter
 from bridge.errors import ExportError
 from bridge.fmu.build import build_fmu, compiler
-from bridge.fmu.c_printer import NhbCPrinter
 from bridge.modelica.export import model_source
 from bridge.modelica.printer import ModelicaCodePrinter, modelica_code, modelica_ident
 
@@ -107,7 +107,7 @@ def test_fmu_with_extreme_numbers_matches_native(extreme, tmp_path, version):
 
 def test_modelica_with_extreme_numbers_matches_native(extreme):
     pytest.importorskip("rumoca")
-    from bridge.modelica.check import check_rumoca
+    from bridge.validation.tool_checks import check_rumoca
 
     _, eom, _ = extreme
     text = model_source(eom)
@@ -266,7 +266,7 @@ def test_fmu_and_modelica_with_kinks_match_native(tmp_path):
                             output_interval=0.01, relative_tolerance=1e-10, output=["x"])
     assert _worst(res, native, "x") < 1e-5
     pytest.importorskip("rumoca")
-    from bridge.modelica.check import check_rumoca
+    from bridge.validation.tool_checks import check_rumoca
 
     # Rumoca 0.9 integrates across the kinks without locating them: 1.1e-4 measured
     assert check_rumoca(eom, stop_time=STOP).max_error < 1e-3

@@ -60,7 +60,7 @@ def test_the_normal_equations_work_around_it(rumoca):
 
 
 def test_pymoca_simulates_the_coupled_linear_block(pymoca):
-    from bridge.modelica.pymoca_backend import simulate_pymoca
+    from bridge.tools.pymoca import simulate_pymoca
 
     text = (DEFECTS / "RumocaCoupledLinearBlock.mo").read_text(encoding="utf-8")
     run = simulate_pymoca(text, "RumocaCoupledLinearBlock", 1.0, 0.01, 1e-10)
@@ -92,7 +92,7 @@ def test_the_same_rows_reordered_or_with_acceleration_variables_simulate(rumoca,
 
 
 def test_pymoca_simulates_the_implicit_coupled_row(pymoca):
-    from bridge.modelica.pymoca_backend import simulate_pymoca
+    from bridge.tools.pymoca import simulate_pymoca
 
     text = (DEFECTS / "RumocaImplicitCoupledRow.mo").read_text(encoding="utf-8")
     run = simulate_pymoca(text, "RumocaImplicitCoupledRow", 1.0, 0.1, 1e-10)
@@ -120,7 +120,7 @@ def test_rumoca_simulates_the_block_when_the_algebraic_row_holds_an_uncoupled_de
 
 
 def test_pymoca_simulates_the_implicit_coupled_block(pymoca):
-    from bridge.modelica.pymoca_backend import simulate_pymoca
+    from bridge.tools.pymoca import simulate_pymoca
 
     dvp, dvq, lam = np.linalg.solve([[0.8, 1.0, -1.0], [2.0, 1.0, 1.0], [1.0, -1.0, 0.0]], [1.0, 0.0, 2.0])
     text = (DEFECTS / "RumocaImplicitCoupledBlock.mo").read_text(encoding="utf-8")
@@ -148,7 +148,7 @@ def test_rumoca_still_fails_with_an_output_linear_in_a_state(rumoca):
 
 
 def test_the_output_through_der_and_pymoca_simulate_it(rumoca, pymoca):
-    from bridge.modelica.pymoca_backend import simulate_pymoca
+    from bridge.tools.pymoca import simulate_pymoca
 
     result = _rumoca_simulate(rumoca, "RumocaLinearOutputOfStateDer", 1.0)
     assert not isinstance(result, Exception), result
@@ -191,14 +191,14 @@ except Exception as exc:
 
 def test_pymoca_still_lacks_acos(pymoca):
     """pymoca as installed (in a fresh process: nhbridge's operator-table patch is not applied there).
-    Workaround: bridge.modelica.pymoca_backend.require_pymoca (MISSING_BUILTINS)."""
+    Workaround: bridge.tools.pymoca.require_pymoca (MISSING_BUILTINS)."""
     out = subprocess.run([sys.executable, "-c", UNPATCHED, str(DEFECTS / "PymocaAcos.mo")], capture_output=True,
                          text=True, timeout=120).stdout
     assert "failed: Unknown function acos" in out, f"pymoca now compiles acos ({out!r}): drop MISSING_BUILTINS"
 
 
 def test_acos_works_through_the_workaround_and_in_rumoca(pymoca, rumoca):
-    from bridge.modelica.pymoca_backend import simulate_pymoca
+    from bridge.tools.pymoca import simulate_pymoca
 
     reference = solve_ivp(lambda _t, x: [-0.1 * np.arccos(x[0])], (0.0, 1.0), [0.5], t_eval=np.linspace(0, 1, 101),
                           rtol=1e-12, atol=1e-14)

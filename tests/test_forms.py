@@ -17,7 +17,6 @@ from bridge.cli import main
 from bridge.derivation.eom import AuxiliaryStage
 from bridge.derivation.methods import METHODS
 from bridge.errors import ExportError, ValidationError
-from bridge.modelica.check import check_pymoca, check_rumoca
 from bridge.modelica.export import model_source
 from bridge.modelica.forms import (
     NORMAL_GROWTH_LIMIT,
@@ -29,10 +28,10 @@ from bridge.modelica.forms import (
     normal_split,
     regular_horizon,
     require_expressible,
-    simulate_form,
 )
-from bridge.modelica.pymoca_backend import PYMOCA_MISSING
 from bridge.simulation.simulate import simulate
+from bridge.tools.pymoca import PYMOCA_MISSING
+from bridge.validation.tool_checks import check_pymoca, check_rumoca, simulate_form
 
 ROOT = Path(__file__).parent.parent
 DEFECTS = ROOT / "docs" / "compiler-defects"
@@ -212,7 +211,7 @@ def test_pymoca_starts_idas_from_the_consistent_derivatives():
     regular."""
     pytest.importorskip("casadi", reason=PYMOCA_MISSING)
     pytest.importorskip("pymoca", reason=PYMOCA_MISSING)
-    from bridge.modelica.pymoca_backend import simulate_pymoca
+    from bridge.tools.pymoca import simulate_pymoca
 
     run = simulate_pymoca(START_DERIVATIVES, "StartDerivatives", 0.1, 0.001, 1e-10)
     np.testing.assert_allclose(run["psi"], 10 * run.time, atol=1e-9)

@@ -183,7 +183,7 @@ def test_regularised_friction_goes_through_modelica_and_fmus(tmp_path):
         x = np.interp(ref.time, out["time"], out["x"])
         assert np.abs(x - ref["x"]).max() < 1e-6 * np.ptp(ref["x"]), kind
     pytest.importorskip("rumoca")
-    from bridge.modelica.check import check_rumoca
+    from bridge.validation.tool_checks import check_rumoca
 
     report = check_rumoca(eom, stop_time=5.0)
     assert report.balanced and report.max_error < 1e-6, report.summary()

@@ -378,7 +378,7 @@ def test_abs_potential_native_fmu_and_modelica_agree_with_the_closed_form(tmp_pa
             res = fmpy.simulate_fmu(str(fmu), **kw)
             assert np.abs(np.interp(ref.time, res["time"], res["theta"]) - ref.q[:, 0]).max() < 1e-6, (version, kind)
     pytest.importorskip("rumoca")
-    from bridge.modelica.check import check_rumoca
+    from bridge.validation.tool_checks import check_rumoca
 
     report = check_rumoca(eom, stop_time=1.0)  # one period; Rumoca steps over the switches without events
     assert report.balanced and report.max_error < 1e-3
@@ -397,7 +397,7 @@ def test_kinks_model_native_fmu_and_modelica_agree(tmp_path):
     for i, name in enumerate(["a", "b"]):
         assert np.abs(np.interp(ref.time, res["time"], res[name]) - ref.q[:, i]).max() < 1e-6
     pytest.importorskip("rumoca")
-    from bridge.modelica.check import check_rumoca
+    from bridge.validation.tool_checks import check_rumoca
 
     assert check_rumoca(eom, stop_time=3.0).max_error < 1e-5
 

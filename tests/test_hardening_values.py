@@ -293,8 +293,9 @@ def test_multi_line_descriptions_are_kept(swing):
 
 def test_multi_line_descriptions_in_modelica_are_escaped_and_rumoca_accepts_the_model(swing):
     rumoca = pytest.importorskip("rumoca")
-    from bridge.modelica.check import check_rumoca, load_alone
     from bridge.modelica.export import model_source
+    from bridge.tools.rumoca import load_alone
+    from bridge.validation.tool_checks import check_rumoca
 
     _, eom = swing
     text = model_source(eom)

@@ -15,13 +15,14 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "bridge"
 
-# The stages in pipeline order; a module may import from its own stage and from earlier ones only.
-STAGES = ["bridge.errors", "bridge.atomic", "bridge.model", "bridge.derivation", "bridge.simulation",
-          "bridge.modelica", "bridge.fmu", "bridge.linearization", "bridge.validation", "bridge.cosim",
-          "bridge.control", "bridge.sweeps", "bridge.cli", "bridge.pytest_plugin"]
-RANK = {"bridge.errors": 0, "bridge.atomic": 0, "bridge.model": 1, "bridge.derivation": 2, "bridge.simulation": 3,
-        "bridge.modelica": 4, "bridge.fmu": 5, "bridge.linearization": 6, "bridge.validation": 7,
-        "bridge.cosim": 7, "bridge.control": 7, "bridge.sweeps": 8, "bridge.cli": 9, "bridge.pytest_plugin": 9}
+# The stages in pipeline order; a module may import from its own stage and from earlier ones only. codegen (what
+# every writer shares) lies below the writers modelica/ and fmu/; tools/ runs external compilers on what they
+# write; validation/ compares those runs with the native simulation.
+RANK = {"bridge.errors": 0, "bridge.atomic": 0, "bridge.version": 0, "bridge.model": 1, "bridge.derivation": 2,
+        "bridge.simulation": 3, "bridge.codegen": 4, "bridge.modelica": 5, "bridge.fmu": 6, "bridge.tools": 7,
+        "bridge.linearization": 7, "bridge.validation": 8, "bridge.cosim": 8, "bridge.control": 8,
+        "bridge.sweeps": 9, "bridge.cli": 10, "bridge.pytest_plugin": 10}
+STAGES = sorted(RANK, key=RANK.get)
 
 
 def module_name(path: Path) -> tuple[str, bool]:
@@ -78,7 +79,8 @@ def test_imports_run_one_way():
             continue  # the public API re-exports every stage
         for mod, names, line, _ in imports(path):
             if mod == "bridge":
-                assert names == ["__version__"], f"{path}:{line}: import from the package root: {names}"
+                backwards.append(f"{path.relative_to(PACKAGE.parent)}:{line} imports {names} from the package root "
+                                 "(import them from their module, e.g. bridge.version)")
                 continue
             there = stage(mod)
             if there is not None and RANK[there] > RANK[stage(here)]:
@@ -86,37 +88,96 @@ def test_imports_run_one_way():
     assert not backwards, "imports against the pipeline:\n" + "\n".join(backwards)
 
 
-def test_no_import_cycles_between_modules():
-    """No cycle among module-level imports (a cycle makes import order matter and hides layering)."""
+KNOWN = {module_name(p)[0] for p in SOURCES}
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module -> the bridge modules it imports, function-level imports (and ``TYPE_CHECKING`` blocks) included;
+    ``from package import name`` counts as an import of the submodule ``package.name`` where one exists."""
     graph: dict[str, set[str]] = {}
-    known = {module_name(p)[0] for p in SOURCES}
     for path in SOURCES:
         here = module_name(path)[0]
         deps = set()
-        for mod, names, _, top in imports(path):
-            if not top or mod == "bridge":
-                continue
+        for mod, names, _, _ in imports(path):
             for n in names or [""]:
                 sub = f"{mod}.{n}" if n else mod
-                deps.add(sub if sub in known else mod)
-        graph[here] = deps & known - {here}
-    cycles, state = [], {}
+                deps.add(sub if sub in KNOWN else mod)
+        graph[here] = deps & KNOWN - {here}
+    return graph
 
-    def visit(node: str, trail: list[str]) -> None:
-        state[node] = 1
-        for nxt in sorted(graph.get(node, ())):
-            if state.get(nxt) == 1:
-                if nxt.startswith(node + ".") or node.startswith(nxt + "."):
-                    continue  # a package importing its own submodules (its __init__) is not a cycle
-                cycles.append(" -> ".join([*trail[trail.index(nxt):], nxt]) if nxt in trail else f"{node}->{nxt}")
-            elif not state.get(nxt):
-                visit(nxt, [*trail, nxt])
-        state[node] = 2
 
-    for node in sorted(graph):
-        if not state.get(node):
-            visit(node, [node])
-    assert not cycles, f"import cycles: {cycles}"
+def strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The cycles of ``graph``: its strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def test_cycle_finder_finds_a_planted_cycle():
+    """The checker itself: a circle through a function-level import is found, a chain is not."""
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
+    assert strongly_connected(graph) == [["a", "b", "c"]]
+    assert strongly_connected({"a": {"b"}, "b": set()}) == []
+    source = "def f():\n    from .b import g\n"
+    tree = ast.parse(source)
+    assert any(isinstance(n, ast.ImportFrom) and n.module == "b" for n in ast.walk(tree))
+
+
+def test_no_import_cycles_between_modules():
+    """No cycle among the modules of bridge/, function-level imports included (a lazy import that closes a circle
+    only hides it: import order then matters, and no stage can be read, tested or replaced alone)."""
+    cycles = strongly_connected(import_graph())
+    assert not cycles, "import cycles (each line: the modules of one circle):\n" + "\n".join(
+        ", ".join(c) for c in cycles)
+
+
+def test_no_private_names_imported_across_modules():
+    """A name starting with ``_`` belongs to its module: another module imports none (it asks for a public name)."""
+    found = []
+    for path in SOURCES:
+        here = module_name(path)[0]
+        for mod, names, line, _ in imports(path):
+            for n in names:
+                if n.startswith("_") and not n.startswith("__") and mod != here:
+                    found.append(f"{path.relative_to(PACKAGE.parent)}:{line} imports {n} from {mod}")
+            if any(part.startswith("_") and not part.startswith("__") for part in mod.split(".")):
+                found.append(f"{path.relative_to(PACKAGE.parent)}:{line} imports the private module {mod}")
+    assert not found, "private names imported across modules:\n" + "\n".join(found)
 
 
 @pytest.mark.parametrize("heavy", ["sympy", "matplotlib", "fmpy", "lxml", "scipy"])

@@ -211,7 +211,7 @@ def run_modelica(tool: str, lin: LinearModel, start: np.ndarray, stop: float, gr
     if tool == "rumoca":
         import rumoca
 
-        from bridge.modelica.check import load_alone
+        from bridge.tools.rumoca import load_alone
 
         compiled = load_alone(rumoca, source, model)
         assert compiled.structure().is_balanced
@@ -219,7 +219,7 @@ def run_modelica(tool: str, lin: LinearModel, start: np.ndarray, stop: float, gr
         res = compiled.simulate((0.0, stop), config=rumoca.SimConfig(rtol=1e-11, atol=1e-13, dt=stop / 400))
         time = np.asarray(res.time, dtype=float)
         return {k: np.interp(grid, time, np.asarray(res[v], dtype=float)) for k, v in names.items()}
-    from bridge.modelica.pymoca_backend import simulate_pymoca
+    from bridge.tools.pymoca import simulate_pymoca
 
     res = simulate_pymoca(source, model, stop, stop / 400, 1e-11)
     assert res.states == len(lin.states)

@@ -11,9 +11,10 @@ import sympy as sp
 import bridge
 from bridge.cli import main
 from bridge.errors import ValidationError
-from bridge.modelica.check import check_openmodelica, check_rumoca, find_omc
 from bridge.modelica.export import package_files
 from bridge.modelica.printer import modelica_code
+from bridge.tools.openmodelica import find_omc
+from bridge.validation.tool_checks import check_openmodelica, check_rumoca
 
 ROOT = Path(__file__).parent.parent
 EXAMPLES = sorted((ROOT / "examples").glob("*.toml"))
@@ -193,7 +194,7 @@ def test_rumoca_fmu_with_names_of_its_c_template(tmp_path):
     Rumoca's C template build an FMU that keeps the user's names and matches the native simulation."""
     pytest.importorskip("rumoca")
     fmpy = pytest.importorskip("fmpy")
-    from bridge.fmu.backends import build_rumoca_fmu
+    from bridge.tools.fmu_backends import build_rumoca_fmu
 
     path = tmp_path / "names.toml"
     path.write_text(TEMPLATE_NAMES, encoding="utf-8")

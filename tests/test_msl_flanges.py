@@ -26,8 +26,8 @@ from pathlib import Path
 import pytest
 
 from bridge.cli import main
-from bridge.modelica.forms import RUMOCA_MISSING
-from bridge.modelica.pymoca_backend import PYMOCA_MISSING
+from bridge.tools.pymoca import PYMOCA_MISSING
+from bridge.tools.rumoca import RUMOCA_MISSING
 from tests.test_ports import MODELS, PORTED, _compare
 
 STAND_IN = MODELS / "msl"
@@ -105,7 +105,7 @@ def test_the_msl_assembly_in_rumoca_matches_the_combined_system(library, method,
 def test_the_msl_assembly_in_pymoca_matches_the_combined_system(library, method, stop, tmp_path):
     pytest.importorskip("casadi", reason=PYMOCA_MISSING)
     pytest.importorskip("pymoca", reason=PYMOCA_MISSING)
-    from bridge.modelica.pymoca_backend import simulate_pymoca
+    from bridge.tools.pymoca import simulate_pymoca
 
     files = {**_library(library), "PortedSleigh.mo": _exported(method, tmp_path)}
     run = simulate_pymoca(ASSEMBLY.read_text(encoding="utf-8"), "MslPortAssembly.Assembly", stop, 0.01, 1e-10,

@@ -194,7 +194,7 @@ def test_the_library_as_a_package_in_rumoca(name):
 @pytest.mark.parametrize("name", _package_models())
 def test_the_library_as_a_package_in_pymoca(name):
     pytest.importorskip("pymoca")
-    from bridge.modelica.pymoca_backend import require_pymoca
+    from bridge.tools.pymoca import require_pymoca
 
     _, transfer_model = require_pymoca()
     model = transfer_model(str(LIBRARY), f"NonholonomicExamples.{name}",

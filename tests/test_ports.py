@@ -119,7 +119,7 @@ def test_the_ported_model_alone_in_both_compilers(method):
     """Unconnected flanges carry no flow (Modelica sets it to zero): the model matches the native run."""
     pytest.importorskip("rumoca")
     pytest.importorskip("pymoca")
-    from bridge.modelica.check import check_pymoca, check_rumoca
+    from bridge.validation.tool_checks import check_pymoca, check_rumoca
 
     eom = _ported(method)
     for report in (check_rumoca(eom), check_pymoca(eom)):
@@ -172,7 +172,7 @@ def test_assembly_in_rumoca_matches_the_combined_system(method, stop, tmp_path):
 @pytest.mark.parametrize("method, stop", ASSEMBLY_METHODS)
 def test_assembly_in_pymoca_matches_the_combined_system(method, stop):
     pytest.importorskip("pymoca")
-    from bridge.modelica.pymoca_backend import simulate_pymoca
+    from bridge.tools.pymoca import simulate_pymoca
 
     run = simulate_pymoca((MODELS / "PortAssembly.mo").read_text(), "PortAssembly.Assembly", stop, DT, 1e-10,
                           _assembly_library(method))

@@ -13,7 +13,7 @@ from bridge.derivation.methods.base import derive
 from bridge.errors import ExportError, ValidationError
 from bridge.model.loader import load_system
 from bridge.modelica.export import model_source
-from bridge.modelica.pymoca_backend import require_pymoca, simulate_pymoca
+from bridge.tools.pymoca import require_pymoca, simulate_pymoca
 
 ROOT = Path(__file__).parent.parent
 EXAMPLES = ROOT / "examples"
@@ -21,7 +21,7 @@ EXAMPLES = ROOT / "examples"
 
 
 def _check(name: str, method: str):
-    from bridge.modelica.check import check_pymoca
+    from bridge.validation.tool_checks import check_pymoca
 
     return check_pymoca(derive(load_system(EXAMPLES / f"{name}.toml"), method))
 
@@ -43,7 +43,7 @@ def test_examples_by_maggi_match_the_native_simulation(name, pymoca):
 
 def test_a_wrong_parameter_in_the_mo_is_caught(pymoca):
     """The same text with the rod 10 % longer: pymoca simulates it, and the comparison fails."""
-    from bridge.modelica.check import compare
+    from bridge.validation.tool_checks import compare
 
     eom = derive(load_system(EXAMPLES / "simple_pendulum.toml"), "lagrange")
     text = model_source(eom)

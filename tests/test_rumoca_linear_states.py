@@ -81,7 +81,7 @@ def test_an_equation_with_state_dependent_coefficients_is_printed_as_it_was():
 def test_pymoca_simulates_the_same_text(gear):
     """The other compiler takes the der(q) residual too (against the native run)."""
     pytest.importorskip("pymoca")
-    from bridge.modelica.check import check_pymoca
+    from bridge.validation.tool_checks import check_pymoca
 
     report = check_pymoca(gear, stop_time=STOP)
     assert report.balanced and report.max_error < 1e-6

@@ -184,7 +184,7 @@ def test_tiny_and_parameter_dependent_entries_are_kept(system):
 
 def test_rumoca_simulates_the_ball_on_the_turntable(system):
     pytest.importorskip("rumoca", reason='pip install --only-binary rumoca "rumoca>=0.9.9,<0.10"')
-    from bridge.modelica.check import check_rumoca
+    from bridge.validation.tool_checks import check_rumoca
 
     report = check_rumoca(derive(system, "lagrange"), stop_time=2.0)
     assert report.balanced
@@ -200,7 +200,7 @@ def test_no_negative_zero_start_values():
 
 def test_pymoca_simulates_the_ball_on_the_turntable(system):
     pytest.importorskip("pymoca", reason='pip install "pymoca==0.12.*" "casadi<3.7"')
-    from bridge.modelica.check import check_pymoca
+    from bridge.validation.tool_checks import check_pymoca
 
     report = check_pymoca(derive(system, "lagrange"), stop_time=2.0)
     assert report.max_error < 1e-6, report.summary()

@@ -3,7 +3,7 @@
 References: closed forms (the Coulomb oscillator, the belt's stick-slip limit cycle, the half-wave RL rectifier),
 event-driven scipy integrations written in tests/test_friction.py and tests/test_diodes.py, and the native event
 simulation (itself checked against those in the same files). The switching times of a tool are measured from its
-trajectory (bridge.modelica.switched_times). DEFECT CANARIES at the end: each reproducer of
+trajectory (bridge.validation.switched_times). DEFECT CANARIES at the end: each reproducer of
 docs/compiler-defects/ (Friction*, Switched*, Diode*) still fails as documented; when one of them passes, the
 compiler was fixed: drop the workaround it names and update the README there.
 """
@@ -85,14 +85,14 @@ def _rumoca(eom, stop: float, dt: float, accelerations: str = "auto"):
     """Rumoca's result of the exported text (the automatic form unless given), rtol 1e-10."""
     import rumoca
 
-    from bridge.modelica.check import load_alone
+    from bridge.tools.rumoca import load_alone
 
     model = load_alone(rumoca, model_source(eom, accelerations=accelerations), eom.system.name)
     return model.simulate((0.0, stop), config=rumoca.SimConfig(rtol=1e-10, atol=1e-12, dt=dt))
 
 
 def _switches(eom, native, result):
-    from bridge.modelica.switched_times import measure
+    from bridge.validation.switched_times import measure
 
     names = [c.name for c in eom.system.coordinates]
     q = np.column_stack([np.asarray(result[n], dtype=float) for n in names])
@@ -197,7 +197,7 @@ def test_rumoca_belt_is_late_by_the_documented_event_delay(rumoca):
     """The stick-slip belt: the seven switches in the closed form's order, each late by no more than the delays
     Rumoca adds up (1e-6*(1+|t|) per event, docs/compiler-defects/SwitchedRumocaEventDelay.mo); x is then off by
     more than 1e-6 of its range (the check names the defect) but less than 1e-4."""
-    from bridge.modelica.check import check_rumoca
+    from bridge.validation.tool_checks import check_rumoca
 
     eom = bridge.derive(bridge.load_system(BELT), "lagrange")
     result = _rumoca(eom, 10.0, 0.01)
@@ -236,7 +236,7 @@ def test_rumoca_rectifier_motor_against_the_scipy_reference(rumoca):
     event-driven scipy reference of tests/test_diodes.py, the final speed within 1e-6 of the range of that
     reference's and the speed within 1e-6 of the native run's throughout, in both acceleration forms;
     check_rumoca passes it."""
-    from bridge.modelica.check import check_rumoca
+    from bridge.validation.tool_checks import check_rumoca
 
     eom = bridge.derive(bridge.load_system(RECTIFIER), "lagrange")
     switches, last = rectifier_reference(0.2)
@@ -258,8 +258,8 @@ def test_pymoca_reports_the_documented_limitations(pymoca):
     """A mode state (friction, ideal diode): a DocumentedLimitation naming SwitchedPymocaWhen.mo before compiling;
     the MSL's IdealDiode (off_conductance > 0): IDAS fails at the first switch, the message names
     DiodePymocaNoEvents.mo."""
-    from bridge.modelica.check import check_pymoca
-    from bridge.modelica.switched import DocumentedLimitation
+    from bridge.tools.pymoca import DocumentedLimitation
+    from bridge.validation.tool_checks import check_pymoca
 
     for eom in (bridge.derive(bridge.load_system(BELT), "lagrange"),
                 bridge.derive(bridge.load_system(RECTIFIER), "lagrange")):
@@ -300,7 +300,7 @@ def test_validate_names_the_defect_behind_the_belt(rumoca):
 # -- DEFECT CANARIES ----------------------------------------------------------------------------------------
 def _rumoca_defect(rumoca, name: str, stop: float, dt: float):
     """Rumoca's result for the reproducer ``name`` (rtol 1e-10), or the RumocaError it raised."""
-    from bridge.modelica.check import load_alone
+    from bridge.tools.rumoca import load_alone
 
     model = load_alone(rumoca, (DEFECTS / f"{name}.mo").read_text(encoding="utf-8"), name)
     try:
@@ -351,7 +351,7 @@ def test_rumoca_still_fails_on_states_at_rest_with_a_relation(rumoca):
 
 def test_pymoca_still_has_no_when_and_no_pre(pymoca, rumoca):
     """Rumoca simulates the reproducer (n = 1 from t = 0.5)."""
-    from bridge.modelica.pymoca_backend import simulate_pymoca
+    from bridge.tools.pymoca import simulate_pymoca
 
     with pytest.raises(ValidationError, match="Unknown function pre"):
         simulate_pymoca((DEFECTS / "SwitchedPymocaWhen.mo").read_text(encoding="utf-8"), "SwitchedPymocaWhen", 1.0,
@@ -364,7 +364,7 @@ def test_pymoca_still_has_no_when_and_no_pre(pymoca, rumoca):
 def test_pymoca_still_makes_no_events_of_relations(pymoca, rumoca):
     """IDAS fails at the first switch of the MSL's IdealDiode; Rumoca simulates the same file within 1e-6 of the
     native event simulation of the circuit."""
-    from bridge.modelica.pymoca_backend import simulate_pymoca
+    from bridge.tools.pymoca import simulate_pymoca
 
     source = (DEFECTS / "DiodePymocaNoEvents.mo").read_text(encoding="utf-8")
     with pytest.raises(ValidationError, match="IDA_CONV_FAIL"):

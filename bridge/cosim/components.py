@@ -187,9 +187,9 @@ def build_modelica_fmu(source: Path, model: str, path: Path, platforms: Sequence
     for algebraic or slow components; its modelDescription lacks UnitDefinitions (fmpy validation complains).
     """
     from ..errors import ExportError
-    from ..fmu.backends import _declare_sources
-    from ..fmu.build import _pack, compile_binaries, toolchains
-    from ..modelica.check import load_alone
+    from ..fmu.build import compile_binaries, pack_folder, toolchains
+    from ..tools.fmu_backends import declare_sources
+    from ..tools.rumoca import load_alone
 
     try:
         import rumoca
@@ -205,13 +205,13 @@ def build_modelica_fmu(source: Path, model: str, path: Path, platforms: Sequence
     with tempfile.TemporaryDirectory(prefix="nhbridge-cosim-mo-") as tmp:
         folder = Path(tmp)
         generated.save_all(str(folder))
-        _declare_sources(folder)  # <SourceFiles>: the FMU (also inside an SSP package) can be rebuilt from sources/
+        declare_sources(folder)  # <SourceFiles>: the FMU (also inside an SSP package) can be rebuilt from sources/
         try:
             compile_binaries(folder, model, sorted((folder / "sources").glob("*.c")), [], 2, tools,
                              f"Rumoca's C for {model}")
         except ExportError as exc:
             raise CosimError(f"{source}: {exc}") from exc
-        return _pack(path, folder)
+        return pack_folder(path, folder)
 
 
 def build_component(spec: ComponentSpec, folder: Path, cache: dict[tuple, Path] | None = None,

@@ -70,8 +70,8 @@ class Master:
         """Prepare a run of ``slaves`` connected as ``plan`` says.
 
         ``progress``: show it (bool) or report it to an object with ``update(t, steps)`` and ``finish(t, steps)``;
-        ``beacon``: a :class:`bridge.fmu.sandbox.Beacon` every slave stamps before a foreign call; ``stop``: polled once
-        per communication step, True ends the run early with the steps finished so far.
+        ``beacon``: a :class:`bridge.tools.sandbox.Beacon` every slave stamps before a foreign call; ``stop``: polled
+        once per communication step, True ends the run early with the steps finished so far.
         """
         self.plan, self.settings, self.progress_on = plan, settings, progress
         self.stop_requested = stop or (lambda: False)

@@ -44,7 +44,7 @@ class Cosimulation:
         """Run once; the keyword arguments override the scenario's master settings.
 
         The work is estimated first (:func:`work_problem`; ``yes`` lifts the limit on the number of steps). With
-        ``isolate`` the FMUs run in a child process (:mod:`bridge.fmu.sandbox`): a component that crashes it or
+        ``isolate`` the FMUs run in a child process (:mod:`bridge.tools.sandbox`): a component that crashes it or
         does not return from a call within ``timeout`` seconds is named in a :class:`CosimRunError`. Ctrl-C
         raises :class:`CosimInterrupted` with the steps finished so far.
         """
@@ -62,7 +62,7 @@ class Cosimulation:
             raise CosimError(f"{scenario.source}: {problem}")
         if not isolate:
             return Master(plan, self.unzipdirs, master, progress).run()
-        from ..fmu.sandbox import Beacon, ChildFailure, ChildInterrupted, isolated
+        from ..tools.sandbox import Beacon, ChildFailure, ChildInterrupted, isolated
 
         beacon = Beacon()
         shown = Progress(progress, master.start_time, master.stop_time)

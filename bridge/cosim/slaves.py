@@ -19,7 +19,7 @@ from .components import ModelInfo
 from .errors import CosimRunError
 
 STATUS = ["OK", "Warning", "Discard", "Error", "Fatal", "Pending"]
-# the foreign calls a Beacon names (bridge.fmu.sandbox): the parent reports which one crashed or hung
+# the foreign calls a Beacon names (bridge.tools.sandbox): the parent reports which one crashed or hung
 CALLS = ("loading the binary", "Instantiate", "SetupExperiment", "EnterInitializationMode", "ExitInitializationMode",
          "doStep", "GetReal", "SetReal", "getFMUState", "setFMUState", "Reset", "Terminate/FreeInstance",
          "freeFMUState")
@@ -92,7 +92,7 @@ class Slave:
                  label: str = ""):
         self.name, self.info, self.unzipdir = name, info, unzipdir
         self.label = label or info.path.name  # the file the user gave (system file, .mo or .fmu)
-        self.index, self.beacon = 0, None  # a bridge.fmu.sandbox.Beacon stamped before every foreign call
+        self.index, self.beacon = 0, None  # a bridge.tools.sandbox.Beacon stamped before every foreign call
         self.tolerance, self.start_time, self.stop_time = fmu_tolerance, start_time, stop_time
         self.values = [(info.variables[n].vr, v) for n, v in [*parameters, *start]]
         self.log: deque[str] = deque(maxlen=8)

@@ -31,10 +31,10 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import __version__
 from ..errors import ProblemCollector
 from ..fmu.archive import ArchiveError, open_archive, read_member, stream_member, write_zip
 from ..model.units import parse_unit
+from ..version import __version__
 from .checks import Plan, check_names
 from .components import ModelInfo, VariableInfo, read_model_info
 from .errors import CosimError

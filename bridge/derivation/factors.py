@@ -4,7 +4,7 @@
 multiplied once instead of once per term; numbers, and bases with non-integer or negative exponents, stay in
 the terms. Exact (an identity of the expression, no assumptions, no expansion) and linear in the size of the
 expression DAG, so it runs on any system size; a later CSE pass then shares the factored sums. Used by the
-generated C code (:func:`bridge.fmu.c_printer._cse_block`) and by the operation count
+generated C code (:func:`bridge.codegen.c.cse_block`) and by the operation count
 (:mod:`bridge.derivation.stats`), which therefore count what the C code evaluates.
 """
 

@@ -101,6 +101,9 @@ def _pack(path: Path, folder: Path) -> Path:
     return path
 
 
+pack_folder = _pack  # the public name (bridge.tools.fmu_backends, bridge.cosim.components)
+
+
 def build_fmu(eom: EquationsOfMotion, path: str | Path, fmi_version: int = 2,
               jacobian: bool | str | None = "auto", platforms: Iterable[str] | str | None = None) -> Path:
     """Generate, compile and pack a source FMU with one binary per platform; written atomically.

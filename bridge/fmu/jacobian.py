@@ -139,7 +139,7 @@ def _chain(target: str, zentries, nc: int, prefix: str) -> tuple[list[tuple[str,
 
 def _auxiliary_derivatives(eom: EquationsOfMotion, knowns, nc: int) -> list[str]:
     """C computing ``Z`` and ``DZ`` (placeholders x (x, w), row-major) stage by stage."""
-    from .c_printer import NhbCPrinter
+    from ..codegen.c import NhbCPrinter
     from .model_c import _c_auxiliary, model_names
 
     zsyms = list(eom.auxiliary_symbols)
@@ -241,7 +241,7 @@ def jacobian_c(eom: EquationsOfMotion, enabled: bool) -> list[str]:
             "}",
             "",
         ]
-    from .c_printer import NhbCPrinter
+    from ..codegen.c import NhbCPrinter
     from .model_c import model_names
 
     system = eom.system

@@ -11,10 +11,15 @@ from __future__ import annotations
 
 import sympy as sp
 
-from .. import __version__
+from ..codegen.c import NhbCPrinter
+from ..codegen.c import c_array as _c_array
+from ..codegen.c import c_assignments as _c_assignments
+from ..codegen.c import c_names as _c_names
+from ..codegen.c import c_string as _c_string
+from ..codegen.c import cse_block as _cse_block
 from ..derivation.eom import EquationsOfMotion
 from ..model import symbols as S
-from .c_printer import NhbCPrinter, _c_array, _c_assignments, _c_names, _cse_block
+from ..version import __version__
 from .layout import FmuLayout
 
 #: the generated code stops with an error when min |pivot| of A_dep / max |[A_dep, A_ind]| falls below this: the
@@ -248,13 +253,6 @@ def _c_outputs(eom: EquationsOfMotion) -> list[str]:
         "}",
         "",
     ]
-
-
-def _c_string(text: str) -> str:
-    """A C string literal of ``text`` (UTF-8; quotes, backslashes, ``?`` (trigraphs) and non-ASCII escaped)."""
-    out = [("\\" + chr(b)) if chr(b) in '"\\?' else chr(b) if 32 <= b < 127 else f"\\{b:03o}"
-           for b in text.encode("utf-8")]
-    return '"' + "".join(out) + '"'
 
 
 def _c_constraints(eom: EquationsOfMotion, lay: FmuLayout) -> list[str]:

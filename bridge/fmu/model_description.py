@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .. import __version__
 from ..derivation.eom import EquationsOfMotion
+from ..version import __version__
 from .layout import INPUT, OUTPUT, STATE, TIME, FmuLayout, Variable
 
 

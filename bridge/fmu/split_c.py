@@ -15,9 +15,12 @@ and stubs that fail.
 
 from __future__ import annotations
 
+from ..codegen.c import NhbCPrinter
+from ..codegen.c import c_assignments as _c_assignments
+from ..codegen.c import c_names as _c_names
+from ..codegen.c import cse_block as _cse_block
 from ..derivation.eom import EquationsOfMotion
 from ..derivation.split_free import repartitions, split_free_form
-from .c_printer import NhbCPrinter, _c_assignments, _c_names, _cse_block
 
 _HEADS = {
     "constraints": ("int nhb_split_constraints(double t, const double *x, const double *p, const double *in, "

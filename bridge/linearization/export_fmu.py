@@ -28,12 +28,12 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import __version__
+from ..codegen.c import c_array as _c_array
+from ..codegen.c import c_string as _c_string
 from ..errors import ExportError
-from ..fmu.c_printer import _c_array
 from ..fmu.layout import DERIVATIVE, INPUT, OUTPUT, PARAMETER, STATE, FmuLayout, Numbering
-from ..fmu.model_c import _c_string
 from ..fmu.split_c import no_split_c
+from ..version import __version__
 from .export_common import CheckedLinear, checked, default_stop_time, derivative_name, finite_number
 from .model import LinearModel
 
@@ -327,13 +327,13 @@ def build_linear_fmu(lin: LinearModel, path: str | Path, fmi_version: int | str 
     :func:`~bridge.fmu.build.build_fmu` (default the host's); ``static``: a model without states is accepted (``y = y0 +
     D (u - u0)``: a static gain such as a state-feedback controller).
     """
+    from ..codegen.printer import PLAIN_IDENTIFIER
     from ..fmu.build import output_path, pack_source_fmu, toolchains
-    from ..modelica.printer import _PLAIN
 
     version = _version(fmi_version)
     chk = checked(lin, x_start, static=static)
     name = name if name is not None else f"{lin.system}_linear"
-    if not _PLAIN.match(name):
+    if not PLAIN_IDENTIFIER.match(name):
         raise ExportError(f"the model identifier {name!r} must be a C identifier (letters, digits and _, not starting "
                           "with a digit); choose another name")
     stop = default_stop_time(chk) if stop_time is None else finite_number(stop_time, "the stop time")

@@ -24,11 +24,14 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import __version__
 from ..atomic import write_text
+from ..codegen.numbers import value_literal as _num
+from ..codegen.printer import PLAIN_IDENTIFIER
+from ..codegen.strings import modelica_block_text
+from ..codegen.strings import modelica_text as _quote
 from ..errors import ExportError
-from ..modelica.export import _num, _quote, modelica_block_text
-from ..modelica.printer import _PLAIN, RESERVED, modelica_ident
+from ..modelica.printer import RESERVED, modelica_ident
+from ..version import __version__
 from .export_common import CheckedLinear, checked, default_stop_time, finite_number, modelica_name
 from .model import LinearModel
 
@@ -54,7 +57,7 @@ def _row(coefficient: str, i: int, values: Sequence[str], points: str) -> list[s
 
 def _model_name(lin: LinearModel, name: str | None) -> str:
     name = name if name is not None else f"{lin.system}_linear"
-    if not _PLAIN.match(name) or name in RESERVED:
+    if not PLAIN_IDENTIFIER.match(name) or name in RESERVED:
         raise ExportError(f"the model name {name!r} is not a Modelica identifier (letters, digits and _, starting "
                           "with a letter, not a keyword); choose another name")
     return name

@@ -37,7 +37,6 @@ from ..model.dimensions import (
 
 #: the split's placeholders as the reduced methods name them: B[dep,ind], beta[dep], B_dot[...], beta_dot[...]
 _PLACEHOLDER = re.compile(r"^(B|beta)(_dot)?\[(\w+)(?:,(\w+))?\]$")
-_mul = mul  # the name friction.py imports
 __all__ = ["ONE", "RADIAN", "Dimensions", "Exponents", "exponents", "msl_spelling", "unit_text", "with_units"]
 
 
@@ -90,10 +89,10 @@ class Dimensions(UnitAlgebra):
             if ind is None:
                 return None
             other = self.of(coordinates[ind].symbol, keep_rad=False)
-            unit = None if other is None else _mul(unit, other, -1)
+            unit = None if other is None else mul(unit, other, -1)
         else:
-            unit = _mul(unit, per_s)
-        return None if unit is None else (_mul(unit, per_s) if rate else unit)
+            unit = mul(unit, per_s)
+        return None if unit is None else (mul(unit, per_s) if rate else unit)
 
     def _solve_unit(self, L, R, k: int, j: int) -> Exponents | None:
         for i in range(L.shape[0]):
@@ -101,7 +100,7 @@ class Dimensions(UnitAlgebra):
                 continue
             lu, ru = self.of(L[i, k], keep_rad=False), self.of(R[i, j], keep_rad=False)
             if lu is not None and ru is not None:
-                return _mul(ru, lu, -1)
+                return mul(ru, lu, -1)
         return None
 
     def multipliers(self) -> list[str]:
@@ -119,7 +118,7 @@ class Dimensions(UnitAlgebra):
                     continue
                 coefficient, coordinate = self.of(A[k, j], keep_rad=False), self.of(c.symbol, keep_rad=False)
                 units.add(None if energy is None or coefficient is None or coordinate is None
-                          else _mul(_mul(energy, coordinate, -1), coefficient, -1))
+                          else mul(mul(energy, coordinate, -1), coefficient, -1))
             out.append(unit_text(units.pop()) if len(units) == 1 and None not in units else "")
         return out
 
@@ -186,3 +185,15 @@ def with_units(writer, declarations: list[str], repl) -> list[str]:
             line = _UNIT.sub(lambda u: f'unit="{msl_spelling(u.group(1))}"', head) + sep + tail
         out.append(line)
     return out
+
+
+def velocity_unit(unit: str) -> str:
+    if not unit:
+        return ""
+    return f"{unit}/s"  # as the MSL: m/s, rad/s, 1/s
+
+
+def acceleration_unit(unit: str) -> str:
+    if not unit:
+        return ""
+    return f"{unit}/s2"  # as the MSL: m/s2, rad/s2

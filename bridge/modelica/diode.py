@@ -24,7 +24,7 @@ import sympy as sp
 
 from ..errors import ExportError
 from ..model.efforts import Diode
-from .switched import projection, row_with
+from .switched_rows import projection, row_with
 
 
 def _coordinate(writer, d: Diode):
@@ -33,7 +33,8 @@ def _coordinate(writer, d: Diode):
 
 def declarations(writer, d: Diode) -> list[str]:
     """Return the diode voltage, the curve parameter and the blocking state, with the MSL's unit constants."""
-    from .export import modelica_text, velocity_unit
+    from ..codegen.strings import modelica_text
+    from .dimensions import velocity_unit
 
     c = _coordinate(writer, d)
     current = velocity_unit(c.unit)

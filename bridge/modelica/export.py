@@ -49,24 +49,26 @@ equation
 from __future__ import annotations
 
 import html
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import sympy as sp
 
-from .. import __version__
 from ..atomic import write_text
+from ..codegen.numbers import value_literal as _num
+from ..codegen.strings import modelica_block_text, modelica_text  # noqa: F401  (importable from here)
 from ..derivation.eom import EquationsOfMotion
 from ..derivation.methods import METHODS
 from ..errors import ExportError
 from ..model import symbols as S
 from ..model.system import Coordinate
+from ..version import __version__
 from . import dimensions as _dimensions
 from . import documentation as _documentation
 from . import ports as _ports
 from . import switched as _switched
+from .dimensions import acceleration_unit, velocity_unit
 from .printer import ModelicaCodePrinter
 from .printer import modelica_ident as _ident
 
@@ -86,62 +88,7 @@ class ModelicaModel:
     method: str
 
 
-def velocity_unit(unit: str) -> str:
-    """Return the unit of the time derivative of a quantity in ``unit``, spelled as the MSL does.
-
-    Parameters
-    ----------
-    unit : str
-        The unit, e.g. ``"m"`` or ``"rad"``; empty when unknown.
-
-    Returns
-    -------
-    str
-        ``unit + "/s"`` (``m/s``, ``rad/s``), or ``""``.
-    """
-    if not unit:
-        return ""
-    return f"{unit}/s"  # as the MSL: m/s, rad/s, 1/s
-
-
-def acceleration_unit(unit: str) -> str:
-    """Return the unit of the second time derivative of a quantity in ``unit``, spelled as the MSL does.
-
-    Parameters
-    ----------
-    unit : str
-        The unit, e.g. ``"m"``; empty when unknown.
-
-    Returns
-    -------
-    str
-        ``unit + "/s2"`` (``m/s2``, ``rad/s2``), or ``""``.
-    """
-    if not unit:
-        return ""
-    return f"{unit}/s2"  # as the MSL: m/s2, rad/s2
-
-
-def modelica_text(text: str) -> str:
-    r"""Return the body of a Modelica string literal.
-
-    Backslashes and quotes escaped, line breaks and tabs as ``\n``, ``\t`` (the language's escapes), so that a
-    multi-line description stays one line of the model.
-    """
-    return (text.replace("\\", "\\\\").replace('"', '\\"').replace("\r", "\\r").replace("\n", "\\n")
-            .replace("\t", "\\t"))
-
-
 _quote = modelica_text
-
-
-def modelica_block_text(text: str) -> str:
-    """Return the body of a multi-line Modelica string literal (a ``Documentation`` annotation's HTML).
-
-    Backslashes, quotes, tabs and carriage returns escaped, line breaks kept as they are (Modelica strings may span
-    lines, as the MSL's do), so the annotation reads as the HTML it holds.
-    """
-    return text.replace("\\", "\\\\").replace('"', '\\"').replace("\r", "\\r").replace("\t", "\\t")
 
 
 def _modifiers(**items) -> str:
@@ -151,18 +98,6 @@ def _modifiers(**items) -> str:
 
 def _unit(unit: str) -> str | None:
     return f'"{_quote(unit)}"' if unit else None
-
-
-def _num(x: float) -> str:
-    """Return a value (start, parameter, nominal) as its full-precision literal.
-
-    Raise an ExportError when it is not finite.
-    """
-    value = float(x)
-    if not math.isfinite(value):
-        raise ExportError(f"the value {value} (a start, nominal or parameter value) is not a finite number; give "
-                          "every value as a finite number")
-    return repr(value + 0.0)  # -0.0 + 0.0 is 0.0: never start=-0.0
 
 
 def linear_in_states(expr, coordinates: Sequence[Coordinate]) -> bool:
@@ -202,7 +137,7 @@ class ModelicaWriter:
         if accelerations not in ACCELERATION_FORMS:
             raise ExportError(f"unknown acceleration form {accelerations!r}; choose one of "
                               f"{', '.join(ACCELERATION_FORMS)}")
-        from .forms import resolve
+        from ..modelica.forms import resolve
 
         eom, level, accelerations, self.form_reason = resolve(eom, level, accelerations)  # "auto": chosen form
         self.accelerations = accelerations

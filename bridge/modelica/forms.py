@@ -28,14 +28,13 @@ The reduced ODE is a method (maggi, appell, chaplygin), not a text: every form a
 from __future__ import annotations
 
 import re
-import time
 from dataclasses import dataclass, replace
 
 import numpy as np
 import sympy as sp
 
 from ..derivation.eom import AuxiliaryStage, EquationsOfMotion
-from ..errors import ExportError, ValidationError
+from ..errors import ExportError
 
 
 @dataclass(frozen=True)
@@ -331,7 +330,7 @@ def choose_form(eom: EquationsOfMotion) -> Choice:
       in full, so the text and the compilers' times grow with ``g`` and with the split's share of the model
       (measured in ``docs/compilers.md``; see *Export forms* in the user guide). So ``normal`` is chosen up to
       :data:`NORMAL_GROWTH_LIMIT` (the dense 2 x 2 block and unions of them), ``implicit`` beyond; there Rumoca
-      may meet the row-by-row defect, and ``--check rumoca`` (:func:`bridge.modelica.check.simulate_rumoca`) falls
+      may meet the row-by-row defect, and ``--check rumoca`` (:func:`bridge.tools.rumoca.simulate_rumoca`) falls
       back to ``normal``.
 
     ``variables-normal`` (the block of accelerations and multipliers as normal equations too) is not chosen: on
@@ -453,68 +452,3 @@ def require_expressible(eom: EquationsOfMotion, level: str, tool: str) -> None:
     raise ExportError(f"{system.source}: the constraints {entries} exported as given (--constraint-level given) "
                       f"make a DAE of index {index}, which needs index reduction: {NO_INDEX_REDUCTION[tool]}; "
                       "export them at acceleration level for this tool: --constraint-level index1 (or auto)")
-
-
-RUMOCA_MISSING = 'Rumoca is not installed; pip install --only-binary rumoca "rumoca>=0.9.9,<0.10"'
-
-
-def missing_compiler(tool: str) -> str | None:
-    """Return ``None`` when ``tool`` (``rumoca`` or ``pymoca``) can be imported.
-
-    Otherwise return what is missing with the install command (a check with it is then a skip, not a failure).
-    """
-    if tool == "rumoca":
-        try:
-            import rumoca  # noqa: F401
-        except ImportError:
-            return RUMOCA_MISSING
-    elif tool == "pymoca":
-        from .pymoca_backend import require_pymoca
-
-        try:
-            require_pymoca()
-        except ExportError as exc:
-            return str(exc)
-    return None
-
-
-# -- running one form through one compiler ---------------------------------------------------------------
-def simulate_form(eom: EquationsOfMotion, form: str, tool: str, stop_time: float, rtol: float = 1e-10):
-    """Export ``eom`` in ``form``, simulate it with ``tool`` and compare it with the native simulation.
-
-    The model is compiled and simulated with ``tool`` (``rumoca`` or ``pymoca``) to ``stop_time`` and every coordinate
-    is compared (a :class:`bridge.modelica.check.CheckReport`, with the switching times of switched elements; no
-    fallback to another form).
-    """
-    from .check import CheckReport, compare, load_alone
-    from .export import model_source
-    from .ports import library_files
-
-    spec = FORMS[form]
-    source = model_source(in_form(eom, form), spec.level, accelerations=spec.accelerations)
-    name = eom.system.name
-    dt = stop_time / 500
-    if tool == "pymoca":
-        from .pymoca_backend import simulate_pymoca
-
-        run = simulate_pymoca(source, name, stop_time, dt, rtol, library_files(eom))
-        errors, switching = compare(eom, "pymoca", run.time, run.__getitem__, stop_time, dt, rtol)
-        return CheckReport("pymoca", name, True, run.states, run.algebraics, errors, run.seconds, form=form,
-                           switching=switching)
-    if tool != "rumoca":
-        raise ExportError(f"unknown compiler {tool!r}; choose rumoca or pymoca")
-    try:
-        import rumoca
-    except ImportError as exc:
-        raise ExportError(RUMOCA_MISSING) from exc
-    try:
-        model = load_alone(rumoca, source, name, library_files(eom))  # the connectors of ports beside it
-        structure = model.structure()
-        start = time.perf_counter()
-        result = model.simulate((0.0, stop_time), config=rumoca.SimConfig(rtol=rtol, atol=rtol * 1e-2, dt=dt))
-    except rumoca.RumocaError as exc:
-        raise ValidationError(f"Rumoca could not simulate {name} ({form} form): {exc}") from exc
-    seconds = time.perf_counter() - start
-    errors, switching = compare(eom, "rumoca", result.time, lambda n, r=result: r[n], stop_time, dt, rtol)
-    return CheckReport("rumoca", name, bool(structure.is_balanced), structure.n_states, structure.n_algebraic,
-                       errors, seconds, form=form, switching=switching)

@@ -26,9 +26,10 @@ from __future__ import annotations
 
 import sympy as sp
 
+from ..model.dimensions import mul
 from ..model.efforts import Friction
-from .dimensions import Dimensions, _mul, unit_text
-from .switched import acceleration_row, projection, row_with
+from .dimensions import Dimensions, unit_text
+from .switched_rows import acceleration_row, projection, row_with
 
 SUFFIXES = ("v_rel", "v_sliding", "a_rel", "f0", "f0_max", "f", "sa", "startForward", "startBackward", "locked", "mode",
             "unitForce", "unitAcceleration", "unitVelocity")
@@ -51,7 +52,7 @@ def units(writer, el: Friction) -> tuple[str, str, str]:
     if not force:
         energy = dims.of(system.kinetic, keep_rad=False)
         coordinate = dims.of(next(c.symbol for c in system.coordinates if c.name == el.coordinate), keep_rad=False)
-        force = unit_text(_mul(energy, coordinate, -1)) if energy is not None and coordinate is not None else ""
+        force = unit_text(mul(energy, coordinate, -1)) if energy is not None and coordinate is not None else ""
     return force, dims.text(el.relative_velocity), dims.text(acceleration_row(writer.eom, el.relative_velocity))
 
 
@@ -63,7 +64,7 @@ def declarations(writer, el: Friction) -> list[str]:
     """Return the friction force and the PartialFriction variables of the element."""
     n = names(el)
     force, velocity, acceleration = units(writer, el)
-    from .export import modelica_text
+    from ..codegen.strings import modelica_text
 
     what = modelica_text(el.description or f"Coulomb friction {el.name}")
     mods = _mods(force)

@@ -1,4 +1,4 @@
-"""Printing sympy expressions as Modelica, and the numbers both code printers share.
+"""Printing sympy expressions as Modelica (the numbers both code printers share: :mod:`bridge.codegen.numbers`).
 
 ``^`` for powers (with Modelica's precedence: unary minus binds weaker than ``^``), ``time`` for t,
 ``der(...)`` for time derivatives only, Modelica's built-in functions, and a symbol map that turns the
@@ -17,14 +17,14 @@ calls) are quoted (``'Real'``), the same way in declarations (:func:`modelica_id
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Mapping
 
 import sympy as sp
-from sympy.printing.codeprinter import CodePrinter, PrintMethodNotImplementedError
+from sympy.printing.codeprinter import CodePrinter
 from sympy.printing.precedence import PRECEDENCE, precedence
 
+from ..codegen.numbers import EXACT_INTEGER, double_literal, exact_division, nearest_double, short  # noqa: F401
+from ..codegen.printer import PLAIN_IDENTIFIER, CheckedPrinter
 from ..errors import ExportError
 from ..model import symbols as S
 from ..model.loader import MODELICA_KEYWORDS
@@ -38,95 +38,17 @@ KNOWN_FUNCTIONS = {
 PREDEFINED = frozenset({"Real", "Integer", "Boolean", "String", "StateSelect", "ExternalObject", "AssertionLevel",
                         "Clock", "Connections", "Modelica", "der", "time", "noEvent", *KNOWN_FUNCTIONS.values()})
 RESERVED = frozenset(MODELICA_KEYWORDS) | PREDEFINED
-_PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
-#: integers up to 2^53 are exact doubles
-EXACT_INTEGER = 2**53
-
-
-# -- numbers (shared with the C printer) ------------------------------------------------------------------
-def short(expr, limit: int = 160) -> str:
-    """Return ``expr`` as short text for a message: long numbers in scientific notation, the whole cut at ``limit``."""
-    expr = sp.sympify(expr)
-    long_numbers = {n: sp.Float(n, 5) for n in expr.atoms(sp.Rational, sp.Float) if len(str(n)) > 24}
-    text = str(expr.xreplace(long_numbers) if long_numbers else expr)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def nearest_double(number, context=None) -> float:
-    """Return the double nearest to the exact value of a real sympy number (Integer, Rational, Float, pi, E, ...).
-
-    Raises :class:`ExportError` when the value has no double: beyond the largest (about 1.8e308), a nonzero
-    value that rounds to 0 (below about 4.9e-324), or not a finite real (``oo``, ``nan``, ``I``).
-    """
-    number = sp.sympify(number)
-    value = math.nan
-    try:
-        if number.is_Integer:
-            value = float(int(number))  # correctly rounded
-        elif number.is_Rational:
-            value = int(number.p) / int(number.q)  # Python's int division is correctly rounded
-        elif number.is_Float:
-            value = float(number)  # mpmath rounds to nearest
-        elif number.is_NumberSymbol:
-            value = float(number.evalf(40))
-        elif number.is_number and number.is_extended_real is not False and number.is_finite is not False:
-            value = float(number.evalf(40))
-    except (OverflowError, TypeError):
-        value = math.inf
-    if math.isfinite(value) and (value != 0.0 or number.is_zero):
-        return value
-    where = f" in {short(context)}" if context is not None and sp.sympify(context) != number else ""
-    if math.isfinite(value) or number.is_finite and number.is_extended_real:
-        what = "is too large for a double (largest about 1.8e308)" if not math.isfinite(value) else \
-            "is too small for a double (it would round to 0; smallest about 4.9e-324)"
-        hint = ("rescale the system (other units, or a scale factor folded into a parameter) so that every "
-                "constant lies between about 1e-300 and 1e300")
-    else:
-        what, hint = "is not a finite real number", "remove it from the equations"
-    raise ExportError(f"the number {short(number)}{where} {what}; generated code could not mean the same value: "
-                      f"{hint}")
-
-
-def double_literal(number, context=None) -> str:
-    """Return ``repr`` of the nearest double: the shortest decimal that reads back as the same double."""
-    return repr(nearest_double(number, context))
-
-
-def exact_division(p: int, q: int) -> bool:
-    """Return whether ``p.0/q.0`` in double arithmetic gives the nearest double of ``p/q`` (both operands exact)."""
-    return abs(p) <= EXACT_INTEGER and 0 < q <= EXACT_INTEGER
 
 
 def modelica_ident(name: str) -> str:
-    """Return ``name`` as a Modelica identifier: as is, or quoted (``'Real'``) when Modelica reserves it."""
-    if _PLAIN.match(name) and name not in RESERVED:
+    """``name`` as a Modelica identifier: as is, or quoted (``'Real'``) when Modelica reserves it."""
+    if PLAIN_IDENTIFIER.match(name) and name not in RESERVED:
         return name
     return "'" + name.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 # -- the printer ----------------------------------------------------------------------------------------
-class CheckedPrinter:
-    """Printer mixin (shared with the C printer).
-
-    What the target language cannot mean the same way is an :class:`ExportError` naming the expression, and
-    ``self._context`` holds the expression being printed.
-    """
-
-    language = "Modelica"
-
-    def doprint(self, expr, assign_to=None):
-        """Return the text of ``expr`` in :attr:`language`."""
-        self._context = expr
-        try:
-            return super().doprint(expr, assign_to)
-        except PrintMethodNotImplementedError as exc:
-            what = str(exc).splitlines()[0].rsplit(": ", 1)[-1]
-            raise ExportError(f"{short(expr)} cannot be written in {self.language}: it contains {what}, which has "
-                              f"no {self.language} equivalent; use the functions of the system-file language only"
-                              ) from exc
-
-
 class ModelicaCodePrinter(CheckedPrinter, CodePrinter):
     """Modelica 3 expression printer."""
 

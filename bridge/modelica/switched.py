@@ -29,22 +29,14 @@ from __future__ import annotations
 import sympy as sp
 
 from ..derivation.efforts import switched
-from ..errors import ExportError, ValidationError
-from ..model import symbols as S
+from ..errors import ExportError
 from ..model.efforts import Diode
+from .switched_rows import acceleration_row, column, coordinate_row, projection, row_with  # noqa: F401
 
 #: why pymoca cannot compile a model with a mode state (the documented limitation)
 PYMOCA_NO_WHEN = ("pymoca 0.12 has no when-equations and no pre() (its CasADi generator: 'Unknown function pre'; "
                   "docs/compiler-defects/SwitchedPymocaWhen.mo), which the mode state of {what} needs")
 #: why IDAS fails on pymoca's model of a diode with off_conductance > 0 (the documented defect)
-PYMOCA_NO_EVENTS = ("pymoca 0.12 makes no events of relations: the diode's switch {what} (a relation) flips inside "
-                    "IDAS's steps, whose Newton iteration fails at the kink "
-                    "(docs/compiler-defects/DiodePymocaNoEvents.mo)")
-
-
-class DocumentedLimitation(ValidationError):
-    """A tool cannot run the model for a reason documented in docs/compiler-defects/ (not a wrong export)."""
-
 
 def elements(system) -> tuple:
     """Return the switched elements (friction switched by events, then the diodes), in the order of their unknowns."""
@@ -102,56 +94,6 @@ def check_exportable(eom) -> None:
                               f"der({el.coordinate}))")
 
 
-def column(eom, el) -> int:
-    """Return the column of the element's unknown in ``M z = F``."""
-    return list(eom.unknowns).index(el.symbol)
-
-
-def coordinate_row(eom, el) -> int:
-    """Return the dynamics row of the element's coordinate (the row its unknown enters)."""
-    return list(eom.u).index(S.qd(el.coordinate))
-
-
-def row_with(writer, el, value: sp.Expr) -> sp.Expr:
-    """Return the residual of the element's coordinate row with its unknown replaced by ``value``.
-
-    ``sum_(c != u) M_jc z_c + M_ju value - F_j`` (``F_j`` with the port flows, as the dynamics row is written).
-    """
-    from . import ports as _ports
-
-    eom = writer.eom
-    j, col = coordinate_row(eom, el), column(eom, el)
-    z = list(eom.unknowns)
-    forcing = eom.forcing[j] + _ports.port_forces(eom, len(eom.u))[j]
-    lhs = sp.Add(*[eom.mass_matrix[j, c] * z[c] for c in range(len(z)) if c != col and eom.mass_matrix[j, c] != 0])
-    return lhs + eom.mass_matrix[j, col] * value - forcing
-
-
-def acceleration_row(eom, w: sp.Expr) -> sp.Expr:
-    """Return ``dw/dt = dw/dq' q'' + dw/dq q' + dw/dt`` for a w of positions and velocities."""
-    from ..model.system import total_derivative
-
-    system = eom.system
-    return total_derivative(w, system.q, system.qd, system.qdd)
-
-
-def projection(writer, el, w: sp.Symbol, gradient_of: sp.Expr) -> list[str]:
-    """Return the ``reinit`` of every velocity along ``g = dw/dq'`` so that ``w = 0`` (least change).
-
-    ``v_k := v_k - w g_k/|g|^2``, as the native simulation projects entering a holding mode; ``w`` is the variable
-    holding the current w.
-    """
-    system = writer.eom.system
-    g = [sp.diff(gradient_of, v) for v in system.qd]
-    norm = sp.Add(*[gk**2 for gk in g])
-    out = []
-    for c, gk in zip(system.coordinates, g):
-        if gk != 0:
-            velocity = c.velocity_symbol
-            out.append(f"    reinit({writer.velocity(c.name)}, {writer.code(velocity - w * gk / norm)});")
-    return out
-
-
 def declarations(writer) -> list[str]:
     """Return the variables of every switched element."""
     from . import diode, friction
@@ -171,28 +113,6 @@ def equations(writer) -> list[str]:
     for el in elements(writer.eom.system):
         out += diode.equations(writer, el) if isinstance(el, Diode) else friction.equations(writer, el)
     return out
-
-
-def simulate_switched_pymoca(eom, source: str, stop: float, dt: float, rtol: float):
-    """Simulate the model text ``source`` with :func:`bridge.modelica.pymoca_backend.simulate_pymoca`.
-
-    A :class:`DocumentedLimitation` where the model has a mode state (no ``when``/``pre`` in pymoca), and a failure of a
-    model with diodes names the documented defect (relations make no events).
-    """
-    from .ports import library_files
-    from .pymoca_backend import simulate_pymoca
-
-    system = eom.system
-    limitation = pymoca_limitation(system)
-    if limitation:
-        raise DocumentedLimitation(f"pymoca cannot compile {system.name}: {limitation}")
-    try:
-        return simulate_pymoca(source, system.name, stop, dt, rtol, library_files(eom))
-    except ValidationError as exc:
-        diodes = [f"nhb_{d.name}_off = nhb_{d.name}_s < 0" for d in elements(system) if isinstance(d, Diode)]
-        if not diodes:
-            raise
-        raise ValidationError(f"{exc}; {PYMOCA_NO_EVENTS.format(what=', '.join(diodes))}") from exc
 
 
 def documentation(eom) -> list[str]:

@@ -1,5 +1,6 @@
 """Native simulation: ``EquationsOfMotion`` integrated by scipy (DOP853), re-partitioning singular splits."""
 
-from .simulate import SimulationResult, simulate
+from .result import SimulationResult
+from .simulate import simulate
 
 __all__ = ["SimulationResult", "simulate"]

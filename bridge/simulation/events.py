@@ -48,6 +48,8 @@ from ..model import symbols as S
 from ..model.efforts import NEGATIVE_NORMAL_HINT, Diode
 from ..model.numeric import compile_exprs
 from .budget import EvaluationBudget
+from .driven import DrivenModel
+from .result import SimulationResult
 
 ZENO_EVENTS = 50
 ZENO_WINDOW = 1e-9
@@ -67,7 +69,7 @@ class Event:
 
 class SwitchedModels:
     """The compiled model of each mode combination (compiled once, on first use) and the switching functions
-    (also used to measure a Modelica tool's switching times, :mod:`bridge.modelica.switched_times`).
+    (also used to measure a Modelica tool's switching times, :mod:`bridge.validation.switched_times`).
 
     Per element, w is its switching velocity: the relative velocity v_r of friction, ``i - G_off V_f`` of a
     diode; the element's unknown (``unknown``) is the friction force F or the diode voltage v."""
@@ -94,9 +96,7 @@ class SwitchedModels:
         if modes not in self.models:
             num = NumericModel(with_modes(self.eom, modes), self.parameters)
             if self.table is not None:
-                from .simulate import _Driven
-
-                num = _Driven(num, self.table)
+                num = DrivenModel(num, self.table)
             self.models[modes] = num
         return self.models[modes]
 
@@ -290,9 +290,7 @@ def simulate_events(eom: EquationsOfMotion, grid: np.ndarray, rtol: float, atol:
 
 
 def friction_result(eom: EquationsOfMotion, times, states, events, settings: Mapping[str, float], nfev: int = 0):
-    """A :class:`~bridge.simulation.simulate.SimulationResult` of the segments, with the events attached."""
-    from .simulate import SimulationResult
-
+    """A :class:`~bridge.simulation.result.SimulationResult` of the segments, with the events attached."""
     q_rows, qd_rows, out_rows, res_rows, eff_rows = [], [], [], [], []
     for ts, (num, ys) in zip(times, states):
         for t, row in zip(ts, ys):

@@ -8,15 +8,32 @@ only, on the non-interactive Agg backend.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
 from ..atomic import atomic_file
+from ..derivation.eom import EquationsOfMotion
 from ..errors import ExportError
 
-if TYPE_CHECKING:
-    from .simulate import SimulationResult
+
+class Trajectories(Protocol):
+    """What a plot reads of a result (:class:`bridge.simulation.result.SimulationResult`)."""
+
+    @property
+    def eom(self) -> EquationsOfMotion: ...
+    @property
+    def time(self) -> np.ndarray: ...
+    @property
+    def q(self) -> np.ndarray: ...
+    @property
+    def qd(self) -> np.ndarray: ...
+    @property
+    def outputs(self) -> np.ndarray: ...
+    @property
+    def residuals(self) -> np.ndarray: ...
+    @property
+    def max_residual(self) -> float: ...
 
 FORMATS = ("png", "pdf", "svg")
 
@@ -55,7 +72,7 @@ def rate_unit(unit: str) -> str:
     return f"{num}/({den}.s)"
 
 
-def _groups(result: SimulationResult) -> list[tuple[str, list[tuple[str, np.ndarray]]]]:
+def _groups(result: Trajectories) -> list[tuple[str, list[tuple[str, np.ndarray]]]]:
     """(axis label, [(legend name, values)]) per panel: positions and velocities by unit, outputs by unit,
     the constraint residuals."""
     system = result.eom.system
@@ -76,7 +93,7 @@ def _groups(result: SimulationResult) -> list[tuple[str, list[tuple[str, np.ndar
     return list(panels.items())
 
 
-def plot_result(result: SimulationResult, path: str | Path) -> Path:
+def plot_result(result: Trajectories, path: str | Path) -> Path:
     """Write the plot of ``result`` to ``path`` (format from the suffix), atomically."""
     path = check_plot_path(path)
     plt = pyplot()

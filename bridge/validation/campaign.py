@@ -292,11 +292,11 @@ def _plan(system: System, eom: EquationsOfMotion, stop: float, step: float, opti
     ``no_compiler``: the FMUs built with the C compiler are skipped for this reason.
     """
     from ..derivation.methods import METHODS
-    from ..fmu.backends import build_openmodelica_fmu, build_rumoca_fmu
     from ..fmu.build import build_fmu
     from ..fmu.platforms import with_host
-    from ..modelica.check import find_omc
     from ..simulation.simulate import DEFAULT_RTOL
+    from ..tools.fmu_backends import build_openmodelica_fmu, build_rumoca_fmu
+    from ..tools.openmodelica import find_omc
 
     specs: list[RunSpec] = []
     names = signal_names(system)
@@ -352,7 +352,7 @@ def _plan(system: System, eom: EquationsOfMotion, stop: float, step: float, opti
     if "pymoca" in options.groups:
         from importlib.util import find_spec
 
-        from ..modelica.pymoca_backend import PYMOCA_MISSING
+        from ..tools.pymoca import PYMOCA_MISSING
 
         missing = PYMOCA_MISSING if not (find_spec("pymoca") and find_spec("casadi")) else ""
         specs.append(RunSpec("modelica-pymoca", "modelica", "exported .mo compiled by pymoca, integrated by IDAS",

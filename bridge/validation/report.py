@@ -18,8 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import __version__
 from ..atomic import write_text
+from ..version import __version__
 from .campaign import ERROR, FAILED, PASSED, SKIPPED, Campaign, RunResult, SystemValidation
 
 MARK = {PASSED: "pass", FAILED: "FAIL", ERROR: "ERROR", SKIPPED: "skip"}

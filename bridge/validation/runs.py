@@ -102,9 +102,9 @@ def _version(package: str) -> str:
 
 # -- Modelica through Rumoca ---------------------------------------------------------------------
 def rumoca_modelica_run(eom: EquationsOfMotion, stop: float, step: float, rtol: float = 1e-10) -> Trajectory:
-    """Return the exported model simulated by Rumoca (:func:`bridge.modelica.check.simulate_rumoca`)."""
-    from ..modelica.check import simulate_rumoca
-    from ..modelica.switched_times import tool_report
+    """The exported model simulated by Rumoca (:func:`bridge.tools.rumoca.simulate_rumoca`)."""
+    from ..tools.rumoca import simulate_rumoca
+    from .switched_times import tool_report
 
     system = eom.system
     run = simulate_rumoca(eom, "index1", stop, step, rtol)
@@ -125,10 +125,10 @@ def rumoca_modelica_run(eom: EquationsOfMotion, stop: float, step: float, rtol: 
 
 # -- Modelica through pymoca and CasADi's IDAS ----------------------------------------------------
 def pymoca_modelica_run(eom: EquationsOfMotion, stop: float, step: float, rtol: float = 1e-10) -> Trajectory:
-    """Return the exported model compiled by pymoca and integrated by IDAS (:mod:`bridge.modelica.pymoca_backend`)."""
+    """The exported model compiled by pymoca and integrated by IDAS (:mod:`bridge.tools.pymoca`)."""
     from ..modelica.export import model_source
-    from ..modelica.switched import DocumentedLimitation, simulate_switched_pymoca
-    from ..modelica.switched_times import tool_report
+    from ..tools.pymoca import DocumentedLimitation, simulate_switched_pymoca
+    from .switched_times import tool_report
 
     system = eom.system
     try:
@@ -284,13 +284,10 @@ def unpack(path: str | Path, folder: str | Path) -> Path:
 
 
 def isolated(target: Callable, *args, timeout: float = FMU_TIMEOUT):
-    """Run ``target(conn, *args)`` in a child process (:func:`bridge.fmu.sandbox.isolated`).
-
-    Return the child's message; raise RunFailure for a crash or timeout. An interruption of the caller is raised again
-    as it came.
-    """
-    from ..fmu.sandbox import ChildFailure, ChildInterrupted
-    from ..fmu.sandbox import isolated as run_isolated
+    """Run ``target(conn, *args)`` in a child process (:func:`bridge.tools.sandbox.isolated`); its message, or
+    RunFailure for a crash or timeout. An interruption of the caller is raised again as it came."""
+    from ..tools.sandbox import ChildFailure, ChildInterrupted
+    from ..tools.sandbox import isolated as run_isolated
 
     try:
         return run_isolated(target, *args, timeout=timeout)

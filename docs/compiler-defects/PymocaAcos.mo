@@ -3,7 +3,7 @@
 // (CasADi spells them arcsin, arccos, arctan, arctan2):
 //   Exception: Unknown function acos
 // Rumoca 0.9.13 simulates it correctly (x(t) solves der(x) = -0.1*acos(x)). Workaround in nhbridge:
-// bridge.modelica.pymoca_backend.require_pymoca adds the four names to pymoca's operator table.
+// bridge.tools.pymoca.require_pymoca adds the four names to pymoca's operator table.
 model PymocaAcos
   Real x(start=0.5, fixed=true);
 equation

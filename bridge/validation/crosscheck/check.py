@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ... import __version__
+from ...version import __version__
 from ..metrics import compare
 from ..settings import DEFAULT_TIME_TOLERANCE, DEFAULT_TUBE
 from .band import BAND_OUTLIERS, BAND_POINTS, BAND_WIDTH, BAND_WINDOW, band_outliers, band_width

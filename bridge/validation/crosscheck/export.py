@@ -19,8 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ... import __version__
 from ...errors import BridgeError, ExportError, Problem, SimulationError, SystemFileError, ValidationError
+from ...version import __version__
 from ..metrics import CONSTANT
 from .band import BAND_WIDTH
 from .files import MAX_CSV_BYTES, csv_text, opt_text

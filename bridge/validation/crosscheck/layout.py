@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ... import __version__
+from ...version import __version__
 
 TOOL_NAME = "nhbridge"
 PLATFORM = "linux64"

@@ -29,8 +29,8 @@ from scipy.integrate import solve_ivp
 from ..derivation.efforts import OFF, STICK
 from ..derivation.numeric_model import NumericModel
 from ..model.efforts import Diode
+from ..modelica.switched import elements
 from ..simulation.events import DIODE_MODES, FRICTION_MODES, SwitchedModels, initial_modes
-from .switched import elements
 
 NAMES = {name: mode for table in (FRICTION_MODES, DIODE_MODES) for mode, name in table.items()}  # as events names
 

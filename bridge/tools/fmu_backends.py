@@ -11,8 +11,12 @@ from pathlib import Path
 from ..atomic import atomic_file
 from ..derivation.eom import EquationsOfMotion
 from ..errors import ExportError
-from .build import _pack, compile_binaries, output_path, toolchains
-from .platforms import parse_platforms
+from ..fmu.build import compile_binaries, output_path, pack_folder, toolchains
+from ..fmu.platforms import parse_platforms
+from ..modelica.export import model_source
+from ..modelica.ports import library_files
+from .openmodelica import omc_session
+from .rumoca import RUMOCA_MISSING, load_alone
 
 
 def build_rumoca_fmu(eom: EquationsOfMotion, path: str | Path, level: str = "index1",
@@ -26,12 +30,7 @@ def build_rumoca_fmu(eom: EquationsOfMotion, path: str | Path, level: str = "ind
     try:
         import rumoca
     except ImportError as exc:
-        raise ExportError('Rumoca is not installed; pip install --only-binary rumoca "rumoca>=0.9.9,<0.10", or use '
-                          "--backend native") from exc
-    from ..modelica.check import load_alone
-    from ..modelica.export import model_source
-    from ..modelica.ports import library_files
-
+        raise ExportError(f"{RUMOCA_MISSING}, or use --backend native") from exc
     tools = toolchains(platforms)
     path = output_path(path)
     name = eom.system.name
@@ -47,10 +46,10 @@ def build_rumoca_fmu(eom: EquationsOfMotion, path: str | Path, level: str = "ind
         folder = Path(tmp)
         generated.save_all(str(folder))
         _restore_names(folder / "modelDescription.xml", original)
-        _declare_sources(folder)
+        declare_sources(folder)
         compile_binaries(folder, name, sorted((folder / "sources").glob("*.c")), [], 2, tools,
                          f"Rumoca's C for {name}")
-        return _pack(path, folder)
+        return pack_folder(path, folder)
 
 
 #: prefix of every user name in the text given to Rumoca (no user name starts with ``nhb_``, see the loader)
@@ -76,12 +75,9 @@ def _rumoca_names(eom: EquationsOfMotion) -> tuple[dict[str, str], dict[str, str
     return rename, original
 
 
-def _declare_sources(folder: Path) -> None:
-    """Declare FMI 2 ``<SourceFiles>`` in ModelExchange and CoSimulation.
-
-    The C files of ``sources/``, which Rumoca writes self-contained but does not list (importers that build from sources
-    need the list).
-    """
+def declare_sources(folder: Path) -> None:
+    """FMI 2 ``<SourceFiles>`` in ModelExchange and CoSimulation: the C files of ``sources/``, which Rumoca writes
+    self-contained but does not list (importers that build from sources need the list)."""
     from lxml import etree
 
     path = folder / "modelDescription.xml"
@@ -112,12 +108,8 @@ OMC_MISSING_FMU = ("OpenModelica's omc was not found on PATH or in OPENMODELICAH
 
 def build_openmodelica_fmu(eom: EquationsOfMotion, path: str | Path, fmi_version: int = 2,
                            level: str = "index1", platforms: Iterable[str] | str | None = None) -> Path:
-    """Return the exported Modelica model compiled by OpenModelica (``buildModelFMU`` in omc, through OMPython).
-
-    The host's platform only (omc cross-compiles through its own Docker images, which nhbridge does not drive).
-    """
-    from ..modelica.check import omc_session
-
+    """The exported Modelica model compiled by OpenModelica (``buildModelFMU`` in omc, through OMPython); the
+    host's platform only (omc cross-compiles through its own Docker images, which nhbridge does not drive)."""
     chosen = parse_platforms(platforms)
     if len(chosen) != 1 or not chosen[0].is_host:
         raise ExportError(f"the openmodelica backend builds the binary of the host only, not "

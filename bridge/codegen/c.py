@@ -1,0 +1,155 @@
+"""C for generated FMU code (PyDy-style codegen): the C99 printer, joint CSE blocks, arrays, strings and the
+symbol names of the runtime's arrays.
+
+Numbers mean exactly what the sympy numbers mean (:mod:`bridge.codegen.numbers`): the nearest double,
+printed with ``repr``; integer literals only below 2^31 (C's ``int``), larger integers and rationals as
+doubles (``1e+20``, ``p.0/q.0`` where both operands are exact doubles); named constants (pi, E, ...) as
+literals; a number without a double is an :class:`ExportError`. Kinks and branches are branch-free
+expressions of doubles: ``sign`` and ``Heaviside`` as ternaries, ``Min``/``Max`` as ``fmin``/``fmax``,
+``Piecewise`` as nested ``?:`` (``NAN`` where a Piecewise without an otherwise branch is undefined).
+"""
+
+from __future__ import annotations
+
+import math
+
+import sympy as sp
+from sympy.printing.c import C99CodePrinter
+
+from ..derivation.eom import EquationsOfMotion
+from ..errors import ExportError
+from ..model import symbols as S
+from .numbers import double_literal, exact_division, nearest_double, short
+from .printer import CheckedPrinter
+
+
+# -- C ---------------------------------------------------------------------------------------------
+class NhbCPrinter(CheckedPrinter, C99CodePrinter):
+    """C99 printer mapping the bridge's symbols to the runtime's arrays."""
+
+    language = "C"
+
+    def __init__(self, names: dict[sp.Symbol, str]):
+        super().__init__({"math_macros": {}})
+        self.names = names
+        self._context = None
+
+    def _print_Symbol(self, expr):
+        if expr in self.names:
+            return self.names[expr]
+        return super()._print_Symbol(expr)
+
+    # -- numbers: the nearest double, never an integer literal that C could overflow ------------------------
+    def _print_Integer(self, expr):
+        return str(int(expr)) if abs(int(expr)) < 2**31 else double_literal(expr, self._context)
+
+    def _print_Rational(self, expr):
+        p, q = int(expr.p), int(expr.q)
+        if q == 1:
+            return self._print_Integer(expr)
+        nearest_double(expr, self._context)  # raises where the value has no double
+        return f"{p}.0/{q}.0" if exact_division(p, q) else double_literal(expr, self._context)
+
+    def _print_Float(self, expr):
+        return double_literal(expr, self._context)
+
+    def _print_NumberSymbol(self, expr):
+        return double_literal(expr, self._context)
+
+    _print_Pi = _print_Exp1 = _print_EulerGamma = _print_Catalan = _print_GoldenRatio = _print_NumberSymbol
+    _print_TribonacciConstant = _print_NumberSymbol
+
+    def _not_a_real(self, expr):
+        return double_literal(expr, self._context)  # raises: no finite real
+
+    _print_Infinity = _print_NegativeInfinity = _print_ComplexInfinity = _print_NaN = _not_a_real
+    _print_ImaginaryUnit = _not_a_real
+
+    def _print_BooleanTrue(self, expr):
+        return "1"
+
+    def _print_BooleanFalse(self, expr):
+        return "0"
+
+    # -- functions whose C spelling differs from their sympy meaning ---------------------------------------
+    def _print_Pow(self, expr):
+        if expr.exp == sp.Rational(1, 3):  # x^(1/3) is not cbrt(x) for x < 0 (sympy: principal root)
+            return f"pow({self._print(expr.base)}, 1.0/3.0)"
+        return super()._print_Pow(expr)
+
+    def _print_sign(self, expr):
+        x = self._print(expr.args[0])
+        return f"(({x}) > 0 ? 1.0 : (({x}) < 0 ? -1.0 : 0.0))"
+
+    def _print_Heaviside(self, expr):
+        """H(x) = 1 for x > 0, 0 for x < 0 and H0 (sympy's second argument, 1/2 by default) at 0."""
+        x = self._print(expr.args[0])
+        h0 = self._print(expr.args[1] if len(expr.args) > 1 else sp.S.Half)
+        return f"(({x}) > 0 ? 1.0 : (({x}) < 0 ? 0.0 : {h0}))"
+
+    def _print_Piecewise(self, expr):
+        """Nested ``(c) ? (e) : ...`` on one line; ``NAN`` where no condition holds (sympy: undefined)."""
+        out = "NAN"
+        for e, c in reversed(expr.args):
+            out = self._print(e) if c == sp.true else f"(({self._print(c)}) ? ({self._print(e)}) : {out})"
+        return f"({out})" if not out.startswith("((") else out
+
+    def _print_Mod(self, expr):
+        """sympy's Mod(a, b) takes the sign of b (a - b*floor(a/b)); C's fmod takes the sign of a."""
+        a, b = (self._print(arg) for arg in expr.args)
+        return f"(({a}) - ({b})*floor(({a})/({b})))"
+
+    def _print_Derivative(self, expr):
+        raise ExportError(f"the derivative {short(expr)} cannot be evaluated in C; the equations must not contain "
+                          "unevaluated derivatives")
+
+
+def c_names(eom: EquationsOfMotion) -> dict[sp.Symbol, str]:
+    system = eom.system
+    names: dict[sp.Symbol, str] = {S.t: "t"}
+    nq = system.n
+    for i, c in enumerate(system.coordinates):
+        names[c.symbol] = f"x[{i}]"
+    for k, s in enumerate(eom.u):
+        names[s] = f"x[{nq + k}]"
+    for k, p in enumerate(system.parameters):
+        names[p.symbol] = f"p[{k}]"
+    for k, u in enumerate(system.inputs):
+        names[u.symbol] = f"in[{k}]"
+    return names
+
+
+def cse_block(printer: NhbCPrinter, exprs: list[sp.Expr], prefix: str) -> tuple[list[str], list[str]]:
+    """C statements of one joint CSE pass over ``exprs`` (their sums' common factors pulled out first,
+    :mod:`bridge.derivation.factors`), and the reduced expressions as C text."""
+    from ..derivation.factors import pull_common_factors
+
+    temps = sp.numbered_symbols(f"{prefix}_")
+    repl, reduced = sp.cse(pull_common_factors(exprs), symbols=temps, order="canonical")
+    lines = []
+    for sym, e in repl:
+        printer.names[sym] = str(sym)
+        lines.append(f"    const double {sym} = {printer.doprint(e)};")
+    return lines, [printer.doprint(e) for e in reduced]
+
+
+def c_array(values) -> str:
+    """A C initializer ``{v0, v1, ...}`` of doubles (``{0.0}`` for none: C has no empty arrays)."""
+    values = [float(v) for v in values]
+    bad = [v for v in values if not math.isfinite(v)]
+    if bad:
+        raise ExportError(f"the value {bad[0]} (a start value, nominal value or parameter) is not a finite number; "
+                          "give every value as a finite number")
+    return "{" + ", ".join(map(repr, values)) + "}" if values else "{0.0}"
+
+
+def c_assignments(target: str, values: list[str]) -> list[str]:
+    """One statement ``target[k] = values[k];`` per value."""
+    return [f"    {target}[{k}] = {value};" for k, value in enumerate(values)]
+
+
+def c_string(text: str) -> str:
+    """A C string literal of ``text`` (UTF-8; quotes, backslashes, ``?`` (trigraphs) and non-ASCII escaped)."""
+    out = [("\\" + chr(b)) if chr(b) in '"\\?' else chr(b) if 32 <= b < 127 else f"\\{b:03o}"
+           for b in text.encode("utf-8")]
+    return '"' + "".join(out) + '"'

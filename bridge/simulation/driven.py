@@ -1,0 +1,45 @@
+"""A compiled model driven by an input table (the inputs follow u(t) instead of their start values)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..derivation.numeric_model import NumericModel
+from .inputs import InputTable
+
+
+class DrivenModel(NumericModel):
+    """A compiled model whose inputs follow a table, u(t), instead of their start values (not recompiled):
+    every evaluation at a time t first sets ``inputs`` to the table's values at t."""
+
+    def __init__(self, num: NumericModel, table: InputTable):  # shares the compiled callables of ``num``
+        self.__dict__.update(num.__dict__)
+        self.table = table
+        self.inputs = table(0.0)
+
+    def _at(self, t: float) -> None:
+        self.inputs = self.table(t)
+
+    def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
+        self._at(t)
+        return super().rhs(t, x)
+
+    def kinematics(self, t: float, q: np.ndarray, u: np.ndarray) -> np.ndarray:
+        self._at(t)
+        return super().kinematics(t, q, u)
+
+    def multipliers(self, t: float, q: np.ndarray, u: np.ndarray) -> np.ndarray:
+        self._at(t)
+        return super().multipliers(t, q, u)
+
+    def efforts(self, t: float, q: np.ndarray, u: np.ndarray) -> np.ndarray:
+        self._at(t)
+        return super().efforts(t, q, u)
+
+    def outputs(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        self._at(t)
+        return super().outputs(t, q, qd)
+
+    def constraint_residuals(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        self._at(t)
+        return super().constraint_residuals(t, q, qd)
