@@ -16,19 +16,22 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import sympy as sp
 
 from . import symbols as S
+from .contacts import read_contacts
 from .expressions import MAX_TREE_SIZE, ExpressionError, caret, parse_expression, tree_size
 from .frame_table import FrameTable
 from .frames import INERTIAL, Frame
 from .load_table import LoadTable
 from .multibody import ZERO, Body, Multibody, Vector
 from .names import suggest as _suggest
-from .numeric import evaluate_once
+from .read_context import ReadContext
+from .redundant_rows import redundant_rows, velocity_rows
+from .symbol_table import ReportedElsewhere
 from .trig import tidy_trig
 from .values import inertia_problem, positive_problem
 from .vectors import parse_matrix, parse_scalar, parse_vector
@@ -65,13 +68,20 @@ class BodyModel:
 
 
 class BodyReader(FrameTable, LoadTable):
-    """Reads the tables with the system file's builder (names, scalar parser, problems); the vector
-    expressions' :class:`~bridge.model.vectors.Context`."""
+    """Reads the tables with the reading's context (names, scalar parser, problems); the vector
+    expressions' :class:`~bridge.model.vectors.Context`.
 
-    def __init__(self, builder, reported: type[Exception]):
-        self.b = builder
-        self.p = builder.p
-        self.reported = (reported, _Broken)
+    Parameters
+    ----------
+    ctx : ReadContext
+        The tables, the symbol table and the problems of the file being read.
+    """
+
+    def __init__(self, ctx: ReadContext):
+        self.tables = ctx.tables
+        self.symbols = ctx.symbols
+        self.p = ctx.problems
+        self.reported = (ReportedElsewhere, _Broken)
         self.frames: dict[str, Frame | None] = {"N": INERTIAL}
         self.frame_specs: dict[str, dict] = {}
         self.located: dict[str, tuple[str, str, Any]] = {}  # name -> (entry, key, text) of a position
@@ -114,7 +124,7 @@ class BodyReader(FrameTable, LoadTable):
 
     def scalar(self, text: str, offset: int) -> sp.Expr:
         try:
-            return parse_expression(text, self.b.resolve, self.b.der)
+            return parse_expression(text, self.symbols.resolve, self.symbols.der)
         except self.reported:
             raise
         except ExpressionError as exc:
@@ -123,7 +133,7 @@ class BodyReader(FrameTable, LoadTable):
             raise
 
     def der(self, expr: sp.Expr, pos: int) -> sp.Expr:
-        return self.b.der(expr, pos)
+        return self.symbols.der(expr, pos)
 
     def frame_names(self) -> list[str]:
         """The declared frames (N first), for did-you-mean hints."""
@@ -169,7 +179,7 @@ class BodyReader(FrameTable, LoadTable):
             if e.has(sp.zoo) or e.has(sp.oo) or e.has(sp.I):
                 self.p.add(entry, f"{what} is not a finite real number", "check for a division by zero")
                 return False
-            if not self.b.variables_allowed(
+            if not self.symbols.variables_allowed(
                     entry, e, velocities=velocities, inputs_ok=inputs_ok, what=what, accelerations="",
                     hints=("write it with positions and velocities",
                            "positions and angles are functions of the coordinates and time only",
@@ -198,7 +208,7 @@ class BodyReader(FrameTable, LoadTable):
         e = self.scalar_entry(entry, text, what=what)
         if e is None:
             return None
-        if e.free_symbols & (self.b.position_symbols() | {S.t}):
+        if e.free_symbols & (self.symbols.position_symbols() | {S.t}):
             self.p.add(entry, f"{what} must be a constant (parameters only)", "remove coordinates and t from it")
             return None
         if positive and not self.known([e]):
@@ -214,22 +224,15 @@ class BodyReader(FrameTable, LoadTable):
 
     def known(self, exprs) -> bool:
         """Whether the expressions' values can be checked: none depends on a value refused already."""
-        bad = getattr(self.b, "bad_values", set())
-        return not any(e.free_symbols & bad for e in exprs)
+        return self.symbols.known(exprs)
 
     def values(self, exprs, perturb: np.ndarray | None = None) -> np.ndarray:
         """The expressions at the start state (coordinates shifted by ``perturb``), parameters and inputs."""
-        coords = self.b.coords
-        args = [S.t, *[c.symbol for c in coords], *[c.velocity_symbol for c in coords],
-                *[p.symbol for p in self.b.params], *[u.symbol for u in self.b.inputs]]
-        q0 = np.array([c.start for c in coords]) + (0 if perturb is None else perturb)
-        vals = [0.0, *q0, *[c.velocity for c in coords], *[p.value for p in self.b.params],
-                *[u.start for u in self.b.inputs]]
-        return evaluate_once(args, list(exprs), vals)
+        return self.symbols.start_values(exprs, perturb)
 
     # -- tables --------------------------------------------------------------------------
     def table(self, key: str) -> dict:
-        return self.b.table(key)
+        return self.tables.table(key)
 
     def entries(self, key: str, keys: set[str], declare: str | None) -> dict[str, dict]:
         """The entries of a table as dicts (a string value means ``{first key = value}``)."""
@@ -242,15 +245,15 @@ class BodyReader(FrameTable, LoadTable):
                 self.p.add(entry, "expected an inline table", f"write {name} = {{ ... }} with keys "
                            + ", ".join(sorted(keys)))
                 continue
-            self.b.check_keys(entry, spec, keys)
+            self.tables.check_keys(entry, spec, keys)
             own_frame = declare == "body" and name in self.frame_specs and spec.get("frame") == name
-            if declare is None or own_frame or self.b.declare(entry, name, declare):
+            if declare is None or own_frame or self.tables.declare(entry, name, declare):
                 out[name] = spec
         return out
 
     def read(self) -> BodyModel | None:
         before = len(self.p.problems)
-        self.b.declare("frames", "N", "frame (the inertial frame N)")
+        self.tables.declare("frames", "N", "frame (the inertial frame N)")
         self.frame_specs = self.entries("frames", FRAME_KEYS, "frame")
         self._frames()
         points = self.entries("points", POINT_KEYS, "point")
@@ -280,14 +283,12 @@ class BodyReader(FrameTable, LoadTable):
             self.p.add("bodies", "no bodies or particles are declared", "declare at least one body or particle")
         if len(self.p.problems) > before or any(b is None for b in made):
             return None
-        from .contacts import read_contacts
-
         mb = Multibody(tuple(b for b in made if b is not None), tuple(loads), gravity, tuple(self.rotation_watch))
         # each body's energy and each force with sin^2 + cos^2 cancelled (a wheel's spin angle in its yaw inertia)
         kinetic = sum((tidy_trig(b.kinetic_energy()) for b in mb.bodies), sp.Integer(0))
         model = BodyModel(mb, kinetic, mb.potential_energy(), {})
-        Q = mb.generalized_forces([c.velocity_symbol for c in self.b.coords])
-        model.forces = {c.name: tidy_trig(f) for c, f in zip(self.b.coords, Q) if f != 0}
+        Q = mb.generalized_forces([c.velocity_symbol for c in self.symbols.coordinates])
+        model.forces = {c.name: tidy_trig(f) for c, f in zip(self.symbols.coordinates, Q) if f != 0}
         read_contacts(self, {b.name: b for b in mb.bodies}, model)
         model.multibody = replace(mb, positive=tuple(self.positive))
         return model
@@ -321,7 +322,7 @@ class BodyReader(FrameTable, LoadTable):
         position = self.positions.get(name)
         if mass is None or frame is None or inertia is None or position is None:
             return None
-        velocity = tuple(self.b.der(c, 0) for c in position)
+        velocity = tuple(self.symbols.der(c, 0) for c in position)
         return Body(name, mass, position, velocity, frame.rotation, frame.omega, inertia)  # type: ignore[arg-type]
 
     def _inertia(self, entry: str, spec: dict) -> sp.ImmutableMatrix | None:
@@ -338,7 +339,7 @@ class BodyReader(FrameTable, LoadTable):
         flat = list(I)
         if not self._check(entry, flat, velocities=False, inputs_ok=False, what="the inertia tensor"):
             return None
-        if any(e.free_symbols & (self.b.position_symbols() | {S.t}) for e in flat):
+        if any(e.free_symbols & (self.symbols.position_symbols() | {S.t}) for e in flat):
             self.p.add(entry, "the inertia tensor must be constant (parameters only)",
                        "give it in the body frame, where it does not change")
             return None
@@ -359,11 +360,11 @@ class BodyReader(FrameTable, LoadTable):
         position = self.positions.get(name)
         if mass is None or position is None:
             return None
-        return Body(name, mass, position, tuple(self.b.der(c, 0) for c in position))  # type: ignore[arg-type]
+        return Body(name, mass, position, tuple(self.symbols.der(c, 0) for c in position))  # type: ignore[arg-type]
 
     def _gravity(self) -> Vector:
         g = self.table("gravity")
-        self.b.check_keys("gravity", g, GRAVITY_KEYS)
+        self.tables.check_keys("gravity", g, GRAVITY_KEYS)
         if not g:
             return ZERO
         if "vector" not in g:
@@ -372,29 +373,42 @@ class BodyReader(FrameTable, LoadTable):
         v = self.vector("gravity.vector", g["vector"], what="the gravity vector")
         if v is None:
             return ZERO
-        if any(c.free_symbols & (self.b.position_symbols() | {S.t}) for c in v):
+        if any(c.free_symbols & (self.symbols.position_symbols() | {S.t}) for c in v):
             self.p.add("gravity.vector", "gravity must be uniform and constant (parameters only)",
                        "write it in N components, e.g. [0, 0, -g]")
             return ZERO
         return v
 
 
-def merge_bodies(builder, reported: type[Exception], T, V, forces: dict, holonomic: list, nonholonomic: list):
+class MergedEquations(NamedTuple):
+    """The file's T, V, forces and constraints with those of its body tables added."""
+
+    kinetic: sp.Expr | None
+    potential: sp.Expr | None
+    forces: dict[str, sp.Expr]
+    holonomic: list[sp.Expr]
+    nonholonomic: list[sp.Expr]
+    multibody: Multibody | None  # None without body tables (or with a problem in them)
+    labels: tuple[str, ...]  # the constraints' entry names; () when all are from [constraints]
+    broken: bool  # a problem in the body tables: the number of their constraints is unknown
+
+
+def merge_bodies(ctx: ReadContext, T: sp.Expr | None, V: sp.Expr | None, forces: dict[str, sp.Expr],
+                 holonomic: list[sp.Expr], nonholonomic: list[sp.Expr]) -> MergedEquations:
     """The file's T, V, forces and constraints with those of its body tables added; also the
     :class:`Multibody` (None without body tables) and the constraints' entry names (() when all are from
     ``[constraints]``)."""
-    if not uses_bodies(builder.data):
-        return T, V, forces, holonomic, nonholonomic, None, ()
-    before = len(builder.p.problems)
-    model = BodyReader(builder, reported).read()
-    if model is None or len(builder.p.problems) > before:  # a contact's problem: its constraints are unknown too
-        builder.bodies_broken = True  # the contacts' constraints are unknown: no count of them is checked
-        return T, V, forces, holonomic, nonholonomic, None, ()
+    if not uses_bodies(ctx.tables.data):
+        return MergedEquations(T, V, forces, holonomic, nonholonomic, None, (), False)
+    before = ctx.tables.count()
+    model = BodyReader(ctx).read()
+    if model is None or ctx.tables.count() > before:  # a contact's problem: its constraints are unknown too
+        return MergedEquations(T, V, forces, holonomic, nonholonomic, None, (), True)
     if T is not None:
         T = model.kinetic + T
-        if builder.coords and not (T.free_symbols & builder.velocity_symbols()):
-            builder.p.add("bodies", "the kinetic energy of the bodies and [energy] does not depend on any velocity",
-                          "declare bodies or particles whose positions depend on the coordinates")
+        if ctx.symbols.coordinates and not (T.free_symbols & ctx.symbols.velocity_symbols()):
+            ctx.tables.add("bodies", "the kinetic energy of the bodies and [energy] does not depend on any velocity",
+                           "declare bodies or particles whose positions depend on the coordinates")
     if V is not None:
         V = model.potential + V
     forces = dict(forces)
@@ -410,23 +424,21 @@ def merge_bodies(builder, reported: type[Exception], T, V, forces: dict, holonom
     nonholonomic = list(nonholonomic) + [e for _, e in model.nonholonomic]
     multibody = model.multibody
     if any(generated) and not any(e.has(sp.nan) for e in holonomic + nonholonomic):
-        holonomic, nonholonomic, labels, multibody = _drop_redundant(builder, holonomic, nonholonomic, labels,
+        holonomic, nonholonomic, labels, multibody = _drop_redundant(ctx, holonomic, nonholonomic, labels,
                                                                       generated, multibody)
-    return T, V, forces, holonomic, nonholonomic, multibody, tuple(labels)
+    return MergedEquations(T, V, forces, holonomic, nonholonomic, multibody, tuple(labels), False)
 
 
-def _drop_redundant(builder, holonomic, nonholonomic, labels, generated, multibody):
+def _drop_redundant(ctx: ReadContext, holonomic: list[sp.Expr], nonholonomic: list[sp.Expr], labels: list[str],
+                    generated: list[bool], multibody: Multibody
+                    ) -> tuple[list[sp.Expr], list[sp.Expr], list[str], Multibody]:
     """The constraints without the generated rows that repeat the rows before them identically
     (:mod:`.redundant_rows`), which the multibody keeps as ``dropped_constraints``; a generated row dependent at
     the start state only is reported (a singular configuration)."""
-    from dataclasses import replace
-
-    from .redundant_rows import redundant_rows, velocity_rows
-
-    rows = velocity_rows(builder, holonomic, nonholonomic)
-    dropped, singular = redundant_rows(builder, rows, generated, holonomic)
+    rows = velocity_rows(ctx.symbols, holonomic, nonholonomic)
+    dropped, singular = redundant_rows(ctx.symbols, rows, generated, holonomic)
     for k in singular:
-        builder.p.add(labels[k], "this generated constraint is dependent on the constraints before it at the start "
+        ctx.tables.add(labels[k], "this generated constraint is dependent on the constraints before it at the start "
                       "state but not at other states: the start state is a singular configuration",
                       "change the start values (e.g. turn the body away from the singular pose)")
     if not dropped:

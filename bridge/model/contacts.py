@@ -52,7 +52,7 @@ def read_contacts(reader, bodies: dict[str, Body], model) -> None:
                          "the contact kind is missing", (_suggest(str(kind), KINDS) + " " if kind else "")
                          + "kinds: " + ", ".join(KINDS))
             continue
-        reader.b.check_keys(entry, spec, KINDS[kind])
+        reader.tables.check_keys(entry, spec, KINDS[kind])
         if kind == "velocity":
             _velocity(reader, entry, spec, model)
             continue
@@ -120,7 +120,7 @@ def _plane(reader, entry: str, spec: dict, centre, side: bool = True) -> tuple[i
 
 def _identically_zero(reader, expr: sp.Expr, scale: sp.Expr) -> bool:
     rng = np.random.default_rng(1)
-    n = len(reader.b.coords)
+    n = len(reader.symbols.coordinates)
     size = abs(float(reader.values([scale])[0]))
     for k in range(5):
         value = reader.values([expr], None if k == 0 else rng.uniform(-0.2, 0.2, n))[0]
@@ -175,7 +175,7 @@ def _knife_edge(reader, entry: str, spec: dict, body: Body, model) -> None:
         else body.position
     if b is None or point is None:
         return
-    velocity = [reader.b.der(c, 0) for c in point]
+    velocity = [reader.symbols.der(c, 0) for c in point]
     model.nonholonomic.append((f"{entry} (no velocity along the body's {spec.get('axis', 'y')} axis)",
                                dot(velocity, b)))
 
@@ -188,7 +188,7 @@ def _velocity(reader, entry: str, spec: dict[str, Any], model) -> None:
     if e is None:
         return
     before = len(reader.p.problems)
-    reader.b._check_velocity_form(f"{entry}.expr", e)
+    reader.symbols.check_velocity_form(f"{entry}.expr", e)
     if len(reader.p.problems) == before:
         model.nonholonomic.append((entry, e))
 

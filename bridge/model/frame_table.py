@@ -130,7 +130,7 @@ class FrameTable:
             angle = self.scalar_entry(sub, text, what="a rotation angle")
             if angle is None:
                 return None
-            frame = rotate(frame, name, axis, angle, self.b.der(angle, 0))
+            frame = rotate(frame, name, axis, angle, self.symbols.der(angle, 0))
             if not self._small(entry, frame):
                 return None
         return frame
@@ -148,7 +148,7 @@ class FrameTable:
         C = sp.Matrix(rows)
         rng = np.random.default_rng(0)
         for k in range(3):
-            shift = None if k == 0 else rng.uniform(-0.5, 0.5, len(self.b.coords))
+            shift = None if k == 0 else rng.uniform(-0.5, 0.5, len(self.symbols.coordinates))
             M = self.values(flat, shift).reshape(3, 3)
             err = np.abs(M.T @ M - np.eye(3)).max() if np.all(np.isfinite(M)) else np.inf
             if not err < 1e-9 or np.linalg.det(M) < 0:
@@ -156,7 +156,7 @@ class FrameTable:
                            f"at {'the start state' if k == 0 else 'a state near it'} (error {err:.3g})",
                            "give the rows of C with v_parent = C v_child, orthonormal and right-handed")
                 return None
-        if C.free_symbols & (self.b.position_symbols() | {S.t}) and not orthonormal_identically(C):
+        if C.free_symbols & (self.symbols.position_symbols() | {S.t}) and not orthonormal_identically(C):
             if S.t in C.free_symbols:
                 self.p.add(f"{entry}.dcm", "the direction cosines depend on t and could not be shown to stay a "
                            "rotation (C^T C - 1 does not reduce to 0 with sin^2 + cos^2 = 1)",
@@ -164,7 +164,7 @@ class FrameTable:
                            "depend on t), or give C in sines and cosines of the angles")
                 return None
             self.rotation_watch.append((name, sp.ImmutableMatrix(C)))  # watched during native runs
-        frame = oriented(parent, name, C, lambda e: self.b.der(e, 0))
+        frame = oriented(parent, name, C, lambda e: self.symbols.der(e, 0))
         return frame if self._small(entry, frame) else None
 
     def _small(self, entry: str, frame: Frame) -> bool:

@@ -10,8 +10,8 @@ paths run the same checks and report every problem at once.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import sympy as sp
@@ -20,7 +20,7 @@ from . import symbols as S
 from .efforts import Diode, Dynamic, Effort, Friction
 from .multibody import Multibody
 
-__all__ = ["Coordinate", "Parameter", "Input", "System"]
+__all__ = ["Coordinate", "Parameter", "Input", "System", "set_values_with", "total_derivative", "finite"]
 
 
 @dataclass(frozen=True)
@@ -184,7 +184,6 @@ class System:
 
     def with_start(self, positions: Mapping[str, float], velocities: Mapping[str, float],
                    adjusted: tuple[str, ...] = ()) -> System:
-        from dataclasses import replace
         coords = tuple(replace(c, start=float(positions.get(c.name, c.start)),
                                velocity=float(velocities.get(c.name, c.velocity))) for c in self.coordinates)
         return replace(self, coordinates=coords, adjusted_start=adjusted)
@@ -195,9 +194,20 @@ class System:
         (see :mod:`bridge.model.overrides`). The values go through the checks of a value written in the system
         file (:mod:`bridge.model.values`: masses, radii, inertia tensors, rates; independent constraints), so a
         bad one raises :class:`~bridge.errors.SystemFileError` with the file's message."""
-        from .overrides import apply_overrides
+        if not _VALUE_SETTER:
+            raise RuntimeError("no function sets values on a System: import bridge.model (bridge.model.overrides "
+                               "installs it)")
+        return _VALUE_SETTER[0](self, {**(values or {}), **kwargs})
 
-        return apply_overrides(self, {**(values or {}), **kwargs})
+
+#: the function behind :meth:`System.with_values`, :func:`bridge.model.overrides.apply_overrides`; installed by
+#: that module (imported with :mod:`bridge.model`), which builds on the constraint kinematics built on System
+_VALUE_SETTER: list[Callable[[System, Mapping[str, Any]], System]] = []
+
+
+def set_values_with(setter: Callable[[System, Mapping[str, Any]], System]) -> None:
+    """Install ``setter(system, values) -> system`` as the function behind :meth:`System.with_values`."""
+    _VALUE_SETTER[:] = [setter]
 
 
 def total_derivative(expr: sp.Expr, q, qd, qdd) -> sp.Expr:
