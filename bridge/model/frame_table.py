@@ -17,6 +17,7 @@ import numpy as np
 import sympy as sp
 
 from . import symbols as S
+from .body_entries import BodyEntries
 from .expressions import tree_size
 from .frames import AXES, Frame, oriented, orthonormal_identically, rotate
 from .names import suggest as _suggest
@@ -28,9 +29,8 @@ MAX_FRAME_DEPTH = 200
 MAX_FRAME_NODES = 5_000
 
 
-class FrameTable:
-    """The frames part of the body tables' reader (uses its ``p``, ``b``, ``frames``, ``frame_specs``,
-    ``scalar_entry``, ``values`` and ``_parse``/``_check``)."""
+class FrameTable(BodyEntries):
+    """The frames part of the body tables' reader."""
 
     # -- frames --------------------------------------------------------------------------
     def _frames(self) -> None:
@@ -136,14 +136,14 @@ class FrameTable:
         return frame
 
     def _dcm(self, entry: str, name: str, parent: Frame, text: Any) -> Frame | None:
-        rows = self._parse(f"{entry}.dcm", text, parse_matrix, "the direction cosines")
+        rows = self.parse_entry(f"{entry}.dcm", text, parse_matrix, "the direction cosines")
         if rows is None:
             return None
         if not isinstance(rows, list):
             self.p.add(f"{entry}.dcm", "expected a 3x3 matrix", 'write dcm = "[[c, -s, 0], [s, c, 0], [0, 0, 1]]"')
             return None
         flat = [x for r in rows for x in r]
-        if not self._check(f"{entry}.dcm", flat, velocities=False, inputs_ok=False, what="the direction cosines"):
+        if not self.check_entry(f"{entry}.dcm", flat, velocities=False, inputs_ok=False, what="the direction cosines"):
             return None
         C = sp.Matrix(rows)
         rng = np.random.default_rng(0)

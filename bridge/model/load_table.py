@@ -7,14 +7,14 @@ A force ``F`` (N components) at a point P contributes ``Q_i = F . dv_P/dq'_i`` w
 
 from __future__ import annotations
 
+from .body_entries import BodyEntries
 from .multibody import Body, Load
 
 LOAD_KEYS = {"force", "point", "torque", "body", "reaction", "description"}
 
 
-class LoadTable:
-    """The loads part of the body tables' reader (uses its ``p``, ``b``, ``frames``, ``body_frame``,
-    ``entries`` and ``vector``)."""
+class LoadTable(BodyEntries):
+    """The loads part of the body tables' reader."""
 
     def _loads(self, bodies: dict[str, Body]) -> list[Load]:
         loads: list[Load] = []
