@@ -48,7 +48,7 @@ def _expired(signum, frame) -> None:
         raise _Expired
 
 
-def _caused_by(exc: BaseException, marker: type[BaseException]) -> bool:
+def _caused_by(exc: BaseException | None, marker: type[BaseException]) -> bool:
     """``exc`` is the marker, or a compiled extension turned the marker raised inside it into another
     exception (a ``SystemError`` 'returned a result with an exception set', an ``AttributeError``...) that
     keeps it as its cause or context."""

@@ -136,7 +136,7 @@ class BodyReader(FrameTable, LoadTable):
         if mass is None or frame is None or inertia is None or position is None:
             return None
         velocity = tuple(self.symbols.der(c, 0) for c in position)
-        return Body(name, mass, position, velocity, frame.rotation, frame.omega, inertia)  # type: ignore[arg-type]
+        return Body(name, mass, position, velocity, frame.rotation, frame.omega, inertia)
 
     def _inertia(self, entry: str, spec: dict) -> sp.ImmutableMatrix | None:
         """Principal moments ``[a, b, c]`` or a full symmetric tensor, positive definite, about the centre of mass
@@ -173,7 +173,7 @@ class BodyReader(FrameTable, LoadTable):
         position = self.positions.get(name)
         if mass is None or position is None:
             return None
-        return Body(name, mass, position, tuple(self.symbols.der(c, 0) for c in position))  # type: ignore[arg-type]
+        return Body(name, mass, position, tuple(self.symbols.der(c, 0) for c in position))
 
     def _gravity(self) -> Vector:
         g = self.table("gravity")

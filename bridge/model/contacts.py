@@ -87,6 +87,8 @@ def _axis(reader, entry: str, spec: dict, body: Body, default: str) -> tuple[sp.
     if not isinstance(axis, str) or axis not in AXES:
         reader.p.add(f"{entry}.axis", f"bad axis {axis!r}", 'a body axis is "x", "y" or "z"')
         return None
+    if body.rotation is None:  # a particle, refused as the contact's body already
+        return None
     return tuple(body.rotation[:, AXES[axis]])
 
 
@@ -175,7 +177,7 @@ def _knife_edge(reader, entry: str, spec: dict, body: Body, model) -> None:
         else body.position
     if b is None or point is None:
         return
-    velocity = [reader.symbols.der(c, 0) for c in point]
+    velocity = (reader.symbols.der(point[0], 0), reader.symbols.der(point[1], 0), reader.symbols.der(point[2], 0))
     model.nonholonomic.append((f"{entry} (no velocity along the body's {spec.get('axis', 'y')} axis)",
                                dot(velocity, b)))
 

@@ -107,7 +107,7 @@ class EffortTables:
 
     def diodes(self) -> tuple[Diode, ...]:
         """The diodes, each on the velocity of a coordinate (a charge)."""
-        out = []
+        out: list[Diode] = []
         coords = {S.qd(c.name): c.name for c in self.symbols.coordinates if not c.name.endswith(INTEGRAL_SUFFIX)}
         for name, spec in self.diode_specs.items():
             entry = f"diodes.{name}"
@@ -162,7 +162,8 @@ class EffortTables:
         base = parse_unit(unit) if unit else None
         if base is None and unit:
             return True  # a unit nhbridge cannot reduce to base units: left to the unit checks
-        if base is None or base.exponents == parse_unit("C").exponents:
+        charge = parse_unit("C")
+        if base is None or (charge is not None and base.exponents == charge.exponents):
             return True
         self.add(entry, f"the flow der({coordinate}) of a diode must be a current, but {coordinate} has the unit "
                      f"{unit!r} (so its flow is in {unit}/s, not A)",

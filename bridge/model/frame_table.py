@@ -74,22 +74,25 @@ class FrameTable(BodyEntries):
         :data:`MAX_FRAME_DEPTH` is reported once, at the first frame of its chain beyond the limit."""
         depth: dict[str, int] = {"N": 0}
         for name in self.frame_specs:
-            chain, cur = [], name
-            while cur not in depth:
-                if cur is None or cur in in_cycle:
+            chain: list[str] = []
+            cur: str | None = name
+            while cur is not None and cur not in depth:
+                if cur in in_cycle:
                     break
                 chain.append(cur)
                 cur = parents.get(cur)
             else:
-                for k, frame in enumerate(reversed(chain)):
-                    depth[frame] = depth[cur] + k + 1
+                if cur is not None:
+                    for k, frame in enumerate(reversed(chain)):
+                        depth[frame] = depth[cur] + k + 1
         del depth["N"]
         for name, d in depth.items():
             if d == MAX_FRAME_DEPTH + 1:
-                path, cur = [name], parents[name]
-                while cur != "N":
-                    path.append(cur)
-                    cur = parents[cur]
+                path: list[str] = [name]
+                up = parents[name]
+                while up is not None and up != "N":
+                    path.append(up)
+                    up = parents[up]
                 path = ["N", *reversed(path)]
                 shown = " -> ".join(path[:3] + ["..."] + path[-2:])
                 self.p.add(f"frames.{name}.parent", f"the chain of parents {shown} is {d} frames deep, more than "

@@ -140,15 +140,16 @@ def _function_name(f: sp.Basic) -> str | None:
     return None
 
 
-def _input_function(f: Any, taken: set) -> Any:
-    """An ``inputs`` key: a dynamicsymbol that is not a coordinate or speed."""
-    if _function_name(f) is None:
+def _input_function(f: Any, taken: set) -> tuple[Any, str]:
+    """An ``inputs`` key (a dynamicsymbol that is not a coordinate or speed) and its name."""
+    name = _function_name(f)
+    if name is None:
         raise _fail("inputs", f"the input {f} is not a dynamicsymbol (a function of t)",
                     "give specified quantities as dynamicsymbols('T'), mapped to their start values")
     if f in taken:
         raise _fail("inputs", f"{f} is a coordinate or speed of the object, not an input",
                     "give only specified quantities (external signals) as inputs")
-    return f
+    return f, name
 
 
 # -- the conversion ------------------------------------------------------------------------------------------------
@@ -181,8 +182,8 @@ class _Converter:
         self.inputs: dict = {}      # specified function of t -> input symbol
         taken = set(spec.q) | set(spec.u) | set(spec.u_aux)
         for f in inputs or {}:
-            f = _input_function(f, taken)
-            self.inputs[f] = self.map[f] = sp.Symbol(_identifier(_function_name(f), self.used))
+            f, fname = _input_function(f, taken)
+            self.inputs[f] = self.map[f] = sp.Symbol(_identifier(fname, self.used))
 
     def add_coordinate(self, label: str) -> str:
         nm = _identifier(label, self.used)
@@ -282,14 +283,14 @@ def _reference_point(spec: _Spec, centres: list) -> Any:
 
 def _inertia_frame(body: Any) -> Any:
     """The frame the central inertia dyadic is written in (the body frame when it mixes frames)."""
-    frames = set()
+    frames: set[Any] = set()
     for _c, v1, v2 in body.central_inertia.args:
         for v in (v1, v2):
             frames.update(fr for _m, fr in v.args)
     return frames.pop() if len(frames) == 1 else body.frame
 
 
-def _bodies(spec: _Spec, conv: _Converter) -> tuple[list, list]:
+def _bodies(spec: _Spec, conv: _Converter) -> tuple[list[Body], list, Any]:
     """The bodies and their sympy mass centres."""
     from sympy.physics.mechanics import Particle
 
@@ -303,7 +304,7 @@ def _bodies(spec: _Spec, conv: _Converter) -> tuple[list, list]:
         except ValueError as exc:
             raise _fail(f"bodies.{b.name}", f"the velocity of its mass centre is not defined ({exc})",
                         "set it with set_vel or v2pt_theory") from exc
-        pos = None
+        pos: Any = None  # no common point: refused by _true_velocities, which needs the positions
         if ref is not None:
             try:
                 pos = conv.vector(b.masscenter.pos_from(ref), N)
@@ -492,7 +493,8 @@ def _value(entry: str, key: Any, value: Any) -> float:
 def _lookup(table: Mapping, what: str, known: dict) -> dict:
     """User keys (sympy objects or their names) -> values, keyed by the known objects (object -> kind)."""
     by_name = {str(k): k for k in known}
-    by_name.update({_function_name(k): k for k in known if _function_name(k)})
+    names = {k: _function_name(k) for k in known}
+    by_name.update({n: k for k, n in names.items() if n})
     out = {}
     for key, value in (table or {}).items():
         obj = key if key in known else by_name.get(key) if isinstance(key, str) else None

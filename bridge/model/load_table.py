@@ -43,7 +43,7 @@ class LoadTable(BodyEntries):
         r = self.vector(f"{entry}.point", spec["point"], what="the point of application")
         if F is None or r is None:
             return []
-        return [Load(name, "force", tuple(self.symbols.der(c, 0) for c in r), F)]  # type: ignore[arg-type]
+        return [Load(name, "force", tuple(self.symbols.der(c, 0) for c in r), F)]
 
     def _torque(self, entry: str, name: str, spec: dict, bodies: dict[str, Body]) -> list[Load]:
         if "point" in spec:

@@ -22,7 +22,7 @@ import numpy as np
 import scipy.linalg
 import sympy as sp
 
-from ..errors import ProblemCollector
+from ..errors import ProblemCollector, SystemFileError
 from .effort_checks import effort_jacobian_problems
 from .expressions import ExpressionError, parse_expression
 from .mechanics import SINGULAR_SPLIT, Differentiator, choose_independent, split_health, velocity_constraints
@@ -72,9 +72,10 @@ def _value(entry: str, value: Any, problems: ProblemCollector) -> float | None:
         try:  # a plain number exactly as Python reads it
             number = float(value)
         except ValueError:
-            number = _constant_expression(entry, value, problems)
-            if number is None:
+            constant = _constant_expression(entry, value, problems)
+            if constant is None:
                 return None
+            number = constant
         if np.isfinite(number):
             return number
     problems.add(entry, f"expected a finite number, got {value!r}",
@@ -184,7 +185,7 @@ def _consistent(system: System, values: Mapping[str, float], problems: ProblemCo
             problems.add(entry, f"the start state after --set violates this constraint (residual {residual:.6g}) "
                          f"and cannot be made consistent while keeping the values set for {shown or 'them'}: {why}",
                          "set fewer start values, or values that satisfy the constraints")
-        problems.raise_if_any()
+        raise SystemFileError(problems.problems)
     dep = [i for i in range(system.n) if i not in independent]
     qv = dependent_positions(constraints, q0, dep)
     if qv is None:

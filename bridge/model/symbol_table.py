@@ -252,7 +252,7 @@ class SymbolTable:
                 self.problems.add(entry, "conditions are not part of the expression language",
                                   "use abs, sign, min or max")
                 return None
-        return expr  # type: ignore[return-value]
+        return expr
 
     def variables_allowed(self, entry: str, expr: sp.Expr, *, velocities: bool, inputs_ok: bool, what: str,
                           accelerations: str = " (der(der(...)))",

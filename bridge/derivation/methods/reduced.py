@@ -129,7 +129,7 @@ def reduce(system: System, d: Differentiator, independent: Sequence[int], A, a0)
             row.append(-(a0_dot + sum((A_dot[r][j] * beta[jj] for jj, j in enumerate(dependent)), ZERO)))
         rhs2.append(row)
     width = len(cols) + int(affine)
-    stages = ()
+    stages: tuple[AuxiliaryStage, ...] = ()
     if width:
         mat = to_sp_matrix(A_dep, s)
         stages = (AuxiliaryStage(to_sp_matrix(unknowns1, width), mat, to_sp_matrix(rhs1, width)),
