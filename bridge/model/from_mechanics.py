@@ -105,7 +105,7 @@ def _spec(obj: Any) -> _Spec:
 # -- names ---------------------------------------------------------------------------------------------------------
 def _identifier(name: str, used: set[str]) -> str:
     """A valid, unused system-file name for a sympy name (Greek letters spelled out, others replaced by _)."""
-    from .loader import IDENTIFIER, MAX_NAME_LENGTH, RESERVED, RESERVED_PREFIXES
+    from .reserved_names import IDENTIFIER, MAX_NAME_LENGTH, RESERVED, RESERVED_PREFIXES
 
     chars = []
     for ch in name:
