@@ -8,6 +8,7 @@ setup(
     packages=[*find_packages(include=["bridge", "bridge.*"]), "bridge.fmu.runtime", "bridge.modelica.library"],
     package_dir={"bridge.fmu.runtime": "fmu", "bridge.modelica.library": "modelica"},
     package_data={
+        "bridge": ["py.typed"],
         "bridge.fmu.runtime": ["*.c", "*.h", "README.md", "include/fmi2/*.h", "include/fmi3/*.h"],
         "bridge.modelica.library": ["*/*.mo", "*/package.order", "*/*/*.mo", "*/*/package.order"],
     },

@@ -51,7 +51,7 @@ def _expired(signum, frame) -> None:
         raise _Expired
 
 
-def _caused_by(exc: BaseException, marker: type[BaseException]) -> bool:
+def _caused_by(exc: BaseException | None, marker: type[BaseException]) -> bool:
     """Return whether ``exc`` is the marker or was caused by it.
 
     A compiled extension may turn the marker raised inside it into another exception (a ``SystemError`` 'returned a

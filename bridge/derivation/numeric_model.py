@@ -48,7 +48,7 @@ class AuxiliarySolver:
         """Solve for all placeholders (row-major per stage, stages in order)."""
         out = np.empty(self.size)
         done = 0
-        factors = None
+        factors: LUFactors | None = None
         for f, r, c, same in self.stages:
             vals = np.asarray(f(np.concatenate([values, out[:done]]) if done else values), dtype=float).ravel()
             if not np.all(np.isfinite(vals)):
@@ -61,6 +61,7 @@ class AuxiliarySolver:
                     raise SimulationError(f"at t = {t:.9g} the constraints cannot be solved for the dependent "
                                           f"velocities of method {self.method} (the split is singular)")
                 vals = vals[r * r:]
+            assert factors is not None  # a stage reusing the factors follows the stage that made them
             out[done: done + r * c] = factors.solve(vals.reshape(r, c)).ravel()
             done += r * c
         return out
@@ -399,6 +400,8 @@ class NumericModel:
             The m x n matrix.
         """
         A = self.eom.constraint_jacobian
+        if self._jac is None or A is None:
+            raise ValueError(f"method {self.eom.method} has no constraint split (not a reduced method)")
         return np.asarray(self._jac(self._full(t, q, qd)), dtype=float).reshape(A.shape)
 
     def split_health(self, t: float, q: np.ndarray, qd: np.ndarray) -> float:

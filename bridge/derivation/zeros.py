@@ -89,7 +89,7 @@ class _Prober:
             return v, np.abs(v)
         args = [self(a) for a in e.args]
         if e.is_Add:
-            return sum(a[0] for a in args), sum(a[1] for a in args)
+            return sum((a[0] for a in args), np.zeros(self.k)), sum((a[1] for a in args), np.zeros(self.k))
         if e.is_Mul:
             return np.prod([a[0] for a in args], axis=0), np.prod([a[1] for a in args], axis=0)
         if e.is_Pow:

@@ -22,7 +22,7 @@ import symengine as se
 from ..derivation.dense import LUFactors
 from ..errors import SimulationError
 from ..model import symbols as S
-from ..model.kinks import _outer_kinks, diff
+from ..model.kinks import diff, outer_kinks
 from ..model.numeric import compile_exprs
 
 SINGULAR = 1e-13
@@ -35,7 +35,7 @@ def jacobian_exprs(exprs: Sequence, variables: Sequence) -> list:
     for e in exprs:
         e = se.sympify(e)
         free = e.free_symbols
-        d = diff if _outer_kinks(e) else se.diff  # the kink-aware derivative only where there are kinks
+        d = diff if outer_kinks(e) else se.diff  # the kink-aware derivative only where there are kinks
         out.extend(d(e, v) if v in free else se.Integer(0) for v in svars)
     return out
 

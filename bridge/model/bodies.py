@@ -17,22 +17,22 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, NamedTuple
 
-import numpy as np
 import sympy as sp
 
 from . import symbols as S
-from .expressions import MAX_TREE_SIZE, ExpressionError, caret, parse_expression, tree_size
+from .contacts import read_contacts
+from .expressions import ExpressionError
 from .frame_table import FrameTable
-from .frames import INERTIAL, Frame
 from .load_table import LoadTable
 from .multibody import ZERO, Body, Multibody, Vector
 from .names import suggest as _suggest
-from .numeric import evaluate_once
+from .read_context import ReadContext
+from .redundant_rows import redundant_rows, velocity_rows
 from .trig import tidy_trig
-from .values import inertia_problem, positive_problem
-from .vectors import parse_matrix, parse_scalar, parse_vector
+from .values import inertia_problem
+from .vectors import parse_matrix
 
 TABLES = ("frames", "points", "bodies", "particles", "gravity", "loads", "contacts")
 FRAME_KEYS = {"parent", "axis", "angle", "axes", "angles", "dcm", "description"}
@@ -47,10 +47,6 @@ def uses_bodies(data: Mapping[str, Any]) -> bool:
     return any(key in data for key in TABLES)
 
 
-
-
-class _Broken(ExpressionError):
-    """A reference to an entry whose problem is reported at that entry."""
 
 
 @dataclass
@@ -71,304 +67,6 @@ class BodyReader(FrameTable, LoadTable):
     The vector expressions' :class:`~bridge.model.vectors.Context`.
     """
 
-    def __init__(self, builder, reported: type[Exception]):
-        self.b = builder
-        self.p = builder.p
-        self.reported = (reported, _Broken)
-        self.frames: dict[str, Frame | None] = {"N": INERTIAL}
-        self.frame_specs: dict[str, dict] = {}
-        self.located: dict[str, tuple[str, str, Any]] = {}  # name -> (entry, key, text) of a position
-        self.positions: dict[str, Vector | None] = {}
-        self._locating: list[str] = []
-        self.body_frame: dict[str, str] = {}
-        self.positive: list[tuple[str, str, sp.Expr]] = []  # constants checked positive besides masses
-        self.rotation_watch: list[tuple[str, sp.ImmutableMatrix]] = []  # dcm frames not proven orthonormal
-        self.body_names: set[str] = set()      # declared under [bodies] (whether or not their entries hold)
-        self.particle_names: set[str] = set()  # declared under [particles]
-
-    # -- the vector expressions' context ------------------------------------------------
-    def frame_matrix(self, name: str, pos: int) -> sp.Matrix | None:
-        """Return the direction cosines of the frame ``name``, or None when no frame has that name.
-
-        Parameters
-        ----------
-        name : str
-            A frame name.
-        pos : int
-            Its position in the expression, for messages.
-
-        Returns
-        -------
-        sympy.Matrix or None
-            The rotation ``R`` with ``v_N = R v_frame``.
-        """
-        if name not in self.frames:
-            return None
-        frame = self.frames[name]
-        if frame is None:
-            raise _Broken(f"the frame {name!r} is broken (reported there)", pos)
-        return frame.rotation
-
-    def point(self, name: str, pos: int) -> Vector | None:
-        """Return the position of the point (or mass centre) ``name`` in N components, or None when it is no point.
-
-        Positions defined by other points are located on first use.
-
-        Parameters
-        ----------
-        name : str
-            A point, body or particle name.
-        pos : int
-            Its position in the expression, for messages.
-
-        Returns
-        -------
-        tuple of sympy.Expr or None
-            The three N components.
-
-        Raises
-        ------
-        ExpressionError
-            When positions refer to each other in a cycle.
-        """
-        if name in self.positions:
-            v = self.positions[name]
-            if v is None:
-                raise _Broken(f"{name!r} is broken (reported there)", pos)
-            return v
-        if name not in self.located:
-            return None
-        if name in self._locating:
-            cycle = " -> ".join(self._locating[self._locating.index(name):] + [name])
-            raise ExpressionError(f"positions refer to each other in a cycle: {cycle}", pos,
-                                  "define one of them without the others")
-        entry, _key, text = self.located[name]
-        self._locating.append(name)
-        try:
-            self.positions[name] = self.vector(entry, text, what="a position")
-        finally:
-            self._locating.pop()
-        return self.point(name, pos)
-
-    def scalar(self, text: str, offset: int) -> sp.Expr:
-        """Return a scalar sub-expression parsed with the system file's names.
-
-        Parameters
-        ----------
-        text : str
-            The scalar text.
-        offset : int
-            Its position in the whole expression (added to an error's position).
-
-        Returns
-        -------
-        sympy.Expr
-            The expression.
-        """
-        try:
-            return parse_expression(text, self.b.resolve, self.b.der)
-        except self.reported:
-            raise
-        except ExpressionError as exc:
-            if exc.position is not None:
-                exc.position += offset
-            raise
-
-    def der(self, expr: sp.Expr, pos: int) -> sp.Expr:
-        """Return the time derivative ``der(expr)`` as the system file's builder forms it.
-
-        Parameters
-        ----------
-        expr : sympy.Expr
-            The expression.
-        pos : int
-            Its position in the expression, for messages.
-
-        Returns
-        -------
-        sympy.Expr
-            The total time derivative.
-        """
-        return self.b.der(expr, pos)
-
-    def frame_names(self) -> list[str]:
-        """Return the declared frames (N first), for did-you-mean hints."""
-        return list(self.frames)
-
-    def not_a_body(self, name: Any, what: str = "a rigid body") -> tuple[str, str]:
-        """Return (message, hint) for a reference ``name`` that is not a usable body.
-
-        A body whose own entry has errors (reported there), a particle, or an unknown name with the closest declared
-        body.
-        """
-        if isinstance(name, str) and name in self.body_names:
-            return (f"{name!r} has errors above (bodies.{name})", "fix that entry; this reference is then checked")
-        if isinstance(name, str) and name in self.particle_names:
-            return (f"{name!r} is a particle, not {what}", f"declare {name} under [bodies] with a frame and an "
-                    "inertia tensor")
-        return (f"{name!r} is not {what}",
-                _suggest(str(name), sorted(self.body_names)) or "name a body of [bodies] (it needs a frame)")
-
-    # -- entries -------------------------------------------------------------------------
-    def _parse(self, entry: str, text: Any, parse, what: str):
-        if not isinstance(text, str):
-            self.p.add(entry, f"expected an expression string, got {type(text).__name__}",
-                       f'write {what} in quotes, e.g. "[0, 0, -g]" for a vector or "m" for a scalar')
-            return None
-        try:
-            return parse(text, self)
-        except self.reported:
-            return None
-        except ExpressionError as exc:
-            self.p.add(entry, f"{exc.message}{caret(text, exc.position)}", exc.hint)
-            return None
-        except RecursionError:
-            self.p.add(entry, "expression is nested too deep", "split it into [points] or [definitions]")
-            return None
-
-    def _check(self, entry: str, exprs, *, velocities: bool, inputs_ok: bool, what: str) -> bool:
-        """Check the tree size, finiteness and the allowed variables of parsed components."""
-        for e in exprs:
-            if e.has(sp.nan):
-                return False  # a broken definition, reported there
-            if tree_size(e) > MAX_TREE_SIZE:
-                self.p.add(entry, f"{what} is too large (more than {MAX_TREE_SIZE} operations)",
-                           "simplify it or split the model")
-                return False
-            if e.has(sp.zoo) or e.has(sp.oo) or e.has(sp.I):
-                self.p.add(entry, f"{what} is not a finite real number", "check for a division by zero")
-                return False
-            if not self.b.variables_allowed(
-                    entry, e, velocities=velocities, inputs_ok=inputs_ok, what=what, accelerations="",
-                    hints=("write it with positions and velocities",
-                           "positions and angles are functions of the coordinates and time only",
-                           "inputs may appear in loads and [forces]")):
-                return False
-        return True
-
-    def vector(self, entry: str, text: Any, *, velocities: bool = False, inputs_ok: bool = False,
-               what: str = "the vector") -> Vector | None:
-        """Return a table entry's vector, checked; None when it has a problem (recorded).
-
-        Parameters
-        ----------
-        entry : str
-            The TOML path of the entry, for messages.
-        text : Any
-            The entry's value (a vector expression).
-        velocities : bool, optional
-            Whether velocities may appear.
-        inputs_ok : bool, optional
-            Whether inputs may appear.
-        what : str, optional
-            What it is, for messages.
-
-        Returns
-        -------
-        tuple of sympy.Expr or None
-            The three N components.
-        """
-        v = self._parse(entry, text, parse_vector, what)
-        if v is None or not self._check(entry, v, velocities=velocities, inputs_ok=inputs_ok, what=what):
-            return None
-        return v
-
-    def scalar_entry(self, entry: str, text: Any, *, velocities: bool = False, inputs_ok: bool = False,
-                     what: str = "the expression") -> sp.Expr | None:
-        """Return a table entry's scalar (text or number), checked; None when it has a problem (recorded).
-
-        Parameters
-        ----------
-        entry : str
-            The TOML path of the entry, for messages.
-        text : Any
-            The entry's value (an expression or a number).
-        velocities : bool, optional
-            Whether velocities may appear.
-        inputs_ok : bool, optional
-            Whether inputs may appear.
-        what : str, optional
-            What it is, for messages.
-
-        Returns
-        -------
-        sympy.Expr or None
-            The expression.
-        """
-        if isinstance(text, (int, float)) and not isinstance(text, bool):
-            text = repr(text)
-        e = self._parse(entry, text, parse_scalar, what)
-        if e is None or not self._check(entry, [e], velocities=velocities, inputs_ok=inputs_ok, what=what):
-            return None
-        return e
-
-    def constant(self, entry: str, text: Any, what: str, positive: bool = True) -> sp.Expr | None:
-        """Return a constant (parameters only) scalar, positive at the parameter values."""
-        e = self.scalar_entry(entry, text, what=what)
-        if e is None:
-            return None
-        if e.free_symbols & (self.b.position_symbols() | {S.t}):
-            self.p.add(entry, f"{what} must be a constant (parameters only)", "remove coordinates and t from it")
-            return None
-        if positive and not self.known([e]):
-            return None  # its value is refused where it is given
-        if positive:
-            problem = positive_problem(what, float(self.values([e])[0]))
-            if problem:
-                self.p.add(entry, *problem)
-                return None
-            if what != "the mass":  # masses are checked again from the bodies themselves
-                self.positive.append((entry, what, e))
-        return e
-
-    def known(self, exprs) -> bool:
-        """Return whether the expressions' values can be checked: none depends on a value refused already."""
-        bad = getattr(self.b, "bad_values", set())
-        return not any(e.free_symbols & bad for e in exprs)
-
-    def values(self, exprs, perturb: np.ndarray | None = None) -> np.ndarray:
-        """Return the expressions at the start state (coordinates shifted by ``perturb``), parameters and inputs."""
-        coords = self.b.coords
-        args = [S.t, *[c.symbol for c in coords], *[c.velocity_symbol for c in coords],
-                *[p.symbol for p in self.b.params], *[u.symbol for u in self.b.inputs]]
-        q0 = np.array([c.start for c in coords]) + (0 if perturb is None else perturb)
-        vals = [0.0, *q0, *[c.velocity for c in coords], *[p.value for p in self.b.params],
-                *[u.start for u in self.b.inputs]]
-        return evaluate_once(args, list(exprs), vals)
-
-    # -- tables --------------------------------------------------------------------------
-    def table(self, key: str) -> dict:
-        """Return the system file's table ``key`` (empty when absent).
-
-        Parameters
-        ----------
-        key : str
-            The table name, e.g. ``"bodies"``.
-
-        Returns
-        -------
-        dict
-            The table.
-        """
-        return self.b.table(key)
-
-    def entries(self, key: str, keys: set[str], declare: str | None) -> dict[str, dict]:
-        """Return the entries of a table as dicts (a string value means ``{first key = value}``)."""
-        out: dict[str, dict] = {}
-        for name, spec in self.table(key).items():
-            entry = f"{key}.{name}"
-            if isinstance(spec, str) and key == "points":
-                spec = {"position": spec}
-            if not isinstance(spec, dict):
-                self.p.add(entry, "expected an inline table", f"write {name} = {{ ... }} with keys "
-                           + ", ".join(sorted(keys)))
-                continue
-            self.b.check_keys(entry, spec, keys)
-            own_frame = declare == "body" and name in self.frame_specs and spec.get("frame") == name
-            if declare is None or own_frame or self.b.declare(entry, name, declare):
-                out[name] = spec
-        return out
-
     def read(self) -> BodyModel | None:
         """Read the body tables into a multibody model; problems are recorded, not raised.
 
@@ -378,7 +76,7 @@ class BodyReader(FrameTable, LoadTable):
             The multibody and what the system takes from it, or None when a table has a problem.
         """
         before = len(self.p.problems)
-        self.b.declare("frames", "N", "frame (the inertial frame N)")
+        self.tables.declare("frames", "N", "frame (the inertial frame N)")
         self.frame_specs = self.entries("frames", FRAME_KEYS, "frame")
         self._frames()
         points = self.entries("points", POINT_KEYS, "point")
@@ -408,14 +106,12 @@ class BodyReader(FrameTable, LoadTable):
             self.p.add("bodies", "no bodies or particles are declared", "declare at least one body or particle")
         if len(self.p.problems) > before or any(b is None for b in made):
             return None
-        from .contacts import read_contacts
-
         mb = Multibody(tuple(b for b in made if b is not None), tuple(loads), gravity, tuple(self.rotation_watch))
         # each body's energy and each force with sin^2 + cos^2 cancelled (a wheel's spin angle in its yaw inertia)
         kinetic = sum((tidy_trig(b.kinetic_energy()) for b in mb.bodies), sp.Integer(0))
         model = BodyModel(mb, kinetic, mb.potential_energy(), {})
-        Q = mb.generalized_forces([c.velocity_symbol for c in self.b.coords])
-        model.forces = {c.name: tidy_trig(f) for c, f in zip(self.b.coords, Q) if f != 0}
+        Q = mb.generalized_forces([c.velocity_symbol for c in self.symbols.coordinates])
+        model.forces = {c.name: tidy_trig(f) for c, f in zip(self.symbols.coordinates, Q) if f != 0}
         read_contacts(self, {b.name: b for b in mb.bodies}, model)
         model.multibody = replace(mb, positive=tuple(self.positive))
         return model
@@ -449,8 +145,8 @@ class BodyReader(FrameTable, LoadTable):
         position = self.positions.get(name)
         if mass is None or frame is None or inertia is None or position is None:
             return None
-        velocity = tuple(self.b.der(c, 0) for c in position)
-        return Body(name, mass, position, velocity, frame.rotation, frame.omega, inertia)  # type: ignore[arg-type]
+        velocity = tuple(self.symbols.der(c, 0) for c in position)
+        return Body(name, mass, position, velocity, frame.rotation, frame.omega, inertia)
 
     def _inertia(self, entry: str, spec: dict) -> sp.ImmutableMatrix | None:
         """Read principal moments ``[a, b, c]`` or a full symmetric tensor, positive definite.
@@ -462,14 +158,14 @@ class BodyReader(FrameTable, LoadTable):
             self.p.add(entry, "the inertia tensor is missing",
                        'add inertia = "[Ixx, Iyy, Izz]" (principal) or "[[Ixx, Ixy, Ixz], [..], [..]]"')
             return None
-        value = self._parse(entry, spec["inertia"], parse_matrix, "the inertia tensor")
+        value = self.parse_entry(entry, spec["inertia"], parse_matrix, "the inertia tensor")
         if value is None:
             return None
         I = sp.diag(*value) if not isinstance(value, list) else sp.Matrix(value)
         flat = list(I)
-        if not self._check(entry, flat, velocities=False, inputs_ok=False, what="the inertia tensor"):
+        if not self.check_entry(entry, flat, velocities=False, inputs_ok=False, what="the inertia tensor"):
             return None
-        if any(e.free_symbols & (self.b.position_symbols() | {S.t}) for e in flat):
+        if any(e.free_symbols & (self.symbols.position_symbols() | {S.t}) for e in flat):
             self.p.add(entry, "the inertia tensor must be constant (parameters only)",
                        "give it in the body frame, where it does not change")
             return None
@@ -490,11 +186,11 @@ class BodyReader(FrameTable, LoadTable):
         position = self.positions.get(name)
         if mass is None or position is None:
             return None
-        return Body(name, mass, position, tuple(self.b.der(c, 0) for c in position))  # type: ignore[arg-type]
+        return Body(name, mass, position, tuple(self.symbols.der(c, 0) for c in position))
 
     def _gravity(self) -> Vector:
         g = self.table("gravity")
-        self.b.check_keys("gravity", g, GRAVITY_KEYS)
+        self.tables.check_keys("gravity", g, GRAVITY_KEYS)
         if not g:
             return ZERO
         if "vector" not in g:
@@ -503,31 +199,46 @@ class BodyReader(FrameTable, LoadTable):
         v = self.vector("gravity.vector", g["vector"], what="the gravity vector")
         if v is None:
             return ZERO
-        if any(c.free_symbols & (self.b.position_symbols() | {S.t}) for c in v):
+        if any(c.free_symbols & (self.symbols.position_symbols() | {S.t}) for c in v):
             self.p.add("gravity.vector", "gravity must be uniform and constant (parameters only)",
                        "write it in N components, e.g. [0, 0, -g]")
             return ZERO
         return v
 
 
-def merge_bodies(builder, reported: type[Exception], T, V, forces: dict, holonomic: list, nonholonomic: list):
+class MergedEquations(NamedTuple):
     """Return the file's T, V, forces and constraints with those of its body tables added.
 
     Also the :class:`Multibody` (None without body tables) and the constraints' entry names (() when all are from
     ``[constraints]``).
     """
-    if not uses_bodies(builder.data):
-        return T, V, forces, holonomic, nonholonomic, None, ()
-    before = len(builder.p.problems)
-    model = BodyReader(builder, reported).read()
-    if model is None or len(builder.p.problems) > before:  # a contact's problem: its constraints are unknown too
-        builder.bodies_broken = True  # the contacts' constraints are unknown: no count of them is checked
-        return T, V, forces, holonomic, nonholonomic, None, ()
+
+    kinetic: sp.Expr | None
+    potential: sp.Expr | None
+    forces: dict[str, sp.Expr]
+    holonomic: list[sp.Expr]
+    nonholonomic: list[sp.Expr]
+    multibody: Multibody | None  # None without body tables (or with a problem in them)
+    labels: tuple[str, ...]  # the constraints' entry names; () when all are from [constraints]
+    broken: bool  # a problem in the body tables: the number of their constraints is unknown
+
+
+def merge_bodies(ctx: ReadContext, T: sp.Expr | None, V: sp.Expr | None, forces: dict[str, sp.Expr],
+                 holonomic: list[sp.Expr], nonholonomic: list[sp.Expr]) -> MergedEquations:
+    """The file's T, V, forces and constraints with those of its body tables added; also the
+    :class:`Multibody` (None without body tables) and the constraints' entry names (() when all are from
+    ``[constraints]``)."""
+    if not uses_bodies(ctx.tables.data):
+        return MergedEquations(T, V, forces, holonomic, nonholonomic, None, (), False)
+    before = ctx.tables.count()
+    model = BodyReader(ctx).read()
+    if model is None or ctx.tables.count() > before:  # a contact's problem: its constraints are unknown too
+        return MergedEquations(T, V, forces, holonomic, nonholonomic, None, (), True)
     if T is not None:
         T = model.kinetic + T
-        if builder.coords and not (T.free_symbols & builder.velocity_symbols()):
-            builder.p.add("bodies", "the kinetic energy of the bodies and [energy] does not depend on any velocity",
-                          "declare bodies or particles whose positions depend on the coordinates")
+        if ctx.symbols.coordinates and not (T.free_symbols & ctx.symbols.velocity_symbols()):
+            ctx.tables.add("bodies", "the kinetic energy of the bodies and [energy] does not depend on any velocity",
+                           "declare bodies or particles whose positions depend on the coordinates")
     if V is not None:
         V = model.potential + V
     forces = dict(forces)
@@ -543,25 +254,23 @@ def merge_bodies(builder, reported: type[Exception], T, V, forces: dict, holonom
     nonholonomic = list(nonholonomic) + [e for _, e in model.nonholonomic]
     multibody = model.multibody
     if any(generated) and not any(e.has(sp.nan) for e in holonomic + nonholonomic):
-        holonomic, nonholonomic, labels, multibody = _drop_redundant(builder, holonomic, nonholonomic, labels,
+        holonomic, nonholonomic, labels, multibody = _drop_redundant(ctx, holonomic, nonholonomic, labels,
                                                                       generated, multibody)
-    return T, V, forces, holonomic, nonholonomic, multibody, tuple(labels)
+    return MergedEquations(T, V, forces, holonomic, nonholonomic, multibody, tuple(labels), False)
 
 
-def _drop_redundant(builder, holonomic, nonholonomic, labels, generated, multibody):
+def _drop_redundant(ctx: ReadContext, holonomic: list[sp.Expr], nonholonomic: list[sp.Expr], labels: list[str],
+                    generated: list[bool], multibody: Multibody
+                    ) -> tuple[list[sp.Expr], list[sp.Expr], list[str], Multibody]:
     """Return the constraints without the generated rows that repeat the rows before them identically.
 
     See :mod:`.redundant_rows`; the multibody keeps them as ``dropped_constraints``. A generated row dependent at the
     start state only is reported (a singular configuration).
     """
-    from dataclasses import replace
-
-    from .redundant_rows import redundant_rows, velocity_rows
-
-    rows = velocity_rows(builder, holonomic, nonholonomic)
-    dropped, singular = redundant_rows(builder, rows, generated, holonomic)
+    rows = velocity_rows(ctx.symbols, holonomic, nonholonomic)
+    dropped, singular = redundant_rows(ctx.symbols, rows, generated, holonomic)
     for k in singular:
-        builder.p.add(labels[k], "this generated constraint is dependent on the constraints before it at the start "
+        ctx.tables.add(labels[k], "this generated constraint is dependent on the constraints before it at the start "
                       "state but not at other states: the start state is a singular configuration",
                       "change the start values (e.g. turn the body away from the singular pose)")
     if not dropped:

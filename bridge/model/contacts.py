@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
+from .body_entries import BodyEntries
 from .frames import AXES
 from .multibody import Body
 from .names import suggest as _suggest
@@ -39,7 +40,7 @@ KINDS = {
 _PLANE = re.compile(r"N\.([xyz])([xyz])\Z")
 
 
-def read_contacts(reader, bodies: dict[str, Body], model) -> None:
+def read_contacts(reader: BodyEntries, bodies: dict[str, Body], model) -> None:
     """Append each contact's constraints (labelled by entry) to ``model.holonomic``/``model.nonholonomic``."""
     for name, spec in reader.table("contacts").items():
         entry = f"contacts.{name}"
@@ -52,7 +53,7 @@ def read_contacts(reader, bodies: dict[str, Body], model) -> None:
                          "the contact kind is missing", (_suggest(str(kind), KINDS) + " " if kind else "")
                          + "kinds: " + ", ".join(KINDS))
             continue
-        reader.b.check_keys(entry, spec, KINDS[kind])
+        reader.tables.check_keys(entry, spec, KINDS[kind])
         if kind == "velocity":
             _velocity(reader, entry, spec, model)
             continue
@@ -65,7 +66,7 @@ def read_contacts(reader, bodies: dict[str, Body], model) -> None:
             _rolling(reader, entry, kind, spec, body, model)
 
 
-def _body(reader, entry: str, name: str, spec: dict, bodies: dict[str, Body]) -> Body | None:
+def _body(reader: BodyEntries, entry: str, name: str, spec: dict, bodies: dict[str, Body]) -> Body | None:
     """Return the contact's body (default: the body of the contact's name); it needs a frame."""
     bname = spec.get("body", name)
     key = f"{entry}.body" if "body" in spec else entry
@@ -82,22 +83,24 @@ def _body(reader, entry: str, name: str, spec: dict, bodies: dict[str, Body]) ->
     return body
 
 
-def _axis(reader, entry: str, spec: dict, body: Body, default: str) -> tuple[sp.Expr, ...] | None:
+def _axis(reader: BodyEntries, entry: str, spec: dict, body: Body, default: str) -> tuple[sp.Expr, ...] | None:
     axis = spec.get("axis", default)
     if not isinstance(axis, str) or axis not in AXES:
         reader.p.add(f"{entry}.axis", f"bad axis {axis!r}", 'a body axis is "x", "y" or "z"')
         return None
+    if body.rotation is None:  # a particle, refused as the contact's body already
+        return None
     return tuple(body.rotation[:, AXES[axis]])
 
 
-def _radius(reader, entry: str, spec: dict) -> sp.Expr | None:
+def _radius(reader: BodyEntries, entry: str, spec: dict) -> sp.Expr | None:
     if "radius" not in spec:
         reader.p.add(f"{entry}.radius", "the radius is missing", 'add radius = "R"')
         return None
     return reader.constant(f"{entry}.radius", spec["radius"], "the radius")
 
 
-def _plane(reader, entry: str, spec: dict, centre, side: bool = True) -> tuple[int, int, int, int] | None:
+def _plane(reader: BodyEntries, entry: str, spec: dict, centre, side: bool = True) -> tuple[int, int, int, int] | None:
     """Return the plane's axes, normal axis and sign: ``(e1, e2, normal axis, sign)``.
 
     The normal points to the centre's side at the start (not evaluated without ``side``: the syntax checked only).
@@ -120,9 +123,9 @@ def _plane(reader, entry: str, spec: dict, centre, side: bool = True) -> tuple[i
     return e1, e2, normal, 1 if height > 0 else -1
 
 
-def _identically_zero(reader, expr: sp.Expr, scale: sp.Expr) -> bool:
+def _identically_zero(reader: BodyEntries, expr: sp.Expr, scale: sp.Expr) -> bool:
     rng = np.random.default_rng(1)
-    n = len(reader.b.coords)
+    n = len(reader.symbols.coordinates)
     size = abs(float(reader.values([scale])[0]))
     for k in range(5):
         value = reader.values([expr], None if k == 0 else rng.uniform(-0.2, 0.2, n))[0]
@@ -131,7 +134,7 @@ def _identically_zero(reader, expr: sp.Expr, scale: sp.Expr) -> bool:
     return True
 
 
-def _rolling(reader, entry: str, kind: str, spec: dict, body: Body, model) -> None:
+def _rolling(reader: BodyEntries, entry: str, kind: str, spec: dict, body: Body, model) -> None:
     R = _radius(reader, entry, spec)
     a = _axis(reader, entry, spec, body, "y") if kind == "rolling-disk" else ()
     plane = _plane(reader, entry, spec, body.position, side=R is not None)  # no side from a broken radius
@@ -164,25 +167,25 @@ def _rolling(reader, entry: str, kind: str, spec: dict, body: Body, model) -> No
         model.holonomic.append((f"{entry} (on the plane)", height))
 
 
-def _omega_n(reader, body: Body, fallback):
+def _omega_n(reader: BodyEntries, body: Body, fallback):
     """Return the body's angular velocity in N components, from its frame (free of the frame's own angle)."""
     name = reader.body_frame.get(body.name)
     frame = reader.frames.get(name) if name else None
     return frame.omega_n if frame is not None else fallback
 
 
-def _knife_edge(reader, entry: str, spec: dict, body: Body, model) -> None:
+def _knife_edge(reader: BodyEntries, entry: str, spec: dict, body: Body, model) -> None:
     b = _axis(reader, entry, spec, body, "y")
     point = reader.vector(f"{entry}.point", spec["point"], what="the edge point") if "point" in spec \
         else body.position
     if b is None or point is None:
         return
-    velocity = [reader.b.der(c, 0) for c in point]
+    velocity = (reader.symbols.der(point[0], 0), reader.symbols.der(point[1], 0), reader.symbols.der(point[2], 0))
     model.nonholonomic.append((f"{entry} (no velocity along the body's {spec.get('axis', 'y')} axis)",
                                dot(velocity, b)))
 
 
-def _velocity(reader, entry: str, spec: dict[str, Any], model) -> None:
+def _velocity(reader: BodyEntries, entry: str, spec: dict[str, Any], model) -> None:
     if "expr" not in spec:
         reader.p.add(f"{entry}.expr", "the expression is missing", 'add expr = "dot(der(P), N.x)"')
         return
@@ -190,7 +193,7 @@ def _velocity(reader, entry: str, spec: dict[str, Any], model) -> None:
     if e is None:
         return
     before = len(reader.p.problems)
-    reader.b._check_velocity_form(f"{entry}.expr", e)
+    reader.symbols.check_velocity_form(f"{entry}.expr", e)
     if len(reader.p.problems) == before:
         model.nonholonomic.append((entry, e))
 

@@ -130,10 +130,10 @@ class UnitAlgebra:
         if isinstance(expr, ANGLE_FUNCTIONS):
             return RADIAN if keep else ONE
         if isinstance(expr, SAME_UNIT_FUNCTIONS):
-            units = {self._of(a, keep) for a in expr.args}
-            if None in units:
+            found = {self._of(a, keep) for a in expr.args}
+            if None in found:
                 return None
-            if len(units) > 1:
+            if len(found) > 1:
                 raise Inconsistent
-            return units.pop()
+            return found.pop()
         return None

@@ -25,6 +25,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 import mpmath
 import sympy as sp
@@ -106,7 +107,7 @@ class Node:
 
     expr: sp.Expr
     size: int
-    value: object = None  # an mpmath real when the subexpression is constant
+    value: Any = None  # an mpmath real when the subexpression is constant
 
 
 def tokenize(text: str) -> list[Token]:

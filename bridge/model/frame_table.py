@@ -17,6 +17,7 @@ import numpy as np
 import sympy as sp
 
 from . import symbols as S
+from .body_entries import BodyEntries
 from .expressions import tree_size
 from .frames import AXES, Frame, oriented, orthonormal_identically, rotate
 from .names import suggest as _suggest
@@ -28,7 +29,7 @@ MAX_FRAME_DEPTH = 200
 MAX_FRAME_NODES = 5_000
 
 
-class FrameTable:
+class FrameTable(BodyEntries):
     """The frames part of the body tables' reader.
 
     It uses the reader's ``p``, ``b``, ``frames``, ``frame_specs``, ``scalar_entry``, ``values`` and
@@ -79,22 +80,25 @@ class FrameTable:
         """
         depth: dict[str, int] = {"N": 0}
         for name in self.frame_specs:
-            chain, cur = [], name
-            while cur not in depth:
-                if cur is None or cur in in_cycle:
+            chain: list[str] = []
+            cur: str | None = name
+            while cur is not None and cur not in depth:
+                if cur in in_cycle:
                     break
                 chain.append(cur)
                 cur = parents.get(cur)
             else:
-                for k, frame in enumerate(reversed(chain)):
-                    depth[frame] = depth[cur] + k + 1
+                if cur is not None:
+                    for k, frame in enumerate(reversed(chain)):
+                        depth[frame] = depth[cur] + k + 1
         del depth["N"]
         for name, d in depth.items():
             if d == MAX_FRAME_DEPTH + 1:
-                path, cur = [name], parents[name]
-                while cur != "N":
-                    path.append(cur)
-                    cur = parents[cur]
+                path: list[str] = [name]
+                up = parents[name]
+                while up is not None and up != "N":
+                    path.append(up)
+                    up = parents[up]
                 path = ["N", *reversed(path)]
                 shown = " -> ".join(path[:3] + ["..."] + path[-2:])
                 self.p.add(f"frames.{name}.parent", f"the chain of parents {shown} is {d} frames deep, more than "
@@ -135,25 +139,25 @@ class FrameTable:
             angle = self.scalar_entry(sub, text, what="a rotation angle")
             if angle is None:
                 return None
-            frame = rotate(frame, name, axis, angle, self.b.der(angle, 0))
+            frame = rotate(frame, name, axis, angle, self.symbols.der(angle, 0))
             if not self._small(entry, frame):
                 return None
         return frame
 
     def _dcm(self, entry: str, name: str, parent: Frame, text: Any) -> Frame | None:
-        rows = self._parse(f"{entry}.dcm", text, parse_matrix, "the direction cosines")
+        rows = self.parse_entry(f"{entry}.dcm", text, parse_matrix, "the direction cosines")
         if rows is None:
             return None
         if not isinstance(rows, list):
             self.p.add(f"{entry}.dcm", "expected a 3x3 matrix", 'write dcm = "[[c, -s, 0], [s, c, 0], [0, 0, 1]]"')
             return None
         flat = [x for r in rows for x in r]
-        if not self._check(f"{entry}.dcm", flat, velocities=False, inputs_ok=False, what="the direction cosines"):
+        if not self.check_entry(f"{entry}.dcm", flat, velocities=False, inputs_ok=False, what="the direction cosines"):
             return None
         C = sp.Matrix(rows)
         rng = np.random.default_rng(0)
         for k in range(3):
-            shift = None if k == 0 else rng.uniform(-0.5, 0.5, len(self.b.coords))
+            shift = None if k == 0 else rng.uniform(-0.5, 0.5, len(self.symbols.coordinates))
             M = self.values(flat, shift).reshape(3, 3)
             err = np.abs(M.T @ M - np.eye(3)).max() if np.all(np.isfinite(M)) else np.inf
             if not err < 1e-9 or np.linalg.det(M) < 0:
@@ -161,7 +165,7 @@ class FrameTable:
                            f"at {'the start state' if k == 0 else 'a state near it'} (error {err:.3g})",
                            "give the rows of C with v_parent = C v_child, orthonormal and right-handed")
                 return None
-        if C.free_symbols & (self.b.position_symbols() | {S.t}) and not orthonormal_identically(C):
+        if C.free_symbols & (self.symbols.position_symbols() | {S.t}) and not orthonormal_identically(C):
             if S.t in C.free_symbols:
                 self.p.add(f"{entry}.dcm", "the direction cosines depend on t and could not be shown to stay a "
                            "rotation (C^T C - 1 does not reduce to 0 with sin^2 + cos^2 = 1)",
@@ -169,7 +173,7 @@ class FrameTable:
                            "depend on t), or give C in sines and cosines of the angles")
                 return None
             self.rotation_watch.append((name, sp.ImmutableMatrix(C)))  # watched during native runs
-        frame = oriented(parent, name, C, lambda e: self.b.der(e, 0))
+        frame = oriented(parent, name, C, lambda e: self.symbols.der(e, 0))
         return frame if self._small(entry, frame) else None
 
     def _small(self, entry: str, frame: Frame) -> bool:

@@ -34,7 +34,7 @@ class Frame:
 
     def axis(self, letter: str) -> Vector:
         """Return the unit vector F.x/.y/.z in N components."""
-        return tuple(self.rotation[:, AXES[letter]])  # type: ignore[return-value]
+        return tuple(self.rotation[:, AXES[letter]])
 
 
 INERTIAL = Frame("N", sp.ImmutableMatrix.eye(3), ZERO, ZERO)
@@ -65,7 +65,7 @@ def rotate(parent: Frame, name: str, axis: str, angle: sp.Expr, rate: sp.Expr) -
     w = C.T * wp + rate * sp.Matrix(e)
     R = sp.Matrix(parent.rotation) * C
     w_n = tuple(parent.omega_n[i] + rate * parent.rotation[i, k] for i in range(3))
-    return Frame(name, sp.ImmutableMatrix(R), tuple(w), w_n)  # type: ignore[arg-type]
+    return Frame(name, sp.ImmutableMatrix(R), tuple(w), w_n)
 
 
 def oriented(parent: Frame, name: str, C: sp.Matrix, der: Callable[[sp.Expr], sp.Expr]) -> Frame:
@@ -77,7 +77,7 @@ def oriented(parent: Frame, name: str, C: sp.Matrix, der: Callable[[sp.Expr], sp
     R = sp.Matrix(parent.rotation) * C
     w = C.T * sp.Matrix(parent.omega) + w_rel
     w_n = sp.Matrix(parent.omega_n) + R * w_rel
-    return Frame(name, sp.ImmutableMatrix(R), tuple(w), tuple(w_n))  # type: ignore[arg-type]
+    return Frame(name, sp.ImmutableMatrix(R), tuple(w), tuple(w_n))
 
 
 #: operations of one direction-cosine entry above which :func:`orthonormal_identically` does not try

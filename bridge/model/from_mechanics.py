@@ -107,7 +107,7 @@ def _spec(obj: Any) -> _Spec:
 # -- names ---------------------------------------------------------------------------------------------------------
 def _identifier(name: str, used: set[str]) -> str:
     """Return a valid, unused system-file name for a sympy name (Greek letters spelled out, others replaced by _)."""
-    from .loader import IDENTIFIER, MAX_NAME_LENGTH, RESERVED, RESERVED_PREFIXES
+    from .reserved_names import IDENTIFIER, MAX_NAME_LENGTH, RESERVED, RESERVED_PREFIXES
 
     chars = []
     for ch in name:
@@ -142,15 +142,16 @@ def _function_name(f: sp.Basic) -> str | None:
     return None
 
 
-def _input_function(f: Any, taken: set) -> Any:
+def _input_function(f: Any, taken: set) -> tuple[Any, str]:
     """Return an ``inputs`` key: a dynamicsymbol that is not a coordinate or speed."""
-    if _function_name(f) is None:
+    name = _function_name(f)
+    if name is None:
         raise _fail("inputs", f"the input {f} is not a dynamicsymbol (a function of t)",
                     "give specified quantities as dynamicsymbols('T'), mapped to their start values")
     if f in taken:
         raise _fail("inputs", f"{f} is a coordinate or speed of the object, not an input",
                     "give only specified quantities (external signals) as inputs")
-    return f
+    return f, name
 
 
 # -- the conversion ------------------------------------------------------------------------------------------------
@@ -183,8 +184,8 @@ class _Converter:
         self.inputs: dict = {}      # specified function of t -> input symbol
         taken = set(spec.q) | set(spec.u) | set(spec.u_aux)
         for f in inputs or {}:
-            f = _input_function(f, taken)
-            self.inputs[f] = self.map[f] = sp.Symbol(_identifier(_function_name(f), self.used))
+            f, fname = _input_function(f, taken)
+            self.inputs[f] = self.map[f] = sp.Symbol(_identifier(fname, self.used))
 
     def add_coordinate(self, label: str) -> str:
         nm = _identifier(label, self.used)
@@ -284,14 +285,14 @@ def _reference_point(spec: _Spec, centres: list) -> Any:
 
 def _inertia_frame(body: Any) -> Any:
     """Return the frame the central inertia dyadic is written in (the body frame when it mixes frames)."""
-    frames = set()
+    frames: set[Any] = set()
     for _c, v1, v2 in body.central_inertia.args:
         for v in (v1, v2):
             frames.update(fr for _m, fr in v.args)
     return frames.pop() if len(frames) == 1 else body.frame
 
 
-def _bodies(spec: _Spec, conv: _Converter) -> tuple[list, list]:
+def _bodies(spec: _Spec, conv: _Converter) -> tuple[list[Body], list, Any]:
     """Return the bodies and their sympy mass centres."""
     from sympy.physics.mechanics import Particle
 
@@ -305,7 +306,7 @@ def _bodies(spec: _Spec, conv: _Converter) -> tuple[list, list]:
         except ValueError as exc:
             raise _fail(f"bodies.{b.name}", f"the velocity of its mass centre is not defined ({exc})",
                         "set it with set_vel or v2pt_theory") from exc
-        pos = None
+        pos: Any = None  # no common point: refused by _true_velocities, which needs the positions
         if ref is not None:
             try:
                 pos = conv.vector(b.masscenter.pos_from(ref), N)
@@ -497,7 +498,8 @@ def _value(entry: str, key: Any, value: Any) -> float:
 def _lookup(table: Mapping, what: str, known: dict) -> dict:
     """Map user keys (sympy objects or their names) to values, keyed by the known objects (object -> kind)."""
     by_name = {str(k): k for k in known}
-    by_name.update({_function_name(k): k for k in known if _function_name(k)})
+    names = {k: _function_name(k) for k in known}
+    by_name.update({n: k for k, n in names.items() if n})
     out = {}
     for key, value in (table or {}).items():
         obj = key if key in known else by_name.get(key) if isinstance(key, str) else None

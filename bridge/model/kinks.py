@@ -21,7 +21,7 @@ _KINKS = (se.Abs, se.Max, se.Min, type(se.sign(se.Symbol("x"))))
 
 def diff(expr: se.Basic, var: se.Basic) -> se.Basic:
     """Return d expr / d var, with the kinks' derivatives defined as above (no unevaluated ``Derivative``)."""
-    kinks = _outer_kinks(expr)
+    kinks = outer_kinks(expr)
     if not kinks:
         return se.diff(expr, var)
     holders = {k: se.Symbol(f"kink[{i}]") for i, k in enumerate(kinks)}  # brackets: no user name has them
@@ -36,7 +36,7 @@ def diff(expr: se.Basic, var: se.Basic) -> se.Basic:
     return out.xreplace({h: k for k, h in holders.items()})
 
 
-def _outer_kinks(expr: se.Basic) -> list[se.Basic]:
+def outer_kinks(expr: se.Basic) -> list[se.Basic]:
     """Return the kinks that are not inside another kink, each once.
 
     All of them: symengine leaves even the derivative of ``max(y, z)`` with respect to an absent ``x`` unevaluated.

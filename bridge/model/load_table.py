@@ -7,12 +7,13 @@ A force ``F`` (N components) at a point P contributes ``Q_i = F . dv_P/dq'_i`` w
 
 from __future__ import annotations
 
+from .body_entries import BodyEntries
 from .multibody import Body, Load
 
 LOAD_KEYS = {"force", "point", "torque", "body", "reaction", "description"}
 
 
-class LoadTable:
+class LoadTable(BodyEntries):
     """The loads part of the body tables' reader.
 
     It uses the reader's ``p``, ``b``, ``frames``, ``body_frame``, ``entries`` and ``vector``.
@@ -45,7 +46,7 @@ class LoadTable:
         r = self.vector(f"{entry}.point", spec["point"], what="the point of application")
         if F is None or r is None:
             return []
-        return [Load(name, "force", tuple(self.b.der(c, 0) for c in r), F)]  # type: ignore[arg-type]
+        return [Load(name, "force", tuple(self.symbols.der(c, 0) for c in r), F)]
 
     def _torque(self, entry: str, name: str, spec: dict, bodies: dict[str, Body]) -> list[Load]:
         if "point" in spec:

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import combinations
+from typing import TypeAlias
 
 import numpy as np
 import symengine as se
@@ -27,7 +28,7 @@ from .kinks import diff
 from .numeric import compile_exprs
 from .system import System
 
-Expr = se.Basic
+Expr: TypeAlias = se.Basic
 
 
 def to_se(expr) -> Expr:

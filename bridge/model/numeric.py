@@ -24,7 +24,8 @@ def compile_exprs(args: Sequence[sp.Basic], exprs: Sequence[sp.Basic]):
     return se.Lambdify(private, se_exprs, cse=True, real=True)
 
 
-def evaluate_once(args: Sequence[sp.Basic], exprs: Sequence[sp.Basic], values: Sequence[float]) -> np.ndarray:
+def evaluate_once(args: Sequence[sp.Basic], exprs: Sequence[sp.Basic],
+                  values: Sequence[float] | np.ndarray) -> np.ndarray:
     """Evaluate ``exprs`` at one point by substitution (cheaper than compiling for a single use)."""
     point = {se.sympify(a): se.Float(float(v)) for a, v in zip(args, values, strict=True)}
     out = []

@@ -22,16 +22,23 @@ import numpy as np
 import scipy.linalg
 import sympy as sp
 
-from ..errors import ProblemCollector
+from ..errors import ProblemCollector, SystemFileError
+from .effort_checks import effort_jacobian_problems
 from .expressions import ExpressionError, parse_expression
 from .mechanics import SINGULAR_SPLIT, Differentiator, choose_independent, split_health, velocity_constraints
-from .system import System, finite
+from .start_state import (
+    StartConstraints,
+    dependent_constraint_problems,
+    dependent_positions,
+    dependent_velocities,
+    violations,
+)
+from .system import System, finite, set_values_with
 from .values import check_values
 
 __all__ = ["apply_overrides", "override_names", "split_assignment"]
 
 _DER = re.compile(r"der\(\s*([A-Za-z][A-Za-z0-9_]*)\s*\)\Z")
-MAX_NEWTON = 50
 
 
 def split_assignment(text: str) -> tuple[str, str]:
@@ -65,9 +72,10 @@ def _value(entry: str, value: Any, problems: ProblemCollector) -> float | None:
         try:  # a plain number exactly as Python reads it
             number = float(value)
         except ValueError:
-            number = _constant_expression(entry, value, problems)
-            if number is None:
+            constant = _constant_expression(entry, value, problems)
+            if constant is None:
                 return None
+            number = constant
         if np.isfinite(number):
             return number
     problems.add(entry, f"expected a finite number, got {value!r}",
@@ -124,9 +132,6 @@ def checked(system: System, values: Mapping[str, float], problems: ProblemCollec
     """``system`` (with ``values`` set) through the loader's checks of values: masses, radii, inertia tensors,
     rates and effort constraints (:mod:`bridge.model.values`), then the start state made consistent and the
     constraints and effort constraints independent there. Raises :class:`~bridge.errors.SystemFileError`."""
-    from .efforts import effort_jacobian_problems
-    from .loader import dependent_constraint_problems
-
     check_values(system, problems)
     system = _consistent(system, values, problems)
     for entry, message, hint in dependent_constraint_problems(system) + effort_jacobian_problems(system):
@@ -157,9 +162,7 @@ def _consistent(system: System, values: Mapping[str, float], problems: ProblemCo
     """Keep a start state that satisfies the constraints; otherwise compute the dependent part of it."""
     if system.m == 0:
         return system
-    from .loader import _dependent_velocities, _StartConstraints  # the loader's start-state helpers
-
-    constraints = _StartConstraints(system)
+    constraints = StartConstraints(system)
     q0 = np.array([c.start for c in system.coordinates], dtype=float)
     v0 = np.array([c.velocity for c in system.coordinates], dtype=float)
     names = [entry for entry, _ in system.constraints]
@@ -168,7 +171,7 @@ def _consistent(system: System, values: Mapping[str, float], problems: ProblemCo
         problems.add("constraints", "with the values set the constraints cannot be evaluated at the start state "
                      "(not finite)", "check the values given with --set")
         problems.raise_if_any()
-    if not _violations(constraints, q0, v0, names):
+    if not violations(constraints, q0, v0, names):
         return system
     given = _given(system, values)
     independent = _split(system, A, given)
@@ -178,15 +181,21 @@ def _consistent(system: System, values: Mapping[str, float], problems: ProblemCo
                           or (system.holonomic and n in kept))
         why = (f"the system has only {system.dof} independent velocities" if len(given) > system.dof else
                "the constraints cannot be solved for the other velocities at this state")
-        for entry, residual in _violations(constraints, q0, v0, names):
+        for entry, residual in violations(constraints, q0, v0, names):
             problems.add(entry, f"the start state after --set violates this constraint (residual {residual:.6g}) "
                          f"and cannot be made consistent while keeping the values set for {shown or 'them'}: {why}",
                          "set fewer start values, or values that satisfy the constraints")
-        problems.raise_if_any()
+        raise SystemFileError(problems.problems)
     dep = [i for i in range(system.n) if i not in independent]
-    qv = _dependent_positions(constraints, q0, dep, problems)
-    vv = _dependent_velocities(constraints, qv, v0, list(independent), dep)
-    left = _violations(constraints, qv, vv, names)
+    qv = dependent_positions(constraints, q0, dep)
+    if qv is None:
+        problems.add("constraints", "with the values set, the dependent start positions could not be found from "
+                     "the holonomic constraints (Newton did not converge)",
+                     "give start values (or parameters) for which the holonomic constraints have a solution nearby")
+        problems.raise_if_any()
+        return system
+    vv = dependent_velocities(constraints, qv, v0, list(independent), dep)
+    left = violations(constraints, qv, vv, names)
     for entry, residual in left:
         problems.add(entry, f"the start state after --set cannot be made to satisfy this constraint "
                      f"(residual {residual:.6g})", "check the values given with --set")
@@ -195,22 +204,6 @@ def _consistent(system: System, values: Mapping[str, float], problems: ProblemCo
     adjusted = [cn[i] for i in dep if qv[i] != q0[i]] + [f"der({cn[i]})" for i in dep if vv[i] != v0[i]]
     return system.with_start(dict(zip(cn, qv)), dict(zip(cn, vv)),
                              tuple(dict.fromkeys([*system.adjusted_start, *adjusted])))
-
-
-def _violations(constraints, q: np.ndarray, v: np.ndarray, names: list[str]) -> list[tuple[str, float]]:
-    """(entry, residual) of every constraint the state violates, with the loader's tolerances."""
-    from .loader import START_TOL
-
-    out = []
-    for k, value in enumerate(constraints.holonomic(q)):
-        if not abs(value) <= START_TOL * max(1.0, float(np.abs(q).max())):
-            out.append((names[k], float(value)))
-    A, a0 = constraints.velocity_form(q)
-    for k, value in enumerate(A @ v + a0):
-        size = max(1.0, float(np.abs(A[k] * v).sum() + abs(a0[k])))
-        if not abs(value) <= START_TOL * size and names[k] not in dict(out):
-            out.append((names[k], float(value)))
-    return out
 
 
 def _split(system: System, A: np.ndarray, given: list[int]) -> tuple[int, ...] | None:
@@ -238,21 +231,4 @@ def _split(system: System, A: np.ndarray, given: list[int]) -> tuple[int, ...] |
     return chosen if regular(chosen) else None
 
 
-def _dependent_positions(constraints, q0: np.ndarray, dep: list[int], problems: ProblemCollector) -> np.ndarray:
-    """Newton on phi(q) = 0 in the dependent positions: q_dep += lstsq(d phi/dq_dep, -phi)."""
-    qv = q0.copy()
-    if constraints.mh == 0:
-        return qv
-    for _ in range(MAX_NEWTON):
-        phi = constraints.holonomic(qv)
-        if not np.all(np.isfinite(phi)):
-            break
-        if np.abs(phi).max() < 1e-14 * max(1.0, np.abs(qv).max()):
-            return qv
-        Ah, _a = constraints.velocity_form(qv)
-        qv[dep] += np.linalg.lstsq(Ah[: constraints.mh][:, dep], -phi, rcond=None)[0]
-    problems.add("constraints", "with the values set, the dependent start positions could not be found from the "
-                 "holonomic constraints (Newton did not converge)",
-                 "give start values (or parameters) for which the holonomic constraints have a solution nearby")
-    problems.raise_if_any()
-    return qv
+set_values_with(apply_overrides)

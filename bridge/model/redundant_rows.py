@@ -15,6 +15,7 @@ import sympy as sp
 
 from . import symbols as S
 from .numeric import compile_exprs
+from .symbol_table import SymbolTable
 
 #: random states besides the start state at which a row must be dependent to be dropped
 SAMPLES = 6
@@ -22,12 +23,12 @@ SAMPLES = 6
 RANK_TOL = 1e-8
 
 
-def velocity_rows(builder, holonomic: list[sp.Expr], nonholonomic: list[sp.Expr]) -> list[sp.Expr]:
+def velocity_rows(symbols: SymbolTable, holonomic: list[sp.Expr], nonholonomic: list[sp.Expr]) -> list[sp.Expr]:
     """Return each constraint's velocity-level form: ``d phi/dt`` of a holonomic one, a nonholonomic one as given."""
-    return [builder.der(phi, 0) for phi in holonomic] + list(nonholonomic)
+    return [symbols.der(phi, 0) for phi in holonomic] + list(nonholonomic)
 
 
-def redundant_rows(builder, rows: list[sp.Expr], generated: list[bool],
+def redundant_rows(symbols: SymbolTable, rows: list[sp.Expr], generated: list[bool],
                    holonomic: list[sp.Expr]) -> tuple[list[int], list[int]]:
     """Return the generated rows that are redundant: identically, and at the start state only.
 
@@ -35,15 +36,15 @@ def redundant_rows(builder, rows: list[sp.Expr], generated: list[bool],
     the start state only). ``rows``: velocity-level forms, holonomic first; ``holonomic``: the position-level holonomic
     rows (a dependent holonomic row is dropped only where it holds at the start).
     """
-    coords = builder.coords
+    coords = symbols.coordinates
     if not any(generated) or not coords:
         return [], []
     qd = [c.velocity_symbol for c in coords]
     zero = {v: 0 for v in qd}
     entries = [sp.diff(r, v) for r in rows for v in qd] + [r.xreplace(zero) for r in rows]
-    args = [S.t, *[c.symbol for c in coords], *[p.symbol for p in builder.params]]
+    args = [S.t, *[c.symbol for c in coords], *[p.symbol for p in symbols.parameters]]
     f = compile_exprs(args, entries)
-    par = [p.value for p in builder.params]
+    par = [p.value for p in symbols.parameters]
     q0 = np.array([c.start for c in coords], dtype=float)
     rng = np.random.default_rng(20)
     states = [(0.0, q0)] + [(float(rng.uniform(0, 1)), q0 + rng.uniform(-1, 1, len(q0)) * np.maximum(1, abs(q0)))
@@ -54,7 +55,7 @@ def redundant_rows(builder, rows: list[sp.Expr], generated: list[bool],
         flat = np.asarray(f(np.concatenate([[t], q, par])), dtype=float).ravel()
         M = np.hstack([flat[: m * n].reshape(m, n), flat[m * n:].reshape(m, 1)])
         mats.append(M if np.all(np.isfinite(M)) else None)
-    start_phi = _start_values(builder, holonomic, q0)
+    start_phi = _start_values(symbols, holonomic, q0)
     dropped, singular = [], []
     kept: list[int] = []
     for k in range(m):
@@ -68,12 +69,12 @@ def redundant_rows(builder, rows: list[sp.Expr], generated: list[bool],
     return dropped, singular
 
 
-def _start_values(builder, holonomic: list[sp.Expr], q0: np.ndarray) -> np.ndarray:
+def _start_values(symbols: SymbolTable, holonomic: list[sp.Expr], q0: np.ndarray) -> np.ndarray:
     if not holonomic:
         return np.zeros(0)
-    args = [S.t, *[c.symbol for c in builder.coords], *[p.symbol for p in builder.params]]
+    args = [S.t, *[c.symbol for c in symbols.coordinates], *[p.symbol for p in symbols.parameters]]
     f = compile_exprs(args, holonomic)
-    return np.asarray(f(np.concatenate([[0.0], q0, [p.value for p in builder.params]])), dtype=float).ravel()
+    return np.asarray(f(np.concatenate([[0.0], q0, [p.value for p in symbols.parameters]])), dtype=float).ravel()
 
 
 def _adds_no_rank(before: np.ndarray, row: np.ndarray) -> bool:

@@ -10,8 +10,8 @@ paths run the same checks and report every problem at once.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import sympy as sp
@@ -20,7 +20,7 @@ from . import symbols as S
 from .efforts import Diode, Dynamic, Effort, Friction
 from .multibody import Multibody
 
-__all__ = ["Coordinate", "Parameter", "Input", "System"]
+__all__ = ["Coordinate", "Parameter", "Input", "System", "set_values_with", "total_derivative", "finite"]
 
 
 @dataclass(frozen=True)
@@ -325,7 +325,6 @@ class System:
         System
             The new system.
         """
-        from dataclasses import replace
         coords = tuple(replace(c, start=float(positions.get(c.name, c.start)),
                                velocity=float(velocities.get(c.name, c.velocity))) for c in self.coordinates)
         return replace(self, coordinates=coords, adjusted_start=adjusted)
@@ -372,9 +371,20 @@ class System:
         >>> heavier.parameter_values[heavier.parameters[0].symbol], heavier.coordinate("x").velocity
         (4.0, 0.5)
         """
-        from .overrides import apply_overrides
+        if not _VALUE_SETTER:
+            raise RuntimeError("no function sets values on a System: import bridge.model (bridge.model.overrides "
+                               "installs it)")
+        return _VALUE_SETTER[0](self, {**(values or {}), **kwargs})
 
-        return apply_overrides(self, {**(values or {}), **kwargs})
+
+#: the function behind :meth:`System.with_values`, :func:`bridge.model.overrides.apply_overrides`; installed by
+#: that module (imported with :mod:`bridge.model`), which builds on the constraint kinematics built on System
+_VALUE_SETTER: list[Callable[[System, Mapping[str, Any]], System]] = []
+
+
+def set_values_with(setter: Callable[[System, Mapping[str, Any]], System]) -> None:
+    """Install ``setter(system, values) -> system`` as the function behind :meth:`System.with_values`."""
+    _VALUE_SETTER[:] = [setter]
 
 
 def total_derivative(expr: sp.Expr, q, qd, qdd) -> sp.Expr:

@@ -120,7 +120,8 @@ def unit_problems(system) -> Iterator[tuple[str, str, str]]:
     """
     units = _Units(system)
     bodies = system.multibody is not None
-    energies = [("bodies and energy.kinetic" if bodies else "energy.kinetic", "the kinetic energy", system.kinetic,
+    energies: list[tuple[str, str, sp.Expr, Exponents | None]] = [
+                ("bodies and energy.kinetic" if bodies else "energy.kinetic", "the kinetic energy", system.kinetic,
                  JOULE),
                 ("bodies and energy.potential" if bodies else "energy.potential", "the potential energy",
                  system.potential, JOULE),

@@ -105,7 +105,7 @@ def parse_unit(text: str) -> BaseUnit | None:
         for factor in part.split("."):
             match = _FACTOR.match(factor)
             atom = _atom(match.group(1)) if match else None
-            if atom is None:
+            if match is None or atom is None:
                 return None
             result = result * atom ** (sign * int(match.group(2) or 1))
     return result
@@ -116,14 +116,14 @@ def unit_text(e: tuple[int, ...]) -> str:
 
     ``N`` where kg.m/s2 divides it, one ``/`` (``m/s2``, ``N.m``, ``kg.m2``, ``1/s``, ``N.s/m``, ``kg/(m.s)``).
     """
-    e = list(e)
+    exps = list(e)
     num: list[str] = []
     kg, s = BASE.index("kg"), BASE.index("s")
-    if e[kg] == 1 and e[s] <= -2:
+    if exps[kg] == 1 and exps[s] <= -2:
         num.append("N")
-        e = [x - y for x, y in zip(e, (1, 1, -2, 0, 0, 0, 0, 0))]
-    num += [n if x == 1 else f"{n}{x}" for n, x in zip(BASE, e) if x > 0]
-    den = [n if -x == 1 else f"{n}{-x}" for n, x in zip(BASE, e) if x < 0]
+        exps = [x - y for x, y in zip(exps, (1, 1, -2, 0, 0, 0, 0, 0))]
+    num += [n if x == 1 else f"{n}{x}" for n, x in zip(BASE, exps) if x > 0]
+    den = [n if -x == 1 else f"{n}{-x}" for n, x in zip(BASE, exps) if x < 0]
     text = ".".join(num) or "1"
     if den:
         text += "/" + (den[0] if len(den) == 1 else f"({'.'.join(den)})")

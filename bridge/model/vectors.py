@@ -80,6 +80,13 @@ class _Value:
         self.scalar, self.vec, self.rows = scalar, vec, rows
 
     @property
+    def number(self) -> sp.Expr:
+        """The scalar of a scalar value (neither a vector nor a matrix)."""
+        if self.scalar is None:
+            raise ExpressionError(f"expected a scalar, not {self.what}")
+        return self.scalar
+
+    @property
     def what(self) -> str:
         return "a matrix" if self.rows is not None else "a vector" if self.vec is not None else "a scalar"
 
@@ -307,7 +314,7 @@ class VectorParser:
         v = self.value(node.args[0])
         if v.rows is not None:
             raise ExpressionError("a matrix cannot be negated here", node.start)
-        return _Value(-v.scalar) if v.vec is None else _Value(vec=_scale(v.vec, -1))
+        return _Value(-v.number) if v.vec is None else _Value(vec=_scale(v.vec, -1))
 
     def _v_vec(self, node: _Node) -> _Value:
         items = [self.value(a) for a in node.args]
@@ -330,7 +337,7 @@ class VectorParser:
     def _v_axis(self, node: _Node) -> _Value:
         R = self._frame(node.text, node.start)
         axis = self.text[node.end - 1]
-        return _Value(vec=tuple(R[:, AXES[axis]]))  # type: ignore[arg-type]
+        return _Value(vec=tuple(R[:, AXES[axis]]))
 
     def _v_fvec(self, node: _Node) -> _Value:
         R = self._frame(node.text, node.start)
@@ -367,8 +374,8 @@ class VectorParser:
                 raise ExpressionError(f"der takes 1 argument, got {len(args)}", pos)
             a = args[0]
             if a.vec is not None:
-                return _Value(vec=tuple(self.ctx.der(c, pos) for c in a.vec))  # type: ignore[arg-type]
-            return _Value(self.ctx.der(a.scalar, pos))  # type: ignore[arg-type]
+                return _Value(vec=tuple(self.ctx.der(c, pos) for c in a.vec))
+            return _Value(self.ctx.der(a.scalar, pos))
         if name not in FUNCTIONS:
             raise ExpressionError(f"unknown function {name!r}", pos,
                                   "allowed: cross, dot, norm, der, " + ", ".join(FUNCTIONS))
@@ -392,27 +399,27 @@ class VectorParser:
                                       f"{'to' if op == '+' else 'from'} {left.what}", pos,
                                       "both sides of + and - must be vectors, or both scalars")
             if left.vec is None:
-                return _Value(left.scalar + right.scalar if op == "+" else left.scalar - right.scalar)
+                return _Value(left.number + right.number if op == "+" else left.number - right.number)
             sign = 1 if op == "+" else -1
             return _Value(vec=tuple(a + sign * b for a, b in zip(left.vec, right.vec)))  # type: ignore[arg-type]
         if op == "*":
             if left.vec is not None and right.vec is not None:
                 raise ExpressionError("the product of two vectors is ambiguous", pos, "use dot(u, v) or cross(u, v)")
             if left.vec is None and right.vec is None:
-                return _Value(left.scalar * right.scalar)
-            s, v = (left.scalar, right.vec) if left.vec is None else (right.scalar, left.vec)
+                return _Value(left.number * right.number)
+            s, v = (left.number, right.vec) if left.vec is None else (right.number, left.vec)
             return _Value(vec=_scale(v, s))  # type: ignore[arg-type]
         if right.vec is not None:
             raise ExpressionError(f"cannot {'divide by' if op == '/' else 'raise to'} a vector", pos)
         if op == "/":
-            if right.scalar == 0:
+            if right.number == 0:
                 raise ExpressionError("division by zero", pos)
             if left.vec is None:
-                return _Value(left.scalar / right.scalar)
-            return _Value(vec=_scale(left.vec, 1 / right.scalar))
+                return _Value(left.number / right.number)
+            return _Value(vec=_scale(left.vec, 1 / right.number))
         if left.vec is not None:
             raise ExpressionError("a vector cannot be raised to a power", pos, "use dot(u, u) for the squared length")
-        return _Value(left.scalar ** right.scalar)
+        return _Value(left.number ** right.number)
 
 
 def _scale(v: Vector, s: sp.Expr) -> Vector:

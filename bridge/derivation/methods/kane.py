@@ -21,7 +21,7 @@ from ...model.multibody import Multibody
 from ...model.numeric import evaluate_once
 from ...model.system import System
 from .base import METHODS, Method
-from .reduced import _finish, pick_independent, project, reduce
+from .reduced import finish_reduced, pick_independent, project, reduce
 
 ZERO = se.Integer(0)
 
@@ -192,7 +192,7 @@ class Kane(Method):
         F = active_forces(system, mb, d, partials)
         mass, forcing, fr = project(red, E, F)
         forms = [("C", to_sp_matrix(red.C, len(red.u))), ("F_r", to_sp_matrix(fr))]
-        return _finish(system, self.name, red, g, A, mass, forcing, forms)
+        return finish_reduced(system, self.name, red, g, A, mass, forcing, forms)
 
 
 METHODS.register(Kane())

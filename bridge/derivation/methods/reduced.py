@@ -144,7 +144,7 @@ def reduce(system: System, d: Differentiator, independent: Sequence[int], A, a0)
             row.append(-(a0_dot + sum((A_dot[r][j] * beta[jj] for jj, j in enumerate(dependent)), ZERO)))
         rhs2.append(row)
     width = len(cols) + int(affine)
-    stages = ()
+    stages: tuple[AuxiliaryStage, ...] = ()
     if width:
         mat = to_sp_matrix(A_dep, s)
         stages = (AuxiliaryStage(to_sp_matrix(unknowns1, width), mat, to_sp_matrix(rhs1, width)),
@@ -154,7 +154,7 @@ def reduce(system: System, d: Differentiator, independent: Sequence[int], A, a0)
     return Reduction(split, u, du, kin, C, acc_rest, sub, B_dot, stages, forms)
 
 
-def _finish(system: System, method: str, red: Reduction, g, A, mass, forcing, forms) -> EquationsOfMotion:
+def finish_reduced(system: System, method: str, red: Reduction, g, A, mass, forcing, forms) -> EquationsOfMotion:
     """Return the equations object; ``g`` and ``A`` are the velocity constraints and their Jacobian."""
     p = len(red.u)
     n = system.n
@@ -261,7 +261,7 @@ class Maggi(Method):
             E.append(d.time(d.partial(T, d.qd[i])) - d.partial(T, d.q[i]))
         mass, forcing, phi = project(red, E, Q)
         forms = [("C", to_sp_matrix(red.C, len(red.u))), ("Phi", to_sp_matrix(phi))]
-        return _finish(system, self.name, red, g, A, mass, forcing, forms)
+        return finish_reduced(system, self.name, red, g, A, mass, forcing, forms)
 
 
 def natural_kinetic_energy(T: se.Basic, d: Differentiator, M) -> bool:
@@ -336,7 +336,7 @@ class GibbsAppell(Method):
             forcing.append(Pi_k - dS.xreplace(zero_du))
             Pi.append(Pi_k)
         forms = [("S", to_sp(S)), ("Pi", to_sp_matrix(Pi))]
-        return _finish(system, self.name, red, g, A, mass, forcing, forms)
+        return finish_reduced(system, self.name, red, g, A, mass, forcing, forms)
 
 
 def _tidy(e):
@@ -495,7 +495,7 @@ class Chaplygin(Method):
         forms = [("A", to_sp_matrix(M, n)), ("B", to_sp_matrix(B, k)), ("B_dot", to_sp_matrix(Bdot, k)),
                  ("G", to_sp_matrix(Gs)), ("Q", to_sp_matrix([red.substitute(x) for x in Q])),
                  ("A_sigma", to_sp_matrix(A_sigma, k)), ("A_star", to_sp_matrix(A_star, k))]
-        return _finish(system, self.name, red, g, A, A_sigma, forcing, forms)
+        return finish_reduced(system, self.name, red, g, A, A_sigma, forcing, forms)
 
 
 METHODS.register(Maggi())
