@@ -18,10 +18,17 @@ PACKAGE = Path(__file__).resolve().parent.parent / "bridge"
 # The stages in pipeline order; a module may import from its own stage and from earlier ones only.
 STAGES = ["bridge.errors", "bridge.atomic", "bridge.model", "bridge.derivation", "bridge.simulation",
           "bridge.modelica", "bridge.fmu", "bridge.linearization", "bridge.validation", "bridge.cosim",
-          "bridge.control", "bridge.sweeps", "bridge.cli", "bridge.pytest_plugin"]
+          "bridge.control", "bridge.sweeps", "bridge.commandline", "bridge.cli", "bridge.pytest_plugin"]
 RANK = {"bridge.errors": 0, "bridge.atomic": 0, "bridge.model": 1, "bridge.derivation": 2, "bridge.simulation": 3,
         "bridge.modelica": 4, "bridge.fmu": 5, "bridge.linearization": 6, "bridge.validation": 7,
-        "bridge.cosim": 7, "bridge.control": 7, "bridge.sweeps": 8, "bridge.cli": 9, "bridge.pytest_plugin": 9}
+        "bridge.cosim": 7, "bridge.control": 7, "bridge.sweeps": 8, "bridge.commandline": 9, "bridge.cli": 9,
+        "bridge.pytest_plugin": 9}
+
+
+def is_command_module(module: str) -> bool:
+    """``bridge.<stage>.command``: the stage's ``nhbridge`` sub-commands (it may use every stage, as the CLI does)."""
+    parts = module.split(".")
+    return len(parts) == 3 and parts[0] == "bridge" and parts[2] == "command"
 
 
 def module_name(path: Path) -> tuple[str, bool]:
@@ -32,6 +39,8 @@ def module_name(path: Path) -> tuple[str, bool]:
 
 
 def stage(module: str) -> str | None:
+    if is_command_module(module):  # a stage's command.py is the command line's face of it: ranked with the CLI
+        return "bridge.cli"
     for s in sorted(RANK, key=len, reverse=True):
         if module == s or module.startswith(s + "."):
             return s
