@@ -13,30 +13,41 @@ import os
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from functools import cache
 
 from . import __version__
 from .atomic import guard_process, interrupt_pending
 from .commandline import EXIT_FAIL, EXIT_INPUT, EXIT_INTERRUPTED, EXIT_OK, Command
-from .control import command as control
-from .cosim import command as cosim
-from .derivation import command as derivation
 from .errors import BridgeError, CompilerNotFoundError, SimulationError
-from .fmu import command as fmu
-from .linearization import command as linearization
-from .model import command as model
-from .modelica import command as modelica
-from .simulation import command as simulation
-from .sweeps import command as sweeps
-from .validation import command as validation
 
-__all__ = ["COMMANDS", "EXIT_FAIL", "EXIT_INPUT", "EXIT_INTERRUPTED", "EXIT_OK", "build_parser", "main"]
+__all__ = ["EXIT_FAIL", "EXIT_INPUT", "EXIT_INTERRUPTED", "EXIT_OK", "ORDER", "build_parser", "commands", "main"]
 
 # the sub-commands in the order ``nhbridge --help`` lists them
 ORDER = ("check", "derive", "simulate", "modelica", "fmu", "methods", "validate", "crosscheck", "cosim", "ssp",
          "sweep", "linearize", "controller")
-_STAGES = (model, derivation, simulation, modelica, fmu, validation, cosim, sweeps, linearization, control)
-_BY_NAME: dict[str, Command] = {command.name: command for stage in _STAGES for command in stage.COMMANDS}
-COMMANDS: dict[str, Command] = {name: _BY_NAME[name] for name in ORDER}
+
+
+@cache
+def commands() -> dict[str, Command]:
+    """Every sub-command by name, in :data:`ORDER`; the stages' command modules are imported on first use (so
+    ``import bridge.cli`` stays light: the stage packages bring sympy, numpy, scipy)."""
+    from .control import command as control
+    from .cosim import command as cosim
+    from .derivation import command as derivation
+    from .fmu import command as fmu
+    from .linearization import command as linearization
+    from .model import command as model
+    from .modelica import command as modelica
+    from .simulation import command as simulation
+    from .sweeps import command as sweeps
+    from .validation import command as validation
+
+    stages = (model, derivation, simulation, modelica, fmu, validation, cosim, sweeps, linearization, control)
+    by_name = {command.name: command for stage in stages for command in stage.COMMANDS}
+    unlisted = sorted(set(by_name) - set(ORDER))
+    if unlisted:  # a command module's new entry must be placed in the help order
+        raise RuntimeError(f"commands missing from bridge.cli.ORDER: {', '.join(unlisted)}")
+    return {name: by_name[name] for name in ORDER}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -45,7 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
                                 "derive, simulate, export to Modelica and FMI.")
     p.add_argument("--version", action="version", version=f"nhbridge {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for command in COMMANDS.values():
+    for command in commands().values():
         command.add_parser(sub)
     return p
 
@@ -111,7 +122,7 @@ def _run(args: argparse.Namespace) -> int:
     """One command; bad input (a BridgeError) exits 2 and a failed run 1, each with a paragraph, no traceback."""
     guard_process()  # SIGTERM runs the finally blocks; leftovers of killed runs are removed
     try:
-        return COMMANDS[args.command].run(args)
+        return commands()[args.command].run(args)
     except SimulationError as exc:
         print(f"nhbridge: simulation failed:\n{exc}", file=sys.stderr)
         return EXIT_FAIL

@@ -35,13 +35,13 @@ def stage_commands() -> dict[str, tuple[str, Command]]:
 def test_every_stage_command_is_registered_once_in_the_help_order():
     found = stage_commands()
     assert len(COMMAND_FILES) >= 10
-    assert set(cli.COMMANDS) == set(found)
-    for name, command in cli.COMMANDS.items():
+    assert set(cli.commands()) == set(found)
+    for name, command in cli.commands().items():
         assert command is found[name][1]
         assert isinstance(command, Command) and command.name == name and callable(command.run)
     parser = cli.build_parser()
     (sub,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
-    assert list(sub.choices) == list(cli.COMMANDS)  # the registry's order is the order --help shows
+    assert list(sub.choices) == list(cli.commands())  # the registry's order is the order --help shows
 
 
 @pytest.mark.parametrize("name", sorted(stage_commands()))
@@ -59,6 +59,14 @@ def test_each_command_adds_exactly_its_own_parser(name):
 
 def test_cli_stays_a_registry():
     assert len((ROOT / "bridge" / "cli.py").read_text(encoding="utf-8").splitlines()) <= 200
+
+
+@pytest.mark.parametrize("heavy", ["sympy", "numpy", "scipy"])
+def test_import_cli_is_light(heavy):
+    """``import bridge.cli`` loads no stage: the command modules come when the parser is built."""
+    code = f"import sys, bridge.cli; print({heavy!r} in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
+    assert out.stdout.strip() == "False"
 
 
 def test_version_is_written_once(capsys):
@@ -81,5 +89,5 @@ def test_console_entry_point_runs_the_registry():
                          timeout=120)
     assert out.returncode == 2
     assert "invalid choice: 'no-such-command'" in out.stderr and "Traceback" not in out.stderr
-    for name in cli.COMMANDS:
+    for name in cli.commands():
         assert name in out.stderr
