@@ -67,11 +67,12 @@ def add_validate_parser(subparsers) -> None:
     """Add ``nhbridge validate`` to the CLI's subparsers."""
     from ..derivation.methods import METHODS
 
-    va = subparsers.add_parser("validate", help="validate every method, backend and FMU against the reference",
-                        description="Simulate each system every way nhbridge can (and any --fmu given), compare "
-                        "every signal with the reference (tight native simulation, or the [reference] closed "
-                        "forms) and report. Exit code 0: all passed; 1: a run failed; 2: bad input, or no C compiler "
-                        "for the FMU runs (the other runs are still made and reported).")
+    va = subparsers.add_parser(
+        "validate", help="validate every method, backend and FMU against the reference",
+        description="Simulate each system every way nhbridge can (and any --fmu given), compare every signal with "
+        "the reference (tight native simulation, or the [reference] closed forms) and report. Exit code 0: all "
+        "passed; 1: a run failed; 2: bad input, or no C compiler for the FMU runs (the other runs are still made "
+        "and reported).")
     va.add_argument("files", nargs="+", metavar="FILE", help="system files")
     va.add_argument("--fmu", action="append", default=[], metavar="FMU",
                     help="an FMU made by another tool, compared by variable name (repeatable; with several "
@@ -117,15 +118,15 @@ def run_validate(args: argparse.Namespace) -> int:
     if getattr(args, "workers", None) is not None and args.workers < 1:
         raise BridgeError(f"--workers: expected a positive number of worker processes, got {args.workers}")
     if not getattr(args, "scheduler", None) and getattr(args, "workers", None) is None:
-        return cmd_validate(args)
+        return _campaign(args)
     from ..sweeps.engine import DaskRunner
 
     with DaskRunner(args.scheduler or "local", args.workers) as runner:  # each system's runs go to the workers
         args.runner = runner
-        return cmd_validate(args)
+        return _campaign(args)
 
 
-def cmd_validate(args) -> int:
+def _campaign(args: argparse.Namespace) -> int:
     """The campaign on ``args`` (with ``args.runner``, if set, running the runs), its reports and exit code."""
     from ..derivation.methods import METHODS
     from .report import terminal, write_reports
