@@ -17,12 +17,20 @@ PACKAGE = Path(__file__).resolve().parent.parent / "bridge"
 
 # The stages in pipeline order; a module may import from its own stage and from earlier ones only. codegen (what
 # every writer shares) lies below the writers modelica/ and fmu/; tools/ runs external compilers on what they
-# write; validation/ compares those runs with the native simulation.
+# write; validation/ compares those runs with the native simulation. A stage's command module
+# (``bridge.<stage>.command``) may use every stage, as the CLI does.
 RANK = {"bridge.errors": 0, "bridge.atomic": 0, "bridge.version": 0, "bridge.model": 1, "bridge.derivation": 2,
         "bridge.simulation": 3, "bridge.codegen": 4, "bridge.modelica": 5, "bridge.fmu": 6, "bridge.tools": 7,
         "bridge.linearization": 7, "bridge.validation": 8, "bridge.cosim": 8, "bridge.control": 8,
-        "bridge.sweeps": 9, "bridge.cli": 10, "bridge.pytest_plugin": 10}
+        "bridge.animation": 8, "bridge.sweeps": 9, "bridge.commandline": 10, "bridge.cli": 10,
+        "bridge.pytest_plugin": 10}
 STAGES = sorted(RANK, key=RANK.get)
+
+
+def is_command_module(module: str) -> bool:
+    """``bridge.<stage>.command``: the stage's ``nhbridge`` sub-commands (it may use every stage, as the CLI does)."""
+    parts = module.split(".")
+    return len(parts) == 3 and parts[0] == "bridge" and parts[2] == "command"
 
 
 def module_name(path: Path) -> tuple[str, bool]:
@@ -33,6 +41,8 @@ def module_name(path: Path) -> tuple[str, bool]:
 
 
 def stage(module: str) -> str | None:
+    if is_command_module(module):  # a stage's command.py is the command line's face of it: ranked with the CLI
+        return "bridge.cli"
     for s in sorted(RANK, key=len, reverse=True):
         if module == s or module.startswith(s + "."):
             return s

@@ -13,22 +13,18 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Callable
 
 import numpy as np
 
+from ..commandline import Command, Progress, add_progress_options, add_set_option, budget, names, positive, set_values
 from ..errors import BridgeError
 
 
-def _names(text: str) -> tuple[str, ...]:
-    return tuple(x.strip() for x in text.split(",") if x.strip())
-
-
-def add_parser(sub, positive: Callable[[str], float]) -> argparse.ArgumentParser:
+def add_parser(subparsers) -> None:
     """The ``controller`` sub-command's parser."""
     from ..derivation.methods import METHODS
 
-    co = sub.add_parser(
+    co = subparsers.add_parser(
         "controller", help="design state feedback u = u0 - K (x - x0) on the linear model (LQR or a given K) and "
                            "write it as an FMU",
         description="Linearize a system about a steady point (as nhbridge linearize does), design the state feedback "
@@ -48,7 +44,7 @@ def add_parser(sub, positive: Callable[[str], float]) -> argparse.ArgumentParser
                              "the states)")
     co.add_argument("--method", "-m", choices=list(METHODS), default="lagrange",
                     help="derivation method whose equations are linearized (default: lagrange)")
-    co.add_argument("--independent", type=_names, default=None, metavar="X,Y",
+    co.add_argument("--independent", type=names, default=None, metavar="X,Y",
                     help="independent velocities of the split (default: the file's, else chosen at the point)")
     co.add_argument("--cyclic", default=None, metavar="X,Y|none",
                     help="the cyclic coordinates to drop (default: detected); 'none' keeps every coordinate")
@@ -62,12 +58,12 @@ def add_parser(sub, positive: Callable[[str], float]) -> argparse.ArgumentParser
                     help="write K, the operating point and the eigenvalues as JSON")
     co.add_argument("--timeout", type=positive, default=600.0, metavar="SECONDS",
                     help="stop a derivation that takes longer (exit code 1; default 600)")
-    return co
+    add_set_option(co)
+    add_progress_options(co)
 
 
-def cmd_controller(args, values: dict[str, str], progress, budget) -> int:
-    """The command; ``values`` are the --set values, ``progress`` the CLI's progress lines and ``budget(what)``
-    its time and memory budget for symbolic work (all from :mod:`bridge.cli`)."""
+def run(args: argparse.Namespace) -> int:
+    """The command on the parsed arguments; exit code 0, or an error (see the module's docstring)."""
     from ..atomic import write_text
     from ..derivation.methods import METHODS
     from ..fmu.build import toolchains
@@ -75,6 +71,8 @@ def cmd_controller(args, values: dict[str, str], progress, budget) -> int:
     from ..linearization.point import operating_point
     from ..model.loader import load_system
     from .feedback import StateFeedback, controller_fmu, lqr, measured_names, read_gain, read_weights
+
+    values, progress = set_values(args), Progress(args)
 
     for opt in ("output", "json"):
         path = getattr(args, opt)
@@ -85,9 +83,9 @@ def cmd_controller(args, values: dict[str, str], progress, budget) -> int:
     if not system.inputs:
         raise BridgeError(f"{args.file}: {system.name} has no [inputs]: a controller needs an actuator input "
                           "acting in [forces] (e.g. a steering torque)")
-    cyclic = None if args.cyclic is None else (() if args.cyclic.strip().lower() == "none" else _names(args.cyclic))
+    cyclic = None if args.cyclic is None else (() if args.cyclic.strip().lower() == "none" else names(args.cyclic))
     with (progress.step(f"deriving {system.name} ({args.method})"),
-          budget(f"the derivation of {system.name} by {args.method}")):
+          budget(args, f"the derivation of {system.name} by {args.method}")):
         eom = METHODS.get_method(args.method).derive(system, args.independent or system.independent)
     with progress.step("linearizing"):
         plant = Linearizer(eom, args.independent).at(operating_point(system, values), cyclic=cyclic)
@@ -112,3 +110,6 @@ def cmd_controller(args, values: dict[str, str], progress, budget) -> int:
                 "closed_loop": [[float(z.real), float(z.imag)] for z in eig], "stable": law.is_stable()}
         write_text(args.json, json.dumps(data, indent=2) + "\n")
     return 0
+
+
+COMMANDS = (Command("controller", add_parser, run),)

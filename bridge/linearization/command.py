@@ -8,15 +8,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
+from ..commandline import Command, Progress, add_progress_options, add_set_option, budget, names, positive, set_values
 from ..errors import BridgeError
 from .point import LinearizationError
-
-
-def _names(text: str) -> tuple[str, ...]:
-    return tuple(x.strip() for x in text.split(",") if x.strip())
 
 
 def _unit(system, name: str) -> str:
@@ -29,10 +25,10 @@ def _unit(system, name: str) -> str:
     return units.get(name, "")
 
 
-def add_parser(sub, positive: Callable[[str], float]) -> argparse.ArgumentParser:
+def add_parser(subparsers) -> None:
     from ..derivation.methods import METHODS
 
-    li = sub.add_parser(
+    li = subparsers.add_parser(
         "linearize", help="linearize about an equilibrium or a steady motion (A, B, C, D, eigenvalues, sweeps)",
         description="Linearize a system about a steady point (the file's start state with --set overrides) in its "
         "minimal coordinates: the independent coordinates and speeds of the split, the constraints eliminated "
@@ -44,7 +40,7 @@ def add_parser(sub, positive: Callable[[str], float]) -> argparse.ArgumentParser
     li.add_argument("--method", "-m", choices=list(METHODS), default="lagrange",
                     help="derivation method whose equations are linearized (default: lagrange; every method gives "
                          "the same linear model)")
-    li.add_argument("--independent", type=_names, default=None, metavar="X,Y",
+    li.add_argument("--independent", type=names, default=None, metavar="X,Y",
                     help="independent velocities of the split (default: [method] independent of the file, else "
                          "chosen at the point)")
     li.add_argument("--cyclic", default=None, metavar="X,Y|none",
@@ -73,12 +69,12 @@ def add_parser(sub, positive: Callable[[str], float]) -> argparse.ArgumentParser
     add_platform_option(li, "--fmu")
     li.add_argument("--timeout", type=positive, default=600.0, metavar="SECONDS",
                     help="stop a derivation that takes longer (exit code 1; default 600)")
-    return li
+    add_set_option(li)
+    add_progress_options(li)
 
 
-def cmd_linearize(args, values: dict[str, str], progress, budget) -> int:
-    """The command; ``values`` are the --set values, ``progress`` the CLI's progress lines and ``budget(what)`` its
-    time and memory budget for symbolic work (all from :mod:`bridge.cli`)."""
+def run(args: argparse.Namespace) -> int:
+    """The command on the parsed arguments; exit code 0, or an error (see the module's docstring)."""
     from ..derivation.methods import METHODS
     from ..model.loader import load_system
     from ..simulation.plot import check_plot_path
@@ -87,10 +83,12 @@ def cmd_linearize(args, values: dict[str, str], progress, budget) -> int:
     from .point import operating_point
     from .sweep import Sweep, parse_sweep, stability_text
 
+    values, progress = set_values(args), Progress(args)
+
     if args.sweep and len(args.sweep) > 1:
-        names = ", ".join(repr(text.split("=", 1)[0].strip()) for text in args.sweep)
+        given = ", ".join(repr(text.split("=", 1)[0].strip()) for text in args.sweep)
         raise LinearizationError(
-            f"--sweep is given {len(args.sweep)} times ({names}); linearize sweeps one value at a time: keep one "
+            f"--sweep is given {len(args.sweep)} times ({given}); linearize sweeps one value at a time: keep one "
             "--sweep and run once per value of the others with --set NAME=VALUE")
     args.sweep = args.sweep[0] if args.sweep else None
     if args.plot and not args.sweep:
@@ -109,9 +107,9 @@ def cmd_linearize(args, values: dict[str, str], progress, budget) -> int:
         raise LinearizationError("--platform chooses the binaries of --fmu; give --fmu FILE as well")
     system = load_system(args.file, values or None)
     spec = parse_sweep(args.sweep, system) if args.sweep else None
-    cyclic = None if args.cyclic is None else (() if args.cyclic.strip().lower() == "none" else _names(args.cyclic))
+    cyclic = None if args.cyclic is None else (() if args.cyclic.strip().lower() == "none" else names(args.cyclic))
     with (progress.step(f"deriving {system.name} ({args.method})"),
-          budget(f"the derivation of {system.name} by {args.method}")):
+          budget(args, f"the derivation of {system.name} by {args.method}")):
         eom = METHODS.get_method(args.method).derive(system, args.independent or system.independent)
     with progress.step("compiling the Jacobians"):
         linearizer = Linearizer(eom, args.independent)
@@ -175,3 +173,6 @@ def cmd_linearize(args, values: dict[str, str], progress, budget) -> int:
             build_linear_fmu(lin, args.fmu, fmi_version=f"{args.fmi_version}.0",
                              platforms=getattr(args, "platform", None))
     return 0
+
+
+COMMANDS = (Command("linearize", add_parser, run),)

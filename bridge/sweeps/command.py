@@ -13,9 +13,9 @@ import re
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
+from ..commandline import Command, add_progress_options, add_set_option, positive
 from ..errors import ProblemCollector
 from .spec import (
     MAX_CASES,
@@ -30,15 +30,17 @@ from .spec import (
 )
 
 
-def add_parser(sub, positive: Callable[[str], float]) -> argparse.ArgumentParser:
+def add_parser(subparsers) -> None:
+    """Add ``nhbridge sweep`` to the CLI's subparsers."""
     from ..derivation.methods import METHODS
 
-    sw = sub.add_parser("sweep", help="run a parameter sweep of a system's FMU on Dask (local cores or a cluster)",
-                        description="Sweep parameters and start values of a system through its FMU (built once, "
-                        "run by fmpy in Dask worker processes) and write one row per case as Parquet and CSV. "
-                        "FILE is a system file or a sweep file (TOML with a [sweep] table). Exit code 0: all cases "
-                        "ran; 1: some cases failed (their rows say why); 2: bad input; 130: interrupted (the "
-                        "finished rows are written).")
+    sw = subparsers.add_parser(
+        "sweep", help="run a parameter sweep of a system's FMU on Dask (local cores or a cluster)",
+        description="Sweep parameters and start values of a system through its FMU (built once, "
+        "run by fmpy in Dask worker processes) and write one row per case as Parquet and CSV. "
+        "FILE is a system file or a sweep file (TOML with a [sweep] table). Exit code 0: all cases "
+        "ran; 1: some cases failed (their rows say why); 2: bad input; 130: interrupted (the "
+        "finished rows are written).")
     sw.add_argument("file", metavar="FILE", help="system file (.toml) or sweep file ([sweep] table)")
     sw.add_argument("--grid", action="append", default=[], metavar="NAME=START:STOP:NUM",
                     help="NUM evenly spaced values from START to STOP (repeatable; the grids multiply)")
@@ -78,7 +80,8 @@ def add_parser(sub, positive: Callable[[str], float]) -> argparse.ArgumentParser
                     help="the recorded column to plot (default: the first --record that is not final)")
     sw.add_argument("--plot-against", default=None, metavar="NAME[,NAME]",
                     help="one or two swept names for the axes (default: the first one or two swept)")
-    return sw
+    add_set_option(sw)
+    add_progress_options(sw)
 
 
 def _spec(args, problems: ProblemCollector) -> SweepSpec:
@@ -255,7 +258,8 @@ def build_payload(system, plan, spec: SweepSpec, method: str, timeout: float, re
                    recompute=frozenset(recompute & set(spec.names)), settable=settable, reference=reference)
 
 
-def cmd_sweep(args) -> int:
+def run(args: argparse.Namespace) -> int:
+    """Check everything, build the FMU once, run the cases on Dask and write the rows as they arrive."""
     from .engine import dask_client, run_cases
     from .results import StreamingTables, plot, read_columns
 
@@ -302,3 +306,6 @@ def cmd_sweep(args) -> int:
         print(f"nhbridge: interrupted; the {rows} finished case(s) are written", file=sys.stderr)
         return 130
     return 1 if failed else 0
+
+
+COMMANDS = (Command("sweep", add_parser, run),)

@@ -1,11 +1,16 @@
-"""``nhbridge validate``: the command-line face of a validation campaign."""
+"""``nhbridge validate`` and ``nhbridge crosscheck``: the command-line face of validation campaigns and of the FMI
+Cross-Check folders (:mod:`.crosscheck`).
+
+A command module ranks with :mod:`bridge.cli`: ``validate --scheduler`` runs its runs on Dask (:mod:`bridge.sweeps`).
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
-from collections.abc import Callable
 
+from ..commandline import Command, Progress, add_progress_options, add_set_option, positive
 from ..errors import BridgeError
 from .campaign import DEFAULT_GROUPS, GROUPS, Options, RunResult, parse_groups, validate
 from .settings import RUN_TYPES, SCALARS
@@ -58,14 +63,16 @@ def _fmu_methods(text: str) -> tuple[str, ...]:
     return items
 
 
-def add_parser(sub, positive: Callable[[str], float]) -> argparse.ArgumentParser:
+def add_validate_parser(subparsers) -> None:
+    """Add ``nhbridge validate`` to the CLI's subparsers."""
     from ..derivation.methods import METHODS
 
-    va = sub.add_parser("validate", help="validate every method, backend and FMU against the reference",
-                        description="Simulate each system every way nhbridge can (and any --fmu given), compare "
-                        "every signal with the reference (tight native simulation, or the [reference] closed "
-                        "forms) and report. Exit code 0: all passed; 1: a run failed; 2: bad input, or no C compiler "
-                        "for the FMU runs (the other runs are still made and reported).")
+    va = subparsers.add_parser(
+        "validate", help="validate every method, backend and FMU against the reference",
+        description="Simulate each system every way nhbridge can (and any --fmu given), compare every signal with "
+        "the reference (tight native simulation, or the [reference] closed forms) and report. Exit code 0: all "
+        "passed; 1: a run failed; 2: bad input, or no C compiler for the FMU runs (the other runs are still made "
+        "and reported).")
     va.add_argument("files", nargs="+", metavar="FILE", help="system files")
     va.add_argument("--fmu", action="append", default=[], metavar="FMU",
                     help="an FMU made by another tool, compared by variable name (repeatable; with several "
@@ -102,10 +109,25 @@ def add_parser(sub, positive: Callable[[str], float]) -> argparse.ArgumentParser
     from ..fmu.platforms import add_platform_option
 
     add_platform_option(va, "each native and Rumoca FMU (the host's always: it is the one run)")
-    return va
+    add_set_option(va)
+    add_progress_options(va)
 
 
-def cmd_validate(args) -> int:
+def run_validate(args: argparse.Namespace) -> int:
+    """The campaign, one system after the other in this process or, with --scheduler/--workers, on Dask."""
+    if getattr(args, "workers", None) is not None and args.workers < 1:
+        raise BridgeError(f"--workers: expected a positive number of worker processes, got {args.workers}")
+    if not getattr(args, "scheduler", None) and getattr(args, "workers", None) is None:
+        return _campaign(args)
+    from ..sweeps.engine import DaskRunner
+
+    with DaskRunner(args.scheduler or "local", args.workers) as runner:  # each system's runs go to the workers
+        args.runner = runner
+        return _campaign(args)
+
+
+def _campaign(args: argparse.Namespace) -> int:
+    """The campaign on ``args`` (with ``args.runner``, if set, running the runs), its reports and exit code."""
     from ..derivation.methods import METHODS
     from .report import terminal, write_reports
 
@@ -131,7 +153,7 @@ def cmd_validate(args) -> int:
                       platforms=getattr(args, "platform", None))
 
     def progress(system: str, k: int, n: int, run: RunResult) -> None:
-        if args.progress or (not args.quiet and sys.stderr.isatty()):  # --progress/--quiet: see bridge.cli
+        if args.progress or (not args.quiet and sys.stderr.isatty()):  # --progress/--quiet: see bridge.commandline
             print(f"[{k}/{n}] {system}: {run.id} {run.status} ({run.seconds:.2f} s)", file=sys.stderr, flush=True)
 
     campaign = validate(args.files, options, progress)
@@ -146,3 +168,23 @@ def cmd_validate(args) -> int:
               file=sys.stderr)
         return 130
     return campaign.exit_code
+
+
+def add_crosscheck_parser(subparsers) -> None:
+    """Add ``nhbridge crosscheck`` to the CLI's subparsers."""
+    from .crosscheck import add_parser
+
+    add_progress_options(add_parser(subparsers))
+
+
+def run_crosscheck(args: argparse.Namespace) -> int:
+    """Export a system file's cross-check folders, or check a model folder, with a progress line around it."""
+    from .crosscheck import cmd_crosscheck
+
+    what = "checking" if args.check or os.path.isdir(args.path) else "exporting (derivation, FMU, reference run)"
+    with Progress(args).step(f"{what} {args.path}", inline=False):
+        return cmd_crosscheck(args)
+
+
+COMMANDS = (Command("validate", add_validate_parser, run_validate),
+            Command("crosscheck", add_crosscheck_parser, run_crosscheck))

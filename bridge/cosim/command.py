@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
+from ..commandline import Command, Progress, add_progress_options, positive
 
-def add_parsers(sub, positive: Callable[[str], float]) -> None:
-    """Add the ``cosim`` and ``ssp`` subcommands to the ``nhbridge`` parser."""
-    cs = sub.add_parser("cosim", help="co-simulate FMUs: a scenario file (.toml) or an SSP package (.ssp)",
-                        description="Run a co-simulation and write the recorded signals as CSV. Everything is "
-                                    "checked before the run; nothing is written when a check fails.")
+
+def add_cosim_parser(subparsers) -> None:
+    """Add ``nhbridge cosim`` to the CLI's subparsers."""
+    cs = subparsers.add_parser("cosim", help="co-simulate FMUs: a scenario file (.toml) or an SSP package (.ssp)",
+                               description="Run a co-simulation and write the recorded signals as CSV. Everything "
+                               "is checked before the run; nothing is written when a check fails.")
     cs.add_argument("scenario", metavar="SCENARIO", help="scenario file (.toml) or SSP package (.ssp)")
     cs.add_argument("-o", "--output", default=None, help="CSV file (default: <scenario name>.csv)")
     cs.add_argument("--plot", default=None, metavar="FILE", help="also plot the recorded signals (.png, .pdf, .svg; "
@@ -27,26 +28,29 @@ def add_parsers(sub, positive: Callable[[str], float]) -> None:
     cs.add_argument("--tolerance", type=positive, default=None,
                     help="adaptive: error per unit time on each coupling signal, relative to 1 + |y| "
                          "(default: master.tolerance, 1e-4)")
-    shown = cs.add_mutually_exclusive_group()  # --progress/--quiet as on every long command (bridge.cli)
-    shown.add_argument("--progress", action="store_true",
-                       help="progress lines on stderr (default: only when stderr is a terminal)")
-    shown.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
+    add_progress_options(cs)
     cs.add_argument("--yes", action="store_true", help="run even when the run takes more than 10^7 communication "
                     "steps or records more than 2*10^8 values")
     cs.add_argument("--call-timeout", type=positive, default=None, metavar="SECONDS",
                     help="seconds one FMU call may take before the run is "
                     "stopped and the component named (default 120)")
-    sp = sub.add_parser("ssp", help="export a scenario as an SSP 1.0 package (FMUs included)",
-                        description="Build the scenario's FMUs, check the scenario and write an SSP package for "
-                                    "OMSimulator, fmpy and other SSP tools.")
+
+
+def add_ssp_parser(subparsers) -> None:
+    """Add ``nhbridge ssp`` to the CLI's subparsers."""
+    sp = subparsers.add_parser("ssp", help="export a scenario as an SSP 1.0 package (FMUs included)",
+                               description="Build the scenario's FMUs, check the scenario and write an SSP package "
+                               "for OMSimulator, fmpy and other SSP tools.")
     sp.add_argument("scenario", metavar="SCENARIO", help="scenario file (.toml) or SSP package (.ssp)")
     sp.add_argument("-o", "--output", default=None, help="the .ssp file (default: <scenario name>.ssp)")
     from ..fmu.platforms import add_platform_option
 
     add_platform_option(sp, "each FMU built from a system file or a Modelica model")
+    add_progress_options(sp)
 
 
-def cmd_cosim(args: argparse.Namespace) -> int:
+def run_cosim(args: argparse.Namespace) -> int:
+    """Check and run the co-simulation, write the CSV (and plot); an interruption keeps the finished steps."""
     from ..errors import BridgeError
     from .errors import CosimInterrupted
     from .results import pyplot
@@ -97,7 +101,13 @@ def _write_partial(result, out: str) -> None:
           f"steps); wrote the finished steps to {partial} (partial; {out} was not written)", file=sys.stderr)
 
 
-def cmd_ssp(args: argparse.Namespace) -> int:
+def run_ssp(args: argparse.Namespace) -> int:
+    """Build the scenario's FMUs and write the SSP package, with a progress line around it."""
+    with Progress(args).step(f"building the FMUs of {args.scenario} and the SSP package", inline=False):
+        return _write_package(args)
+
+
+def _write_package(args: argparse.Namespace) -> int:
     from .errors import CosimError
     from .session import prepare
     from .ssp import write_ssp
@@ -110,3 +120,6 @@ def cmd_ssp(args: argparse.Namespace) -> int:
     print(f"wrote {path}: SSP 1.0 package of {cosim.scenario.name} with {names}; "
           f"{len(cosim.scenario.connections)} connections")
     return 0
+
+
+COMMANDS = (Command("cosim", add_cosim_parser, run_cosim), Command("ssp", add_ssp_parser, run_ssp))

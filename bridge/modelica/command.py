@@ -1,0 +1,106 @@
+"""``nhbridge modelica``: export Modelica models (one file, or a package of several) and check them with tools.
+
+A command module ranks with :mod:`bridge.cli`: it loads, derives and exports through the stages' public functions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..commandline import EXIT_FAIL, EXIT_OK, Command, Progress, add_method_options, budget, derive, load
+from ..errors import BridgeError
+
+
+def _modelica_tools(text: str) -> list[str]:
+    """``--check rumoca,pymoca``: the named Modelica tools, each known."""
+    tools = [t.strip() for t in text.split(",") if t.strip()]
+    known = ("rumoca", "pymoca", "openmodelica")
+    bad = [t for t in tools if t not in known]
+    if bad or not tools:
+        raise argparse.ArgumentTypeError(f"unknown Modelica tool {', '.join(bad) or repr(text)}; "
+                                         f"choose from {', '.join(known)} (comma-separated)")
+    return tools
+
+
+def add_parser(subparsers) -> None:
+    """Add ``nhbridge modelica`` to the CLI's subparsers."""
+    mo = subparsers.add_parser("modelica", help="export Modelica models (one file, or a package of several)")
+    mo.add_argument("files", nargs="+", metavar="FILE", help="system files (.toml)")
+    add_method_options(mo)
+    mo.add_argument("--constraint-level", choices=["auto", "index1", "given"], default="auto",
+                    help="multiplier DAE: constraints at acceleration level (index1) or as given, "
+                         "left to the Modelica tool's index reduction; auto (default): the form "
+                         "bridge.modelica.forms chooses for each system, recorded in its Documentation")
+    mo.add_argument("--package", default=None, metavar="NAME", help="write a package NAME into the -o directory")
+    mo.add_argument("-o", "--output", default=None, metavar="PATH",
+                    help="the .mo file (default: <name>.mo), or with --package the directory that receives NAME/ "
+                         "(default: the current directory)")
+    mo.add_argument("--msl", action="store_true",
+                    help="[ports] as the Modelica Standard Library's flanges (Modelica.Mechanics.*.Interfaces); "
+                         "default: the identical copies in the library NHBridge shipped with nhbridge")
+    mo.add_argument("--check", type=_modelica_tools, default=None, metavar="TOOL[,TOOL]",
+                    help="compile, simulate and compare each model with Modelica tools: rumoca, pymoca, openmodelica, "
+                         "comma-separated (default: no check)")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Derive every system, write the model or package, then check it with the --check tools."""
+    from ..tools.pymoca import DocumentedLimitation
+    from ..validation.tool_checks import CHECKERS
+    from .export import write_model, write_package
+
+    if args.package is None and len(args.files) > 1:
+        raise BridgeError("several system files need --package NAME (and a directory as -o)")
+    if args.package is not None:
+        from ..model.loader import IDENTIFIER
+
+        if not IDENTIFIER.match(args.package):
+            raise BridgeError(f"--package {args.package!r} is not a valid Modelica identifier")
+    eoms = []
+    for path in args.files:  # derive everything first: nothing is written if any system fails
+        system = load(args, path)
+        eoms.append(derive(args, system))
+    from ..tools.availability import missing_compiler
+    from .forms import require_expressible
+
+    for tool in args.check or ():  # a form the tool cannot simulate: say which form to use, before writing
+        for eom in eoms:
+            require_expressible(eom, args.constraint_level, tool)
+    with budget(args, "the Modelica export"):
+        if args.package is None:
+            target = write_model(eoms[0], args.output or f"{eoms[0].system.name}.mo", args.constraint_level,
+                                 msl=args.msl)
+            print(f"wrote {target}")
+        else:
+            target = write_package(eoms, args.output or ".", args.package, args.constraint_level, msl=args.msl)
+            print(f"wrote package {args.package} ({len(eoms)} models) to {target}")
+    if not args.msl and any(e.system.ports for e in eoms):
+        from .ports import LIBRARY
+
+        print(f"  the flanges of [ports] are in the Modelica library {LIBRARY}: load modelica/{LIBRARY} (shipped as "
+              f"bridge.modelica.library) beside the model, or export with --msl for the MSL's")
+    failed = 0
+    for tool in args.check or ():
+        missing = missing_compiler(tool)
+        if missing:  # a compiler that is not installed: a skip, with the install command
+            print(f"  skipped {tool}: {missing}", file=sys.stderr)
+            continue
+        for eom in eoms:
+            try:
+                with Progress(args).step(f"checking {eom.system.name} with {tool}", inline=False):
+                    report = CHECKERS[tool](eom, args.constraint_level)
+            except DocumentedLimitation as exc:  # the tool lacks what the model needs (docs/compiler-defects)
+                print(f"  skipped {tool}: {exc}", file=sys.stderr)
+                continue
+            except BridgeError as exc:
+                print(f"  {tool}: {eom.system.name} FAILED: {exc}", file=sys.stderr)
+                failed += 1
+                continue
+            ok = report.balanced and report.max_error <= 1e-6
+            failed += not ok
+            print(f"  {'ok' if ok else 'FAILED'} {report.summary()}")
+    return EXIT_FAIL if failed else EXIT_OK
+
+
+COMMANDS = (Command("modelica", add_parser, run),)
