@@ -15,10 +15,10 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from functools import cache
 
-from . import __version__
 from .atomic import guard_process, interrupt_pending
 from .commandline import EXIT_FAIL, EXIT_INPUT, EXIT_INTERRUPTED, EXIT_OK, Command
 from .errors import BridgeError, CompilerNotFoundError, SimulationError
+from .version import __version__
 
 __all__ = ["EXIT_FAIL", "EXIT_INPUT", "EXIT_INTERRUPTED", "EXIT_OK", "ORDER", "build_parser", "commands", "main"]
 
