@@ -9,6 +9,7 @@ setup(
     package_dir={"bridge.fmu.runtime": "fmu", "bridge.modelica.library": "modelica"},
     package_data={
         "bridge.fmu.runtime": ["*.c", "*.h", "README.md", "include/fmi2/*.h", "include/fmi3/*.h"],
+        "bridge.animation": ["template.html", "vendor/three.module.min.js", "vendor/three.LICENSE"],
         "bridge.modelica.library": ["*/*.mo", "*/package.order", "*/*/*.mo", "*/*/package.order"],
     },
     include_package_data=False,

@@ -266,6 +266,10 @@ def build_parser() -> argparse.ArgumentParser:
     co = add_controller(sub, _positive)
     add_set_option(co)
     add_progress_options(co)
+
+    from .animation.command import add_parser as add_animate
+
+    add_animate(sub)
     return p
 
 
@@ -571,6 +575,12 @@ def _cmd_controller(args) -> int:
     return cmd_controller(args, _values(args), Progress(args), lambda what: _budget(args, what))
 
 
+def _cmd_animate(args) -> int:
+    from .animation.command import run
+
+    return run(args)
+
+
 def _cmd_crosscheck(args) -> int:
     from .validation.crosscheck import cmd_crosscheck
 
@@ -582,7 +592,7 @@ def _cmd_crosscheck(args) -> int:
 COMMANDS = {"check": cmd_check, "derive": cmd_derive, "simulate": cmd_simulate, "modelica": cmd_modelica,
             "fmu": cmd_fmu, "methods": cmd_methods, "validate": _cmd_validate, "cosim": _cmd_cosim, "ssp": _cmd_ssp,
             "crosscheck": _cmd_crosscheck, "sweep": _cmd_sweep, "linearize": _cmd_linearize,
-            "controller": _cmd_controller}
+            "controller": _cmd_controller, "animate": _cmd_animate}
 
 
 class _PipeGuard:
