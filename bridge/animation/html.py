@@ -39,15 +39,13 @@ def _b64(array: np.ndarray) -> str:
 
 def scene_json(scene: Scene) -> str:
     """The scene as the page reads it (arrays as base64 little-endian float64)."""
-    centre = [0.0, 0.0, 0.0]
-    if scene.bodies:
-        start = np.array([b.positions[0] for b in scene.bodies])
-        centre = [float(v) for v in np.nan_to_num(start.mean(axis=0))]
-        centre[2] = 0.0
     data = {
         "name": scene.name,
         "extent": scene.extent,
-        "centre": centre,
+        "size": scene.size,
+        "up": list(scene.up),
+        "centres": _b64(scene.centres()),
+        "lines": [list(line) for line in scene.lines],
         "times": _b64(scene.times),
         "bodies": [{"name": b.name, "positions": _b64(b.positions), "quaternions": _b64(b.quaternions),
                     "shape": {"kind": b.shape.kind, "dimensions": list(b.shape.dimensions),

@@ -55,6 +55,16 @@ class Scene:
     times: np.ndarray
     bodies: tuple[BodyTrack, ...]
     points: tuple[PointTrack, ...]
+    lines: tuple[tuple[int, ...], ...] = ()  # polylines through points (indices into ``points``)
+    size: float = 1.0  # the size of the moving system (camera distance), m
+    up: tuple[float, float, float] = (0.0, 0.0, 1.0)  # against gravity where there is gravity, else +z
+
+    def centres(self) -> np.ndarray:
+        """Where the camera looks at each frame: the mean position of the bodies (else of the points)."""
+        parts = [b.positions for b in self.bodies] or [p.positions for p in self.points]
+        if not parts:
+            return np.zeros((self.times.size, 3))
+        return np.nan_to_num(np.mean(np.stack(parts), axis=0))
 
     @property
     def extent(self) -> float:
@@ -170,4 +180,30 @@ def build_scene(system, drawing: DrawingSpec, time: np.ndarray, signals: Mapping
         tracks.append(BodyTrack(body.name, shape, positions, quats))
     points = [PointTrack(p.name, _evaluate(p.position, symbols, columns, values), p.trace, p.color)
               for p in (*drawing.points, *drawing.contact_tracks)]
-    return Scene(system.name, columns[0], tuple(tracks), tuple(points))
+    names = [p.name for p in points]
+    lines = tuple(tuple(names.index(n) for n in line) for line in drawing.lines)
+    return Scene(system.name, columns[0], tuple(tracks), tuple(points), lines, _size(tracks, points),
+                 _up(system, values))
+
+
+def _up(system, values: Mapping[sp.Symbol, float]) -> tuple[float, float, float]:
+    """The unit vector against gravity (``[gravity] vector``), or +z without gravity."""
+    if system.multibody is None:
+        return (0.0, 0.0, 1.0)
+    try:
+        g = np.array([float(sp.sympify(c).subs(values)) for c in system.multibody.gravity])
+    except (TypeError, ValueError):
+        return (0.0, 0.0, 1.0)
+    norm = float(np.linalg.norm(g))
+    if not norm > 0 or not np.isfinite(norm):
+        return (0.0, 0.0, 1.0)
+    return tuple(float(v) for v in -g / norm)  # type: ignore[return-value]
+
+
+def _size(bodies: list[BodyTrack], points: list[PointTrack]) -> float:
+    """The size of the system at its first frame: the spread of its bodies and points plus the largest shape."""
+    first = [b.positions[0] for b in bodies] + [p.positions[0] for p in points]
+    first = [f for f in first if np.all(np.isfinite(f))]
+    spread = float(np.ptp(np.array(first), axis=0).max()) if len(first) > 1 else 0.0
+    shape = max((max(b.shape.dimensions) for b in bodies), default=0.0)
+    return max(spread + 2 * shape, 0.2)

@@ -16,8 +16,10 @@ contact is drawn as its wheel or ball; any other body as a small box.
 Points to draw, with or without bodies, go in an ``[animation]`` table; ``trace = true`` draws the path::
 
     [animation]
-    points = { contact = { position = ["x", "y", "0"], trace = true, color = "#d62728" } }
-    trace_contacts = true     # the rolling contacts' tracks on the ground (default true)
+    points = { tail = { position = ["x", "y", "0"] }, head = { position = ["x + L*cos(th)", "y + L*sin(th)", "0"],
+               trace = true, color = "#d62728" } }
+    lines = [["tail", "head"]]  # polylines through points, redrawn at every frame
+    trace_contacts = true       # the rolling contacts' tracks on the ground (default true)
 
 Examples
 --------
@@ -49,7 +51,7 @@ KINDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 }
 SHAPE_KEYS = {"kind", "radius", "length", "size", "height", "axis", "offset", "color"}
 POINT_KEYS = {"position", "trace", "color"}
-ANIMATION_KEYS = {"points", "trace_contacts"}
+ANIMATION_KEYS = {"points", "lines", "trace_contacts"}
 _COLOR = re.compile(r"#[0-9a-fA-F]{6}\Z")
 PALETTE = ("#3b75af", "#ef8636", "#519e3e", "#c53a32", "#8d69b8", "#84584e", "#d57dbf", "#7f7f7f")
 MAX_POINTS = 64
@@ -213,6 +215,7 @@ class DrawingSpec:
     shapes: Mapping[str, Shape]
     points: tuple[PointSpec, ...]
     contact_tracks: tuple[PointSpec, ...]
+    lines: tuple[tuple[str, ...], ...] = ()
 
 
 def read_drawing(system, tables: Mapping[str, Any] | None, source: str | None = None) -> DrawingSpec:
@@ -272,6 +275,7 @@ def read_drawing(system, tables: Mapping[str, Any] | None, source: str | None = 
             reader.problems.add(f"bodies.{name}.shape", "no such body", "shapes belong to bodies of [bodies]")
     animation = tables.get("animation", {})
     points: list[PointSpec] = []
+    lines: tuple[tuple[str, ...], ...] = ()
     trace_contacts = True
     if animation and not isinstance(animation, Mapping):
         reader.problems.add("animation", "expected a table", "write [animation] with points = { ... }")
@@ -290,6 +294,8 @@ def read_drawing(system, tables: Mapping[str, Any] | None, source: str | None = 
                 point = reader.point(f"animation.points.{name}", name, spec, k)
                 if point is not None:
                     points.append(point)
+        lines = _lines(reader, animation.get("lines", []), list(raw_points) if isinstance(raw_points, Mapping)
+                       else [])
     tracks: list[PointSpec] = []
     if trace_contacts:
         for cname, c in raw_contacts.items():
@@ -301,16 +307,48 @@ def read_drawing(system, tables: Mapping[str, Any] | None, source: str | None = 
                 continue
             # the lowest point of the wheel or ball: the centre minus the radius along the ground normal's
             # projection on the wheel plane (a sphere: straight down)
-            tracks.append(PointSpec(f"{cname} contact", _contact_point(body, radius, c), True, PALETTE[3]))
+            tracks.append(PointSpec(f"{cname} contact", _contact_point(body, radius, c, _side(system, body)), True,
+                                    PALETTE[3]))
     reader.problems.raise_if_any(SystemFileError)
-    return DrawingSpec(shapes, tuple(points), tuple(tracks))
+    return DrawingSpec(shapes, tuple(points), tuple(tracks), lines)
 
 
-def _contact_point(body, radius: sp.Expr, contact: Mapping) -> tuple[sp.Expr, sp.Expr, sp.Expr]:
+def _lines(reader: _Reader, raw: Any, names: list[str]) -> tuple[tuple[str, ...], ...]:
+    """The checked ``lines``: lists of at least two names of ``[animation]`` points."""
+    if not isinstance(raw, list) or not all(isinstance(line, list) for line in raw):
+        reader.problems.add("animation.lines", "expected a list of lists of point names",
+                            'write lines = [["tail", "joint", "head"]]')
+        return ()
+    out = []
+    for k, line in enumerate(raw):
+        if len(line) < 2:
+            reader.problems.add(f"animation.lines[{k}]", "a line needs at least two points", 'write ["a", "b"]')
+            continue
+        unknown = [n for n in line if n not in names]
+        for n in unknown:
+            close = difflib.get_close_matches(str(n), names, n=1)
+            reader.problems.add(f"animation.lines[{k}]", f"no point named {n!r}",
+                                f"did you mean {close[0]!r}?" if close else "name points of [animation] points")
+        if not unknown:
+            out.append(tuple(line))
+    return tuple(out)
+
+
+def _side(system, body) -> int:
+    """+1 when the body's centre starts above the plane z = 0, -1 below (the ground normal points to the body)."""
+    values = {p.symbol: p.value for p in system.parameters} | {c.symbol: c.start for c in system.coordinates}
+    try:
+        z = float(sp.sympify(body.position[2]).subs(values))
+    except (TypeError, ValueError):
+        return 1
+    return -1 if z < 0 else 1
+
+
+def _contact_point(body, radius: sp.Expr, contact: Mapping, side: int = 1) -> tuple[sp.Expr, sp.Expr, sp.Expr]:
     """The contact point ``C - R n`` of a rolling disk (``n``: the unit vector in the wheel plane nearest the ground
-    normal) or ``C - R k`` of a sphere, in N components, with the plane ``N.xy`` (normal +z)."""
+    normal ``k``, which points from the plane ``N.xy`` to the body) or ``C - R k`` of a sphere, in N components."""
     centre = sp.Matrix(body.position)
-    k = sp.Matrix([0, 0, 1])
+    k = sp.Matrix([0, 0, side])
     if contact.get("kind") == "rolling-sphere":
         point = centre - radius * k
     else:
