@@ -10,6 +10,7 @@ setup(
     package_data={
         "bridge": ["py.typed"],
         "bridge.fmu.runtime": ["*.c", "*.h", "README.md", "include/fmi2/*.h", "include/fmi3/*.h"],
+        "bridge.animation": ["template.html", "vendor/three.module.min.js", "vendor/three.LICENSE"],
         "bridge.modelica.library": ["*/*.mo", "*/package.order", "*/*/*.mo", "*/*/package.order"],
     },
     include_package_data=False,

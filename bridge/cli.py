@@ -24,13 +24,14 @@ __all__ = ["EXIT_FAIL", "EXIT_INPUT", "EXIT_INTERRUPTED", "EXIT_OK", "ORDER", "b
 
 # the sub-commands in the order ``nhbridge --help`` lists them
 ORDER = ("check", "derive", "simulate", "modelica", "fmu", "methods", "validate", "crosscheck", "cosim", "ssp",
-         "sweep", "linearize", "controller")
+         "sweep", "linearize", "controller", "animate")
 
 
 @cache
 def commands() -> dict[str, Command]:
     """Every sub-command by name, in :data:`ORDER`; the stages' command modules are imported on first use (so
     ``import bridge.cli`` stays light: the stage packages bring sympy, numpy, scipy)."""
+    from .animation import command as animation
     from .control import command as control
     from .cosim import command as cosim
     from .derivation import command as derivation
@@ -42,7 +43,8 @@ def commands() -> dict[str, Command]:
     from .sweeps import command as sweeps
     from .validation import command as validation
 
-    stages = (model, derivation, simulation, modelica, fmu, validation, cosim, sweeps, linearization, control)
+    stages = (model, derivation, simulation, modelica, fmu, validation, cosim, sweeps, linearization, control,
+              animation)
     by_name = {command.name: command for stage in stages for command in stage.COMMANDS}
     unlisted = sorted(set(by_name) - set(ORDER))
     if unlisted:  # a command module's new entry must be placed in the help order

@@ -8,9 +8,11 @@ cd "$(dirname "$0")/.."
 
 # Debian packages the tests run: the cross compilers and runners of the FMU platform tests
 # (tests/test_fmu_platforms.py: Windows x64 under wine, Linux aarch64 under qemu-aarch64) and the TBB runtime
-# of Ecos (ecospy), an SSP master the co-simulation tests run our packages in.
+# of Ecos (ecospy), an SSP master the co-simulation tests run our packages in, and Chromium, the browser the
+# animation tests open the pages in (driven by Playwright's Python package, launched on /usr/bin/chromium).
 # Installed when missing (as root, non-interactive); NHBRIDGE_NO_APT=1 skips the install.
-DEBIAN_PACKAGES=(gcc gcc-mingw-w64-x86-64 wine wine64 gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user libtbb12)
+DEBIAN_PACKAGES=(gcc gcc-mingw-w64-x86-64 wine wine64 gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user libtbb12
+                 chromium)
 install_debian_packages() {
     command -v dpkg-query >/dev/null 2>&1 || { echo "test.sh: no dpkg here; not installing ${DEBIAN_PACKAGES[*]}" \
         "(the FMU platform tests skip, naming what is missing)"; return 0; }

@@ -86,12 +86,13 @@ def test_no_page_points_outside_the_repository():
 
 def test_the_keys_page_lists_every_key_the_loader_accepts():
     """docs/guide/keys.md names every table and key the loader knows, so the reference cannot fall behind."""
-    from bridge.model import bodies, contacts, efforts, load_table, loader
+    from bridge.model import bodies, contacts, efforts, equation_tables, load_table, setting_tables, state_tables
 
     page = (DOCS / "guide" / "keys.md").read_text(encoding="utf-8")
-    expected = {f"[{t}]" if t not in ("name", "description") else t for t in loader.TOP_LEVEL}
-    for keys in (loader.COORDINATE_KEYS, loader.PARAMETER_KEYS, loader.INPUT_KEYS, loader.OUTPUT_KEYS,
-                 loader.ENERGY_KEYS, loader.CONSTRAINT_KEYS, loader.METHOD_KEYS, loader.SIMULATION_KEYS,
+    expected = {f"[{t}]" if t not in ("name", "description") else t for t in state_tables.TOP_LEVEL}
+    for keys in (state_tables.COORDINATE_KEYS, state_tables.PARAMETER_KEYS, state_tables.INPUT_KEYS,
+                 equation_tables.OUTPUT_KEYS, equation_tables.ENERGY_KEYS, equation_tables.CONSTRAINT_KEYS,
+                 setting_tables.METHOD_KEYS, setting_tables.SIMULATION_KEYS,
                  bodies.FRAME_KEYS, bodies.POINT_KEYS, bodies.BODY_KEYS, bodies.PARTICLE_KEYS, bodies.GRAVITY_KEYS,
                  efforts.EFFORT_KEYS, efforts.FRICTION_KEYS, efforts.DYNAMIC_KEYS, efforts.DIODE_KEYS,
                  load_table.LOAD_KEYS, *contacts.KINDS.values()):

@@ -14,7 +14,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 GALLERY = ROOT / "docs" / "gallery"
 PAGES = ("stick_slip", "rolling_disk", "bicycle_eigenvalues", "rectifier", "cosim_belt", "sweep_belt",
-         "validation_report")
+         "validation_report", "animations")
 
 pytestmark = pytest.mark.slow
 
@@ -117,3 +117,14 @@ def test_validation_report_runs_pass_within_their_tolerances(out):
     assert len(passed) >= 8
     for r in passed:
         assert not r["max_rel"] > r["tolerance"], r
+
+
+def test_animations_are_photographed_in_the_browser(out):
+    pytest.importorskip("playwright.sync_api", reason="pip install playwright (the test extra has it)")
+    import shutil
+
+    if not shutil.which("chromium"):
+        pytest.skip("no Chromium: apt-get install chromium (scripts/test.sh installs it on Debian)")
+    s = build("animations", out)
+    assert set(s["pages"]) == {"rolling_wheel", "bicycle", "snake"}
+    assert all(size < 5_000_000 for size in s["pages"].values())

@@ -37,7 +37,7 @@ from .vectors import parse_matrix
 TABLES = ("frames", "points", "bodies", "particles", "gravity", "loads", "contacts")
 FRAME_KEYS = {"parent", "axis", "angle", "axes", "angles", "dcm", "description"}
 POINT_KEYS = {"position", "description"}
-BODY_KEYS = {"mass", "frame", "com", "inertia", "description"}
+BODY_KEYS = {"mass", "frame", "com", "inertia", "description", "shape"}  # shape: bridge.animation draws it
 PARTICLE_KEYS = {"mass", "position", "description"}
 GRAVITY_KEYS = {"vector"}
 

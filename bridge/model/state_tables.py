@@ -14,7 +14,8 @@ __all__ = ["TOP_LEVEL", "COORDINATE_KEYS", "PARAMETER_KEYS", "INPUT_KEYS", "read
 TOP_LEVEL = {"name", "description", "coordinates", "parameters", "inputs", "definitions", "energy",
              "forces", "constraints", "outputs", "method", "simulation", "reference", "validation",
              "efforts", "dynamic", "friction", "diodes"}
-TOP_LEVEL |= {"ports"}  # [ports] coordinate = "rotational" | "translational" (bridge.model.ports)
+# [ports] coordinate = "rotational" | "translational" (bridge.model.ports); [animation]: points bridge.animation draws
+TOP_LEVEL |= {"ports", "animation"}
 TOP_LEVEL |= set(BODY_TABLES)  # [frames], [points], [bodies], [particles], [gravity], [loads], [contacts]
 COORDINATE_KEYS = {"start", "velocity", "unit", "description", "nominal"}
 PARAMETER_KEYS = {"value", "unit", "description"}
