@@ -14,6 +14,10 @@ CORE_SOURCES = ("nhb_linalg.c", "nhb_instance.c", "nhb_switched.c", "nhb_start.c
 #: C files of the FMI layer of each FMI version
 FMI_SOURCES = {2: ("fmi2_runtime.c",), 3: ("fmi3_runtime.c", "fmi3_clocks.c")}
 
+#: fixed model functions for a generated ``model.c`` that holds only data: the linear FMU's (``nhbridge linearize
+#: --fmu``), compiled before the core
+LINEAR_SOURCES = ("nhb_linear.c",)
+
 #: headers the runtime's C files include (the FMI headers come from ``include/fmi<version>/``)
 HEADERS = ("nhb_model.h", "nhb_core.h", "nhb_internal.h", "nhb_split.h", "nhb_jacobian.h")
 

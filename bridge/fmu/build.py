@@ -125,12 +125,15 @@ def build_fmu(eom: EquationsOfMotion, path: str | Path, fmi_version: int = 2,
 
 
 def pack_source_fmu(path: Path, name: str, fmi_version: int, model_c_text: str,
-                    description: Callable[[list[str]], bytes], tools: dict[Platform, str]) -> Path:
+                    description: Callable[[list[str]], bytes], tools: dict[Platform, str],
+                    model_sources: Iterable[str] = ()) -> Path:
     """The source FMU ``path`` (model identifier ``name``) of a generated ``model.c`` beside the fixed runtime:
     ``sources/`` with the runtime's C files and headers, one binary per platform of ``tools`` (platform ->
     compiler, :func:`toolchains`) compiled from them, FMI 3's ``buildDescription.xml`` and
-    ``description(c_files)`` as ``modelDescription.xml``; packed atomically."""
-    sources = RUNTIME_SOURCES[fmi_version]
+    ``description(c_files)`` as ``modelDescription.xml``; packed atomically. ``model_sources``: fixed C files of
+    the runtime that implement the model functions for the generated data of ``model.c`` (the linear FMU's
+    ``nhb_linear.c``)."""
+    sources = [*model_sources, *RUNTIME_SOURCES[fmi_version]]
     with tempfile.TemporaryDirectory(prefix="nhbridge-fmu-") as tmp:
         folder = Path(tmp)
         src = folder / "sources"
