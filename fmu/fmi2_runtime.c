@@ -1,6 +1,6 @@
 /* nhbridge FMU runtime: the FMI 2.0 API (Model Exchange and Co-Simulation in one binary).
  *
- * A thin layer over nhb_core.c: argument and state-machine checks, status translation and the
+ * A thin layer over the core (nhb_core.h): argument and state-machine checks, status translation and the
  * FMI 2 logger. FMU states: canGetAndSetFMUstate = true, canSerializeFMUstate = true. Directional
  * derivatives (nhb_jacobian.c) when the model has the Jacobian code. Not provided (declared so in
  * modelDescription.xml): canInterpolateInputs = false, maxOutputDerivativeOrder = 0,

@@ -1,6 +1,6 @@
 /* nhbridge FMU runtime: the FMI 3.0 API (Model Exchange and Co-Simulation in one binary).
  *
- * A thin layer over nhb_core.c: argument and state-machine checks, status translation and the
+ * A thin layer over the core (nhb_core.h): argument and state-machine checks, status translation and the
  * FMI 3 logger. All variables are scalar Float64 (value reference 0 is the independent variable
  * time). FMU states can be got, set and serialized. Directional derivatives (nhb_jacobian.c) when the
  * model has the Jacobian code. Not provided (declared so in modelDescription.xml): Scheduled
@@ -9,8 +9,8 @@
  * event indicator per element: Model Exchange handles their events in fmi3UpdateDiscreteStates;
  * Co-Simulation locates them inside fmi3DoStep and handles them there, or, with eventModeUsed and
  * earlyReturnAllowed, returns early at the event (eventHandlingNeeded) for the importer's Event Mode.
- * Every function of fmi3FunctionTypes.h is defined and exported; the unsupported ones return
- * fmi3Error with a message.
+ * Every function of fmi3FunctionTypes.h is defined and exported (those of clocks in fmi3_clocks.c); the
+ * unsupported ones return fmi3Error with a message.
  */
 #include <stdio.h>
 #include <stdlib.h>

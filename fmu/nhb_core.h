@@ -58,14 +58,16 @@ enum {
 #define NHB_DEFAULT_RTOL 1e-8     /* relative tolerance when none is given */
 #define NHB_ATOL_FACTOR 1e-2      /* atol = rtol * NHB_ATOL_FACTOR */
 #define NHB_MAX_STEPS 1000000L    /* integration steps (accepted + rejected) per doStep */
-#define NHB_RK_EXT_STAGES 16      /* stage vectors k[0..16) of the largest method: DOP853's 12 stages,
-                                     the FSAL stage f(t + h, x_new) and the 3 stages of its dense output */
+/* stage vectors k[0..16) of the largest method: DOP853's 12 stages, the FSAL stage f(t + h, x_new) and the 3 stages
+ * of its dense output */
+#define NHB_RK_EXT_STAGES 16
 #define NHB_WORK_VECTORS (NHB_RK_EXT_STAGES + 2) /* k[1..16) (k[0] is fi), stage state, new state, scratch */
 #define NHB_DENSE_VECTORS 8       /* coefficients of the continuous extension: x_old and 7 (DOP853) or 4 (DOPRI5) */
 #define NHB_RK_MEASURE 8          /* accepted steps (with a carried-over step size) that measure a method's cost */
 #define NHB_RK_RETRY 200          /* accepted steps after which the method not in use is measured again */
-#define NHB_ZENO_EVENTS 50        /* more switches than this within NHB_ZENO_WINDOW (relative to the experiment's
-                                     span) are chattering, a Zeno sequence: an error (as the native simulation) */
+/* more switches than this within NHB_ZENO_WINDOW (relative to the experiment's span) are chattering, a Zeno
+ * sequence: an error (as the native simulation) */
+#define NHB_ZENO_EVENTS 50
 #define NHB_ZENO_WINDOW 1e-9
 #define NHB_EVENT_ITER_MAX 64     /* switches at one event instant before the mode iteration counts as stuck */
 
@@ -269,7 +271,7 @@ nhb_status nhb_completed_step(nhb_instance *inst, const char *func, int *enter_e
 
 /* Advance from current_time to current_time + step (inputs held constant) with an adaptive explicit
  * Runge-Kutta method, Dormand-Prince 5(4) or DOP853, whichever needed fewer model evaluations per
- * unit time recently (see select_method in nhb_core.c). When nothing was set since the previous
+ * unit time recently (see select_method in nhb_cosim.c). When nothing was set since the previous
  * doStep, the last step may end past the communication point (never past stopTime): the state at
  * the communication point is then the method's continuous extension (dense output), and a later
  * doStep whose end lies inside that step needs no model evaluation. Any set of a state, parameter,

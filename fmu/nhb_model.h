@@ -76,7 +76,7 @@ int nhb_outputs(double t, const double *x, const double *p, const double *in, co
  *                        lam[NHB_SWITCH_UNKNOWN[k]], limit = V_f); NHB_OFF (0): i = G_off v (G_off > 0);
  *   NHB_SW_IDEAL_DIODE:  as NHB_SW_DIODE with G_off = 0: blocking holds i at 0 (di/dt = 0).
  *
- * The runtime (nhb_core.c) owns the switching logic, the same as the native simulation's
+ * The runtime (nhb_switched.c) owns the switching logic, the same as the native simulation's
  * (bridge/simulation/events.py): event indicators positive while a mode holds, the stick test, and the
  * projection of the velocities onto w = 0 (least change along dw/dder(q)) on entering a held mode. Switched
  * elements need all velocities as states (NHB_VELOCITY_STATES = 1). */
@@ -103,7 +103,7 @@ extern const int NHB_HAS_JACOBIAN;
 int nhb_jacobian(double t, const double *x, const double *p, const double *in, const double *z, double *J,
                  char *msg, size_t msg_len);
 
-/* Constraints, for consistent start values (nhb_core.c, at ExitInitializationMode). NHB_HAS_CONSTRAINTS = 0:
+/* Constraints, for consistent start values (nhb_start.c, at ExitInitializationMode). NHB_HAS_CONSTRAINTS = 0:
  * the model has none (NHB_NRES == 0), nothing is projected and nhb_constraints is a stub that fails. Else the
  * NHB_NRES constraints are, at velocity level, A(q, t) der(q) + a0(q, t) = 0, the first NHB_NHOL of them the
  * time derivatives of the holonomic constraints phi(q, t) = 0 (so their rows of A are d phi/dq).
