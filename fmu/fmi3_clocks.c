@@ -12,8 +12,7 @@ static fmi3Status no_clocks(fmi3Instance instance, const char *func, const char 
 }
 
 fmi3Status fmi3GetIntervalDecimal(fmi3Instance instance, const fmi3ValueReference valueReferences[],
-                                  size_t nValueReferences, fmi3Float64 intervals[],
-                                  fmi3IntervalQualifier qualifiers[])
+                                  size_t nValueReferences, fmi3Float64 intervals[], fmi3IntervalQualifier qualifiers[])
 {
     (void)valueReferences;
     (void)nValueReferences;
@@ -63,8 +62,7 @@ fmi3Status fmi3SetIntervalDecimal(fmi3Instance instance, const fmi3ValueReferenc
 }
 
 fmi3Status fmi3SetIntervalFraction(fmi3Instance instance, const fmi3ValueReference valueReferences[],
-                                   size_t nValueReferences, const fmi3UInt64 counters[],
-                                   const fmi3UInt64 resolutions[])
+                                   size_t nValueReferences, const fmi3UInt64 counters[], const fmi3UInt64 resolutions[])
 {
     (void)valueReferences;
     (void)nValueReferences;
@@ -83,8 +81,7 @@ fmi3Status fmi3SetShiftDecimal(fmi3Instance instance, const fmi3ValueReference v
 }
 
 fmi3Status fmi3SetShiftFraction(fmi3Instance instance, const fmi3ValueReference valueReferences[],
-                                size_t nValueReferences, const fmi3UInt64 counters[],
-                                const fmi3UInt64 resolutions[])
+                                size_t nValueReferences, const fmi3UInt64 counters[], const fmi3UInt64 resolutions[])
 {
     (void)valueReferences;
     (void)nValueReferences;

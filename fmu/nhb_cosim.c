@@ -7,7 +7,6 @@
 #include "nhb_internal.h"
 #include "nhb_split.h"
 
-
 /* Step-size controller: h_new = h * clamp(SAFETY * err^(-1/(q+1)), fac_min, fac_max). */
 #define SAFETY 0.9
 
@@ -116,7 +115,9 @@ static int select_method(const nhb_instance *inst)
     if (inst->rk_steps[1 - first] < NHB_RK_MEASURE)
         return 1 - first;
     best = inst->rk_evals[NHB_RK_DOP853] / inst->rk_span[NHB_RK_DOP853] <
-           inst->rk_evals[NHB_RK_DOPRI5] / inst->rk_span[NHB_RK_DOPRI5] ? NHB_RK_DOP853 : NHB_RK_DOPRI5;
+                   inst->rk_evals[NHB_RK_DOPRI5] / inst->rk_span[NHB_RK_DOPRI5]
+               ? NHB_RK_DOP853
+               : NHB_RK_DOPRI5;
     return inst->rk_age[1 - best] >= NHB_RK_RETRY ? 1 - best : best;
 #endif
 }
@@ -136,7 +137,7 @@ static double start_method(nhb_instance *inst, int mi, double target, double *x1
     if (inst->h_next[mi] > 0.0)
         return inst->h_next[mi];
     return nhb_rk_initial_step(inst, &NHB_RK_METHODS[mi], inst->t_int, inst->xi, inst->fi, target - inst->t_int, x1, f1,
-                        &st->evals);
+                               &st->evals);
 }
 
 /* One integrate() call. The integration point (t, x = inst->xi, k[0] = inst->fi) moves with the accepted
@@ -144,16 +145,16 @@ static double start_method(nhb_instance *inst, int mi, double target, double *x1
 typedef struct {
     nhb_instance *inst;
     const char *func;
-    double *k[NHB_RK_EXT_STAGES];  /* stage vectors, k[0] = inst->fi */
-    double *xs, *xn, *e3;          /* stage state, new state, error scratch */
-    double *x, *lam;               /* inst->xi; inst->lam_work, the multipliers of the stage evaluations */
-    double target, t_limit;        /* the communication point; the end that no step passes */
-    double t, t_start, h;          /* integration point, where this call started, proposed step size */
-    int mi;                        /* method of the next step */
-    const nhb_rk_method *m;        /* NHB_RK_METHODS[mi] */
-    int rejected_last;             /* the latest step was rejected: no growth right after the next one */
+    double *k[NHB_RK_EXT_STAGES]; /* stage vectors, k[0] = inst->fi */
+    double *xs, *xn, *e3;         /* stage state, new state, error scratch */
+    double *x, *lam;              /* inst->xi; inst->lam_work, the multipliers of the stage evaluations */
+    double target, t_limit;       /* the communication point; the end that no step passes */
+    double t, t_start, h;         /* integration point, where this call started, proposed step size */
+    int mi;                       /* method of the next step */
+    const nhb_rk_method *m;       /* NHB_RK_METHODS[mi] */
+    int rejected_last;            /* the latest step was rejected: no growth right after the next one */
     rk_stats *st;
-    char model_msg[NHB_MSG_LEN];   /* last failure of the model at a trial point */
+    char model_msg[NHB_MSG_LEN]; /* last failure of the model at a trial point */
 } rk_run;
 
 /* One attempted step: its size and end, whether a model evaluation failed in it, its error norm. */
@@ -163,7 +164,12 @@ typedef struct {
 } rk_trial;
 
 /* What an accepted step found out about events (event_in_step). */
-enum { EVENT_FAILED = -1, EVENT_NONE = 0, EVENT_HANDLED = 1, EVENT_STOP = 2 };
+enum {
+    EVENT_FAILED = -1,
+    EVENT_NONE = 0,
+    EVENT_HANDLED = 1,
+    EVENT_STOP = 2
+};
 
 /* The integration point at the communication point (time, x), with f from the cache (the last stage of
  * the previous doStep, or an evaluation by a getter) unless states, parameters, inputs or time were set;
@@ -251,10 +257,11 @@ static int attempt_step(rk_run *r, rk_trial *s)
     s->err = 0.0;
     s->failed = 0;
     if (st->accepted[0] + st->accepted[1] + st->rejected >= NHB_MAX_STEPS) {
-        nhb_log(inst, NHB_ERROR, "%s: maximum number of integration steps (%ld) reached at t = %.17g (h = %g) "
+        nhb_log(inst, NHB_ERROR,
+                "%s: maximum number of integration steps (%ld) reached at t = %.17g (h = %g) "
                 "before the communication point %.17g (about %.2g more steps of this size); use shorter "
-                "communication steps", r->func, NHB_MAX_STEPS, t, r->h, r->target,
-                fmin((r->target - t) / r->h, DBL_MAX));
+                "communication steps",
+                r->func, NHB_MAX_STEPS, t, r->h, r->target, fmin((r->target - t) / r->h, DBL_MAX));
         inst->mode = NHB_MODE_ERROR;
         return 1;
     }
@@ -310,8 +317,10 @@ static int dense_past_target(rk_run *r, const rk_trial *s)
     const long before = st->evals;
 
     if (nhb_rk_dense_prepare(r->inst, r->mi, r->t, s->h_try, r->x, r->xn, r->k, r->xs, &st->evals)) {
-        nhb_log(r->inst, NHB_OK, "%s: dense output of the step %.17g -> %.17g failed (%s); ending the step at "
-                "%.17g instead", r->func, r->t, s->t_new, r->inst->msg, r->target);
+        nhb_log(r->inst, NHB_OK,
+                "%s: dense output of the step %.17g -> %.17g failed (%s); ending the step at "
+                "%.17g instead",
+                r->func, r->t, s->t_new, r->inst->msg, r->target);
         st->dense_evals += st->evals - before;
         r->t_limit = r->target;
         r->h = r->target - r->t;
@@ -396,8 +405,8 @@ static int event_in_step(rk_run *r, const rk_trial *s, int stop_at_event, int *s
     if (found > 0 && nhb_mode_after(inst, tau, inst->ev_x, inst->ev_lam, element, &mode))
         found = -1;
     if (found < 0) {
-        nhb_log(inst, NHB_ERROR, "%s: locating an event in the step %.17g -> %.17g failed: %s", func, r->t,
-                s->t_new, inst->msg);
+        nhb_log(inst, NHB_ERROR, "%s: locating an event in the step %.17g -> %.17g failed: %s", func, r->t, s->t_new,
+                inst->msg);
         inst->mode = NHB_MODE_ERROR;
         return EVENT_FAILED;
     }
@@ -420,8 +429,7 @@ static int event_in_step(rk_run *r, const rk_trial *s, int stop_at_event, int *s
     }
     r->st->evals++;
     if (nhb_eval_rhs(inst, tau, r->x, r->k[0], inst->lam_i)) {
-        nhb_log(inst, NHB_ERROR, "%s: model evaluation failed after the event at t = %.17g: %s", func, tau,
-                inst->msg);
+        nhb_log(inst, NHB_ERROR, "%s: model evaluation failed after the event at t = %.17g: %s", func, tau, inst->msg);
         inst->mode = NHB_MODE_ERROR;
         return EVENT_FAILED;
     }
@@ -547,14 +555,18 @@ nhb_status nhb_do_step(nhb_instance *inst, const char *func, double current_time
 
     *stopped_at_event = 0;
     if (!isfinite(current_time) || !isfinite(step) || step < 0.0 || !isfinite(current_time + step)) {
-        nhb_log(inst, NHB_ERROR, "%s: invalid communication point %g or step size %g (both must be finite, the "
-                "step size not negative, and their sum finite)", func, current_time, step);
+        nhb_log(inst, NHB_ERROR,
+                "%s: invalid communication point %g or step size %g (both must be finite, the "
+                "step size not negative, and their sum finite)",
+                func, current_time, step);
         return NHB_ERROR;
     }
     /* the importer's time and ours differ at most by accumulated round-off */
     if (fabs(current_time - inst->time) > 1e-10 * fmax(1.0, fabs(inst->time))) {
-        nhb_log(inst, NHB_ERROR, "%s: currentCommunicationPoint %.17g does not match the time of the FMU "
-                "%.17g", func, current_time, inst->time);
+        nhb_log(inst, NHB_ERROR,
+                "%s: currentCommunicationPoint %.17g does not match the time of the FMU "
+                "%.17g",
+                func, current_time, inst->time);
         return NHB_ERROR;
     }
     if (current_time != inst->time) {
@@ -584,9 +596,10 @@ nhb_status nhb_do_step(nhb_instance *inst, const char *func, double current_time
     if (inst->int_valid && target <= inst->t_int) {
         /* inside the step already computed: nothing to integrate */
         if (target < inst->t_int)
-            nhb_log(inst, NHB_OK, "%s: t = %.17g -> %.17g: from the dense output of the %s step %.17g -> "
-                    "%.17g", func, current_time, target, NHB_RK_METHODS[inst->dense_method].name, inst->dense_t0,
-                    inst->t_int);
+            nhb_log(inst, NHB_OK,
+                    "%s: t = %.17g -> %.17g: from the dense output of the %s step %.17g -> "
+                    "%.17g",
+                    func, current_time, target, NHB_RK_METHODS[inst->dense_method].name, inst->dense_t0, inst->t_int);
     } else {
         /* past the communication point only if nothing was set since the previous doStep (an
          * importer that sets inputs before every doStep would discard every overshoot), and never with
@@ -604,9 +617,11 @@ nhb_status nhb_do_step(nhb_instance *inst, const char *func, double current_time
             nhb_invalidate_caches(inst);
             return status;
         }
-        nhb_log(inst, NHB_OK, "%s: t = %.17g -> %.17g: %ld accepted (DOPRI5 %ld, DOP853 %ld) and %ld rejected "
+        nhb_log(inst, NHB_OK,
+                "%s: t = %.17g -> %.17g: %ld accepted (DOPRI5 %ld, DOP853 %ld) and %ld rejected "
                 "steps, %ld model evaluations (%ld for dense output), integrated to %.17g, next %s h = %g; %ld "
-                "events%s", func, current_time, target, st.accepted[0] + st.accepted[1], st.accepted[NHB_RK_DOPRI5],
+                "events%s",
+                func, current_time, target, st.accepted[0] + st.accepted[1], st.accepted[NHB_RK_DOPRI5],
                 st.accepted[NHB_RK_DOP853], st.rejected, st.evals, st.dense_evals, inst->t_int,
                 inst->rk_last >= 0 ? NHB_RK_METHODS[inst->rk_last].name : "-",
                 inst->rk_last >= 0 ? inst->h_next[inst->rk_last] : 0.0, st.events,
@@ -635,4 +650,3 @@ nhb_status nhb_do_step(nhb_instance *inst, const char *func, double current_time
     }
     return NHB_OK;
 }
-

@@ -69,8 +69,7 @@ static int kind_count(int kind)
     }
 }
 
-const nhb_variable *nhb_find_variable(const nhb_instance *inst, const char *func, unsigned int vr,
-                                      const char *where)
+const nhb_variable *nhb_find_variable(const nhb_instance *inst, const char *func, unsigned int vr, const char *where)
 {
     int lo = 0, hi = NHB_NVARS - 1;
     while (lo <= hi) {
@@ -149,8 +148,10 @@ nhb_status nhb_set_debug_logging(nhb_instance *inst, const char *func, int loggi
     for (i = 0; i < n; i++) {
         unsigned flag = nhb_category_flag(categories[i]);
         if (flag == 0) {
-            nhb_log(inst, NHB_ERROR, "%s: unknown log category \"%s\" (known: logStatusError, "
-                    "logStatusWarning, logDebug)", func, categories[i] ? categories[i] : "(null)");
+            nhb_log(inst, NHB_ERROR,
+                    "%s: unknown log category \"%s\" (known: logStatusError, "
+                    "logStatusWarning, logDebug)",
+                    func, categories[i] ? categories[i] : "(null)");
             return NHB_ERROR;
         }
         mask |= flag;
@@ -215,21 +216,26 @@ static int check_model_tables(const nhb_instance *inst)
 
     for (i = 0; i < (int)(sizeof counts / sizeof counts[0]); i++) {
         if (counts[i] < 0) {
-            nhb_log(inst, NHB_ERROR, "model.c: negative array size (entry %d of NX, NQ, NP, NIN, NV, "
-                    "NY, NLAM, NRES, NVARS, NSW)", i);
+            nhb_log(inst, NHB_ERROR,
+                    "model.c: negative array size (entry %d of NX, NQ, NP, NIN, NV, "
+                    "NY, NLAM, NRES, NVARS, NSW)",
+                    i);
             return 0;
         }
     }
     if (NHB_NSW > 0 && !NHB_VELOCITY_STATES) {
-        nhb_log(inst, NHB_ERROR, "model.c: switched elements need all velocities as states "
+        nhb_log(inst, NHB_ERROR,
+                "model.c: switched elements need all velocities as states "
                 "(NHB_VELOCITY_STATES = 1)");
         return 0;
     }
     for (i = 0; i < NHB_NSW; i++) {
         if (NHB_SWITCH_KIND[i] < NHB_SW_FRICTION || NHB_SWITCH_KIND[i] > NHB_SW_IDEAL_DIODE ||
             NHB_SWITCH_UNKNOWN[i] < 0 || NHB_SWITCH_UNKNOWN[i] >= NHB_NLAM) {
-            nhb_log(inst, NHB_ERROR, "model.c: switched element %d has kind %d and unknown lam[%d] (kinds 0..2, "
-                    "unknowns 0..%d)", i, NHB_SWITCH_KIND[i], NHB_SWITCH_UNKNOWN[i], NHB_NLAM - 1);
+            nhb_log(inst, NHB_ERROR,
+                    "model.c: switched element %d has kind %d and unknown lam[%d] (kinds 0..2, "
+                    "unknowns 0..%d)",
+                    i, NHB_SWITCH_KIND[i], NHB_SWITCH_UNKNOWN[i], NHB_NLAM - 1);
             return 0;
         }
     }
@@ -237,18 +243,22 @@ static int check_model_tables(const nhb_instance *inst)
         const nhb_variable *var = &NHB_VARIABLES[i];
         int count = kind_count(var->kind);
         if (i > 0 && NHB_VARIABLES[i - 1].vr >= var->vr) {
-            nhb_log(inst, NHB_ERROR, "model.c: NHB_VARIABLES is not sorted by strictly increasing value "
-                    "reference (entry %d, vr %u)", i, var->vr);
+            nhb_log(inst, NHB_ERROR,
+                    "model.c: NHB_VARIABLES is not sorted by strictly increasing value "
+                    "reference (entry %d, vr %u)",
+                    i, var->vr);
             return 0;
         }
         if (count < 0) {
-            nhb_log(inst, NHB_ERROR, "model.c: NHB_VARIABLES entry %d (vr %u) has invalid kind %d", i,
-                    var->vr, var->kind);
+            nhb_log(inst, NHB_ERROR, "model.c: NHB_VARIABLES entry %d (vr %u) has invalid kind %d", i, var->vr,
+                    var->kind);
             return 0;
         }
         if (var->index < 0 || var->index >= count) {
-            nhb_log(inst, NHB_ERROR, "model.c: NHB_VARIABLES entry %d (vr %u, %s) has index %d outside "
-                    "0..%d", i, var->vr, nhb_kind_name(var->kind), var->index, count - 1);
+            nhb_log(inst, NHB_ERROR,
+                    "model.c: NHB_VARIABLES entry %d (vr %u, %s) has index %d outside "
+                    "0..%d",
+                    i, var->vr, nhb_kind_name(var->kind), var->index, count - 1);
             return 0;
         }
     }
@@ -311,10 +321,10 @@ nhb_status nhb_init(nhb_instance *inst, const char *name, int interface, void *(
 
 void nhb_release(nhb_instance *inst)
 {
-    double **arrays[] = {&inst->x, &inst->p, &inst->in, &inst->dx, &inst->lam, &inst->v, &inst->y,
-                         &inst->r, &inst->work, &inst->lam_work, &inst->xi, &inst->fi, &inst->lam_i,
-                         &inst->dense, &inst->jac, &inst->sw_w, &inst->sw_limit, &inst->sw_grad, &inst->ev_x,
-                         &inst->ev_dx, &inst->ev_lam, &inst->ev_z, &inst->zeno};
+    double **arrays[] = {&inst->x,     &inst->p,     &inst->in,     &inst->dx,       &inst->lam,      &inst->v,
+                         &inst->y,     &inst->r,     &inst->work,   &inst->lam_work, &inst->xi,       &inst->fi,
+                         &inst->lam_i, &inst->dense, &inst->jac,    &inst->sw_w,     &inst->sw_limit, &inst->sw_grad,
+                         &inst->ev_x,  &inst->ev_dx, &inst->ev_lam, &inst->ev_z,     &inst->zeno};
     size_t i;
 
     if (inst->free_mem == NULL)
@@ -359,7 +369,7 @@ void nhb_reset(nhb_instance *inst)
     inst->rk_settled[0] = inst->rk_settled[1] = 0;
     inst->rk_last = -1;
     inst->split_sign = 0;
-    nhb_part_reset(inst); /* the split of build time */
+    nhb_part_reset(inst);  /* the split of build time */
     nhb_first_modes(inst); /* until initialization */
     inst->mode = NHB_MODE_INSTANTIATED;
     nhb_invalidate_caches(inst);
@@ -440,8 +450,8 @@ int nhb_eval_rhs(nhb_instance *inst, double t, const double *x, double *dx, doub
     if (NHB_REPARTITION) { /* reduced forms that re-partition: the current split (nhb_split.c) */
         if (nhb_part_rhs(inst, t, x, dx))
             return 1;
-    } else if (nhb_model_failed(inst, "nhb_rhs", nhb_rhs(t, x, inst->p, inst->in, inst->modes, dx, lam, inst->msg,
-                                                         sizeof inst->msg)))
+    } else if (nhb_model_failed(inst, "nhb_rhs",
+                                nhb_rhs(t, x, inst->p, inst->in, inst->modes, dx, lam, inst->msg, sizeof inst->msg)))
         return 1;
     if (nhb_split_crossed(inst, t, x))
         return 1;
@@ -488,10 +498,10 @@ nhb_status nhb_ensure_outputs(nhb_instance *inst, const char *func)
     if (NHB_REPARTITION)
         failed = nhb_part_outputs(inst, inst->time, inst->x, inst->v, inst->y, inst->r);
     else
-        failed = nhb_model_failed(inst, "nhb_outputs",
-                                  nhb_outputs(inst->time, inst->x, inst->p, inst->in,
-                                              NHB_OUTPUTS_USE_LAM ? inst->lam : NULL, inst->v, inst->y, inst->r,
-                                              inst->msg, sizeof inst->msg));
+        failed =
+            nhb_model_failed(inst, "nhb_outputs",
+                             nhb_outputs(inst->time, inst->x, inst->p, inst->in, NHB_OUTPUTS_USE_LAM ? inst->lam : NULL,
+                                         inst->v, inst->y, inst->r, inst->msg, sizeof inst->msg));
     if (!failed) {
         if ((i = nhb_first_non_finite(inst->v, NHB_NV)) >= 0)
             what = "velocity v";
@@ -513,4 +523,3 @@ nhb_status nhb_ensure_outputs(nhb_instance *inst, const char *func)
     inst->out_valid = 1;
     return NHB_OK;
 }
-

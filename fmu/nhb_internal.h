@@ -69,26 +69,29 @@ int nhb_split_crossed(nhb_instance *inst, double t, const double *x);
  * step (FSAL: "first same as last"). */
 typedef struct {
     const char *name;
-    int stages;          /* s */
-    int error_order;     /* q: the error estimate is O(h^(q+1)); the controller uses err^(-1/(q+1)) */
-    int fsal_in_error;   /* 1: the error estimate needs k[s] (DOPRI5), 0: k[s] only after acceptance */
-    const double *c;     /* nodes c[0..s) */
-    const double *a;     /* a[i][j], j < i, packed by rows: a[i * (i - 1) / 2 + j] */
-    const double *b;     /* weights of x_new, b[0..s) */
-    const double *e;     /* error weights e[0..s] (the last one multiplies k[s]) */
-    const double *e3;    /* DOP853: weights of the 3rd-order error estimate, else NULL */
+    int stages;              /* s */
+    int error_order;         /* q: the error estimate is O(h^(q+1)); the controller uses err^(-1/(q+1)) */
+    int fsal_in_error;       /* 1: the error estimate needs k[s] (DOPRI5), 0: k[s] only after acceptance */
+    const double *c;         /* nodes c[0..s) */
+    const double *a;         /* a[i][j], j < i, packed by rows: a[i * (i - 1) / 2 + j] */
+    const double *b;         /* weights of x_new, b[0..s) */
+    const double *e;         /* error weights e[0..s] (the last one multiplies k[s]) */
+    const double *e3;        /* DOP853: weights of the 3rd-order error estimate, else NULL */
     double fac_min, fac_max; /* limits of the step-size change factor */
 } nhb_rk_method;
 
-enum { NHB_RK_DOPRI5 = 0, NHB_RK_DOP853 = 1 };
+enum {
+    NHB_RK_DOPRI5 = 0,
+    NHB_RK_DOP853 = 1
+};
 
 extern const nhb_rk_method NHB_RK_METHODS[2];
 
 void nhb_rk_combine(int n, int count, const double *w, double *const *k, double *out);
-double nhb_rk_error_norm(const nhb_instance *inst, const nhb_rk_method *m, double h, double *const *k,
-                         const double *x, const double *xn, double *e5, double *e3);
-double nhb_rk_initial_step(nhb_instance *inst, const nhb_rk_method *m, double t, const double *x0,
-                           const double *f0, double span, double *x1, double *f1, long *n_evals);
+double nhb_rk_error_norm(const nhb_instance *inst, const nhb_rk_method *m, double h, double *const *k, const double *x,
+                         const double *xn, double *e5, double *e3);
+double nhb_rk_initial_step(nhb_instance *inst, const nhb_rk_method *m, double t, const double *x0, const double *f0,
+                           double span, double *x1, double *f1, long *n_evals);
 int nhb_rk_dense_prepare(nhb_instance *inst, int mi, double t, double h, const double *x0, const double *x1,
                          double *const *k, double *xs, long *n_evals);
 void nhb_rk_dense_eval(const nhb_instance *inst, double t, double *x);

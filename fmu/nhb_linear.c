@@ -40,8 +40,8 @@ static linear_offsets offsets(void)
 }
 
 /* dx = A (x - x0) + B (in - u0) */
-int nhb_rhs(double t, const double *x, const double *p, const double *in, const int *modes, double *dx,
-            double *lam, char *msg, size_t msg_len)
+int nhb_rhs(double t, const double *x, const double *p, const double *in, const int *modes, double *dx, double *lam,
+            char *msg, size_t msg_len)
 {
     const int n = NHB_NX, m = NHB_NIN;
     const linear_offsets o = offsets();
@@ -67,8 +67,8 @@ int nhb_rhs(double t, const double *x, const double *p, const double *in, const 
 /* y = y0 + C (x - x0) + D (in - u0); no velocities, no residuals */
 const int NHB_OUTPUTS_USE_LAM = 0;
 
-int nhb_outputs(double t, const double *x, const double *p, const double *in, const double *lam, double *v,
-                double *y, double *r, char *msg, size_t msg_len)
+int nhb_outputs(double t, const double *x, const double *p, const double *in, const double *lam, double *v, double *y,
+                double *r, char *msg, size_t msg_len)
 {
     const int n = NHB_NX, m = NHB_NIN, ny = NHB_NY;
     const linear_offsets o = offsets();
@@ -94,8 +94,8 @@ int nhb_outputs(double t, const double *x, const double *p, const double *in, co
 /* J = [[A, B], [C, D]]: rows (dx, y), columns (x, in), row-major */
 const int NHB_HAS_JACOBIAN = 1;
 
-int nhb_jacobian(double t, const double *x, const double *p, const double *in, const double *z, double *J,
-                 char *msg, size_t msg_len)
+int nhb_jacobian(double t, const double *x, const double *p, const double *in, const double *z, double *J, char *msg,
+                 size_t msg_len)
 {
     const int n = NHB_NX, m = NHB_NIN, ny = NHB_NY, cols = NHB_NX + NHB_NIN;
     const linear_offsets o = offsets();

@@ -10,8 +10,8 @@
 /* ============================================================================================== */
 
 /* Check an array argument of the continuous-state functions: the count and the pointer. */
-static nhb_status check_state_array(const nhb_instance *inst, const char *func, const void *a, size_t n,
-                                    int expected, const char *what)
+static nhb_status check_state_array(const nhb_instance *inst, const char *func, const void *a, size_t n, int expected,
+                                    const char *what)
 {
     if (n != (size_t)expected) {
         nhb_log(inst, NHB_ERROR, "%s: expected %d %s, got %lu", func, expected, what, (unsigned long)n);
@@ -45,8 +45,10 @@ nhb_status nhb_set_states(nhb_instance *inst, const char *func, const double x[]
         return NHB_ERROR;
     if ((i = nhb_first_non_finite(x, NHB_NX)) >= 0) {
         char note[160];
-        nhb_log(inst, NHB_ERROR, "%s: state x[%d]%s = %g is not finite (at t = %.17g; the instance keeps its "
-                "states)", func, i, nhb_vr_note(note, sizeof note, NHB_STATE, i), x[i], inst->time);
+        nhb_log(inst, NHB_ERROR,
+                "%s: state x[%d]%s = %g is not finite (at t = %.17g; the instance keeps its "
+                "states)",
+                func, i, nhb_vr_note(note, sizeof note, NHB_STATE, i), x[i], inst->time);
         return NHB_ERROR;
     }
     if (NHB_NX > 0)
@@ -98,4 +100,3 @@ nhb_status nhb_get_event_indicators(nhb_instance *inst, const char *func, double
     memcpy(z, inst->ev_z, (size_t)nhb_indicator_count() * sizeof(double));
     return NHB_OK;
 }
-

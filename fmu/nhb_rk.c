@@ -9,6 +9,8 @@
 /* Co-Simulation: adaptive explicit Runge-Kutta, Dormand-Prince 5(4) and DOP853                   */
 /* ============================================================================================== */
 
+/* The coefficient tables keep their rows (no reformatting). */
+/* clang-format off */
 /* Dormand & Prince (1980): 5th-order solution, error b5 - b4 (which needs k[6] = f(t + h, x_new)). */
 static const double DP5_C[6] = {0.0, 1.0 / 5.0, 3.0 / 10.0, 4.0 / 5.0, 8.0 / 9.0, 1.0};
 static const double DP5_A[15] = {
@@ -149,6 +151,8 @@ static const double DOP853_D[4][16] = {
      -0.14972683625798562581422125276e+3},
 };
 
+/* clang-format on */
+
 const nhb_rk_method NHB_RK_METHODS[2] = {
     {"Dormand-Prince 5(4)", 6, 4, 1, DP5_C, DP5_A, DP5_B, DP5_E, NULL, 0.2, 5.0},
     {"DOP853", 12, 7, 0, DOP853_C, DOP853_A, DOP853_B, DOP853_E5, DOP853_E3, 1.0 / 3.0, 6.0},
@@ -178,8 +182,8 @@ void nhb_rk_combine(int n, int count, const double *w, double *const *k, double 
 /* Norm of the local error estimate of a step of size h from x to xn (accept if <= 1): the
  * weighted RMS norm for DOPRI5, Hairer's combination of the 5th- and 3rd-order estimates for DOP853.
  * e5 and e3 are scratch vectors. NaN propagates. */
-double nhb_rk_error_norm(const nhb_instance *inst, const nhb_rk_method *m, double h, double *const *k,
-                         const double *x, const double *xn, double *e5, double *e3)
+double nhb_rk_error_norm(const nhb_instance *inst, const nhb_rk_method *m, double h, double *const *k, const double *x,
+                         const double *xn, double *e5, double *e3)
 {
     const int n = NHB_NX;
     double sum5 = 0.0, sum3 = 0.0, deno;
@@ -228,8 +232,8 @@ double nhb_rk_error_norm(const nhb_instance *inst, const nhb_rk_method *m, doubl
 /* Initial step size (Hairer, Norsett & Wanner, Solving ODEs I, II.4): from the size of x0, f0
  * and an estimate of the second derivative by one explicit Euler step. x1 and f1 are scratch.
  * Counts its model evaluation in *n_evals. */
-double nhb_rk_initial_step(nhb_instance *inst, const nhb_rk_method *m, double t, const double *x0,
-                           const double *f0, double span, double *x1, double *f1, long *n_evals)
+double nhb_rk_initial_step(nhb_instance *inst, const nhb_rk_method *m, double t, const double *x0, const double *f0,
+                           double span, double *x1, double *f1, long *n_evals)
 {
     double d0 = 0.0, d1 = 0.0, d2 = 0.0, h0, h1, dmax;
     int i, n = NHB_NX;
@@ -327,8 +331,10 @@ void nhb_rk_dense_eval(const nhb_instance *inst, double t, double *x)
     } else {
         for (r = 0; r < n; r++) {
             const double *c = d + r;
-            x[r] = c[0] + s * (c[n] + s1 * (c[2 * n] + s * (c[3 * n] + s1 * (c[4 * n] + s * (c[5 * n] +
-                   s1 * (c[6 * n] + s * c[7 * n]))))));
+            x[r] =
+                c[0] +
+                s * (c[n] + s1 * (c[2 * n] +
+                                  s * (c[3 * n] + s1 * (c[4 * n] + s * (c[5 * n] + s1 * (c[6 * n] + s * c[7 * n]))))));
         }
     }
 }

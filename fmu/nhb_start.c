@@ -10,9 +10,8 @@
 /* Experiment set-up and initialization                                                           */
 /* ============================================================================================== */
 
-nhb_status nhb_setup_experiment(nhb_instance *inst, const char *func, int tolerance_defined,
-                                double tolerance, double start_time, int stop_time_defined,
-                                double stop_time)
+nhb_status nhb_setup_experiment(nhb_instance *inst, const char *func, int tolerance_defined, double tolerance,
+                                double start_time, int stop_time_defined, double stop_time)
 {
     const double min_rtol = NHB_MIN_RTOL;
 
@@ -25,15 +24,16 @@ nhb_status nhb_setup_experiment(nhb_instance *inst, const char *func, int tolera
         return NHB_ERROR;
     }
     if (tolerance_defined && !(tolerance > 0.0 && tolerance < NHB_MAX_RTOL)) { /* also NaN */
-        nhb_log(inst, NHB_ERROR, "%s: tolerance %g is out of range: a relative tolerance must be positive and "
-                "below %g (typical values 1e-4 .. 1e-10)", func, tolerance, NHB_MAX_RTOL);
+        nhb_log(inst, NHB_ERROR,
+                "%s: tolerance %g is out of range: a relative tolerance must be positive and "
+                "below %g (typical values 1e-4 .. 1e-10)",
+                func, tolerance, NHB_MAX_RTOL);
         return NHB_ERROR;
     }
 
     inst->rtol = tolerance_defined ? tolerance : NHB_DEFAULT_RTOL;
     if (inst->rtol < min_rtol) {
-        nhb_log(inst, NHB_WARNING, "%s: tolerance %g is below %g; using %g", func, inst->rtol, min_rtol,
-                min_rtol);
+        nhb_log(inst, NHB_WARNING, "%s: tolerance %g is below %g; using %g", func, inst->rtol, min_rtol, min_rtol);
         inst->rtol = min_rtol;
     }
     inst->atol = inst->rtol * NHB_ATOL_FACTOR;
@@ -56,11 +56,11 @@ nhb_status nhb_setup_experiment(nhb_instance *inst, const char *func, int tolera
  *               else dq = J^T z with (J J^T) z = -phi; converged at |phi_k| <= NHB_NEWTON_TOL max(1, |q|);
  *   velocities  A_dep der(q)_dep = -(A_ind der(q)_ind + a0) (multiplier forms, whose velocities are states).
  * Both linear systems by nhb_lu_solve (partial pivoting). */
-#define NHB_NEWTON_MAX 50     /* Newton iterations (as the loader) */
-#define NHB_NEWTON_TOL 1e-14  /* relative to max(1, max |q|) (as the loader) */
-#define NHB_NEWTON_FLOOR (4.0 * DBL_EPSILON) /* also converged: steps below this relative to max(1, max |q|) */
-#define NHB_NEWTON_ROUNDOFF 1e-10            /* ... with |phi_k| below this relative to max(1, max |q|) */
-#define NHB_START_CHECK 1e-8  /* afterwards |A v + a0|_k <= NHB_START_CHECK max(1, sum |A_ki v_i| + |a0_k|) */
+#define NHB_NEWTON_MAX      50                  /* Newton iterations (as the loader) */
+#define NHB_NEWTON_TOL      1e-14               /* relative to max(1, max |q|) (as the loader) */
+#define NHB_NEWTON_FLOOR    (4.0 * DBL_EPSILON) /* also converged: steps below this relative to max(1, max |q|) */
+#define NHB_NEWTON_ROUNDOFF 1e-10               /* ... with |phi_k| below this relative to max(1, max |q|) */
+#define NHB_START_CHECK     1e-8 /* afterwards |A v + a0|_k <= NHB_START_CHECK max(1, sum |A_ki v_i| + |a0_k|) */
 
 typedef struct {
     double *phi, *A, *a0, *M, *b, *x0; /* NHOL, NRES x NQ, NRES, NRES x NRES, NRES, NX (the given state) */
@@ -149,10 +149,12 @@ int nhb_split_crossed(nhb_instance *inst, double t, const double *x)
     }
     if (sign == inst->split_sign)
         return 0;
-    snprintf(inst->msg, sizeof inst->msg, "the split of the velocities chosen at build time (dependent %s) is "
+    snprintf(inst->msg, sizeof inst->msg,
+             "the split of the velocities chosen at build time (dependent %s) is "
              "singular at t = %.17g or was passed just before it (det(A_dep) changed its sign since the start): "
              "this FMU of a reduced method cannot re-partition; export the lagrange form or choose other "
-             "independent coordinates", coordinate_list(dep, sizeof dep, 1), t);
+             "independent coordinates",
+             coordinate_list(dep, sizeof dep, 1), t);
     return 1;
 }
 
@@ -173,8 +175,9 @@ static int eval_constraints(nhb_instance *inst, const double *q, start_work *w)
     int i, k = -1;
 
     inst->msg[0] = '\0';
-    if (nhb_model_failed(inst, "nhb_constraints", nhb_constraints(inst->time, q, inst->p, inst->in, w->phi, w->A,
-                                                                  w->a0, inst->msg, sizeof inst->msg)))
+    if (nhb_model_failed(
+            inst, "nhb_constraints",
+            nhb_constraints(inst->time, q, inst->p, inst->in, w->phi, w->A, w->a0, inst->msg, sizeof inst->msg)))
         return 1;
     if ((i = nhb_first_non_finite(w->phi, NHB_NHOL)) >= 0)
         k = i;
@@ -216,8 +219,10 @@ static int project_positions(nhb_instance *inst, const char *func, start_work *w
         double scale = 1.0;
         int worst;
         if (eval_constraints(inst, q, w)) {
-            nhb_log(inst, NHB_ERROR, "%s: the start positions cannot be made consistent with the holonomic "
-                    "constraints at t = %.17g: %s", func, inst->time, inst->msg);
+            nhb_log(inst, NHB_ERROR,
+                    "%s: the start positions cannot be made consistent with the holonomic "
+                    "constraints at t = %.17g: %s",
+                    func, inst->time, inst->msg);
             return 1;
         }
         for (k = 0; k < n; k++)
@@ -230,12 +235,13 @@ static int project_positions(nhb_instance *inst, const char *func, start_work *w
         if (last_step <= NHB_NEWTON_FLOOR * scale && fabs(w->phi[worst]) <= NHB_NEWTON_ROUNDOFF * scale)
             return 0; /* the steps are at the round-off level of q: phi cannot get smaller */
         if (it == NHB_NEWTON_MAX) {
-            nhb_log(inst, NHB_ERROR, "%s: the start values violate constraint %s (residual %.6g) and cannot be "
+            nhb_log(inst, NHB_ERROR,
+                    "%s: the start values violate constraint %s (residual %.6g) and cannot be "
                     "made consistent: Newton on the dependent positions (%s) did not converge in %d iterations "
                     "(residual of %s: %.6g); the positions of %s count as given: change them or the parameters "
-                    "so that the constraints have a solution nearby", func, NHB_CONSTRAINT_NAMES[worst0], given,
-                    coordinate_list(dep, sizeof dep, 1), NHB_NEWTON_MAX, NHB_CONSTRAINT_NAMES[worst],
-                    w->phi[worst], coordinate_list(ind, sizeof ind, 0));
+                    "so that the constraints have a solution nearby",
+                    func, NHB_CONSTRAINT_NAMES[worst0], given, coordinate_list(dep, sizeof dep, 1), NHB_NEWTON_MAX,
+                    NHB_CONSTRAINT_NAMES[worst], w->phi[worst], coordinate_list(ind, sizeof ind, 0));
             return 1;
         }
         if (mh == m) { /* square: J dq = -phi */
@@ -258,11 +264,13 @@ static int project_positions(nhb_instance *inst, const char *func, start_work *w
             bad = nhb_lu_solve(mh, w->M, w->b);
         }
         if (bad) {
-            nhb_log(inst, NHB_ERROR, "%s: the start values violate constraint %s (residual %.6g) and cannot be "
+            nhb_log(inst, NHB_ERROR,
+                    "%s: the start values violate constraint %s (residual %.6g) and cannot be "
                     "made consistent: the holonomic constraints cannot be solved for the dependent positions (%s), "
                     "their Jacobian is singular (pivot %d) at Newton iteration %d; the positions of %s count as "
-                    "given: change them or the parameters", func, NHB_CONSTRAINT_NAMES[worst0], given,
-                    coordinate_list(dep, sizeof dep, 1), bad, it, coordinate_list(ind, sizeof ind, 0));
+                    "given: change them or the parameters",
+                    func, NHB_CONSTRAINT_NAMES[worst0], given, coordinate_list(dep, sizeof dep, 1), bad, it,
+                    coordinate_list(ind, sizeof ind, 0));
             return 1;
         }
         last_step = 0.0;
@@ -300,11 +308,13 @@ static int project_velocities(nhb_instance *inst, const char *func, start_work *
     if (bad) {
         velocity_residuals(w, v, w->M);
         worst = largest(w->M, m);
-        nhb_log(inst, NHB_ERROR, "%s: the start values violate constraint %s (residual %.6g) and cannot be made "
+        nhb_log(inst, NHB_ERROR,
+                "%s: the start values violate constraint %s (residual %.6g) and cannot be made "
                 "consistent: at the start positions the constraints cannot be solved for the dependent "
                 "velocities (%s), their matrix is singular (pivot %d); the velocities of %s count as given: "
-                "change the start positions or the parameters", func, NHB_CONSTRAINT_NAMES[worst], w->M[worst],
-                coordinate_list(dep, sizeof dep, 1), bad, coordinate_list(ind, sizeof ind, 0));
+                "change the start positions or the parameters",
+                func, NHB_CONSTRAINT_NAMES[worst], w->M[worst], coordinate_list(dep, sizeof dep, 1), bad,
+                coordinate_list(ind, sizeof ind, 0));
         return 1;
     }
     for (c = 0; c < m; c++)
@@ -315,10 +325,12 @@ static int project_velocities(nhb_instance *inst, const char *func, start_work *
         for (i = 0; i < n; i++)
             size += fabs(w->A[k * n + i] * v[i]);
         if (!(fabs(w->M[k]) <= NHB_START_CHECK * fmax(1.0, size))) { /* also NaN */
-            nhb_log(inst, NHB_ERROR, "%s: the start velocities cannot be made consistent with constraint %s: "
+            nhb_log(inst, NHB_ERROR,
+                    "%s: the start velocities cannot be made consistent with constraint %s: "
                     "residual %.6g after solving for the dependent velocities (%s), the constraints are too "
                     "ill-conditioned in them at the start positions; change the start positions or the "
-                    "parameters", func, NHB_CONSTRAINT_NAMES[k], w->M[k], coordinate_list(dep, sizeof dep, 1));
+                    "parameters",
+                    func, NHB_CONSTRAINT_NAMES[k], w->M[k], coordinate_list(dep, sizeof dep, 1));
             return 1;
         }
     }
@@ -357,8 +369,10 @@ static nhb_status make_start_consistent(nhb_instance *inst, const char *func)
     if (NHB_NHOL > 0)
         failed = project_positions(inst, func, &w);
     else if (eval_constraints(inst, inst->x, &w)) {
-        nhb_log(inst, NHB_ERROR, "%s: the start velocities cannot be made consistent with the constraints at "
-                "t = %.17g: %s", func, inst->time, inst->msg);
+        nhb_log(inst, NHB_ERROR,
+                "%s: the start velocities cannot be made consistent with the constraints at "
+                "t = %.17g: %s",
+                func, inst->time, inst->msg);
         failed = 1;
     }
     if (!failed && NHB_VELOCITY_STATES)
@@ -369,9 +383,10 @@ static nhb_status make_start_consistent(nhb_instance *inst, const char *func)
     } else {
         for (k = 0; k < NHB_NX; k++)
             change = fmax(change, fabs(inst->x[k] - w.x0[k]));
-        nhb_log(inst, NHB_OK, "%s: start state made consistent with the constraints: dependent coordinates %s "
-                "computed from the others (largest change of a state %.6g)", func,
-                coordinate_list(dep, sizeof dep, 1), change);
+        nhb_log(inst, NHB_OK,
+                "%s: start state made consistent with the constraints: dependent coordinates %s "
+                "computed from the others (largest change of a state %.6g)",
+                func, coordinate_list(dep, sizeof dep, 1), change);
     }
     inst->free_mem(block);
     nhb_invalidate_caches(inst);
@@ -383,8 +398,10 @@ nhb_status nhb_check_initial_point(nhb_instance *inst, const char *func)
     if (make_start_consistent(inst, func) != NHB_OK)
         return NHB_ERROR;
     if (nhb_initial_modes(inst)) {
-        nhb_log(inst, NHB_ERROR, "%s: the initial modes of the switched elements cannot be determined at t = %.17g: "
-                "%s", func, inst->time, inst->msg);
+        nhb_log(inst, NHB_ERROR,
+                "%s: the initial modes of the switched elements cannot be determined at t = %.17g: "
+                "%s",
+                func, inst->time, inst->msg);
         inst->mode = NHB_MODE_ERROR;
         nhb_invalidate_caches(inst);
         return NHB_ERROR;

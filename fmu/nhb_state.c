@@ -20,23 +20,28 @@
  * Version 2 added NSW, the modes of the switched elements, the switch count and the times of the latest
  * switches (Zeno detection); version 3 the current split of the velocities of a model that re-partitions
  * (NHB_REPARTITION: NQ int64 flags, 1 for a dependent coordinate, and the sign of det(A_dep)). */
-#define NHB_STATE_MAGIC "NHBSTATE"
+#define NHB_STATE_MAGIC   "NHBSTATE"
 #define NHB_STATE_VERSION 3u
-#define NHB_STATE_HEADER 32u
+#define NHB_STATE_HEADER  32u
 
 typedef unsigned long long nhb_u64;
 
-enum { SER_SIZE, SER_WRITE, SER_CHECK, SER_READ };
+enum {
+    SER_SIZE,
+    SER_WRITE,
+    SER_CHECK,
+    SER_READ
+};
 
 typedef struct {
-    int op;                   /* SER_SIZE: count bytes; SER_WRITE: instance -> buffer; SER_CHECK: validate
+    int op;                  /* SER_SIZE: count bytes; SER_WRITE: instance -> buffer; SER_CHECK: validate
                                  the buffer without changing the instance; SER_READ: buffer -> instance */
-    unsigned char *out;       /* SER_WRITE */
-    const unsigned char *in;  /* SER_CHECK, SER_READ */
+    unsigned char *out;      /* SER_WRITE */
+    const unsigned char *in; /* SER_CHECK, SER_READ */
     size_t pos;
-    unsigned allowed_modes;   /* SER_CHECK: the modes the state may carry */
-    int interface;            /* SER_CHECK: the interface the state must have (-1: any) */
-    const char *bad;          /* SER_CHECK: name of the first invalid field */
+    unsigned allowed_modes; /* SER_CHECK: the modes the state may carry */
+    int interface;          /* SER_CHECK: the interface the state must have (-1: any) */
+    const char *bad;        /* SER_CHECK: name of the first invalid field */
 } ser_ctx;
 
 static size_t guid_padded(void)
@@ -66,20 +71,15 @@ static void ser_int(ser_ctx *c, const char *name, long long *v, long long lo, lo
 {
     long long tmp;
     switch (c->op) {
-    case SER_WRITE:
-        memcpy(c->out + c->pos, v, sizeof tmp);
-        break;
+    case SER_WRITE: memcpy(c->out + c->pos, v, sizeof tmp); break;
     case SER_CHECK: /* into the shadow instance of state_check, for the checks across fields */
         memcpy(&tmp, c->in + c->pos, sizeof tmp);
         if ((tmp < lo || tmp > hi) && c->bad == NULL)
             c->bad = name;
         *v = tmp;
         break;
-    case SER_READ:
-        memcpy(v, c->in + c->pos, sizeof tmp);
-        break;
-    default:
-        break;
+    case SER_READ: memcpy(v, c->in + c->pos, sizeof tmp); break;
+    default: break;
     }
     c->pos += sizeof tmp;
 }
@@ -109,19 +109,18 @@ static void ser_doubles(ser_ctx *c, const char *name, double *a, int n, int fini
         if (bytes)
             memcpy(a, c->in + c->pos, bytes);
         break;
-    default:
-        break;
+    default: break;
     }
     c->pos += bytes;
 }
 
 /* An integer field of any integer type, through a long long. */
-#define SER_INT(c, field, lo, hi)                                   \
-    do {                                                            \
-        long long v_ = (long long)(field);                          \
-        ser_int((c), #field, &v_, (lo), (hi));                      \
-        if ((c)->op == SER_READ || (c)->op == SER_CHECK)            \
-            (field) = v_;                                           \
+#define SER_INT(c, field, lo, hi)                                                                                      \
+    do {                                                                                                               \
+        long long v_ = (long long)(field);                                                                             \
+        ser_int((c), #field, &v_, (lo), (hi));                                                                         \
+        if ((c)->op == SER_READ || (c)->op == SER_CHECK)                                                               \
+            (field) = v_;                                                                                              \
     } while (0)
 
 /* Everything after the header and the GUID: the array sizes, then the fields. SER_CHECK runs on a
@@ -186,9 +185,8 @@ static void visit_state(nhb_instance *inst, ser_ctx *c)
     ser_doubles(c, "xi", inst->xi, nx, 1);
     ser_doubles(c, "fi (marked valid)", inst->fi, nx, inst->int_valid);
     ser_doubles(c, "lam_i (marked valid)", inst->lam_i, nlam, inst->int_valid);
-    ser_doubles(c, "dense (in use)", inst->dense, NHB_DENSE_VECTORS * nx,
-                inst->int_valid && inst->t_int > inst->time);
-    for (i = 0; i < NHB_NSW; i++) { /* a friction element's modes are -1, 0, 1; a diode's 0, 1 */
+    ser_doubles(c, "dense (in use)", inst->dense, NHB_DENSE_VECTORS * nx, inst->int_valid && inst->t_int > inst->time);
+    for (i = 0; i < NHB_NSW; i++) {                    /* a friction element's modes are -1, 0, 1; a diode's 0, 1 */
         if (c->op == SER_CHECK || c->op == SER_SIZE) { /* the shadow and the dummy instance have no arrays */
             long long v = 0;
             ser_int(c, "modes of the switched elements", &v, NHB_SWITCH_KIND[i] == NHB_SW_FRICTION ? -1 : 0, 1);
@@ -249,24 +247,25 @@ static const char *state_inconsistency(const nhb_instance *s, char *buf, size_t 
     else if (s->int_valid && s->t_int > s->time &&
              !(s->dense_h > 0.0 && s->dense_t0 <= s->time + slack &&
                fabs(s->dense_t0 + s->dense_h - s->t_int) <= 1e-9 * s->dense_h + slack))
-        snprintf(buf, len, "dense_t0 = %.17g, dense_h = %g (not a step from time = %.17g or before to t_int = "
-                 "%.17g)", s->dense_t0, s->dense_h, s->time, s->t_int);
+        snprintf(buf, len,
+                 "dense_t0 = %.17g, dense_h = %g (not a step from time = %.17g or before to t_int = "
+                 "%.17g)",
+                 s->dense_t0, s->dense_h, s->time, s->t_int);
     else
         buf[0] = '\0';
     for (i = 0; i < 2 && buf[0] == '\0'; i++) {
         if (!(s->h_next[i] >= 0.0))
             snprintf(buf, len, "h_next[%d] = %g (negative)", i, s->h_next[i]);
-        else if (!(s->rk_evals[i] >= 0.0 && s->rk_span[i] >= 0.0) ||
-                 (s->rk_steps[i] > 0 && !(s->rk_span[i] > 0.0)))
-            snprintf(buf, len, "rk_evals[%d] = %g, rk_span[%d] = %g (negative, or no span for %ld counted steps)",
-                     i, s->rk_evals[i], i, s->rk_span[i], s->rk_steps[i]);
+        else if (!(s->rk_evals[i] >= 0.0 && s->rk_span[i] >= 0.0) || (s->rk_steps[i] > 0 && !(s->rk_span[i] > 0.0)))
+            snprintf(buf, len, "rk_evals[%d] = %g, rk_span[%d] = %g (negative, or no span for %ld counted steps)", i,
+                     s->rk_evals[i], i, s->rk_span[i], s->rk_steps[i]);
     }
     return buf[0] != '\0' ? buf : NULL;
 }
 
 /* Check a state of `size` bytes; log the first problem and return 0, or return 1. */
-static int state_check(nhb_instance *inst, const char *func, const unsigned char *p, size_t size,
-                       int interface, unsigned allowed_modes)
+static int state_check(nhb_instance *inst, const char *func, const unsigned char *p, size_t size, int interface,
+                       unsigned allowed_modes)
 {
     const size_t expected = state_bytes();
     unsigned version, guid_len;
@@ -300,8 +299,7 @@ static int state_check(nhb_instance *inst, const char *func, const unsigned char
     }
     if (guid_len != strlen(NHB_GUID) || size < NHB_STATE_HEADER + (size_t)guid_len ||
         memcmp(p + NHB_STATE_HEADER, NHB_GUID, guid_len) != 0) {
-        nhb_log(inst, NHB_ERROR, "%s: the FMU state belongs to a different model (its GUID is not %s)", func,
-                NHB_GUID);
+        nhb_log(inst, NHB_ERROR, "%s: the FMU state belongs to a different model (its GUID is not %s)", func, NHB_GUID);
         return 0;
     }
     if (size != expected) {
@@ -351,12 +349,12 @@ static void state_write(nhb_instance *inst, unsigned char *p, size_t size)
  * allocation: [node, padded to NHB_STATE_NODE bytes][state]. The importer sees the state; FreeFMUState
  * unlinks and frees the allocation, FreeInstance (nhb_release) frees what is left in the list. */
 typedef struct state_node {
-    nhb_instance *owner;            /* the instance whose list holds it */
+    nhb_instance *owner; /* the instance whose list holds it */
     struct state_node *prev, *next;
-    nhb_u64 cookie;                 /* NHB_STATE_COOKIE while the state is handed out */
+    nhb_u64 cookie; /* NHB_STATE_COOKIE while the state is handed out */
 } state_node;
 
-#define NHB_STATE_NODE ((sizeof(state_node) + 15u) / 16u * 16u)
+#define NHB_STATE_NODE   ((sizeof(state_node) + 15u) / 16u * 16u)
 #define NHB_STATE_COOKIE 0x6e68627374617465ull /* "nhbstate" */
 
 static state_node *node_of(const void *state)

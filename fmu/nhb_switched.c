@@ -34,13 +34,16 @@ static int eval_switching(nhb_instance *inst, double t, const double *x)
     int k;
 
     inst->msg[0] = '\0';
-    if (nhb_model_failed(inst, "nhb_switching", nhb_switching(t, x, inst->p, inst->in, inst->sw_w, inst->sw_limit,
-                                                              inst->sw_grad, inst->msg, sizeof inst->msg)))
+    if (nhb_model_failed(inst, "nhb_switching",
+                         nhb_switching(t, x, inst->p, inst->in, inst->sw_w, inst->sw_limit, inst->sw_grad, inst->msg,
+                                       sizeof inst->msg)))
         return 1;
     for (k = 0; k < NHB_NSW; k++) {
         if (!isfinite(inst->sw_w[k]) || !isfinite(inst->sw_limit[k])) {
-            snprintf(inst->msg, sizeof inst->msg, "the switching quantities of %s are not finite at t = %.17g "
-                     "(w = %g, limit = %g)", NHB_SWITCH_NAMES[k], t, inst->sw_w[k], inst->sw_limit[k]);
+            snprintf(inst->msg, sizeof inst->msg,
+                     "the switching quantities of %s are not finite at t = %.17g "
+                     "(w = %g, limit = %g)",
+                     NHB_SWITCH_NAMES[k], t, inst->sw_w[k], inst->sw_limit[k]);
             return 1;
         }
     }
@@ -87,10 +90,11 @@ int nhb_negative_normal(nhb_instance *inst, double t)
 
     for (k = 0; k < NHB_NSW; k++) {
         if (NHB_SWITCH_KIND[k] == NHB_SW_FRICTION && inst->sw_limit[k] < 0.0) {
-            snprintf(inst->msg, sizeof inst->msg, "the normal force of the friction element %s turns negative at "
+            snprintf(inst->msg, sizeof inst->msg,
+                     "the normal force of the friction element %s turns negative at "
                      "t = %.12g (its stick limit mu_static*N = %g there); Coulomb friction needs a normal force "
-                     "N >= 0 (a contact that lifts off, N < 0, is a different model)", NHB_SWITCH_NAMES[k], t,
-                     inst->sw_limit[k]);
+                     "N >= 0 (a contact that lifts off, N < 0, is a different model)",
+                     NHB_SWITCH_NAMES[k], t, inst->sw_limit[k]);
             return 1;
         }
     }
@@ -178,23 +182,26 @@ static void project_onto_held(nhb_instance *inst, double *x, int k)
 static double zeno_window(const nhb_instance *inst, double t)
 {
     const double span = inst->stop_time_defined && inst->stop_time > inst->start_time
-                            ? inst->stop_time - inst->start_time : fmax(1.0, fabs(t));
+                            ? inst->stop_time - inst->start_time
+                            : fmax(1.0, fabs(t));
     return NHB_ZENO_WINDOW * span;
 }
 
 /* How to leave chattering, as the native simulation says it. */
-#define NHB_CHATTER_HINT "give friction elements a regularization velocity (regularization = 1e-4 in the [friction] " \
-                         "entry) to use the smooth law instead of events, and diodes a positive on_resistance and " \
-                         "off_conductance"
+#define NHB_CHATTER_HINT                                                                                               \
+    "give friction elements a regularization velocity (regularization = 1e-4 in the [friction] "                       \
+    "entry) to use the smooth law instead of events, and diodes a positive on_resistance and "                         \
+    "off_conductance"
 
 /* The message of an element that cannot keep any mode at t: the mode its indicator leaves is the one the
  * switching rules choose again (friction that slips back into the stick test, which sends it the same way: a
  * Filippov sliding mode), so the native simulation sees a Zeno sequence of switches at one instant. */
 void nhb_chatter_message(nhb_instance *inst, int k, double t)
 {
-    snprintf(inst->msg, sizeof inst->msg, "%s chatters at t = %.12g (a Zeno sequence): its indicator leaves the mode %s, "
-             "and the switching rules choose %s again at once; " NHB_CHATTER_HINT, NHB_SWITCH_NAMES[k], t,
-             switch_mode_name(k, inst->modes[k]), switch_mode_name(k, inst->modes[k]));
+    snprintf(inst->msg, sizeof inst->msg,
+             "%s chatters at t = %.12g (a Zeno sequence): its indicator leaves the mode %s, "
+             "and the switching rules choose %s again at once; " NHB_CHATTER_HINT,
+             NHB_SWITCH_NAMES[k], t, switch_mode_name(k, inst->modes[k]), switch_mode_name(k, inst->modes[k]));
 }
 
 /* Record a switch of element k at t. Returns 0, or 1 with inst->msg when it makes more than NHB_ZENO_EVENTS
@@ -205,8 +212,10 @@ static int record_switch(nhb_instance *inst, double t, int k)
     const double window = zeno_window(inst, t);
 
     if (inst->events >= NHB_ZENO_EVENTS && t - inst->zeno[slot] <= window) {
-        snprintf(inst->msg, sizeof inst->msg, "%s chatters: %d switches within %.3g s at t = %.12g (a Zeno "
-                 "sequence); " NHB_CHATTER_HINT, NHB_SWITCH_NAMES[k], NHB_ZENO_EVENTS + 1, window, t);
+        snprintf(inst->msg, sizeof inst->msg,
+                 "%s chatters: %d switches within %.3g s at t = %.12g (a Zeno "
+                 "sequence); " NHB_CHATTER_HINT,
+                 NHB_SWITCH_NAMES[k], NHB_ZENO_EVENTS + 1, window, t);
         return 1;
     }
     inst->zeno[slot] = t;
@@ -224,7 +233,7 @@ static int record_switch(nhb_instance *inst, double t, int k)
  * changed x. Returns 0, or 1 with inst->msg (a failed evaluation, chattering, or modes that do not settle). */
 int nhb_switch_at(nhb_instance *inst, const char *func, double t, double *x, int *projected)
 {
-    const int nz = nhb_indicator_count(); /* the elements, then the split (NHB_REPARTITION) */
+    const int nz = nhb_indicator_count();            /* the elements, then the split (NHB_REPARTITION) */
     double *z = inst->ev_z, *done = inst->ev_z + nz; /* per element: 0, 1 switched, 2 left alone */
     int iter, k, mode;
 
@@ -247,8 +256,10 @@ int nhb_switch_at(nhb_instance *inst, const char *func, double t, double *x, int
             continue;
         }
         if (iter >= NHB_EVENT_ITER_MAX) {
-            snprintf(inst->msg, sizeof inst->msg, "the modes of the switched elements do not settle at t = %.17g "
-                     "(%d switches at this instant; %s still has indicator %g)", t, iter, NHB_SWITCH_NAMES[k], z[k]);
+            snprintf(inst->msg, sizeof inst->msg,
+                     "the modes of the switched elements do not settle at t = %.17g "
+                     "(%d switches at this instant; %s still has indicator %g)",
+                     t, iter, NHB_SWITCH_NAMES[k], z[k]);
             return 1;
         }
         if (nhb_mode_after(inst, t, x, inst->ev_lam, k, &mode))
@@ -365,7 +376,6 @@ int nhb_initial_modes(nhb_instance *inst)
     }
     return 0;
 }
-
 
 /* The event indicators at the current point into inst->ev_z[0..NSW); on failure log, enter Error mode. */
 nhb_status nhb_current_indicators(nhb_instance *inst, const char *func)

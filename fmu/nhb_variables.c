@@ -9,8 +9,7 @@
 /* Variable access                                                                                */
 /* ============================================================================================== */
 
-nhb_status nhb_get_float64(nhb_instance *inst, const char *func, const unsigned int vr[], size_t n,
-                           double values[])
+nhb_status nhb_get_float64(nhb_instance *inst, const char *func, const unsigned int vr[], size_t n, double values[])
 {
     size_t i;
 
@@ -26,27 +25,17 @@ nhb_status nhb_get_float64(nhb_instance *inst, const char *func, const unsigned 
         if (var == NULL)
             return NHB_ERROR;
         switch (var->kind) {
-        case NHB_TIME:
-            values[i] = inst->time;
-            break;
-        case NHB_STATE:
-            values[i] = inst->x[var->index];
-            break;
-        case NHB_PARAMETER:
-            values[i] = inst->p[var->index];
-            break;
-        case NHB_INPUT:
-            values[i] = inst->in[var->index];
-            break;
+        case NHB_TIME: values[i] = inst->time; break;
+        case NHB_STATE: values[i] = inst->x[var->index]; break;
+        case NHB_PARAMETER: values[i] = inst->p[var->index]; break;
+        case NHB_INPUT: values[i] = inst->in[var->index]; break;
         case NHB_DERIVATIVE:
         case NHB_MULTIPLIER:
             if (nhb_ensure_rhs(inst, func) != NHB_OK)
                 return NHB_ERROR;
             values[i] = var->kind == NHB_DERIVATIVE ? inst->dx[var->index] : inst->lam[var->index];
             break;
-        case NHB_SWITCH_MODE:
-            values[i] = (double)inst->modes[var->index];
-            break;
+        case NHB_SWITCH_MODE: values[i] = (double)inst->modes[var->index]; break;
         case NHB_INDICATOR:
             if (nhb_current_indicators(inst, func) != NHB_OK)
                 return NHB_ERROR;
@@ -56,7 +45,7 @@ nhb_status nhb_get_float64(nhb_instance *inst, const char *func, const unsigned 
             if (nhb_ensure_outputs(inst, func) != NHB_OK)
                 return NHB_ERROR;
             values[i] = var->kind == NHB_VELOCITY ? inst->v[var->index]
-                      : var->kind == NHB_OUTPUT   ? inst->y[var->index]
+                        : var->kind == NHB_OUTPUT ? inst->y[var->index]
                                                   : inst->r[var->index];
             break;
         }
@@ -72,10 +61,8 @@ static unsigned settable_modes(int kind)
         return NHB_MODE_INSTANTIATED | NHB_MODE_INIT;
     case NHB_PARAMETER: /* tunable: also at events (ME) and between communication steps (CS) */
         return NHB_MODE_INSTANTIATED | NHB_MODE_INIT | NHB_MODE_EVENT | NHB_MODE_STEP;
-    case NHB_INPUT:
-        return NHB_MODE_INSTANTIATED | NHB_MODE_INIT | NHB_MODE_EVENT | NHB_MODE_CONT | NHB_MODE_STEP;
-    default: /* time and computed quantities */
-        return 0;
+    case NHB_INPUT: return NHB_MODE_INSTANTIATED | NHB_MODE_INIT | NHB_MODE_EVENT | NHB_MODE_CONT | NHB_MODE_STEP;
+    default: /* time and computed quantities */ return 0;
     }
 }
 
@@ -110,12 +97,12 @@ nhb_status nhb_set_float64(nhb_instance *inst, const char *func, const unsigned 
             nhb_log(inst, NHB_ERROR, "%s: the %s with value reference %u cannot be set in %s%s", func,
                     nhb_kind_name(var->kind), vr[i], nhb_mode_name(inst->mode),
                     var->kind == NHB_STATE ? " (after initialization states are set only through "
-                                             "SetContinuousStates, Model Exchange)" : "");
+                                             "SetContinuousStates, Model Exchange)"
+                                           : "");
             return NHB_ERROR;
         }
         if (!isfinite(values[i])) {
-            nhb_log(inst, NHB_ERROR, "%s: value %g for value reference %u is not finite", func, values[i],
-                    vr[i]);
+            nhb_log(inst, NHB_ERROR, "%s: value %g for value reference %u is not finite", func, values[i], vr[i]);
             return NHB_ERROR;
         }
     }
@@ -137,15 +124,16 @@ nhb_status nhb_set_float64(nhb_instance *inst, const char *func, const unsigned 
     return NHB_OK;
 }
 
-nhb_status nhb_no_variables_of_type(const nhb_instance *inst, const char *func, const unsigned int vr[],
-                                    size_t n, const char *type_name)
+nhb_status nhb_no_variables_of_type(const nhb_instance *inst, const char *func, const unsigned int vr[], size_t n,
+                                    const char *type_name)
 {
     if (n == 0)
         return NHB_OK;
     if (vr == NULL)
         return nhb_null_argument(inst, func, "valueReferences");
-    nhb_log(inst, NHB_ERROR, "%s: value reference %u is not a variable of type %s (this FMU has only "
-            "Float64/Real variables)", func, vr[0], type_name);
+    nhb_log(inst, NHB_ERROR,
+            "%s: value reference %u is not a variable of type %s (this FMU has only "
+            "Float64/Real variables)",
+            func, vr[0], type_name);
     return NHB_ERROR;
 }
-
