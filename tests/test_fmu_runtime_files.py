@@ -81,3 +81,17 @@ def test_source_fmu_ships_and_declares_the_listed_files(tmp_path, version):
     declared = re.findall(r'<(?:Source)?File name="([^"]+)"', text)
     files = ["model.c", *runtime.runtime_sources(version)]
     assert declared == files * (2 if version == 2 else 1)  # FMI 2: ModelExchange and CoSimulation
+
+
+def test_runtime_follows_clang_format():
+    """fmu/*.c and fmu/*.h are formatted with the repository's .clang-format (when clang-format is installed)."""
+    import shutil
+    import subprocess
+
+    tool = shutil.which("clang-format")
+    if tool is None:
+        pytest.skip("clang-format is not installed (Debian: apt-get install clang-format)")
+    files = sorted(str(p) for p in [*FMU_DIR.glob("*.c"), *FMU_DIR.glob("*.h")])
+    proc = subprocess.run([tool, "--dry-run", "-Werror", "--style=file", *files], capture_output=True, text=True,
+                          cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[:3000]
