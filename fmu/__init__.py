@@ -23,7 +23,7 @@ HEADERS = ("nhb_model.h", "nhb_core.h", "nhb_internal.h", "nhb_split.h", "nhb_ja
 
 
 def runtime_sources(fmi_version: int) -> tuple[str, ...]:
-    """The runtime's C files of an FMU of ``fmi_version`` (2 or 3), in compile order."""
+    """Return the runtime's C files of an FMU of ``fmi_version`` (2 or 3), in compile order."""
     return CORE_SOURCES + FMI_SOURCES[fmi_version]
 
 

@@ -41,20 +41,22 @@ _HEADS = {
 
 
 def function_head(function: str) -> list[str]:
-    """The signature of ``function`` (one of the model functions a model may lack: ``nhb_constraints``,
-    ``nhb_switching`` and the three ``nhb_split_*``), its opening brace and the line that marks its parameters
-    unused (the generated code that follows may use them)."""
+    """Return the signature of ``function``, its opening brace and the line that marks its parameters unused.
+
+    ``function``: one of the model functions a model may lack (``nhb_constraints``, ``nhb_switching`` and the three
+    ``nhb_split_*``); the generated code that follows the head may use the parameters.
+    """
     first, second, unused = _HEADS[function]
     return [first, second, "{", f"    (void)t; (void)x; (void)p; (void)in; {unused}"]
 
 
 def failing_body(message: str) -> list[str]:
-    """The rest of a stub after :func:`function_head`: it fails with ``message`` (a C string literal's text)."""
+    """Return the rest of a stub after :func:`function_head`: it fails with ``message`` (a C string literal's text)."""
     return [f'    snprintf(msg, msg_len, "{message}");', "    return 1;", "}", ""]
 
 
 def _function(kind: str, body: list[str] | None) -> list[str]:
-    """One of the three split functions; ``body`` None: a stub that fails."""
+    """Return one of the three split functions; ``body`` None: a stub that fails."""
     lines = function_head(f"nhb_split_{kind}")
     if body is None:
         return lines + failing_body("the model does not re-partition")

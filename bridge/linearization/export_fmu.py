@@ -133,9 +133,11 @@ def _labels(chk: CheckedLinear, block: str) -> list[str]:
 
 
 def linear_model_c(chk: CheckedLinear, lay: FmuLayout, guid: str, name: str) -> str:
-    """The generated ``model.c`` of the linear FMU: its data for the fixed model functions of ``fmu/nhb_linear.c``
-    (sizes, tables and start values of fmu/nhb_model.h; the matrices and the operating point are the parameters)
-    and the stubs of the parts a linear model does not have (constraints, switched elements, re-partitioning)."""
+    """Return the generated ``model.c`` of the linear FMU: the data for the fixed model functions of fmu/nhb_linear.c.
+
+    Sizes, tables and start values of fmu/nhb_model.h (the matrices and the operating point are the parameters),
+    and the stubs of the parts a linear model does not have (constraints, switched elements, re-partitioning).
+    """
     np_total = sum(v.size for _, v, _ in _parameter_blocks(chk))
     rows = ",\n".join(f"    {{{v.vr}u, {v.kind}, {v.index}}}" for v in lay.variables)
     params = np.concatenate([v.ravel() for _, v, _ in _parameter_blocks(chk)])
