@@ -1,6 +1,6 @@
 /* nhbridge FMU runtime: the FMI 2.0 API (Model Exchange and Co-Simulation in one binary).
  *
- * A thin layer over nhb_core.c: argument and state-machine checks, status translation and the
+ * A thin layer over the core (nhb_core.h): argument and state-machine checks, status translation and the
  * FMI 2 logger. FMU states: canGetAndSetFMUstate = true, canSerializeFMUstate = true. Directional
  * derivatives (nhb_jacobian.c) when the model has the Jacobian code. Not provided (declared so in
  * modelDescription.xml): canInterpolateInputs = false, maxOutputDerivativeOrder = 0,
@@ -24,13 +24,13 @@ typedef struct {
 } fmi2_instance;
 
 /* Sets of modes in which the functions may be called (FMI 2.0.4, tables in 3.2.3 and 4.2.4). */
-#define MODES_GET (NHB_MODE_INIT | NHB_MODE_EVENT | NHB_MODE_CONT | NHB_MODE_STEP | NHB_MODE_TERMINATED | \
-                   NHB_MODE_ERROR)
-#define MODES_SET (NHB_MODE_INSTANTIATED | NHB_MODE_INIT | NHB_MODE_EVENT | NHB_MODE_CONT | NHB_MODE_STEP)
+#define MODES_GET                                                                                                      \
+    (NHB_MODE_INIT | NHB_MODE_EVENT | NHB_MODE_CONT | NHB_MODE_STEP | NHB_MODE_TERMINATED | NHB_MODE_ERROR)
+#define MODES_SET       (NHB_MODE_INSTANTIATED | NHB_MODE_INIT | NHB_MODE_EVENT | NHB_MODE_CONT | NHB_MODE_STEP)
 #define MODES_TERMINATE (NHB_MODE_EVENT | NHB_MODE_CONT | NHB_MODE_STEP)
-#define MODES_ME_EVAL (NHB_MODE_INIT | NHB_MODE_EVENT | NHB_MODE_CONT | NHB_MODE_TERMINATED | NHB_MODE_ERROR)
+#define MODES_ME_EVAL   (NHB_MODE_INIT | NHB_MODE_EVENT | NHB_MODE_CONT | NHB_MODE_TERMINATED | NHB_MODE_ERROR)
 #define MODES_CS_STATUS (NHB_MODE_STEP | NHB_MODE_TERMINATED | NHB_MODE_ERROR)
-#define ANY_INTERFACE (-1)
+#define ANY_INTERFACE   (-1)
 
 /* ---------------------------------------------------------------------------------------------- */
 /* Helpers                                                                                        */
@@ -114,8 +114,7 @@ fmi2Status fmi2SetDebugLogging(fmi2Component c, fmi2Boolean loggingOn, size_t nC
     nhb_instance *inst = begin(c, "fmi2SetDebugLogging", NHB_MODE_ANY, ANY_INTERFACE);
     if (inst == NULL)
         return fmi2Error;
-    return to_fmi2(nhb_set_debug_logging(inst, "fmi2SetDebugLogging", loggingOn != fmi2False, nCategories,
-                                         categories));
+    return to_fmi2(nhb_set_debug_logging(inst, "fmi2SetDebugLogging", loggingOn != fmi2False, nCategories, categories));
 }
 
 fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, fmi2String fmuGUID,
@@ -164,8 +163,8 @@ fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, fmi2Str
     }
     w->logger = logger;
     w->env = env;
-    if (nhb_init(&w->core, instanceName, fmuType == fmi2ModelExchange ? NHB_ME : NHB_CS, alloc_mem, free_mem,
-                 log_fmi2, loggingOn != fmi2False) != NHB_OK) {
+    if (nhb_init(&w->core, instanceName, fmuType == fmi2ModelExchange ? NHB_ME : NHB_CS, alloc_mem, free_mem, log_fmi2,
+                 loggingOn != fmi2False) != NHB_OK) {
         if (w->core.name == NULL)
             log_direct(logger, env, instanceName, fmi2Error, "logStatusError", "fmi2Instantiate: out of memory");
         nhb_release(&w->core);
@@ -187,8 +186,8 @@ void fmi2FreeInstance(fmi2Component c)
     free_mem(w);
 }
 
-fmi2Status fmi2SetupExperiment(fmi2Component c, fmi2Boolean toleranceDefined, fmi2Real tolerance,
-                               fmi2Real startTime, fmi2Boolean stopTimeDefined, fmi2Real stopTime)
+fmi2Status fmi2SetupExperiment(fmi2Component c, fmi2Boolean toleranceDefined, fmi2Real tolerance, fmi2Real startTime,
+                               fmi2Boolean stopTimeDefined, fmi2Real stopTime)
 {
     nhb_instance *inst = begin(c, "fmi2SetupExperiment", NHB_MODE_INSTANTIATED, ANY_INTERFACE);
     if (inst == NULL)
@@ -358,8 +357,8 @@ fmi2Status fmi2SerializeFMUstate(fmi2Component c, fmi2FMUstate FMUstate, fmi2Byt
     nhb_instance *inst = begin(c, "fmi2SerializeFMUstate", NHB_MODE_ANY, ANY_INTERFACE);
     if (inst == NULL)
         return fmi2Error;
-    return to_fmi2(nhb_state_serialize(inst, "fmi2SerializeFMUstate", FMUstate, (unsigned char *)serializedState,
-                                       size));
+    return to_fmi2(
+        nhb_state_serialize(inst, "fmi2SerializeFMUstate", FMUstate, (unsigned char *)serializedState, size));
 }
 
 fmi2Status fmi2DeSerializeFMUstate(fmi2Component c, const fmi2Byte serializedState[], size_t size,
@@ -368,8 +367,8 @@ fmi2Status fmi2DeSerializeFMUstate(fmi2Component c, const fmi2Byte serializedSta
     nhb_instance *inst = begin(c, "fmi2DeSerializeFMUstate", NHB_MODE_ANY, ANY_INTERFACE);
     if (inst == NULL)
         return fmi2Error;
-    return to_fmi2(nhb_state_deserialize(inst, "fmi2DeSerializeFMUstate", (const unsigned char *)serializedState,
-                                         size, (void **)FMUstate));
+    return to_fmi2(nhb_state_deserialize(inst, "fmi2DeSerializeFMUstate", (const unsigned char *)serializedState, size,
+                                         (void **)FMUstate));
 }
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -377,15 +376,15 @@ fmi2Status fmi2DeSerializeFMUstate(fmi2Component c, const fmi2Byte serializedSta
 /* ---------------------------------------------------------------------------------------------- */
 
 fmi2Status fmi2GetDirectionalDerivative(fmi2Component c, const fmi2ValueReference vUnknown_ref[], size_t nUnknown,
-                                        const fmi2ValueReference vKnown_ref[], size_t nKnown,
-                                        const fmi2Real dvKnown[], fmi2Real dvUnknown[])
+                                        const fmi2ValueReference vKnown_ref[], size_t nKnown, const fmi2Real dvKnown[],
+                                        fmi2Real dvUnknown[])
 {
     /* unknowns: derivatives, outputs (and multipliers, states); knowns: states, inputs (nhb_jacobian.c) */
     nhb_instance *inst = begin(c, "fmi2GetDirectionalDerivative", MODES_GET, ANY_INTERFACE);
     if (inst == NULL)
         return fmi2Error;
-    return to_fmi2(nhb_directional_derivative(inst, "fmi2GetDirectionalDerivative", vUnknown_ref, nUnknown,
-                                              vKnown_ref, nKnown, dvKnown, dvUnknown));
+    return to_fmi2(nhb_directional_derivative(inst, "fmi2GetDirectionalDerivative", vUnknown_ref, nUnknown, vKnown_ref,
+                                              nKnown, dvKnown, dvUnknown));
 }
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -492,8 +491,7 @@ fmi2Status fmi2GetContinuousStates(fmi2Component c, fmi2Real x[], size_t nx)
 
 fmi2Status fmi2GetNominalsOfContinuousStates(fmi2Component c, fmi2Real x_nominal[], size_t nx)
 {
-    nhb_instance *inst = begin(c, "fmi2GetNominalsOfContinuousStates", NHB_MODE_INSTANTIATED | MODES_ME_EVAL,
-                               NHB_ME);
+    nhb_instance *inst = begin(c, "fmi2GetNominalsOfContinuousStates", NHB_MODE_INSTANTIATED | MODES_ME_EVAL, NHB_ME);
     if (inst == NULL)
         return fmi2Error;
     return to_fmi2(nhb_get_nominals(inst, "fmi2GetNominalsOfContinuousStates", x_nominal, nx));

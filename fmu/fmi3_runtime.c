@@ -1,6 +1,6 @@
 /* nhbridge FMU runtime: the FMI 3.0 API (Model Exchange and Co-Simulation in one binary).
  *
- * A thin layer over nhb_core.c: argument and state-machine checks, status translation and the
+ * A thin layer over the core (nhb_core.h): argument and state-machine checks, status translation and the
  * FMI 3 logger. All variables are scalar Float64 (value reference 0 is the independent variable
  * time). FMU states can be got, set and serialized. Directional derivatives (nhb_jacobian.c) when the
  * model has the Jacobian code. Not provided (declared so in modelDescription.xml): Scheduled
@@ -9,8 +9,8 @@
  * event indicator per element: Model Exchange handles their events in fmi3UpdateDiscreteStates;
  * Co-Simulation locates them inside fmi3DoStep and handles them there, or, with eventModeUsed and
  * earlyReturnAllowed, returns early at the event (eventHandlingNeeded) for the importer's Event Mode.
- * Every function of fmi3FunctionTypes.h is defined and exported; the unsupported ones return
- * fmi3Error with a message.
+ * Every function of fmi3FunctionTypes.h is defined and exported (those of clocks in fmi3_clocks.c); the
+ * unsupported ones return fmi3Error with a message.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,17 +27,17 @@ typedef struct {
     nhb_instance core;
     fmi3InstanceEnvironment env;
     fmi3LogMessageCallback log_message;
-    int event_mode_used;       /* Co-Simulation: eventModeUsed of fmi3InstantiateCoSimulation */
-    int early_return_allowed;  /* Co-Simulation: earlyReturnAllowed of fmi3InstantiateCoSimulation */
+    int event_mode_used;      /* Co-Simulation: eventModeUsed of fmi3InstantiateCoSimulation */
+    int early_return_allowed; /* Co-Simulation: earlyReturnAllowed of fmi3InstantiateCoSimulation */
 } fmi3_instance;
 
 /* Sets of modes in which the functions may be called (FMI 3.0, state machines of 3.2 and 4.2). */
-#define MODES_GET (NHB_MODE_INIT | NHB_MODE_EVENT | NHB_MODE_CONT | NHB_MODE_STEP | NHB_MODE_TERMINATED | \
-                   NHB_MODE_ERROR)
-#define MODES_SET (NHB_MODE_INSTANTIATED | NHB_MODE_INIT | NHB_MODE_EVENT | NHB_MODE_CONT | NHB_MODE_STEP)
+#define MODES_GET                                                                                                      \
+    (NHB_MODE_INIT | NHB_MODE_EVENT | NHB_MODE_CONT | NHB_MODE_STEP | NHB_MODE_TERMINATED | NHB_MODE_ERROR)
+#define MODES_SET       (NHB_MODE_INSTANTIATED | NHB_MODE_INIT | NHB_MODE_EVENT | NHB_MODE_CONT | NHB_MODE_STEP)
 #define MODES_TERMINATE (NHB_MODE_EVENT | NHB_MODE_CONT | NHB_MODE_STEP)
-#define MODES_ME_EVAL (NHB_MODE_INIT | NHB_MODE_EVENT | NHB_MODE_CONT | NHB_MODE_TERMINATED | NHB_MODE_ERROR)
-#define ANY_INTERFACE (-1)
+#define MODES_ME_EVAL   (NHB_MODE_INIT | NHB_MODE_EVENT | NHB_MODE_CONT | NHB_MODE_TERMINATED | NHB_MODE_ERROR)
+#define ANY_INTERFACE   (-1)
 
 /* ---------------------------------------------------------------------------------------------- */
 /* Helpers                                                                                        */
@@ -90,8 +90,8 @@ static int check_n_values(nhb_instance *inst, const char *func, size_t nValueRef
 {
     if (nValues == nValueReferences)
         return 1;
-    nhb_log(inst, NHB_ERROR, "%s: nValues (%lu) must equal nValueReferences (%lu): all variables are scalars",
-            func, (unsigned long)nValues, (unsigned long)nValueReferences);
+    nhb_log(inst, NHB_ERROR, "%s: nValues (%lu) must equal nValueReferences (%lu): all variables are scalars", func,
+            (unsigned long)nValues, (unsigned long)nValueReferences);
     return 0;
 }
 
@@ -118,7 +118,8 @@ static fmi3_instance *instantiate(const char *func, fmi3String instanceName, fmi
         return NULL;
     }
     if (instantiationToken == NULL || strcmp(instantiationToken, NHB_GUID) != 0) {
-        log_instantiate_error(logMessage, env, func, "the instantiationToken does not match the one of this "
+        log_instantiate_error(logMessage, env, func,
+                              "the instantiationToken does not match the one of this "
                               "binary (modelDescription.xml and binary come from different exports)");
         return NULL;
     }
@@ -173,8 +174,7 @@ fmi3Instance fmi3InstantiateCoSimulation(fmi3String instanceName, fmi3String ins
                                          fmi3Boolean eventModeUsed, fmi3Boolean earlyReturnAllowed,
                                          const fmi3ValueReference requiredIntermediateVariables[],
                                          size_t nRequiredIntermediateVariables,
-                                         fmi3InstanceEnvironment instanceEnvironment,
-                                         fmi3LogMessageCallback logMessage,
+                                         fmi3InstanceEnvironment instanceEnvironment, fmi3LogMessageCallback logMessage,
                                          fmi3IntermediateUpdateCallback intermediateUpdate)
 {
     fmi3_instance *w;
@@ -194,8 +194,8 @@ fmi3Instance fmi3InstantiateCoSimulation(fmi3String instanceName, fmi3String ins
 }
 
 fmi3Instance fmi3InstantiateScheduledExecution(fmi3String instanceName, fmi3String instantiationToken,
-                                               fmi3String resourcePath, fmi3Boolean visible,
-                                               fmi3Boolean loggingOn, fmi3InstanceEnvironment instanceEnvironment,
+                                               fmi3String resourcePath, fmi3Boolean visible, fmi3Boolean loggingOn,
+                                               fmi3InstanceEnvironment instanceEnvironment,
                                                fmi3LogMessageCallback logMessage, fmi3ClockUpdateCallback clockUpdate,
                                                fmi3LockPreemptionCallback lockPreemption,
                                                fmi3UnlockPreemptionCallback unlockPreemption)
@@ -253,12 +253,13 @@ fmi3Status fmi3ExitInitializationMode(fmi3Instance instance)
 
 fmi3Status fmi3EnterEventMode(fmi3Instance instance)
 {
-    nhb_instance *inst = begin(instance, "fmi3EnterEventMode", NHB_MODE_EVENT | NHB_MODE_CONT | NHB_MODE_STEP,
-                               ANY_INTERFACE);
+    nhb_instance *inst =
+        begin(instance, "fmi3EnterEventMode", NHB_MODE_EVENT | NHB_MODE_CONT | NHB_MODE_STEP, ANY_INTERFACE);
     if (inst == NULL)
         return fmi3Error;
     if (inst->interface == NHB_CS && !((fmi3_instance *)instance)->event_mode_used) {
-        nhb_log(inst, NHB_ERROR, "fmi3EnterEventMode: not allowed for a Co-Simulation instance with "
+        nhb_log(inst, NHB_ERROR,
+                "fmi3EnterEventMode: not allowed for a Co-Simulation instance with "
                 "eventModeUsed = false");
         return fmi3Error;
     }
@@ -288,8 +289,8 @@ fmi3Status fmi3Reset(fmi3Instance instance)
 /* Getting and setting variables                                                                  */
 /* ---------------------------------------------------------------------------------------------- */
 
-fmi3Status fmi3GetFloat64(fmi3Instance instance, const fmi3ValueReference valueReferences[],
-                          size_t nValueReferences, fmi3Float64 values[], size_t nValues)
+fmi3Status fmi3GetFloat64(fmi3Instance instance, const fmi3ValueReference valueReferences[], size_t nValueReferences,
+                          fmi3Float64 values[], size_t nValues)
 {
     nhb_instance *inst = begin(instance, "fmi3GetFloat64", MODES_GET, ANY_INTERFACE);
     if (inst == NULL || !check_n_values(inst, "fmi3GetFloat64", nValueReferences, nValues))
@@ -297,8 +298,8 @@ fmi3Status fmi3GetFloat64(fmi3Instance instance, const fmi3ValueReference valueR
     return to_fmi3(nhb_get_float64(inst, "fmi3GetFloat64", valueReferences, nValueReferences, values));
 }
 
-fmi3Status fmi3SetFloat64(fmi3Instance instance, const fmi3ValueReference valueReferences[],
-                          size_t nValueReferences, const fmi3Float64 values[], size_t nValues)
+fmi3Status fmi3SetFloat64(fmi3Instance instance, const fmi3ValueReference valueReferences[], size_t nValueReferences,
+                          const fmi3Float64 values[], size_t nValues)
 {
     nhb_instance *inst = begin(instance, "fmi3SetFloat64", MODES_SET, ANY_INTERFACE);
     if (inst == NULL || !check_n_values(inst, "fmi3SetFloat64", nValueReferences, nValues))
@@ -308,28 +309,26 @@ fmi3Status fmi3SetFloat64(fmi3Instance instance, const fmi3ValueReference valueR
 
 /* Getters and setters of the types the models do not have: fmi3OK for an empty request, otherwise
  * fmi3Error naming the value reference. Generated by macros because they differ only in the type. */
-#define NO_VARIABLES_GETTER(NAME, TYPE)                                                                     \
-    fmi3Status fmi3Get##NAME(fmi3Instance instance, const fmi3ValueReference valueReferences[],             \
-                             size_t nValueReferences, TYPE values[], size_t nValues)                        \
-    {                                                                                                       \
-        nhb_instance *inst = begin(instance, "fmi3Get" #NAME, MODES_GET, ANY_INTERFACE);                    \
-        (void)values;                                                                                       \
-        if (inst == NULL || !check_n_values(inst, "fmi3Get" #NAME, nValueReferences, nValues))              \
-            return fmi3Error;                                                                               \
-        return to_fmi3(nhb_no_variables_of_type(inst, "fmi3Get" #NAME, valueReferences, nValueReferences,   \
-                                                #NAME));                                                    \
+#define NO_VARIABLES_GETTER(NAME, TYPE)                                                                                \
+    fmi3Status fmi3Get##NAME(fmi3Instance instance, const fmi3ValueReference valueReferences[],                        \
+                             size_t nValueReferences, TYPE values[], size_t nValues)                                   \
+    {                                                                                                                  \
+        nhb_instance *inst = begin(instance, "fmi3Get" #NAME, MODES_GET, ANY_INTERFACE);                               \
+        (void)values;                                                                                                  \
+        if (inst == NULL || !check_n_values(inst, "fmi3Get" #NAME, nValueReferences, nValues))                         \
+            return fmi3Error;                                                                                          \
+        return to_fmi3(nhb_no_variables_of_type(inst, "fmi3Get" #NAME, valueReferences, nValueReferences, #NAME));     \
     }
 
-#define NO_VARIABLES_SETTER(NAME, TYPE)                                                                     \
-    fmi3Status fmi3Set##NAME(fmi3Instance instance, const fmi3ValueReference valueReferences[],             \
-                             size_t nValueReferences, const TYPE values[], size_t nValues)                  \
-    {                                                                                                       \
-        nhb_instance *inst = begin(instance, "fmi3Set" #NAME, MODES_SET, ANY_INTERFACE);                    \
-        (void)values;                                                                                       \
-        if (inst == NULL || !check_n_values(inst, "fmi3Set" #NAME, nValueReferences, nValues))              \
-            return fmi3Error;                                                                               \
-        return to_fmi3(nhb_no_variables_of_type(inst, "fmi3Set" #NAME, valueReferences, nValueReferences,   \
-                                                #NAME));                                                    \
+#define NO_VARIABLES_SETTER(NAME, TYPE)                                                                                \
+    fmi3Status fmi3Set##NAME(fmi3Instance instance, const fmi3ValueReference valueReferences[],                        \
+                             size_t nValueReferences, const TYPE values[], size_t nValues)                             \
+    {                                                                                                                  \
+        nhb_instance *inst = begin(instance, "fmi3Set" #NAME, MODES_SET, ANY_INTERFACE);                               \
+        (void)values;                                                                                                  \
+        if (inst == NULL || !check_n_values(inst, "fmi3Set" #NAME, nValueReferences, nValues))                         \
+            return fmi3Error;                                                                                          \
+        return to_fmi3(nhb_no_variables_of_type(inst, "fmi3Set" #NAME, valueReferences, nValueReferences, #NAME));     \
     }
 
 NO_VARIABLES_GETTER(Float32, fmi3Float32)
@@ -356,8 +355,8 @@ NO_VARIABLES_SETTER(UInt64, fmi3UInt64)
 NO_VARIABLES_SETTER(Boolean, fmi3Boolean)
 NO_VARIABLES_SETTER(String, fmi3String)
 
-fmi3Status fmi3GetBinary(fmi3Instance instance, const fmi3ValueReference valueReferences[],
-                         size_t nValueReferences, size_t valueSizes[], fmi3Binary values[], size_t nValues)
+fmi3Status fmi3GetBinary(fmi3Instance instance, const fmi3ValueReference valueReferences[], size_t nValueReferences,
+                         size_t valueSizes[], fmi3Binary values[], size_t nValues)
 {
     nhb_instance *inst = begin(instance, "fmi3GetBinary", MODES_GET, ANY_INTERFACE);
     (void)valueSizes;
@@ -367,9 +366,8 @@ fmi3Status fmi3GetBinary(fmi3Instance instance, const fmi3ValueReference valueRe
     return to_fmi3(nhb_no_variables_of_type(inst, "fmi3GetBinary", valueReferences, nValueReferences, "Binary"));
 }
 
-fmi3Status fmi3SetBinary(fmi3Instance instance, const fmi3ValueReference valueReferences[],
-                         size_t nValueReferences, const size_t valueSizes[], const fmi3Binary values[],
-                         size_t nValues)
+fmi3Status fmi3SetBinary(fmi3Instance instance, const fmi3ValueReference valueReferences[], size_t nValueReferences,
+                         const size_t valueSizes[], const fmi3Binary values[], size_t nValues)
 {
     nhb_instance *inst = begin(instance, "fmi3SetBinary", MODES_SET, ANY_INTERFACE);
     (void)valueSizes;
@@ -379,8 +377,8 @@ fmi3Status fmi3SetBinary(fmi3Instance instance, const fmi3ValueReference valueRe
     return to_fmi3(nhb_no_variables_of_type(inst, "fmi3SetBinary", valueReferences, nValueReferences, "Binary"));
 }
 
-fmi3Status fmi3GetClock(fmi3Instance instance, const fmi3ValueReference valueReferences[],
-                        size_t nValueReferences, fmi3Clock values[])
+fmi3Status fmi3GetClock(fmi3Instance instance, const fmi3ValueReference valueReferences[], size_t nValueReferences,
+                        fmi3Clock values[])
 {
     nhb_instance *inst = begin(instance, "fmi3GetClock", MODES_GET, ANY_INTERFACE);
     (void)values;
@@ -389,8 +387,8 @@ fmi3Status fmi3GetClock(fmi3Instance instance, const fmi3ValueReference valueRef
     return to_fmi3(nhb_no_variables_of_type(inst, "fmi3GetClock", valueReferences, nValueReferences, "Clock"));
 }
 
-fmi3Status fmi3SetClock(fmi3Instance instance, const fmi3ValueReference valueReferences[],
-                        size_t nValueReferences, const fmi3Clock values[])
+fmi3Status fmi3SetClock(fmi3Instance instance, const fmi3ValueReference valueReferences[], size_t nValueReferences,
+                        const fmi3Clock values[])
 {
     nhb_instance *inst = begin(instance, "fmi3SetClock", MODES_SET, ANY_INTERFACE);
     (void)values;
@@ -468,8 +466,7 @@ fmi3Status fmi3SerializedFMUStateSize(fmi3Instance instance, fmi3FMUState FMUSta
     return to_fmi3(nhb_state_size(inst, "fmi3SerializedFMUStateSize", FMUState, size));
 }
 
-fmi3Status fmi3SerializeFMUState(fmi3Instance instance, fmi3FMUState FMUState, fmi3Byte serializedState[],
-                                 size_t size)
+fmi3Status fmi3SerializeFMUState(fmi3Instance instance, fmi3FMUState FMUState, fmi3Byte serializedState[], size_t size)
 {
     nhb_instance *inst = begin(instance, "fmi3SerializeFMUState", NHB_MODE_ANY, ANY_INTERFACE);
     if (inst == NULL)
@@ -486,29 +483,28 @@ fmi3Status fmi3DeserializeFMUState(fmi3Instance instance, const fmi3Byte seriali
     return to_fmi3(nhb_state_deserialize(inst, "fmi3DeserializeFMUState", serializedState, size, FMUState));
 }
 
-fmi3Status fmi3GetDirectionalDerivative(fmi3Instance instance, const fmi3ValueReference unknowns[],
-                                        size_t nUnknowns, const fmi3ValueReference knowns[], size_t nKnowns,
-                                        const fmi3Float64 seed[], size_t nSeed, fmi3Float64 sensitivity[],
-                                        size_t nSensitivity)
+fmi3Status fmi3GetDirectionalDerivative(fmi3Instance instance, const fmi3ValueReference unknowns[], size_t nUnknowns,
+                                        const fmi3ValueReference knowns[], size_t nKnowns, const fmi3Float64 seed[],
+                                        size_t nSeed, fmi3Float64 sensitivity[], size_t nSensitivity)
 {
     /* unknowns: derivatives, outputs (and multipliers, states); knowns: states, inputs (nhb_jacobian.c) */
     nhb_instance *inst = begin(instance, "fmi3GetDirectionalDerivative", MODES_GET, ANY_INTERFACE);
     if (inst == NULL)
         return fmi3Error;
     if (nSeed != nKnowns || nSensitivity != nUnknowns) {
-        nhb_log(inst, NHB_ERROR, "fmi3GetDirectionalDerivative: nSeed (%lu) must equal nKnowns (%lu) and "
-                "nSensitivity (%lu) nUnknowns (%lu): all variables are scalars", (unsigned long)nSeed,
-                (unsigned long)nKnowns, (unsigned long)nSensitivity, (unsigned long)nUnknowns);
+        nhb_log(inst, NHB_ERROR,
+                "fmi3GetDirectionalDerivative: nSeed (%lu) must equal nKnowns (%lu) and "
+                "nSensitivity (%lu) nUnknowns (%lu): all variables are scalars",
+                (unsigned long)nSeed, (unsigned long)nKnowns, (unsigned long)nSensitivity, (unsigned long)nUnknowns);
         return fmi3Error;
     }
     return to_fmi3(nhb_directional_derivative(inst, "fmi3GetDirectionalDerivative", unknowns, nUnknowns, knowns,
                                               nKnowns, seed, sensitivity));
 }
 
-fmi3Status fmi3GetAdjointDerivative(fmi3Instance instance, const fmi3ValueReference unknowns[],
-                                    size_t nUnknowns, const fmi3ValueReference knowns[], size_t nKnowns,
-                                    const fmi3Float64 seed[], size_t nSeed, fmi3Float64 sensitivity[],
-                                    size_t nSensitivity)
+fmi3Status fmi3GetAdjointDerivative(fmi3Instance instance, const fmi3ValueReference unknowns[], size_t nUnknowns,
+                                    const fmi3ValueReference knowns[], size_t nKnowns, const fmi3Float64 seed[],
+                                    size_t nSeed, fmi3Float64 sensitivity[], size_t nSensitivity)
 {
     (void)unknowns;
     (void)nUnknowns;
@@ -532,107 +528,12 @@ fmi3Status fmi3ExitConfigurationMode(fmi3Instance instance)
 }
 
 /* ---------------------------------------------------------------------------------------------- */
-/* Clocks: not provided                                                                           */
-/* ---------------------------------------------------------------------------------------------- */
-
-fmi3Status fmi3GetIntervalDecimal(fmi3Instance instance, const fmi3ValueReference valueReferences[],
-                                  size_t nValueReferences, fmi3Float64 intervals[],
-                                  fmi3IntervalQualifier qualifiers[])
-{
-    (void)valueReferences;
-    (void)nValueReferences;
-    (void)intervals;
-    (void)qualifiers;
-    return not_supported(instance, "fmi3GetIntervalDecimal", "the FMU has no clocks");
-}
-
-fmi3Status fmi3GetIntervalFraction(fmi3Instance instance, const fmi3ValueReference valueReferences[],
-                                   size_t nValueReferences, fmi3UInt64 counters[], fmi3UInt64 resolutions[],
-                                   fmi3IntervalQualifier qualifiers[])
-{
-    (void)valueReferences;
-    (void)nValueReferences;
-    (void)counters;
-    (void)resolutions;
-    (void)qualifiers;
-    return not_supported(instance, "fmi3GetIntervalFraction", "the FMU has no clocks");
-}
-
-fmi3Status fmi3GetShiftDecimal(fmi3Instance instance, const fmi3ValueReference valueReferences[],
-                               size_t nValueReferences, fmi3Float64 shifts[])
-{
-    (void)valueReferences;
-    (void)nValueReferences;
-    (void)shifts;
-    return not_supported(instance, "fmi3GetShiftDecimal", "the FMU has no clocks");
-}
-
-fmi3Status fmi3GetShiftFraction(fmi3Instance instance, const fmi3ValueReference valueReferences[],
-                                size_t nValueReferences, fmi3UInt64 counters[], fmi3UInt64 resolutions[])
-{
-    (void)valueReferences;
-    (void)nValueReferences;
-    (void)counters;
-    (void)resolutions;
-    return not_supported(instance, "fmi3GetShiftFraction", "the FMU has no clocks");
-}
-
-fmi3Status fmi3SetIntervalDecimal(fmi3Instance instance, const fmi3ValueReference valueReferences[],
-                                  size_t nValueReferences, const fmi3Float64 intervals[])
-{
-    (void)valueReferences;
-    (void)nValueReferences;
-    (void)intervals;
-    return not_supported(instance, "fmi3SetIntervalDecimal", "the FMU has no clocks");
-}
-
-fmi3Status fmi3SetIntervalFraction(fmi3Instance instance, const fmi3ValueReference valueReferences[],
-                                   size_t nValueReferences, const fmi3UInt64 counters[],
-                                   const fmi3UInt64 resolutions[])
-{
-    (void)valueReferences;
-    (void)nValueReferences;
-    (void)counters;
-    (void)resolutions;
-    return not_supported(instance, "fmi3SetIntervalFraction", "the FMU has no clocks");
-}
-
-fmi3Status fmi3SetShiftDecimal(fmi3Instance instance, const fmi3ValueReference valueReferences[],
-                               size_t nValueReferences, const fmi3Float64 shifts[])
-{
-    (void)valueReferences;
-    (void)nValueReferences;
-    (void)shifts;
-    return not_supported(instance, "fmi3SetShiftDecimal", "the FMU has no clocks");
-}
-
-fmi3Status fmi3SetShiftFraction(fmi3Instance instance, const fmi3ValueReference valueReferences[],
-                                size_t nValueReferences, const fmi3UInt64 counters[],
-                                const fmi3UInt64 resolutions[])
-{
-    (void)valueReferences;
-    (void)nValueReferences;
-    (void)counters;
-    (void)resolutions;
-    return not_supported(instance, "fmi3SetShiftFraction", "the FMU has no clocks");
-}
-
-fmi3Status fmi3ActivateModelPartition(fmi3Instance instance, fmi3ValueReference clockReference,
-                                      fmi3Float64 activationTime)
-{
-    (void)clockReference;
-    (void)activationTime;
-    return not_supported(instance, "fmi3ActivateModelPartition", "Scheduled Execution is not supported");
-}
-
-/* ---------------------------------------------------------------------------------------------- */
 /* Discrete states and events: the modes of the switched elements                                   */
 /* ---------------------------------------------------------------------------------------------- */
 
 fmi3Status fmi3EvaluateDiscreteStates(fmi3Instance instance)
 {
-    nhb_instance *inst = begin(instance, "fmi3EvaluateDiscreteStates", NHB_MODE_EVENT | NHB_MODE_STEP,
-                               ANY_INTERFACE);
+    nhb_instance *inst = begin(instance, "fmi3EvaluateDiscreteStates", NHB_MODE_EVENT | NHB_MODE_STEP, ANY_INTERFACE);
     return inst == NULL ? fmi3Error : fmi3OK; /* no discrete states: nothing to evaluate */
 }
 
@@ -711,8 +612,7 @@ fmi3Status fmi3SetContinuousStates(fmi3Instance instance, const fmi3Float64 cont
     return to_fmi3(nhb_set_states(inst, "fmi3SetContinuousStates", continuousStates, nContinuousStates));
 }
 
-fmi3Status fmi3GetContinuousStateDerivatives(fmi3Instance instance, fmi3Float64 derivatives[],
-                                             size_t nContinuousStates)
+fmi3Status fmi3GetContinuousStateDerivatives(fmi3Instance instance, fmi3Float64 derivatives[], size_t nContinuousStates)
 {
     nhb_instance *inst = begin(instance, "fmi3GetContinuousStateDerivatives", MODES_ME_EVAL, NHB_ME);
     if (inst == NULL)
@@ -738,8 +638,8 @@ fmi3Status fmi3GetContinuousStates(fmi3Instance instance, fmi3Float64 continuous
 
 fmi3Status fmi3GetNominalsOfContinuousStates(fmi3Instance instance, fmi3Float64 nominals[], size_t nContinuousStates)
 {
-    nhb_instance *inst = begin(instance, "fmi3GetNominalsOfContinuousStates",
-                               NHB_MODE_INSTANTIATED | MODES_ME_EVAL, NHB_ME);
+    nhb_instance *inst =
+        begin(instance, "fmi3GetNominalsOfContinuousStates", NHB_MODE_INSTANTIATED | MODES_ME_EVAL, NHB_ME);
     if (inst == NULL)
         return fmi3Error;
     return to_fmi3(nhb_get_nominals(inst, "fmi3GetNominalsOfContinuousStates", nominals, nContinuousStates));

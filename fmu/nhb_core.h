@@ -38,7 +38,10 @@ enum {
 #define NHB_MODE_ANY 0x7Fu
 
 /* Interface type of an instance. */
-enum { NHB_ME = 0, NHB_CS = 1 };
+enum {
+    NHB_ME = 0,
+    NHB_CS = 1
+};
 
 /* Log categories (bit flags). Errors are always passed to the logger; warnings and debug
  * messages only when their category is enabled: all categories are enabled at instantiation with
@@ -56,95 +59,96 @@ enum {
 
 /* Defaults of the Co-Simulation integrator. */
 #define NHB_DEFAULT_RTOL 1e-8     /* relative tolerance when none is given */
-#define NHB_ATOL_FACTOR 1e-2      /* atol = rtol * NHB_ATOL_FACTOR */
-#define NHB_MAX_STEPS 1000000L    /* integration steps (accepted + rejected) per doStep */
-#define NHB_RK_EXT_STAGES 16      /* stage vectors k[0..16) of the largest method: DOP853's 12 stages,
-                                     the FSAL stage f(t + h, x_new) and the 3 stages of its dense output */
-#define NHB_WORK_VECTORS (NHB_RK_EXT_STAGES + 2) /* k[1..16) (k[0] is fi), stage state, new state, scratch */
-#define NHB_DENSE_VECTORS 8       /* coefficients of the continuous extension: x_old and 7 (DOP853) or 4 (DOPRI5) */
-#define NHB_RK_MEASURE 8          /* accepted steps (with a carried-over step size) that measure a method's cost */
-#define NHB_RK_RETRY 200          /* accepted steps after which the method not in use is measured again */
-#define NHB_ZENO_EVENTS 50        /* more switches than this within NHB_ZENO_WINDOW (relative to the experiment's
-                                     span) are chattering, a Zeno sequence: an error (as the native simulation) */
-#define NHB_ZENO_WINDOW 1e-9
-#define NHB_EVENT_ITER_MAX 64     /* switches at one event instant before the mode iteration counts as stuck */
+#define NHB_ATOL_FACTOR  1e-2     /* atol = rtol * NHB_ATOL_FACTOR */
+#define NHB_MAX_STEPS    1000000L /* integration steps (accepted + rejected) per doStep */
+/* stage vectors k[0..16) of the largest method: DOP853's 12 stages, the FSAL stage f(t + h, x_new) and the 3 stages
+ * of its dense output */
+#define NHB_RK_EXT_STAGES 16
+#define NHB_WORK_VECTORS  (NHB_RK_EXT_STAGES + 2) /* k[1..16) (k[0] is fi), stage state, new state, scratch */
+#define NHB_DENSE_VECTORS 8   /* coefficients of the continuous extension: x_old and 7 (DOP853) or 4 (DOPRI5) */
+#define NHB_RK_MEASURE    8   /* accepted steps (with a carried-over step size) that measure a method's cost */
+#define NHB_RK_RETRY      200 /* accepted steps after which the method not in use is measured again */
+/* more switches than this within NHB_ZENO_WINDOW (relative to the experiment's span) are chattering, a Zeno
+ * sequence: an error (as the native simulation) */
+#define NHB_ZENO_EVENTS    50
+#define NHB_ZENO_WINDOW    1e-9
+#define NHB_EVENT_ITER_MAX 64 /* switches at one event instant before the mode iteration counts as stuck */
 
 typedef struct nhb_instance nhb_instance;
 
 /* Hands one finished message to the importer's logger; set by the FMI layer. */
-typedef void (*nhb_log_fn)(const nhb_instance *inst, nhb_status status, const char *category,
-                           const char *message);
+typedef void (*nhb_log_fn)(const nhb_instance *inst, nhb_status status, const char *category, const char *message);
 
 struct nhb_instance {
     /* identity, set by nhb_init() */
-    char *name;                            /* instance name (copy) */
-    int interface;                         /* NHB_ME or NHB_CS */
-    unsigned mode;                         /* one NHB_MODE_* flag */
-    void *(*alloc_mem)(size_t, size_t);    /* calloc-like allocator */
-    void (*free_mem)(void *);              /* matching free */
-    nhb_log_fn log_fn;                     /* may be NULL: no logging */
-    unsigned log_categories;               /* enabled NHB_LOG_* categories (debug logging) */
+    char *name;                         /* instance name (copy) */
+    int interface;                      /* NHB_ME or NHB_CS */
+    unsigned mode;                      /* one NHB_MODE_* flag */
+    void *(*alloc_mem)(size_t, size_t); /* calloc-like allocator */
+    void (*free_mem)(void *);           /* matching free */
+    nhb_log_fn log_fn;                  /* may be NULL: no logging */
+    unsigned log_categories;            /* enabled NHB_LOG_* categories (debug logging) */
 
     /* experiment */
-    double time;                           /* current time t */
+    double time; /* current time t */
     double start_time;
     double stop_time;
     int stop_time_defined;
-    double rtol, atol;                     /* tolerances of the CS integrator */
+    double rtol, atol; /* tolerances of the CS integrator */
 
     /* model data (all arrays have at least one element, even when the count is 0) */
-    double *x;                             /* states (NHB_NX) */
-    double *p;                             /* parameters (NHB_NP) */
-    double *in;                            /* inputs (NHB_NIN) */
-    double *dx, *lam;                      /* cached nhb_rhs() results, valid if rhs_valid */
-    double *v, *y, *r;                     /* cached nhb_outputs() results, valid if out_valid */
-    int rhs_valid, out_valid;              /* cache flags, cleared by every set */
-    int split_sign;                        /* reduced forms: sign of det(A_dep) of the build-time split at the
+    double *x;                /* states (NHB_NX) */
+    double *p;                /* parameters (NHB_NP) */
+    double *in;               /* inputs (NHB_NIN) */
+    double *dx, *lam;         /* cached nhb_rhs() results, valid if rhs_valid */
+    double *v, *y, *r;        /* cached nhb_outputs() results, valid if out_valid */
+    int rhs_valid, out_valid; /* cache flags, cleared by every set */
+    int split_sign;           /* reduced forms: sign of det(A_dep) of the build-time split at the
                                               first evaluation after initialization (0: not taken yet) */
-    int *split_dep;                        /* NHB_REPARTITION: the current split, 1 per dependent coordinate
+    int *split_dep;           /* NHB_REPARTITION: the current split, 1 per dependent coordinate
                                               (NHB_NQ); nhb_split.c */
-    int *split_ints;                       /* its integer and double workspace */
+    int *split_ints;          /* its integer and double workspace */
     double *split_work;
-    double *jac;                           /* Jacobian cache of nhb_jacobian.c, keyed by (t, x, p, in); NULL
+    double *jac; /* Jacobian cache of nhb_jacobian.c, keyed by (t, x, p, in); NULL
                                               until the first directional derivative, freed by nhb_release */
 
     /* integrator workspace and memory (Co-Simulation) */
-    double *work;                          /* NHB_WORK_VECTORS * NHB_NX doubles: stages, states */
-    double *lam_work;                      /* multipliers of the stage evaluations */
+    double *work;     /* NHB_WORK_VECTORS * NHB_NX doubles: stages, states */
+    double *lam_work; /* multipliers of the stage evaluations */
 
     /* integration point: the integrator may have stepped past the communication point (inst->time);
      * the state there comes from the continuous extension (dense output) of the step that covers it */
-    double t_int;                          /* time of the integration point (>= time when int_valid) */
-    double *xi, *fi, *lam_i;               /* state, f(t_int, xi) and its multipliers (NX, NX, NLAM) */
-    int int_valid;                         /* 1: (t_int, xi, fi) continues the trajectory through (time, x);
+    double t_int;             /* time of the integration point (>= time when int_valid) */
+    double *xi, *fi, *lam_i;  /* state, f(t_int, xi) and its multipliers (NX, NX, NLAM) */
+    int int_valid;            /* 1: (t_int, xi, fi) continues the trajectory through (time, x);
                                               cleared by every set of states, parameters, inputs or time */
-    double *dense;                         /* NHB_DENSE_VECTORS * NX: dense output of the last step that
+    double *dense;            /* NHB_DENSE_VECTORS * NX: dense output of the last step that
                                               ends past a communication point */
-    double dense_t0, dense_h;              /* that step: [dense_t0, dense_t0 + dense_h], ending at t_int */
-    int dense_method;                      /* its method (0: DOPRI5, 1: DOP853) */
+    double dense_t0, dense_h; /* that step: [dense_t0, dense_t0 + dense_h], ending at t_int */
+    int dense_method;         /* its method (0: DOPRI5, 1: DOP853) */
 
     /* method choice */
-    double h_next[2];                      /* proposed step size per method (0: none): DOPRI5, DOP853 */
-    double rk_evals[2], rk_span[2];        /* model evaluations and integrated time of the current cost
+    double h_next[2];               /* proposed step size per method (0: none): DOPRI5, DOP853 */
+    double rk_evals[2], rk_span[2]; /* model evaluations and integrated time of the current cost
                                               measurement of each method (steps after it settled) */
-    long rk_steps[2];                      /* accepted steps in that measurement */
-    long rk_age[2];                        /* accepted steps of the other method since the method was used */
-    int rk_settled[2];                     /* the step size has settled since the method (re)started:
+    long rk_steps[2];               /* accepted steps in that measurement */
+    long rk_age[2];                 /* accepted steps of the other method since the method was used */
+    int rk_settled[2];              /* the step size has settled since the method (re)started:
                                               its steps count in the measurement */
-    int rk_last;                           /* method of the latest step (-1: none yet) */
+    int rk_last;                    /* method of the latest step (-1: none yet) */
 
     /* switched elements (NHB_NSW > 0, see nhb_model.h) */
-    int *modes;                            /* mode of each element: the discrete states (NHB_NSW) */
-    double *sw_w, *sw_limit, *sw_grad;     /* nhb_switching results at the latest point (scratch) */
-    double *ev_x, *ev_dx, *ev_lam, *ev_z;  /* scratch of the event logic (NX, NX, NLAM, 2 NSW) */
-    double *zeno;                          /* times of the latest NHB_ZENO_EVENTS switches (a ring) */
-    long events;                           /* switches since initialization (also the ring's position) */
+    int *modes;                           /* mode of each element: the discrete states (NHB_NSW) */
+    double *sw_w, *sw_limit, *sw_grad;    /* nhb_switching results at the latest point (scratch) */
+    double *ev_x, *ev_dx, *ev_lam, *ev_z; /* scratch of the event logic (NX, NX, NLAM, 2 NSW) */
+    double *zeno;                         /* times of the latest NHB_ZENO_EVENTS switches (a ring) */
+    long events;                          /* switches since initialization (also the ring's position) */
 
-    void *states;                          /* FMU states handed out by this instance (GetFMUState,
+    void *states; /* FMU states handed out by this instance (GetFMUState,
                                               DeserializeFMUState) and not yet freed: a list that
                                               nhb_release frees, so none outlives FreeInstance */
 
-    char msg[NHB_MSG_LEN];                 /* message buffer for the model functions */
+    char msg[NHB_MSG_LEN]; /* message buffer for the model functions */
 };
 
 /* Life cycle ------------------------------------------------------------------------------------ */
@@ -187,8 +191,7 @@ nhb_status nhb_set_debug_logging(nhb_instance *inst, const char *func, int loggi
 
 /* The variable with value reference vr: binary search in NHB_VARIABLES (sorted by vr, checked by
  * nhb_init). If there is none: log "<func>: unknown value reference <vr><where>", return NULL. */
-const nhb_variable *nhb_find_variable(const nhb_instance *inst, const char *func, unsigned int vr,
-                                      const char *where);
+const nhb_variable *nhb_find_variable(const nhb_instance *inst, const char *func, unsigned int vr, const char *where);
 
 /* Name of a variable kind (NHB_STATE: "state", ...). */
 const char *nhb_kind_name(int kind);
@@ -215,9 +218,8 @@ nhb_status nhb_null_argument(const nhb_instance *inst, const char *func, const c
 
 /* Store tolerance, start and stop time; sets time = startTime. The tolerance must be finite with
  * 0 < tolerance < 1 (Error otherwise); below 100 eps it is raised to 100 eps with a warning. */
-nhb_status nhb_setup_experiment(nhb_instance *inst, const char *func, int tolerance_defined,
-                                double tolerance, double start_time, int stop_time_defined,
-                                double stop_time);
+nhb_status nhb_setup_experiment(nhb_instance *inst, const char *func, int tolerance_defined, double tolerance,
+                                double start_time, int stop_time_defined, double stop_time);
 
 /* ExitInitializationMode: make the start state consistent with the constraints (the dependent
  * coordinates NHB_DEPENDENT of the build-time split computed from the others: positions by Newton on
@@ -230,8 +232,7 @@ nhb_status nhb_check_initial_point(nhb_instance *inst, const char *func);
 /* Variable access ------------------------------------------------------------------------------- */
 
 /* Get the Float64 (FMI 2: Real) variables vr[0..n). Evaluates the model if needed. */
-nhb_status nhb_get_float64(nhb_instance *inst, const char *func, const unsigned int vr[], size_t n,
-                           double values[]);
+nhb_status nhb_get_float64(nhb_instance *inst, const char *func, const unsigned int vr[], size_t n, double values[]);
 
 /* Set Float64 variables, with the per-kind rules: states only in Instantiated/Initialization Mode,
  * parameters (tunable) also in Event/Step Mode, inputs in every mode but Terminated/Error; time and
@@ -241,8 +242,8 @@ nhb_status nhb_set_float64(nhb_instance *inst, const char *func, const unsigned 
 
 /* Get/Set for a type the model does not have (all variables are Float64): OK for n == 0, else an
  * error naming the first value reference. */
-nhb_status nhb_no_variables_of_type(const nhb_instance *inst, const char *func, const unsigned int vr[],
-                                    size_t n, const char *type_name);
+nhb_status nhb_no_variables_of_type(const nhb_instance *inst, const char *func, const unsigned int vr[], size_t n,
+                                    const char *type_name);
 
 /* Model Exchange -------------------------------------------------------------------------------- */
 
@@ -269,7 +270,7 @@ nhb_status nhb_completed_step(nhb_instance *inst, const char *func, int *enter_e
 
 /* Advance from current_time to current_time + step (inputs held constant) with an adaptive explicit
  * Runge-Kutta method, Dormand-Prince 5(4) or DOP853, whichever needed fewer model evaluations per
- * unit time recently (see select_method in nhb_core.c). When nothing was set since the previous
+ * unit time recently (see select_method in nhb_cosim.c). When nothing was set since the previous
  * doStep, the last step may end past the communication point (never past stopTime): the state at
  * the communication point is then the method's continuous extension (dense output), and a later
  * doStep whose end lies inside that step needs no model evaluation. Any set of a state, parameter,

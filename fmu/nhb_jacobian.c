@@ -19,8 +19,8 @@
 
 #define JAC_ROWS (NHB_NX + NHB_NLAM + NHB_NY)
 #define JAC_COLS (NHB_NX + NHB_NIN)
-#define JAC_KEY (1 + NHB_NX + NHB_NP + NHB_NIN)
-#define JAC_NZ (NHB_NX - NHB_NQ + NHB_NLAM)
+#define JAC_KEY  (1 + NHB_NX + NHB_NP + NHB_NIN)
+#define JAC_NZ   (NHB_NX - NHB_NQ + NHB_NLAM)
 
 static int key_matches(const nhb_instance *inst, const double *key)
 {
@@ -49,8 +49,10 @@ static nhb_status ensure_jacobian(nhb_instance *inst, const char *func, const do
     int k;
 
     if (!nhb_part_is_build(inst)) { /* the generated Jacobian is that of the build-time split */
-        nhb_log(inst, NHB_ERROR, "%s: directional derivatives are available only while the split of the velocities "
-                "is the one of build time; it was re-partitioned at an event", func);
+        nhb_log(inst, NHB_ERROR,
+                "%s: directional derivatives are available only while the split of the velocities "
+                "is the one of build time; it was re-partitioned at an event",
+                func);
         return NHB_ERROR;
     }
     if (inst->jac == NULL) {
@@ -101,8 +103,8 @@ static nhb_status ensure_jacobian(nhb_instance *inst, const char *func, const do
 static int unknown_row(const nhb_variable *var)
 {
     switch (var->kind) {
-    case NHB_DERIVATIVE: return var->index;                      /* dx[index] */
-    case NHB_VELOCITY: return var->index;                        /* v[i] = K_i = dx[i], i < NQ */
+    case NHB_DERIVATIVE: return var->index; /* dx[index] */
+    case NHB_VELOCITY: return var->index;   /* v[i] = K_i = dx[i], i < NQ */
     case NHB_MULTIPLIER: return NHB_NX + var->index;
     case NHB_OUTPUT: return NHB_NX + NHB_NLAM + var->index;
     case NHB_STATE: return ROW_STATE(var->index);
@@ -132,8 +134,10 @@ nhb_status nhb_directional_derivative(nhb_instance *inst, const char *func, cons
     size_t i, j;
 
     if (!NHB_HAS_JACOBIAN) {
-        nhb_log(inst, NHB_ERROR, "%s: not supported (this FMU was exported without the Jacobian code: "
-                "providesDirectionalDerivative(s) = false)", func);
+        nhb_log(inst, NHB_ERROR,
+                "%s: not supported (this FMU was exported without the Jacobian code: "
+                "providesDirectionalDerivative(s) = false)",
+                func);
         return NHB_ERROR;
     }
     if (n_unknowns == 0)
@@ -153,8 +157,10 @@ nhb_status nhb_directional_derivative(nhb_instance *inst, const char *func, cons
         if (var == NULL)
             return NHB_ERROR;
         if (unknown_row(var) == ROW_INVALID) {
-            nhb_log(inst, NHB_ERROR, "%s: value reference %u (%s) cannot be an unknown (state derivatives, "
-                    "outputs, multipliers and states can)", func, unknowns[i], nhb_kind_name(var->kind));
+            nhb_log(inst, NHB_ERROR,
+                    "%s: value reference %u (%s) cannot be an unknown (state derivatives, "
+                    "outputs, multipliers and states can)",
+                    func, unknowns[i], nhb_kind_name(var->kind));
             return NHB_ERROR;
         }
     }
@@ -163,8 +169,8 @@ nhb_status nhb_directional_derivative(nhb_instance *inst, const char *func, cons
         if (var == NULL)
             return NHB_ERROR;
         if (known_column(var) < 0) {
-            nhb_log(inst, NHB_ERROR, "%s: value reference %u (%s) cannot be a known (states and inputs can)",
-                    func, knowns[j], nhb_kind_name(var->kind));
+            nhb_log(inst, NHB_ERROR, "%s: value reference %u (%s) cannot be a known (states and inputs can)", func,
+                    knowns[j], nhb_kind_name(var->kind));
             return NHB_ERROR;
         }
         if (!isfinite(seed[j])) {
@@ -188,7 +194,8 @@ nhb_status nhb_directional_derivative(nhb_instance *inst, const char *func, cons
                 continue;
             }
             if (!isfinite(J[row * JAC_COLS + col])) {
-                nhb_log(inst, NHB_ERROR, "%s: the partial derivative of value reference %u with respect to value "
+                nhb_log(inst, NHB_ERROR,
+                        "%s: the partial derivative of value reference %u with respect to value "
                         "reference %u is not finite at t = %.17g (%g; the expression is not differentiable here)",
                         func, unknowns[i], knowns[j], inst->time, J[row * JAC_COLS + col]);
                 return NHB_ERROR;

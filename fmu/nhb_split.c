@@ -30,8 +30,8 @@ typedef struct {
 static size_t work_doubles(void)
 {
     const size_t n = (size_t)NQ, m = (size_t)NM, p = (size_t)NS;
-    return m * n + m + m * m + m * (p + 1) + n + n * n + n + m * n + m + n * p + n + p * p + p + n * p +
-           n * n + n + n + 8;
+    return m * n + m + m * m + m * (p + 1) + n + n * n + n + m * n + m + n * p + n + p * p + p + n * p + n * n + n + n +
+           8;
 }
 
 static part_work layout_work(const nhb_instance *inst)
@@ -319,14 +319,15 @@ static int constraints_at(nhb_instance *inst, const part_work *w, double t, cons
     int i;
 
     inst->msg[0] = '\0';
-    if (nhb_model_failed(inst, "nhb_split_constraints", nhb_split_constraints(t, x, inst->p, inst->in, w->A, w->a0,
-                                                                              inst->msg, sizeof inst->msg)))
+    if (nhb_model_failed(inst, "nhb_split_constraints",
+                         nhb_split_constraints(t, x, inst->p, inst->in, w->A, w->a0, inst->msg, sizeof inst->msg)))
         return 1;
     for (i = 0; i < NM * NQ + NM; i++) {
         if (!isfinite(i < NM * NQ ? w->A[i] : w->a0[i - NM * NQ])) {
-            snprintf(inst->msg, sizeof inst->msg, "the constraints are not finite at t = %.17g (NaN or Inf in %.100s); "
-                     "check the constraints for a domain error or a singularity", t,
-                     NHB_CONSTRAINT_NAMES[i < NM * NQ ? i / NQ : i - NM * NQ]);
+            snprintf(inst->msg, sizeof inst->msg,
+                     "the constraints are not finite at t = %.17g (NaN or Inf in %.100s); "
+                     "check the constraints for a domain error or a singularity",
+                     t, NHB_CONSTRAINT_NAMES[i < NM * NQ ? i / NQ : i - NM * NQ]);
             return 1;
         }
     }
@@ -352,8 +353,10 @@ static int velocities(nhb_instance *inst, const part_work *w, double t, const do
         w->R[r * (p + 1) + p] = -w->a0[r];
     }
     if (lu_factor(m, w->D, w->piv, sign)) {
-        snprintf(inst->msg, sizeof inst->msg, "the constraints cannot be solved for the dependent velocities (%.200s) "
-                 "at t = %.17g: the split is singular", names_of(buf, sizeof buf, inst->split_dep, 1), t);
+        snprintf(inst->msg, sizeof inst->msg,
+                 "the constraints cannot be solved for the dependent velocities (%.200s) "
+                 "at t = %.17g: the split is singular",
+                 names_of(buf, sizeof buf, inst->split_dep, 1), t);
         return 1;
     }
     lu_apply(m, w->D, w->piv, p + 1, w->R);
@@ -381,13 +384,16 @@ int nhb_part_rhs(nhb_instance *inst, double t, const double *x, double *dx)
         inst->split_sign = sign;
     else if (inst->interface == NHB_CS && sign != inst->split_sign) { /* a trial step over the singular point
                                                                         (CS): rejected, the step size shrinks */
-        snprintf(inst->msg, sizeof inst->msg, "the split with dependent velocities %.200s was passed over at "
-                 "t = %.17g (det(A_dep) changed its sign)", names_of(buf, sizeof buf, inst->split_dep, 1), t);
+        snprintf(inst->msg, sizeof inst->msg,
+                 "the split with dependent velocities %.200s was passed over at "
+                 "t = %.17g (det(A_dep) changed its sign)",
+                 names_of(buf, sizeof buf, inst->split_dep, 1), t);
         return 1;
     }
     inst->msg[0] = '\0';
-    if (nhb_model_failed(inst, "nhb_split_dynamics", nhb_split_dynamics(t, x, w.v, inst->p, inst->in, w.M, w.h, w.Ad,
-                                                                        w.a0d, inst->msg, sizeof inst->msg)))
+    if (nhb_model_failed(
+            inst, "nhb_split_dynamics",
+            nhb_split_dynamics(t, x, w.v, inst->p, inst->in, w.M, w.h, w.Ad, w.a0d, inst->msg, sizeof inst->msg)))
         return 1;
     for (r = 0; r < m; r++) { /* step 2 */
         double s = w.a0d[r];
@@ -432,8 +438,10 @@ int nhb_part_rhs(nhb_instance *inst, double t, const double *x, double *dx)
         }
     }
     if (lu_factor(p, w.Mr, w.piv2, &sign)) {
-        snprintf(inst->msg, sizeof inst->msg, "the mass matrix projected onto the independent velocities (%.200s) is "
-                 "singular at t = %.17g", names_of(buf, sizeof buf, inst->split_dep, 0), t);
+        snprintf(inst->msg, sizeof inst->msg,
+                 "the mass matrix projected onto the independent velocities (%.200s) is "
+                 "singular at t = %.17g",
+                 names_of(buf, sizeof buf, inst->split_dep, 0), t);
         return 1;
     }
     lu_apply(p, w.Mr, w.piv2, 1, w.Fr);
@@ -533,7 +541,7 @@ static void choose(const part_work *w, const int *current, int *flags, double *h
     if (!(top > 0.0) || m > 64)
         return;
     if (binomial(n, m) > NHB_SPLIT_MAX_CANDIDATES) { /* Gram-Schmidt with column pivoting */
-        double *Q = w->S; /* n x m scratch: columns of A in reverse order, as rows of Q */
+        double *Q = w->S;                            /* n x m scratch: columns of A in reverse order, as rows of Q */
         int used[512] = {0};
         if (n > 512)
             return;
@@ -598,8 +606,8 @@ static void choose(const part_work *w, const int *current, int *flags, double *h
         good = hl >= NHB_SPLIT_GOOD;
         if (!good)
             cyc = 0;
-        if (*health < 0.0 || good > best_good || (good == best_good && (cyc > best_cyc ||
-                                                                        (cyc == best_cyc && hl > *health)))) {
+        if (*health < 0.0 || good > best_good ||
+            (good == best_good && (cyc > best_cyc || (cyc == best_cyc && hl > *health)))) {
             *health = hl, best_good = good, best_cyc = cyc;
             for (k = 0; k < n; k++)
                 flags[k] = 0;
@@ -640,8 +648,10 @@ int nhb_part_change(nhb_instance *inst, const char *func, double t, double *x)
     char old_ind[256], rows[512], new_ind[256];
 
     if (NQ > 512) {
-        snprintf(inst->msg, sizeof inst->msg, "at t = %.9g the split becomes singular; more than 512 coordinates "
-                 "cannot re-partition", t);
+        snprintf(inst->msg, sizeof inst->msg,
+                 "at t = %.9g the split becomes singular; more than 512 coordinates "
+                 "cannot re-partition",
+                 t);
         return 1;
     }
     if (velocities(inst, &w, t, x, &sign))
@@ -650,13 +660,18 @@ int nhb_part_change(nhb_instance *inst, const char *func, double t, double *x)
     choose(&w, inst->split_dep, flags, &health, &any);
     if (health < NHB_SPLIT_THRESHOLD) {
         if (any >= NHB_SPLIT_THRESHOLD)
-            snprintf(inst->msg, sizeof inst->msg, "at t = %.9g the split with independent %.120s becomes singular and "
-                     "method %.40s has no other usable split; use maggi or lagrange", t, old_ind, NHB_SPLIT_METHOD);
+            snprintf(inst->msg, sizeof inst->msg,
+                     "at t = %.9g the split with independent %.120s becomes singular and "
+                     "method %.40s has no other usable split; use maggi or lagrange",
+                     t, old_ind, NHB_SPLIT_METHOD);
         else
-            snprintf(inst->msg, sizeof inst->msg, "at t = %.9g the split with independent %.60s becomes singular and no "
-                     "split of the velocities is regular (health below %g for every choice): the constraint rows %.140s "
-                     "are dependent there, a singular configuration of the constraints; check the constraints and "
-                     "the start state", t, old_ind, NHB_SPLIT_THRESHOLD, dependent_rows(&w, rows, sizeof rows));
+            snprintf(
+                inst->msg, sizeof inst->msg,
+                "at t = %.9g the split with independent %.60s becomes singular and no "
+                "split of the velocities is regular (health below %g for every choice): the constraint rows %.140s "
+                "are dependent there, a singular configuration of the constraints; check the constraints and "
+                "the start state",
+                t, old_ind, NHB_SPLIT_THRESHOLD, dependent_rows(&w, rows, sizeof rows));
         return 1;
     }
     for (k = 0; k < NQ; k++)
@@ -665,7 +680,9 @@ int nhb_part_change(nhb_instance *inst, const char *func, double t, double *x)
     for (k = 0; k < NS; k++)
         x[NQ + k] = w.v[w.ind[k]];
     inst->split_sign = dep_sign(&w, w.dep);
-    nhb_log(inst, NHB_OK, "%s: t = %.17g: the split with independent %.150s is re-partitioned: independent %.150s "
-            "(health %.3g)", func, t, old_ind, names_of(new_ind, sizeof new_ind, inst->split_dep, 0), health);
+    nhb_log(inst, NHB_OK,
+            "%s: t = %.17g: the split with independent %.150s is re-partitioned: independent %.150s "
+            "(health %.3g)",
+            func, t, old_ind, names_of(new_ind, sizeof new_ind, inst->split_dep, 0), health);
     return 0;
 }

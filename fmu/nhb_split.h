@@ -14,9 +14,9 @@
 
 #include "nhb_core.h"
 
-#define NHB_SPLIT_THRESHOLD 1e-3      /* bridge.simulation.simulate.SPLIT_THRESHOLD */
-#define NHB_SPLIT_USABLE 1e-8         /* candidates at or below this health are skipped (choose_independent) */
-#define NHB_SPLIT_GOOD 1e-2           /* bridge.model.mechanics.GOOD_SPLIT */
+#define NHB_SPLIT_THRESHOLD      1e-3 /* bridge.simulation.simulate.SPLIT_THRESHOLD */
+#define NHB_SPLIT_USABLE         1e-8 /* candidates at or below this health are skipped (choose_independent) */
+#define NHB_SPLIT_GOOD           1e-2 /* bridge.model.mechanics.GOOD_SPLIT */
 #define NHB_SPLIT_MAX_CANDIDATES 2000 /* bridge.model.mechanics.MAX_SPLIT_CANDIDATES */
 
 /* Number of event indicators: the switched elements' and the split's. */

@@ -85,7 +85,7 @@ def test_wheel_holds_every_module_and_data_file(wheel):
                if p.is_file() and p.relative_to(ROOT / "fmu").parts[0] != "tests" and "__pycache__" not in p.parts}
     library = {"bridge/modelica/library/" + p.relative_to(ROOT / "modelica").as_posix()
                for p in (ROOT / "modelica").rglob("*") if p.is_file() and "__pycache__" not in p.parts}
-    assert {"bridge/fmu/runtime/nhb_core.c", "bridge/fmu/runtime/include/fmi3/fmi3Functions.h",
+    assert {"bridge/fmu/runtime/nhb_instance.c", "bridge/fmu/runtime/include/fmi3/fmi3Functions.h",
             "bridge/modelica/library/NonholonomicExamples/package.mo"} <= runtime | library
     assert sorted((modules | runtime | library) - names) == []
     assert not any("/tests/" in n or n.endswith((".so", ".fmu")) for n in names)
@@ -95,13 +95,13 @@ def test_wheel_holds_every_module_and_data_file(wheel):
 def test_installed_package_is_the_wheel(venv):
     """The venv imports bridge, its C runtime and Modelica library from its own site-packages, not the checkout."""
     code = ("import bridge, importlib.resources as r; from bridge.fmu.build import RUNTIME; "
-            "print(bridge.__file__); print(RUNTIME / 'nhb_core.c'); "
+            "print(bridge.__file__); print(RUNTIME / 'nhb_instance.c'); "
             "print(r.files('bridge.modelica.library') / 'NonholonomicExamples' / 'package.mo')")
     out = run([venv["python"], "-c", code], venv["work"], venv["env"]).stdout.split()
     assert len(out) == 3
     for path in map(Path, out):
         assert path.is_file() and path.is_relative_to(venv["site"]) and not path.is_relative_to(ROOT)
-    assert Path(out[1]).read_bytes() == (ROOT / "fmu" / "nhb_core.c").read_bytes()
+    assert Path(out[1]).read_bytes() == (ROOT / "fmu" / "nhb_instance.c").read_bytes()
 
 
 def test_fmu_from_the_wheel(venv):

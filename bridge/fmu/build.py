@@ -24,14 +24,15 @@ from .layout import layout
 from .model_c import model_c
 from .model_description import build_description, model_description
 from .platforms import NO_COMPILER_HINT, Platform, compiler, compilers, parse_platforms
+from .runtime import HEADERS as RUNTIME_HEADERS
+from .runtime import runtime_sources
 
 __all__ = ["NO_COMPILER_HINT", "build_fmu", "compile_binaries", "compiler", "output_path", "pack_source_fmu",
            "toolchains"]
 
 # -- build ---------------------------------------------------------------------------------------------
 RUNTIME = resources.files("bridge.fmu.runtime")  # the C runtime (top-level fmu/), shipped as package data
-RUNTIME_SOURCES = {2: ["nhb_linalg.c", "nhb_core.c", "nhb_split.c", "nhb_jacobian.c", "fmi2_runtime.c"],
-                   3: ["nhb_linalg.c", "nhb_core.c", "nhb_split.c", "nhb_jacobian.c", "fmi3_runtime.c"]}
+RUNTIME_SOURCES = {version: list(runtime_sources(version)) for version in (2, 3)}  # the runtime's file lists
 
 
 def output_path(path: str | Path) -> Path:
@@ -127,18 +128,21 @@ def build_fmu(eom: EquationsOfMotion, path: str | Path, fmi_version: int = 2,
 
 
 def pack_source_fmu(path: Path, name: str, fmi_version: int, model_c_text: str,
-                    description: Callable[[list[str]], bytes], tools: dict[Platform, str]) -> Path:
+                    description: Callable[[list[str]], bytes], tools: dict[Platform, str],
+                    model_sources: Iterable[str] = ()) -> Path:
     """The source FMU ``path`` (model identifier ``name``) of a generated ``model.c`` beside the fixed runtime:
     ``sources/`` with the runtime's C files and headers, one binary per platform of ``tools`` (platform ->
     compiler, :func:`toolchains`) compiled from them, FMI 3's ``buildDescription.xml`` and
-    ``description(c_files)`` as ``modelDescription.xml``; packed atomically."""
-    sources = RUNTIME_SOURCES[fmi_version]
+    ``description(c_files)`` as ``modelDescription.xml``; packed atomically. ``model_sources``: fixed C files of
+    the runtime that implement the model functions for the generated data of ``model.c`` (the linear FMU's
+    ``nhb_linear.c``)."""
+    sources = [*model_sources, *RUNTIME_SOURCES[fmi_version]]
     with tempfile.TemporaryDirectory(prefix="nhbridge-fmu-") as tmp:
         folder = Path(tmp)
         src = folder / "sources"
         src.mkdir()
         (src / "model.c").write_text(model_c_text, encoding="utf-8")
-        for file in [*sources, "nhb_model.h", "nhb_core.h", "nhb_split.h", "nhb_jacobian.h"]:
+        for file in [*sources, *RUNTIME_HEADERS]:
             shutil.copy(RUNTIME / file, src / file)
         for header in (RUNTIME / "include" / f"fmi{fmi_version}").iterdir():
             if header.name.endswith(".h"):

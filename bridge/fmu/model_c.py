@@ -21,6 +21,7 @@ from ..derivation.eom import EquationsOfMotion
 from ..model import symbols as S
 from ..version import __version__
 from .layout import FmuLayout
+from .split_c import failing_body, function_head
 
 #: the generated code stops with an error when min |pivot| of A_dep / max |[A_dep, A_ind]| falls below this: the
 #: split chosen at build time is (nearly) singular there (the native simulation re-partitions at the same health
@@ -278,13 +279,10 @@ def _c_constraints(eom: EquationsOfMotion, lay: FmuLayout) -> list[str]:
         "const char *const NHB_CONSTRAINT_NAMES[] = {"
         + (", ".join(_c_string(entry) for entry, _ in system.constraints) or '""') + "};",
         "",
-        "int nhb_constraints(double t, const double *x, const double *p, const double *in, double *phi, double *A,",
-        "                    double *a0, char *msg, size_t msg_len)",
-        "{",
-        "    (void)t; (void)x; (void)p; (void)in; (void)phi; (void)A; (void)a0;",
+        *function_head("nhb_constraints"),
     ]
     if m == 0:
-        return head + ['    snprintf(msg, msg_len, "the model has no constraints");', "    return 1;", "}", ""]
+        return head + failing_body("the model has no constraints")
     A, a0 = system.constraint_matrix()
     temps, exprs = _cse_block(NhbCPrinter(_c_names(eom)), list(system.holonomic) + list(A) + list(a0), "g")
     return head + [
@@ -319,13 +317,10 @@ def _c_switching(eom: EquationsOfMotion) -> list[str]:
         f"const int NHB_SWITCH_UNKNOWN[] = {{{', '.join(str(m + ne + k) for k in range(len(elements))) or '0'}}};",
         "const char *const NHB_SWITCH_NAMES[] = {" + (", ".join(_c_string(el.name) for el in elements) or '""') + "};",
         "",
-        "int nhb_switching(double t, const double *x, const double *p, const double *in, double *w, double *limit,",
-        "                  double *grad, char *msg, size_t msg_len)",
-        "{",
-        "    (void)t; (void)x; (void)p; (void)in; (void)w; (void)limit; (void)grad;",
+        *function_head("nhb_switching"),
     ]
     if not elements:
-        return head + ['    snprintf(msg, msg_len, "the model has no switched elements");', "    return 1;", "}", ""]
+        return head + failing_body("the model has no switched elements")
     w = [switching_velocity(el) for el in elements]
     limit = [sp.Float(el.forward_voltage) if isinstance(el, Diode) else sp.Float(el.mu_static) * el.normal
              for el in elements]

@@ -22,25 +22,47 @@ from ..codegen.c import cse_block as _cse_block
 from ..derivation.eom import EquationsOfMotion
 from ..derivation.split_free import repartitions, split_free_form
 
+#: signature and unused-parameter line of each model function of ``fmu/nhb_model.h`` that a model may lack
 _HEADS = {
-    "constraints": ("int nhb_split_constraints(double t, const double *x, const double *p, const double *in, "
-                    "double *A, double *a0,", "                          char *msg, size_t msg_len)",
-                    "(void)A; (void)a0;"),
-    "dynamics": ("int nhb_split_dynamics(double t, const double *x, const double *v, const double *p, "
-                 "const double *in, double *M,", "                       double *h, double *A_dot, double *a0_dot, "
-                 "char *msg, size_t msg_len)", "(void)v; (void)M; (void)h; (void)A_dot; (void)a0_dot;"),
-    "outputs": ("int nhb_split_outputs(double t, const double *x, const double *v, const double *p, "
-                "const double *in, double *y,", "                      double *r, char *msg, size_t msg_len)",
-                "(void)v; (void)y; (void)r;"),
+    "nhb_constraints": ("int nhb_constraints(double t, const double *x, const double *p, const double *in, "
+                        "double *phi, double *A,", "                    double *a0, char *msg, size_t msg_len)",
+                        "(void)phi; (void)A; (void)a0;"),
+    "nhb_switching": ("int nhb_switching(double t, const double *x, const double *p, const double *in, double *w, "
+                      "double *limit,", "                  double *grad, char *msg, size_t msg_len)",
+                      "(void)w; (void)limit; (void)grad;"),
+    "nhb_split_constraints": ("int nhb_split_constraints(double t, const double *x, const double *p, const double *in, "
+                              "double *A, double *a0,", "                          char *msg, size_t msg_len)",
+                              "(void)A; (void)a0;"),
+    "nhb_split_dynamics": ("int nhb_split_dynamics(double t, const double *x, const double *v, const double *p, "
+                           "const double *in, double *M,", "                       double *h, double *A_dot, "
+                           "double *a0_dot, char *msg, size_t msg_len)",
+                           "(void)v; (void)M; (void)h; (void)A_dot; (void)a0_dot;"),
+    "nhb_split_outputs": ("int nhb_split_outputs(double t, const double *x, const double *v, const double *p, "
+                          "const double *in, double *y,", "                      double *r, char *msg, size_t msg_len)",
+                          "(void)v; (void)y; (void)r;"),
 }
 
 
+def function_head(function: str) -> list[str]:
+    """Return the signature of ``function``, its opening brace and the line that marks its parameters unused.
+
+    ``function``: one of the model functions a model may lack (``nhb_constraints``, ``nhb_switching`` and the three
+    ``nhb_split_*``); the generated code that follows the head may use the parameters.
+    """
+    first, second, unused = _HEADS[function]
+    return [first, second, "{", f"    (void)t; (void)x; (void)p; (void)in; {unused}"]
+
+
+def failing_body(message: str) -> list[str]:
+    """Return the rest of a stub after :func:`function_head`: it fails with ``message`` (a C string literal's text)."""
+    return [f'    snprintf(msg, msg_len, "{message}");', "    return 1;", "}", ""]
+
+
 def _function(kind: str, body: list[str] | None) -> list[str]:
-    """Return one of the three functions; ``body`` None: a stub that fails."""
-    first, second, unused = _HEADS[kind]
-    lines = [first, second, "{", f"    (void)t; (void)x; (void)p; (void)in; {unused}"]
+    """Return one of the three split functions; ``body`` None: a stub that fails."""
+    lines = function_head(f"nhb_split_{kind}")
     if body is None:
-        return lines + ['    snprintf(msg, msg_len, "the model does not re-partition");', "    return 1;", "}", ""]
+        return lines + failing_body("the model does not re-partition")
     return lines + ["    (void)msg; (void)msg_len;", *body, "    return 0;", "}", ""]
 
 

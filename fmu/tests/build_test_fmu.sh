@@ -7,7 +7,7 @@
 #                             sources/ (with buildDescription.xml)
 #
 # sources/ is a flat directory with everything needed to rebuild the binary: runtime, model.c,
-# nhb_model.h, nhb_core.h, model_no_jacobian.h and the FMI headers. The binary is compiled FROM sources/, so an
+# the runtime's headers, model_no_jacobian.h and the FMI headers. The binary is compiled FROM sources/, so an
 # incomplete sources/ fails here already.
 #
 # Usage: fmu/tests/build_test_fmu.sh [out_dir]        (default: fmu/tests/build)
@@ -36,10 +36,13 @@ build() {
     mkdir -p "$stage/sources" "$stage/binaries/$platform"
 
     # sources/: runtime, FMI headers, model.c
-    cp "$fmu_dir/fmi${version}_runtime.c" "$fmu_dir/nhb_core.c" "$fmu_dir/nhb_core.h" \
-       "$fmu_dir/nhb_split.c" "$fmu_dir/nhb_split.h" "$fmu_dir/nhb_linalg.c" "$fmu_dir/nhb_jacobian.c" \
-       "$fmu_dir/nhb_jacobian.h" "$fmu_dir/nhb_model.h" \
-       "$stage/sources/"
+    # the runtime's files as the FMU builder lists them (fmu/__init__.py)
+    local sources headers file
+    read -r -a sources <<< "$(python3 "$fmu_dir/__init__.py" sources "$version")"
+    read -r -a headers <<< "$(python3 "$fmu_dir/__init__.py" headers)"
+    for file in "${sources[@]}" "${headers[@]}"; do
+        cp "$fmu_dir/$file" "$stage/sources/"
+    done
     cp "$fmu_dir/include/fmi$version/"*.h "$stage/sources/"
     if [ "$version" = 3 ]; then
         # the FMI 3 value references (0 = time) are selected by this define in the test model
@@ -52,9 +55,7 @@ build() {
     cp "$here/fmi$version/modelDescription.xml" "$stage/"
 
     # binary, built from sources/ only
-    local cmd=("$cc" "${cflags[@]}" -I"$stage/sources"
-               "$stage/sources/fmi${version}_runtime.c" "$stage/sources/nhb_core.c" "$stage/sources/nhb_split.c"
-               "$stage/sources/nhb_linalg.c" "$stage/sources/nhb_jacobian.c" "$stage/sources/model.c"
+    local cmd=("$cc" "${cflags[@]}" -I"$stage/sources" "${sources[@]/#/$stage/sources/}" "$stage/sources/model.c"
                -lm -o "$stage/binaries/$platform/$id.so")
     echo "${cmd[*]}"
     "${cmd[@]}"

@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import runpy
 import shutil
 import subprocess
 import sys
@@ -74,8 +75,8 @@ def run_c_tests(workdir: Path) -> None:
     print("C unit tests")
     san = sanitizer_flags(workdir)
     base = ["gcc", "-std=c99", "-O1", "-g", "-Wall", "-Wextra", "-Werror", *san]
-    runtime = [FMU_DIR / "fmi2_runtime.c", FMU_DIR / "fmi3_runtime.c", FMU_DIR / "nhb_core.c",
-               FMU_DIR / "nhb_split.c", FMU_DIR / "nhb_linalg.c", FMU_DIR / "nhb_jacobian.c"]
+    files = runpy.run_path(str(FMU_DIR / "__init__.py"))  # the runtime's file lists
+    runtime = [FMU_DIR / f for f in dict.fromkeys(files["runtime_sources"](2) + files["runtime_sources"](3))]
     forced = {"dopri5": ["-DNHB_CS_METHOD=0"], "dop853": ["-DNHB_CS_METHOD=1"]}  # one Co-Simulation method
     tests = {  # name: (sources, extra flags)
         "test_linalg": ([HERE / "test_linalg.c", FMU_DIR / "nhb_linalg.c"], []),

@@ -70,7 +70,7 @@ def fnv1a(data: bytes) -> int:
 
 
 def with_checksum(buf: bytearray) -> bytearray:
-    """The state with its checksum recomputed (64-bit FNV-1a of all bytes but [24, 32), nhb_core.c)."""
+    """The state with its checksum recomputed (64-bit FNV-1a of all bytes but [24, 32), nhb_state.c)."""
     buf[24:32] = struct.pack("=Q", fnv1a(bytes(buf[:24]) + bytes(buf[32:])))
     return buf
 

@@ -145,7 +145,7 @@ static void test_tolerance(void)
 /* Serialized states with fields out of range                                                     */
 /* ---------------------------------------------------------------------------------------------- */
 
-/* The documented layout (nhb_core.c): a 32-byte header (magic, version, GUID length, size, 64-bit
+/* The documented layout (nhb_state.c): a 32-byte header (magic, version, GUID length, size, 64-bit
  * FNV-1a checksum of everything but the checksum at [24, 32)), the GUID padded to 8 bytes, 9 array
  * sizes and 14 integer fields (int64), then the doubles, then (format version 2) the modes of the switched
  * elements, the switch count and the times of the latest switches. For model_scalar.c (NX 1, NP 4, NIN 1,

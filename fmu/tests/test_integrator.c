@@ -1,4 +1,4 @@
-/* Co-Simulation integrators (nhb_core.c: Dormand-Prince 5(4) and DOP853 with their dense outputs)
+/* Co-Simulation integrators (nhb_rk.c, nhb_cosim.c: Dormand-Prince 5(4) and DOP853 with their dense outputs)
  * on the harmonic oscillator of model_oscillator.c, through the FMI 2 API, against its closed form
  * x = cos(w t):
  *

@@ -4,8 +4,9 @@
  * -fsanitize=address,undefined when the compiler supports it:
  *
  *   gcc -std=c99 -O2 -Wall -Wextra -I fmu -I fmu/include/fmi2 -I fmu/include/fmi3 \
- *       fmu/tests/test_runtime.c fmu/fmi2_runtime.c fmu/fmi3_runtime.c fmu/nhb_core.c \
- *       fmu/nhb_linalg.c fmu/tests/model_scalar.c -lm
+ *       fmu/tests/test_runtime.c fmu/tests/model_scalar.c <the runtime's C files of FMI 2 and 3> -lm
+ *
+ * (the files: python3 fmu/__init__.py sources 2, and sources 3)
  *
  * Prints one line per failed check (-v: also every log message) and exits with the number of
  * failures. Value references of model_scalar.c: 0 time, 1 x, 2 der(x), 3 a, 4 b, 5 c, 6 xmax,
