@@ -30,7 +30,8 @@ ORDER = ("check", "derive", "simulate", "modelica", "fmu", "methods", "validate"
 @cache
 def commands() -> dict[str, Command]:
     """Every sub-command by name, in :data:`ORDER`; the stages' command modules are imported on first use (so
-    ``import bridge.cli`` stays light: the stage packages bring sympy, numpy, scipy)."""
+    ``import bridge.cli`` stays light: the stage packages bring sympy, numpy, scipy).
+    """
     from .animation import command as animation
     from .control import command as control
     from .cosim import command as cosim
@@ -65,7 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 class _PipeGuard:
     """A text stream whose reader may go away (``nhbridge ... | head -1``): after a broken pipe the rest of
-    the output is dropped (the descriptor is pointed at /dev/null), so the run ends quietly with its own code."""
+    the output is dropped (the descriptor is pointed at /dev/null), so the run ends quietly with its own code.
+    """
 
     def __init__(self, stream):
         self._stream = stream
@@ -101,7 +103,7 @@ class _PipeGuard:
 
 @contextmanager
 def _quiet_closed_pipes() -> Iterator[None]:
-    """stdout and stderr guarded against a reader that closed the pipe, for the duration of one run."""
+    """Stdout and stderr guarded against a reader that closed the pipe, for the duration of one run."""
     saved = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = _PipeGuard(sys.stdout), _PipeGuard(sys.stderr)
     try:

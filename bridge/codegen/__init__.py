@@ -1,2 +1,3 @@
 """What every code writer shares: number literals, the checked printer base, string escapes, and the C printer
-with its CSE blocks, arrays and names. Below :mod:`bridge.modelica` and :mod:`bridge.fmu`, which only write."""
+with its CSE blocks, arrays and names. Below :mod:`bridge.modelica` and :mod:`bridge.fmu`, which only write.
+"""

@@ -95,7 +95,7 @@ class NhbCPrinter(CheckedPrinter, C99CodePrinter):
         return f"({out})" if not out.startswith("((") else out
 
     def _print_Mod(self, expr):
-        """sympy's Mod(a, b) takes the sign of b (a - b*floor(a/b)); C's fmod takes the sign of a."""
+        """Sympy's Mod(a, b) takes the sign of b (a - b*floor(a/b)); C's fmod takes the sign of a."""
         a, b = (self._print(arg) for arg in expr.args)
         return f"(({a}) - ({b})*floor(({a})/({b})))"
 
@@ -121,7 +121,8 @@ def c_names(eom: EquationsOfMotion) -> dict[sp.Symbol, str]:
 
 def cse_block(printer: NhbCPrinter, exprs: list[sp.Expr], prefix: str) -> tuple[list[str], list[str]]:
     """C statements of one joint CSE pass over ``exprs`` (their sums' common factors pulled out first,
-    :mod:`bridge.derivation.factors`), and the reduced expressions as C text."""
+    :mod:`bridge.derivation.factors`), and the reduced expressions as C text.
+    """
     from ..derivation.factors import pull_common_factors
 
     temps = sp.numbered_symbols(f"{prefix}_")

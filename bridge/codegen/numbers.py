@@ -1,6 +1,7 @@
 """Numbers as every generated language writes them (Modelica and C): the nearest double of a number's exact
 value, printed with ``repr`` (the shortest text that reads back as the same double); a number without a double
-is an :class:`~bridge.errors.ExportError` naming it and the expression it is in."""
+is an :class:`~bridge.errors.ExportError` naming it and the expression it is in.
+"""
 
 from __future__ import annotations
 

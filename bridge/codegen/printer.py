@@ -1,5 +1,6 @@
 """The printer base every generated language shares: what the target language cannot mean the same way is an
-:class:`~bridge.errors.ExportError` naming the expression."""
+:class:`~bridge.errors.ExportError` naming the expression.
+"""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ PLAIN_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 class CheckedPrinter:
     """Printer mixin (shared with the C printer): what the target language cannot mean the same way is an
-    :class:`ExportError` naming the expression, and ``self._context`` holds the expression being printed."""
+    :class:`ExportError` naming the expression, and ``self._context`` holds the expression being printed.
+    """
 
     language = "Modelica"
 

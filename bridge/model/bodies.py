@@ -227,7 +227,8 @@ def merge_bodies(ctx: ReadContext, T: sp.Expr | None, V: sp.Expr | None, forces:
                  holonomic: list[sp.Expr], nonholonomic: list[sp.Expr]) -> MergedEquations:
     """The file's T, V, forces and constraints with those of its body tables added; also the
     :class:`Multibody` (None without body tables) and the constraints' entry names (() when all are from
-    ``[constraints]``)."""
+    ``[constraints]``).
+    """
     if not uses_bodies(ctx.tables.data):
         return MergedEquations(T, V, forces, holonomic, nonholonomic, None, (), False)
     before = ctx.tables.count()

@@ -1,5 +1,6 @@
 """The entries of the body tables (:mod:`.bodies`): the declared frames, points, bodies and particles, the
-vector expressions' :class:`~bridge.model.vectors.Context` over them, and the parser and checks of an entry."""
+vector expressions' :class:`~bridge.model.vectors.Context` over them, and the parser and checks of an entry.
+"""
 
 from __future__ import annotations
 
@@ -100,7 +101,8 @@ class BodyEntries:
 
     def not_a_body(self, name: Any, what: str = "a rigid body") -> tuple[str, str]:
         """(message, hint) for a reference ``name`` that is not a usable body: a body whose own entry has errors
-        (reported there), a particle, or an unknown name with the closest declared body."""
+        (reported there), a particle, or an unknown name with the closest declared body.
+        """
         if isinstance(name, str) and name in self.body_names:
             return (f"{name!r} has errors above (bodies.{name})", "fix that entry; this reference is then checked")
         if isinstance(name, str) and name in self.particle_names:

@@ -27,7 +27,7 @@ _STYLE = "border-collapse:collapse;margin:0.3em 0;font-size:90%"
 
 
 def html_table(caption: str, header: Sequence[str], rows: Sequence[Sequence[Any]], limit: int = MAX_ROWS) -> str:
-    """An HTML table of at most ``limit`` rows (then a row saying how many more there are).
+    """Return an HTML table of at most ``limit`` rows (then a row saying how many more there are).
 
     Parameters
     ----------
@@ -55,7 +55,7 @@ def html_table(caption: str, header: Sequence[str], rows: Sequence[Sequence[Any]
 
 
 def html_card(title: str, lines: Sequence[str], tables: Sequence[str] = ()) -> str:
-    """A titled block: escaped summary lines, then tables made by :func:`html_table`.
+    """Return a titled block: escaped summary lines, then tables made by :func:`html_table`.
 
     Parameters
     ----------
@@ -77,7 +77,7 @@ def html_card(title: str, lines: Sequence[str], tables: Sequence[str] = ()) -> s
 
 
 def system_html(system: Any) -> str:
-    """The HTML view of a :class:`bridge.System`: structure, coordinates, parameters, inputs and outputs."""
+    """Return the HTML view of a :class:`bridge.System`: structure, coordinates, parameters, inputs, outputs."""
     lines = [f"source: {system.source}",
              f"{system.n} coordinates, {len(system.holonomic)} holonomic + {len(system.nonholonomic)} nonholonomic "
              f"constraints, {system.dof} degrees of freedom"]
@@ -98,7 +98,7 @@ def system_html(system: Any) -> str:
 
 
 def eom_html(eom: Any) -> str:
-    """The HTML view of an :class:`bridge.EquationsOfMotion`: method, split, sizes."""
+    """Return the HTML view of an :class:`bridge.EquationsOfMotion`: method, split, sizes."""
     lines = [f"method: {eom.method}", f"{len(eom.q)} coordinates, {len(eom.u)} speeds, "
              f"mass matrix {'x'.join(map(str, eom.mass_matrix.shape))}"]
     if eom.multipliers:
@@ -121,7 +121,7 @@ def eom_latex(eom: Any) -> str | None:
 
 
 def linear_html(model: Any) -> str:
-    """The HTML view of a :class:`bridge.LinearModel`: sizes, eigenvalues and ``A`` when it is small."""
+    """Return the HTML view of a :class:`bridge.LinearModel`: sizes, eigenvalues and ``A`` when it is small."""
     import numpy as np
 
     eig = np.sort_complex(model.eigenvalues())
@@ -136,7 +136,7 @@ def linear_html(model: Any) -> str:
 
 
 def result_html(result: Any) -> str:
-    """The HTML view of a :class:`bridge.SimulationResult`: span, sizes and the first and last samples."""
+    """Return the HTML view of a :class:`bridge.SimulationResult`: span, sizes, the first and last samples."""
     columns = result.columns()
     names = list(columns)[:MAX_ROWS]
     lines = [f"method {result.eom.method}: {len(result.time)} samples"

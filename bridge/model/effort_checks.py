@@ -1,5 +1,6 @@
 """Checks of the efforts and friction elements of a built system at its start state: normal forces
-non-negative, effort constraints that determine their efforts (``dGamma/de`` regular)."""
+non-negative, effort constraints that determine their efforts (``dGamma/de`` regular).
+"""
 
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ def _start_point(system: System) -> list[float]:
 
 def friction_normal_problems(system: System) -> list[tuple[str, str, str]]:
     """(entry, message, hint) for every friction element whose normal force is negative or not finite at the
-    start state (also an inert one: its normal force is still a statement about the contact)."""
+    start state (also an inert one: its normal force is still a statement about the contact).
+    """
     elements = getattr(system, "friction", ())
     if not elements:
         return []
@@ -40,7 +42,8 @@ def friction_normal_problems(system: System) -> list[tuple[str, str, str]]:
 
 def effort_jacobian_problems(system: System) -> list[tuple[str, str, str]]:
     """(entry, message, hint) when ``dGamma/de`` is singular at the start state: the constraints do not
-    determine their efforts. Columns and rows are scaled to unit length, so the test does not depend on units."""
+    determine their efforts. Columns and rows are scaled to unit length, so the test does not depend on units.
+    """
     if not system.efforts:
         return []
     E = [e.symbol for e in system.efforts]

@@ -1,5 +1,6 @@
 """The reader of the ``[dynamic]``, ``[efforts]``, ``[friction]`` and ``[diodes]`` tables
-(:mod:`bridge.model.efforts`): names declared first, expressions parsed once every name is known."""
+(:mod:`bridge.model.efforts`): names declared first, expressions parsed once every name is known.
+"""
 
 from __future__ import annotations
 
@@ -167,7 +168,8 @@ class EffortTables:
     # -- pass 1: names --------------------------------------------------------------------------------------
     def declare(self) -> None:
         """Declare the dynamic variables (with their auxiliary coordinates), the efforts, the friction elements and
-        the diodes, so that every expression may refer to them."""
+        the diodes, so that every expression may refer to them.
+        """
         self.dynamic_table.declare()
         self.effort_table.declare()
         self.friction_table.declare()
@@ -200,7 +202,8 @@ class EffortTables:
               constraints: dict[str, sp.Expr], outputs: dict[str, sp.Expr]
               ) -> tuple[tuple[Effort, ...], tuple[Dynamic, ...]]:
         """The efforts and dynamic variables; problems recorded in the context. ``energies`` and
-        ``constraints`` (entry -> expression) must not contain efforts or dynamic variables."""
+        ``constraints`` (entry -> expression) must not contain efforts or dynamic variables.
+        """
         E = self.effort_table.effort_symbols
         U = self.unknown_symbols  # efforts, friction forces, diode voltages
         hidden = self.hidden_symbols

@@ -53,6 +53,7 @@ class Effort:
 
     @property
     def symbol(self) -> sp.Symbol:
+        """The effort's symbol, an unknown of the dynamic system named like the effort."""
         return sp.Symbol(self.name)
 
 
@@ -75,8 +76,10 @@ class Dynamic:
 
 @dataclass(frozen=True)
 class Friction:
-    """Coulomb friction on a coordinate: the generalized force F on ``coordinate`` is, with the relative velocity
-    v_r(q, q', t) and the normal force N(q, q', t) >= 0,
+    """Coulomb friction on a coordinate.
+
+    The generalized force F on ``coordinate`` is, with the relative velocity v_r(q, q', t) and the normal force
+    N(q, q', t) >= 0,
 
     * slip (v_r != 0): ``F = -mu_kinetic N sign(v_r)``;
     * stick (v_r = 0): the effort that keeps ``dv_r/dt = 0``, as long as ``|F| <= mu_static N``.
@@ -84,7 +87,8 @@ class Friction:
     The switching is located by events (:mod:`bridge.simulation.events`). With ``regularization = v_eps > 0``
     the element is the smooth force ``-mu_kinetic N tanh(v_r/v_eps)`` instead (no stick, no events). An
     element whose stick limit ``mu_static N`` is identically 0 (``mu_static = 0``, or the normal force 0) exerts
-    no force in any mode: it is :attr:`inert`, a zero force without modes or events."""
+    no force in any mode: it is :attr:`inert`, a zero force without modes or events.
+    """
 
     name: str
     coordinate: str
@@ -111,9 +115,10 @@ DIODE_KEYS = {"flow", "forward_voltage", "on_resistance", "off_conductance", "de
 
 @dataclass(frozen=True)
 class Diode:
-    """A diode on the flow ``der(coordinate)`` (a current: the coordinate is a charge), as the MSL's
-    ``Modelica.Electrical.Analog.Ideal.IdealDiode``: its voltage v (an effort, the generalized force ``-v`` on
-    the coordinate) and current i = der(coordinate) satisfy, with the knee voltage V_f,
+    """A diode on the flow ``der(coordinate)`` (a current: the coordinate is a charge).
+
+    As the MSL's ``Modelica.Electrical.Analog.Ideal.IdealDiode``: its voltage v (an effort, the generalized
+    force ``-v`` on the coordinate) and current i = der(coordinate) satisfy, with the knee voltage V_f,
 
     * conducting: ``v = V_f + R_on (i - G_off V_f)``, until ``i - G_off V_f`` falls to 0;
     * blocking:   ``i = G_off v`` (ideal, G_off = 0: ``i = 0``, kept as ``di/dt = 0``), until ``v`` rises to V_f.
@@ -133,13 +138,17 @@ class Diode:
 
 
 def integral_unit(unit: str) -> str:
+    """Return the unit of the time integral of a quantity in ``unit``.
+
+    ``"1"`` gives ``"s"``, any other unit ``u`` gives ``"u.s"``, and no unit (``""``) stays ``""``.
+    """
     if not unit:
         return ""
     return "s" if unit == "1" else f"{unit}.s"
 
 
 def affine_problem(expr: sp.Expr, variables: set[sp.Symbol]) -> sp.Symbol | None:
-    """The first of ``variables`` in which ``expr`` is not affine (its derivative contains one of them)."""
+    """Return the first of ``variables`` in which ``expr`` is not affine (its derivative contains one of them)."""
     for v in sorted(expr.free_symbols & variables, key=str):
         if sp.diff(expr, v).free_symbols & variables:
             return v

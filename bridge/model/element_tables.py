@@ -1,5 +1,6 @@
 """Readers of the ``[friction]`` and ``[diodes]`` tables (:class:`~bridge.model.efforts.Friction`,
-:class:`~bridge.model.efforts.Diode`): names declared first, expressions parsed once every name is known."""
+:class:`~bridge.model.efforts.Diode`): names declared first, expressions parsed once every name is known.
+"""
 
 from __future__ import annotations
 
@@ -48,7 +49,8 @@ class FrictionTable:
         """The friction elements; a regularised one is added to ``forces`` as a smooth force instead (and its name
         stands for that force where another entry uses it: :meth:`substitute_smooth`). ``unknowns``: the efforts,
         friction forces and diode voltages; ``hidden``: the dynamic variables' symbols (none may appear in the normal
-        force or relative velocity)."""
+        force or relative velocity).
+        """
         out: list[Friction] = []
         coords = [c.name for c in self.symbols.coordinates if not c.name.endswith(INTEGRAL_SUFFIX)]
         for name, spec in self.specs.items():
@@ -120,7 +122,8 @@ class FrictionTable:
 
     def substitute_smooth(self, *tables: dict[str, sp.Expr]) -> None:
         """Replace the name of every regularised friction element by its smooth force in these tables (forces,
-        outputs): such an element has no unknown of its own."""
+        outputs): such an element has no unknown of its own.
+        """
         for table in tables:
             for key, expr in table.items():
                 if expr.free_symbols & set(self.smooth):
@@ -205,7 +208,8 @@ class DiodeTable:
 
     def _flow_is_a_current(self, entry: str, coordinate: str) -> bool:
         """A diode's flow is a current: its coordinate is a charge (unit C, A.s) or has no unit; else record the
-        problem."""
+        problem.
+        """
         unit = next((c.unit for c in self.symbols.coordinates if c.name == coordinate), "")
         base = parse_unit(unit) if unit else None
         if base is None and unit:

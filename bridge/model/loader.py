@@ -54,7 +54,10 @@ __all__ = ["load_system", "parse_system", "build_system", "check_start", "depend
 
 
 def load_system(path: str | Path, overrides: Mapping[str, Any] | None = None) -> System:
-    """The system in ``path``; ``overrides`` (name -> value, as ``--set``) applied by :mod:`bridge.model.overrides`."""
+    """Read the system in ``path``, with ``overrides`` (name -> value, as ``--set``) applied.
+
+    The overrides are applied by :mod:`bridge.model.overrides`.
+    """
     if overrides:
         return apply_overrides(load_system(path), overrides)
     path = Path(path)
@@ -70,7 +73,7 @@ def load_system(path: str | Path, overrides: Mapping[str, Any] | None = None) ->
 
 
 def parse_system(text: str, source: str = "<string>") -> System:
-    """The system of a system file's text (TOML); ``source`` names it in the messages."""
+    """Read the system of a system file's text (TOML); ``source`` names it in the messages."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -88,15 +91,20 @@ def parse_system(text: str, source: str = "<string>") -> System:
 
 
 def build_system(data: Mapping[str, Any], source: str = "<python>", multibody: Multibody | None = None) -> System:
-    """The system of a mapping in the file format; ``multibody``: the bodies its energies were computed from when
-    they are not tables of the mapping (``from_mechanics``), so that their masses and inertias are checked (and
-    named) before the kinetic energy made of them."""
+    """Build the system of a mapping in the file format.
+
+    ``multibody``: the bodies its energies were computed from when they are not tables of the mapping
+    (``from_mechanics``), so that their masses and inertias are checked (and
+    named) before the kinetic energy made of them.
+    """
     return _assemble(ReadContext.of(data, source), multibody)
 
 
 def _assemble(ctx: ReadContext, given_multibody: Multibody | None) -> System:
-    """Read the tables in file-format order, report all problems at once, then check the values, units and the
-    start state of the system."""
+    """Read the tables in file-format order, report all problems at once, then check the system.
+
+    The checks cover the values, the units and the start state.
+    """
     tables, symbols, problems = ctx.tables, ctx.symbols, ctx.problems
     read_top_level(ctx)
     name = read_name(ctx)

@@ -65,7 +65,7 @@ def _no_der(expr: sp.Expr, pos: int) -> sp.Expr:
 
 
 def _value(entry: str, value: Any, problems: ProblemCollector) -> float | None:
-    """A finite float from a number, a number's text or a constant expression; None (and a problem) otherwise."""
+    """Return a finite float from a number, a number's text or a constant expression; None (and a problem) if not."""
     if finite(value):
         return float(value)
     if isinstance(value, str):
@@ -84,7 +84,7 @@ def _value(entry: str, value: Any, problems: ProblemCollector) -> float | None:
 
 
 def _constant_expression(entry: str, text: str, problems: ProblemCollector) -> float | None:
-    """The value of a constant expression of the file's grammar (``pi/4``, ``2*0.3``); None and a problem if not."""
+    """Evaluate a constant expression of the file's grammar (``pi/4``, ``2*0.3``); None and a problem if not."""
     try:
         expr = parse_expression(text, _constant, _no_der)
     except ExpressionError as exc:
@@ -129,9 +129,17 @@ def apply_overrides(system: System, overrides: Mapping[str, Any] | Sequence[tupl
 
 
 def checked(system: System, values: Mapping[str, float], problems: ProblemCollector) -> System:
-    """``system`` (with ``values`` set) through the loader's checks of values: masses, radii, inertia tensors,
-    rates and effort constraints (:mod:`bridge.model.values`), then the start state made consistent and the
-    constraints and effort constraints independent there. Raises :class:`~bridge.errors.SystemFileError`."""
+    """Return ``system`` with ``values`` set, passed through the loader's checks of values.
+
+    The checks are those of masses, radii, inertia tensors, rates and effort constraints
+    (:mod:`bridge.model.values`); then the start state is made consistent and the constraints and effort
+    constraints independent there.
+
+    Raises
+    ------
+    SystemFileError
+        When a check fails (:class:`~bridge.errors.SystemFileError`).
+    """
     check_values(system, problems)
     system = _consistent(system, values, problems)
     for entry, message, hint in dependent_constraint_problems(system) + effort_jacobian_problems(system):
@@ -141,7 +149,7 @@ def checked(system: System, values: Mapping[str, float], problems: ProblemCollec
 
 
 def _with_values(system: System, values: Mapping[str, float]) -> System:
-    """The system with parameter values, start positions, start velocities and input start values replaced."""
+    """Return the system with parameter values, start positions, start velocities and input start values replaced."""
     params = tuple(replace(p, value=values.get(p.name, p.value)) for p in system.parameters)
     coords = tuple(replace(c, start=values.get(c.name, c.start), velocity=values.get(f"der({c.name})", c.velocity))
                    for c in system.coordinates)
@@ -150,7 +158,7 @@ def _with_values(system: System, values: Mapping[str, float]) -> System:
 
 
 def _given(system: System, values: Mapping[str, float]) -> list[int]:
-    """Indices of the coordinates whose start velocity (or, with holonomic constraints, position) was set."""
+    """Return the indices of the coordinates whose start velocity (or, with holonomic constraints, position) was set."""
     given = []
     for i, c in enumerate(system.coordinates):
         if f"der({c.name})" in values or (system.holonomic and c.name in values):
@@ -207,8 +215,11 @@ def _consistent(system: System, values: Mapping[str, float], problems: ProblemCo
 
 
 def _split(system: System, A: np.ndarray, given: list[int]) -> tuple[int, ...] | None:
-    """Independent coordinates containing ``given``: the file's split when it does, else the healthiest
-    (Chaplygin-preferring) choice of :func:`choose_independent`; None when no regular split contains them."""
+    """Choose independent coordinates containing ``given``.
+
+    The file's split when it contains them, else the healthiest (Chaplygin-preferring) choice of
+    :func:`choose_independent`; None when no regular split contains them.
+    """
     keep = set(given)
 
     def regular(ind: Sequence[int]) -> bool:

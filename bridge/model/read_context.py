@@ -1,6 +1,7 @@
 """What every table reader of a system file is given: the :class:`~bridge.model.table_reader.TableReader`
 (tables, keys, names, plain values, problems) and the :class:`~bridge.model.symbol_table.SymbolTable`
-(declared symbols, expression entries)."""
+(declared symbols, expression entries).
+"""
 
 from __future__ import annotations
 

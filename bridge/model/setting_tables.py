@@ -1,5 +1,6 @@
 """Readers of the tables of settings: ``[method]`` (independent velocities, fixed split), ``[simulation]`` and
-``[ports]``."""
+``[ports]``.
+"""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ SIMULATION_KEYS = {"stop_time", "interval", "rtol", "atol"}
 def read_independent(ctx: ReadContext, m: int, m_known: bool = True) -> tuple[str, ...] | None:
     """The independent velocities chosen for the reduced methods (n - m coordinate names), if given, followed by
     the auxiliary coordinates (the integrals of the dynamic variables are always independent). ``m_known``: False
-    when the constraints of the body tables are unknown (their problem is reported): the count is not checked."""
+    when the constraints of the body tables are unknown (their problem is reported): the count is not checked.
+    """
     method = ctx.tables.table("method")
     ctx.tables.check_keys("method", method, METHOD_KEYS)
     independent = method.get("independent")
@@ -61,7 +63,8 @@ def read_fixed_split(ctx: ReadContext) -> bool:
 
 def read_ports(ctx: ReadContext) -> dict[str, str]:
     """``[ports]``: coordinate name -> port kind (:data:`bridge.model.ports.PORT_KINDS`), each coordinate's unit
-    the kind's (or none), the connector's name ``flange_<coordinate>`` not taken by another name."""
+    the kind's (or none), the connector's name ``flange_<coordinate>`` not taken by another name.
+    """
     tables = ctx.tables
     ports: dict[str, str] = {}
     coords = {c.name: c for c in ctx.symbols.coordinates}

@@ -47,7 +47,7 @@ class StartConstraints:
         return flat[: m * n].reshape(m, n), flat[m * n:]
 
     def holonomic(self, q: np.ndarray) -> np.ndarray:
-        """phi at q (empty without holonomic constraints)."""
+        """Phi at q (empty without holonomic constraints)."""
         if self._fphi is None:
             return np.zeros(0)
         return np.asarray(self._fphi(np.concatenate([[0.0], q, self.par])), dtype=float).ravel()
@@ -83,7 +83,8 @@ def check_start(system: System, problems: ProblemCollector) -> System:
 
 def dependent_constraint_problems(system: System) -> list[tuple[str, str, str]]:
     """(entry, message, hint) of the constraints of ``system`` dependent on those before them at its start state
-    (:func:`independent_rows_problems`)."""
+    (:func:`independent_rows_problems`).
+    """
     if system.m == 0:
         return []
     A, _a0 = StartConstraints(system).velocity_form(np.array([c.start for c in system.coordinates], dtype=float))
@@ -117,7 +118,8 @@ def violations(constraints: StartConstraints, q: np.ndarray, v: np.ndarray,
                names: list[str]) -> list[tuple[str, float]]:
     """(entry, residual) of every constraint the state (q, v) violates, positions first, one entry each:
     ``|phi_k(q)| <= START_TOL * max(1, max |q|)`` and ``|(A v + a0)_k| <= START_TOL * max(1, sum |A_k v| + |a0_k|)``
-    hold for a satisfied one."""
+    hold for a satisfied one.
+    """
     out = []
     for k, value in enumerate(constraints.holonomic(q)):
         if not abs(value) <= START_TOL * max(1.0, float(np.abs(q).max())):
@@ -175,7 +177,8 @@ def _complete_start(system: System, constraints: StartConstraints, q0: np.ndarra
 
 def dependent_positions(constraints: StartConstraints, q0: np.ndarray, dep: list[int]) -> np.ndarray | None:
     """Newton on phi(q) = 0 in the dependent positions, ``q_dep += lstsq(d phi/dq_dep, -phi)``, from ``q0``;
-    None when it does not converge in :data:`MAX_NEWTON` steps or phi is not finite on the way."""
+    None when it does not converge in :data:`MAX_NEWTON` steps or phi is not finite on the way.
+    """
     qv = q0.copy()
     if constraints.mh == 0:
         return qv

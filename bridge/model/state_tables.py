@@ -1,5 +1,6 @@
 """Readers of the tables that declare the names of a system file: the top level and ``name``, ``[coordinates]``,
-``[parameters]``, ``[inputs]`` and ``[definitions]``; each declared symbol goes to the context's symbol table."""
+``[parameters]``, ``[inputs]`` and ``[definitions]``; each declared symbol goes to the context's symbol table.
+"""
 
 from __future__ import annotations
 

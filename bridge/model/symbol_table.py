@@ -1,6 +1,7 @@
 """The symbol table of a system file being read: the declared coordinates, parameters, inputs and other
 symbols, the definitions, and the expression entries parsed against them (:func:`parse_expression` with this
-table's names and ``der()``), each problem recorded at its entry."""
+table's names and ``der()``), each problem recorded at its entry.
+"""
 
 from __future__ import annotations
 
@@ -88,7 +89,8 @@ class SymbolTable:
 
     def add_definition(self, name: str, text: Any) -> None:
         """A definition, parsed on first use (:meth:`resolve_definitions`): definitions refer to each other in
-        any order."""
+        any order.
+        """
         self.definition_text[name] = text
 
     # -- symbols of the declared names ------------------------------------------------------------------------
@@ -261,7 +263,8 @@ class SymbolTable:
                               "velocity-dependent terms belong in [forces] or the dissipation function",
                               "inputs may appear in [forces], the potential energy and [outputs]")) -> bool:
         """No accelerations ever, velocities only if ``velocities``, inputs only if ``inputs_ok``; a problem is
-        recorded (``hints``: how to fix each of the three) and gives False."""
+        recorded (``hints``: how to fix each of the three) and gives False.
+        """
         free = expr.free_symbols
         if free & self.acceleration_symbols():
             self.problems.add(entry, f"{what} must not contain accelerations{accelerations}", hints[0])
@@ -279,7 +282,8 @@ class SymbolTable:
 
     def expression(self, entry: str, text: Any, *, velocities: bool, inputs_ok: bool, what: str) -> sp.Expr | None:
         """Parse an entry and check its variables: q and t always, q' only if ``velocities``, inputs only if
-        ``inputs_ok``, never q''; finite. On a problem record it and return None."""
+        ``inputs_ok``, never q''; finite. On a problem record it and return None.
+        """
         expr = self.parse(entry, text)
         if expr is None:
             return None
@@ -294,7 +298,8 @@ class SymbolTable:
 
     def check_velocity_form(self, entry: str, expr: sp.Expr) -> None:
         """A nonholonomic constraint contains a velocity and is affine in the velocities:
-        no first derivative d/dq'_i of it contains a velocity."""
+        no first derivative d/dq'_i of it contains a velocity.
+        """
         qd = self.velocity_symbols()
         vel = expr.free_symbols & qd
         if not vel:

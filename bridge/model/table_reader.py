@@ -1,6 +1,7 @@
 """The reader every table of a system file is read with: the tables of the mapping, their keys, the names
 declared across all tables, and the plain values of entries (numbers, texts, units), each problem recorded in
-one :class:`~bridge.errors.ProblemCollector` for the whole file."""
+one :class:`~bridge.errors.ProblemCollector` for the whole file.
+"""
 
 from __future__ import annotations
 
@@ -103,7 +104,8 @@ class TableReader:
 
     def text(self, entry: str, value: Any, lines: bool = True) -> str:
         """A description: printable text, with line breaks and tabs when ``lines`` (a TOML ``\"\"\"...\"\"\"``
-        string; CR LF becomes LF); no other control characters, which XML and C cannot carry."""
+        string; CR LF becomes LF); no other control characters, which XML and C cannot carry.
+        """
         if value is None:
             return ""
         if not isinstance(value, str):
@@ -136,7 +138,8 @@ class TableReader:
 
     def coordinate_unit(self, entry: str, value: Any) -> str:
         """A coordinate's unit: its velocity and acceleration get ``<unit>/s`` and ``<unit>/s2`` (as the MSL's
-        ``m/s``, ``rad/s2``), so it is a product of factors (``m``, ``rad``, ``m.rad-1``), without ``/``."""
+        ``m/s``, ``rad/s2``), so it is a product of factors (``m``, ``rad``, ``m.rad-1``), without ``/``.
+        """
         unit = self.unit(entry, value)
         if unit and unit_problem(f"{unit}/s2"):
             self.add(entry, f"the coordinate unit {unit!r} cannot be extended to the velocity's unit "

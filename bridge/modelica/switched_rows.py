@@ -1,6 +1,7 @@
 """The rows of a switched element's equations (:mod:`bridge.modelica.switched`): its column and coordinate row in
 ``M z = F``, the row with its unknown replaced, and the velocity projection of a mode change; shared by
-:mod:`bridge.modelica.friction` and :mod:`bridge.modelica.diode`."""
+:mod:`bridge.modelica.friction` and :mod:`bridge.modelica.diode`.
+"""
 
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ def coordinate_row(eom, el) -> int:
 
 def row_with(writer, el, value: sp.Expr) -> sp.Expr:
     """The residual of the element's coordinate row with its unknown replaced by ``value``:
-    ``sum_(c != u) M_jc z_c + M_ju value - F_j`` (``F_j`` with the port flows, as the dynamics row is written)."""
+    ``sum_(c != u) M_jc z_c + M_ju value - F_j`` (``F_j`` with the port flows, as the dynamics row is written).
+    """
     from . import ports as _ports
 
     eom = writer.eom
@@ -42,7 +44,8 @@ def acceleration_row(eom, w: sp.Expr) -> sp.Expr:
 
 def projection(writer, el, w: sp.Symbol, gradient_of: sp.Expr) -> list[str]:
     """``reinit`` of every velocity along ``g = dw/dq'`` so that ``w = 0`` (least change): ``v_k := v_k - w g_k/|g|^2``,
-    as the native simulation projects entering a holding mode; ``w`` is the variable holding the current w."""
+    as the native simulation projects entering a holding mode; ``w`` is the variable holding the current w.
+    """
     system = writer.eom.system
     g = [sp.diff(gradient_of, v) for v in system.qd]
     norm = sp.Add(*[gk**2 for gk in g])

@@ -10,7 +10,8 @@ from .inputs import InputTable
 
 class DrivenModel(NumericModel):
     """A compiled model whose inputs follow a table, u(t), instead of their start values (not recompiled):
-    every evaluation at a time t first sets ``inputs`` to the table's values at t."""
+    every evaluation at a time t first sets ``inputs`` to the table's values at t.
+    """
 
     def __init__(self, num: NumericModel, table: InputTable):  # shares the compiled callables of ``num``
         self.__dict__.update(num.__dict__)

@@ -39,7 +39,7 @@ FORMATS = ("png", "pdf", "svg")
 
 
 def pyplot():
-    """matplotlib's pyplot on the Agg backend, or a clear error where it is not installed."""
+    """Matplotlib's pyplot on the Agg backend, or a clear error where it is not installed."""
     try:
         import matplotlib
     except ImportError as exc:
@@ -74,7 +74,8 @@ def rate_unit(unit: str) -> str:
 
 def _groups(result: Trajectories) -> list[tuple[str, list[tuple[str, np.ndarray]]]]:
     """(axis label, [(legend name, values)]) per panel: positions and velocities by unit, outputs by unit,
-    the constraint residuals."""
+    the constraint residuals.
+    """
     system = result.eom.system
     panels: dict[str, list[tuple[str, np.ndarray]]] = {}
 

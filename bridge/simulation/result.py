@@ -96,7 +96,8 @@ class SimulationResult:
 
     def plot(self, path: str | Path) -> Path:
         """Coordinates, velocities, outputs and constraint residuals against time, grouped by unit (needs
-        matplotlib); the format (png, pdf, svg) follows the suffix; written atomically."""
+        matplotlib); the format (png, pdf, svg) follows the suffix; written atomically.
+        """
         return plot_result(self, path)
 
     def to_csv(self) -> str:

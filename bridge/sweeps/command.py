@@ -201,7 +201,8 @@ def prepare(args):
 
 def read_reference(path: str, problems: ProblemCollector, entry: str | None = None) -> dict | None:
     """The reference run: ``time`` (increasing) and finite numeric signal columns; None and a problem (under
-    ``entry``, default ``--reference PATH``) if not."""
+    ``entry``, default ``--reference PATH``) if not.
+    """
     import numpy as np
     import pyarrow as pa
     import pyarrow.csv as pacsv

@@ -9,7 +9,8 @@ from .rumoca import RUMOCA_MISSING
 
 def missing_compiler(tool: str) -> str | None:
     """``None`` when ``tool`` (``rumoca`` or ``pymoca``) can be imported, else what is missing with the install
-    command (a check with it is then a skip, not a failure)."""
+    command (a check with it is then a skip, not a failure).
+    """
     if tool == "rumoca":
         try:
             import rumoca  # noqa: F401

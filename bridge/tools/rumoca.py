@@ -1,5 +1,6 @@
 """Rumoca on the exported Modelica: the model compiled from its text alone, and simulated in the form the export
-chose (falling back to the other forms where Rumoca's integrator fails)."""
+chose (falling back to the other forms where Rumoca's integrator fails).
+"""
 
 from __future__ import annotations
 

@@ -285,7 +285,8 @@ def unpack(path: str | Path, folder: str | Path) -> Path:
 
 def isolated(target: Callable, *args, timeout: float = FMU_TIMEOUT):
     """Run ``target(conn, *args)`` in a child process (:func:`bridge.tools.sandbox.isolated`); its message, or
-    RunFailure for a crash or timeout. An interruption of the caller is raised again as it came."""
+    RunFailure for a crash or timeout. An interruption of the caller is raised again as it came.
+    """
     from ..tools.sandbox import ChildFailure, ChildInterrupted
     from ..tools.sandbox import isolated as run_isolated
 

@@ -69,7 +69,8 @@ def compare(eom: EquationsOfMotion, tool: str, time_tool: np.ndarray, signal, st
             rtol: float) -> tuple[dict[str, float], str]:
     """A tool's run (``signal(name)`` its values at ``time_tool``) against one native simulation on the grid of
     ``interval``: every coordinate's largest error over its range, and the switching times of switched elements
-    (:func:`bridge.validation.switched_times.tool_report`, "" without)."""
+    (:func:`bridge.validation.switched_times.tool_report`, "" without).
+    """
     time_tool = np.asarray(time_tool, dtype=float)
     native = simulate(eom, stop_time, interval=interval, rtol=rtol, atol=rtol * 1e-2)
     return (_relative_errors(eom, time_tool, signal, native),
@@ -91,7 +92,8 @@ def _relative_errors(eom: EquationsOfMotion, time_tool: np.ndarray, signal, nati
 def check_rumoca(eom: EquationsOfMotion, level: str = "auto", stop_time: float | None = None,
                  rtol: float = 1e-10) -> CheckReport:
     """Compile the exported model with Rumoca, simulate it (:func:`simulate_rumoca`), and compare it with the
-    native simulation; the report says which text was simulated."""
+    native simulation; the report says which text was simulated.
+    """
     system = eom.system
     T = float(stop_time if stop_time is not None else system.stop_time)
     dt = T / 500
@@ -105,7 +107,8 @@ def check_rumoca(eom: EquationsOfMotion, level: str = "auto", stop_time: float |
 def check_pymoca(eom: EquationsOfMotion, level: str = "auto", stop_time: float | None = None,
                  rtol: float = 1e-10) -> CheckReport:
     """Compile the exported model with pymoca, integrate it with CasADi's IDAS and compare with the native
-    simulation (every coordinate, max error over the range)."""
+    simulation (every coordinate, max error over the range).
+    """
     require_expressible(eom, level, "pymoca")
     system = eom.system
     T = float(stop_time if stop_time is not None else system.stop_time)
@@ -148,7 +151,8 @@ def simulate_form(eom: EquationsOfMotion, form: str, tool: str, stop_time: float
     """Export ``eom`` in ``form``, compile and simulate it with ``tool`` (``rumoca`` or ``pymoca``) to
     ``stop_time`` and compare every coordinate with the native simulation (a
     :class:`CheckReport`, with the switching times of switched elements; no fallback to
-    another form)."""
+    another form).
+    """
     spec = FORMS[form]
     source = model_source(in_form(eom, form), spec.level, accelerations=spec.accelerations)
     name = eom.system.name
