@@ -225,9 +225,13 @@ class MergedEquations(NamedTuple):
 
 def merge_bodies(ctx: ReadContext, T: sp.Expr | None, V: sp.Expr | None, forces: dict[str, sp.Expr],
                  holonomic: list[sp.Expr], nonholonomic: list[sp.Expr]) -> MergedEquations:
-    """The file's T, V, forces and constraints with those of its body tables added; also the
-    :class:`Multibody` (None without body tables) and the constraints' entry names (() when all are from
-    ``[constraints]``).
+    """Add the body tables' T, V, forces and constraints to those of the file.
+
+    Returns
+    -------
+    MergedEquations
+        The merged T, V, forces and constraints; also the :class:`Multibody` (None without body tables) and
+        the constraints' entry names (() when all are from ``[constraints]``).
     """
     if not uses_bodies(ctx.tables.data):
         return MergedEquations(T, V, forces, holonomic, nonholonomic, None, (), False)

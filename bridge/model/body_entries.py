@@ -1,5 +1,7 @@
-"""The entries of the body tables (:mod:`.bodies`): the declared frames, points, bodies and particles, the
-vector expressions' :class:`~bridge.model.vectors.Context` over them, and the parser and checks of an entry.
+"""The entries of the body tables (:mod:`.bodies`).
+
+The declared frames, points, bodies and particles, the vector expressions'
+:class:`~bridge.model.vectors.Context` over them, and the parser and checks of an entry.
 """
 
 from __future__ import annotations
@@ -28,8 +30,10 @@ class _Broken(ExpressionError):
 
 
 class BodyEntries:
-    """The state and the entry parser shared by the readers of the body tables (with the reading's context:
-    names, scalar parser, problems); the vector expressions' :class:`~bridge.model.vectors.Context`.
+    """The state and the entry parser shared by the readers of the body tables.
+
+    It holds the reading's context (names, scalar parser, problems) and is the vector expressions'
+    :class:`~bridge.model.vectors.Context`.
 
     Parameters
     ----------
@@ -55,6 +59,10 @@ class BodyEntries:
 
     # -- the vector expressions' context ------------------------------------------------
     def frame_matrix(self, name: str, pos: int) -> sp.Matrix | None:
+        """Return the direction cosines ``R`` (``v_N = R v_F``) of frame ``name``, None if it is not a frame.
+
+        A frame whose own entry is broken raises (the problem is reported at that entry).
+        """
         if name not in self.frames:
             return None
         frame = self.frames[name]
@@ -63,6 +71,11 @@ class BodyEntries:
         return frame.rotation
 
     def point(self, name: str, pos: int) -> Vector | None:
+        """Return the position of point/body ``name`` (N components), None if it is not a point.
+
+        Positions are parsed on first use, so that they may refer to each other in any order; a cycle raises
+        :class:`~bridge.model.expressions.ExpressionError`.
+        """
         if name in self.positions:
             v = self.positions[name]
             if v is None:
@@ -83,6 +96,10 @@ class BodyEntries:
         return self.point(name, pos)
 
     def scalar(self, text: str, offset: int) -> sp.Expr:
+        """Parse the scalar span ``text``, which starts at ``offset`` of the whole expression.
+
+        An error's position is shifted by ``offset``, so that it points into the whole expression.
+        """
         try:
             return parse_expression(text, self.symbols.resolve, self.symbols.der)
         except self.reported:
@@ -93,15 +110,18 @@ class BodyEntries:
             raise
 
     def der(self, expr: sp.Expr, pos: int) -> sp.Expr:
+        """Return the total time derivative of ``expr`` (the symbol table's ``der()``)."""
         return self.symbols.der(expr, pos)
 
     def frame_names(self) -> list[str]:
-        """The declared frames (N first), for did-you-mean hints."""
+        """Return the declared frames (N first), for did-you-mean hints."""
         return list(self.frames)
 
     def not_a_body(self, name: Any, what: str = "a rigid body") -> tuple[str, str]:
-        """(message, hint) for a reference ``name`` that is not a usable body: a body whose own entry has errors
-        (reported there), a particle, or an unknown name with the closest declared body.
+        """Return (message, hint) for a reference ``name`` that is not a usable body.
+
+        The name is that of a body whose own entry has errors (reported there), a particle, or an unknown name
+        (the hint then names the closest declared body).
         """
         if isinstance(name, str) and name in self.body_names:
             return (f"{name!r} has errors above (bodies.{name})", "fix that entry; this reference is then checked")
@@ -113,6 +133,11 @@ class BodyEntries:
 
     # -- entries -------------------------------------------------------------------------
     def parse_entry(self, entry: str, text: Any, parse, what: str):
+        """Parse ``text`` with ``parse(text, self)``; None, with a problem recorded at ``entry``, if it fails.
+
+        Problems reported elsewhere (a broken frame, point or definition it refers to) give None without a
+        new problem.
+        """
         if not isinstance(text, str):
             self.p.add(entry, f"expected an expression string, got {type(text).__name__}",
                        f'write {what} in quotes, e.g. "[0, 0, -g]" for a vector or "m" for a scalar')
@@ -150,6 +175,7 @@ class BodyEntries:
 
     def vector(self, entry: str, text: Any, *, velocities: bool = False, inputs_ok: bool = False,
                what: str = "the vector") -> Vector | None:
+        """Read a vector entry: parsed, then checked (:meth:`check_entry`); None on a problem."""
         v = self.parse_entry(entry, text, parse_vector, what)
         if v is None or not self.check_entry(entry, v, velocities=velocities, inputs_ok=inputs_ok, what=what):
             return None
@@ -157,6 +183,7 @@ class BodyEntries:
 
     def scalar_entry(self, entry: str, text: Any, *, velocities: bool = False, inputs_ok: bool = False,
                      what: str = "the expression") -> sp.Expr | None:
+        """Read a scalar entry (a number or an expression string): parsed, then checked; None on a problem."""
         if isinstance(text, (int, float)) and not isinstance(text, bool):
             text = repr(text)
         e = self.parse_entry(entry, text, parse_scalar, what)
@@ -165,7 +192,7 @@ class BodyEntries:
         return e
 
     def constant(self, entry: str, text: Any, what: str, positive: bool = True) -> sp.Expr | None:
-        """A constant (parameters only) scalar, positive at the parameter values."""
+        """Read a constant (parameters only) scalar, positive at the parameter values when ``positive``."""
         e = self.scalar_entry(entry, text, what=what)
         if e is None:
             return None
@@ -188,15 +215,16 @@ class BodyEntries:
         return self.symbols.known(exprs)
 
     def values(self, exprs, perturb: np.ndarray | None = None) -> np.ndarray:
-        """The expressions at the start state (coordinates shifted by ``perturb``), parameters and inputs."""
+        """Evaluate the expressions at the start state (coordinates shifted by ``perturb``), parameters and inputs."""
         return self.symbols.start_values(exprs, perturb)
 
     # -- tables --------------------------------------------------------------------------
     def table(self, key: str) -> dict:
+        """Return the table ``[key]`` of the file ({} when missing)."""
         return self.tables.table(key)
 
     def entries(self, key: str, keys: set[str], declare: str | None) -> dict[str, dict]:
-        """The entries of a table as dicts (a string value means ``{first key = value}``)."""
+        """Return the entries of a table as dicts (a string value means ``{first key = value}``)."""
         out: dict[str, dict] = {}
         for name, spec in self.table(key).items():
             entry = f"{key}.{name}"

@@ -1,5 +1,6 @@
-"""Checks of the efforts and friction elements of a built system at its start state: normal forces
-non-negative, effort constraints that determine their efforts (``dGamma/de`` regular).
+"""Checks of the efforts and friction elements of a built system at its start state.
+
+Normal forces are non-negative, and the effort constraints determine their efforts (``dGamma/de`` regular).
 """
 
 from __future__ import annotations
@@ -16,14 +17,15 @@ __all__ = ["friction_normal_problems", "effort_jacobian_problems"]
 
 
 def _start_point(system: System) -> list[float]:
-    """The values of :func:`~bridge.model.mechanics.state_args` at the start state (t = 0)."""
+    """Return the values of :func:`~bridge.model.mechanics.state_args` at the start state (t = 0)."""
     return [0.0, *[c.start for c in system.coordinates], *[c.velocity for c in system.coordinates],
             *[p.value for p in system.parameters], *[u.start for u in system.inputs]]
 
 
 def friction_normal_problems(system: System) -> list[tuple[str, str, str]]:
-    """(entry, message, hint) for every friction element whose normal force is negative or not finite at the
-    start state (also an inert one: its normal force is still a statement about the contact).
+    """Return (entry, message, hint) for each friction element whose start normal force is negative or not finite.
+
+    Inert elements are checked too: their normal force is still a statement about the contact.
     """
     elements = getattr(system, "friction", ())
     if not elements:
@@ -41,8 +43,10 @@ def friction_normal_problems(system: System) -> list[tuple[str, str, str]]:
 
 
 def effort_jacobian_problems(system: System) -> list[tuple[str, str, str]]:
-    """(entry, message, hint) when ``dGamma/de`` is singular at the start state: the constraints do not
-    determine their efforts. Columns and rows are scaled to unit length, so the test does not depend on units.
+    """Return (entry, message, hint) when ``dGamma/de`` is singular at the start state.
+
+    A singular ``dGamma/de`` means the effort constraints Gamma do not determine their efforts e. Columns
+    and rows are scaled to unit length, so the test does not depend on units.
     """
     if not system.efforts:
         return []

@@ -1,5 +1,6 @@
-"""The reader of the ``[dynamic]``, ``[efforts]``, ``[friction]`` and ``[diodes]`` tables
-(:mod:`bridge.model.efforts`): names declared first, expressions parsed once every name is known.
+"""The reader of the ``[dynamic]``, ``[efforts]``, ``[friction]`` and ``[diodes]`` tables.
+
+See :mod:`bridge.model.efforts`. Names are declared first, expressions parsed once every name is known.
 """
 
 from __future__ import annotations
@@ -68,7 +69,7 @@ class DynamicTable:
         return {S.q(h) for h in hidden} | {S.qd(h) for h in hidden}
 
     def read(self, efforts: set[sp.Symbol]) -> tuple[Dynamic, ...]:
-        """The dynamic variables with their rates, each affine in ``efforts`` (and the other unknowns)."""
+        """Read the dynamic variables with their rates, each affine in ``efforts`` (and the other unknowns)."""
         dynamic = tuple(self._dynamic(name, spec, efforts) for name, spec in self.specs.items())
         return tuple(d for d in dynamic if d is not None)
 
@@ -117,7 +118,7 @@ class EffortTable:
         return {sp.Symbol(n) for n in self.specs}
 
     def read(self, efforts: set[sp.Symbol], unknowns: set[sp.Symbol]) -> tuple[Effort, ...]:
-        """The efforts with their constraints (each naming one of ``efforts``, affine in ``unknowns``)."""
+        """Read the efforts with their constraints (each naming one of ``efforts``, affine in ``unknowns``)."""
         out = tuple(self._effort(name, spec, efforts, unknowns) for name, spec in self.specs.items())
         return tuple(e for e in out if e is not None)
 
@@ -149,8 +150,10 @@ class EffortTable:
 
 
 class EffortTables:
-    """The ``[dynamic]``, ``[efforts]``, ``[friction]`` and ``[diodes]`` tables, whose names are unknowns of one
-    dynamic system: read in two passes (declare names first, parse later) with the reading's context.
+    """The ``[dynamic]``, ``[efforts]``, ``[friction]`` and ``[diodes]`` tables.
+
+    Their names are unknowns of one dynamic system: they are read in two passes (declare names first, parse
+    later) with the reading's context.
 
     Parameters
     ----------
@@ -167,8 +170,9 @@ class EffortTables:
 
     # -- pass 1: names --------------------------------------------------------------------------------------
     def declare(self) -> None:
-        """Declare the dynamic variables (with their auxiliary coordinates), the efforts, the friction elements and
-        the diodes, so that every expression may refer to them.
+        """Declare the names of the dynamic variables, efforts, friction elements and diodes.
+
+        The dynamic variables get their auxiliary coordinates. Every expression may then refer to these names.
         """
         self.dynamic_table.declare()
         self.effort_table.declare()
@@ -176,7 +180,7 @@ class EffortTables:
         self.diode_table.declare()
 
     def friction(self, forces: dict[str, sp.Expr]) -> tuple[Friction, ...]:
-        """The friction elements (:meth:`FrictionTable.read`)."""
+        """Read the friction elements (:meth:`FrictionTable.read`)."""
         return self.friction_table.read(forces, self.unknown_symbols, self.hidden_symbols)
 
     def substitute_smooth(self, *tables: dict[str, sp.Expr]) -> None:
@@ -184,7 +188,7 @@ class EffortTables:
         self.friction_table.substitute_smooth(*tables)
 
     def diodes(self) -> tuple[Diode, ...]:
-        """The diodes (:meth:`DiodeTable.read`)."""
+        """Read the diodes (:meth:`DiodeTable.read`)."""
         return self.diode_table.read(self.hidden_symbols)
 
     @property
@@ -195,14 +199,16 @@ class EffortTables:
 
     @property
     def hidden_symbols(self) -> set[sp.Symbol]:
+        """The dynamic variables' symbols."""
         return self.dynamic_table.hidden_symbols
 
     # -- pass 2: expressions --------------------------------------------------------------------------------
     def parse(self, energies: dict[str, sp.Expr | None], forces: dict[str, sp.Expr],
               constraints: dict[str, sp.Expr], outputs: dict[str, sp.Expr]
               ) -> tuple[tuple[Effort, ...], tuple[Dynamic, ...]]:
-        """The efforts and dynamic variables; problems recorded in the context. ``energies`` and
-        ``constraints`` (entry -> expression) must not contain efforts or dynamic variables.
+        """Parse the efforts and dynamic variables; problems are recorded in the context.
+
+        ``energies`` and ``constraints`` (entry -> expression) must not contain efforts or dynamic variables.
         """
         E = self.effort_table.effort_symbols
         U = self.unknown_symbols  # efforts, friction forces, diode voltages

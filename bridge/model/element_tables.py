@@ -1,5 +1,7 @@
-"""Readers of the ``[friction]`` and ``[diodes]`` tables (:class:`~bridge.model.efforts.Friction`,
-:class:`~bridge.model.efforts.Diode`): names declared first, expressions parsed once every name is known.
+"""Readers of the ``[friction]`` and ``[diodes]`` tables.
+
+See :class:`~bridge.model.efforts.Friction` and :class:`~bridge.model.efforts.Diode`. Names are declared
+first, expressions parsed once every name is known.
 """
 
 from __future__ import annotations
@@ -46,7 +48,9 @@ class FrictionTable:
 
     def read(self, forces: dict[str, sp.Expr], unknowns: set[sp.Symbol],
              hidden: set[sp.Symbol]) -> tuple[Friction, ...]:
-        """The friction elements; a regularised one is added to ``forces`` as a smooth force instead (and its name
+        """Read the friction elements.
+
+        A regularised one is added to ``forces`` as a smooth force instead (and its name
         stands for that force where another entry uses it: :meth:`substitute_smooth`). ``unknowns``: the efforts,
         friction forces and diode voltages; ``hidden``: the dynamic variables' symbols (none may appear in the normal
         force or relative velocity).
@@ -121,8 +125,9 @@ class FrictionTable:
         return tuple(out)
 
     def substitute_smooth(self, *tables: dict[str, sp.Expr]) -> None:
-        """Replace the name of every regularised friction element by its smooth force in these tables (forces,
-        outputs): such an element has no unknown of its own.
+        """Replace the name of every regularised friction element by its smooth force in these tables.
+
+        The tables are forces and outputs; such an element has no unknown of its own.
         """
         for table in tables:
             for key, expr in table.items():
@@ -157,7 +162,10 @@ class DiodeTable:
                 self.symbols.add_symbol(name, sp.Symbol(name))  # its voltage
 
     def read(self, hidden: set[sp.Symbol]) -> tuple[Diode, ...]:
-        """The diodes, each on the velocity of a coordinate (a charge); ``hidden``: the dynamic variables' symbols."""
+        """Read the diodes, each on the velocity of a coordinate (a charge).
+
+        ``hidden``: the dynamic variables' symbols.
+        """
         out: list[Diode] = []
         coords = {S.qd(c.name): c.name for c in self.symbols.coordinates if not c.name.endswith(INTEGRAL_SUFFIX)}
         for name, spec in self.specs.items():
@@ -207,8 +215,9 @@ class DiodeTable:
         return tuple(out)
 
     def _flow_is_a_current(self, entry: str, coordinate: str) -> bool:
-        """A diode's flow is a current: its coordinate is a charge (unit C, A.s) or has no unit; else record the
-        problem.
+        """Check that a diode's flow is a current; else record the problem.
+
+        Its coordinate is a charge (unit C, A.s) or has no unit.
         """
         unit = next((c.unit for c in self.symbols.coordinates if c.name == coordinate), "")
         base = parse_unit(unit) if unit else None

@@ -97,7 +97,7 @@ class Outputs:
 
 
 def read_outputs(ctx: ReadContext) -> Outputs:
-    """``[outputs]``: ``name = "expr"`` or ``name = { expr = "...", unit = "...", description = "..." }``."""
+    """Read ``[outputs]``: ``name = "expr"`` or ``name = { expr = "...", unit = "...", description = "..." }``."""
     outputs = Outputs()
     for oname, text in ctx.tables.table("outputs").items():
         entry = f"outputs.{oname}"

@@ -1,6 +1,7 @@
-"""What every table reader of a system file is given: the :class:`~bridge.model.table_reader.TableReader`
-(tables, keys, names, plain values, problems) and the :class:`~bridge.model.symbol_table.SymbolTable`
-(declared symbols, expression entries).
+"""What every table reader of a system file is given.
+
+The :class:`~bridge.model.table_reader.TableReader` (tables, keys, names, plain values, problems) and the
+:class:`~bridge.model.symbol_table.SymbolTable` (declared symbols, expression entries).
 """
 
 from __future__ import annotations
@@ -25,10 +26,11 @@ class ReadContext:
 
     @classmethod
     def of(cls, data: Mapping[str, Any], source: str) -> ReadContext:
-        """A fresh context for the mapping ``data`` read from ``source``."""
+        """Return a fresh context for the mapping ``data`` read from ``source``."""
         tables = TableReader(data, source)
         return cls(tables, SymbolTable(tables.problems))
 
     @property
     def problems(self) -> ProblemCollector:
+        """The problems recorded so far (those of the table reader)."""
         return self.tables.problems

@@ -1,5 +1,7 @@
-"""The names a system file may not use: keywords and built-ins of Modelica and C, the expression language's own
-names and the prefixes of generated code; and the form of a name (an identifier of at most 64 characters).
+"""The names a system file may not use, and the form of a name.
+
+Reserved are the keywords and built-ins of Modelica and C, the expression language's own names and the
+prefixes of generated code; a name is an identifier of at most 64 characters.
 """
 
 from __future__ import annotations

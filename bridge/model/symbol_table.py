@@ -1,6 +1,8 @@
-"""The symbol table of a system file being read: the declared coordinates, parameters, inputs and other
-symbols, the definitions, and the expression entries parsed against them (:func:`parse_expression` with this
-table's names and ``der()``), each problem recorded at its entry.
+"""The symbol table of a system file being read.
+
+It holds the declared coordinates, parameters, inputs and other symbols, the definitions, and the expression
+entries parsed against them (:func:`parse_expression` with this table's names and ``der()``), each problem
+recorded at its entry.
 """
 
 from __future__ import annotations
@@ -61,22 +63,24 @@ class SymbolTable:
 
     # -- declarations ----------------------------------------------------------------------------------------
     def add_coordinate(self, coordinate: Coordinate, *, auxiliary: bool = False) -> None:
-        """A coordinate (``auxiliary``: the time integral of a dynamic variable)."""
+        """Declare a coordinate (``auxiliary``: the time integral of a dynamic variable)."""
         self.coordinates.append(coordinate)
         self.symbols[coordinate.name] = coordinate.symbol
         if auxiliary:
             self.auxiliary.append(coordinate.name)
 
     def add_parameter(self, parameter: Parameter) -> None:
+        """Declare a parameter."""
         self.parameters.append(parameter)
         self.symbols[parameter.name] = parameter.symbol
 
     def add_input(self, signal: Input) -> None:
+        """Declare an input."""
         self.inputs.append(signal)
         self.symbols[signal.name] = signal.symbol
 
     def add_symbol(self, name: str, symbol: sp.Expr) -> None:
-        """Another name an expression may use (an effort, a friction force, a dynamic variable)."""
+        """Declare another name an expression may use (an effort, a friction force, a dynamic variable)."""
         self.symbols[name] = symbol
 
     def refuse(self, *symbols: sp.Symbol) -> None:
@@ -88,29 +92,35 @@ class SymbolTable:
         return not any(e.free_symbols & self.refused for e in exprs)
 
     def add_definition(self, name: str, text: Any) -> None:
-        """A definition, parsed on first use (:meth:`resolve_definitions`): definitions refer to each other in
-        any order.
+        """Declare a definition, parsed on first use (:meth:`resolve_definitions`).
+
+        Definitions may refer to each other in any order.
         """
         self.definition_text[name] = text
 
     # -- symbols of the declared names ------------------------------------------------------------------------
     def coordinate_names(self) -> list[str]:
+        """Return the coordinates' names, in declaration order."""
         return [c.name for c in self.coordinates]
 
     def position_symbols(self) -> set[sp.Symbol]:
+        """Return the coordinates' symbols q."""
         return {c.symbol for c in self.coordinates}
 
     def velocity_symbols(self) -> set[sp.Symbol]:
+        """Return the velocities' symbols q'."""
         return {c.velocity_symbol for c in self.coordinates}
 
     def acceleration_symbols(self) -> set[sp.Symbol]:
+        """Return the accelerations' symbols q''."""
         return {c.acceleration_symbol for c in self.coordinates}
 
     def input_symbols(self) -> set[sp.Symbol]:
+        """Return the inputs' symbols."""
         return {u.symbol for u in self.inputs}
 
     def start_values(self, exprs, perturb: np.ndarray | None = None) -> np.ndarray:
-        """The expressions at the start state (coordinates shifted by ``perturb``), parameters and inputs."""
+        """Evaluate the expressions at the start state (coordinates shifted by ``perturb``), parameters and inputs."""
         coords = self.coordinates
         args = [S.t, *[c.symbol for c in coords], *[c.velocity_symbol for c in coords],
                 *[p.symbol for p in self.parameters], *[u.symbol for u in self.inputs]]
@@ -121,7 +131,7 @@ class SymbolTable:
 
     # -- the parser's names ------------------------------------------------------------------------------------
     def resolve(self, name: str, pos: int | None) -> sp.Expr:
-        """The expression a name stands for (the parser's name lookup)."""
+        """Return the expression a name stands for (the parser's name lookup)."""
         if name in self.symbols:
             return self.symbols[name]
         if name in self.definition_text:
@@ -136,7 +146,7 @@ class SymbolTable:
                               hint or "declare it under [coordinates], [parameters], [inputs] or [definitions]")
 
     def der(self, expr: sp.Expr, pos: int | None) -> sp.Expr:
-        """The time derivative of ``expr`` (the parser's ``der()``)."""
+        """Return the time derivative of ``expr`` (the parser's ``der()``)."""
         inputs = [u.symbol for u in self.inputs if u.symbol in expr.free_symbols]
         if inputs:
             raise ExpressionError(f"der() of the input {inputs[0]} is not available", pos,
@@ -149,7 +159,7 @@ class SymbolTable:
                                 [c.acceleration_symbol for c in coords])
 
     def definition(self, name: str) -> sp.Expr:
-        """The parsed definition ``name`` (parsed now if it was not yet); ExpressionError on a cycle."""
+        """Return the parsed definition ``name`` (parsed now if it was not yet); ExpressionError on a cycle."""
         if name in self.definitions:
             return self.definitions[name]
         if name in self._defining:
@@ -231,7 +241,10 @@ class SymbolTable:
         return self._sympy_language(entry, expr)
 
     def _sympy_language(self, entry: str, expr: sp.Basic) -> sp.Expr | None:
-        """A sympy expression stays within the language of the files: its functions, finite real numbers."""
+        """Check that a sympy expression stays within the language of the files: its functions, finite reals.
+
+        Returns the expression, or None with a problem recorded at ``entry``.
+        """
         allowed = tuple(type(f(*[sp.Symbol("a")] * lo)) for f, lo, _ in FUNCTIONS.values() if lo == 1) + (
             sp.Min, sp.Max, sp.atan2)
         dynamic = sorted(str(f) for f in expr.atoms(AppliedUndef) if f.args == (S.t,))
@@ -262,8 +275,10 @@ class SymbolTable:
                               "write it in terms of coordinates and velocities",
                               "velocity-dependent terms belong in [forces] or the dissipation function",
                               "inputs may appear in [forces], the potential energy and [outputs]")) -> bool:
-        """No accelerations ever, velocities only if ``velocities``, inputs only if ``inputs_ok``; a problem is
-        recorded (``hints``: how to fix each of the three) and gives False.
+        """Check the variables of ``expr``: no accelerations, velocities and inputs only where allowed.
+
+        Velocities are allowed only if ``velocities``, inputs only if ``inputs_ok``. A violation records a
+        problem (``hints``: how to fix each of the three) and gives False.
         """
         free = expr.free_symbols
         if free & self.acceleration_symbols():
@@ -281,8 +296,10 @@ class SymbolTable:
         return True
 
     def expression(self, entry: str, text: Any, *, velocities: bool, inputs_ok: bool, what: str) -> sp.Expr | None:
-        """Parse an entry and check its variables: q and t always, q' only if ``velocities``, inputs only if
-        ``inputs_ok``, never q''; finite. On a problem record it and return None.
+        """Parse an entry and check its variables and its finiteness.
+
+        q and t are allowed always, q' only if ``velocities``, inputs only if ``inputs_ok``, q'' never. On a
+        problem, record it and return None.
         """
         expr = self.parse(entry, text)
         if expr is None:
@@ -297,8 +314,9 @@ class SymbolTable:
         return expr
 
     def check_velocity_form(self, entry: str, expr: sp.Expr) -> None:
-        """A nonholonomic constraint contains a velocity and is affine in the velocities:
-        no first derivative d/dq'_i of it contains a velocity.
+        """Check that a nonholonomic constraint contains a velocity and is affine in the velocities.
+
+        Affine: no first derivative d/dq'_i of it contains a velocity.
         """
         qd = self.velocity_symbols()
         vel = expr.free_symbols & qd
