@@ -1,5 +1,6 @@
-"""Readers of the tables of settings: ``[method]`` (independent velocities, fixed split), ``[simulation]`` and
-``[ports]``.
+"""Readers of the tables of settings.
+
+``[method]`` (independent velocities, fixed split), ``[simulation]`` and ``[ports]``.
 """
 
 from __future__ import annotations
@@ -17,9 +18,11 @@ SIMULATION_KEYS = {"stop_time", "interval", "rtol", "atol"}
 
 
 def read_independent(ctx: ReadContext, m: int, m_known: bool = True) -> tuple[str, ...] | None:
-    """The independent velocities chosen for the reduced methods (n - m coordinate names), if given, followed by
-    the auxiliary coordinates (the integrals of the dynamic variables are always independent). ``m_known``: False
-    when the constraints of the body tables are unknown (their problem is reported): the count is not checked.
+    """Read the independent velocities chosen for the reduced methods (n - m coordinate names), if given.
+
+    They are followed by the auxiliary coordinates (the integrals of the dynamic variables are always
+    independent); None when not given. ``m_known``: False when the constraints of the body tables are unknown
+    (their problem is reported): the count is not checked.
     """
     method = ctx.tables.table("method")
     ctx.tables.check_keys("method", method, METHOD_KEYS)
@@ -52,7 +55,7 @@ def _check_independent(ctx: ReadContext, independent: list[str], m: int, m_known
 
 
 def read_fixed_split(ctx: ReadContext) -> bool:
-    """``[method] fixed_split``: whether the reduced methods keep the start split (never re-partition)."""
+    """Read ``[method] fixed_split``: whether the reduced methods keep the start split (never re-partition)."""
     value = ctx.tables.table("method").get("fixed_split", False)
     if not isinstance(value, bool):
         ctx.tables.add("method.fixed_split", f"expected true or false, got {value!r}",
@@ -62,8 +65,10 @@ def read_fixed_split(ctx: ReadContext) -> bool:
 
 
 def read_ports(ctx: ReadContext) -> dict[str, str]:
-    """``[ports]``: coordinate name -> port kind (:data:`bridge.model.ports.PORT_KINDS`), each coordinate's unit
-    the kind's (or none), the connector's name ``flange_<coordinate>`` not taken by another name.
+    """Read ``[ports]``: coordinate name -> port kind (:data:`bridge.model.ports.PORT_KINDS`).
+
+    Each coordinate's unit is the kind's (or none), and the connector's name ``flange_<coordinate>`` is not
+    taken by another name.
     """
     tables = ctx.tables
     ports: dict[str, str] = {}
@@ -95,7 +100,7 @@ def read_ports(ctx: ReadContext) -> dict[str, str]:
 
 
 def read_simulation(ctx: ReadContext) -> tuple[float, dict[str, float]]:
-    """The stop time (default 10 s) and the interval and tolerances given (each positive)."""
+    """Read ``[simulation]``: the stop time (default 10 s) and the interval and tolerances given (each positive)."""
     tables = ctx.tables
     sim = tables.table("simulation")
     tables.check_keys("simulation", sim, SIMULATION_KEYS)

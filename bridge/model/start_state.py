@@ -41,7 +41,7 @@ class StartConstraints:
         self._fphi = compile_exprs(args, list(system.holonomic)) if system.holonomic else None
 
     def velocity_form(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(A, a0) at q."""
+        """Return (A, a0) of the velocity constraints ``A q' + a0 = 0`` at q."""
         flat = np.asarray(self._fA(np.concatenate([[0.0], q, self.par])), dtype=float).ravel()
         m, n = self.m, self.n
         return flat[: m * n].reshape(m, n), flat[m * n:]
@@ -82,8 +82,9 @@ def check_start(system: System, problems: ProblemCollector) -> System:
 
 
 def dependent_constraint_problems(system: System) -> list[tuple[str, str, str]]:
-    """(entry, message, hint) of the constraints of ``system`` dependent on those before them at its start state
-    (:func:`independent_rows_problems`).
+    """Return (entry, message, hint) of the constraints of ``system`` dependent on those before them.
+
+    The test is that of :func:`independent_rows_problems`, at the start state.
     """
     if system.m == 0:
         return []
@@ -92,8 +93,10 @@ def dependent_constraint_problems(system: System) -> list[tuple[str, str, str]]:
 
 
 def independent_rows_problems(A: np.ndarray, names: list[str]) -> list[tuple[str, str, str]]:
-    """(entry, message, hint) of the constraint rows of A that are dependent on those before them (rows added one
-    at a time: the first that adds no rank), or of too many constraints (m < n must remain).
+    """Return (entry, message, hint) of the constraint rows of A dependent on those before them.
+
+    Rows are added one at a time: the first that adds no rank is reported; so is a count of too many
+    constraints (m < n must remain).
 
     The rows are normalised to unit length, so that the rank test does not depend on the units.
     """
@@ -116,9 +119,10 @@ def independent_rows_problems(A: np.ndarray, names: list[str]) -> list[tuple[str
 
 def violations(constraints: StartConstraints, q: np.ndarray, v: np.ndarray,
                names: list[str]) -> list[tuple[str, float]]:
-    """(entry, residual) of every constraint the state (q, v) violates, positions first, one entry each:
-    ``|phi_k(q)| <= START_TOL * max(1, max |q|)`` and ``|(A v + a0)_k| <= START_TOL * max(1, sum |A_k v| + |a0_k|)``
-    hold for a satisfied one.
+    """Return (entry, residual) of every constraint the state (q, v) violates, positions first, one entry each.
+
+    A satisfied constraint has ``|phi_k(q)| <= START_TOL * max(1, max |q|)`` and
+    ``|(A v + a0)_k| <= START_TOL * max(1, sum |A_k v| + |a0_k|)``.
     """
     out = []
     for k, value in enumerate(constraints.holonomic(q)):
@@ -144,7 +148,7 @@ def _check_start_positions(constraints: StartConstraints, q0: np.ndarray, names:
 
 def _check_start_velocities(A: np.ndarray, a0: np.ndarray, v0: np.ndarray, names: list[str],
                             problems: ProblemCollector) -> None:
-    """|(A v0 + a0)_k| <= START_TOL * max(1, sum |A_k v0| + |a0_k|)."""
+    """Check the start velocities: ``|(A v0 + a0)_k| <= START_TOL * max(1, sum |A_k v0| + |a0_k|)``."""
     for k, value in enumerate(A @ v0 + a0):
         size = max(1.0, float(np.abs(A[k] * v0).sum() + abs(a0[k])))
         if abs(value) > START_TOL * size:
@@ -155,7 +159,7 @@ def _check_start_velocities(A: np.ndarray, a0: np.ndarray, v0: np.ndarray, names
 
 def _complete_start(system: System, constraints: StartConstraints, q0: np.ndarray, v0: np.ndarray, A: np.ndarray,
                     problems: ProblemCollector) -> System:
-    """The start state with the dependent positions and velocities computed from the independent ones."""
+    """Return the start state with the dependent positions and velocities computed from the independent ones."""
     indep = list(independent_from_names(system, system.independent or ()))
     dep = [i for i in range(system.n) if i not in indep]
     if split_health(A, dep) < SINGULAR_SPLIT:
@@ -176,8 +180,10 @@ def _complete_start(system: System, constraints: StartConstraints, q0: np.ndarra
 
 
 def dependent_positions(constraints: StartConstraints, q0: np.ndarray, dep: list[int]) -> np.ndarray | None:
-    """Newton on phi(q) = 0 in the dependent positions, ``q_dep += lstsq(d phi/dq_dep, -phi)``, from ``q0``;
-    None when it does not converge in :data:`MAX_NEWTON` steps or phi is not finite on the way.
+    """Solve phi(q) = 0 for the dependent positions by Newton's method from ``q0``.
+
+    Each step is ``q_dep += lstsq(d phi/dq_dep, -phi)``. None when it does not converge in
+    :data:`MAX_NEWTON` steps or phi is not finite on the way.
     """
     qv = q0.copy()
     if constraints.mh == 0:

@@ -1,5 +1,7 @@
-"""Readers of the tables that declare the names of a system file: the top level and ``name``, ``[coordinates]``,
-``[parameters]``, ``[inputs]`` and ``[definitions]``; each declared symbol goes to the context's symbol table.
+"""Readers of the tables that declare the names of a system file.
+
+The top level and ``name``, ``[coordinates]``, ``[parameters]``, ``[inputs]`` and ``[definitions]``; each
+declared symbol goes to the context's symbol table.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ def read_top_level(ctx: ReadContext) -> None:
 
 
 def read_name(ctx: ReadContext) -> str:
-    """The model name, declared like every other name; "Model" when missing or not a string."""
+    """Read the model name, declared like every other name; "Model" when missing or not a string."""
     name = ctx.tables.data.get("name")
     if name is None:
         ctx.tables.add("name", "the model name is missing", 'add name = "MyModel" at the top of the file')
@@ -45,7 +47,7 @@ def read_name(ctx: ReadContext) -> str:
 
 
 def read_coordinates(ctx: ReadContext) -> None:
-    """The generalized coordinates q with start positions q(0) and velocities q'(0); at least one."""
+    """Read the generalized coordinates q with start positions q(0) and velocities q'(0); at least one."""
     tables = ctx.tables
     for cname, spec in tables.table("coordinates", required=True).items():
         entry = f"coordinates.{cname}"
@@ -73,7 +75,7 @@ def _coordinate(ctx: ReadContext, entry: str, cname: str, spec: dict) -> None:
 
 
 def _nominal(ctx: ReadContext, entry: str, spec: dict) -> float | None:
-    """The coordinate's typical magnitude (> 0); None when not given or invalid."""
+    """Read the coordinate's typical magnitude (> 0); None when not given or invalid."""
     if "nominal" not in spec:
         return None
     nominal = ctx.tables.number(f"{entry}.nominal", spec["nominal"], default=1.0)

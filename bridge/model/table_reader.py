@@ -1,6 +1,8 @@
-"""The reader every table of a system file is read with: the tables of the mapping, their keys, the names
-declared across all tables, and the plain values of entries (numbers, texts, units), each problem recorded in
-one :class:`~bridge.errors.ProblemCollector` for the whole file.
+"""The reader every table of a system file is read with.
+
+It holds the tables of the mapping, their keys, the names declared across all tables, and the plain values
+of entries (numbers, texts, units), each problem recorded in one :class:`~bridge.errors.ProblemCollector`
+for the whole file.
 """
 
 from __future__ import annotations
@@ -45,11 +47,11 @@ class TableReader:
         self.problems.add(entry, message, hint)
 
     def count(self) -> int:
-        """The number of problems recorded so far (compare before and after reading an entry)."""
+        """Return the number of problems recorded so far (compare before and after reading an entry)."""
         return len(self.problems.problems)
 
     def table(self, key: str, required: bool = False) -> dict:
-        """The table ``[key]`` ({} when missing, or not a table: a problem)."""
+        """Return the table ``[key]`` ({} when missing, or not a table: a problem)."""
         value = self.data.get(key, {})
         if key not in self.data and required:
             self.add(key, f"the [{key}] table is missing", f"add a [{key}] table")
@@ -92,7 +94,7 @@ class TableReader:
         return True
 
     def number(self, entry: str, value: Any, required: bool = True, default: float = 0.0) -> float:
-        """A finite number (``default`` and a problem when it is not; when missing, a problem if ``required``)."""
+        """Read a finite number (``default`` and a problem when it is not; when missing, a problem if ``required``)."""
         if value is None:
             if required:
                 self.add(entry, "value is missing", "give a number")
@@ -103,8 +105,10 @@ class TableReader:
         return float(value)
 
     def text(self, entry: str, value: Any, lines: bool = True) -> str:
-        """A description: printable text, with line breaks and tabs when ``lines`` (a TOML ``\"\"\"...\"\"\"``
-        string; CR LF becomes LF); no other control characters, which XML and C cannot carry.
+        """Read a description: printable text, with line breaks and tabs when ``lines``.
+
+        A multi-line text is a TOML ``\"\"\"...\"\"\"`` string; CR LF becomes LF. No other control characters
+        are allowed, which XML and C cannot carry.
         """
         if value is None:
             return ""
@@ -123,7 +127,7 @@ class TableReader:
         return value
 
     def unit(self, entry: str, value: Any) -> str:
-        """A unit string in the Modelica/FMI unit syntax (e.g. "N.m", "rad/s", "kg.m2"), or ""."""
+        """Read a unit string in the Modelica/FMI unit syntax (e.g. "N.m", "rad/s", "kg.m2"), or ""."""
         text = self.text(entry, value, lines=False)
         problem = unit_problem(text)
         if problem:
@@ -137,8 +141,9 @@ class TableReader:
         return text
 
     def coordinate_unit(self, entry: str, value: Any) -> str:
-        """A coordinate's unit: its velocity and acceleration get ``<unit>/s`` and ``<unit>/s2`` (as the MSL's
-        ``m/s``, ``rad/s2``), so it is a product of factors (``m``, ``rad``, ``m.rad-1``), without ``/``.
+        """Read a coordinate's unit: a product of factors (``m``, ``rad``, ``m.rad-1``), without ``/``.
+
+        Its velocity and acceleration get ``<unit>/s`` and ``<unit>/s2`` (as the MSL's ``m/s``, ``rad/s2``).
         """
         unit = self.unit(entry, value)
         if unit and unit_problem(f"{unit}/s2"):
