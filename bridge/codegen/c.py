@@ -1,5 +1,6 @@
-"""C for generated FMU code (PyDy-style codegen): the C99 printer, joint CSE blocks, arrays, strings and the
-symbol names of the runtime's arrays.
+"""C for generated FMU code (PyDy-style codegen).
+
+The C99 printer, joint CSE blocks, arrays, strings and the symbol names of the runtime's arrays.
 
 Numbers mean exactly what the sympy numbers mean (:mod:`bridge.codegen.numbers`): the nearest double,
 printed with ``repr``; integer literals only below 2^31 (C's ``int``), larger integers and rationals as
@@ -105,6 +106,11 @@ class NhbCPrinter(CheckedPrinter, C99CodePrinter):
 
 
 def c_names(eom: EquationsOfMotion) -> dict[sp.Symbol, str]:
+    """Return the C name of every symbol of ``eom``: its place in the runtime's arrays.
+
+    ``t`` is ``t``; the coordinates are ``x[0..n-1]``, then the dynamic variables ``x[n + k]``; the
+    parameters are ``p[k]`` and the inputs ``in[k]``.
+    """
     system = eom.system
     names: dict[sp.Symbol, str] = {S.t: "t"}
     nq = system.n
@@ -120,8 +126,10 @@ def c_names(eom: EquationsOfMotion) -> dict[sp.Symbol, str]:
 
 
 def cse_block(printer: NhbCPrinter, exprs: list[sp.Expr], prefix: str) -> tuple[list[str], list[str]]:
-    """C statements of one joint CSE pass over ``exprs`` (their sums' common factors pulled out first,
-    :mod:`bridge.derivation.factors`), and the reduced expressions as C text.
+    """Return the C statements of one joint CSE pass over ``exprs``, and the reduced expressions as C text.
+
+    The sums' common factors are pulled out first (:mod:`bridge.derivation.factors`); the temporaries are
+    named with ``prefix``.
     """
     from ..derivation.factors import pull_common_factors
 
@@ -135,7 +143,7 @@ def cse_block(printer: NhbCPrinter, exprs: list[sp.Expr], prefix: str) -> tuple[
 
 
 def c_array(values) -> str:
-    """A C initializer ``{v0, v1, ...}`` of doubles (``{0.0}`` for none: C has no empty arrays)."""
+    """Return a C initializer ``{v0, v1, ...}`` of doubles (``{0.0}`` for none: C has no empty arrays)."""
     values = [float(v) for v in values]
     bad = [v for v in values if not math.isfinite(v)]
     if bad:
@@ -150,7 +158,7 @@ def c_assignments(target: str, values: list[str]) -> list[str]:
 
 
 def c_string(text: str) -> str:
-    """A C string literal of ``text`` (UTF-8; quotes, backslashes, ``?`` (trigraphs) and non-ASCII escaped)."""
+    """Return a C string literal of ``text`` (UTF-8; quotes, backslashes, ``?`` (trigraphs), non-ASCII escaped)."""
     out = [("\\" + chr(b)) if chr(b) in '"\\?' else chr(b) if 32 <= b < 127 else f"\\{b:03o}"
            for b in text.encode("utf-8")]
     return '"' + "".join(out) + '"'

@@ -1,6 +1,8 @@
-"""Numbers as every generated language writes them (Modelica and C): the nearest double of a number's exact
-value, printed with ``repr`` (the shortest text that reads back as the same double); a number without a double
-is an :class:`~bridge.errors.ExportError` naming it and the expression it is in.
+"""Numbers as every generated language (Modelica and C) writes them.
+
+A number is the nearest double of its exact value, printed with ``repr`` (the shortest text that reads back as
+the same double); a number without a double is an :class:`~bridge.errors.ExportError` naming it and the
+expression it is in.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ def short(expr, limit: int = 160) -> str:
 
 
 def nearest_double(number, context=None) -> float:
-    """The double nearest to the exact value of a real sympy number (Integer, Rational, Float, pi, E, ...).
+    """Return the double nearest to the exact value of a real sympy number (Integer, Rational, Float, pi, E, ...).
 
     Raises :class:`ExportError` when the value has no double: beyond the largest (about 1.8e308), a nonzero
     value that rounds to 0 (below about 4.9e-324), or not a finite real (``oo``, ``nan``, ``I``).
@@ -69,7 +71,7 @@ def exact_division(p: int, q: int) -> bool:
 
 
 def value_literal(x: float) -> str:
-    """A value (start, parameter, nominal) as its full-precision literal; an ExportError when it is not finite."""
+    """Return a value (start, parameter, nominal) as its full-precision literal; ExportError if it is not finite."""
     value = float(x)
     if not math.isfinite(value):
         raise ExportError(f"the value {value} (a start, nominal or parameter value) is not a finite number; give "

@@ -1,5 +1,7 @@
-"""The printer base every generated language shares: what the target language cannot mean the same way is an
-:class:`~bridge.errors.ExportError` naming the expression.
+"""The printer base every generated language shares.
+
+What the target language cannot mean the same way is an :class:`~bridge.errors.ExportError` naming the
+expression.
 """
 
 from __future__ import annotations
@@ -16,14 +18,16 @@ PLAIN_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
 class CheckedPrinter:
-    """Printer mixin (shared with the C printer): what the target language cannot mean the same way is an
-    :class:`ExportError` naming the expression, and ``self._context`` holds the expression being printed.
+    """Printer mixin (shared with the C printer) that refuses what the target language cannot mean.
+
+    What the target language cannot mean the same way is an :class:`ExportError` naming the expression, and
+    ``self._context`` holds the expression being printed.
     """
 
     language = "Modelica"
 
     def doprint(self, expr, assign_to=None):
-        """The text of ``expr`` in :attr:`language`."""
+        """Return the text of ``expr`` in :attr:`language`."""
         self._context = expr
         try:
             return super().doprint(expr, assign_to)

@@ -8,8 +8,9 @@ from .rumoca import RUMOCA_MISSING
 
 
 def missing_compiler(tool: str) -> str | None:
-    """``None`` when ``tool`` (``rumoca`` or ``pymoca``) can be imported, else what is missing with the install
-    command (a check with it is then a skip, not a failure).
+    """Say what is missing for ``tool`` (``rumoca`` or ``pymoca``), with the install command; None if importable.
+
+    A check with a missing tool is a skip, not a failure.
     """
     if tool == "rumoca":
         try:

@@ -76,8 +76,9 @@ def _rumoca_names(eom: EquationsOfMotion) -> tuple[dict[str, str], dict[str, str
 
 
 def declare_sources(folder: Path) -> None:
-    """FMI 2 ``<SourceFiles>`` in ModelExchange and CoSimulation: the C files of ``sources/``, which Rumoca writes
-    self-contained but does not list (importers that build from sources need the list).
+    """Declare FMI 2 ``<SourceFiles>`` in ModelExchange and CoSimulation: the C files of ``sources/``.
+
+    Rumoca writes them self-contained but does not list them; importers that build from sources need the list.
     """
     from lxml import etree
 
@@ -109,8 +110,10 @@ OMC_MISSING_FMU = ("OpenModelica's omc was not found on PATH or in OPENMODELICAH
 
 def build_openmodelica_fmu(eom: EquationsOfMotion, path: str | Path, fmi_version: int = 2,
                            level: str = "index1", platforms: Iterable[str] | str | None = None) -> Path:
-    """The exported Modelica model compiled by OpenModelica (``buildModelFMU`` in omc, through OMPython); the
-    host's platform only (omc cross-compiles through its own Docker images, which nhbridge does not drive).
+    """Build an FMU of the exported Modelica model with OpenModelica (``buildModelFMU`` in omc, via OMPython).
+
+    Only the host's platform is built: omc cross-compiles through its own Docker images, which nhbridge does
+    not drive.
     """
     chosen = parse_platforms(platforms)
     if len(chosen) != 1 or not chosen[0].is_host:

@@ -15,7 +15,7 @@ from ..modelica.ports import library_files
 
 
 def find_omc() -> str | None:
-    """The omc executable from PATH or $OPENMODELICAHOME/bin, or None."""
+    """Return the omc executable from PATH or $OPENMODELICAHOME/bin, or None."""
     found = shutil.which("omc")
     if found:
         return found
@@ -29,7 +29,7 @@ def find_omc() -> str | None:
 
 @contextmanager
 def omc_session(eom: EquationsOfMotion, level: str, missing: str, error: type[BridgeError]):
-    """An omc session (OMPython) in a temporary directory holding the exported model, loaded.
+    """Open an omc session (OMPython) in a temporary directory holding the exported model, loaded.
 
     ``missing`` is the message when omc is not installed; load failures raise ``error``.
     Yields ``(omc, directory)``; the session is closed afterwards.

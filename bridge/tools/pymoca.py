@@ -270,9 +270,10 @@ class DocumentedLimitation(ValidationError):
 
 
 def simulate_switched_pymoca(eom, source: str, stop: float, dt: float, rtol: float):
-    """:func:`simulate_pymoca` of the model text ``source``; a
-    :class:`DocumentedLimitation` where the model has a mode state (no ``when``/``pre`` in pymoca), and a failure
-    of a model with diodes names the documented defect (relations make no events).
+    """Simulate the model text ``source`` of a switched model with :func:`simulate_pymoca`.
+
+    A model with a mode state raises :class:`DocumentedLimitation` (no ``when``/``pre`` in pymoca), and a
+    failure of a model with diodes names the documented defect (relations make no events).
     """
     system = eom.system
     limitation = pymoca_limitation(system)

@@ -1,5 +1,7 @@
-"""Rumoca on the exported Modelica: the model compiled from its text alone, and simulated in the form the export
-chose (falling back to the other forms where Rumoca's integrator fails).
+"""Rumoca on the exported Modelica.
+
+The model is compiled from its text alone, and simulated in the form the export chose (falling back to the
+other forms where Rumoca's integrator fails).
 """
 
 from __future__ import annotations
