@@ -1,6 +1,7 @@
-"""The rows of a switched element's equations (:mod:`bridge.modelica.switched`): its column and coordinate row in
-``M z = F``, the row with its unknown replaced, and the velocity projection of a mode change; shared by
-:mod:`bridge.modelica.friction` and :mod:`bridge.modelica.diode`.
+"""The rows of a switched element's equations (:mod:`bridge.modelica.switched`).
+
+Its column and coordinate row in ``M z = F``, the row with its unknown replaced, and the velocity projection
+of a mode change; shared by :mod:`bridge.modelica.friction` and :mod:`bridge.modelica.diode`.
 """
 
 from __future__ import annotations
@@ -11,18 +12,20 @@ from ..model import symbols as S
 
 
 def column(eom, el) -> int:
-    """The column of the element's unknown in ``M z = F``."""
+    """Return the column of the element's unknown in ``M z = F``."""
     return list(eom.unknowns).index(el.symbol)
 
 
 def coordinate_row(eom, el) -> int:
-    """The dynamics row of the element's coordinate (the row its unknown enters)."""
+    """Return the dynamics row of the element's coordinate (the row its unknown enters)."""
     return list(eom.u).index(S.qd(el.coordinate))
 
 
 def row_with(writer, el, value: sp.Expr) -> sp.Expr:
-    """The residual of the element's coordinate row with its unknown replaced by ``value``:
-    ``sum_(c != u) M_jc z_c + M_ju value - F_j`` (``F_j`` with the port flows, as the dynamics row is written).
+    """Return the residual of the element's coordinate row j with its unknown u replaced by ``value``.
+
+    The residual is ``sum_(c != u) M_jc z_c + M_ju value - F_j`` (``F_j`` with the port flows, as the
+    dynamics row is written).
     """
     from . import ports as _ports
 
@@ -43,8 +46,10 @@ def acceleration_row(eom, w: sp.Expr) -> sp.Expr:
 
 
 def projection(writer, el, w: sp.Symbol, gradient_of: sp.Expr) -> list[str]:
-    """``reinit`` of every velocity along ``g = dw/dq'`` so that ``w = 0`` (least change): ``v_k := v_k - w g_k/|g|^2``,
-    as the native simulation projects entering a holding mode; ``w`` is the variable holding the current w.
+    """Return the ``reinit`` of every velocity along ``g = dw/dq'`` that makes ``w = 0`` with the least change.
+
+    Each velocity becomes ``v_k := v_k - w g_k/|g|^2``, as the native simulation projects entering a holding
+    mode; ``w`` is the variable holding the current w.
     """
     system = writer.eom.system
     g = [sp.diff(gradient_of, v) for v in system.qd]

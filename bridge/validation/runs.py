@@ -102,7 +102,7 @@ def _version(package: str) -> str:
 
 # -- Modelica through Rumoca ---------------------------------------------------------------------
 def rumoca_modelica_run(eom: EquationsOfMotion, stop: float, step: float, rtol: float = 1e-10) -> Trajectory:
-    """The exported model simulated by Rumoca (:func:`bridge.tools.rumoca.simulate_rumoca`)."""
+    """Simulate the exported model with Rumoca (:func:`bridge.tools.rumoca.simulate_rumoca`)."""
     from ..tools.rumoca import simulate_rumoca
     from .switched_times import tool_report
 
@@ -125,7 +125,7 @@ def rumoca_modelica_run(eom: EquationsOfMotion, stop: float, step: float, rtol: 
 
 # -- Modelica through pymoca and CasADi's IDAS ----------------------------------------------------
 def pymoca_modelica_run(eom: EquationsOfMotion, stop: float, step: float, rtol: float = 1e-10) -> Trajectory:
-    """The exported model compiled by pymoca and integrated by IDAS (:mod:`bridge.tools.pymoca`)."""
+    """Compile the exported model with pymoca and integrate it with IDAS (:mod:`bridge.tools.pymoca`)."""
     from ..modelica.export import model_source
     from ..tools.pymoca import DocumentedLimitation, simulate_switched_pymoca
     from .switched_times import tool_report
@@ -284,8 +284,10 @@ def unpack(path: str | Path, folder: str | Path) -> Path:
 
 
 def isolated(target: Callable, *args, timeout: float = FMU_TIMEOUT):
-    """Run ``target(conn, *args)`` in a child process (:func:`bridge.tools.sandbox.isolated`); its message, or
-    RunFailure for a crash or timeout. An interruption of the caller is raised again as it came.
+    """Run ``target(conn, *args)`` in a child process (:func:`bridge.tools.sandbox.isolated`).
+
+    Returns its message, or raises RunFailure for a crash or timeout. An interruption of the caller is raised
+    again as it came.
     """
     from ..tools.sandbox import ChildFailure, ChildInterrupted
     from ..tools.sandbox import isolated as run_isolated

@@ -47,13 +47,16 @@ class Switch:
 
     @property
     def difference(self) -> float | None:
+        """The tool's time minus the native time (None where the tool's time could not be measured)."""
         return None if self.tool is None else self.tool - self.native
 
 
 def _crossing(f, t0: float, t1: float, x0: np.ndarray, event, transversal: bool = False) -> float | None:
-    """The first zero of ``event`` along ``x' = f`` from ``(t0, x0)`` towards ``t1`` (either direction); with
-    ``transversal``, only where the function crosses with a slope (``|slope| (t0 - root) >= |event(t0)|/2``; a zero
-    it only touches, ``c (t - root)^2``, is ill-conditioned: its root moves by ``sqrt(error/c)``).
+    """Return the first zero of ``event`` along ``x' = f`` from ``(t0, x0)`` towards ``t1`` (either direction).
+
+    With ``transversal``, only where the function crosses with a slope
+    (``|slope| (t0 - root) >= |event(t0)|/2``; a zero it only touches, ``c (t - root)^2``, is ill-conditioned:
+    its root moves by ``sqrt(error/c)``).
     """
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
@@ -89,9 +92,11 @@ def _state(num: NumericModel, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
 
 def measure(eom, native_events, time: np.ndarray, q: np.ndarray, qd: np.ndarray,
             initial: tuple[int, ...] | None = None) -> list[Switch]:
-    """The tool's time of every native switch, from its trajectory (``time``; ``q``, ``qd`` one row per sample,
-    in the order of the system's coordinates); ``initial``: the native modes at the start (default: as the native
-    simulation chooses them from the start values, :func:`bridge.simulation.events.initial_modes`).
+    """Measure the tool's time of every native switch from its trajectory.
+
+    The trajectory is ``time`` and ``q``, ``qd`` (one row per sample, in the order of the system's
+    coordinates); ``initial``: the native modes at the start (default: as the native simulation chooses them
+    from the start values, :func:`bridge.simulation.events.initial_modes`).
     """
     surfaces = SwitchedModels(eom, None)
     els = surfaces.elements
@@ -147,9 +152,11 @@ LATE = 1e-9
 
 def tool_report(eom, tool: str, time: np.ndarray, signal, stop: float, dt: float, rtol: float,
                 native=None) -> str:
-    """The switching times of a tool's run (``signal(name)``: the tool's values of ``x`` and ``der_x``) against the
-    native event simulation on the same grid (``native``, else simulated here), and for Rumoca the documented
-    defect where its switches are late; "" for a system without switched elements.
+    """Report the switching times of a tool's run against the native event simulation on the same grid.
+
+    ``signal(name)`` gives the tool's values of ``x`` and ``der_x``; ``native`` is the native simulation (else
+    simulated here). For Rumoca the report names the documented defect where its switches are late; "" for a
+    system without switched elements.
     """
     from ..simulation.simulate import simulate
 

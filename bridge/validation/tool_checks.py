@@ -1,5 +1,6 @@
-"""Checking exported Modelica with real Modelica compilers: each tool's run (:mod:`bridge.tools`) against the
-native simulation.
+"""Checking exported Modelica with real Modelica compilers.
+
+Each tool's run (:mod:`bridge.tools`) is compared with the native simulation.
 
 * Rumoca (``pip install "rumoca>=0.9.9,<0.10"``): parse, balance (``structure().is_balanced``),
   simulate, and compare every coordinate with nhbridge's native simulation.
@@ -49,9 +50,11 @@ class CheckReport:
 
     @property
     def max_error(self) -> float:
+        """The largest relative error of any coordinate (``|tool - native| / range``; 0 without errors)."""
         return max(self.errors.values()) if self.errors else 0.0
 
     def summary(self) -> str:
+        """Return a one-line summary: balance, sizes, time and the largest deviation (and the coordinate)."""
         worst = max(self.errors, key=self.errors.get) if self.errors else "-"
         return (f"{self.tool}: {self.model} {'balanced' if self.balanced else 'NOT balanced'} "
                 f"({self.states} states, {self.algebraics} algebraic, {self.form} form), "
@@ -67,8 +70,10 @@ ROUNDOFF_RANGE = 1e-9
 
 def compare(eom: EquationsOfMotion, tool: str, time_tool: np.ndarray, signal, stop_time: float, interval: float,
             rtol: float) -> tuple[dict[str, float], str]:
-    """A tool's run (``signal(name)`` its values at ``time_tool``) against one native simulation on the grid of
-    ``interval``: every coordinate's largest error over its range, and the switching times of switched elements
+    """Compare a tool's run with one native simulation on the grid of ``interval``.
+
+    ``signal(name)`` gives the tool's values at ``time_tool``. Returns every coordinate's largest error over
+    its range, and the switching times of switched elements
     (:func:`bridge.validation.switched_times.tool_report`, "" without).
     """
     time_tool = np.asarray(time_tool, dtype=float)
@@ -91,8 +96,9 @@ def _relative_errors(eom: EquationsOfMotion, time_tool: np.ndarray, signal, nati
 
 def check_rumoca(eom: EquationsOfMotion, level: str = "auto", stop_time: float | None = None,
                  rtol: float = 1e-10) -> CheckReport:
-    """Compile the exported model with Rumoca, simulate it (:func:`simulate_rumoca`), and compare it with the
-    native simulation; the report says which text was simulated.
+    """Compile the exported model with Rumoca, simulate it and compare it with the native simulation.
+
+    The simulation is :func:`simulate_rumoca`'s; the report says which text was simulated.
     """
     system = eom.system
     T = float(stop_time if stop_time is not None else system.stop_time)
@@ -106,8 +112,9 @@ def check_rumoca(eom: EquationsOfMotion, level: str = "auto", stop_time: float |
 
 def check_pymoca(eom: EquationsOfMotion, level: str = "auto", stop_time: float | None = None,
                  rtol: float = 1e-10) -> CheckReport:
-    """Compile the exported model with pymoca, integrate it with CasADi's IDAS and compare with the native
-    simulation (every coordinate, max error over the range).
+    """Compile the exported model with pymoca, integrate it with CasADi's IDAS and compare with native.
+
+    Every coordinate is compared, by its largest error over the range.
     """
     require_expressible(eom, level, "pymoca")
     system = eom.system
@@ -148,10 +155,10 @@ def check_openmodelica(eom: EquationsOfMotion, level: str = "index1", stop_time:
 
 # -- running one form through one compiler ---------------------------------------------------------------
 def simulate_form(eom: EquationsOfMotion, form: str, tool: str, stop_time: float, rtol: float = 1e-10):
-    """Export ``eom`` in ``form``, compile and simulate it with ``tool`` (``rumoca`` or ``pymoca``) to
-    ``stop_time`` and compare every coordinate with the native simulation (a
-    :class:`CheckReport`, with the switching times of switched elements; no fallback to
-    another form).
+    """Export ``eom`` in ``form``, compile and simulate it with ``tool`` (``rumoca`` or ``pymoca``).
+
+    The run to ``stop_time`` is compared, every coordinate, with the native simulation: a
+    :class:`CheckReport`, with the switching times of switched elements; no fallback to another form.
     """
     spec = FORMS[form]
     source = model_source(in_form(eom, form), spec.level, accelerations=spec.accelerations)
