@@ -9,8 +9,10 @@ from .inputs import InputTable
 
 
 class DrivenModel(NumericModel):
-    """A compiled model whose inputs follow a table, u(t), instead of their start values (not recompiled):
-    every evaluation at a time t first sets ``inputs`` to the table's values at t.
+    """A compiled model whose inputs follow a table, u(t), instead of their start values (not recompiled).
+
+    Every evaluation at a time t first sets ``inputs`` to the table's values at t; the methods are those of
+    :class:`~bridge.derivation.numeric_model.NumericModel`.
     """
 
     def __init__(self, num: NumericModel, table: InputTable):  # shares the compiled callables of ``num``
@@ -22,25 +24,31 @@ class DrivenModel(NumericModel):
         self.inputs = self.table(t)
 
     def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
+        """Return ``(q', u')`` at ``x = (q, u)``, with the inputs at t."""
         self._at(t)
         return super().rhs(t, x)
 
     def kinematics(self, t: float, q: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """Return ``q' = kinematics(q, u, t)`` at a state, with the inputs at t."""
         self._at(t)
         return super().kinematics(t, q, u)
 
     def multipliers(self, t: float, q: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """Return the multipliers ``lambda`` at a state, with the inputs at t (empty for reduced methods)."""
         self._at(t)
         return super().multipliers(t, q, u)
 
     def efforts(self, t: float, q: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """Return the effort variables e at a state, with the inputs at t (empty without)."""
         self._at(t)
         return super().efforts(t, q, u)
 
     def outputs(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        """Return the outputs y(t, q, q'), with the inputs at t."""
         self._at(t)
         return super().outputs(t, q, qd)
 
     def constraint_residuals(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        """Return the constraint residuals ``[phi(q, t); A q' + a0]`` at a state, with the inputs at t."""
         self._at(t)
         return super().constraint_residuals(t, q, qd)

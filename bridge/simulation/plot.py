@@ -21,19 +21,33 @@ class Trajectories(Protocol):
     """What a plot reads of a result (:class:`bridge.simulation.result.SimulationResult`)."""
 
     @property
-    def eom(self) -> EquationsOfMotion: ...
+    def eom(self) -> EquationsOfMotion:
+        """The equations of motion simulated (their system names the coordinates, units and outputs)."""
+        ...
     @property
-    def time(self) -> np.ndarray: ...
+    def time(self) -> np.ndarray:
+        """The output grid, shape (N,)."""
+        ...
     @property
-    def q(self) -> np.ndarray: ...
+    def q(self) -> np.ndarray:
+        """The coordinates, shape (N, n)."""
+        ...
     @property
-    def qd(self) -> np.ndarray: ...
+    def qd(self) -> np.ndarray:
+        """The velocities q', shape (N, n)."""
+        ...
     @property
-    def outputs(self) -> np.ndarray: ...
+    def outputs(self) -> np.ndarray:
+        """The outputs, shape (N, number of outputs)."""
+        ...
     @property
-    def residuals(self) -> np.ndarray: ...
+    def residuals(self) -> np.ndarray:
+        """The constraint residuals ``[phi; A q' + a0]``, shape (N, number of constraints)."""
+        ...
     @property
-    def max_residual(self) -> float: ...
+    def max_residual(self) -> float:
+        """The largest absolute constraint residual (0 without constraints)."""
+        ...
 
 FORMATS = ("png", "pdf", "svg")
 
@@ -51,7 +65,7 @@ def pyplot():
 
 
 def check_plot_path(path: str | Path) -> Path:
-    """A plot file name ending in .png, .pdf or .svg (checked before a run, so nothing is computed in vain)."""
+    """Check that a plot file name ends in .png, .pdf or .svg (before a run, so nothing is computed in vain)."""
     path = Path(path)
     if path.suffix.lstrip(".").lower() not in FORMATS:
         raise ExportError(f"{path}: a plot file must end in .png, .pdf or .svg")
@@ -61,7 +75,7 @@ def check_plot_path(path: str | Path) -> Path:
 
 
 def rate_unit(unit: str) -> str:
-    """The unit of the time derivative: m -> m/s, rad -> rad/s, m/s -> m/s2, '' -> 1/s."""
+    """Return the unit of the time derivative: m -> m/s, rad -> rad/s, m/s -> m/s2, '' -> 1/s."""
     if not unit or unit == "1":
         return "1/s"
     if "/" not in unit:
@@ -73,8 +87,9 @@ def rate_unit(unit: str) -> str:
 
 
 def _groups(result: Trajectories) -> list[tuple[str, list[tuple[str, np.ndarray]]]]:
-    """(axis label, [(legend name, values)]) per panel: positions and velocities by unit, outputs by unit,
-    the constraint residuals.
+    """Return (axis label, [(legend name, values)]) per panel.
+
+    The panels are positions and velocities by unit, outputs by unit, and the constraint residuals.
     """
     system = result.eom.system
     panels: dict[str, list[tuple[str, np.ndarray]]] = {}

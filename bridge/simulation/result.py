@@ -36,13 +36,20 @@ class SimulationResult:
 
     @property
     def names(self) -> list[str]:
+        """The coordinates' names, in the order of the columns of ``q`` and ``qd``."""
         return [c.name for c in self.eom.system.coordinates]
 
     @property
     def max_residual(self) -> float:
+        """The largest absolute constraint residual over the run (0 without constraints)."""
         return float(np.abs(self.residuals).max()) if self.residuals.size else 0.0
 
     def columns(self) -> dict[str, np.ndarray]:
+        """Return the signals by CSV column name, in column order.
+
+        ``time``, the coordinates, their velocities ``der(q)``, the outputs, the multipliers ``lambda[k]``,
+        then the effort variables and friction forces.
+        """
         cols = {"time": self.time}
         for i, nm in enumerate(self.names):
             cols[nm] = self.q[:, i]
@@ -69,7 +76,7 @@ class SimulationResult:
         return name in self.columns()
 
     def keys(self) -> list[str]:
-        """The signal names, in CSV column order."""
+        """Return the signal names, in CSV column order."""
         return list(self.columns())
 
     def __repr__(self) -> str:
@@ -85,7 +92,7 @@ class SimulationResult:
         return result_html(self)
 
     def to_pandas(self):
-        """The signals as a ``pandas.DataFrame`` indexed by time (needs pandas)."""
+        """Return the signals as a ``pandas.DataFrame`` indexed by time (needs pandas)."""
         try:
             import pandas as pd
         except ImportError as exc:
@@ -95,12 +102,14 @@ class SimulationResult:
         return pd.DataFrame({k: v for k, v in cols.items() if k != "time"}, index=pd.Index(cols["time"], name="time"))
 
     def plot(self, path: str | Path) -> Path:
-        """Coordinates, velocities, outputs and constraint residuals against time, grouped by unit (needs
-        matplotlib); the format (png, pdf, svg) follows the suffix; written atomically.
+        """Plot coordinates, velocities, outputs and constraint residuals against time, grouped by unit.
+
+        Needs matplotlib. The format (png, pdf, svg) follows the suffix; the file is written atomically.
         """
         return plot_result(self, path)
 
     def to_csv(self) -> str:
+        """Return the signals as CSV text: a header of column names, then one row per time."""
         cols = self.columns()
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
@@ -111,4 +120,5 @@ class SimulationResult:
         return buf.getvalue()
 
     def write_csv(self, path: str | Path) -> Path:
+        """Write :meth:`to_csv` to ``path`` atomically; return the path."""
         return write_text(path, self.to_csv())
