@@ -29,8 +29,10 @@ ORDER = ("check", "derive", "simulate", "modelica", "fmu", "methods", "validate"
 
 @cache
 def commands() -> dict[str, Command]:
-    """Every sub-command by name, in :data:`ORDER`; the stages' command modules are imported on first use (so
-    ``import bridge.cli`` stays light: the stage packages bring sympy, numpy, scipy).
+    """Return every sub-command by name, in :data:`ORDER`.
+
+    The stages' command modules are imported on first use, so ``import bridge.cli`` stays light (the stage
+    packages bring sympy, numpy, scipy).
     """
     from .animation import command as animation
     from .control import command as control
@@ -54,7 +56,7 @@ def commands() -> dict[str, Command]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``nhbridge`` parser with every registered sub-command."""
+    """Build the ``nhbridge`` parser with every registered sub-command."""
     p = argparse.ArgumentParser(prog="nhbridge", description="Equations of motion of nonholonomic systems: "
                                 "derive, simulate, export to Modelica and FMI.")
     p.add_argument("--version", action="version", version=f"nhbridge {__version__}")
@@ -65,8 +67,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 class _PipeGuard:
-    """A text stream whose reader may go away (``nhbridge ... | head -1``): after a broken pipe the rest of
-    the output is dropped (the descriptor is pointed at /dev/null), so the run ends quietly with its own code.
+    """A text stream whose reader may go away (``nhbridge ... | head -1``).
+
+    After a broken pipe the rest of the output is dropped (the descriptor is pointed at /dev/null), so the run
+    ends quietly with its own code.
     """
 
     def __init__(self, stream):

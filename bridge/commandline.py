@@ -63,7 +63,7 @@ def baumgarte(text: str) -> tuple[float, float]:
 
 
 def positive(text: str) -> float:
-    """A positive number (seconds, tolerances, GiB)."""
+    """Parse a positive number (seconds, tolerances, GiB)."""
     try:
         v = float(text)
     except ValueError:
@@ -109,7 +109,10 @@ def add_progress_options(parser: argparse.ArgumentParser) -> None:
 
 def add_method_options(parser: argparse.ArgumentParser, default: str | None = "lagrange",
                        default_text: str = "lagrange") -> None:
-    """The derivation options of the commands that derive: method, split, stabilisation, budgets, --set, progress."""
+    """Add the derivation options of the commands that derive.
+
+    The options are the method, the split, the stabilisation, the budgets, ``--set`` and the progress lines.
+    """
     from .derivation.methods import METHODS
 
     parser.add_argument("--method", "-m", choices=list(METHODS), default=default,
@@ -134,7 +137,7 @@ def add_method_options(parser: argparse.ArgumentParser, default: str | None = "l
 
 
 def set_values(args: argparse.Namespace) -> dict[str, str]:
-    """The ``--set`` values by name; a name given twice is bad input."""
+    """Return the ``--set`` values by name; a name given twice is bad input."""
     out: dict[str, str] = {}
     for name, value in getattr(args, "values", None) or []:
         if name in out:
@@ -144,7 +147,7 @@ def set_values(args: argparse.Namespace) -> dict[str, str]:
 
 
 def load(args: argparse.Namespace, path: str):
-    """The system in ``path`` with the ``--set`` values applied."""
+    """Load the system in ``path`` with the ``--set`` values applied."""
     from .model.loader import load_system
 
     return load_system(path, set_values(args) or None)
@@ -159,8 +162,9 @@ def is_tty(stream) -> bool:
 
 
 class Progress:
-    """Progress lines on stderr for steps that may take seconds: on a terminal or with --progress, never
-    with --quiet (so CI logs stay clean).
+    """Progress lines on stderr for steps that may take seconds.
+
+    They are shown on a terminal or with --progress, never with --quiet (so CI logs stay clean).
     """
 
     def __init__(self, args: argparse.Namespace):
@@ -185,7 +189,10 @@ class Progress:
 
 
 def budget(args: argparse.Namespace, what: str) -> AbstractContextManager:
-    """The time (``--timeout``) and memory (``--memory-limit``) budget of symbolic work: derivation, CSE, export."""
+    """Return the time (``--timeout``) and memory (``--memory-limit``) budget of symbolic work.
+
+    Symbolic work is the derivation, CSE and export.
+    """
     from .derivation.deadline import budget as symbolic_budget
     from .derivation.deadline import default_memory_limit
 
@@ -194,7 +201,7 @@ def budget(args: argparse.Namespace, what: str) -> AbstractContextManager:
 
 
 def derive(args: argparse.Namespace, system, method: str | None = None, count: bool = False):
-    """The equations of ``system`` by the chosen method, with the split and stabilisation from the options."""
+    """Derive the equations of ``system`` by the chosen method, with the split and stabilisation from the options."""
     from .derivation.methods import METHODS
 
     name = method or args.method or "lagrange"

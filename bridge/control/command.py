@@ -21,7 +21,7 @@ from ..errors import BridgeError
 
 
 def add_parser(subparsers) -> None:
-    """The ``controller`` sub-command's parser."""
+    """Add ``nhbridge controller`` to the CLI's subparsers."""
     from ..derivation.methods import METHODS
 
     co = subparsers.add_parser(
@@ -63,7 +63,7 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """The command on the parsed arguments; exit code 0, or an error (see the module's docstring)."""
+    """Run the command on the parsed arguments; exit code 0, or an error (see the module's docstring)."""
     from ..atomic import write_text
     from ..derivation.methods import METHODS
     from ..fmu.build import toolchains

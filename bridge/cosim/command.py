@@ -89,7 +89,7 @@ def run_cosim(args: argparse.Namespace) -> int:
 
 
 def _write_partial(result, out: str) -> None:
-    """The steps finished before an interruption, as ``<out stem>.partial.csv`` (the output is left alone)."""
+    """Write the steps finished before an interruption as ``<out stem>.partial.csv`` (the output is left alone)."""
     if not result.stats.get("interrupted"):
         result.write_csv(out)
         print(f"nhbridge: interrupted after the run was complete; wrote {out}", file=sys.stderr)

@@ -31,7 +31,7 @@ def add_derive_parser(subparsers) -> None:
 
 
 def run_derive(args: argparse.Namespace) -> int:
-    """The equations (text, LaTeX or JSON), the constraints (--constraints) or the statistics (--stats)."""
+    """Print the equations (text, LaTeX or JSON), the constraints (--constraints) or the statistics (--stats)."""
     from ..atomic import write_text
     from .methods import METHODS
     from .render import FORMATS

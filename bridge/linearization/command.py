@@ -16,7 +16,7 @@ from .point import LinearizationError
 
 
 def _unit(system, name: str) -> str:
-    """The unit of a swept name: a parameter's, an input's, a coordinate's or (for der(q)) its rate's."""
+    """Return the unit of a swept name: a parameter's, an input's, a coordinate's or (for der(q)) its rate's."""
     from ..simulation.plot import rate_unit
 
     units = {p.name: p.unit for p in system.parameters} | {w.name: w.unit for w in system.inputs}
@@ -26,6 +26,7 @@ def _unit(system, name: str) -> str:
 
 
 def add_parser(subparsers) -> None:
+    """Add ``nhbridge linearize`` to the CLI's subparsers."""
     from ..derivation.methods import METHODS
 
     li = subparsers.add_parser(
@@ -74,7 +75,7 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """The command on the parsed arguments; exit code 0, or an error (see the module's docstring)."""
+    """Run the command on the parsed arguments; exit code 0, or an error (see the module's docstring)."""
     from ..derivation.methods import METHODS
     from ..model.loader import load_system
     from ..simulation.plot import check_plot_path

@@ -200,8 +200,9 @@ def prepare(args):
 
 
 def read_reference(path: str, problems: ProblemCollector, entry: str | None = None) -> dict | None:
-    """The reference run: ``time`` (increasing) and finite numeric signal columns; None and a problem (under
-    ``entry``, default ``--reference PATH``) if not.
+    """Read the reference run: ``time`` (increasing) and finite numeric signal columns.
+
+    None and a problem (under ``entry``, default ``--reference PATH``) if the file is not such a run.
     """
     import numpy as np
     import pyarrow as pa

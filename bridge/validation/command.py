@@ -1,5 +1,6 @@
-"""``nhbridge validate`` and ``nhbridge crosscheck``: the command-line face of validation campaigns and of the FMI
-Cross-Check folders (:mod:`.crosscheck`).
+"""``nhbridge validate`` and ``nhbridge crosscheck``.
+
+The command-line face of validation campaigns and of the FMI Cross-Check folders (:mod:`.crosscheck`).
 
 A command module ranks with :mod:`bridge.cli`: ``validate --scheduler`` runs its runs on Dask (:mod:`bridge.sweeps`).
 """
@@ -114,7 +115,7 @@ def add_validate_parser(subparsers) -> None:
 
 
 def run_validate(args: argparse.Namespace) -> int:
-    """The campaign, one system after the other in this process or, with --scheduler/--workers, on Dask."""
+    """Run the campaign, one system after the other in this process or, with --scheduler/--workers, on Dask."""
     if getattr(args, "workers", None) is not None and args.workers < 1:
         raise BridgeError(f"--workers: expected a positive number of worker processes, got {args.workers}")
     if not getattr(args, "scheduler", None) and getattr(args, "workers", None) is None:
@@ -127,7 +128,10 @@ def run_validate(args: argparse.Namespace) -> int:
 
 
 def _campaign(args: argparse.Namespace) -> int:
-    """The campaign on ``args`` (with ``args.runner``, if set, running the runs), its reports and exit code."""
+    """Run the campaign on ``args`` (with ``args.runner``, if set, running the runs); write its reports.
+
+    Returns the exit code.
+    """
     from ..derivation.methods import METHODS
     from .report import terminal, write_reports
 

@@ -39,6 +39,11 @@ def add_parser(subparsers):
 
 
 def cmd_crosscheck(args) -> int:
+    """Run ``nhbridge crosscheck``: check a model folder, or export a system file's Cross-Check folders.
+
+    A folder (or ``--check``) is checked against its reference with the FMU's binary of the host; a system
+    file is exported to one folder per FMI type. Returns the exit code: 0, or 1 for a failed check.
+    """
     path = Path(args.path)
     if args.check or path.is_dir():
         if args.fmi_version is not None:
