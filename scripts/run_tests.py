@@ -8,8 +8,9 @@ longest), so that the lanes finish together. Each module's output is printed who
 CPU it used, and the last lines sum all modules as pytest does (``N passed, N failed, N skipped``), so a CI
 log reads like one pytest run.
 
-Every run gets a fresh folder for the tests' disk cache (``NHBRIDGE_TEST_CACHE``), shared by all its
-modules and removed at the end.
+Every run gets a fresh folder for the FMU build's object cache (``NHBRIDGE_OBJECT_CACHE``): the modules of
+one run share the C objects they compile, nothing compiled by an earlier run or another checkout is reused, and
+the folder is removed at the end.
 
 ``--record-durations`` measures the CPU of every module, test and shared fixture (tests/conftest.py) and
 writes them into ``tests/durations.json``, which both orders the next runs and sets the ``slow`` marker.
@@ -111,14 +112,14 @@ def main() -> int:
     args, extra = parser.parse_known_args()
     durations = load_durations()
     scratch = Path(tempfile.mkdtemp(prefix="nhbridge-tests-"))
-    cache = scratch / "cache"
-    cache.mkdir()
+    objects = scratch / "objects"
+    objects.mkdir()
     records = scratch / "durations"
     records.mkdir()
     # Each pytest process is one lane: numerical libraries get one thread each instead of every process
     # spinning up a thread per core for tiny matrices.
     env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-           "NHBRIDGE_TEST_CACHE": str(cache)}
+           "NHBRIDGE_OBJECT_CACHE": str(objects)}
     totals: dict[str, int] = {}
     failed: list[str] = []
     finished: list[ModuleRun] = []
