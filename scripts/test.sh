@@ -38,6 +38,7 @@ install_debian_packages() {
 install_debian_packages
 python3 -m pip install --quiet --disable-pip-version-check --only-binary rumoca -e ".[test]"
 python3 -m ruff check bridge tests benchmarks
+# With arguments, one pytest process over the tests they select, e.g. the fast subset: test.sh -m "not slow"
 if [ $# -gt 0 ]; then
     exec python3 -m pytest -q "$@"
 fi
