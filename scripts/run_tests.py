@@ -15,7 +15,7 @@ the folder is removed at the end.
 ``--record-durations`` measures the CPU of every module, test and shared fixture (tests/conftest.py) and
 writes them into ``tests/durations.json``, which both orders the next runs and sets the ``slow`` marker.
 
-Usage: ``python3 scripts/run_tests.py [--jobs N] [--modules GLOB] [--record-durations] [pytest options...]``
+Usage: ``python3 scripts/run_tests.py [--jobs N] [--modules GLOB]... [--record-durations] [pytest options...]``
 """
 
 from __future__ import annotations
@@ -58,9 +58,9 @@ def load_durations() -> dict:
     return {key: dict(data.get(key, {})) for key in ("modules", "tests", "fixtures")}
 
 
-def modules(pattern: str, measured: dict[str, float]) -> list[Path]:
-    """The modules matching ``pattern``, longest first; the ones never measured before all the others."""
-    found = sorted((ROOT / "tests").glob(pattern))
+def modules(patterns: list[str], measured: dict[str, float]) -> list[Path]:
+    """The modules matching any of ``patterns``, longest first; the ones never measured before all the others."""
+    found = sorted({p for pattern in patterns for p in (ROOT / "tests").glob(pattern)})
     return sorted(found, key=lambda p: (p.stem in measured, -measured.get(p.stem, 0.0), p.name))
 
 
@@ -106,7 +106,8 @@ def write_durations(data: dict) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="modules run at once")
-    parser.add_argument("--modules", default="test_*.py", help="which modules of tests/ (a glob)")
+    parser.add_argument("--modules", action="append",
+                        help="which modules of tests/ (a glob; repeated: any of them); default test_*.py")
     parser.add_argument("--record-durations", action="store_true",
                         help="measure the CPU of every module, test and shared fixture into tests/durations.json")
     args, extra = parser.parse_known_args()
@@ -127,7 +128,7 @@ def main() -> int:
     try:
         with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
             futures = [pool.submit(run, m, extra, env, records / f"{m.stem}.json" if args.record_durations else None)
-                       for m in modules(args.modules, durations["modules"])]
+                       for m in modules(args.modules or ["test_*.py"], durations["modules"])]
             for future in as_completed(futures):
                 result = future.result()
                 print(f"==== {result.module.name} ({result.wall:.0f} s, {result.cpu:.0f} s CPU, exit {result.code})",

@@ -3,8 +3,8 @@ is missing) and the markers put on tests from what they do and what they cost.
 
 Markers (registered in pyproject.toml):
 
-- ``compilers``: the test runs Rumoca or pymoca (it asks for the ``rumoca``/``pymoca`` fixture, or its module
-  drives them itself: ``COMPILER_MODULES``);
+- ``compilers``: the test runs Rumoca, pymoca or omc (it asks for the ``rumoca``/``pymoca`` fixture, is named
+  after the compiler, or its module drives them itself: ``COMPILER_MODULES``);
 - ``fmu``: the test's module compiles FMUs (``FMU_MODULES``);
 - ``sanitizer``: C code under AddressSanitizer/UBSan;
 - ``slow``: the test costs more than ``SLOW_CPU_SECONDS`` of CPU, as recorded in ``tests/durations.json``,
@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -36,7 +37,7 @@ RECORD_ENV = "NHBRIDGE_RECORD_DURATIONS"
 # Modules whose tests drive Rumoca, pymoca or omc without asking for the fixtures below.
 COMPILER_MODULES = {"test_compiler_defects", "test_cosim", "test_diodes", "test_forms", "test_friction",
                     "test_linear_export", "test_modelica", "test_msl_flanges", "test_msl_habits", "test_pymoca",
-                    "test_rumoca_linear_states", "test_switched_modelica"}
+                    "test_rumoca_linear_states", "test_switched_modelica", "test_validation"}
 # Modules that compile FMUs with gcc (most of their tests do, or share a module fixture that does).
 FMU_MODULES = {"test_api", "test_archives", "test_codegen_numbers", "test_control", "test_cosim", "test_crosscheck",
                "test_fmu", "test_fmu_events", "test_fmu_friction_bounds", "test_fmu_jacobian", "test_fmu_platforms",
@@ -44,6 +45,8 @@ FMU_MODULES = {"test_api", "test_archives", "test_codegen_numbers", "test_contro
                "test_fmu_start_values", "test_linear_export", "test_no_compiler", "test_reduced_implicit",
                "test_validation", "test_wheel"}
 SANITIZER_MODULES = {"test_fmu_sanitizers"}
+# Tests elsewhere named after the compiler they run (test_rumoca_backend_pendulum, test_openmodelica_backend...).
+COMPILER_NAMES = re.compile(r"rumoca|pymoca|openmodelica|\bomc\b|_omc_")
 
 
 @pytest.fixture
@@ -81,7 +84,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         module = item.path.stem
         names = set(getattr(item, "fixturenames", ()))
-        if module in COMPILER_MODULES or names & {"rumoca", "pymoca"}:
+        if module in COMPILER_MODULES or names & {"rumoca", "pymoca"} or COMPILER_NAMES.search(item.name):
             item.add_marker(pytest.mark.compilers)
         if module in FMU_MODULES:
             item.add_marker(pytest.mark.fmu)
