@@ -25,9 +25,11 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
@@ -35,6 +37,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 DURATIONS = ROOT / "tests" / "durations.json"
+RUNNING: set[subprocess.Popen] = set()  # the modules' pytest processes still running
+RUNNING_LOCK = threading.Lock()
 COUNTS = re.compile(r"(\d+) (passed|failed|skipped|errors?|xfailed|xpassed|deselected)")
 
 
@@ -73,7 +77,11 @@ def run(module: Path, extra: list[str], env: dict[str, str], record: Path | None
         proc = subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *extra,
                                  str(module.relative_to(ROOT))], cwd=ROOT, env=env, stdout=out,
                                 stderr=subprocess.STDOUT, text=True)
+        with RUNNING_LOCK:
+            RUNNING.add(proc)
         _, status, usage = os.wait4(proc.pid, 0)
+        with RUNNING_LOCK:
+            RUNNING.discard(proc)
         proc.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         output = out.read()
@@ -103,6 +111,14 @@ def write_durations(data: dict) -> None:
     os.replace(tmp, DURATIONS)
 
 
+def stop(signum: int, _frame) -> None:
+    """SIGTERM: stop the modules' processes, then leave through the cleanup (the run's folder is removed)."""
+    with RUNNING_LOCK:
+        for proc in RUNNING:
+            proc.terminate()
+    sys.exit(128 + signum)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="modules run at once")
@@ -112,6 +128,7 @@ def main() -> int:
                         help="measure the CPU of every module, test and shared fixture into tests/durations.json")
     args, extra = parser.parse_known_args()
     durations = load_durations()
+    signal.signal(signal.SIGTERM, stop)
     scratch = Path(tempfile.mkdtemp(prefix="nhbridge-tests-"))
     objects = scratch / "objects"
     objects.mkdir()
