@@ -73,6 +73,14 @@ def recorded_durations(path: Path = DURATIONS) -> dict:
     return {key: data.get(key, {}) if isinstance(data, dict) else {} for key in ("modules", "tests", "fixtures")}
 
 
+def relative(path: Path) -> str:
+    """``path`` as pytest's node ids spell it from the repository (``tests/test_x.py``); absolute elsewhere."""
+    try:
+        return f"{Path(path).relative_to(TESTS.parent)}"
+    except ValueError:
+        return f"{path}"
+
+
 def fixture_key(module: str, scope: str, name: str) -> str:
     """How a shared fixture is named in durations.json: per module for module scope, once for the session."""
     return f"session::{name}" if scope == "session" else f"{module}::{name}"
@@ -90,9 +98,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.fmu)
         if module in SANITIZER_MODULES or "sanitizer" in item.name or item.name == "test_runtime_harness":
             item.add_marker(pytest.mark.sanitizer)
-        relative = f"{item.path.relative_to(TESTS.parent)}"
         uses_slow_fixture = any(key in slow_fixtures for name in names
-                                for key in (f"{relative}::{name}", f"session::{name}"))
+                                for key in (f"{relative(item.path)}::{name}", f"session::{name}"))
         if data["tests"].get(item.nodeid, 0.0) >= SLOW_CPU_SECONDS or uses_slow_fixture:
             item.add_marker(pytest.mark.slow)
 
@@ -119,7 +126,7 @@ class DurationRecorder:
         yield
         if fixturedef.scope != "function":
             spent = cpu_seconds() - start
-            module = f"{request.node.path.relative_to(TESTS.parent)}" if fixturedef.scope == "module" else ""
+            module = relative(request.node.path) if fixturedef.scope == "module" else ""
             key = fixture_key(module, fixturedef.scope, fixturedef.argname)
             self.fixtures[key] = round(self.fixtures.get(key, 0.0) + spent, 2)
             self.shared_in_setup += spent
