@@ -119,6 +119,8 @@ def states(system, eom, count, seed=3):
 @pytest.mark.parametrize("name", ["rolling_disc", "rolling_disc_nonholonomic", "bicycle", "rolling_disc_system",
                                   "rolling_disc_constraint_forces"])
 def test_accelerations_match_sympy(name):
+    # slow for the bicycle (about 31 s of CPU): sympy's KanesMethod matrices of the Whipple bicycle, lambdified, are the
+    # independent reference; the five derivations are shared with the bicycle tests below (derived())
     m, system = model(name)
     ref = SympyReference(m, system)
     eoms = {meth: derived(name, meth) for meth in METHODS}
@@ -138,6 +140,8 @@ BODY_EXAMPLES = sorted(p for p in (Path(__file__).parent.parent / "examples").rg
                        if "[bodies" in p.read_text())
 
 
+# Slow for bicycle_bodies (about 57 s of CPU): six derivations of a 3-dof bicycle with bodies and their numeric
+# evaluators; every method is the subject of the comparison.
 @pytest.mark.parametrize("path", BODY_EXAMPLES, ids=lambda p: p.stem)
 def test_kane_agrees_on_body_examples(path):
     """Every body-based example file: kane against every other method at random consistent states."""
