@@ -1,12 +1,52 @@
-"""Fixtures shared by the test modules: the two Modelica compilers, each a skip with its install command where it
-is missing."""
+"""Fixtures shared by the test modules (the two Modelica compilers, each a skip with its install command where it
+is missing) and the markers put on tests from what they do and what they cost.
+
+Markers (registered in pyproject.toml):
+
+- ``compilers``: the test runs Rumoca, pymoca or omc (it asks for the ``rumoca``/``pymoca`` fixture, is named
+  after the compiler, or its module drives them itself: ``COMPILER_MODULES``);
+- ``fmu``: the test's module compiles FMUs (``FMU_MODULES``);
+- ``sanitizer``: C code under AddressSanitizer/UBSan;
+- ``slow``: the test costs more than ``SLOW_CPU_SECONDS`` of CPU, as recorded in ``tests/durations.json``,
+  its own or that of a module- or session-scoped fixture it uses (so ``-m "not slow"`` does not simply move
+  an expensive fixture to the next test that asks for it).
+
+``tests/durations.json`` is written by ``python3 scripts/run_tests.py --record-durations``: with
+``NHBRIDGE_RECORD_DURATIONS`` set to a file name, this plugin measures the CPU (this process and the
+processes it waited for: compilers, child Pythons) of each test's setup, call and teardown and of each shared
+fixture, and writes them there when the session ends.
+"""
 
 from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
 
 import pytest
 
 from bridge.tools.pymoca import PYMOCA_MISSING
 from bridge.tools.rumoca import RUMOCA_MISSING
+
+TESTS = Path(__file__).parent
+DURATIONS = TESTS / "durations.json"
+SLOW_CPU_SECONDS = 10.0
+RECORD_ENV = "NHBRIDGE_RECORD_DURATIONS"
+
+# Modules whose tests drive Rumoca, pymoca or omc without asking for the fixtures below.
+COMPILER_MODULES = {"test_compiler_defects", "test_cosim", "test_diodes", "test_forms", "test_friction",
+                    "test_linear_export", "test_modelica", "test_msl_flanges", "test_msl_habits", "test_pymoca",
+                    "test_rumoca_linear_states", "test_switched_modelica", "test_validation"}
+# Modules that compile FMUs with gcc (most of their tests do, or share a module fixture that does).
+FMU_MODULES = {"test_api", "test_archives", "test_codegen_numbers", "test_control", "test_cosim", "test_crosscheck",
+               "test_fmu", "test_fmu_events", "test_fmu_friction_bounds", "test_fmu_jacobian", "test_fmu_platforms",
+               "test_fmu_repartition", "test_fmu_runtime", "test_fmu_sanitizers", "test_fmu_sources",
+               "test_fmu_start_values", "test_linear_export", "test_no_compiler", "test_reduced_implicit",
+               "test_validation", "test_wheel"}
+SANITIZER_MODULES = {"test_fmu_sanitizers"}
+# Tests elsewhere named after the compiler they run (test_rumoca_backend_pendulum, test_openmodelica_backend...).
+COMPILER_NAMES = re.compile(r"rumoca|pymoca|openmodelica|\bomc\b|_omc_")
 
 
 @pytest.fixture
@@ -20,3 +60,90 @@ def pymoca():
     """The pymoca module; skip (with the install command) where pymoca or casadi is missing."""
     pytest.importorskip("casadi", reason=PYMOCA_MISSING)
     return pytest.importorskip("pymoca", reason=PYMOCA_MISSING)
+
+
+# -- markers ----------------------------------------------------------------------------------------------------
+def recorded_durations(path: Path = DURATIONS) -> dict:
+    """The measured CPU seconds of ``tests/durations.json`` (``modules``, ``tests``, ``fixtures``); empty
+    tables where the file is missing or unreadable (the markers then come from the module lists only)."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        data = {}
+    return {key: data.get(key, {}) if isinstance(data, dict) else {} for key in ("modules", "tests", "fixtures")}
+
+
+def relative(path: Path) -> str:
+    """``path`` as pytest's node ids spell it from the repository (``tests/test_x.py``); absolute elsewhere."""
+    try:
+        return f"{Path(path).relative_to(TESTS.parent)}"
+    except ValueError:
+        return f"{path}"
+
+
+def fixture_key(module: str, scope: str, name: str) -> str:
+    """How a shared fixture is named in durations.json: per module for module scope, once for the session."""
+    return f"session::{name}" if scope == "session" else f"{module}::{name}"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    data = recorded_durations()
+    slow_fixtures = {key for key, cpu in data["fixtures"].items() if cpu >= SLOW_CPU_SECONDS}
+    for item in items:
+        module = item.path.stem
+        names = set(getattr(item, "fixturenames", ()))
+        if module in COMPILER_MODULES or names & {"rumoca", "pymoca"} or COMPILER_NAMES.search(item.name):
+            item.add_marker(pytest.mark.compilers)
+        if module in FMU_MODULES:
+            item.add_marker(pytest.mark.fmu)
+        if module in SANITIZER_MODULES or "sanitizer" in item.name or item.name == "test_runtime_harness":
+            item.add_marker(pytest.mark.sanitizer)
+        uses_slow_fixture = any(key in slow_fixtures for name in names
+                                for key in (f"{relative(item.path)}::{name}", f"session::{name}"))
+        if data["tests"].get(item.nodeid, 0.0) >= SLOW_CPU_SECONDS or uses_slow_fixture:
+            item.add_marker(pytest.mark.slow)
+
+
+# -- recording CPU per test (scripts/run_tests.py --record-durations) ---------------------------------------------
+def cpu_seconds() -> float:
+    """User and system CPU of this process and of the child processes it has waited for."""
+    times = os.times()
+    return times.user + times.system + times.children_user + times.children_system
+
+
+class DurationRecorder:
+    """Measures the CPU of each test phase and of each shared fixture's setup; writes them at the end."""
+
+    def __init__(self, target: Path) -> None:
+        self.target = target
+        self.tests: dict[str, float] = {}
+        self.fixtures: dict[str, float] = {}
+        self.shared_in_setup = 0.0  # CPU of the shared fixtures set up during the current test's setup
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_fixture_setup(self, fixturedef, request):
+        start = cpu_seconds()
+        yield
+        if fixturedef.scope != "function":
+            spent = cpu_seconds() - start
+            module = relative(request.node.path) if fixturedef.scope == "module" else ""
+            key = fixture_key(module, fixturedef.scope, fixturedef.argname)
+            self.fixtures[key] = round(self.fixtures.get(key, 0.0) + spent, 2)
+            self.shared_in_setup += spent
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(self, item, nextitem):
+        self.shared_in_setup = 0.0
+        start = cpu_seconds()
+        yield
+        own = cpu_seconds() - start - self.shared_in_setup
+        self.tests[item.nodeid] = round(self.tests.get(item.nodeid, 0.0) + own, 2)
+
+    def pytest_sessionfinish(self, session):
+        self.target.write_text(json.dumps({"tests": self.tests, "fixtures": self.fixtures}, indent=0))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    target = os.environ.get(RECORD_ENV)
+    if target:
+        config.pluginmanager.register(DurationRecorder(Path(target)), "nhbridge-duration-recorder")

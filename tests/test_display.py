@@ -53,7 +53,9 @@ def snake4():
 
 
 def test_json_tidied_equals_derived(snake4):
-    data = json.loads(render.to_json(snake4))
+    # a budget no load can exhaust: the default (1 s of wall time) is shared with everything else the machine
+    # runs, and the assertion below is about what the tidy-up does, not how fast
+    data = json.loads(render.to_json(snake4, budget=600.0))
     M, F = snake4.mass_matrix, snake4.forcing
     raw = json.loads(render.to_json(snake4, budget=0.0))
     assert sum(map(len, data["forcing"])) < 0.7 * sum(map(len, raw["forcing"]))   # the tidy-up did something

@@ -8,8 +8,6 @@ derivative of sympy's kinematic differential equations.
 from __future__ import annotations
 
 import functools
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +27,12 @@ def model(name: str):
     m = getattr(mm, name)()
     system = bridge.from_mechanics(getattr(m, "system", m.kane), parameters=m.parameters, start=m.start, name=name)
     return m, system
+
+
+@functools.cache
+def derived(name: str, method: str) -> bridge.EquationsOfMotion:
+    """The equations of ``model(name)`` by ``method``, derived once per module (several tests use the bicycle's)."""
+    return bridge.derive(model(name)[1], method)
 
 
 class SympyReference:
@@ -115,9 +119,11 @@ def states(system, eom, count, seed=3):
 @pytest.mark.parametrize("name", ["rolling_disc", "rolling_disc_nonholonomic", "bicycle", "rolling_disc_system",
                                   "rolling_disc_constraint_forces"])
 def test_accelerations_match_sympy(name):
+    # slow for the bicycle (about 31 s of CPU): sympy's KanesMethod matrices of the Whipple bicycle, lambdified, are the
+    # independent reference; the five derivations are shared with the bicycle tests below (derived())
     m, system = model(name)
     ref = SympyReference(m, system)
-    eoms = {meth: bridge.derive(system, meth) for meth in METHODS}
+    eoms = {meth: derived(name, meth) for meth in METHODS}
     checked = 0
     for t, q, qd in states(system, eoms["lagrange"], 4):
         u, ud_sympy = ref.accelerations(q, qd)
@@ -134,6 +140,8 @@ BODY_EXAMPLES = sorted(p for p in (Path(__file__).parent.parent / "examples").rg
                        if "[bodies" in p.read_text())
 
 
+# Slow for bicycle_bodies (about 57 s of CPU): six derivations of a 3-dof bicycle with bodies and their numeric
+# evaluators; every method is the subject of the comparison.
 @pytest.mark.parametrize("path", BODY_EXAMPLES, ids=lambda p: p.stem)
 def test_kane_agrees_on_body_examples(path):
     """Every body-based example file: kane against every other method at random consistent states."""
@@ -170,7 +178,7 @@ def test_bicycle_structure():
     assert {"q1", "q2", "q4", "q5", "int_u3", "int_u6"} <= set(names)
     assert len(system.holonomic) == 1 and system.dof == 3
     # the start state satisfies the holonomic constraint (pitch q4 computed by the loader's Newton step)
-    eom = bridge.derive(system, "lagrange")
+    eom = derived("bicycle", "lagrange")
     q0 = np.array([c.start for c in system.coordinates])
     v0 = np.array([c.velocity for c in system.coordinates])
     assert np.abs(eom.numeric.constraint_residuals(0.0, q0, v0)).max() < 1e-9
@@ -180,7 +188,7 @@ def test_bicycle_structure():
 def test_bicycle_trajectories_agree():
     """One second of the imported bicycle at 5 m/s: kane (reduced, implicit split) follows lagrange."""
     _m, system = model("bicycle")
-    runs = {meth: bridge.simulate(bridge.derive(system, meth), 1.0) for meth in ("lagrange", "kane")}
+    runs = {meth: bridge.simulate(derived("bicycle", meth), 1.0) for meth in ("lagrange", "kane")}
     ref = runs["lagrange"]
     span = np.ptp(ref.q, axis=0)
     span[span == 0] = 1.0
@@ -251,9 +259,12 @@ def test_kane_refuses_energy_only_files():
         bridge.derive(system, "kane")
 
 
-def test_cli_lists_kane():
-    out = subprocess.run([sys.executable, "-m", "bridge.cli", "methods"], capture_output=True, text=True, check=True)
-    assert "kane" in out.stdout and "Kane's equations" in out.stdout
+def test_cli_lists_kane(capsys):
+    from bridge.cli import main
+
+    assert main(["methods"]) == 0
+    out = capsys.readouterr().out
+    assert "kane" in out and "Kane's equations" in out
 
 
 # -- bad input -------------------------------------------------------------------------------------------------------

@@ -11,8 +11,6 @@ compiler was fixed: drop the workaround it names and update the README there.
 from __future__ import annotations
 
 import math
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
@@ -20,6 +18,7 @@ import numpy as np
 import pytest
 
 import bridge
+from bridge.cli import main
 from bridge.errors import ExportError, ValidationError
 from bridge.modelica.export import model_source
 
@@ -132,7 +131,7 @@ def test_ideal_diode_is_written_with_a_mode_state():
         assert text in source, text
 
 
-def test_what_the_mode_rows_cannot_express_is_refused_by_name():
+def test_what_the_mode_rows_cannot_express_is_refused_by_name(capsys):
     """A friction whose sticking condition shares no acceleration with its coordinate's equation (natively
     regular: the inertia couples them through a third coordinate), a negative start current through an ideal
     diode, and rows rewritten as normal equations: an ExportError naming the entry and what to do; the CLI exits 2
@@ -151,10 +150,11 @@ def test_what_the_mode_rows_cannot_express_is_refused_by_name():
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "wrong.toml"
         path.write_text(wrong, encoding="utf-8")
-        out = subprocess.run([sys.executable, "-m", "bridge.cli", "modelica", str(path), "-o", str(Path(tmp) / "w.mo")],
-                             capture_output=True, text=True)
-        assert out.returncode == 2, out.stderr
-        assert "no acceleration appears both" in out.stderr and "Traceback" not in out.stderr
+        capsys.readouterr()
+        code = main(["modelica", str(path), "-o", str(Path(tmp) / "w.mo")])  # in-process: no second interpreter
+        err = capsys.readouterr().err
+        assert code == 2, err
+        assert "no acceleration appears both" in err and "Traceback" not in err
         assert not (Path(tmp) / "w.mo").exists()
 
 
@@ -271,16 +271,17 @@ def test_pymoca_reports_the_documented_limitations(pymoca):
 
 
 # -- the command line and validate ------------------------------------------------------------------------
-def test_check_and_validate_on_the_rectifier(rumoca, pymoca, tmp_path):
+def test_check_and_validate_on_the_rectifier(rumoca, pymoca, tmp_path, capsys):
     """`nhbridge modelica --check rumoca,pymoca`: Rumoca passes with its switching times, pymoca is skipped naming
     the documented limitation (exit 0); validate: the Rumoca run passes, the pymoca run is not applicable."""
     from bridge.validation.campaign import PASSED, SKIPPED, Options, validate_system
 
-    out = subprocess.run([sys.executable, "-m", "bridge.cli", "modelica", str(RECTIFIER), "-o",
-                          str(tmp_path / "r.mo"), "--check", "rumoca,pymoca"], capture_output=True, text=True)
-    assert out.returncode == 0, out.stdout + out.stderr
-    assert "ok rumoca: RectifierMotor" in out.stdout and "switching times from the trajectory (20 of 20" in out.stdout
-    assert "skipped pymoca" in out.stderr and "SwitchedPymocaWhen.mo" in out.stderr
+    capsys.readouterr()
+    code = main(["modelica", str(RECTIFIER), "-o", str(tmp_path / "r.mo"), "--check", "rumoca,pymoca"])
+    out = capsys.readouterr()
+    assert code == 0, out.out + out.err
+    assert "ok rumoca: RectifierMotor" in out.out and "switching times from the trajectory (20 of 20" in out.out
+    assert "skipped pymoca" in out.err and "SwitchedPymocaWhen.mo" in out.err
     result = validate_system(RECTIFIER, Options(groups=("modelica", "pymoca")))
     runs = {r.id: r for r in result.runs}
     assert runs["modelica-rumoca"].status == PASSED, runs["modelica-rumoca"].reason
