@@ -11,7 +11,7 @@ from pathlib import Path
 from ..atomic import atomic_file
 from ..derivation.eom import EquationsOfMotion
 from ..errors import ExportError
-from .build import _pack, compile_binaries, output_path, toolchains
+from .build import compile_binaries, output_path, pack_folder, toolchains
 from .platforms import parse_platforms
 
 
@@ -50,7 +50,7 @@ def build_rumoca_fmu(eom: EquationsOfMotion, path: str | Path, level: str = "ind
         _declare_sources(folder)
         compile_binaries(folder, name, sorted((folder / "sources").glob("*.c")), [], 2, tools,
                          f"Rumoca's C for {name}")
-        return _pack(path, folder)
+        return pack_folder(path, folder)
 
 
 #: prefix of every user name in the text given to Rumoca (no user name starts with nhb_, see the loader)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import shutil
 import subprocess
 import tempfile
-import uuid
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
@@ -20,13 +19,13 @@ from pathlib import Path
 
 from ..derivation.eom import EquationsOfMotion
 from ..errors import ExportError
-from .layout import layout
 from .model_c import model_c
 from .model_description import build_description, model_description
+from .plan import build_plan
 from .platforms import NO_COMPILER_HINT, Platform, compiler, compilers, parse_platforms
 
-__all__ = ["NO_COMPILER_HINT", "build_fmu", "compile_binaries", "compiler", "output_path", "pack_source_fmu",
-           "toolchains"]
+__all__ = ["NO_COMPILER_HINT", "build_fmu", "compile_binaries", "compiler", "output_path", "pack_folder",
+           "pack_source_fmu", "toolchains"]
 
 # -- build ---------------------------------------------------------------------------------------------
 RUNTIME = resources.files("bridge.fmu.runtime")  # the C runtime (top-level fmu/), shipped as package data
@@ -90,7 +89,7 @@ def compile_binaries(folder: Path, name: str, sources: list[Path], flags: list[s
     return [binary for binary, _, _ in jobs]
 
 
-def _pack(path: Path, folder: Path) -> Path:
+def pack_folder(path: Path, folder: Path) -> Path:
     """Zip modelDescription.xml, binaries/ and sources/ of ``folder`` into the FMU ``path`` atomically and
     reproducibly (fixed member order, time stamps and modes: :func:`.archive.write_zip`)."""
     from .archive import write_zip
@@ -106,7 +105,7 @@ def build_fmu(eom: EquationsOfMotion, path: str | Path, fmi_version: int = 2,
     """Generate, compile and pack a source FMU with one binary per platform; written atomically.
 
     ``jacobian``: generate the Jacobian code for directional derivatives (``True``/``False``; ``"auto"``: when
-    the system has at most ``bridge.fmu.jacobian.JACOBIAN_MAX_STATES`` states). ``platforms``: names of
+    the system has at most ``bridge.fmu.features.JACOBIAN_MAX_STATES`` states). ``platforms``: names of
     :data:`~bridge.fmu.platforms.PLATFORMS` (``linux64``, ``win64``, ``aarch64-linux``, a comma list or ``all``;
     default the host's).
     """
@@ -114,13 +113,9 @@ def build_fmu(eom: EquationsOfMotion, path: str | Path, fmi_version: int = 2,
         raise ExportError(f"FMI version must be 2 or 3, got {fmi_version}")
     tools = toolchains(platforms)
     path = output_path(path)
-    system = eom.system
-    lay = layout(eom, fmi_version, jacobian)
-    jac = ":jacobian" if lay.jacobian else ""
-    guid = "{" + str(uuid.uuid5(uuid.NAMESPACE_URL,
-                                f"nhbridge:{system.name}:{eom.method}:{model_c_hash(eom)}{jac}")) + "}"
-    return pack_source_fmu(path, system.name, fmi_version, model_c(eom, lay, guid),
-                           lambda c_files: model_description(eom, lay, guid, c_files), tools)
+    plan = build_plan(eom, fmi_version, jacobian)
+    return pack_source_fmu(path, eom.system.name, fmi_version, model_c(plan),
+                           lambda c_files: model_description(plan, c_files), tools)
 
 
 def pack_source_fmu(path: Path, name: str, fmi_version: int, model_c_text: str,
@@ -146,16 +141,7 @@ def pack_source_fmu(path: Path, name: str, fmi_version: int, model_c_text: str,
         if fmi_version == 3:
             (src / "buildDescription.xml").write_bytes(build_description(name, c_files))
         (folder / "modelDescription.xml").write_bytes(description(c_files))
-        return _pack(path, folder)
+        return pack_folder(path, folder)
 
 
-def model_c_hash(eom: EquationsOfMotion) -> str:
-    import hashlib
-
-    from ..derivation.efforts import switched
-
-    text = "|".join(map(str, [eom.method, *eom.mass_matrix, *eom.forcing, *eom.kinematics,
-                              *[p.name for p in eom.system.parameters], *switched(eom.system)]))
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
+_pack = pack_folder  # the former name (bridge.cosim.components imports it)
