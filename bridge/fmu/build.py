@@ -10,7 +10,6 @@ with partial pivoting (``nhb_lu_solve``).
 from __future__ import annotations
 
 import shutil
-import subprocess
 import tempfile
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -21,6 +20,7 @@ from ..derivation.eom import EquationsOfMotion
 from ..errors import ExportError
 from .model_c import model_c
 from .model_description import build_description, model_description
+from .objects import compile_library, object_cache
 from .plan import build_plan
 from .platforms import NO_COMPILER_HINT, Platform, compiler, compilers, parse_platforms
 
@@ -48,19 +48,28 @@ def output_path(path: str | Path) -> Path:
 def _compile(cc: str, binary: Path, sources: list[Path], flags: list[str], what: str,
              target_flags: Iterable[str] = ("-fPIC",)) -> None:
     """Compile ``sources`` into the shared library ``binary`` (C99, -O2; ``target_flags``: the platform's, by
-    default position independent).
+    default position independent): each source to an object, cached by content (:mod:`.objects`) and compiled
+    concurrently, then linked.
 
     An integer overflow or an integer constant too large for its type is an error, not a warning: either
     would change a number of the equations silently. No contraction of ``a*b + c`` into a fused multiply-add
     (``-ffp-contract=off``): every platform's binary rounds the same operations the same way.
     """
-    binary.parent.mkdir(parents=True, exist_ok=True)
-    cmd = [*cc.split(), "-std=c99", "-O2", "-ffp-contract=off", *target_flags, "-shared", "-Werror=overflow", *flags,
-           "-o", str(binary), *map(str, sources), "-lm"]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    too_large = any(t in proc.stderr for t in ("integer constant is too large", "integer literal is too large"))
-    if proc.returncode != 0 or too_large:
-        raise ExportError(f"compiling {what} failed ({cmd[0]}): {proc.stderr.strip()[:2000]}")
+    target_flags = list(target_flags)
+    compile_library(cc, binary, sources, ["-std=c99", "-O2", "-ffp-contract=off", *target_flags, "-Werror=overflow",
+                                          *flags], [*target_flags, "-shared"], what, object_cache(), unit_level)
+
+
+#: a generated C file larger than this (bytes) compiles with -O1: its long straight-line functions cost gcc -O2
+#: about twice the time of -O1 (register allocation and scheduling over thousands of temporaries) and run no
+#: faster (benchmarks/fmu_scaling.py); the runtime's fixed files always compile with -O2
+LARGE_UNIT_BYTES = 32 * 1024
+_RUNTIME_FILES = {name for names in RUNTIME_SOURCES.values() for name in names}
+
+
+def unit_level(source: Path) -> list[str]:
+    """The optimisation flag of ``source`` beyond the default -O2: ``-O1`` for a large generated file."""
+    return ["-O1"] if source.name not in _RUNTIME_FILES and source.stat().st_size > LARGE_UNIT_BYTES else []
 
 
 def toolchains(platforms: Iterable[str] | str | None = None) -> dict[Platform, str]:

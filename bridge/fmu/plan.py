@@ -58,12 +58,37 @@ def build_plan(eom: EquationsOfMotion, fmi_version: int = 2, jacobian: bool | st
 
 
 def model_hash(eom: EquationsOfMotion) -> str:
-    """16 hex digits of a hash of the method, the equations, the parameter names and the switched elements."""
+    """16 hex digits of a hash of the method, the equations (mass matrix, forcing, kinematics), the parameter
+    names and the switched elements.
+
+    The equations are hashed by their structure (each node's class and its arguments' hashes, every shared
+    subexpression once) rather than by their printed text, which sympy orders term by term and which took
+    seconds for the larger systems.
+    """
     from ..derivation.efforts import switched
 
-    text = "|".join(map(str, [eom.method, *eom.mass_matrix, *eom.forcing, *eom.kinematics,
-                              *[p.name for p in eom.system.parameters], *switched(eom.system)]))
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+    memo: dict = {}
+    h = hashlib.sha256()
+    for part in (eom.method, *[p.name for p in eom.system.parameters], *map(str, switched(eom.system))):
+        h.update(part.encode() + b"\0")
+    for expr in (*eom.mass_matrix, *eom.forcing, *eom.kinematics):
+        h.update(_structure_digest(sp.sympify(expr), memo))
+    return h.hexdigest()[:16]
+
+
+def _structure_digest(expr: sp.Basic, memo: dict) -> bytes:
+    """SHA-256 of ``expr``'s tree: the class name and, for an atom, its text, else its arguments' digests."""
+    known = memo.get(expr)
+    if known is not None:
+        return known
+    h = hashlib.sha256(type(expr).__name__.encode() + b"(")
+    if expr.args:
+        for arg in expr.args:
+            h.update(_structure_digest(arg, memo))
+    else:
+        h.update(str(expr).encode())
+    memo[expr] = out = h.digest()
+    return out
 
 
 def model_names(eom: EquationsOfMotion) -> dict[sp.Symbol, str]:
