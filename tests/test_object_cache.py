@@ -121,3 +121,15 @@ def test_key_follows_flags_headers_and_target(tmp_path):
             continue
         assert object_key(cross, src, ["-O2", *p.flags], [tmp_path]) != object_key(cc, src, ["-O2", *p.flags],
                                                                                      [tmp_path])
+
+
+def test_large_generated_units_compile_at_O1(tmp_path):
+    from bridge.fmu.build import LARGE_UNIT_BYTES, RUNTIME, unit_level
+
+    small, large = tmp_path / "small.c", tmp_path / "model.c"
+    small.write_text("int f(void) { return 1; }\n", encoding="utf-8")
+    large.write_text("/*" + "x" * LARGE_UNIT_BYTES + "*/\n", encoding="utf-8")
+    assert unit_level(small) == [] and unit_level(large) == ["-O1"]
+    core = tmp_path / "nhb_core.c"  # a runtime file keeps -O2 whatever its size
+    core.write_bytes((RUNTIME / "nhb_core.c").read_bytes() + b"/*" + b"x" * LARGE_UNIT_BYTES + b"*/\n")
+    assert unit_level(core) == []
