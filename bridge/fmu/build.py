@@ -1,8 +1,10 @@
 """Native FMUs: generated C for one model plus the fixed runtime in ``fmu/``.
 
-One :class:`FmuLayout` (value references and variable kinds) is computed from the equations and
-drives both the generated C (``NHB_VARIABLES``) and ``modelDescription.xml`` (FMI 2.0 or 3.0), so
-the two cannot drift. The C comes from sympy's C99 printer after one joint CSE pass over the mass
+One :class:`~.plan.CModelPlan` (the equations, the :class:`~.layout.FmuLayout` of value references and
+variable kinds, the GUID) is computed from the equations and drives both the generated C (``NHB_VARIABLES``)
+and ``modelDescription.xml`` (FMI 2.0 or 3.0), so the two cannot drift. Every C file compiles to an object,
+concurrently and cached by content (:mod:`.objects`); the objects are linked into the platform's library.
+The C comes from sympy's C99 printer after one joint CSE pass over the mass
 matrix, forcing and kinematics; the mass-matrix system is solved at run time by the runtime's LU
 with partial pivoting (``nhb_lu_solve``).
 """
@@ -47,9 +49,9 @@ def output_path(path: str | Path) -> Path:
 
 def _compile(cc: str, binary: Path, sources: list[Path], flags: list[str], what: str,
              target_flags: Iterable[str] = ("-fPIC",)) -> None:
-    """Compile ``sources`` into the shared library ``binary`` (C99, -O2; ``target_flags``: the platform's, by
-    default position independent): each source to an object, cached by content (:mod:`.objects`) and compiled
-    concurrently, then linked.
+    """Compile ``sources`` into the shared library ``binary`` (C99, -O2, a large generated file -O1:
+    :func:`unit_level`; ``target_flags``: the platform's, by default position independent): each source to an
+    object, cached by content (:mod:`.objects`) and compiled concurrently, then linked.
 
     An integer overflow or an integer constant too large for its type is an error, not a warning: either
     would change a number of the equations silently. No contraction of ``a*b + c`` into a fused multiply-add
