@@ -295,7 +295,7 @@ def test_without_jacobian(tmp_path, capfd, monkeypatch):
                  str(tmp_path / "cli.fmu")]) == 0
     assert provides(tmp_path / "cli.fmu") == [False, False]
     # "auto" decides by the number of states
-    import bridge.fmu.jacobian as fj
+    import bridge.fmu.features as fj
 
     assert layout(eom, 2).jacobian
     monkeypatch.setattr(fj, "JACOBIAN_MAX_STATES", 3)

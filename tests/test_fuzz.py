@@ -251,13 +251,14 @@ def exported(file: str) -> None:
     import bridge
     from bridge.fmu.layout import layout
     from bridge.fmu.model_c import model_c
+    from bridge.fmu.plan import CModelPlan
     from bridge.modelica.export import model_source
 
     eom = bridge.derive(bridge.parse_system(file), "lagrange")
     assert not any(e.has(sp.Derivative, sp.Subs) for e in [*eom.mass_matrix, *eom.forcing, *eom.kinematics])
     source = model_source(eom)
     assert "Derivative" not in source and not re.search(r"\b(zoo|nan|NaN|oo|inf)\b", source)
-    code = model_c(eom, layout(eom), "guid")
+    code = model_c(CModelPlan(eom, layout(eom), "guid"))
     assert "Derivative" not in code and "NAN" not in code and "INFINITY" not in code
 
 

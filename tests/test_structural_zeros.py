@@ -21,6 +21,7 @@ from bridge.derivation.methods.base import derive
 from bridge.derivation.zeros import is_zero_symbolic, reduce_structural_zeros
 from bridge.fmu.layout import layout
 from bridge.fmu.model_c import model_c
+from bridge.fmu.plan import CModelPlan
 from bridge.model.loader import parse_system
 from bridge.modelica.export import model_source
 
@@ -153,7 +154,7 @@ def test_the_mo_and_model_c_carry_the_true_incidence(system):
     incidence = np.array([[u in row.split(" = ")[0] for u in unknowns] for row in rows])
     np.testing.assert_array_equal(incidence, truth)
     assert not incidence[2, 5:].any()  # der(psi)'s row carries no multiplier
-    c = model_c(eom, layout(eom), "{00000000-0000-0000-0000-000000000000}")
+    c = model_c(CModelPlan(eom, layout(eom), "{00000000-0000-0000-0000-000000000000}"))
     body = c.split("int nhb_rhs(")[1].split("nhb_lu_solve")[0]
     values = dict(re.findall(r"^\s*M\[(\d+)\] = (.*);$", body, flags=re.M))
     c_pattern = np.array([values[str(k)].strip() not in ("0", "0.0") for k in range(truth.size)]).reshape(truth.shape)

@@ -1,8 +1,10 @@
 """Native FMUs: generated C for one model plus the fixed runtime in ``fmu/``.
 
-One :class:`FmuLayout` (value references and variable kinds) is computed from the equations and
-drives both the generated C (``NHB_VARIABLES``) and ``modelDescription.xml`` (FMI 2.0 or 3.0), so
-the two cannot drift. The C comes from sympy's C99 printer after one joint CSE pass over the mass
+One :class:`~.plan.CModelPlan` (the equations, the :class:`~.layout.FmuLayout` of value references and
+variable kinds, the GUID) is computed from the equations and drives both the generated C (``NHB_VARIABLES``)
+and ``modelDescription.xml`` (FMI 2.0 or 3.0), so the two cannot drift. Every C file compiles to an object,
+concurrently and cached by content (:mod:`.objects`); the objects are linked into the platform's library.
+The C comes from sympy's C99 printer after one joint CSE pass over the mass
 matrix, forcing and kinematics; the mass-matrix system is solved at run time by the runtime's LU
 with partial pivoting (``nhb_lu_solve``).
 """
@@ -10,9 +12,7 @@ with partial pivoting (``nhb_lu_solve``).
 from __future__ import annotations
 
 import shutil
-import subprocess
 import tempfile
-import uuid
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
@@ -20,15 +20,16 @@ from pathlib import Path
 
 from ..derivation.eom import EquationsOfMotion
 from ..errors import ExportError
-from .layout import layout
 from .model_c import model_c
 from .model_description import build_description, model_description
+from .objects import compile_library, object_cache
+from .plan import build_plan
 from .platforms import NO_COMPILER_HINT, Platform, compiler, compilers, parse_platforms
 from .runtime import HEADERS as RUNTIME_HEADERS
 from .runtime import runtime_sources
 
-__all__ = ["NO_COMPILER_HINT", "build_fmu", "compile_binaries", "compiler", "output_path", "pack_source_fmu",
-           "toolchains"]
+__all__ = ["NO_COMPILER_HINT", "build_fmu", "compile_binaries", "compiler", "output_path", "pack_folder",
+           "pack_source_fmu", "toolchains"]
 
 # -- build ---------------------------------------------------------------------------------------------
 RUNTIME = resources.files("bridge.fmu.runtime")  # the C runtime (top-level fmu/), shipped as package data
@@ -49,20 +50,29 @@ def output_path(path: str | Path) -> Path:
 
 def _compile(cc: str, binary: Path, sources: list[Path], flags: list[str], what: str,
              target_flags: Iterable[str] = ("-fPIC",)) -> None:
-    """Compile ``sources`` into the shared library ``binary`` (C99, -O2; ``target_flags``: the platform's, by
-    default position independent).
+    """Compile ``sources`` into the shared library ``binary`` (C99, -O2, a large generated file -O1:
+    :func:`unit_level`; ``target_flags``: the platform's, by default position independent): each source to an
+    object, cached by content (:mod:`.objects`) and compiled concurrently, then linked.
 
     An integer overflow or an integer constant too large for its type is an error, not a warning: either
     would change a number of the equations silently. No contraction of ``a*b + c`` into a fused multiply-add
     (``-ffp-contract=off``): every platform's binary rounds the same operations the same way.
     """
-    binary.parent.mkdir(parents=True, exist_ok=True)
-    cmd = [*cc.split(), "-std=c99", "-O2", "-ffp-contract=off", *target_flags, "-shared", "-Werror=overflow", *flags,
-           "-o", str(binary), *map(str, sources), "-lm"]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    too_large = any(t in proc.stderr for t in ("integer constant is too large", "integer literal is too large"))
-    if proc.returncode != 0 or too_large:
-        raise ExportError(f"compiling {what} failed ({cmd[0]}): {proc.stderr.strip()[:2000]}")
+    target_flags = list(target_flags)
+    compile_library(cc, binary, sources, ["-std=c99", "-O2", "-ffp-contract=off", *target_flags, "-Werror=overflow",
+                                          *flags], [*target_flags, "-shared"], what, object_cache(), unit_level)
+
+
+#: a generated C file larger than this (bytes) compiles with -O1: its long straight-line functions cost gcc -O2
+#: about twice the time of -O1 (register allocation and scheduling over thousands of temporaries) and run no
+#: faster (benchmarks/fmu_scaling.py); the runtime's fixed files always compile with -O2
+LARGE_UNIT_BYTES = 32 * 1024
+_RUNTIME_FILES = {name for names in RUNTIME_SOURCES.values() for name in names}
+
+
+def unit_level(source: Path) -> list[str]:
+    """The optimisation flag of ``source`` beyond the default -O2: ``-O1`` for a large generated file."""
+    return ["-O1"] if source.name not in _RUNTIME_FILES and source.stat().st_size > LARGE_UNIT_BYTES else []
 
 
 def toolchains(platforms: Iterable[str] | str | None = None) -> dict[Platform, str]:
@@ -91,7 +101,7 @@ def compile_binaries(folder: Path, name: str, sources: list[Path], flags: list[s
     return [binary for binary, _, _ in jobs]
 
 
-def _pack(path: Path, folder: Path) -> Path:
+def pack_folder(path: Path, folder: Path) -> Path:
     """Zip modelDescription.xml, binaries/ and sources/ of ``folder`` into the FMU ``path`` atomically and
     reproducibly (fixed member order, time stamps and modes: :func:`.archive.write_zip`)."""
     from .archive import write_zip
@@ -102,7 +112,6 @@ def _pack(path: Path, folder: Path) -> Path:
     return path
 
 
-pack_folder = _pack  # the public name (bridge.tools.fmu_backends, bridge.cosim.components)
 
 
 def build_fmu(eom: EquationsOfMotion, path: str | Path, fmi_version: int = 2,
@@ -110,7 +119,7 @@ def build_fmu(eom: EquationsOfMotion, path: str | Path, fmi_version: int = 2,
     """Generate, compile and pack a source FMU with one binary per platform; written atomically.
 
     ``jacobian``: generate the Jacobian code for directional derivatives (``True``/``False``; ``"auto"``: when
-    the system has at most ``bridge.fmu.jacobian.JACOBIAN_MAX_STATES`` states). ``platforms``: names of
+    the system has at most ``bridge.fmu.features.JACOBIAN_MAX_STATES`` states). ``platforms``: names of
     :data:`~bridge.fmu.platforms.PLATFORMS` (``linux64``, ``win64``, ``aarch64-linux``, a comma list or ``all``;
     default the host's).
     """
@@ -118,13 +127,9 @@ def build_fmu(eom: EquationsOfMotion, path: str | Path, fmi_version: int = 2,
         raise ExportError(f"FMI version must be 2 or 3, got {fmi_version}")
     tools = toolchains(platforms)
     path = output_path(path)
-    system = eom.system
-    lay = layout(eom, fmi_version, jacobian)
-    jac = ":jacobian" if lay.jacobian else ""
-    guid = "{" + str(uuid.uuid5(uuid.NAMESPACE_URL,
-                                f"nhbridge:{system.name}:{eom.method}:{model_c_hash(eom)}{jac}")) + "}"
-    return pack_source_fmu(path, system.name, fmi_version, model_c(eom, lay, guid),
-                           lambda c_files: model_description(eom, lay, guid, c_files), tools)
+    plan = build_plan(eom, fmi_version, jacobian)
+    return pack_source_fmu(path, eom.system.name, fmi_version, model_c(plan),
+                           lambda c_files: model_description(plan, c_files), tools)
 
 
 def pack_source_fmu(path: Path, name: str, fmi_version: int, model_c_text: str,
@@ -153,16 +158,6 @@ def pack_source_fmu(path: Path, name: str, fmi_version: int, model_c_text: str,
         if fmi_version == 3:
             (src / "buildDescription.xml").write_bytes(build_description(name, c_files))
         (folder / "modelDescription.xml").write_bytes(description(c_files))
-        return _pack(path, folder)
-
-
-def model_c_hash(eom: EquationsOfMotion) -> str:
-    import hashlib
-
-    from ..derivation.efforts import switched
-
-    text = "|".join(map(str, [eom.method, *eom.mass_matrix, *eom.forcing, *eom.kinematics,
-                              *[p.name for p in eom.system.parameters], *switched(eom.system)]))
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+        return pack_folder(path, folder)
 
 

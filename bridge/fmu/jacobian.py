@@ -29,24 +29,11 @@ import symengine as se
 import sympy as sp
 from symengine.lib.symengine_wrapper import Boolean
 
+from ..codegen.c import NhbCPrinter
 from ..derivation.eom import EquationsOfMotion
 from ..errors import ExportError
-
-#: ``jacobian="auto"`` generates the Jacobian code for systems with at most this many states (also named
-#: in the help of ``nhbridge fmu --jacobian``). It keeps every automatic build under 2 s on the reference
-#: machine: the seed examples (2-10 states) gain < 0.05 s; the wheeled snake with 12 / 14 / 16 / 20 / 36
-#: states builds in 1.3 / 1.8 / 2.3 / 3.7 / 19.7 s with the Jacobian and 1.0 / 1.3 / 1.4 / 1.9 / 7.0 s
-#: without (gcc -O2 on the generated code dominates), see README "FMU export".
-JACOBIAN_MAX_STATES = 14
-
-
-def jacobian_enabled(eom: EquationsOfMotion, option: bool | str | None = "auto") -> bool:
-    """Whether the FMU gets the Jacobian code: ``True``/``False``, or ``"auto"``/``None`` by the state count."""
-    if option in (None, "auto"):
-        return eom.system.n + len(eom.u) <= JACOBIAN_MAX_STATES
-    if isinstance(option, bool):
-        return option
-    raise ExportError(f"jacobian must be True, False or 'auto', got {option!r}")
+from .features import JACOBIAN_MAX_STATES, jacobian_enabled
+from .plan import CModelPlan
 
 
 def _resolve(expr: sp.Expr, derivative) -> sp.Expr:
@@ -137,13 +124,11 @@ def _chain(target: str, zentries, nc: int, prefix: str) -> tuple[list[tuple[str,
     return [(f"{prefix}_p[{e}]", x) for e, (_, _, x) in enumerate(zentries)], loop
 
 
-def _auxiliary_derivatives(eom: EquationsOfMotion, knowns, nc: int) -> list[str]:
+def _auxiliary_derivatives(plan: CModelPlan, knowns, nc: int) -> list[str]:
     """C computing ``Z`` and ``DZ`` (placeholders x (x, w), row-major) stage by stage."""
-    from ..codegen.c import NhbCPrinter
-    from .model_c import _c_auxiliary, model_names
-
+    eom = plan.eom
     zsyms = list(eom.auxiliary_symbols)
-    lines = [*_c_auxiliary(eom, "s"), f"    double DZ[{len(zsyms) * nc}];"]
+    lines = [*plan.auxiliary_c("s"), f"    double DZ[{len(zsyms) * nc}];"]
     offset = 0
     for k, stage in enumerate(eom.auxiliary):
         r, c = stage.unknowns.shape
@@ -157,7 +142,7 @@ def _auxiliary_derivatives(eom: EquationsOfMotion, knowns, nc: int) -> list[str]
         lines += ["    {", f"    double L[{r * r}], D[{r * c * nc}];",
                   *([f"    double d{k}_p[{len(zentries)}];"] if zentries else []),
                   f"    for (int i = 0; i < {r * c * nc}; ++i) D[i] = 0.0;",
-                  *_scheduled_cse(NhbCPrinter(model_names(eom)), targets + ptargets, f"d{k}"), *loop,
+                  *_scheduled_cse(NhbCPrinter(plan.names()), targets + ptargets, f"d{k}"), *loop,
                   f"    int bad = nhb_lu_solve_many({r}, L, {c * nc}, D);",
                   "    if (bad) {",
                   '        snprintf(msg, msg_len, "the constraints cannot be solved for the dependent velocities at '
@@ -221,8 +206,10 @@ def _scheduled_cse(printer, targets: list[tuple[str, se.Basic]], prefix: str) ->
     return lines
 
 
-def jacobian_c(eom: EquationsOfMotion, enabled: bool) -> list[str]:
-    """C lines of ``NHB_HAS_JACOBIAN`` and ``nhb_jacobian`` (a stub returning 1 when not enabled)."""
+def jacobian_c(plan: CModelPlan) -> list[str]:
+    """C lines of ``NHB_HAS_JACOBIAN`` and ``nhb_jacobian`` (a stub returning 1 when the plan's layout has no
+    Jacobian)."""
+    eom, enabled = plan.eom, plan.layout.jacobian
     head = [
         "",
         "/* Jacobian of (dx, lambda, y) with respect to (x, in), row-major, at (t, x) and z = [der(u); lambda] of",
@@ -241,23 +228,20 @@ def jacobian_c(eom: EquationsOfMotion, enabled: bool) -> list[str]:
             "}",
             "",
         ]
-    from ..codegen.c import NhbCPrinter
-    from .model_c import model_names
-
     system = eom.system
     nq = system.n
     size = eom.mass_matrix.shape[0]
     knowns, z, entries = jacobian_entries(eom)
     nc = len(knowns)
     nrows = nq + size + len(system.outputs)
-    printer = NhbCPrinter(model_names(eom))
+    printer = NhbCPrinter(plan.names())
     printer.names.update({s: s.name for s in z})
     targets = [(f"M[{k}]", e) for k, e in enumerate(eom.mass_matrix)]
     targets += [(f"J[{r * nc + c}]", e) for r, c, e in entries]
     loop: list[str] = []
     aux: list[str] = []
     if eom.auxiliary:
-        aux = _auxiliary_derivatives(eom, knowns, nc)
+        aux = _auxiliary_derivatives(plan, knowns, nc)
         rows = jacobian_rows(eom)
         zentries = _partials(rows, list(eom.auxiliary_symbols))
         ptargets, loop = _chain("J", zentries, nc, "jz")
@@ -282,3 +266,6 @@ def jacobian_c(eom: EquationsOfMotion, enabled: bool) -> list[str]:
     else:
         body.append("    (void)msg; (void)msg_len;")
     return head + body + ["    return 0;", "}", ""]
+
+
+__all__ = ["JACOBIAN_MAX_STATES", "jacobian_c", "jacobian_enabled", "jacobian_entries", "jacobian_rows"]

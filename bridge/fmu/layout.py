@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from ..derivation.eom import EquationsOfMotion
 from ..model import symbols as S
+from .features import jacobian_enabled, outputs_use_efforts
 
 PLATFORM = {2: "linux64", 3: "x86_64-linux"}
 
@@ -134,7 +135,6 @@ def _add_split_speeds(add, eom: EquationsOfMotion, speeds: list[str]) -> None:
 def layout(eom: EquationsOfMotion, fmi_version: int = 2, jacobian: bool | str | None = "auto") -> FmuLayout:
     from ..derivation.efforts import switched as switched_elements
     from ..derivation.split_free import repartitions
-    from .jacobian import jacobian_enabled
 
     system = eom.system
     elements = switched_elements(system)
@@ -198,8 +198,6 @@ def layout(eom: EquationsOfMotion, fmi_version: int = 2, jacobian: bool | str | 
         add(name="split.health", kind=INDICATOR, index=len(elements),
             description=f"health of the current split of the velocities minus {SPLIT_EVENT_HEALTH!r}: the "
                         "independent velocities are chosen anew where it crosses 0")
-    from .model_c import outputs_use_efforts
-
     # no directional derivatives with switched elements (their rows change with the modes) or outputs that
     # contain efforts (their derivatives would need those of the solved efforts)
     return FmuLayout(fmi_version, tuple(numbering.variables), nq, nq + len(speeds),

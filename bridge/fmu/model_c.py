@@ -20,64 +20,11 @@ from ..codegen.c import cse_block as _cse_block
 from ..derivation.eom import EquationsOfMotion
 from ..model import symbols as S
 from ..version import __version__
+from .features import outputs_use_efforts
+from .jacobian import jacobian_c
 from .layout import FmuLayout
-from .split_c import failing_body, function_head
-
-#: the generated code stops with an error when min |pivot| of A_dep / max |[A_dep, A_ind]| falls below this: the
-#: split chosen at build time is (nearly) singular there (the native simulation re-partitions at the same health
-#: of sigma_min(A_dep) / |A|, bridge.simulation.simulate.SPLIT_THRESHOLD)
-SPLIT_HEALTH_MIN = 1e-3
-
-
-def model_names(eom: EquationsOfMotion) -> dict:
-    """The C names of the bridge's symbols, with the auxiliary placeholders as ``Z[k]``."""
-    names = _c_names(eom)
-    names.update({z: f"Z[{k}]" for k, z in enumerate(eom.auxiliary_symbols)})
-    return names
-
-
-def _c_auxiliary(eom: EquationsOfMotion, prefix: str) -> list[str]:
-    """Statements computing ``Z`` (the auxiliary placeholders) stage by stage: ``L Z_k = R_k`` by LU with partial
-    pivoting (one CSE pass per stage); a (nearly) singular split returns 3 with a message naming the time and the
-    split's health ``min |pivot of A_dep| / max |[A_dep, A_ind]|``."""
-    if not eom.auxiliary:
-        return []
-    lines = [f"    double Z[{len(eom.auxiliary_symbols)}];"]
-    offset = 0
-    split = f"independent {', '.join(eom.independent)}; dependent {', '.join(eom.dependent)}"
-    for k, stage in enumerate(eom.auxiliary):
-        r, c = stage.unknowns.shape
-        temps, vals = _cse_block(NhbCPrinter(model_names(eom)), list(stage.matrix) + list(stage.rhs),
-                                 f"{prefix}{k}")
-        lines += ["    {", f"    double L[{r * r}], R[{r * c}];", *temps, *_c_assignments("L", vals[:r * r]),
-                  *_c_assignments("R", vals[r * r:])]
-        if k == 0:
-            lines += [
-                "    double amax = 0.0, pmin = HUGE_VAL;",
-                f"    for (int i = 0; i < {r * r}; ++i) amax = fmax(amax, fabs(L[i]));",
-                f"    for (int i = 0; i < {r * c}; ++i) amax = fmax(amax, fabs(R[i]));",
-            ]
-        lines += [f"    int bad = nhb_lu_solve_many({r}, L, {c}, R);"]
-        if k == 0:
-            lines += [
-                f"    for (int i = 0; i < {r}; ++i) pmin = fmin(pmin, fabs(L[i * {r} + i]));",
-                f"    if (bad || !(pmin > {SPLIT_HEALTH_MIN!r} * amax)) {{",
-                '        snprintf(msg, msg_len, "the split of the velocities chosen at build time (%s) is singular at '
-                't = %.17g (health min|pivot|/max|A| = %.3g < %g): this FMU of a reduced method cannot re-partition; '
-                'export the lagrange form or choose other independent coordinates", '
-                f'"{split}", t, bad ? 0.0 : pmin / amax, {SPLIT_HEALTH_MIN!r});',
-                "        return 3;",
-                "    }",
-            ]
-        else:
-            lines += ["    if (bad) {",
-                      '        snprintf(msg, msg_len, "the constraints cannot be solved for the dependent velocities '
-                      'at t = %.17g (pivot %d)", t, bad);',
-                      "        return 3;",
-                      "    }"]
-        lines += [f"    for (int i = 0; i < {r * c}; ++i) Z[{offset} + i] = R[i];", "    }"]
-        offset += r * c
-    return lines
+from .plan import CModelPlan, model_names
+from .split_c import failing_body, function_head, split_c
 
 
 def _c_preamble(eom: EquationsOfMotion) -> list[str]:
@@ -159,16 +106,17 @@ def _c_mode_rows(rows: list[tuple[int, int, int, list[sp.Expr], sp.Expr]], value
     return lines
 
 
-def _c_rhs(eom: EquationsOfMotion, lay: FmuLayout) -> list[str]:
+def _c_rhs(plan: CModelPlan) -> list[str]:
     """``nhb_rhs``: ``dx = [K; du]`` with ``[du; lambda]`` solved from ``M [du; lambda] = F`` (LU, partial pivoting).
 
     One CSE pass covers M, F, K and the rows of the switched elements in their other modes; a singular M or
     non-finite derivatives return an error code and message.
     """
+    eom, lay = plan.eom, plan.layout
     nq, size = eom.system.n, len(eom.unknowns)
     rows = _mode_rows(eom)
     extra = [e for *_, row, rhs in rows for e in (*row, rhs)]
-    temps, dyn = _cse_block(NhbCPrinter(model_names(eom)),
+    temps, dyn = _cse_block(NhbCPrinter(plan.names()),
                             list(eom.mass_matrix) + list(eom.forcing) + list(eom.kinematics) + extra, "c")
     n_m = size * size
     nk = n_m + size + nq
@@ -179,7 +127,7 @@ def _c_rhs(eom: EquationsOfMotion, lay: FmuLayout) -> list[str]:
         "    (void)t; (void)x; (void)p; (void)in; (void)modes; (void)lam;",
         f"    double M[{max(1, n_m)}];",
         f"    double F[{max(1, size)}];",
-        *_c_auxiliary(eom, "s"),
+        *plan.auxiliary_c("s"),
         *temps,
         *_c_assignments("M", dyn[:n_m]),
         *_c_assignments("F", dyn[n_m:n_m + size]),
@@ -221,18 +169,13 @@ def effort_names(eom: EquationsOfMotion) -> dict[sp.Symbol, str]:
     return {e: f"lam[{m + j}]" for j, e in enumerate(eom.efforts)}
 
 
-def outputs_use_efforts(eom: EquationsOfMotion) -> bool:
-    """Whether an output contains an effort (then ``nhb_outputs`` reads ``lam``: ``NHB_OUTPUTS_USE_LAM``)."""
-    efforts = set(eom.efforts)
-    return any(expr.free_symbols & efforts for expr in eom.system.outputs.values())
-
-
-def _c_outputs(eom: EquationsOfMotion) -> list[str]:
+def _c_outputs(plan: CModelPlan) -> list[str]:
     """``nhb_outputs``: the velocities ``v = K``, then the outputs ``y`` and velocity residuals ``r`` in terms of v
     (and of the efforts in ``lam``, nhb_rhs's result at the same point, where an output contains one)."""
+    eom = plan.eom
     system = eom.system
     nq, ny = system.n, len(system.outputs)
-    vel_temps, vel = _cse_block(NhbCPrinter(model_names(eom)), list(eom.kinematics), "k")
+    vel_temps, vel = _cse_block(NhbCPrinter(plan.names()), list(eom.kinematics), "k")
     out_printer = NhbCPrinter({**_c_names(eom), **effort_names(eom)})
     for i, c in enumerate(system.coordinates):
         out_printer.names[c.velocity_symbol] = f"v[{i}]"
@@ -244,7 +187,7 @@ def _c_outputs(eom: EquationsOfMotion) -> list[str]:
         "                double *y, double *r, char *msg, size_t msg_len)",
         "{",
         "    (void)t; (void)x; (void)p; (void)in; (void)lam; (void)y; (void)r; (void)msg; (void)msg_len;",
-        *_c_auxiliary(eom, "a"),
+        *plan.auxiliary_c("a"),
         *vel_temps,
         *_c_assignments("v", vel[:nq]),
         *out_temps,
@@ -339,15 +282,13 @@ def _c_switching(eom: EquationsOfMotion) -> list[str]:
     ]
 
 
-def model_c(eom: EquationsOfMotion, lay: FmuLayout, guid: str) -> str:
-    """The generated ``model.c``: constants, start values, ``nhb_rhs``, ``nhb_outputs``, ``nhb_constraints``,
-    ``nhb_switching`` (and ``nhb_jacobian``)."""
-    from .jacobian import jacobian_c
-    from .split_c import split_c
-
-    lines = [*_c_preamble(eom), *_c_model_constants(eom, lay, guid), *_c_start_values(eom), *_c_rhs(eom, lay),
-             *_c_outputs(eom), *_c_constraints(eom, lay), *_c_switching(eom), *split_c(eom),
-             *jacobian_c(eom, lay.jacobian)]
+def model_c(plan: CModelPlan) -> str:
+    """The generated ``model.c`` of ``plan``: constants, start values, ``nhb_rhs``, ``nhb_outputs``,
+    ``nhb_constraints``, ``nhb_switching``, the split-free functions (and ``nhb_jacobian``)."""
+    eom, lay = plan.eom, plan.layout
+    lines = [*_c_preamble(eom), *_c_model_constants(eom, lay, plan.guid), *_c_start_values(eom), *_c_rhs(plan),
+             *_c_outputs(plan), *_c_constraints(eom, lay), *_c_switching(eom), *split_c(eom), *jacobian_c(plan)]
     return "\n".join(lines)
 
 
+__all__ = ["effort_names", "model_c", "model_names", "outputs_use_efforts"]

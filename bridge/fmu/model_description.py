@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from ..derivation.eom import EquationsOfMotion
 from ..version import __version__
 from .layout import INPUT, OUTPUT, STATE, TIME, FmuLayout, Variable
+from .plan import CModelPlan
 
 
 # -- modelDescription.xml ------------------------------------------------------------------------------
@@ -241,13 +242,14 @@ def _add_model_structure(root, eom: EquationsOfMotion, lay: FmuLayout, index_of:
         _model_structure_fmi2(ms, outputs, derivs, initial, depends, index_of)
 
 
-def model_description(eom: EquationsOfMotion, lay: FmuLayout, guid: str, sources: Sequence[str] = ()) -> bytes:
-    """``modelDescription.xml`` (FMI 2.0 or 3.0, as ``lay.fmi_version``) for the layout's variables, UTF-8.
+def model_description(plan: CModelPlan, sources: Sequence[str] = ()) -> bytes:
+    """``modelDescription.xml`` (FMI 2.0 or 3.0, as the plan's layout) for the plan's variables, UTF-8.
 
     ``sources``: the C files in the FMU's ``sources/`` (FMI 2: listed in ``<SourceFiles>``).
     """
     from lxml import etree
 
+    eom, lay, guid = plan.eom, plan.layout, plan.guid
     root = _description_root(eom, lay, guid)
     _add_interfaces(root, eom.system.name, lay, sources)
     _add_unit_definitions(root, lay)

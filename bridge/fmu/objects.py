@@ -1,0 +1,212 @@
+"""Compiled objects of the FMU builds, cached by content in a user cache folder.
+
+Every C file of an FMU is compiled on its own (``cc -c``, the files concurrently on the usable cores) and the
+objects are linked into the shared library. An object is cached under a key that hashes everything its bytes
+depend on: the source, every header of the include folders, the compiler (its command, the resolved
+executable's size and time stamp, ``--version`` and ``-dumpmachine``) and the flags, so the runtime's fixed
+files are compiled once per compiler and platform, and a rebuild whose ``model.c`` did not change links only.
+
+The folder is ``$NHBRIDGE_OBJECT_CACHE`` when set (``off`` or an empty value: no cache), else
+``$XDG_CACHE_HOME/nhbridge/objects`` (``~/.cache/nhbridge/objects``). An entry is one file written atomically
+(a temporary file renamed over it): a magic line, the SHA-256 of the object and the object. An entry whose
+digest does not match is counted as corrupt, removed and compiled anew; concurrent builds write identical
+entries, the last rename wins.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+import threading
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from functools import cache
+from pathlib import Path
+
+from ..errors import ExportError
+
+#: environment variable naming the cache folder (``off`` or empty: no cache)
+CACHE_ENV = "NHBRIDGE_OBJECT_CACHE"
+_MAGIC = b"nhbridge-object-1\n"
+_DIGEST = hashlib.sha256().digest_size
+
+
+def cache_folder() -> Path | None:
+    """The object cache's folder from the environment; None when caching is off."""
+    env = os.environ.get(CACHE_ENV)
+    if env is not None:
+        return None if env.strip().lower() in ("", "off", "0", "no", "false") else Path(env).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "nhbridge" / "objects"
+
+
+class ObjectCache:
+    """Objects by key in ``folder`` (None: nothing cached); ``stats`` counts ``hit``, ``miss``, ``corrupt``
+    and ``stored`` (also ``unwritable`` where the folder cannot be written: the build goes on uncached).
+    """
+
+    def __init__(self, folder: Path | None):
+        self.folder = folder
+        self.stats: Counter[str] = Counter()
+        self._lock = threading.Lock()
+
+    def _count(self, what: str) -> None:
+        with self._lock:
+            self.stats[what] += 1
+
+    def entry(self, key: str) -> Path | None:
+        """The entry file of ``key`` (None without a folder)."""
+        return None if self.folder is None else self.folder / key[:2] / f"{key}.o"
+
+    def load(self, key: str, target: Path) -> bool:
+        """Write the cached object of ``key`` to ``target``; False when it is absent or corrupt (then removed)."""
+        path = self.entry(key)
+        if path is None:
+            return False
+        try:
+            data = path.read_bytes()
+        except OSError:
+            self._count("miss")
+            return False
+        head, digest, body = data[:len(_MAGIC)], data[len(_MAGIC):len(_MAGIC) + _DIGEST], data[len(_MAGIC) + _DIGEST:]
+        if head != _MAGIC or hashlib.sha256(body).digest() != digest:
+            self._count("corrupt")
+            try:
+                path.unlink()
+            except OSError:
+                pass
+            return False
+        target.write_bytes(body)
+        self._count("hit")
+        return True
+
+    def store(self, key: str, obj: Path) -> None:
+        """Cache the object file ``obj`` under ``key`` atomically (a folder that cannot be written is skipped)."""
+        path = self.entry(key)
+        if path is None:
+            return
+        body = obj.read_bytes()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=f".{key[:16]}-", suffix=".tmp", dir=path.parent)
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    f.write(_MAGIC + hashlib.sha256(body).digest() + body)
+                os.replace(tmp, path)
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
+        except OSError:
+            self._count("unwritable")
+            return
+        self._count("stored")
+
+
+_CACHES: dict[Path | None, ObjectCache] = {}
+_CACHES_LOCK = threading.Lock()
+
+
+def object_cache() -> ObjectCache:
+    """The cache of the current :func:`cache_folder` (one object per folder, its statistics kept)."""
+    folder = cache_folder()
+    with _CACHES_LOCK:
+        if folder not in _CACHES:
+            _CACHES[folder] = ObjectCache(folder)
+        return _CACHES[folder]
+
+
+@cache
+def _compiler_identity(cc: str) -> bytes:
+    """What identifies the compiler ``cc``: its command, executable (path, size, time stamp), version and target."""
+    exe = shutil.which(cc.split()[0]) or cc.split()[0]
+    try:
+        st = os.stat(exe)
+        stamp = f"{os.path.realpath(exe)}:{st.st_size}:{st.st_mtime_ns}"
+    except OSError:
+        stamp = exe
+    out = []
+    for arg in ("--version", "-dumpmachine"):
+        try:
+            proc = subprocess.run([*cc.split(), arg], capture_output=True, text=True, timeout=60)
+            out.append(proc.stdout)
+        except (OSError, subprocess.SubprocessError):
+            out.append("")
+    return "\0".join([cc, stamp, *out]).encode()
+
+
+def object_key(cc: str, source: Path, flags: Sequence[str], include_dirs: Iterable[Path]) -> str:
+    """The cache key of compiling ``source`` with ``cc`` and ``flags``: SHA-256 over the compiler's identity,
+    the flags, the source and every ``.h`` file of ``include_dirs`` (name and content).
+    """
+    h = hashlib.sha256()
+    options = [f for f in flags if not f.startswith("-I")]  # the folders stand for their headers, hashed below
+    for part in (_compiler_identity(cc), "\0".join(options).encode(), source.name.encode(), source.read_bytes()):
+        h.update(len(part).to_bytes(8, "little"))
+        h.update(part)
+    for folder in include_dirs:
+        for header in sorted(Path(folder).glob("*.h")):
+            for part in (header.name.encode(), header.read_bytes()):
+                h.update(len(part).to_bytes(8, "little"))
+                h.update(part)
+    return h.hexdigest()
+
+
+def _too_large(stderr: str) -> bool:
+    return any(t in stderr for t in ("integer constant is too large", "integer literal is too large"))
+
+
+def compile_object(cc: str, source: Path, obj: Path, flags: Sequence[str], what: str,
+                   cache: ObjectCache | None = None) -> None:
+    """``cc -c source -o obj`` with ``flags`` (run in the source's folder, so the object names it alone), from
+    ``cache`` when it holds it. An integer constant too large for its type is an error (a number of the
+    equations would change silently).
+    """
+    include_dirs = [source.parent, *(Path(f[2:]) for f in flags if f.startswith("-I") and len(f) > 2)]
+    key = object_key(cc, source, flags, include_dirs) if cache is not None and cache.folder is not None else ""
+    if key and cache is not None and cache.load(key, obj):
+        return
+    cmd = [*cc.split(), *flags, "-c", source.name, "-o", str(obj.resolve())]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=source.parent)
+    if proc.returncode != 0 or _too_large(proc.stderr):
+        raise ExportError(f"compiling {what} failed ({cmd[0]}, {source.name}): {proc.stderr.strip()[:2000]}")
+    if key and cache is not None:
+        cache.store(key, obj)
+
+
+def usable_cores() -> int:
+    """The cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def compile_library(cc: str, binary: Path, sources: Sequence[Path], flags: Sequence[str], link_flags: Sequence[str],
+                    what: str, cache: ObjectCache | None = None, unit_flags=None) -> None:
+    """The shared library ``binary`` from ``sources``: each compiled to an object (cached, concurrently on the
+    usable cores) with ``flags`` plus ``unit_flags(source)`` (extra flags per file, e.g. its optimisation
+    level), then linked with ``link_flags``.
+    """
+    binary.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="nhbridge-obj-") as tmp:
+        objects = [Path(tmp) / f"{k}-{s.stem}.o" for k, s in enumerate(sources)]
+
+        def one(k: int) -> None:
+            extra = list(unit_flags(sources[k])) if unit_flags else []
+            compile_object(cc, sources[k], objects[k], [*flags, *extra], what, cache)
+
+        order = sorted(range(len(sources)), key=lambda k: -sources[k].stat().st_size)  # largest first
+        if len(sources) == 1:
+            one(0)
+        else:
+            with ThreadPoolExecutor(max_workers=max(1, min(usable_cores(), len(sources)))) as pool:
+                list(pool.map(one, order))  # the first failure is raised
+        cmd = [*cc.split(), *link_flags, "-o", str(binary), *map(str, objects), "-lm"]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise ExportError(f"linking {what} failed ({cmd[0]}): {proc.stderr.strip()[:2000]}")
+
+
+__all__ = ["CACHE_ENV", "ObjectCache", "cache_folder", "compile_library", "compile_object", "object_cache",
+           "object_key", "usable_cores"]

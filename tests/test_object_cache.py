@@ -1,0 +1,135 @@
+"""The object cache of the FMU builds (bridge/fmu/objects.py): a second build of the same system links cached
+objects, a corrupted entry is detected and compiled anew, concurrent builds leave valid entries, and the key
+changes with the flags, the headers and the compiler's target."""
+
+from __future__ import annotations
+
+import zipfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import fmpy
+import numpy as np
+import pytest
+
+import bridge
+from bridge.fmu.build import RUNTIME_SOURCES, build_fmu, compiler
+from bridge.fmu.objects import CACHE_ENV, ObjectCache, object_cache, object_key
+
+ROOT = Path(__file__).resolve().parent.parent
+SOURCES = 1 + len(RUNTIME_SOURCES[2])  # model.c and the runtime's C files of an FMI 2 FMU
+
+
+@pytest.fixture(scope="module")
+def eom():
+    return bridge.derive(bridge.load_system(ROOT / "examples" / "simple_pendulum.toml"), "lagrange")
+
+
+def entries(folder: Path) -> list[Path]:
+    return sorted(folder.rglob("*.o"))
+
+
+def binary(fmu: Path) -> bytes:
+    with zipfile.ZipFile(fmu) as zf:
+        return zf.read(next(n for n in zf.namelist() if n.startswith("binaries/") and n.endswith(".so")))
+
+
+def final_state(fmu: Path) -> np.ndarray:
+    result = fmpy.simulate_fmu(str(fmu), stop_time=1.0, output_interval=0.1)
+    return np.array(result[-1].tolist())
+
+
+def valid(folder: Path) -> bool:
+    """Every entry's digest matches its object."""
+    cache = ObjectCache(folder)
+    probe = folder.parent / "probe.o"
+    return all(cache.load(entry.stem, probe) for entry in entries(folder))
+
+
+def test_second_build_hits_the_cache(eom, tmp_path, monkeypatch):
+    folder = tmp_path / "objects"
+    monkeypatch.setenv(CACHE_ENV, str(folder))
+    first = build_fmu(eom, tmp_path / "a.fmu", 2)
+    stats = object_cache().stats
+    assert stats["miss"] == SOURCES and stats["stored"] == SOURCES and stats["hit"] == 0
+    assert len(entries(folder)) == SOURCES
+    second = build_fmu(eom, tmp_path / "b.fmu", 2)
+    assert stats["hit"] == SOURCES and stats["miss"] == SOURCES and stats["stored"] == SOURCES
+    assert binary(first) == binary(second)  # linked from the same objects
+    np.testing.assert_array_equal(final_state(first), final_state(second))
+    # the runtime's objects serve another model of the same FMI version; only its model.c is compiled
+    other = bridge.derive(bridge.load_system(ROOT / "examples" / "cartesian_pendulum.toml"), "lagrange")
+    build_fmu(other, tmp_path / "c.fmu", 2)
+    assert stats["miss"] == SOURCES + 1 and stats["hit"] == 2 * SOURCES - 1
+
+
+def test_corrupt_entry_is_detected_and_rebuilt(eom, tmp_path, monkeypatch):
+    folder = tmp_path / "objects"
+    monkeypatch.setenv(CACHE_ENV, str(folder))
+    reference = final_state(build_fmu(eom, tmp_path / "a.fmu", 2))
+    victim = max(entries(folder), key=lambda p: p.stat().st_size)
+    data = bytearray(victim.read_bytes())
+    data[-100] ^= 0xFF
+    victim.write_bytes(bytes(data))
+    truncated = min(entries(folder), key=lambda p: p.stat().st_size)
+    truncated.write_bytes(truncated.read_bytes()[:10])
+    stats = object_cache().stats
+    stored = stats["stored"]
+    rebuilt = build_fmu(eom, tmp_path / "b.fmu", 2)
+    assert stats["corrupt"] == 2 and stats["stored"] == stored + 2
+    assert valid(folder) and len(entries(folder)) == SOURCES
+    np.testing.assert_array_equal(final_state(rebuilt), reference)
+
+
+def test_concurrent_builds_leave_valid_entries(eom, tmp_path, monkeypatch):
+    folder = tmp_path / "objects"
+    monkeypatch.setenv(CACHE_ENV, str(folder))
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        fmus = list(pool.map(lambda k: build_fmu(eom, tmp_path / f"f{k}.fmu", 2), range(3)))
+    assert len(entries(folder)) == SOURCES and valid(folder)
+    assert not list(folder.rglob("*.tmp"))  # no temporary file left behind
+    states = [final_state(f) for f in fmus]
+    for state in states[1:]:
+        np.testing.assert_array_equal(state, states[0])
+
+
+def test_cache_off(eom, tmp_path, monkeypatch):
+    monkeypatch.setenv(CACHE_ENV, "off")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    build_fmu(eom, tmp_path / "a.fmu", 2)
+    assert object_cache().folder is None and not (tmp_path / "xdg").exists()
+
+
+def test_key_follows_flags_headers_and_target(tmp_path):
+    cc = compiler()
+    src = tmp_path / "unit.c"
+    src.write_text('#include "unit.h"\ndouble f(double x) { return SCALE * x; }\n', encoding="utf-8")
+    header = tmp_path / "unit.h"
+    header.write_text("#define SCALE 2.0\n", encoding="utf-8")
+    base = object_key(cc, src, ["-O2", "-fPIC"], [tmp_path])
+    assert object_key(cc, src, ["-O2", "-fPIC"], [tmp_path]) == base
+    assert object_key(cc, src, ["-O2", f"-I{tmp_path}", "-fPIC"], [tmp_path]) == base  # folders: by their headers
+    assert object_key(cc, src, ["-O1", "-fPIC"], [tmp_path]) != base
+    header.write_text("#define SCALE 3.0\n", encoding="utf-8")
+    assert object_key(cc, src, ["-O2", "-fPIC"], [tmp_path]) != base
+    from bridge.fmu.platforms import LINUX_AARCH64, WINDOWS_X86_64, compilers
+
+    for p in (WINDOWS_X86_64, LINUX_AARCH64):
+        try:
+            cross = compilers([p])[p]
+        except bridge.BridgeError:
+            continue
+        assert object_key(cross, src, ["-O2", *p.flags], [tmp_path]) != object_key(cc, src, ["-O2", *p.flags],
+                                                                                     [tmp_path])
+
+
+def test_large_generated_units_compile_at_O1(tmp_path):
+    from bridge.fmu.build import LARGE_UNIT_BYTES, RUNTIME, unit_level
+
+    small, large = tmp_path / "small.c", tmp_path / "model.c"
+    small.write_text("int f(void) { return 1; }\n", encoding="utf-8")
+    large.write_text("/*" + "x" * LARGE_UNIT_BYTES + "*/\n", encoding="utf-8")
+    assert unit_level(small) == [] and unit_level(large) == ["-O1"]
+    core = tmp_path / "nhb_core.c"  # a runtime file keeps -O2 whatever its size
+    core.write_bytes((RUNTIME / "nhb_core.c").read_bytes() + b"/*" + b"x" * LARGE_UNIT_BYTES + b"*/\n")
+    assert unit_level(core) == []
