@@ -56,7 +56,7 @@ def _description_root(eom: EquationsOfMotion, lay: FmuLayout, guid: str):
 
 
 def _capabilities(lay: FmuLayout) -> dict[str, str]:
-    """The flags of both interfaces: FMU states (``nhb_state_*`` in nhb_core.c), directional derivatives."""
+    """The flags of both interfaces: FMU states (``nhb_state_*`` in nhb_state.c), directional derivatives."""
     if lay.fmi_version == 3:
         flags = {"canGetAndSetFMUState": "true", "canSerializeFMUState": "true"}
         if lay.jacobian:
