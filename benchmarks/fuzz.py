@@ -167,23 +167,52 @@ def _sweep_check(case) -> str:
     return "loaded" if run_sweep_check(*case)[0] == 0 else "refused"
 
 
-def tables(args) -> int:
+def _warm_up(generators, timeout: float) -> None:
+    """Check (and simulate) the first, valid input of each generator in this process before any child is forked:
+    the children inherit the modules imported on first use and the compilers' caches (a cold child spends seconds
+    importing them). Each warm-up call is cut off after ``timeout`` s of CPU time (it only has to start things)."""
+    import signal
+
+    def stop(signum, frame):
+        raise TimeoutError
+
+    previous = signal.signal(signal.SIGVTALRM, stop)
+    try:
+        for _, strategy, check in generators:
+            for value in _inputs(strategy, 1, 0):
+                signal.setitimer(signal.ITIMER_VIRTUAL, timeout)
+                try:
+                    check(value)
+                except BaseException:  # noqa: BLE001 (a warm-up that fails only leaves the children colder)
+                    pass
+                finally:
+                    signal.setitimer(signal.ITIMER_VIRTUAL, 0)
+    finally:
+        signal.signal(signal.SIGVTALRM, previous)
+
+
+def tables(args) -> list[dict]:
     """The newer surfaces, each input in a forked child with a time limit and its peak memory; the generators
     take turns (one input each), so that a run stopped early has counts for every surface; the table is printed
-    every ``--report`` inputs and at the end."""
+    every ``--report`` inputs and at the end. Returns a row of counts per generator."""
     generators = [("body tables", body_files(), _table_check), ("effort tables", effort_files(), _table_check),
                   ("friction", friction_files(), _table_check), ("diode tables", diode_files(), _table_check),
                   ("sweep files", sweep_files(), _sweep_check)]
+    generators = [g for g in generators if _chosen(args, g[0])]
+    if not generators:
+        return []
     args.keep.mkdir(parents=True, exist_ok=True)
+    _warm_up(generators, min(args.timeout, 20.0))
+    examples = args.table_examples if args.table_examples is not None else args.examples
     drawn: dict[str, list] = {name: [] for name, _, _ in generators}
     batch = 50  # inputs drawn at a time per generator (seed + batch number): the children start at once
     stats = {name: {"inputs": 0, "loaded": 0, "refused": 0, "failure": 0, "hang": 0, "peak": 0.0, "slowest": 0.0}
              for name, _, _ in generators}
     start, done = time.perf_counter(), 0
-    for k in range(args.examples):
+    for k in range(examples):
         for name, strategy, check in generators:
             if k % batch == 0:
-                drawn[name] = _inputs(strategy, min(batch, args.examples - k), args.seed * 100_003 + k // batch)
+                drawn[name] = _inputs(strategy, min(batch, examples - k), args.seed * 100_003 + k // batch)
             if k % batch >= len(drawn[name]):
                 continue
             value = drawn[name][k % batch]
@@ -201,10 +230,9 @@ def tables(args) -> int:
             if done % args.report == 0:
                 _print_stats(stats, time.perf_counter() - start)
     _print_stats(stats, time.perf_counter() - start)
-    bad = sum(s["failure"] + s["hang"] for s in stats.values())
-    if bad:
+    if sum(s["failure"] + s["hang"] for s in stats.values()):
         print(f"failing and hanging inputs written to {args.keep}/")
-    return 1 if bad else 0
+    return [{"generator": name, "process": "forked child", **s} for name, s in stats.items()]
 
 
 def _print_stats(stats: dict, seconds: float) -> None:
@@ -232,17 +260,35 @@ def main() -> int:
                              "friction, diode tables and sweep files (each input in a forked child); all: both")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per input of --surfaces tables")
     parser.add_argument("--report", type=int, default=50, help="--surfaces tables: print the counts every N inputs")
+    parser.add_argument("--table-examples", type=int, default=None,
+                        help="inputs per generator of --surfaces tables (default: --examples)")
+    parser.add_argument("--page", type=Path, default=None,
+                        help="also write the tally as a Markdown page (e.g. docs/benchmarks/fuzz.md); the rows of "
+                             "generators this run leaves out are kept from the page's previous version")
+    parser.add_argument("--only", default=None,
+                        help="comma-separated generator names to run (e.g. 'diode tables,sweep files')")
     args = parser.parse_args()
     print(machine())
-    status = 0
+    started, wall = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), time.perf_counter()
+    rows: list[dict] = []
     if args.surfaces in ("tables", "all"):
-        status = tables(args)
-        if args.surfaces == "tables":
-            return status
+        rows += tables(args)
+    if args.surfaces in ("files", "all"):
+        rows += files(args)
+    if args.page is not None:
+        write_page(args, rows, started, time.perf_counter() - wall)
+    return 1 if any(r["failure"] or r["hang"] for r in rows) else 0
+
+
+def files(args) -> list[dict]:
+    """Expressions, whole system files and mutations, in this process (no time limit per input)."""
+    import resource
+
     generators = [("expressions", expressions(), lambda e: EXPRESSION_FILE % toml_string(e), True),
                   ("system files", system_files(), lambda t: t, False),
                   ("mutations", mutations(), lambda t: t, True)]
-    total = Tally()
+    generators = [g for g in generators if _chosen(args, g[0])]
+    rows, failures = [], []
     print(f"{'generator':<14}{'inputs':>8}{'loaded':>8}{'refused':>9}{'failures':>10}{'slowest':>10}")
     args.keep.mkdir(parents=True, exist_ok=True)
     for name, strategy, to_file, export in generators:
@@ -251,18 +297,65 @@ def main() -> int:
         (args.keep / f"slowest_{name.replace(' ', '_')}.toml").write_text(slow_text, encoding="utf-8",
                                                                           errors="surrogateescape")
         print(f"{name:<14}{tally.inputs:>8}{tally.loaded:>8}{tally.rejected:>9}{len(tally.failures):>10}"
-              f"{slow:>9.2f}s   ({time.perf_counter() - start:.0f} s)")
-        total.inputs += tally.inputs
-        total.loaded += tally.loaded
-        total.rejected += tally.rejected
-        total.failures += tally.failures
-    print(f"{'total':<14}{total.inputs:>8}{total.loaded:>8}{total.rejected:>9}{len(total.failures):>10}")
-    if total.failures:
-        for i, text in enumerate(total.failures):
-            (args.keep / f"failure_{i:03d}.toml").write_text(text, encoding="utf-8", errors="surrogateescape")
+              f"{slow:>9.2f}s   ({time.perf_counter() - start:.0f} s)", flush=True)
+        rows.append({"generator": name, "process": "in process", "inputs": tally.inputs, "loaded": tally.loaded,
+                     "refused": tally.rejected, "failure": len(tally.failures), "hang": 0,
+                     "peak": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "slowest": slow})
+        failures += tally.failures
+    for i, text in enumerate(failures):
+        (args.keep / f"failure_{i:03d}.toml").write_text(text, encoding="utf-8", errors="surrogateescape")
+    if failures:
         print(f"failing inputs written to {args.keep}/")
     print(f"the slowest input of each generator is in {args.keep}/slowest_*.toml")
-    return 1 if total.failures or status else 0
+    return rows
+
+
+def _chosen(args, name: str) -> bool:
+    return args.only is None or name in [n.strip() for n in args.only.split(",")]
+
+
+def _previous_rows(page: Path, names: set[str]) -> list[dict]:
+    """The rows of the page's previous version for generators not in ``names`` (with their start date)."""
+    if not page.exists():
+        return []
+    rows = []
+    for line in page.read_text(encoding="utf-8").splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != 10 or not cells[2].isdigit() or cells[0].startswith("**") or cells[0] in names:
+            continue
+        rows.append({"generator": cells[0], "process": cells[1], "inputs": int(cells[2]), "loaded": int(cells[3]),
+                     "refused": int(cells[4]), "failure": int(cells[5]), "hang": int(cells[6]),
+                     "peak": float(cells[7]), "slowest": float(cells[8]), "started": cells[9]})
+    return rows
+
+
+def write_page(args, rows: list[dict], started: str, seconds: float) -> None:
+    """The tally as a Markdown page (a generated file: the machine, the date, the command, a row per generator)."""
+    from bridge.atomic import write_text
+
+    command = " ".join(["python3 benchmarks/fuzz.py", *(f"'{a}'" if " " in a else a for a in sys.argv[1:])])
+    rows = _previous_rows(args.page, {r["generator"] for r in rows}) + [{**r, "started": started} for r in rows]
+    lines = ["# Fuzzing: the long run", "",
+             "Generated by `benchmarks/fuzz.py --page`; do not edit by hand. Each input is checked (`nhbridge check`);",
+             "an input of the table surfaces that loads is also simulated for 0.05 s, one that loads of the",
+             "expressions and mutations is derived and printed to Modelica and C. A failure is a traceback, an exit",
+             "code other than 0 and 2, or a refusal that quotes a referenced file; a hang is an input killed at the",
+             "time limit. Peak memory: the forked child's largest resident set (table surfaces), the process's",
+             "(in-process surfaces).", "",
+             f"- last run: started {started}, {seconds / 60:.0f} min wall time",
+             f"- its command: `{command}` (the rows of other generators are kept from earlier runs, dated)",
+             "- machine:"]
+    lines += [f"  {line}" for line in machine().splitlines()]
+    lines += ["", "| generator | runs in | inputs | loaded | refused | failures | hangs | peak MiB | slowest s | run |",
+              "|---|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+    total = {key: sum(r[key] for r in rows) for key in ("inputs", "loaded", "refused", "failure", "hang")}
+    for r in [*rows, {"generator": "**total**", "process": "", **total,
+                      "peak": max((r["peak"] for r in rows), default=0.0),
+                      "slowest": max((r["slowest"] for r in rows), default=0.0), "started": ""}]:
+        lines.append(f"| {r['generator']} | {r['process']} | {r['inputs']} | {r['loaded']} | {r['refused']} | "
+                     f"{r['failure']} | {r['hang']} | {r['peak']:.0f} | {r['slowest']:.1f} | {r['started']} |")
+    write_text(args.page, "\n".join(lines) + "\n")
+    print(f"wrote {args.page}")
 
 
 if __name__ == "__main__":
