@@ -229,10 +229,21 @@ def tables(args) -> list[dict]:
             done += 1
             if done % args.report == 0:
                 _print_stats(stats, time.perf_counter() - start)
+                _update_page(args, _table_rows(stats))
     _print_stats(stats, time.perf_counter() - start)
     if sum(s["failure"] + s["hang"] for s in stats.values()):
         print(f"failing and hanging inputs written to {args.keep}/")
+    return _table_rows(stats)
+
+
+def _table_rows(stats: dict) -> list[dict]:
     return [{"generator": name, "process": "forked child", **s} for name, s in stats.items()]
+
+
+def _update_page(args, rows: list[dict]) -> None:
+    """The page with the counts so far (a run stopped early still leaves its counts)."""
+    if args.page is not None:
+        write_page(args, rows, args.started, time.perf_counter() - args.wall)
 
 
 def _print_stats(stats: dict, seconds: float) -> None:
@@ -269,14 +280,13 @@ def main() -> int:
                         help="comma-separated generator names to run (e.g. 'diode tables,sweep files')")
     args = parser.parse_args()
     print(machine())
-    started, wall = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), time.perf_counter()
+    args.started, args.wall = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), time.perf_counter()
     rows: list[dict] = []
     if args.surfaces in ("tables", "all"):
         rows += tables(args)
     if args.surfaces in ("files", "all"):
         rows += files(args)
-    if args.page is not None:
-        write_page(args, rows, started, time.perf_counter() - wall)
+    _update_page(args, rows)
     return 1 if any(r["failure"] or r["hang"] for r in rows) else 0
 
 
@@ -288,22 +298,37 @@ def files(args) -> list[dict]:
                   ("system files", system_files(), lambda t: t, False),
                   ("mutations", mutations(), lambda t: t, True)]
     generators = [g for g in generators if _chosen(args, g[0])]
-    rows, failures = [], []
-    print(f"{'generator':<14}{'inputs':>8}{'loaded':>8}{'refused':>9}{'failures':>10}{'slowest':>10}")
+    tallies = {name: Tally() for name, _, _, _ in generators}
+    slowest = {name: (0.0, "") for name, _, _, _ in generators}
+    failures: list[str] = []
     args.keep.mkdir(parents=True, exist_ok=True)
-    for name, strategy, to_file, export in generators:
-        start = time.perf_counter()
-        tally, slow, slow_text = fuzz(strategy, to_file, args.examples, args.seed, export)
-        (args.keep / f"slowest_{name.replace(' ', '_')}.toml").write_text(slow_text, encoding="utf-8",
+    chunk = 100  # the generators take turns, chunk inputs each (seed + chunk number); the page follows every turn
+    for c in range((args.examples + chunk - 1) // chunk):
+        for name, strategy, to_file, export in generators:
+            part, slow, slow_text = fuzz(strategy, to_file, min(chunk, args.examples - c * chunk),
+                                         args.seed * 100_003 + c, export)
+            total = tallies[name]
+            total.inputs, total.loaded, total.rejected = (total.inputs + part.inputs, total.loaded + part.loaded,
+                                                          total.rejected + part.rejected)
+            total.failures += part.failures
+            for text in part.failures:  # kept at once: a run stopped early keeps what it found
+                (args.keep / f"failure_{len(failures):03d}.toml").write_text(text, encoding="utf-8",
+                                                                             errors="surrogateescape")
+                failures.append(text)
+            if slow > slowest[name][0]:
+                slowest[name] = (slow, slow_text)
+        rows = [{"generator": name, "process": "in process", "inputs": t.inputs, "loaded": t.loaded,
+                 "refused": t.rejected, "failure": len(t.failures), "hang": 0,
+                 "peak": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "slowest": slowest[name][0]}
+                for name, t in tallies.items()]
+        _update_page(args, rows)
+    print(f"{'generator':<14}{'inputs':>8}{'loaded':>8}{'refused':>9}{'failures':>10}{'slowest':>10}")
+    for row in rows:
+        print(f"{row['generator']:<14}{row['inputs']:>8}{row['loaded']:>8}{row['refused']:>9}{row['failure']:>10}"
+              f"{row['slowest']:>9.2f}s", flush=True)
+    for name, (_, text) in slowest.items():
+        (args.keep / f"slowest_{name.replace(' ', '_')}.toml").write_text(text, encoding="utf-8",
                                                                           errors="surrogateescape")
-        print(f"{name:<14}{tally.inputs:>8}{tally.loaded:>8}{tally.rejected:>9}{len(tally.failures):>10}"
-              f"{slow:>9.2f}s   ({time.perf_counter() - start:.0f} s)", flush=True)
-        rows.append({"generator": name, "process": "in process", "inputs": tally.inputs, "loaded": tally.loaded,
-                     "refused": tally.rejected, "failure": len(tally.failures), "hang": 0,
-                     "peak": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "slowest": slow})
-        failures += tally.failures
-    for i, text in enumerate(failures):
-        (args.keep / f"failure_{i:03d}.toml").write_text(text, encoding="utf-8", errors="surrogateescape")
     if failures:
         print(f"failing inputs written to {args.keep}/")
     print(f"the slowest input of each generator is in {args.keep}/slowest_*.toml")
