@@ -5,7 +5,8 @@ stays within its stability region (about 6.1 along the negative real axis) for t
 ``lambda``. A fast decaying mode (a blocking diode's ``L di/dt = -i/G_off``, a stiff spring with damping) bounds
 its step far below what accuracy needs, and a run of milliseconds then takes millions of evaluations.
 
-Hairer's test (``dop853.f``, Hairer, Norsett & Wanner, *Solving ODEs I*, IV.2) watches every accepted step:
+Hairer's test (``dop853.f``, Hairer, Norsett & Wanner, *Solving ODEs I*, IV.2) watches the accepted steps (every
+``TEST_EVERY``-th, and every one once a step was found at the boundary):
 the two derivatives the method evaluates at ``t + h``, ``f(y_new)`` and the last stage's ``f(y_12)``, estimate
 ``|lambda| ~ |f(y_new) - f(y_12)| / |y_new - y_12|``; ``h |lambda| > 6.1`` in ``STIFF_STEPS`` accepted steps, with
 fewer than ``CLEAR_STEPS`` steps below it in between, means the step is bounded by stability, not accuracy. The
@@ -38,6 +39,8 @@ STABILITY_LIMIT = 6.1
 STIFF_STEPS = 15
 #: accepted steps below the boundary that clear the count
 CLEAR_STEPS = 6
+#: the test runs on every TEST_EVERY-th accepted step, and on every step while the count is above 0
+TEST_EVERY = 10
 #: the implicit method a stiff segment is integrated with
 STIFF_METHOD = "LSODA"
 
@@ -61,11 +64,14 @@ class WatchedDOP853(DOP853):
         super().__init__(*args, **kwargs)
         self._stiff_steps = 0
         self._clear_steps = 0
+        self._accepted = 0
 
     def _step_impl(self):
         success, message = super()._step_impl()
         if success:
-            self._test()
+            self._accepted += 1
+            if self._stiff_steps or self._accepted % TEST_EVERY == 0:
+                self._test()
         return success, message
 
     def _test(self) -> None:
