@@ -16,6 +16,7 @@ from ..derivation.eom import EquationsOfMotion
 from ..model import symbols as S
 from .c_printer import NhbCPrinter, _c_array, _c_assignments, _c_names, _cse_block
 from .layout import FmuLayout
+from .normal_guard import guard_lines, guarded_normals
 
 #: the generated code stops with an error when min |pivot| of A_dep / max |[A_dep, A_ind]| falls below this: the
 #: split chosen at build time is (nearly) singular there (the native simulation re-partitions at the same health
@@ -162,8 +163,9 @@ def _c_rhs(eom: EquationsOfMotion, lay: FmuLayout) -> list[str]:
     nq, size = eom.system.n, len(eom.unknowns)
     rows = _mode_rows(eom)
     extra = [e for *_, row, rhs in rows for e in (*row, rhs)]
+    normals = guarded_normals(eom)  # regularised friction's N (normal_guard)
     temps, dyn = _cse_block(NhbCPrinter(model_names(eom)),
-                            list(eom.mass_matrix) + list(eom.forcing) + list(eom.kinematics) + extra, "c")
+                            list(eom.mass_matrix) + list(eom.forcing) + list(eom.kinematics) + extra + normals, "c")
     n_m = size * size
     nk = n_m + size + nq
     return [
@@ -175,6 +177,7 @@ def _c_rhs(eom: EquationsOfMotion, lay: FmuLayout) -> list[str]:
         f"    double F[{max(1, size)}];",
         *_c_auxiliary(eom, "s"),
         *temps,
+        *guard_lines(eom, dyn[len(dyn) - len(normals):]),
         *_c_assignments("M", dyn[:n_m]),
         *_c_assignments("F", dyn[n_m:n_m + size]),
         *_c_mode_rows(rows, dyn[nk:], size),
