@@ -276,6 +276,8 @@ def main() -> int:
     parser.add_argument("--page", type=Path, default=None,
                         help="also write the tally as a Markdown page (e.g. docs/benchmarks/fuzz.md); the rows of "
                              "generators this run leaves out are kept from the page's previous version")
+    parser.add_argument("--chunk", type=int, default=100,
+                        help="--surfaces files: the generators take turns of this many inputs; the page follows each")
     parser.add_argument("--only", default=None,
                         help="comma-separated generator names to run (e.g. 'diode tables,sweep files')")
     args = parser.parse_args()
@@ -302,7 +304,7 @@ def files(args) -> list[dict]:
     slowest = {name: (0.0, "") for name, _, _, _ in generators}
     failures: list[str] = []
     args.keep.mkdir(parents=True, exist_ok=True)
-    chunk = 100  # the generators take turns, chunk inputs each (seed + chunk number); the page follows every turn
+    chunk = args.chunk  # the generators take turns, chunk inputs each (seed + chunk number); the page follows
     for c in range((args.examples + chunk - 1) // chunk):
         for name, strategy, to_file, export in generators:
             part, slow, slow_text = fuzz(strategy, to_file, min(chunk, args.examples - c * chunk),
