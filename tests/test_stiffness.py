@@ -110,3 +110,19 @@ def test_another_integrator_is_not_switched():
     with watching(1.0) as log:
         sol = solve_watched(lambda t, y: -1e5 * y, (0.0, 1.0), np.ones(1), "RK45", rtol=1e-6, atol=1e-9)
     assert sol.success and not log.found and log.segments == 1
+
+
+def test_a_motor_at_steady_state_switches_and_keeps_its_closed_form():
+    """examples/cosim/dc_motor.toml: L di/dt = U - ke w - R i, |lambda| = R/L = 100 1/s over 10 s. Once the current
+    settles, DOP853's step grows to its stability limit (h ~ 0.06 s): the run switches to LSODA and still follows
+    the closed form i = (U - ke w)/R (1 - exp(-R t/L)) to the tolerances (DOP853 alone: 5.3e-8 A at t = 0.8 s)."""
+    import bridge
+
+    eom = bridge.derive(bridge.load_system(Path(__file__).parent.parent / "examples" / "cosim" / "dc_motor.toml"),
+                        "lagrange")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = bridge.simulate(eom)
+    assert [w.category for w in caught if w.category is StiffnessSwitch] == [StiffnessSwitch]
+    exact = (12.0 - 0.4 * 5.0) / 1.0 * (1 - np.exp(-100.0 * res.time))
+    assert np.abs(res["der(qe)"] - exact).max() < 2e-9
