@@ -118,3 +118,26 @@ def test_stick_and_slip_through_a_momentary_zero_normal_force(fmus, kind):
     ref = touch_reference(5.0)
     assert [m for _, m in changes] == [m for _, m in ref]
     assert np.abs(np.array([c for c, _ in changes]) - [r for r, _ in ref]).max() < 1e-6
+
+
+# -- regularised friction: a smooth force, its normal force checked in every evaluation ----------------------------
+
+@pytest.fixture(scope="module")
+def regularized_fmus(tmp_path_factory):
+    from .test_friction_bounds import REGULARIZED
+
+    work = tmp_path_factory.mktemp("regularized_bounds")
+    eom = bridge.derive(bridge.parse_system(belt('"m*g*cos(t)"', mu=REGULARIZED), "reg"), "lagrange")
+    return {version: build_fmu(eom, work / f"reg{version}.fmu", version) for version in (2, 3)}
+
+
+@pytest.mark.parametrize("version", [2, 3])
+@pytest.mark.parametrize("kind", ["ModelExchange", "CoSimulation"])
+def test_regularized_normal_force_turning_negative_ends_the_run(regularized_fmus, version, kind):
+    """A regularised belt (no event indicators) with N = m g cos(t): an Error once N < 0, naming the element; the
+    time is the first evaluation past pi/2 (within one output interval; Co-Simulation's integrator narrows its
+    step onto the crossing) and the value small and negative (the time printed to 12 digits)."""
+    text = failed_run(regularized_fmus[version], kind, 3.0)
+    assert f"fmi{version}" in text and "status 3 (error)" in text, text
+    t, value = stopped_at(text, "belt")
+    assert math.pi / 2 - 1e-11 <= t < math.pi / 2 + 0.01 and -9.81 * 0.01 < value < 0, text

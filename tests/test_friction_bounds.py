@@ -244,17 +244,74 @@ def test_regularization_below_the_floor_is_refused(capsys, tmp_path):
     assert main(["check", str(path)]) == 0
 
 
-@pytest.mark.parametrize("text", [
-    belt(mu="mu_static = 0.4, mu_kinetic = 0.3, regularization = 1e-7"),  # smooth and stiff: tiny steps
-    belt(),  # stick and slip by events
+@pytest.mark.parametrize("text, integrator", [
+    # smooth and stiff: tiny steps of an explicit method that is not switched to a stiff one (bridge.simulation.
+    # stiffness switches the default DOP853)
+    (belt(mu="mu_static = 0.4, mu_kinetic = 0.3, regularization = 1e-7"), "RK45"),
+    (belt(), "DOP853"),  # stick and slip by events
 ], ids=["stiff-regularized", "events"])
-def test_evaluations_are_bounded_with_a_message(text):
+def test_evaluations_are_bounded_with_a_message(text, integrator):
     """A run that needs more evaluations of the equations than its bound stops, saying how far it got and what to
     do (the bound of the command line, 1e6, lifted by --yes; here 3000 so that it is reached at once)."""
     eom = bridge.derive(bridge.parse_system(text, "belt"), "lagrange")
     with pytest.raises(SimulationError, match=r"more than 3e\+03 evaluations .* reached only t = [0-9.e-]+ s of "
                                               r"10 s.*--yes \(max_evaluations=None"):
-        bridge.simulate(eom, 10.0, max_evaluations=3000)
+        bridge.simulate(eom, 10.0, max_evaluations=3000, integrator=integrator)
+
+
+# -- regularised friction: its normal force is watched like Coulomb friction's -------------------------------------
+
+REGULARIZED = "mu_static = 0.4, mu_kinetic = 0.3, regularization = 1e-3"
+
+
+def test_regularized_normal_force_turning_negative_in_time_stops_the_run():
+    """N = m g cos(t) of a regularised belt (a smooth force, no events of its own) turns negative at pi/2."""
+    eom = bridge.derive(bridge.parse_system(belt('"m*g*cos(t)"', mu=REGULARIZED), "belt"), "lagrange")
+    with pytest.raises(SimulationError, match="Coulomb friction needs a normal force N >= 0") as info:
+        bridge.simulate(eom, 3.0, interval=0.01)
+    t, value = stopped_at(info.value, "belt")
+    assert abs(t - math.pi / 2) < 1e-9 and abs(value) < 1e-9
+
+
+@pytest.mark.parametrize("method", ["lagrange", "nielsen"])
+def test_regularized_normal_force_turning_negative_with_a_coordinate_stops_the_run(method):
+    """The pushed block with a regularised ground: it slips forward at v >= 0.1 >> v_eps = 1e-6 (tanh(v/v_eps) is 1
+    in double precision), so the scipy reference of Coulomb slip holds, and N = m g (1 - x/L) reaches 0 at x = L."""
+    text = PUSH.replace("mu_kinetic = 0.3 }", "mu_kinetic = 0.3, regularization = 1e-6 }")
+    eom = bridge.derive(bridge.parse_system(text, "push"), method)
+    with pytest.raises(SimulationError) as info:
+        bridge.simulate(eom, 5.0, interval=0.01, rtol=1e-12, atol=1e-13)
+    t, _ = stopped_at(info.value, "ground")
+    assert abs(t - push_lift_off_time()) < 1e-8
+
+
+def test_regularized_normal_force_beside_coulomb_friction_stops_the_run(tmp_path, capsys):
+    """A regularised pad (N = 2 cos(t)) beside the Coulomb belt (events): the run of switched segments stops at pi/2
+    naming the pad; on the command line exit 1."""
+    pad = ('pad = { coordinate = "x", normal = "2*cos(t)", mu_static = 0.1, mu_kinetic = 0.1, '
+           'relative_velocity = "der(x)", regularization = 1e-3 }')
+    text = belt().replace("[outputs]", f"{pad}\n[outputs]")
+    eom = bridge.derive(bridge.parse_system(text, "belt"), "lagrange")
+    with pytest.raises(SimulationError) as info:
+        bridge.simulate(eom, 3.0, interval=0.01)
+    t, value = stopped_at(info.value, "pad")
+    assert abs(t - math.pi / 2) < 1e-9 and abs(value) < 1e-9
+    path = tmp_path / "pad.toml"
+    path.write_text(text, encoding="utf-8")
+    assert main(["simulate", str(path), "--stop-time", "3", "-o", str(tmp_path / "out.csv")]) == 1
+    err = capsys.readouterr().err
+    assert "friction element pad turns negative at t = 1.5707963" in err and "Traceback" not in err
+
+
+def test_regularized_normal_force_that_stays_positive_runs_unchanged():
+    """The watch adds events, not steps: a regularised belt whose N = m g (2 + cos t) stays positive gives the same
+    samples as the same law written as a force without a [friction] entry."""
+    text = belt('"m*g*(2 + cos(t))"', mu=REGULARIZED)
+    watched = bridge.simulate(bridge.derive(bridge.parse_system(text, "belt"), "lagrange"), 2.0, interval=0.01)
+    plain = text.split("[friction]")[0] + (
+        '[forces]\nx = "-0.3*m*g*(2 + cos(t))*tanh((der(x) - v_belt)/1e-3)"\n')
+    free = bridge.simulate(bridge.derive(bridge.parse_system(plain, "plain"), "lagrange"), 2.0, interval=0.01)
+    assert np.abs(watched["x"] - free["x"]).max() < 1e-9 and np.ptp(free["x"]) > 1e-3
 
 
 # -- two friction elements on one coordinate ------------------------------------------------------------------------

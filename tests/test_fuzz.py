@@ -4,7 +4,8 @@ exit code 2 and one paragraph per problem, never a traceback, within a time boun
 Three generators: expressions of the language with hostile pieces (huge and long literals, look-alike
 digits, deep nesting, every function with any arity, undeclared and reserved names), whole system files
 with random values in every entry (wrong TOML types, control characters, free-text units, long names), and
-byte-level mutations of a valid file. Bounded for CI (about 60 s); ``benchmarks/fuzz.py`` runs them longer.
+byte-level mutations of a valid file. Bounded for CI (about 60 s of CPU for the module); ``benchmarks/fuzz.py``
+runs them longer.
 Inputs that once failed are kept in tests/bad_inputs (with their expected messages) or below as examples.
 """
 
@@ -492,7 +493,9 @@ def run_sweep_check(sweep: str, reference: str | None, tally: Tally | None = Non
         return code, message
 
 
-SMALL = settings(SETTINGS, max_examples=15)  # each input loads (derives) a system: seconds on a loaded CI
+# each input loads a system (about 0.09 s of CPU in this process): 90 per generator keep the whole module near
+# 60 s of CPU; benchmarks/fuzz.py runs the same generators by the thousand
+SMALL = settings(SETTINGS, max_examples=90)
 
 
 @SMALL

@@ -23,6 +23,7 @@ from ..version import __version__
 from .features import outputs_use_efforts
 from .jacobian import jacobian_c
 from .layout import FmuLayout
+from .normal_guard import guard_lines, guarded_normals
 from .plan import CModelPlan, model_names
 from .split_c import failing_body, function_head, split_c
 
@@ -116,8 +117,9 @@ def _c_rhs(plan: CModelPlan) -> list[str]:
     nq, size = eom.system.n, len(eom.unknowns)
     rows = _mode_rows(eom)
     extra = [e for *_, row, rhs in rows for e in (*row, rhs)]
+    normals = guarded_normals(eom)  # regularised friction's N (normal_guard)
     temps, dyn = _cse_block(NhbCPrinter(plan.names()),
-                            list(eom.mass_matrix) + list(eom.forcing) + list(eom.kinematics) + extra, "c")
+                            list(eom.mass_matrix) + list(eom.forcing) + list(eom.kinematics) + extra + normals, "c")
     n_m = size * size
     nk = n_m + size + nq
     return [
@@ -129,6 +131,7 @@ def _c_rhs(plan: CModelPlan) -> list[str]:
         f"    double F[{max(1, size)}];",
         *plan.auxiliary_c("s"),
         *temps,
+        *guard_lines(eom, dyn[len(dyn) - len(normals):]),
         *_c_assignments("M", dyn[:n_m]),
         *_c_assignments("F", dyn[n_m:n_m + size]),
         *_c_mode_rows(rows, dyn[nk:], size),

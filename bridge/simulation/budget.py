@@ -36,6 +36,8 @@ class EvaluationBudget:
                     "integrator's steps (a fast mode, e.g. a friction element's small regularization velocity v_eps: "
                     "its force -mu_kinetic*N*tanh(v_r/v_eps) changes by mu_kinetic*N within v_eps). Give a larger "
                     "regularization (or none, for stick and slip by events), choose a stiff integrator "
-                    "(integrator='Radau' in Python), or confirm with --yes (max_evaluations=None in Python)")
+                    "(integrator='LSODA' or 'BDF' in Python; the default DOP853 hands a segment to LSODA by itself "
+                    "only where its own steps show the stiffness), or confirm with --yes (max_evaluations=None in "
+                    "Python)")
             return rhs(t, x)
         return evaluate

@@ -56,7 +56,9 @@ def run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     eom = derive(args, system)
     t1 = time.perf_counter()
-    with Progress(args).step(f"simulating {system.name}"):
+    from .stiffness import notices_on
+
+    with Progress(args).step(f"simulating {system.name}"), notices_on(sys.stderr):
         result = simulate(eom, args.stop_time, rtol=args.rtol, atol=args.atol,
                           interval=args.interval, inputs=table, max_rows=None if args.yes else MAX_ROWS,
                           max_evaluations=None if args.yes else MAX_EVALUATIONS)

@@ -38,7 +38,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 import numpy as np
-from scipy.integrate import solve_ivp
 
 from ..derivation.efforts import OFF, ON, SLIP_NEG, SLIP_POS, STICK, switched, switching_velocity, with_modes
 from ..derivation.eom import EquationsOfMotion
@@ -49,7 +48,9 @@ from ..model.efforts import NEGATIVE_NORMAL_HINT, Diode
 from ..model.numeric import compile_exprs
 from .budget import EvaluationBudget
 from .driven import DrivenModel
+from .normal_watch import RegularizedNormals
 from .result import SimulationResult
+from .stiffness import solve_watched
 
 ZENO_EVENTS = 50
 ZENO_WINDOW = 1e-9
@@ -234,6 +235,7 @@ def simulate_events(eom: EquationsOfMotion, grid: np.ndarray, rtol: float, atol:
     """(times, states with their model per segment, events, evaluations): the trajectory on ``grid`` across the
     switches; ``budget`` bounds the evaluations of the equations (:mod:`bridge.simulation.budget`)."""
     modes = SwitchedModels(eom, parameters, table)
+    regularized = RegularizedNormals(eom)  # their N watched like the switched elements' (normal_watch)
     system = eom.system
     T = float(grid[-1])
     x = np.concatenate([[c.start for c in system.coordinates], [c.velocity for c in system.coordinates]])
@@ -258,8 +260,9 @@ def simulate_events(eom: EquationsOfMotion, grid: np.ndarray, rtol: float, atol:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             rhs = budget.counted(num.rhs) if budget is not None else num.rhs
-            sol = solve_ivp(rhs, (t0, T), x, method=method, rtol=rtol, atol=atol, max_step=max_step,
-                            t_eval=t_eval if t_eval.size else None, events=_event_functions(modes, num, current))
+            own = _event_functions(modes, num, current)
+            sol = solve_watched(rhs, (t0, T), x, method=method, rtol=rtol, atol=atol, max_step=max_step,
+                                t_eval=t_eval if t_eval.size else None, events=own + regularized.events(num))
         nfev += sol.nfev
         if sol.status == -1:
             raise SimulationError(f"integration failed at t = {sol.t[-1] if sol.t.size else t0:.9g}: {sol.message}")
@@ -272,6 +275,8 @@ def simulate_events(eom: EquationsOfMotion, grid: np.ndarray, rtol: float, atol:
             break
         k = min((i for i, te in enumerate(sol.t_events) if te.size), key=lambda i: sol.t_events[i][0])
         te, x = float(sol.t_events[k][0]), sol.y_events[k][0].copy()
+        if k >= len(own):  # a regularised friction element's normal force falls below 0
+            raise regularized.error(num, k - len(own), te, x)
         if k >= len(current):  # a normal force falls below 0
             raise _negative_normal(modes, num, te, x, crossing=True)
         before, after = current[k], modes.after(te, x, current, k)

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy.integrate import solve_ivp
 
 from ..derivation.efforts import switched
 from ..derivation.eom import EquationsOfMotion
@@ -27,9 +26,11 @@ from ..model.system import System
 from .budget import MAX_EVALUATIONS, EvaluationBudget
 from .driven import DrivenModel
 from .inputs import InputTable, read_inputs
+from .normal_watch import RegularizedNormals
 from .result import SimulationResult
 from .rotations import check_rotations
 from .split_limits import best_health, no_regular_split
+from .stiffness import solve_watched, watching
 
 if TYPE_CHECKING:
     from ..derivation.methods import Method
@@ -71,12 +72,15 @@ def simulate(eom: EquationsOfMotion, stop_time: float | None = None, *, rtol: fl
                           f"{eom.system.name} has the inputs {', '.join(u.name for u in eom.system.inputs) or 'none'}; "
                           "read it for this system with bridge.read_inputs(path, system)")
     budget = EvaluationBudget(max_evaluations, T)
-    if switched(system):
-        result = _with_events(eom, grid, rtol, atol, integrator, parameters, table, interval, budget)
-    else:
-        splits = _Splits(eom, parameters, table)
-        trajectory = _integrate(eom, grid, _Solver(T, rtol, atol, integrator, budget), splits)
-        result = _result(eom, trajectory, splits, {"stop_time": T, "rtol": rtol, "atol": atol, "interval": interval})
+    with watching(T):  # DOP853 hands stiff segments to LSODA (bridge.simulation.stiffness)
+        if switched(system):
+            result = _with_events(eom, grid, rtol, atol, integrator, parameters, table, interval, budget)
+        else:
+            splits = _Splits(eom, parameters, table)
+            solver = _Solver(T, rtol, atol, integrator, budget, RegularizedNormals(eom))
+            trajectory = _integrate(eom, grid, solver, splits)
+            result = _result(eom, trajectory, splits,
+                             {"stop_time": T, "rtol": rtol, "atol": atol, "interval": interval})
     check_rotations(system, result.time, result.q, parameters)
     return result
 
@@ -145,15 +149,18 @@ class _Solver:
     atol: float
     method: str
     budget: EvaluationBudget | None = None
+    normals: RegularizedNormals | None = None  # regularised friction: N falling below 0 stops the run
 
     def segment(self, num: NumericModel, x: np.ndarray, t0: float, t_eval: np.ndarray, events: list | None):
         """``solve_ivp`` from (t0, x) to the stop time, sampled at ``t_eval``; ended early by a terminal event."""
         watch = _FiniteWatch(num)
+        own = events or []
+        events = own + (self.normals.events(num) if self.normals is not None else []) or None
         rhs = self.budget.counted(watch.rhs) if self.budget is not None else watch.rhs
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)
-                sol = solve_ivp(rhs, (t0, self.stop_time), x, method=self.method, rtol=self.rtol,
+                sol = solve_watched(rhs, (t0, self.stop_time), x, method=self.method, rtol=self.rtol,
                                 atol=self.atol, t_eval=t_eval if t_eval.size else None, events=events)
         except BridgeError:
             raise
@@ -163,6 +170,8 @@ class _Solver:
             raise SimulationError(f"integration failed at t = {sol.t[-1] if len(sol.t) else t0:.9g}: "
                                   f"{sol.message}{watch.found}")
         watch.check_solution(sol)
+        if self.normals is not None:
+            self.normals.check(sol, num, len(own))
         return sol
 
 
