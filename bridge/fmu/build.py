@@ -118,10 +118,54 @@ def build_fmu(eom: EquationsOfMotion, path: str | Path, fmi_version: int = 2,
               jacobian: bool | str | None = "auto", platforms: Iterable[str] | str | None = None) -> Path:
     """Generate, compile and pack a source FMU with one binary per platform; written atomically.
 
-    ``jacobian``: generate the Jacobian code for directional derivatives (``True``/``False``; ``"auto"``: when
-    the system has at most ``bridge.fmu.features.JACOBIAN_MAX_STATES`` states). ``platforms``: names of
-    :data:`~bridge.fmu.platforms.PLATFORMS` (``linux64``, ``win64``, ``aarch64-linux``, a comma list or ``all``;
-    default the host's).
+    Parameters
+    ----------
+    eom : EquationsOfMotion
+        The equations, by any method (a reduced method's FMU re-partitions at run time).
+    path : str or Path
+        The ``.fmu`` file.
+    fmi_version : int
+        2 or 3 (Model Exchange and Co-Simulation either way).
+    jacobian : bool or "auto"
+        Generate the Jacobian code for directional derivatives (``"auto"``: when the system has at most
+        ``bridge.fmu.features.JACOBIAN_MAX_STATES`` states).
+    platforms : str or iterable of str, optional
+        Names of :data:`~bridge.fmu.platforms.PLATFORMS` (``linux64``, ``win64``, ``aarch64-linux``, a comma list
+        or ``all``; default the host's).
+
+    Returns
+    -------
+    Path
+        The FMU written.
+
+    Raises
+    ------
+    ExportError
+        A bad version or platform; :class:`~bridge.errors.CompilerNotFoundError` without a C compiler.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import bridge
+    >>> text = '''
+    ... name = "Oscillator"
+    ... [coordinates]
+    ... x = { start = 0.1, velocity = 0.0, unit = "m" }
+    ... [parameters]
+    ... m = { value = 2.0, unit = "kg" }
+    ... k = { value = 8.0, unit = "N/m" }
+    ... [energy]
+    ... kinetic = "1/2*m*der(x)^2"
+    ... potential = "1/2*k*x^2"
+    ... '''
+    >>> eom = bridge.derive(bridge.parse_system(text), "lagrange")
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     fmu = bridge.build_fmu(eom, Path(folder) / "Oscillator.fmu", fmi_version=3)
+    ...     import zipfile
+    ...     names = zipfile.ZipFile(fmu).namelist()
+    >>> "modelDescription.xml" in names and "sources/model.c" in names
+    True
     """
     if fmi_version not in (2, 3):
         raise ExportError(f"FMI version must be 2 or 3, got {fmi_version}")

@@ -56,7 +56,45 @@ __all__ = ["load_system", "parse_system", "build_system", "check_start", "depend
 def load_system(path: str | Path, overrides: Mapping[str, Any] | None = None) -> System:
     """Read the system in ``path``, with ``overrides`` (name -> value, as ``--set``) applied.
 
-    The overrides are applied by :mod:`bridge.model.overrides`.
+    Parameters
+    ----------
+    path : str or Path
+        The system file (TOML, UTF-8).
+    overrides : mapping of str to value, optional
+        Parameters, start positions ``q``, start velocities ``der(q)`` or input start values; the start state is
+        then made consistent with the constraints (:mod:`bridge.model.overrides`) and every check runs again.
+
+    Returns
+    -------
+    System
+
+    Raises
+    ------
+    SystemFileError
+        Every problem of the file (or of the overrides) at once.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from bridge import load_system
+    >>> text = '''
+    ... name = "Oscillator"
+    ... [coordinates]
+    ... x = { start = 0.1, velocity = 0.0, unit = "m" }
+    ... [parameters]
+    ... m = { value = 2.0, unit = "kg" }
+    ... k = { value = 8.0, unit = "N/m" }
+    ... [energy]
+    ... kinetic = "1/2*m*der(x)^2"
+    ... potential = "1/2*k*x^2"
+    ... '''
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = Path(folder) / "oscillator.toml"
+    ...     _ = path.write_text(text)
+    ...     system = load_system(path, overrides={"k": 18.0})
+    >>> [(p.name, p.value) for p in system.parameters]
+    [('m', 2.0), ('k', 18.0)]
     """
     if overrides:
         return apply_overrides(load_system(path), overrides)
@@ -73,7 +111,46 @@ def load_system(path: str | Path, overrides: Mapping[str, Any] | None = None) ->
 
 
 def parse_system(text: str, source: str = "<string>") -> System:
-    """Read the system of a system file's text (TOML); ``source`` names it in the messages."""
+    r"""Read the system of a system file's text (TOML).
+
+    Parameters
+    ----------
+    text : str
+        The file's text.
+    source : str
+        The name the messages give the text.
+
+    Returns
+    -------
+    System
+
+    Raises
+    ------
+    SystemFileError
+        Malformed TOML, or every problem of the system at once.
+
+    Examples
+    --------
+    >>> from bridge import parse_system
+    >>> text = '''
+    ... name = "Oscillator"
+    ... [coordinates]
+    ... x = { start = 0.1, velocity = 0.0, unit = "m" }
+    ... [parameters]
+    ... m = { value = 2.0, unit = "kg" }
+    ... k = { value = 8.0, unit = "N/m" }
+    ... [energy]
+    ... kinetic = "1/2*m*der(x)^2"
+    ... potential = "1/2*k*x^2"
+    ... '''
+    >>> system = parse_system(text)
+    >>> system.name, system.n, system.dof
+    ('Oscillator', 1, 1)
+    >>> parse_system('name = "Bad"\n[coordinates]\nx = { start = "a" }', source="bad.toml")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    bridge.errors.SystemFileError: bad.toml: ...
+    """
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -93,9 +170,35 @@ def parse_system(text: str, source: str = "<string>") -> System:
 def build_system(data: Mapping[str, Any], source: str = "<python>", multibody: Multibody | None = None) -> System:
     """Build the system of a mapping in the file format.
 
-    ``multibody``: the bodies its energies were computed from when they are not tables of the mapping
-    (``from_mechanics``), so that their masses and inertias are checked (and
-    named) before the kinetic energy made of them.
+    Parameters
+    ----------
+    data : mapping
+        The tables of a system file; expressions may be strings (read by the whitelisting parser) or sympy
+        expressions over :mod:`bridge.symbols`.
+    source : str
+        The name the messages give the mapping.
+    multibody : Multibody, optional
+        The bodies its energies were computed from when they are not tables of the mapping (``from_mechanics``),
+        so that their masses and inertias are checked (and named) before the kinetic energy made of them.
+
+    Returns
+    -------
+    System
+
+    Raises
+    ------
+    SystemFileError
+        Every problem of the mapping at once.
+
+    Examples
+    --------
+    >>> from bridge import build_system, symbols
+    >>> m, k, x = symbols.q("m"), symbols.q("k"), symbols.q("x")
+    >>> system = build_system({"name": "Oscillator", "coordinates": {"x": {"start": 0.1}},
+    ...                        "parameters": {"m": 2.0, "k": 8.0},
+    ...                        "energy": {"kinetic": "1/2*m*der(x)^2", "potential": k * x**2 / 2}})
+    >>> system.potential
+    k*x**2/2
     """
     return _assemble(ReadContext.of(data, source), multibody)
 

@@ -19,7 +19,32 @@ from .plot import plot_result
 
 @dataclass(frozen=True)
 class SimulationResult:
-    """Trajectories on the output grid."""
+    """Trajectories on the output grid, one row per output time.
+
+    Columns as in the CSV: ``time``, the coordinates, their velocities ``der(q)``, the outputs, the multipliers
+    ``lambda[k]`` (methods that keep them) and the effort variables and switched forces; ``result[name]`` gives one
+    column, :meth:`to_pandas` a DataFrame, :meth:`write_csv` the file.
+
+    Examples
+    --------
+    >>> import bridge
+    >>> text = '''
+    ... name = "Oscillator"
+    ... [coordinates]
+    ... x = { start = 0.1, velocity = 0.0, unit = "m" }
+    ... [parameters]
+    ... m = { value = 2.0, unit = "kg" }
+    ... k = { value = 8.0, unit = "N/m" }
+    ... [energy]
+    ... kinetic = "1/2*m*der(x)^2"
+    ... potential = "1/2*k*x^2"
+    ... '''
+    >>> result = bridge.simulate(bridge.derive(bridge.parse_system(text), "lagrange"), 1.0, interval=0.5)
+    >>> result.keys(), len(result.time)
+    (['time', 'x', 'der(x)'], 3)
+    >>> round(float(result["der(x)"][-1]), 6)  # -0.2 sin(2 t) at t = 1
+    -0.181859
+    """
 
     eom: EquationsOfMotion
     time: np.ndarray
