@@ -23,6 +23,18 @@ def chromium_path() -> str:
     pytest.skip("no Chromium: apt-get install chromium (scripts/test.sh installs it on Debian)")
 
 
+def wait_until(page, expression: str, timeout: float = 60.0) -> None:
+    """Poll ``expression`` in the page until it is true (the pages' Content-Security-Policy forbids the string
+    evaluation Playwright's ``wait_for_function`` uses)."""
+    import time
+
+    end = time.monotonic() + timeout
+    while not page.evaluate(expression):
+        if time.monotonic() > end:
+            raise AssertionError(f"the page never made {expression!r} true within {timeout:g} s")
+        page.wait_for_timeout(50)
+
+
 @contextmanager
 def open_page(path: Path, width: int = 960, height: int = 600) -> Iterator[tuple[object, list[str]]]:
     """``(page, requests)``: ``path`` opened in headless Chromium; ``requests`` lists every URL the page asked
@@ -48,7 +60,7 @@ def open_page(path: Path, width: int = 960, height: int = 600) -> Iterator[tuple
             errors: list[str] = []
             page.on("pageerror", lambda e: errors.append(str(e)))
             page.goto(path.resolve().as_uri())
-            page.wait_for_function("window.nhbridge && window.nhbridge.ready", timeout=60_000)
+            wait_until(page, "Boolean(window.nhbridge && window.nhbridge.ready)")
             assert not errors, errors
             yield page, refused
         finally:

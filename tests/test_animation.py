@@ -22,7 +22,7 @@ from bridge.animation import animate
 ROOT = Path(__file__).resolve().parents[1]
 WHEEL = ROOT / "examples" / "rolling_wheel.toml"
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from browser import open_page  # noqa: E402
+from browser import open_page, wait_until  # noqa: E402
 
 
 def nhbridge(*args, cwd=None) -> subprocess.CompletedProcess:
@@ -103,13 +103,16 @@ def test_the_browser_shows_the_wheel_where_the_run_puts_it(wheel_run):
 def test_play_advances_time(wheel_run):
     folder, run = wheel_run
     with open_page(folder / "wheel.html") as (page, _):
-        page.select_option("#speed", "4")
+        page.select_option("#speed", "0.25")  # the 4 s run plays in 16 s: paused long before its end
         page.click("#play")
-        page.wait_for_function("nhbridge.time() > 0.5", timeout=30_000)
+        wait_until(page, "nhbridge.time() > 0.05", timeout=30)
+        assert page.locator("#play").inner_text() == "Pause"
         page.click("#play")  # pause
+        assert page.locator("#play").inner_text() == "Play"
         t = page.evaluate("nhbridge.time()")
         page.wait_for_timeout(300)
         assert page.evaluate("nhbridge.time()") == t  # paused: the frame stays
+        assert 0.05 < t < run["time"][-1]
 
 
 def test_an_fmu_run_animates_like_the_native_run(tmp_path):

@@ -72,10 +72,10 @@ def test_import_cli_is_light(heavy):
 def test_version_is_written_once(capsys):
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     assert "version" not in project["project"] and "version" in project["project"]["dynamic"]
-    assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "bridge.__version__"}
+    assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "bridge.version.__version__"}
     from setuptools.config.expand import read_attr
 
-    assert read_attr("bridge.__version__", root_dir=ROOT) == bridge.__version__  # what setuptools builds
+    assert read_attr("bridge.version.__version__", root_dir=ROOT) == bridge.__version__  # what setuptools builds
     assert importlib.metadata.version("nhbridge") == bridge.__version__  # the installed metadata
     with pytest.raises(SystemExit) as exit_:
         cli.main(["--version"])

@@ -48,7 +48,10 @@ def screenshot(html: Path, png: Path, frame_fraction: float, azimuth: float | No
         try:
             page = browser.new_context(viewport={"width": 900, "height": 560}, offline=True).new_page()
             page.goto(html.resolve().as_uri())
-            page.wait_for_function("window.nhbridge && window.nhbridge.ready", timeout=60_000)
+            for _ in range(1200):  # the page's CSP forbids wait_for_function's string evaluation: poll
+                if page.evaluate("Boolean(window.nhbridge && window.nhbridge.ready)"):
+                    break
+                page.wait_for_timeout(50)
             page.evaluate(f"nhbridge.show(Math.round({frame_fraction} * (nhbridge.frames - 1)))")
             png.parent.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(png))
