@@ -60,7 +60,17 @@ DIODE_MODES = {ON: "conducting", OFF: "blocking"}
 
 @dataclass(frozen=True)
 class Event:
-    """One switch of an element (friction or diode)."""
+    """One switch of an element (friction or diode).
+
+    Attributes
+    ----------
+    time : float
+        The located event time.
+    element : str
+        The element's name.
+    before, after : str
+        Its modes' names (``FRICTION_MODES`` or ``DIODE_MODES``) before and after the switch.
+    """
 
     time: float
     element: str
