@@ -37,7 +37,23 @@ RUNTIME_SOURCES = {version: list(runtime_sources(version)) for version in (2, 3)
 
 
 def output_path(path: str | Path) -> Path:
-    """The FMU's target path, checked: it ends in .fmu and its folder exists or can be made."""
+    """Check the FMU's target path: it ends in .fmu and its folder exists or can be made.
+
+    Parameters
+    ----------
+    path : str or Path
+        The target.
+
+    Returns
+    -------
+    Path
+        The same path, its folder created.
+
+    Raises
+    ------
+    ExportError
+        Another suffix, or a folder that cannot be made.
+    """
     path = Path(path)
     if path.suffix != ".fmu":
         raise ExportError(f"{path}: an FMU file must end in .fmu")
@@ -50,9 +66,11 @@ def output_path(path: str | Path) -> Path:
 
 def _compile(cc: str, binary: Path, sources: list[Path], flags: list[str], what: str,
              target_flags: Iterable[str] = ("-fPIC",)) -> None:
-    """Compile ``sources`` into the shared library ``binary`` (C99, -O2, a large generated file -O1:
-    :func:`unit_level`; ``target_flags``: the platform's, by default position independent): each source to an
-    object, cached by content (:mod:`.objects`) and compiled concurrently, then linked.
+    """Compile ``sources`` into the shared library ``binary``.
+
+    C99 at -O2 (a large generated file at -O1: :func:`unit_level`); ``target_flags`` are the platform's, by
+    default position independent. Each source compiles to an object, cached by content (:mod:`.objects`) and
+    compiled concurrently; the objects are then linked.
 
     An integer overflow or an integer constant too large for its type is an error, not a warning: either
     would change a number of the equations silently. No contraction of ``a*b + c`` into a fused multiply-add
@@ -63,29 +81,69 @@ def _compile(cc: str, binary: Path, sources: list[Path], flags: list[str], what:
                                           *flags], [*target_flags, "-shared"], what, object_cache(), unit_level)
 
 
-#: a generated C file larger than this (bytes) compiles with -O1: its long straight-line functions cost gcc -O2
-#: about twice the time of -O1 (register allocation and scheduling over thousands of temporaries) and run no
+#: a generated C file larger than this (bytes) compiles with -O1: gcc -O2 spends much longer on its long
+#: straight-line functions (register allocation and scheduling over thousands of temporaries) and they run no
 #: faster (benchmarks/fmu_scaling.py); the runtime's fixed files always compile with -O2
 LARGE_UNIT_BYTES = 32 * 1024
 _RUNTIME_FILES = {name for names in RUNTIME_SOURCES.values() for name in names}
 
 
 def unit_level(source: Path) -> list[str]:
-    """The optimisation flag of ``source`` beyond the default -O2: ``-O1`` for a large generated file."""
+    """Return the optimisation flags of ``source`` beyond the default -O2: ``-O1`` for a large generated file."""
     return ["-O1"] if source.name not in _RUNTIME_FILES and source.stat().st_size > LARGE_UNIT_BYTES else []
 
 
 def toolchains(platforms: Iterable[str] | str | None = None) -> dict[Platform, str]:
-    """The platforms named by ``platforms`` (see :func:`~bridge.fmu.platforms.parse_platforms`; None: the
-    host's) with their compilers; an ExportError for an unknown name, a CompilerNotFoundError naming the
-    Debian packages of every missing cross compiler. Call it before anything is derived or written."""
+    """Find the compiler of each platform named by ``platforms``.
+
+    Call it before anything is derived or written.
+
+    Parameters
+    ----------
+    platforms : str or iterable of str, optional
+        Platform names (see :func:`~bridge.fmu.platforms.parse_platforms`; None: the host's).
+
+    Returns
+    -------
+    dict of Platform to str
+        Each platform's C compiler.
+
+    Raises
+    ------
+    ExportError
+        An unknown platform name.
+    CompilerNotFoundError
+        A compiler is missing; the message names the Debian packages of every missing cross compiler.
+    """
     return compilers(parse_platforms(platforms))
 
 
 def compile_binaries(folder: Path, name: str, sources: list[Path], flags: list[str], fmi_version: int,
                      tools: dict[Platform, str], what: str) -> list[Path]:
-    """One shared library ``binaries/<platform folder>/<name><suffix>`` in ``folder`` per platform of ``tools``
-    (platform -> compiler), compiled concurrently; the libraries."""
+    """Compile one shared library ``binaries/<platform folder>/<name><suffix>`` in ``folder`` per platform.
+
+    Parameters
+    ----------
+    folder : Path
+        The FMU's folder.
+    name : str
+        The model identifier.
+    sources : list of Path
+        The C files.
+    flags : list of str
+        Extra compiler flags.
+    fmi_version : int
+        2 or 3 (the binaries' folder names differ).
+    tools : dict of Platform to str
+        Platform -> compiler (:func:`toolchains`); the platforms compile concurrently.
+    what : str
+        What is compiled, for error messages.
+
+    Returns
+    -------
+    list of Path
+        The libraries.
+    """
     jobs = [(folder / "binaries" / p.folder(fmi_version) / f"{name}{p.suffix}", cc, p) for p, cc in tools.items()]
 
     def one(job: tuple[Path, str, Platform]) -> None:
@@ -102,8 +160,11 @@ def compile_binaries(folder: Path, name: str, sources: list[Path], flags: list[s
 
 
 def pack_folder(path: Path, folder: Path) -> Path:
-    """Zip modelDescription.xml, binaries/ and sources/ of ``folder`` into the FMU ``path`` atomically and
-    reproducibly (fixed member order, time stamps and modes: :func:`.archive.write_zip`)."""
+    """Zip modelDescription.xml, binaries/ and sources/ of ``folder`` into the FMU ``path``.
+
+    The archive is written atomically and reproducibly (fixed member order, time stamps and modes:
+    :func:`.archive.write_zip`); returns ``path``.
+    """
     from .archive import write_zip
 
     members = [folder / "modelDescription.xml", *sorted(f for f in (folder / "binaries").rglob("*") if f.is_file()),
@@ -179,12 +240,34 @@ def build_fmu(eom: EquationsOfMotion, path: str | Path, fmi_version: int = 2,
 def pack_source_fmu(path: Path, name: str, fmi_version: int, model_c_text: str,
                     description: Callable[[list[str]], bytes], tools: dict[Platform, str],
                     model_sources: Iterable[str] = ()) -> Path:
-    """The source FMU ``path`` (model identifier ``name``) of a generated ``model.c`` beside the fixed runtime:
-    ``sources/`` with the runtime's C files and headers, one binary per platform of ``tools`` (platform ->
-    compiler, :func:`toolchains`) compiled from them, FMI 3's ``buildDescription.xml`` and
-    ``description(c_files)`` as ``modelDescription.xml``; packed atomically. ``model_sources``: fixed C files of
-    the runtime that implement the model functions for the generated data of ``model.c`` (the linear FMU's
-    ``nhb_linear.c``)."""
+    """Pack the source FMU ``path`` of a generated ``model.c`` beside the fixed runtime, atomically.
+
+    The FMU holds ``sources/`` with ``model.c`` and the runtime's C files and headers, one binary per platform
+    compiled from them, FMI 3's ``buildDescription.xml`` and ``modelDescription.xml``.
+
+    Parameters
+    ----------
+    path : Path
+        The ``.fmu`` file.
+    name : str
+        The model identifier.
+    fmi_version : int
+        2 or 3.
+    model_c_text : str
+        The generated ``model.c``.
+    description : callable
+        Gives ``modelDescription.xml`` for the list of C files an importer compiles.
+    tools : dict of Platform to str
+        Platform -> compiler (:func:`toolchains`).
+    model_sources : iterable of str
+        Fixed C files of the runtime that implement the model functions for the generated data of ``model.c``
+        (the linear FMU's ``nhb_linear.c``).
+
+    Returns
+    -------
+    Path
+        The FMU written.
+    """
     sources = [*model_sources, *RUNTIME_SOURCES[fmi_version]]
     with tempfile.TemporaryDirectory(prefix="nhbridge-fmu-") as tmp:
         folder = Path(tmp)

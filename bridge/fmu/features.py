@@ -1,7 +1,7 @@
-"""What a native FMU of a system offers, decided from the equations alone: the Jacobian code (directional
-derivatives) and whether the outputs read the efforts solved with the accelerations.
+"""Decide from the equations alone what a native FMU of a system offers.
 
-The layout, the generated C and ``modelDescription.xml`` all ask these questions; the answers live here,
+That is the Jacobian code (directional derivatives) and whether the outputs read the efforts solved with the
+accelerations. The layout, the generated C and ``modelDescription.xml`` all ask these questions; the answers live here,
 below all of them.
 """
 
@@ -11,15 +11,20 @@ from ..derivation.eom import EquationsOfMotion
 from ..errors import ExportError
 
 #: ``jacobian="auto"`` generates the Jacobian code for systems with at most this many states (also named
-#: in the help of ``nhbridge fmu --jacobian``). It keeps every automatic build under 2 s on the reference
-#: machine: the seed examples (2-10 states) gain < 0.05 s; the wheeled snake with 12 / 14 / 16 / 20 / 36
-#: states builds in 1.3 / 1.8 / 2.3 / 3.7 / 19.7 s with the Jacobian and 1.0 / 1.3 / 1.4 / 1.9 / 7.0 s
-#: without (gcc -O2 on the generated code dominates), see README "FMU export".
+#: in the help of ``nhbridge fmu --jacobian``). It keeps automatic builds quick: the Jacobian code lengthens the
+#: build the more, the more states a system has (gcc -O2 on the generated code dominates); docs/guide/fmu.md
+#: lists measured build times.
 JACOBIAN_MAX_STATES = 14
 
 
 def jacobian_enabled(eom: EquationsOfMotion, option: bool | str | None = "auto") -> bool:
-    """Whether the FMU gets the Jacobian code: ``True``/``False``, or ``"auto"``/``None`` by the state count."""
+    """Decide whether the FMU gets the Jacobian code: ``True``/``False``, or ``"auto"``/``None`` by the state count.
+
+    Raises
+    ------
+    ExportError
+        An option other than True, False, "auto" or None.
+    """
     if option in (None, "auto"):
         return eom.system.n + len(eom.u) <= JACOBIAN_MAX_STATES
     if isinstance(option, bool):
@@ -28,7 +33,7 @@ def jacobian_enabled(eom: EquationsOfMotion, option: bool | str | None = "auto")
 
 
 def outputs_use_efforts(eom: EquationsOfMotion) -> bool:
-    """Whether an output contains an effort (then ``nhb_outputs`` reads ``lam``: ``NHB_OUTPUTS_USE_LAM``)."""
+    """Tell whether an output contains an effort (then ``nhb_outputs`` reads ``lam``: ``NHB_OUTPUTS_USE_LAM``)."""
     efforts = set(eom.efforts)
     return any(expr.free_symbols & efforts for expr in eom.system.outputs.values())
 

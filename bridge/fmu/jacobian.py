@@ -10,8 +10,8 @@ With states ``x = (q, u)``, inputs ``w`` and the unknowns ``z = [u'; lambda]`` o
 The right-hand sides are the partial derivatives of ``G = F - M z_hat`` with the symbols ``z_hat`` standing
 for the current ``z`` (an argument of the generated function, taken from the runtime's cached ``nhb_rhs``
 result). The partial derivatives are taken by symengine and printed, together with ``M``, by the FMU's C
-printer (sympy's C99 printer) after one joint CSE pass (symengine's: 3x faster than sympy's here, which
-matters for the larger systems). The generated ``nhb_jacobian`` factors ``M`` once and solves all
+printer (sympy's C99 printer) after one joint CSE pass (symengine's, which scales to the larger systems).
+The generated ``nhb_jacobian`` factors ``M`` once and solves all
 ``nx + nin`` right-hand sides with the same factors (``nhb_lu_solve_many`` in ``fmu/nhb_linalg.c``).
 The factors of ``nhb_rhs`` are not reused: ``M`` is local to ``nhb_rhs`` by the contract in ``nhb_model.h``.
 
@@ -60,7 +60,7 @@ def _resolve(expr: sp.Expr, derivative) -> sp.Expr:
 
 
 def _derivative(expr, var) -> sp.Expr:
-    """d expr / d var by symengine, returned as sympy (for the arguments of abs, min, max)."""
+    """Differentiate ``expr`` by ``var`` with symengine, returned as sympy (for the arguments of abs, min, max)."""
     out = sp.sympify(se.sympify(expr).diff(se.sympify(var)))
     if out.has(sp.Derivative, sp.Subs):
         out = _resolve(out, _derivative)
@@ -68,7 +68,21 @@ def _derivative(expr, var) -> sp.Expr:
 
 
 def jacobian_rows(eom: EquationsOfMotion) -> list[sp.Expr]:
-    """``[K; G; Y]`` with ``G = F - M z_hat`` and the outputs Y in terms of the states (``q' = K`` substituted)."""
+    """Return the rows ``[K; G; Y]`` whose partial derivatives make up the Jacobian.
+
+    ``G = F - M z_hat`` with the symbols ``z[k]`` standing for ``z_hat``, and Y are the outputs in terms of
+    the states (``q' = K`` substituted).
+
+    Parameters
+    ----------
+    eom : EquationsOfMotion
+        The equations.
+
+    Returns
+    -------
+    list of sympy.Expr
+        ``nq + size(M) + ny`` expressions.
+    """
     system = eom.system
     M, F, K = eom.mass_matrix, eom.forcing, eom.kinematics
     size = M.shape[0]
@@ -80,7 +94,7 @@ def jacobian_rows(eom: EquationsOfMotion) -> list[sp.Expr]:
 
 def jacobian_entries(eom: EquationsOfMotion) -> tuple[list[sp.Symbol], list[sp.Symbol],
                                                       list[tuple[int, int, se.Basic]]]:
-    """The knowns (column order), the symbols ``z_hat`` and the nonzero entries ``(row, column, expr)``.
+    """Return the knowns (column order), the symbols ``z_hat`` and the nonzero entries ``(row, column, expr)``.
 
     Rows ``0..nq``: ``dK/d(x, w)``; rows ``nq..nq+p+m``: ``dG/d(x, w)`` with ``G = F - M z_hat`` (still to be
     multiplied by ``M^-1``); then ``dy/d(x, w)``. The entries are symengine expressions.
@@ -93,7 +107,7 @@ def jacobian_entries(eom: EquationsOfMotion) -> tuple[list[sp.Symbol], list[sp.S
 
 
 def _partials(exprs, variables) -> list[tuple[int, int, se.Basic]]:
-    """The nonzero ``(row, column, d exprs[row] / d variables[column])`` (symengine)."""
+    """Return the nonzero partial derivatives ``(row, column, d exprs[row] / d variables[column])`` (symengine)."""
     se_vars = [se.sympify(w) for w in variables]
     entries = []
     for r, f in enumerate(exprs):
@@ -111,8 +125,10 @@ def _partials(exprs, variables) -> list[tuple[int, int, se.Basic]]:
 
 
 def _chain(target: str, zentries, nc: int, prefix: str) -> tuple[list[tuple[str, se.Basic]], list[str]]:
-    """``target[row] += P[e] * DZ[j]`` (rows of nc columns) for the entries ``(row, j, P[e])``: the assignments of
-    ``P`` (for the CSE pass) and the loop after it."""
+    """Emit the chain rule ``target[row] += P[e] * DZ[j]`` (rows of nc columns) for the entries ``(row, j, P[e])``.
+
+    Returns the assignments of ``P`` (for the CSE pass) and the C loop that follows it.
+    """
     if not zentries:
         return [], []
     rows = ", ".join(str(r) for r, _, _ in zentries)
@@ -125,7 +141,10 @@ def _chain(target: str, zentries, nc: int, prefix: str) -> tuple[list[tuple[str,
 
 
 def _auxiliary_derivatives(plan: CModelPlan, knowns, nc: int) -> list[str]:
-    """C computing ``Z`` and ``DZ`` (placeholders x (x, w), row-major) stage by stage."""
+    """Emit C computing ``Z`` and ``DZ`` (placeholders x (x, w), row-major) stage by stage.
+
+    Stage k solves ``L_k DZ_k = dG_k/d(x, w) + sum_j<k dG_k/dZ_j DZ_j`` with ``G_k = R_k - L_k Z_k_hat``.
+    """
     eom = plan.eom
     zsyms = list(eom.auxiliary_symbols)
     lines = [*plan.auxiliary_c("s"), f"    double DZ[{len(zsyms) * nc}];"]
@@ -155,8 +174,11 @@ def _auxiliary_derivatives(plan: CModelPlan, knowns, nc: int) -> list[str]:
 
 
 def _to_sympy(e: se.Basic) -> sp.Basic:
-    """A symengine expression as sympy, without the ``Eq(condition, True)`` that a CSE'd Piecewise condition
-    comes back as (sympy's C printer would print a ``true`` that C99 has only in stdbool.h)."""
+    """Convert a symengine expression to sympy, dropping the ``Eq(condition, True)`` of CSE'd Piecewise conditions.
+
+    A CSE'd Piecewise condition comes back as ``Eq(condition, True)``; sympy's C printer would print a
+    ``true`` that C99 has only in stdbool.h.
+    """
     out = sp.sympify(e)
     if out.has(sp.Piecewise):
         out = out.replace(lambda a: isinstance(a, sp.Eq) and sp.true in a.args,
@@ -165,11 +187,11 @@ def _to_sympy(e: se.Basic) -> sp.Basic:
 
 
 def _scheduled_cse(printer, targets: list[tuple[str, se.Basic]], prefix: str) -> list[str]:
-    """One CSE pass (symengine) over the targets' expressions, printed by ``printer`` (sympy's C99 printer).
+    """Run one CSE pass (symengine) over the targets' expressions, printed by ``printer`` (sympy's C99 printer).
 
-    Each ``target = expr;`` follows its last temporary: assigned as soon as its temporaries exist (instead
-    of after all of them), few values are alive at a time, and gcc -O2 spends much less time in register
-    allocation on the long generated function (snake N = 8: 1.5 s instead of 2.2 s for model.c).
+    Each ``target = expr;`` follows its last temporary: assigned as soon as its temporaries exist, so few
+    values are alive at a time, which keeps the C compiler's register allocation on the long generated
+    function cheap.
     The free symbols are renamed to private ones first: symengine names its temporaries x0, x1, ...,
     which could otherwise capture a user's symbol of the same name.
     """
@@ -207,8 +229,22 @@ def _scheduled_cse(printer, targets: list[tuple[str, se.Basic]], prefix: str) ->
 
 
 def jacobian_c(plan: CModelPlan) -> list[str]:
-    """C lines of ``NHB_HAS_JACOBIAN`` and ``nhb_jacobian`` (a stub returning 1 when the plan's layout has no
-    Jacobian)."""
+    """Emit ``NHB_HAS_JACOBIAN`` and ``nhb_jacobian``.
+
+    ``nhb_jacobian`` fills the row-major ``J`` of ``(q', u', lambda, y)`` by ``(x, w)``: it factors ``M`` once
+    and solves the rows of ``dG/d(x, w)`` for ``dz/d(x, w) = M^-1 (dF/d(x, w) - (dM/d(x, w)) z)``. Without a
+    Jacobian in the plan's layout it is a stub returning 1.
+
+    Parameters
+    ----------
+    plan : CModelPlan
+        The equations, layout and names of the model.
+
+    Returns
+    -------
+    list of str
+        The C lines.
+    """
     eom, enabled = plan.eom, plan.layout.jacobian
     head = [
         "",

@@ -25,6 +25,30 @@ TIME, STATE, DERIVATIVE, PARAMETER, INPUT, VELOCITY, OUTPUT, MULTIPLIER, RESIDUA
 
 @dataclass(frozen=True)
 class Variable:
+    """One FMU variable, as it appears in ``modelDescription.xml`` and in ``NHB_VARIABLES``.
+
+    Attributes
+    ----------
+    name : str
+        The variable's name (``x``, ``der(x)``, ``lambda[1]``, ...).
+    vr : int
+        Its value reference.
+    kind : int
+        One of ``TIME``, ``STATE``, ..., ``SWITCH_MODE`` (``enum nhb_kind`` in ``fmu/nhb_model.h``).
+    index : int
+        Its position in the runtime array of its kind.
+    causality, variability, initial : str
+        The FMI attributes (``initial`` None: not written).
+    start : float, optional
+        The start value.
+    unit, description : str
+        Written when not empty.
+    derivative_of : str, optional
+        The name of the state this variable is the derivative of.
+    nominal : float, optional
+        The nominal value of a state.
+    """
+
     name: str
     vr: int
     kind: int
@@ -59,9 +83,11 @@ class FmuLayout:
 
     @property
     def event_indicators(self) -> tuple[Variable, ...]:
+        """Return the event-indicator variables, in value-reference order."""
         return tuple(v for v in self.variables if v.kind == INDICATOR)
 
     def by_name(self, name: str) -> Variable:
+        """Return the variable called ``name``; ``KeyError`` if there is none."""
         for v in self.variables:
             if v.name == name:
                 return v
@@ -73,8 +99,10 @@ _DEPENDENT_VELOCITY = " (dependent: its start value is computed from the constra
 
 
 class Numbering:
-    """The variables of an FMU in value-reference order: FMI 3's independent ``time`` gets 0, then each
-    :meth:`add` takes the next value reference."""
+    """The variables of an FMU in value-reference order.
+
+    FMI 3's independent ``time`` gets 0, then each :meth:`add` takes the next value reference.
+    """
 
     def __init__(self, fmi_version: int):
         self.variables: list[Variable] = []
@@ -83,6 +111,7 @@ class Numbering:
                                            description="simulation time"))
 
     def add(self, **kw) -> None:
+        """Append a :class:`Variable` of the keyword fields ``kw`` with the next value reference."""
         self.variables.append(Variable(vr=len(self.variables), **kw))
 
 
@@ -93,10 +122,17 @@ def _speed_unit(unit: str, power: int) -> str:
 
 
 def start_split(eom: EquationsOfMotion) -> tuple[int, ...]:
-    """The dependent coordinates (indices, increasing) whose start positions (holonomic constraints) and
-    velocities the FMU computes from the others at initialization: the method's split for the reduced
-    methods, else ``[method] independent``, else :func:`~bridge.model.mechanics.choose_independent` at the
-    start state (the split the loader and the reduced methods would choose).
+    """Return the dependent coordinates (indices, increasing) that the FMU makes consistent at initialization.
+
+    Their start positions (from the holonomic constraints) and velocities are computed from the others. The
+    split is the method's for the reduced methods, else ``[method] independent``, else
+    :func:`~bridge.model.mechanics.choose_independent` at the start state (the split the loader and the
+    reduced methods would choose).
+
+    Raises
+    ------
+    ExportError
+        No choice of independent velocities is regular at the start state.
     """
     from ..errors import ExportError
     from ..model.mechanics import Differentiator, choose_independent, independent_from_names, velocity_constraints
@@ -117,9 +153,12 @@ def start_split(eom: EquationsOfMotion) -> tuple[int, ...]:
 
 
 def _add_split_speeds(add, eom: EquationsOfMotion, speeds: list[str]) -> None:
-    """The states of a re-partitioning model after the coordinates: one independent-speed slot per degree of
-    freedom (``split.u[k]``, at the start der() of the build split's k-th independent coordinate; its meaning
-    changes where the split does), then their derivatives ``der(split.u[k])``."""
+    """Add the states of a re-partitioning model after the coordinates.
+
+    One independent-speed slot per degree of freedom (``split.u[k]``, at the start der() of the build split's
+    k-th independent coordinate; its meaning changes where the split does), then their derivatives
+    ``der(split.u[k])``.
+    """
     system = eom.system
     nq = system.n
     for k, nm in enumerate(speeds):
@@ -133,6 +172,31 @@ def _add_split_speeds(add, eom: EquationsOfMotion, speeds: list[str]) -> None:
 
 
 def layout(eom: EquationsOfMotion, fmi_version: int = 2, jacobian: bool | str | None = "auto") -> FmuLayout:
+    """Assign the FMU's variables their value references, kinds and indices.
+
+    The order is: the coordinates, the split's speed slots (re-partitioning models), the velocities, the
+    accelerations, the parameters, inputs, outputs, multipliers, efforts, residuals, the switched elements'
+    unknowns, their modes and event indicators, and the split's health.
+
+    Parameters
+    ----------
+    eom : EquationsOfMotion
+        The equations.
+    fmi_version : int
+        2 or 3 (FMI 3 adds the independent ``time`` with value reference 0).
+    jacobian : bool, str or None
+        Whether to provide directional derivatives (``"auto"``: by :func:`~bridge.fmu.features.jacobian_enabled`);
+        never with switched elements or outputs that contain efforts.
+
+    Returns
+    -------
+    FmuLayout
+
+    Raises
+    ------
+    ExportError
+        No regular split for the start state (:func:`start_split`), or a ``jacobian`` option of another kind.
+    """
     from ..derivation.efforts import switched as switched_elements
     from ..derivation.split_free import repartitions
 
@@ -216,7 +280,7 @@ def _is_diode(el) -> bool:
 
 
 def _element_unit(eom: EquationsOfMotion, el) -> str:
-    """The unit of a switched element's unknown: volts for a diode; a friction force has its normal force's."""
+    """Return the unit of a switched element's unknown: volts for a diode; a friction force has its normal force's."""
     if _is_diode(el):
         return "V"
     from ..modelica.dimensions import Dimensions

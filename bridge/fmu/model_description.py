@@ -12,10 +12,22 @@ from .plan import CModelPlan
 
 # -- modelDescription.xml ------------------------------------------------------------------------------
 def output_dependencies(eom: EquationsOfMotion, lay: FmuLayout) -> dict[str, list[Variable]]:
-    """The knowns (continuous states, inputs) each output depends on directly, read off its expression.
+    """Find the knowns (continuous states, inputs) each output depends on directly, read off its expression.
 
     An input in an output's expression is direct feedthrough. A dependent velocity (reduced methods)
     depends on every state; an effort (solved with the accelerations) on every state and input.
+
+    Parameters
+    ----------
+    eom : EquationsOfMotion
+        The equations.
+    lay : FmuLayout
+        Their layout.
+
+    Returns
+    -------
+    dict of str to list of Variable
+        Per output name its dependencies, in value-reference order.
     """
     system = eom.system
     states = [v for v in lay.variables if v.kind == STATE]
@@ -38,7 +50,7 @@ def output_dependencies(eom: EquationsOfMotion, lay: FmuLayout) -> dict[str, lis
 
 
 def _description_root(eom: EquationsOfMotion, lay: FmuLayout, guid: str):
-    """The ``fmiModelDescription`` element: version, model name, GUID (FMI 3: instantiation token), tool."""
+    """Create the ``fmiModelDescription`` element: version, model name, GUID (FMI 3: instantiation token), tool."""
     from lxml import etree
 
     system = eom.system
@@ -56,7 +68,7 @@ def _description_root(eom: EquationsOfMotion, lay: FmuLayout, guid: str):
 
 
 def _capabilities(lay: FmuLayout) -> dict[str, str]:
-    """The flags of both interfaces: FMU states (``nhb_state_*`` in nhb_state.c), directional derivatives."""
+    """Return the flags of both interfaces: FMU states (``nhb_state_*`` in nhb_state.c), directional derivatives."""
     if lay.fmi_version == 3:
         flags = {"canGetAndSetFMUState": "true", "canSerializeFMUState": "true"}
         if lay.jacobian:
@@ -91,8 +103,23 @@ def _add_interfaces(root, name: str, lay: FmuLayout, sources: Sequence[str] = ()
 
 
 def build_description(name: str, sources: Sequence[str]) -> bytes:
-    """FMI 3 ``sources/buildDescription.xml``: one C99 source file set (all files flat in ``sources/``, which is
-    the include directory) and the C math library, for the model identifier ``name``."""
+    """Write FMI 3's ``sources/buildDescription.xml`` for the model identifier ``name``.
+
+    It declares one C99 source file set (all files flat in ``sources/``, which is the include directory) and
+    the C math library.
+
+    Parameters
+    ----------
+    name : str
+        The model identifier.
+    sources : sequence of str
+        The C files to compile.
+
+    Returns
+    -------
+    bytes
+        The XML document, UTF-8.
+    """
     from lxml import etree
 
     root = etree.Element("fmiBuildDescription", fmiVersion="3.0")
@@ -125,8 +152,10 @@ def _add_log_categories(root) -> None:
 
 
 def _add_default_experiment(root, system) -> None:
-    """``DefaultExperiment``: 0 to the system's stop time; the file's [simulation] rtol and interval, else
-    tolerance 1e-8 and step stop time / 1000."""
+    """Add ``DefaultExperiment``: 0 to the system's stop time.
+
+    The tolerance and step are the file's ``[simulation]`` rtol and interval, else 1e-8 and stop time / 1000.
+    """
     from lxml import etree
 
     stop = float(system.stop_time)
@@ -180,7 +209,7 @@ def _add_model_variables(root, lay: FmuLayout) -> dict[str, int]:
 
 
 def _state_derivatives(lay: FmuLayout) -> list[Variable]:
-    """The derivatives of the continuous states, ordered like the states."""
+    """Return the derivatives of the continuous states, ordered like the states."""
     derivs = [v for v in lay.variables if v.derivative_of and lay.by_name(v.derivative_of).kind == STATE]
     state_order = {v.name: v.index for v in lay.variables if v.kind == STATE}
     return sorted(derivs, key=lambda v: state_order[v.derivative_of])
@@ -188,8 +217,10 @@ def _state_derivatives(lay: FmuLayout) -> list[Variable]:
 
 def _model_structure_fmi3(ms, outputs: list[Variable], derivs: list[Variable], initial: list[Variable],
                           depends: dict[str, list[Variable]], indicators: tuple[Variable, ...] = ()) -> None:
-    """FMI 3 ``Output``, ``ContinuousStateDerivative``, ``InitialUnknown`` and ``EventIndicator`` elements, by
-    value reference."""
+    """Add FMI 3's ``Output``, ``ContinuousStateDerivative``, ``InitialUnknown`` and ``EventIndicator`` elements.
+
+    Each names its variable by value reference.
+    """
     from lxml import etree
 
     for v in outputs:
@@ -243,9 +274,19 @@ def _add_model_structure(root, eom: EquationsOfMotion, lay: FmuLayout, index_of:
 
 
 def model_description(plan: CModelPlan, sources: Sequence[str] = ()) -> bytes:
-    """``modelDescription.xml`` (FMI 2.0 or 3.0, as the plan's layout) for the plan's variables, UTF-8.
+    """Write ``modelDescription.xml`` (FMI 2.0 or 3.0, as the plan's layout) for the plan's variables.
 
-    ``sources``: the C files in the FMU's ``sources/`` (FMI 2: listed in ``<SourceFiles>``).
+    Parameters
+    ----------
+    plan : CModelPlan
+        The equations, layout and GUID.
+    sources : sequence of str
+        The C files in the FMU's ``sources/`` (FMI 2: listed in ``<SourceFiles>``).
+
+    Returns
+    -------
+    bytes
+        The XML document, UTF-8.
     """
     from lxml import etree
 

@@ -36,7 +36,11 @@ _DIGEST = hashlib.sha256().digest_size
 
 
 def cache_folder() -> Path | None:
-    """The object cache's folder from the environment; None when caching is off."""
+    """Return the object cache's folder from the environment; None when caching is off.
+
+    ``$NHBRIDGE_OBJECT_CACHE`` when set (``off``, ``0``, ``no``, ``false`` or empty: None), else
+    ``$XDG_CACHE_HOME/nhbridge/objects`` (``~/.cache/nhbridge/objects``).
+    """
     env = os.environ.get(CACHE_ENV)
     if env is not None:
         return None if env.strip().lower() in ("", "off", "0", "no", "false") else Path(env).expanduser()
@@ -45,8 +49,10 @@ def cache_folder() -> Path | None:
 
 
 class ObjectCache:
-    """Objects by key in ``folder`` (None: nothing cached); ``stats`` counts ``hit``, ``miss``, ``corrupt``
-    and ``stored`` (also ``unwritable`` where the folder cannot be written: the build goes on uncached).
+    """Compiled objects by key in ``folder`` (None: nothing cached), safe to share between threads.
+
+    ``stats`` counts ``hit``, ``miss``, ``corrupt`` and ``stored`` (also ``unwritable`` where the folder
+    cannot be written: the build goes on uncached).
     """
 
     def __init__(self, folder: Path | None):
@@ -59,7 +65,7 @@ class ObjectCache:
             self.stats[what] += 1
 
     def entry(self, key: str) -> Path | None:
-        """The entry file of ``key`` (None without a folder)."""
+        """Return the entry file of ``key`` (None without a folder)."""
         return None if self.folder is None else self.folder / key[:2] / f"{key}.o"
 
     def load(self, key: str, target: Path) -> bool:
@@ -111,7 +117,7 @@ _CACHES_LOCK = threading.Lock()
 
 
 def object_cache() -> ObjectCache:
-    """The cache of the current :func:`cache_folder` (one object per folder, its statistics kept)."""
+    """Return the cache of the current :func:`cache_folder` (one object per folder, its statistics kept)."""
     folder = cache_folder()
     with _CACHES_LOCK:
         if folder not in _CACHES:
@@ -121,7 +127,7 @@ def object_cache() -> ObjectCache:
 
 @cache
 def _compiler_identity(cc: str) -> bytes:
-    """What identifies the compiler ``cc``: its command, executable (path, size, time stamp), version and target."""
+    """Identify the compiler ``cc`` by its command, executable (path, size, time stamp), version and target."""
     exe = shutil.which(cc.split()[0]) or cc.split()[0]
     try:
         st = os.stat(exe)
@@ -139,8 +145,16 @@ def _compiler_identity(cc: str) -> bytes:
 
 
 def object_key(cc: str, source: Path, flags: Sequence[str], include_dirs: Iterable[Path]) -> str:
-    """The cache key of compiling ``source`` with ``cc`` and ``flags``: SHA-256 over the compiler's identity,
-    the flags, the source and every ``.h`` file of ``include_dirs`` (name and content).
+    """Compute the cache key of compiling ``source`` with ``cc`` and ``flags``.
+
+    The key is the SHA-256 over the compiler's identity, the flags (``-I`` folders left out: their headers
+    stand for them), the source's name and content and every ``.h`` file of ``include_dirs`` (name and
+    content), each part prefixed by its length.
+
+    Returns
+    -------
+    str
+        64 hex digits.
     """
     h = hashlib.sha256()
     options = [f for f in flags if not f.startswith("-I")]  # the folders stand for their headers, hashed below
@@ -156,14 +170,21 @@ def object_key(cc: str, source: Path, flags: Sequence[str], include_dirs: Iterab
 
 
 def _too_large(stderr: str) -> bool:
+    """Tell whether the compiler reported an integer constant too large for its type."""
     return any(t in stderr for t in ("integer constant is too large", "integer literal is too large"))
 
 
 def compile_object(cc: str, source: Path, obj: Path, flags: Sequence[str], what: str,
                    cache: ObjectCache | None = None) -> None:
-    """``cc -c source -o obj`` with ``flags`` (run in the source's folder, so the object names it alone), from
-    ``cache`` when it holds it. An integer constant too large for its type is an error (a number of the
-    equations would change silently).
+    """Compile ``source`` to ``obj`` (``cc -c``) with ``flags``, or take the object from ``cache``.
+
+    The compiler runs in the source's folder, so the object names it alone. An integer constant too large for
+    its type is an error (a number of the equations would change silently).
+
+    Raises
+    ------
+    ExportError
+        The compiler fails or reports a constant too large; ``what`` names the build in the message.
     """
     include_dirs = [source.parent, *(Path(f[2:]) for f in flags if f.startswith("-I") and len(f) > 2)]
     key = object_key(cc, source, flags, include_dirs) if cache is not None and cache.folder is not None else ""
@@ -178,15 +199,22 @@ def compile_object(cc: str, source: Path, obj: Path, flags: Sequence[str], what:
 
 
 def usable_cores() -> int:
-    """The cores this process may run on."""
+    """Count the cores this process may run on."""
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def compile_library(cc: str, binary: Path, sources: Sequence[Path], flags: Sequence[str], link_flags: Sequence[str],
                     what: str, cache: ObjectCache | None = None, unit_flags=None) -> None:
-    """The shared library ``binary`` from ``sources``: each compiled to an object (cached, concurrently on the
-    usable cores) with ``flags`` plus ``unit_flags(source)`` (extra flags per file, e.g. its optimisation
-    level), then linked with ``link_flags``.
+    """Build the shared library ``binary`` from ``sources``.
+
+    Each source compiles to an object (cached, concurrently on the usable cores, the largest first) with
+    ``flags`` plus ``unit_flags(source)`` (extra flags per file, e.g. its optimisation level); the objects are
+    then linked with ``link_flags`` and the C math library.
+
+    Raises
+    ------
+    ExportError
+        Compiling or linking fails.
     """
     binary.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="nhbridge-obj-") as tmp:

@@ -1,10 +1,10 @@
-"""The C-model plan of a native FMU: everything the generated ``model.c`` and ``modelDescription.xml`` share,
-computed once and passed to :mod:`.model_c`, :mod:`.jacobian` and :mod:`.model_description`.
+"""Plan a native FMU: everything the generated ``model.c`` and ``modelDescription.xml`` share, computed once.
 
-A :class:`CModelPlan` holds the equations, the :class:`~.layout.FmuLayout` (value references, kinds, whether the
-Jacobian code is generated) and the GUID, and gives the C names of the bridge's symbols and the statements that
-solve the auxiliary placeholders ``Z`` of the reduced methods (used by ``nhb_rhs``, ``nhb_outputs`` and
-``nhb_jacobian`` alike).
+The plan is passed to :mod:`.model_c`, :mod:`.jacobian` and :mod:`.model_description`. A :class:`CModelPlan`
+holds the equations, the :class:`~.layout.FmuLayout` (value references, kinds, whether the Jacobian code is
+generated) and the GUID, and gives the C names of the bridge's symbols and the statements that solve the
+auxiliary placeholders ``Z`` of the reduced methods (used by ``nhb_rhs``, ``nhb_outputs`` and ``nhb_jacobian``
+alike).
 """
 
 from __future__ import annotations
@@ -35,22 +35,36 @@ class CModelPlan:
 
     @property
     def fmi_version(self) -> int:
+        """FMI version of the FMU (2 or 3), as the layout's."""
         return self.layout.fmi_version
 
     def names(self) -> dict[sp.Symbol, str]:
-        """A fresh map of the C names of the bridge's symbols, the auxiliary placeholders as ``Z[k]`` (a printer
-        adds its temporaries to the map it gets).
+        """Return a fresh map of the C names of the bridge's symbols, the auxiliary placeholders as ``Z[k]``.
+
+        A printer adds its temporaries to the map it gets, hence a new map per call.
         """
         return model_names(self.eom)
 
     def auxiliary_c(self, prefix: str) -> list[str]:
-        """The statements computing ``Z``: see :func:`auxiliary_c`."""
+        """Return the statements computing ``Z``: see :func:`auxiliary_c`."""
         return auxiliary_c(self.eom, prefix)
 
 
 def build_plan(eom: EquationsOfMotion, fmi_version: int = 2, jacobian: bool | str | None = "auto") -> CModelPlan:
-    """The plan of ``eom``'s FMU: its layout and a GUID derived from the equations (the same equations give the
-    same GUID).
+    """Plan ``eom``'s FMU: its layout and a GUID derived from the equations (the same equations give the same GUID).
+
+    Parameters
+    ----------
+    eom : EquationsOfMotion
+        The equations.
+    fmi_version : int
+        2 or 3.
+    jacobian : bool, str or None
+        Whether to generate the Jacobian code (``"auto"``: :func:`~bridge.fmu.features.jacobian_enabled`).
+
+    Returns
+    -------
+    CModelPlan
     """
     lay = layout(eom, fmi_version, jacobian)
     jac = ":jacobian" if lay.jacobian else ""
@@ -60,12 +74,11 @@ def build_plan(eom: EquationsOfMotion, fmi_version: int = 2, jacobian: bool | st
 
 
 def model_hash(eom: EquationsOfMotion) -> str:
-    """16 hex digits of a hash of the method, the equations (mass matrix, forcing, kinematics), the parameter
-    names and the switched elements.
+    """Hash the method, the equations, the parameter names and the switched elements to 16 hex digits.
 
-    The equations are hashed by their structure (each node's class and its arguments' hashes, every shared
-    subexpression once) rather than by their printed text, which sympy orders term by term and which took
-    seconds for the larger systems.
+    The equations are the mass matrix, forcing and kinematics, hashed by their structure (each node's class
+    and its arguments' hashes, every shared subexpression once) rather than by their printed text, which
+    sympy orders term by term at a cost that grows with the system.
     """
     from ..derivation.efforts import switched
 
@@ -94,16 +107,30 @@ def _structure_digest(expr: sp.Basic, memo: dict) -> bytes:
 
 
 def model_names(eom: EquationsOfMotion) -> dict[sp.Symbol, str]:
-    """The C names of the bridge's symbols, with the auxiliary placeholders as ``Z[k]``."""
+    """Return the C names of the bridge's symbols, with the auxiliary placeholders as ``Z[k]``."""
     names = c_names(eom)
     names.update({z: f"Z[{k}]" for k, z in enumerate(eom.auxiliary_symbols)})
     return names
 
 
 def auxiliary_c(eom: EquationsOfMotion, prefix: str) -> list[str]:
-    """Statements computing ``Z`` (the auxiliary placeholders) stage by stage: ``L Z_k = R_k`` by LU with partial
-    pivoting (one CSE pass per stage); a (nearly) singular split returns 3 with a message naming the time and the
-    split's health ``min |pivot of A_dep| / max |[A_dep, A_ind]|``.
+    """Emit the C statements computing ``Z`` (the auxiliary placeholders) stage by stage.
+
+    Stage k solves ``L_k Z_k = R_k`` by LU with partial pivoting (one CSE pass per stage); a (nearly)
+    singular split returns 3 with a message naming the time and the split's health
+    ``min |pivot of A_dep| / max |[A_dep, A_ind]|``, which must exceed ``SPLIT_HEALTH_MIN``.
+
+    Parameters
+    ----------
+    eom : EquationsOfMotion
+        The equations (no auxiliary block: no statements).
+    prefix : str
+        Prefix of the CSE temporaries, distinct per generated function.
+
+    Returns
+    -------
+    list of str
+        The C lines.
     """
     if not eom.auxiliary:
         return []

@@ -60,7 +60,17 @@ DIODE_MODES = {ON: "conducting", OFF: "blocking"}
 
 @dataclass(frozen=True)
 class Event:
-    """One switch of an element (friction or diode)."""
+    """One switch of an element (friction or diode).
+
+    Attributes
+    ----------
+    time : float
+        The located event time.
+    element : str
+        The element's name.
+    before, after : str
+        Its modes' names (``FRICTION_MODES`` or ``DIODE_MODES``) before and after the switch.
+    """
 
     time: float
     element: str
@@ -69,11 +79,22 @@ class Event:
 
 
 class SwitchedModels:
-    """The compiled model of each mode combination (compiled once, on first use) and the switching functions
-    (also used to measure a Modelica tool's switching times, :mod:`bridge.validation.switched_times`).
+    """The compiled model of each mode combination (compiled once, on first use) and the switching functions.
 
-    Per element, w is its switching velocity: the relative velocity v_r of friction, ``i - G_off V_f`` of a
-    diode; the element's unknown (``unknown``) is the friction force F or the diode voltage v."""
+    The switching functions also measure a Modelica tool's switching times
+    (:mod:`bridge.validation.switched_times`). Per element, w is its switching velocity: the relative
+    velocity v_r of friction, ``i - G_off V_f`` of a diode; the element's unknown (``unknown``) is the
+    friction force F or the diode voltage v.
+
+    Parameters
+    ----------
+    eom : EquationsOfMotion
+        The equations of a system with switched elements.
+    parameters : mapping of str to float, optional
+        Parameter values that replace the system's.
+    table : InputTable, optional
+        The inputs follow it (:mod:`bridge.simulation.inputs`); without it they are held at their start values.
+    """
 
     def __init__(self, eom: EquationsOfMotion, parameters: Mapping[str, float] | None, table=None):
         self.eom = eom
@@ -91,9 +112,11 @@ class SwitchedModels:
         self.ne = len(system.efforts)
 
     def names(self, k: int) -> dict[int, str]:
+        """Return the names of element k's modes, keyed by mode (``DIODE_MODES`` or ``FRICTION_MODES``)."""
         return DIODE_MODES if isinstance(self.elements[k], Diode) else FRICTION_MODES
 
     def model(self, modes: tuple[int, ...]) -> NumericModel:
+        """Return the compiled model of the mode combination ``modes`` (one mode per element)."""
         if modes not in self.models:
             num = NumericModel(with_modes(self.eom, modes), self.parameters)
             if self.table is not None:
@@ -107,17 +130,22 @@ class SwitchedModels:
         return np.concatenate([[t], x[:n], qd, num.params, num.inputs])
 
     def velocity(self, num: NumericModel, t: float, x: np.ndarray) -> np.ndarray:
+        """Return each element's switching velocity w at ``(t, x)`` (``v_r``, or ``i - G_off V_f`` of a diode)."""
         return np.asarray(self._w(self._args(num, t, x)), dtype=float).ravel()
 
     def normal(self, num: NumericModel, t: float, x: np.ndarray) -> np.ndarray:
+        """Return each element's normal force N at ``(t, x)`` (0 for a diode)."""
         return np.asarray(self._normal(self._args(num, t, x)), dtype=float).ravel()
 
     def unknown(self, num: NumericModel, t: float, x: np.ndarray) -> np.ndarray:
-        """The elements' unknowns (friction forces, diode voltages), after the ordinary efforts."""
+        """Return the elements' unknowns (friction forces, diode voltages), which follow the ordinary efforts."""
         return num.efforts(t, x[:num.n], x[num.n:])[self.ne:]
 
     def project(self, num: NumericModel, t: float, x: np.ndarray, k: int) -> np.ndarray:
-        """The state with the velocities moved (least change along dw/dq') so that element k's w = 0."""
+        """Project the velocities so that element k's w = 0, by the least change along ``g = dw_k/dq'``.
+
+        The velocity part of the state becomes ``u - w_k g / (g . g)``; the coordinates are unchanged.
+        """
         n = num.n
         g = np.asarray(self._grad(self._args(num, t, x)), dtype=float).reshape(len(self.elements), n)[k]
         out = x.copy()
@@ -130,8 +158,11 @@ class SwitchedModels:
         return mode == STICK if not isinstance(el, Diode) else mode == OFF and el.off_conductance == 0
 
     def decide(self, t: float, x: np.ndarray, modes: tuple[int, ...], k: int) -> int:
-        """Element k's mode where its w = 0: friction sticks if the sticking force is within mu_s N, else slips
-        against it; a diode blocks unless the blocking voltage would exceed V_f."""
+        """Decide element k's mode where its w = 0.
+
+        Friction sticks if the force that keeps it sticking satisfies ``|F| <= mu_s N``, else it slips against
+        that force; a diode blocks unless the blocking voltage would exceed V_f.
+        """
         el = self.elements[k]
         if isinstance(el, Diode):
             num = self.model(modes[:k] + (OFF,) + modes[k + 1:])
@@ -143,7 +174,7 @@ class SwitchedModels:
         return SLIP_NEG if F > 0 else SLIP_POS
 
     def after(self, t: float, x: np.ndarray, modes: tuple[int, ...], k: int) -> int:
-        """The mode after element k's event."""
+        """Return the mode after element k's event."""
         el, mode = self.elements[k], modes[k]
         if isinstance(el, Diode):  # with G_off > 0 both branches meet at the switch (v = V_f, i = G_off V_f)
             return ON if mode == OFF else OFF if el.off_conductance > 0 else self.decide(t, x, modes, k)
@@ -153,8 +184,11 @@ class SwitchedModels:
 
 
 def initial_modes(modes: SwitchedModels, x: np.ndarray) -> tuple[int, ...]:
-    """Friction: slip with the sign of v_r where it is not zero, else the stick test. Diodes: conducting where
-    ``i - G_off V_f > 0``, else by the blocking voltage."""
+    """Choose the start mode of each element at the start state ``x`` (time 0).
+
+    Friction slips with the sign of v_r where it is not zero, else the stick test decides; a diode conducts
+    where ``i - G_off V_f > 0``, else its blocking voltage decides.
+    """
     out = [ON if isinstance(el, Diode) else STICK for el in modes.elements]
     w = modes.velocity(modes.model(tuple(out)), 0.0, x)
     for k, el in enumerate(modes.elements):
@@ -172,16 +206,22 @@ _TINY = float(np.finfo(float).tiny)
 
 
 def _holding(z: float) -> float:
-    """An indicator value as an event function falling through 0: exactly 0 counts as holding (a tiny positive
-    value), so an indicator that touches 0 or stays at 0 (a stick limit mu_s N - |F| of 0 - 0 while nothing
-    pushes an element whose normal force is 0) switches nothing; only a fall below 0 is an event."""
+    """Map an indicator value to an event function falling through 0, with exactly 0 counting as holding.
+
+    0 becomes a tiny positive value, so an indicator that touches 0 or stays at 0 (a stick limit
+    ``mu_s N - |F|`` of 0 - 0 while nothing pushes an element whose normal force is 0) switches nothing;
+    only a fall below 0 is an event.
+    """
     return z if z != 0 else _TINY
 
 
 def _event_functions(modes: SwitchedModels, num: NumericModel, current: tuple[int, ...]) -> list:
-    """Per element its indicator, positive while its mode holds, as a terminal event falling through 0 (slip s:
-    ``s v_r``; stick: ``mu_s N - |F|``; conducting: ``i - G_off V_f``; blocking: ``V_f - v``); then per friction
-    element its normal force N (:func:`_normal_events`)."""
+    """Build the terminal events of the mode combination ``current``.
+
+    Per element its indicator, positive while its mode holds, falling through 0 (slip s: ``s v_r``; stick:
+    ``mu_s N - |F|``; conducting: ``i - G_off V_f``; blocking: ``V_f - v``); then per friction element its
+    normal force N (:func:`_normal_events`).
+    """
     out = []
     for k, mode in enumerate(current):
         el = modes.elements[k]
@@ -217,8 +257,11 @@ def _normal_events(modes: SwitchedModels, num: NumericModel) -> list:
 
 def _negative_normal(modes: SwitchedModels, num: NumericModel, t: float, x: np.ndarray,
                      crossing: bool) -> SimulationError | None:
-    """The error of the first friction element whose normal force is negative at (t, x), or (``crossing``: the
-    located event of a normal force falling through 0) that of the one nearest 0 there."""
+    """Return the error of the first friction element whose normal force is negative at (t, x), or None.
+
+    With ``crossing`` (the located event of a normal force falling through 0) the element whose normal force
+    is nearest 0 there is named.
+    """
     N = modes.normal(num, t, x)
     friction = [k for k, el in enumerate(modes.elements) if not isinstance(el, Diode)]
     bad = [k for k in friction if N[k] < 0] or ([min(friction, key=lambda k: abs(N[k]))] if crossing else [])
@@ -232,8 +275,42 @@ def _negative_normal(modes: SwitchedModels, num: NumericModel, t: float, x: np.n
 
 def simulate_events(eom: EquationsOfMotion, grid: np.ndarray, rtol: float, atol: float, method: str = "DOP853",
                     parameters: Mapping[str, float] | None = None, table=None, budget: EvaluationBudget | None = None):
-    """(times, states with their model per segment, events, evaluations): the trajectory on ``grid`` across the
-    switches; ``budget`` bounds the evaluations of the equations (:mod:`bridge.simulation.budget`)."""
+    """Integrate across the switches, sampling on ``grid``.
+
+    Parameters
+    ----------
+    eom : EquationsOfMotion
+        The equations of a system with switched elements.
+    grid : numpy.ndarray
+        The output times, from 0 to the stop time.
+    rtol, atol : float
+        The integrator's tolerances.
+    method : str
+        A ``scipy.integrate.solve_ivp`` method.
+    parameters : mapping of str to float, optional
+        Parameter values that replace the system's.
+    table : InputTable, optional
+        The inputs to follow.
+    budget : EvaluationBudget, optional
+        Bounds the evaluations of the equations (:mod:`bridge.simulation.budget`).
+
+    Returns
+    -------
+    times : list of numpy.ndarray
+        The sampled times per segment.
+    states : list of (NumericModel, numpy.ndarray)
+        Per segment its mode's model and the sampled states (one row per time).
+    events : list of Event
+        The switches, in order.
+    nfev : int
+        The evaluations of the equations.
+
+    Raises
+    ------
+    SimulationError
+        A normal force below 0, chattering (more than ``ZENO_EVENTS`` switches within ``ZENO_WINDOW`` of the
+        stop time), or a failed integration.
+    """
     modes = SwitchedModels(eom, parameters, table)
     regularized = RegularizedNormals(eom)  # their N watched like the switched elements' (normal_watch)
     system = eom.system
@@ -295,7 +372,11 @@ def simulate_events(eom: EquationsOfMotion, grid: np.ndarray, rtol: float, atol:
 
 
 def friction_result(eom: EquationsOfMotion, times, states, events, settings: Mapping[str, float], nfev: int = 0):
-    """A :class:`~bridge.simulation.result.SimulationResult` of the segments, with the events attached."""
+    """Assemble a :class:`~bridge.simulation.result.SimulationResult` of the segments, with the events attached.
+
+    ``times``, ``states`` and ``events`` are :func:`simulate_events`'s; ``settings`` are the run's
+    (stop time, tolerances, interval) and ``nfev`` its evaluations.
+    """
     q_rows, qd_rows, out_rows, res_rows, eff_rows = [], [], [], [], []
     for ts, (num, ys) in zip(times, states):
         for t, row in zip(ts, ys):

@@ -146,8 +146,29 @@ def _with_events(eom, grid, rtol, atol, integrator, parameters, table, interval,
 
 
 def output_rows(T: float, interval: float, max_rows: int | None = MAX_ROWS) -> int:
-    """Rows of the output grid 0, interval, ..., T; a grid too fine to resolve or to hold is refused
-    (checked before any work: ``simulate`` calls it first, the command line before the derivation)."""
+    """Count the rows of the output grid ``0, interval, ..., T``, refusing a grid too fine to resolve or hold.
+
+    ``simulate`` calls it before any work, the command line before the derivation.
+
+    Parameters
+    ----------
+    T : float
+        The stop time.
+    interval : float
+        The output step.
+    max_rows : int, optional
+        The most rows accepted (None: no limit).
+
+    Returns
+    -------
+    int
+        ``round(T / interval) + 1``, at least 2.
+
+    Raises
+    ------
+    BridgeError
+        The interval is not positive, below ``MIN_INTERVAL * T``, or gives more than ``max_rows`` rows.
+    """
     if not (np.isfinite(interval) and interval > 0):
         raise BridgeError(f"the output interval must be a positive number, got {interval:g}")
     if interval < T * MIN_INTERVAL:
@@ -163,6 +184,7 @@ def output_rows(T: float, interval: float, max_rows: int | None = MAX_ROWS) -> i
 
 
 def _check_settings(T: float, rtol: float, atol: float) -> None:
+    """Refuse a stop time or tolerances that are not positive (``SimulationError``)."""
     if not T > 0:
         raise SimulationError(f"stop time must be positive, got {T}")
     if not (rtol > 0 and atol > 0):
@@ -180,14 +202,14 @@ class _Splits:
         self.compiled: dict[tuple[str, ...], NumericModel] = {}
 
     def numeric(self, model: EquationsOfMotion) -> NumericModel:
-        """The compiled model, with the parameter overrides and input table applied (compiled once per split)."""
+        """Return the compiled model, with the parameter overrides and input table applied (compiled once per split)."""
         if model.independent not in self.compiled:
             num = NumericModel(model, self.parameters) if self.parameters else model.numeric
             self.compiled[model.independent] = num if self.table is None else DrivenModel(num, self.table)
         return self.compiled[model.independent]
 
     def inputs(self, num: NumericModel, t: float) -> np.ndarray:
-        """The input values at ``t``."""
+        """Return the input values at ``t``."""
         return num.inputs if self.table is None else self.table(t)
 
 
@@ -227,8 +249,10 @@ class _Solver:
 
 
 class _FiniteWatch:
-    """The right-hand side with the first NaN or infinity in the state or its derivative recorded (the
-    integrator may still recover by a smaller step); a solution that is not finite stops the run."""
+    """The right-hand side, recording the first NaN or infinity in the state or its derivative.
+
+    The integrator may still recover by a smaller step; a solution that is not finite stops the run.
+    """
 
     def __init__(self, num: NumericModel):
         self.num = num
@@ -267,8 +291,11 @@ class _Trajectory:
 
 
 def _integrate(eom: EquationsOfMotion, grid: np.ndarray, solver: _Solver, splits: _Splits) -> _Trajectory:
-    """Integrate segment by segment: a segment ends at the stop time or where the split becomes singular,
-    and the next one continues from that state with a re-chosen split."""
+    """Integrate segment by segment, re-choosing the split where it becomes singular.
+
+    A segment ends at the stop time or where the split becomes singular; the next one continues from that
+    state with a re-chosen split.
+    """
     system = eom.system
     n = system.n
     current = eom
@@ -296,7 +323,7 @@ def _integrate(eom: EquationsOfMotion, grid: np.ndarray, solver: _Solver, splits
 
 
 def _segment_times(grid: np.ndarray, t0: float, stop_time: float, continued: bool) -> np.ndarray:
-    """The grid times in [t0, stop_time]; after a re-partition without t0, which the previous segment sampled."""
+    """Return the grid times in [t0, stop_time]; after a re-partition without t0, which the previous segment sampled."""
     t_eval = grid[(grid >= t0) & (grid <= stop_time)]
     if continued and t_eval.size and t_eval[0] == t0:
         t_eval = t_eval[1:]  # the event time was already sampled by the previous segment
@@ -304,10 +331,13 @@ def _segment_times(grid: np.ndarray, t0: float, stop_time: float, continued: boo
 
 
 def _split_events(model: EquationsOfMotion, num: NumericModel, n: int, t0: float, x0: np.ndarray) -> list | None:
-    """For a reduced method with dependent velocities: the terminal event health(split) - SPLIT_THRESHOLD
-    falling through zero; otherwise no events. The health is signed: negative once det(A_dep) has changed its
-    sign since the segment's start (``t0``, ``x0``), so that a step over the singular point, where the health
-    only dips to 0, still ends the segment (as ``fmu/nhb_split.c``'s indicator)."""
+    """Build the terminal split event of a reduced method with dependent velocities (otherwise None).
+
+    The event function is ``health(split) - SPLIT_THRESHOLD``, falling through zero. The health is signed:
+    negative once ``det(A_dep)`` has changed its sign since the segment's start (``t0``, ``x0``), so that a
+    step over the singular point, where the health only dips to 0, still ends the segment (as
+    ``fmu/nhb_split.c``'s indicator).
+    """
     if not (model.is_reduced and model.dependent):
         return None
     dep = list(model.dependent_index)
@@ -340,8 +370,16 @@ def _event_state(sol, num: NumericModel, n: int) -> tuple[float, np.ndarray, np.
 
 def _repartition(splits: _Splits, current: EquationsOfMotion, num: NumericModel, te: float, qe: np.ndarray,
                  qde: np.ndarray) -> tuple[str, ...]:
-    """The independent velocities of a new split where the current one became singular at ``te``, chosen by
-    column-pivoted QR of the constraint Jacobian at the event state; its equations are derived once."""
+    """Choose the independent velocities of a new split where the current one became singular at ``te``.
+
+    The split is chosen by column-pivoted QR of the constraint Jacobian at the event state; its equations
+    are derived once and kept in ``splits``.
+
+    Raises
+    ------
+    SplitLimitError
+        The split is fixed, no regular split exists at ``te``, or the method cannot derive the new split.
+    """
     system = splits.system
     if system.fixed_split:
         raise SplitLimitError(
@@ -370,7 +408,7 @@ def _repartition(splits: _Splits, current: EquationsOfMotion, num: NumericModel,
 
 def _derive_split(method: Method, system: System, names: tuple[str, ...], ref: np.ndarray,
                   current: EquationsOfMotion, te: float) -> EquationsOfMotion:
-    """The equations for the split ``names``; a method that cannot derive them ends the run at ``te``."""
+    """Derive the equations for the split ``names``; a method that cannot derive them ends the run at ``te``."""
     try:
         return method.derive(system, names, reference=ref)
     except BridgeError as exc:
@@ -382,8 +420,12 @@ def _derive_split(method: Method, system: System, names: tuple[str, ...], ref: n
 
 def _result(eom: EquationsOfMotion, trajectory: _Trajectory, splits: _Splits,
             settings: Mapping[str, float]) -> SimulationResult:
-    """The result at the samples: q, q' = kinematics(t, q, u), outputs y(t, q, q'), multipliers lambda(t, q, u)
-    (none for reduced methods) and constraint residuals [phi; A q' + a0]."""
+    """Evaluate the result at the samples.
+
+    At each sample: ``q``, ``q' = kinematics(t, q, u)``, the outputs ``y(t, q, q')``, the multipliers
+    ``lambda(t, q, u)`` (none for reduced methods), the efforts and the constraint residuals
+    ``[phi; A q' + a0]``.
+    """
     system = eom.system
     t_all = np.concatenate(trajectory.times) if trajectory.times else np.zeros(0)
     q_rows, qd_rows, out_rows, lam_rows, res_rows, eff_rows = [], [], [], [], [], []
