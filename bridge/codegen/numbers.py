@@ -37,9 +37,8 @@ def nearest_double(number, context=None) -> float:
             value = int(number.p) / int(number.q)  # Python's int division is correctly rounded
         elif number.is_Float:
             value = float(number)  # mpmath rounds to nearest
-        elif number.is_NumberSymbol:
-            value = float(number.evalf(40))
-        elif number.is_number and number.is_extended_real is not False and number.is_finite is not False:
+        elif number.is_NumberSymbol or (number.is_number and number.is_extended_real is not False
+                                         and number.is_finite is not False):
             value = float(number.evalf(40))
     except (OverflowError, TypeError):
         value = math.inf
