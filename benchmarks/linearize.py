@@ -28,8 +28,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import bicycle  # noqa: E402
-from timing import machine  # noqa: E402
+import bicycle
+from timing import machine
 
 ROOT = Path(__file__).resolve().parents[1]
 SPEED = 4.6
@@ -89,7 +89,7 @@ def _sympy() -> dict:
 def _child(conn, what: str) -> None:
     try:
         result = _sympy() if what == "sympy" else _ours(what)
-    except Exception as exc:  # noqa: BLE001 - reported in the table
+    except Exception as exc:  # reported in the table
         result = {"failed": f"{type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''}"}
     conn.send(result)
     conn.close()

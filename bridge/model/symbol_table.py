@@ -28,7 +28,7 @@ from .numeric import evaluate_once
 from .system import Coordinate, Input, Parameter, finite, total_derivative
 from .table_reader import close_match
 
-__all__ = ["SymbolTable", "ReportedElsewhere"]
+__all__ = ["ReportedElsewhere", "SymbolTable"]
 
 
 class ReportedElsewhere(ExpressionError):
@@ -248,7 +248,7 @@ class SymbolTable:
                 self.problems.add(entry, f"the expression contains {node}, which is not a finite real number",
                                   "check for a division by zero or a value outside a function's domain")
                 return None
-            if node.is_Relational or node.is_Boolean and not node.is_Atom:
+            if node.is_Relational or (node.is_Boolean and not node.is_Atom):
                 self.problems.add(entry, "conditions are not part of the expression language",
                                   "use abs, sign, min or max")
                 return None

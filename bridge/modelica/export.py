@@ -57,7 +57,7 @@ import sympy as sp
 
 from ..atomic import write_text
 from ..codegen.numbers import value_literal as _num
-from ..codegen.strings import modelica_block_text, modelica_text  # noqa: F401  (importable from here)
+from ..codegen.strings import modelica_block_text, modelica_text  # importable from here
 from ..derivation.eom import EquationsOfMotion
 from ..derivation.methods import METHODS
 from ..errors import ExportError

@@ -123,7 +123,7 @@ class ModelicaCodePrinter(CheckedPrinter, CodePrinter):
             return f"1.0/{self.parenthesize(base, prec, strict=True)}^{self._print(-exp)}"
         b = self.parenthesize(base, prec, strict=True)
         e = self._print(exp)
-        if not (exp.is_Atom and (exp.is_Integer and exp >= 0 or exp.is_Symbol)):
+        if not (exp.is_Atom and ((exp.is_Integer and exp >= 0) or exp.is_Symbol)):
             e = f"({e})"
         return f"{b}^{e}"
 

@@ -127,7 +127,7 @@ class Target:
             else:
                 self.fmu.instantiate(logMessage=self._log)
             ok = bool(self.fmu.component)
-        except Exception:  # noqa: BLE001 - fmpy raises a plain Exception when instantiate returns NULL
+        except Exception:  # fmpy raises a plain Exception when instantiate returns NULL
             ok = False
         self.fmu.guid, self.fmu.instanceName = self.md.guid, "stress"
         return ok
