@@ -49,7 +49,7 @@ def main() -> None:
     print("-" * len(header))
     with tempfile.TemporaryDirectory() as tmp:
         for h in args.steps:
-            n = int(round(stop / h))
+            n = round(stop / h)
 
             def cold(h=h):
                 with prepare(args.ssp, Path(tempfile.mkdtemp(dir=tmp))) as cs:

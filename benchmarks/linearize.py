@@ -82,7 +82,7 @@ def _sympy() -> dict:
     params = {__import__("sympy").Symbol(k): v[0] for k, v in bicycle.PARAMETERS.items()}
     point.update(params)
     linearizer = km.to_linearizer()
-    A, B = linearizer.linearize(op_point=point, A_and_B=True)
+    A, _B = linearizer.linearize(op_point=point, A_and_B=True)
     return {"total": time.perf_counter() - t0, "shape": tuple(A.shape)}
 
 

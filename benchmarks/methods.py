@@ -102,7 +102,7 @@ def _snake_kane(n: int):
         torque = k * (q[3 + i] - q[2 + i]) + c * (u[3 + i] - u[2 + i])
         loads += [(frames[i], torque * N.z), (frames[i + 1], -torque * N.z)]
     km = KanesMethod(N, q_ind=q, u_ind=[u[0], u[2]], kd_eqs=[qi.diff() - ui for qi, ui in zip(q, u)],
-                     u_dependent=[u[1]] + list(u[3:]), velocity_constraints=constraints)
+                     u_dependent=[u[1], *list(u[3:])], velocity_constraints=constraints)
     return km, bodies, loads
 
 

@@ -151,7 +151,7 @@ class SymbolTable:
         if name in self.definitions:
             return self.definitions[name]
         if name in self._defining:
-            cycle = " -> ".join(self._defining[self._defining.index(name):] + [name])
+            cycle = " -> ".join([*self._defining[self._defining.index(name):], name])
             raise ExpressionError(f"definitions refer to each other in a cycle: {cycle}", None,
                                   "remove the cycle")
         self._defining.append(name)
@@ -230,8 +230,8 @@ class SymbolTable:
 
     def _sympy_language(self, entry: str, expr: sp.Basic) -> sp.Expr | None:
         """A sympy expression stays within the language of the files: its functions, finite real numbers."""
-        allowed = tuple(type(f(*[sp.Symbol("a")] * lo)) for f, lo, _ in FUNCTIONS.values() if lo == 1) + (
-            sp.Min, sp.Max, sp.atan2)
+        allowed = (*(type(f(*[sp.Symbol("a")] * lo)) for f, lo, _ in FUNCTIONS.values() if lo == 1),
+                   sp.Min, sp.Max, sp.atan2)
         dynamic = sorted(str(f) for f in expr.atoms(AppliedUndef) if f.args == (S.t,))
         if dynamic:
             self.problems.add(entry, f"{dynamic[0]} is a function of time (a sympy.physics.mechanics "

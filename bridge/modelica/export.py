@@ -245,7 +245,7 @@ class ModelicaWriter:
         """Return the optional ``within`` clause and the model line with the description."""
         system = self.eom.system
         out = [] if within is None else [f"within {within};" if within else "within;"]
-        return out + [f'model {_ident(system.name)} "{_quote(system.description or system.name)}"']
+        return [*out, f'model {_ident(system.name)} "{_quote(system.description or system.name)}"']
 
     def _parameter_and_input_declarations(self) -> list[str]:
         """Declare each ``parameter Real`` with value and ``input Real`` with start value, unit and description."""

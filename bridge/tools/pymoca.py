@@ -164,7 +164,7 @@ def simulate_pymoca(source: str, name: str, stop_time: float, dt: float, rtol: f
     dropped = {r for r, _ in peeled}
     wc = ca.vertcat(*[dx_z[k] for k in keep])
     alg = ca.vertcat(*[rows[r] for r in range(nw) if r not in dropped])
-    grid = np.arange(1, int(round(stop_time / dt)) + 1) * dt
+    grid = np.arange(1, round(stop_time / dt) + 1) * dt
     dae = {"t": t, "x": x, "z": wc, "ode": ca.vertcat(*[v.symbol for v in model.der_states]), "alg": alg}
     opts = {"abstol": rtol * 1e-2, "reltol": rtol, "max_num_steps": 1000000, "suppress_algebraic": True,
             "init_xdot": [float(v) for v in w0[:nx]]}  # a list: one element is still a vector

@@ -428,7 +428,7 @@ def corrupted_states(target: Target, n: int, rng: random.Random) -> None:
         elif kind == 2:  # a hostile value in any field, checksum recomputed
             slot = body + 8 * rng.randrange(slots)
             if rng.random() < 0.5:
-                buf[slot:slot + 8] = struct.pack("=d", rng.choice(HOSTILE + [rng.uniform(-1e3, 1e3)]))
+                buf[slot:slot + 8] = struct.pack("=d", rng.choice([*HOSTILE, rng.uniform(-1e3, 1e3)]))
             else:
                 buf[slot:slot + 8] = struct.pack("=q", rng.choice([-1, 2, 3, 7, 64, 128, -2**63, 2**63 - 1]))
             with_checksum(buf)
