@@ -41,8 +41,17 @@ from pathlib import Path
 import numpy as np
 import sympy as sp
 
-__all__ = ["PARAMETERS", "COORDINATES", "DEFAULT_SPEED", "bicycle_toml", "consistent_state", "definitions",
-           "eigenvalues", "roll_steer_jacobian", "start_velocities"]
+__all__ = [
+    "COORDINATES",
+    "DEFAULT_SPEED",
+    "PARAMETERS",
+    "bicycle_toml",
+    "consistent_state",
+    "definitions",
+    "eigenvalues",
+    "roll_steer_jacobian",
+    "start_velocities",
+]
 
 #: Table 1 of the benchmark: name -> (value, unit, description)
 PARAMETERS: dict[str, tuple[float, str, str]] = {

@@ -27,7 +27,7 @@ from fmpy.ssp.ssd import Parameter, ParameterSet
 from bridge.cosim import prepare
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from timing import best, machine  # noqa: E402
+from timing import best, machine
 
 ROOT = Path(__file__).resolve().parent.parent
 SSP = ROOT / "examples" / "cosim" / "hydropulsator_motors.ssp"
@@ -49,7 +49,7 @@ def main() -> None:
     print("-" * len(header))
     with tempfile.TemporaryDirectory() as tmp:
         for h in args.steps:
-            n = int(round(stop / h))
+            n = round(stop / h)
 
             def cold(h=h):
                 with prepare(args.ssp, Path(tempfile.mkdtemp(dir=tmp))) as cs:

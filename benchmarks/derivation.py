@@ -41,8 +41,8 @@ import bridge
 from bridge.derivation.stats import eom_operation_count, operation_count
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from snake import snake_sympy, snake_sympy_model, snake_toml  # noqa: E402
-from timing import machine  # noqa: E402
+from snake import snake_sympy, snake_sympy_model, snake_toml
+from timing import machine
 
 HERE = Path(__file__).resolve()
 

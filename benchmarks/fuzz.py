@@ -67,11 +67,11 @@ def fuzz(strategy, to_file, examples: int, rng_seed: int, export: bool) -> tuple
             if export and code == 0:
                 try:
                     exported(text)
-                except BaseException:  # noqa: BLE001
+                except BaseException:
                     tally.failures.append(text + "\n# " + traceback.format_exc().replace("\n", "\n# "))
         except AssertionError:
             pass  # recorded in the tally
-        except BaseException:  # noqa: BLE001 (a traceback is exactly what is being counted)
+        except BaseException:
             tally.inputs += 1
             tally.failures.append(text + "\n# " + traceback.format_exc().replace("\n", "\n# "))
         elapsed = time.perf_counter() - start
@@ -122,7 +122,7 @@ def _in_child(fn, timeout: float) -> tuple[str, float, float, str]:
             resource.setrlimit(resource.RLIMIT_CPU, (limit, limit + 1))  # SIGXCPU past it, SIGKILL a second later
             try:
                 outcome = ["ok", str(fn())]
-            except BaseException:  # noqa: BLE001 (what is being counted)
+            except BaseException:
                 outcome = ["failure", traceback.format_exc()]
             os.write(write, json.dumps(outcome).encode())
         finally:
@@ -198,7 +198,7 @@ def _warm_up(generators, timeout: float) -> None:
                 signal.setitimer(signal.ITIMER_VIRTUAL, timeout)
                 try:
                     check(value)
-                except BaseException:  # noqa: BLE001 (a warm-up that fails only leaves the children colder)
+                except BaseException:
                     pass
                 finally:
                     signal.setitimer(signal.ITIMER_VIRTUAL, 0)

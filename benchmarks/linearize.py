@@ -28,8 +28,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import bicycle  # noqa: E402
-from timing import machine  # noqa: E402
+import bicycle
+from timing import machine
 
 ROOT = Path(__file__).resolve().parents[1]
 SPEED = 4.6
@@ -82,14 +82,14 @@ def _sympy() -> dict:
     params = {__import__("sympy").Symbol(k): v[0] for k, v in bicycle.PARAMETERS.items()}
     point.update(params)
     linearizer = km.to_linearizer()
-    A, B = linearizer.linearize(op_point=point, A_and_B=True)
+    A, _B = linearizer.linearize(op_point=point, A_and_B=True)
     return {"total": time.perf_counter() - t0, "shape": tuple(A.shape)}
 
 
 def _child(conn, what: str) -> None:
     try:
         result = _sympy() if what == "sympy" else _ours(what)
-    except Exception as exc:  # noqa: BLE001 - reported in the table
+    except Exception as exc:  # reported in the table
         result = {"failed": f"{type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''}"}
     conn.send(result)
     conn.close()

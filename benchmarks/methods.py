@@ -34,9 +34,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import bicycle  # noqa: E402
-import snake  # noqa: E402
-from timing import machine  # noqa: E402
+import bicycle
+import snake
+from timing import machine
 
 METHODS = ["lagrange", "nielsen", "maggi", "appell", "chaplygin"]
 PEERS = ["sympy Lagrange", "sympy Kane"]
@@ -102,7 +102,7 @@ def _snake_kane(n: int):
         torque = k * (q[3 + i] - q[2 + i]) + c * (u[3 + i] - u[2 + i])
         loads += [(frames[i], torque * N.z), (frames[i + 1], -torque * N.z)]
     km = KanesMethod(N, q_ind=q, u_ind=[u[0], u[2]], kd_eqs=[qi.diff() - ui for qi, ui in zip(q, u)],
-                     u_dependent=[u[1]] + list(u[3:]), velocity_constraints=constraints)
+                     u_dependent=[u[1], *list(u[3:])], velocity_constraints=constraints)
     return km, bodies, loads
 
 
@@ -143,7 +143,7 @@ def _child(conn, system_name: str, method: str) -> None:
         result = _peer(system_name, method) if method in PEERS else _ours(system_name, method)
     except DerivationError as exc:  # e.g. not a Chaplygin system for the split the method needs
         result = {"skip": "n/a", "reason": str(exc).splitlines()[0][:200]}
-    except Exception as exc:  # noqa: BLE001 - reported in the table
+    except Exception as exc:  # reported in the table
         result = {"skip": "failed", "reason": f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"}
     conn.send(result)
     conn.close()

@@ -105,7 +105,7 @@ def fmu_cpu(fmu: Path, case: Case, rtol: float, kind: str) -> str:
     t0 = time.process_time()
     try:
         fmpy.simulate_fmu(str(fmu), relative_tolerance=rtol, stop_time=case.stop, **kw)
-    except Exception as exc:  # noqa: BLE001 -- the FMU's failure is a table cell
+    except Exception as exc:  # the FMU's failure is a table cell
         return f"stops ({str(exc).splitlines()[0][:40]})"
     return f"{time.process_time() - t0:.2f}"
 

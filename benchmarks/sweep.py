@@ -105,7 +105,7 @@ def main() -> None:
     print(f"CPU: {platform.machine()}, {os.cpu_count()} logical cores; Python {platform.python_version()}, "
           f"fmpy {fmpy.__version__}; load average {os.getloadavg()[0]:.1f}")
     print(f"{system.name}: {n} cases of {args.name} in [{args.low:g}, {args.high:g}], stop time {args.stop_time:g} s, "
-          f"{int(round(payload.stop_time / payload.interval))} output intervals, rtol {payload.rtol:g}; "
+          f"{round(payload.stop_time / payload.interval)} output intervals, rtol {payload.rtol:g}; "
           f"FMU built in {build:.1f} s")
     print(f"{'':38} {'seconds':>8} {'cases/s':>8} {'ms/case':>8}")
     for label, seconds in rows.items():

@@ -97,12 +97,32 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "symbols": ("bridge.model.symbols", None),
 }
 
-__all__ = ["METHODS", "BridgeError", "DerivationError", "EquationsOfMotion", "ExportError", "SimulationError",
-           "SimulationResult", "System", "SystemFileError", "ValidationError", "build_fmu", "build_system", "derive",
-           "LinearModel", "linearize",
-           "from_mechanics",
-           "load_system", "modelica_export", "parse_system", "read_inputs", "simulate", "symbols", "validate",
-           "write_modelica"]
+__all__ = [
+    "METHODS",
+    "BridgeError",
+    "DerivationError",
+    "EquationsOfMotion",
+    "ExportError",
+    "LinearModel",
+    "SimulationError",
+    "SimulationResult",
+    "System",
+    "SystemFileError",
+    "ValidationError",
+    "build_fmu",
+    "build_system",
+    "derive",
+    "from_mechanics",
+    "linearize",
+    "load_system",
+    "modelica_export",
+    "parse_system",
+    "read_inputs",
+    "simulate",
+    "symbols",
+    "validate",
+    "write_modelica",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -108,7 +108,7 @@ def _run(main, argv: list[str], out: Path, label: str, tree: Path) -> None:
             code = main(argv)
         except SystemExit as exc:  # argparse
             code = exc.code if isinstance(exc.code, int) else 2
-        except Exception as exc:  # noqa: BLE001 - a traceback is a behaviour to record, not to stop on
+        except Exception as exc:  # a traceback is a behaviour to record, not to stop on
             code = f"exception {type(exc).__name__}: {exc}"
     if code not in (0, None):
         text = err.getvalue().replace(str(out), "<OUT>").replace(str(tree), "<ROOT>")

@@ -42,7 +42,7 @@ install_debian_packages
 # installed into the interpreter that happens to be first on PATH.
 source scripts/venv.sh
 python -m pip install --quiet --disable-pip-version-check --only-binary rumoca -e ".[test]"
-python -m ruff check bridge tests benchmarks scripts docs/gallery
+python -m ruff check .
 # With arguments, one pytest process over the tests they select, e.g. the fast subset: test.sh -m "not slow"
 if [ $# -gt 0 ]; then
     exec python -m pytest -q "$@"

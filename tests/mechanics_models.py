@@ -54,7 +54,7 @@ def _disc(contact_velocity=None) -> SimpleNamespace:
 def rolling_disc(form: bool = True) -> SimpleNamespace:
     d = _disc()
     q1, q2, q3, u1, u2, u3, r, m, g = d.q1, d.q2, d.q3, d.u1, d.u2, d.u3, d.r, d.m, d.g
-    N, Y, R, Dmc, I, kd = d.N, d.Y, d.R, d.Dmc, d.I, d.kd  # noqa: E741
+    N, Y, R, Dmc, I, kd = d.N, d.Y, d.R, d.Dmc, d.I, d.kd
     ForceList = [(Dmc, -m * g * Y.z)]
     BodyD = RigidBody("BodyD", Dmc, R, m, (I, Dmc))
     KM = KanesMethod(N, q_ind=[q1, q2, q3], u_ind=[u1, u2, u3], kd_eqs=kd)
@@ -65,7 +65,7 @@ def rolling_disc(form: bool = True) -> SimpleNamespace:
 
 
 def rolling_disc_nonholonomic() -> SimpleNamespace:
-    t, r, m, g, I, J = symbols("t r m g I J")  # noqa: E741
+    t, r, m, g, I, J = symbols("t r m g I J")
     q = dynamicsymbols("q:4")
     qd = [qi.diff(t) for qi in q]
     u = dynamicsymbols("u:6")
@@ -184,7 +184,7 @@ def bicycle() -> SimpleNamespace:
 
 def disc_lagrange() -> SimpleNamespace:
     q1, q2, q3 = dynamicsymbols("q1 q2 q3")
-    q1d, q2d, q3d = dynamicsymbols("q1 q2 q3", 1)
+    q1d, _q2d, q3d = dynamicsymbols("q1 q2 q3", 1)
     r, m, g = symbols("r m g")
     N = ReferenceFrame("N")
     Y = N.orientnew("Y", "Axis", [q1, N.z])
@@ -194,7 +194,7 @@ def disc_lagrange() -> SimpleNamespace:
     C.set_vel(N, 0)
     Dmc = C.locatenew("Dmc", r * L.z)
     Dmc.v2pt_theory(C, N, R)
-    I = inertia(L, m / 4 * r**2, m / 2 * r**2, m / 4 * r**2)  # noqa: E741
+    I = inertia(L, m / 4 * r**2, m / 2 * r**2, m / 4 * r**2)
     BodyD = RigidBody("BodyD", Dmc, R, m, (I, Dmc))
     BodyD.potential_energy = m * g * dot(Dmc.pos_from(C), Y.z)
     Lag = Lagrangian(N, BodyD)
@@ -209,7 +209,7 @@ def pendulum_lagrange() -> SimpleNamespace:
     from sympy.physics.mechanics import Particle
 
     q1, q2 = dynamicsymbols("q1 q2")
-    l, m, g = symbols("l m g")  # noqa: E741
+    l, m, g = symbols("l m g")
     N = ReferenceFrame("N")
     A = N.orientnew("A", "Axis", [q1, N.z])
     B = N.orientnew("B", "Axis", [q2, N.z])
@@ -252,7 +252,7 @@ def rolling_disc_constraint_forces() -> SimpleNamespace:
     u4, u5, u6, f1, f2, f3 = dynamicsymbols("u4 u5 u6 f1 f2 f3")
     d = _disc(lambda Y, L: u4 * L.x + u5 * cross(Y.z, L.x) + u6 * Y.z)
     q1, q2, q3, u1, u2, u3, r, m, g = d.q1, d.q2, d.q3, d.u1, d.u2, d.u3, d.r, d.m, d.g
-    N, Y, L, R, C, Dmc, I, kd = d.N, d.Y, d.L, d.R, d.C, d.Dmc, d.I, d.kd  # noqa: E741
+    N, Y, L, R, C, Dmc, I, kd = d.N, d.Y, d.L, d.R, d.C, d.Dmc, d.I, d.kd
     ForceList = [(Dmc, -m * g * Y.z), (C, f1 * L.x + f2 * cross(Y.z, L.x) + f3 * Y.z)]
     BodyD = RigidBody("BodyD", Dmc, R, m, (I, Dmc))
     KM = KanesMethod(N, q_ind=[q1, q2, q3], u_ind=[u1, u2, u3], kd_eqs=kd, u_auxiliary=[u4, u5, u6])

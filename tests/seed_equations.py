@@ -48,10 +48,29 @@ import sympy as sp
 from sympy import Rational, cos, sin
 
 __all__ = [
-    "SeedEquation", "q", "qd", "qdd", "t", "lam",
-    "SPHERE", "SPHERE_DEPENDENT", "CAR", "CAR_DEPENDENT", "CAR_STEER",
-    "DRIVE", "DRIVE_DEPENDENT", "DRIVE_FORCES", "HYDRO", "HYDRO_DEPENDENT", "HYDRO_FORCES",
-    "EXCITER", "EXCITER_DIFFERENTIATION_COUNTS", "PENDULUM", "CARTESIAN_PENDULUM", "TEXT_NOTES", "ALL",
+    "ALL",
+    "CAR",
+    "CARTESIAN_PENDULUM",
+    "CAR_DEPENDENT",
+    "CAR_STEER",
+    "DRIVE",
+    "DRIVE_DEPENDENT",
+    "DRIVE_FORCES",
+    "EXCITER",
+    "EXCITER_DIFFERENTIATION_COUNTS",
+    "HYDRO",
+    "HYDRO_DEPENDENT",
+    "HYDRO_FORCES",
+    "PENDULUM",
+    "SPHERE",
+    "SPHERE_DEPENDENT",
+    "TEXT_NOTES",
+    "SeedEquation",
+    "lam",
+    "q",
+    "qd",
+    "qdd",
+    "t",
 ]
 
 

@@ -18,12 +18,12 @@ import pytest
 
 pytest.importorskip("fmpy")
 
-import bridge  # noqa: E402
-from bridge.cli import main  # noqa: E402
-from bridge.cosim import CosimError, check_scenario, prepare, read_ssp, write_ssp  # noqa: E402
-from bridge.fmu.archive import MAX_MEMBERS, ArchiveError, check_archive, extract, zip_time  # noqa: E402
+import bridge
+from bridge.cli import main
+from bridge.cosim import CosimError, check_scenario, prepare, read_ssp, write_ssp
+from bridge.fmu.archive import MAX_MEMBERS, ArchiveError, check_archive, extract, zip_time
 
-from .foreign_fmu import MODEL_DESCRIPTION, compile_library, foreign_fmu  # noqa: E402
+from .foreign_fmu import MODEL_DESCRIPTION, compile_library, foreign_fmu
 
 ROOT = Path(__file__).parent.parent
 COMMITTED_SSP = ROOT / "examples" / "cosim" / "hydropulsator_motors.ssp"
@@ -144,9 +144,9 @@ def test_a_model_identifier_outside_the_fmu_is_refused_and_never_loaded(tmp_path
     compile_library(f'#include <stdio.h>\n__attribute__((constructor)) static void hit(void) {{ '
                     f'FILE *f = fopen("{marker}", "w"); if (f) fclose(f); }}\n', work / "evil.so")
     evil = foreign_fmu(tmp_path, "ok", name="Evil", identifier="../../../evil")
-    with pytest.raises(CosimError, match="modelIdentifier '../../../evil' is not a plain identifier"):
-        with prepare(scenario_with(tmp_path, evil), work) as cs:
-            cs.run()
+    with (pytest.raises(CosimError, match="modelIdentifier '../../../evil' is not a plain identifier"),
+          prepare(scenario_with(tmp_path, evil), work) as cs):
+        cs.run()
     assert main(["validate", str(PENDULUM), "--runs", "methods", "--methods", "lagrange", "-q", "--stop-time", "0.1",
                  "--fmu", str(evil)]) == 2
     assert "is not a plain identifier" in capsys.readouterr().out

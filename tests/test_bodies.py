@@ -107,7 +107,7 @@ def test_wheel_height_as_coordinate_gives_holonomic_constraint(wheel):
     text = WHEEL.read_text().replace(y_line, 'y = { start = 0.2, velocity = -0.3 }\nz = { start = 0.3 }')
     text = text.replace("[x, y, R*cos(theta)]", "[x, y, z]").replace("start = 0.001", "start = 0.0")
     bodies = parse_system(text)
-    assert [n for n, _ in bodies.constraints][0] == "contacts.wheel (on the plane)"
+    assert next(n for n, _ in bodies.constraints) == "contacts.wheel (on the plane)"
     assert (len(bodies.holonomic), len(bodies.nonholonomic)) == (1, 2)
     rng = np.random.default_rng(8)
     _compare(parse_system(WHEEL_BY_HAND_Z), bodies, [_wheel_state(rng, True) for _ in range(3)], ("lagrange", "kane"))
@@ -166,7 +166,7 @@ def test_bicycle_structure(bicycle_bodies, bicycle_energy):
     assert [c.name for c in bicycle_bodies.coordinates] == [c.name for c in energy.coordinates]
     assert bicycle_bodies.parameter_values == energy.parameter_values
     assert (len(bicycle_bodies.holonomic), len(bicycle_bodies.nonholonomic)) == (1, 4)
-    assert [n for n, _ in bicycle_bodies.constraints][0] == "contacts.front_wheel (on the plane)"
+    assert next(n for n, _ in bicycle_bodies.constraints) == "contacts.front_wheel (on the plane)"
 
 
 @pytest.mark.parametrize("method", ["lagrange", "maggi", "kane"])

@@ -20,6 +20,8 @@ import pytest
 fmpy = pytest.importorskip("fmpy")
 pytest.importorskip("rumoca")
 
+import itertools  # noqa: E402
+
 import bridge  # noqa: E402
 from bridge.cli import main  # noqa: E402
 from bridge.cosim import CosimError, CosimRunError, check_scenario, parse_scenario, prepare, read_ssp  # noqa: E402
@@ -128,7 +130,7 @@ def test_convergence_to_the_monolithic_model(cosim, monolithic):
         table[algorithm] = errs
         for sig in PAIRS:
             e = [x[sig] for x in errs]
-            orders = [math.log2(a / b) for a, b in zip(e, e[1:])]
+            orders = [math.log2(a / b) for a, b in itertools.pairwise(e)]
             assert all(o >= 0.8 for o in orders), (algorithm, sig, e, orders)
             assert orders[-1] == pytest.approx(1.0, abs=0.15)  # zero-order hold: first order
         # h = 1.25 ms: within 1.2 % (Jacobi) and 0.5 % (Gauss-Seidel) of each signal's range (measured 0.9, 0.3)

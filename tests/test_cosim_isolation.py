@@ -20,11 +20,11 @@ import pytest
 
 pytest.importorskip("fmpy")
 
-from bridge.cli import main  # noqa: E402
-from bridge.cosim import CosimError, CosimRunError, parse_scenario, prepare  # noqa: E402
+from bridge.cli import main
+from bridge.cosim import CosimError, CosimRunError, parse_scenario, prepare
 
-from .foreign_fmu import foreign_fmu  # noqa: E402
-from .processes import default_signals  # noqa: E402
+from .foreign_fmu import foreign_fmu
+from .processes import default_signals
 
 ROOT = Path(__file__).parent.parent
 COMMITTED_SSP = ROOT / "examples" / "cosim" / "hydropulsator_motors.ssp"

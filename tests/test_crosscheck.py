@@ -14,13 +14,13 @@ import pytest
 
 pytest.importorskip("fmpy")
 
-import fmpy  # noqa: E402
-from fmpy.util import read_csv, read_ref_opt_file  # noqa: E402
+import fmpy
+from fmpy.util import read_csv, read_ref_opt_file
 
-import bridge  # noqa: E402
-from bridge.errors import BridgeError, SystemFileError, ValidationError  # noqa: E402
-from bridge.fmu.build import build_fmu  # noqa: E402
-from bridge.validation import crosscheck as xc  # noqa: E402
+import bridge
+from bridge.errors import BridgeError, SystemFileError, ValidationError
+from bridge.fmu.build import build_fmu
+from bridge.validation import crosscheck as xc
 
 ROOT = Path(__file__).parent.parent
 EXAMPLES = ROOT / "examples"
@@ -98,7 +98,7 @@ def test_layout(tree):
 
 
 def test_files_follow_the_csv_rules(tree):
-    root, hydro, _ = tree
+    _root, hydro, _ = tree
     folder = hydro[0]
     md = fmpy.read_model_description(str(folder / "Hydropulsator.fmu"), validate=True)
     variables = {v.name: v for v in md.modelVariables}
@@ -142,7 +142,7 @@ def test_near_constant_signal_left_out(tree):
 
 
 def test_fmpy_validator_accepts_the_export(tree):
-    root, hydro, pendulum = tree
+    _root, hydro, pendulum = tree
     _, _, validate_test_fmu, _, _ = fmpy_validators()
     for folder in hydro + pendulum:
         assert quiet(validate_test_fmu, str(folder)) == []
@@ -310,7 +310,7 @@ def test_broken_fmu_and_wrong_folder(tree, tmp_path, monkeypatch):
 
 
 def test_unwritable_output(tree, tmp_path):
-    root, hydro, _ = tree
+    _root, hydro, _ = tree
     blocker = tmp_path / "file.txt"
     blocker.write_text("a file, not a folder")
     with pytest.raises(ValidationError, match="file.txt is a file, not a folder"):
@@ -372,7 +372,7 @@ def test_failed_commit_keeps_the_previous_export(tree, tmp_path, monkeypatch):
 
 
 def test_loose_folder_needs_type_and_output(tree, tmp_path):
-    root, _, pendulum = tree
+    _root, _, pendulum = tree
     loose = tmp_path / "incoming" / "SimplePendulum"
     shutil.copytree(pendulum[1], loose)
     res = xc.check_crosscheck(loose, tmp_path / "out", fmi_type="me")

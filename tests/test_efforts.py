@@ -51,7 +51,7 @@ P = dict(J=0.02, b=0.01, TL=0.3, R=2.0, L=0.05, kt=0.5, ke=0.5, U=24.0)
 def motor_reference(t):
     """J w' = kt i - b w - TL, L i' = U - R i - ke w, by scipy (LSODA at 1e-12)."""
     def f(_t, y):
-        phi, w, i = y
+        _phi, w, i = y
         return [w, (P["kt"] * i - P["b"] * w - P["TL"]) / P["J"], (P["U"] - P["R"] * i - P["ke"] * w) / P["L"]]
     return solve_ivp(f, (t[0], t[-1]), [0.0, 0.0, 0.0], method="LSODA", t_eval=t, rtol=1e-12, atol=1e-12)
 

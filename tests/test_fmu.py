@@ -169,7 +169,7 @@ def test_reduced_method_fmu(tmp_path):
 
 
 def test_runtime_error_is_reported_not_crashed(fmus):
-    eom, fmu = fmus["simple_pendulum", 2]
+    _eom, fmu = fmus["simple_pendulum", 2]
     with pytest.raises(Exception, match="failed with status 3 \\(error\\)"):
         run(fmu, "ModelExchange", ["theta"], {"m": 0.0})
 

@@ -251,7 +251,7 @@ def test_kinks_and_inputs(tmp_path, version):
 
 @pytest.mark.parametrize("version", [2, 3])
 def test_wrong_references_are_errors_with_a_message(built, version, capfd):
-    eom, fmu = built["hydropulsator", "lagrange", version]
+    _eom, fmu = built["hydropulsator", "lagrange", version]
     inst = Instance(fmu, version)
     try:
         dx0 = inst.dx()

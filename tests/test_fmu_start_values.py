@@ -116,7 +116,7 @@ def check_start(result, system, names: list[str]) -> None:
 @pytest.mark.parametrize("version", [2, 3])
 def test_changed_start_velocity(tmp_path_factory, version, kind):
     """(a) der(phi) of the rolling disk changed: der(x), der(y) follow, the residuals stay ~0 (were 0.6 before)."""
-    eom, path, independent = fmu(tmp_path_factory, "disk", "lagrange", version)
+    _eom, path, independent = fmu(tmp_path_factory, "disk", "lagrange", version)
     assert independent == ["theta", "phi"]
     ref = consistent("disk", independent, {("phi", "velocity"): 4.0})
     names = [*[c.name for c in ref.coordinates], *velocities(ref), "residual[1]", "residual[2]"]
@@ -131,7 +131,7 @@ def test_changed_start_velocity(tmp_path_factory, version, kind):
 @pytest.mark.parametrize("version", [2, 3])
 def test_changed_parameter(tmp_path_factory, version, kind):
     """(b) the disk's radius changed: the dependent start velocities follow the new R."""
-    eom, path, independent = fmu(tmp_path_factory, "disk", "lagrange", version)
+    _eom, path, independent = fmu(tmp_path_factory, "disk", "lagrange", version)
     ref = consistent("disk", independent, parameters={"R": 0.5})
     names = [*[c.name for c in ref.coordinates], *velocities(ref), "residual[1]", "residual[2]"]
     result = run(path, kind, names, {"R": 0.5})
@@ -146,7 +146,7 @@ def test_changed_parameter(tmp_path_factory, version, kind):
 @pytest.mark.parametrize("method", ["lagrange", "maggi"])
 def test_holonomic_start_position(tmp_path_factory, method, version, kind):
     """(c) the Cartesian pendulum's x changed: Newton puts y back on the circle, der(y) follows (lagrange)."""
-    eom, path, independent = fmu(tmp_path_factory, "cartesian_pendulum", method, version)
+    _eom, path, independent = fmu(tmp_path_factory, "cartesian_pendulum", method, version)
     assert independent == ["x"]
     ref = consistent("cartesian_pendulum", independent, {("x", "start"): 0.5})
     names = ["x", "y", "der(x)", "der(y)", "residual[1]"]
@@ -161,7 +161,7 @@ def test_holonomic_start_position(tmp_path_factory, method, version, kind):
 @pytest.mark.parametrize("version", [2, 3])
 def test_impossible_start_is_an_error(tmp_path_factory, version, kind):
     """(d) x beyond the rod's length (no solution: Newton fails) and the horizontal rod (singular in der(y))."""
-    eom, path, _ = fmu(tmp_path_factory, "cartesian_pendulum", "lagrange", version)
+    _eom, path, _ = fmu(tmp_path_factory, "cartesian_pendulum", "lagrange", version)
     log: list[str] = []
     with pytest.raises(FMICallException, match="ExitInitializationMode"):
         run(path, kind, ["x"], {"x": 1.0}, log)
@@ -223,7 +223,7 @@ def test_every_example(tmp_path_factory, example):
 @pytest.mark.parametrize("version", [2, 3])
 def test_reduced_method_is_consistent_by_construction(tmp_path_factory, version):
     """Chaplygin's equations carry the independent speeds only: a changed der(theta) gives consistent der(y)."""
-    eom, path, independent = fmu(tmp_path_factory, "chaplygin_sleigh", "chaplygin", version)
+    _eom, path, independent = fmu(tmp_path_factory, "chaplygin_sleigh", "chaplygin", version)
     ref = consistent("chaplygin_sleigh", independent, {("theta", "velocity"): 1.5})
     names = ["x", "y", "theta", *velocities(ref), "residual[1]"]
     result = run(path, "ModelExchange", names, {"der(theta)": 1.5})
@@ -235,7 +235,7 @@ def test_reduced_method_is_consistent_by_construction(tmp_path_factory, version)
 @pytest.mark.parametrize("kind", KINDS)
 def test_rheonomic_constraint_at_the_start_time(tmp_path_factory, kind):
     """The skate's blade angle is prescribed, theta - w t = 0: started at t0 = 0.5 the FMU puts theta at w t0."""
-    eom, path, independent = fmu(tmp_path_factory, "skate", "lagrange", 2)
+    _eom, path, independent = fmu(tmp_path_factory, "skate", "lagrange", 2)
     assert independent == ["x"]
     result = fmpy.simulate_fmu(str(path), fmi_type=kind, start_time=0.5, stop_time=0.6, output_interval=0.05,
                                start_values={"w": 1.5}, output=["theta", "der(theta)", "residual[1]"])

@@ -162,7 +162,7 @@ def test_kane_agrees_on_body_examples(path):
 
 
 def test_rolling_disc_start_values():
-    m, system = model("rolling_disc")
+    _m, system = model("rolling_disc")
     assert system.coordinate("q2").start == pytest.approx(0.1)
     # u2 = 5 with q1' = 0 spins the disc, q3' = u2 - sin(q2) q1'; rolling moves the contact point, |C'| = r q3'
     assert system.coordinate("q3").velocity == pytest.approx(5.0)
@@ -173,7 +173,7 @@ def test_rolling_disc_start_values():
 
 
 def test_bicycle_structure():
-    m, system = model("bicycle")
+    _m, system = model("bicycle")
     names = [c.name for c in system.coordinates]
     assert {"q1", "q2", "q4", "q5", "int_u3", "int_u6"} <= set(names)
     assert len(system.holonomic) == 1 and system.dof == 3
@@ -276,7 +276,7 @@ def _one_paragraph(exc: BridgeError) -> str:
 
 def test_missing_parameter_values():
     m = mm.rolling_disc()
-    r, mass, g = m.symbols
+    r, _mass, _g = m.symbols
     with pytest.raises(SystemFileError) as err:
         bridge.from_mechanics(m.kane, parameters={r: 0.3})
     text = _one_paragraph(err.value)
@@ -362,7 +362,7 @@ def test_specified_torque_becomes_an_input():
     from sympy.physics.mechanics import KanesMethod, Particle, Point, ReferenceFrame, dynamicsymbols
 
     th, om, T = dynamicsymbols("th om T")
-    l, m, g = sp.symbols("l m g")  # noqa: E741
+    l, m, g = sp.symbols("l m g")
     N = ReferenceFrame("N")
     A = N.orientnew("A", "Axis", [th, N.z])
     A.set_ang_vel(N, om * N.z)
@@ -384,7 +384,7 @@ def test_specified_torque_becomes_an_input():
 
 
 def test_bad_parameter_values():
-    km, (th, om), (lam, m, g) = _greek_pendulum()
+    km, (_th, _om), (lam, m, g) = _greek_pendulum()
     with pytest.raises(SystemFileError) as err:
         bridge.from_mechanics(km, parameters={lam: 0.8, m: float("nan"), g: 9.81})
     assert "not a finite number" in _one_paragraph(err.value)

@@ -59,7 +59,7 @@ def _at(lin: Linearizer, system, values: dict):
 # -- the bicycle ---------------------------------------------------------------------------------------------
 def test_bicycle_minimal_state(bike):
     """x, y, yaw and both wheel angles are cyclic, the forward speed is conserved: the roll-steer state remains."""
-    system, lins = bike
+    system, _lins = bike
     assert set(_applicable(system)) >= {"lagrange", "nielsen", "maggi", "appell"}
     lin = bridge.linearize(bridge.derive(system, "lagrange"))
     assert lin.states == ("phi", "delta", "der(phi)", "der(delta)")

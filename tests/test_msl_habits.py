@@ -75,7 +75,7 @@ def test_unit_text_parses_back_to_the_same_unit(exps):
 
 
 def test_unit_text_spells_as_the_msl():
-    kg, m, s = (tuple(1 if n == b else 0 for n in BASE) for b in ("kg", "m", "s"))
+    _kg, _m, _s = (tuple(1 if n == b else 0 for n in BASE) for b in ("kg", "m", "s"))
 
     def u(**k):
         return tuple(k.get(n, 0) for n in BASE)

@@ -76,7 +76,7 @@ def test_the_stiff_diode_file_finishes_against_the_closed_form(diode_run):
 
 
 def test_the_switch_is_reported_with_its_reason(diode_run):
-    code, err, _ = diode_run
+    _code, err, _ = diode_run
     note = [line for line in err.splitlines() if line.startswith("nhbridge: note:")]
     assert len(note) == 1, err
     assert STIFF_METHOD in note[0] and "DOP853" in note[0] and "stiff" in note[0]

@@ -162,7 +162,7 @@ def test_the_mo_and_model_c_carry_the_true_incidence(system):
 
 
 def test_zero_tests_are_sound():
-    x, y, p = sp.symbols("x y p")
+    x, y, _p = sp.symbols("x y p")
     assert is_zero_symbolic(sp.sin(x) ** 2 * sp.cos(y) + sp.cos(x) ** 2 * sp.cos(y) - sp.cos(y))
     assert is_zero_symbolic(sp.sin(x + y) - sp.sin(x) * sp.cos(y) - sp.cos(x) * sp.sin(y))
     assert not is_zero_symbolic(sp.sin(x) ** 2 - sp.cos(x) ** 2)

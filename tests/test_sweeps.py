@@ -319,7 +319,7 @@ def test_ctrl_c_keeps_the_finished_rows(tmp_path):
             if line.startswith("sweep: ") and "/400 cases" in line and int(line.split()[1].split("/")[0]) >= 3:
                 break
         os.killpg(proc.pid, signal.SIGINT)
-        stdout, stderr = proc.communicate(timeout=60)
+        _stdout, stderr = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)

@@ -50,7 +50,7 @@ def runs_of(data, name):
 
 
 def test_every_example_passes(campaign):
-    code, reports, data = campaign
+    code, _reports, data = campaign
     assert code == 0, data["failures"]
     assert len(data["systems"]) == len(EXAMPLES)
     for system in data["systems"]:

@@ -27,7 +27,7 @@ from .scene import Scene, build_scene
 from .shapes import read_drawing
 from .signals import check_columns, read_csv_signals
 
-__all__ = ["animate", "build_scene", "read_drawing", "scene_of", "Scene"]
+__all__ = ["Scene", "animate", "build_scene", "read_drawing", "scene_of"]
 
 
 def file_tables(system) -> Mapping[str, Any] | None:

@@ -40,16 +40,15 @@ def nearest_double(number, context=None) -> float:
             value = int(number.p) / int(number.q)  # Python's int division is correctly rounded
         elif number.is_Float:
             value = float(number)  # mpmath rounds to nearest
-        elif number.is_NumberSymbol:
-            value = float(number.evalf(40))
-        elif number.is_number and number.is_extended_real is not False and number.is_finite is not False:
+        elif number.is_NumberSymbol or (number.is_number and number.is_extended_real is not False
+                                         and number.is_finite is not False):
             value = float(number.evalf(40))
     except (OverflowError, TypeError):
         value = math.inf
     if math.isfinite(value) and (value != 0.0 or number.is_zero):
         return value
     where = f" in {short(context)}" if context is not None and sp.sympify(context) != number else ""
-    if math.isfinite(value) or number.is_finite and number.is_extended_real:
+    if math.isfinite(value) or (number.is_finite and number.is_extended_real):
         what = "is too large for a double (largest about 1.8e308)" if not math.isfinite(value) else \
             "is too small for a double (it would round to 0; smallest about 4.9e-324)"
         hint = ("rescale the system (other units, or a scale factor folded into a parameter) so that every "

@@ -140,7 +140,7 @@ def find_loop(connections: list[Connection], infos: dict[str, ModelInfo]) -> lis
         stack.append(node)
         for nxt in edges.get(node, []):
             if colour.get(nxt) == 1:
-                return stack[stack.index(nxt):] + [nxt]
+                return [*stack[stack.index(nxt):], nxt]
             if nxt not in colour:
                 found = visit(nxt)
                 if found:

@@ -242,7 +242,7 @@ class Master:
     def _run_fixed(self, progress: Progress):
         s = self.settings
         span = s.stop_time - s.start_time
-        n = max(1, int(round(span / s.step)))
+        n = max(1, round(span / s.step))
         if abs(n * s.step - span) > 1e-9 * span:
             n = math.ceil(span / s.step - 1e-9)
         times = np.empty(n + 1)

@@ -339,6 +339,19 @@ def parse_scenario(text: str, source: str = "<scenario>", folder: Path | None = 
         pc.add("description", "must be a string", "quote it")
         description = ""
     comps_data = data.get("components")
+    components = _components(pc, comps_data, folder)
+    connections = _connections(pc, data.get("connections", []))
+    master, master_record = _master(pc, data.get("master"))
+    record = _record(pc, data.get("record", master_record or []))
+    names = {c.name for c in components}
+    known = names | {str(n) for n in (comps_data or {})} if isinstance(comps_data, Mapping) else names
+    _check_references(pc, known, connections, record, master)
+    pc.raise_if_any(CosimError)
+    return Scenario(name, tuple(components), tuple(connections), master, tuple(record), description, source, folder)
+
+
+def _components(pc: ProblemCollector, comps_data: Any, folder: Path) -> list[ComponentSpec]:
+    """Return the checked components of the ``[components]`` tables."""
     components: list[ComponentSpec] = []
     if not isinstance(comps_data, Mapping) or not comps_data:
         pc.add("components", "no components", "add [components.NAME] tables")
@@ -347,7 +360,11 @@ def parse_scenario(text: str, source: str = "<scenario>", folder: Path | None = 
             comp = _component(pc, str(cname), cdata, folder)
             if comp:
                 components.append(comp)
-    conns_data = data.get("connections", [])
+    return components
+
+
+def _connections(pc: ProblemCollector, conns_data: Any) -> list[Connection]:
+    """Return the checked connections of the ``connections`` list."""
     connections: list[Connection] = []
     if not isinstance(conns_data, list):
         pc.add("connections", "must be a list", 'write connections = ["a.y -> b.u", ...]')
@@ -356,16 +373,23 @@ def parse_scenario(text: str, source: str = "<scenario>", folder: Path | None = 
             conn = _connection(pc, f"connections[{i + 1}]", item)
             if conn:
                 connections.append(conn)
-    master, master_record = _master(pc, data.get("master"))
-    record = data.get("record", master_record or [])
+    return connections
+
+
+def _record(pc: ProblemCollector, record: Any) -> list[str]:
+    """Return the recorded signals (each ``component.variable``); none if ``record`` is not a list of strings."""
     if not isinstance(record, list) or not all(isinstance(r, str) for r in record):
         pc.add("record", "must be a list of signals", 'write record = ["pulsator.phi", "motor_r.tau"]')
         record = []
     for r in record:
         if split_signal(r) is None:
             pc.add("record", f"{r!r} is not of the form component.variable", 'write e.g. "pulsator.phi"')
-    names = {c.name for c in components}
-    known = names | {str(n) for n in (comps_data or {})} if isinstance(comps_data, Mapping) else names
+    return record
+
+
+def _check_references(pc: ProblemCollector, known: set[str], connections: list[Connection], record: list[str],
+                      master: MasterSettings | None) -> None:
+    """Check that the connections, the recorded signals and the master's order name known components."""
     for conn in connections:
         for comp in (conn.source, conn.target):
             if comp not in known:
@@ -382,8 +406,6 @@ def parse_scenario(text: str, source: str = "<scenario>", folder: Path | None = 
         if master.order and sorted(master.order) != sorted(known):
             pc.add("master.order", "must name every component exactly once", f"components are: "
                    f"{', '.join(sorted(known))}")
-    pc.raise_if_any(CosimError)
-    return Scenario(name, tuple(components), tuple(connections), master, tuple(record), description, source, folder)
 
 
 def load_scenario(path: str | Path) -> Scenario:

@@ -9,6 +9,7 @@ by re-initializing at the saved time with the saved states as start values.
 
 from __future__ import annotations
 
+import contextlib
 from collections import deque
 from collections.abc import Callable, Sequence
 from ctypes import c_double, c_uint
@@ -213,14 +214,10 @@ class Slave:
             return
         fmu, self.fmu, self._do_step2 = self.fmu, None, None
         self._mark(_CODE["Terminate/FreeInstance"])
-        try:
+        with contextlib.suppress(Exception):  # an instance in the Error state may refuse to terminate; free it anyway
             fmu.terminate()
-        except Exception:  # an instance in the Error state may refuse to terminate; free it anyway
-            pass
-        try:
+        with contextlib.suppress(Exception):
             fmu.freeInstance()
-        except Exception:
-            pass
         if _FMI2_LOGS.get(self.name) is self.log:
             del _FMI2_LOGS[self.name]
 
@@ -443,8 +440,6 @@ class Rollback:
             s = self.slave
             free = s.fmu.freeFMUState if s.info.fmi_version == 3 else s.fmu.freeFMUstate
             s._mark(_CODE["freeFMUState"])
-            try:
+            with contextlib.suppress(Exception):
                 free(saved.handle)
-            except Exception:
-                pass
             saved.handle = None

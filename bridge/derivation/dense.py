@@ -20,7 +20,7 @@ _GETRS = lapack.dgetrs
 class LUFactors:
     """``P L U`` of a square matrix (LAPACK layout), with the smallest and largest absolute pivot."""
 
-    __slots__ = ("lu", "piv", "pivot_min", "pivot_max")
+    __slots__ = ("lu", "piv", "pivot_max", "pivot_min")
 
     def __init__(self, matrix: np.ndarray):
         self.lu, self.piv, _ = _GETRF(matrix)

@@ -178,7 +178,7 @@ def _add_variable(parent, v: Variable, v3: bool):
     el.set("causality", v.causality)
     if v.kind != TIME:
         el.set("variability", v.variability)
-    if v.initial and not (v.causality == "input"):
+    if v.initial and v.causality != "input":
         el.set("initial", v.initial)
     target = el if v3 else etree.SubElement(el, "Real")
     if v.unit:

@@ -15,6 +15,7 @@ entries, the last rename wins.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shutil
@@ -81,10 +82,8 @@ class ObjectCache:
         head, digest, body = data[:len(_MAGIC)], data[len(_MAGIC):len(_MAGIC) + _DIGEST], data[len(_MAGIC) + _DIGEST:]
         if head != _MAGIC or hashlib.sha256(body).digest() != digest:
             self._count("corrupt")
-            try:
+            with contextlib.suppress(OSError):
                 path.unlink()
-            except OSError:
-                pass
             return False
         target.write_bytes(body)
         self._count("hit")

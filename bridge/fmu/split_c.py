@@ -63,7 +63,7 @@ def _function(kind: str, body: list[str] | None) -> list[str]:
     lines = function_head(f"nhb_split_{kind}")
     if body is None:
         return lines + failing_body("the model does not re-partition")
-    return lines + ["    (void)msg; (void)msg_len;", *body, "    return 0;", "}", ""]
+    return [*lines, "    (void)msg; (void)msg_len;", *body, "    return 0;", "}", ""]
 
 
 def _flags(values) -> str:
@@ -94,7 +94,8 @@ def split_c(eom: EquationsOfMotion) -> list[str]:
     temps, vals = _cse_block(NhbCPrinter(dict(names)),
                              list(system.outputs.values()) + list(system.velocity_constraints()), "so")
     outputs = [*temps, *_c_assignments("y", vals[:ny]), *_c_assignments("r", vals[ny:ny + m])]
-    return head + [
+    return [
+        *head,
         "const int NHB_REPARTITION = 1;",
         f'const char *const NHB_SPLIT_METHOD = "{eom.method}";',
         f"const int NHB_SPLIT_MAY_DEPEND[] = {_flags(form.may_be_dependent)};",

@@ -78,7 +78,6 @@ def run(args: argparse.Namespace) -> int:
     """Run the command on the parsed arguments; exit code 0, or an error (see the module's docstring)."""
     from ..derivation.methods import METHODS
     from ..model.loader import load_system
-    from ..simulation.plot import check_plot_path
     from .linearize import Linearizer
     from .outputs import point_csv, record, sweep_csv, text_report, write_json
     from .point import operating_point
@@ -86,26 +85,7 @@ def run(args: argparse.Namespace) -> int:
 
     values, progress = set_values(args), Progress(args)
 
-    if args.sweep and len(args.sweep) > 1:
-        given = ", ".join(repr(text.split("=", 1)[0].strip()) for text in args.sweep)
-        raise LinearizationError(
-            f"--sweep is given {len(args.sweep)} times ({given}); linearize sweeps one value at a time: keep one "
-            "--sweep and run once per value of the others with --set NAME=VALUE")
-    args.sweep = args.sweep[0] if args.sweep else None
-    if args.plot and not args.sweep:
-        raise LinearizationError("--plot needs --sweep NAME=START:STOP:NUM (the plot is of eigenvalues against it)")
-    if args.plot:
-        check_plot_path(args.plot)
-    for opt in ("json", "csv", "modelica", "fmu", "plot"):
-        path = getattr(args, opt)
-        if path and Path(path).is_dir():
-            raise LinearizationError(f"--{opt} {path}: is a folder; give a file name")
-    if args.fmu:  # a missing (cross) compiler: said before anything is derived or written
-        from ..fmu.build import toolchains
-
-        toolchains(getattr(args, "platform", None))
-    elif getattr(args, "platform", None):
-        raise LinearizationError("--platform chooses the binaries of --fmu; give --fmu FILE as well")
+    _check_arguments(args)
     system = load_system(args.file, values or None)
     spec = parse_sweep(args.sweep, system) if args.sweep else None
     cyclic = None if args.cyclic is None else (() if args.cyclic.strip().lower() == "none" else names(args.cyclic))
@@ -159,6 +139,38 @@ def run(args: argparse.Namespace) -> int:
         plot_sweep(args.plot, spec.name, svalues, models, stab, f"{system.name}: eigenvalues against {spec.name}",
                    _unit(system, spec.name))
     lin = base if base is not None else models[0]
+    _export(lin, args, progress)
+    return 0
+
+
+def _check_arguments(args: argparse.Namespace) -> None:
+    """Check the options against each other before anything is derived or written; one ``--sweep`` is kept."""
+    from ..simulation.plot import check_plot_path
+
+    if args.sweep and len(args.sweep) > 1:
+        given = ", ".join(repr(text.split("=", 1)[0].strip()) for text in args.sweep)
+        raise LinearizationError(
+            f"--sweep is given {len(args.sweep)} times ({given}); linearize sweeps one value at a time: keep one "
+            "--sweep and run once per value of the others with --set NAME=VALUE")
+    args.sweep = args.sweep[0] if args.sweep else None
+    if args.plot and not args.sweep:
+        raise LinearizationError("--plot needs --sweep NAME=START:STOP:NUM (the plot is of eigenvalues against it)")
+    if args.plot:
+        check_plot_path(args.plot)
+    for opt in ("json", "csv", "modelica", "fmu", "plot"):
+        path = getattr(args, opt)
+        if path and Path(path).is_dir():
+            raise LinearizationError(f"--{opt} {path}: is a folder; give a file name")
+    if args.fmu:  # a missing (cross) compiler: said before anything is derived or written
+        from ..fmu.build import toolchains
+
+        toolchains(getattr(args, "platform", None))
+    elif getattr(args, "platform", None):
+        raise LinearizationError("--platform chooses the binaries of --fmu; give --fmu FILE as well")
+
+
+def _export(lin, args: argparse.Namespace, progress: Progress) -> None:
+    """Write the linear model as Modelica (``--modelica``) and as an FMU (``--fmu``)."""
     if args.modelica:
         try:
             from .export_modelica import write_linear_modelica
@@ -173,7 +185,6 @@ def run(args: argparse.Namespace) -> int:
         with progress.step(f"building {args.fmu}"):
             build_linear_fmu(lin, args.fmu, fmi_version=f"{args.fmi_version}.0",
                              platforms=getattr(args, "platform", None))
-    return 0
 
 
 COMMANDS = (Command("linearize", add_parser, run),)

@@ -13,6 +13,7 @@ pair leaving the imaginary axis like ``sqrt(s_c - s)`` the offset of ``g = tol``
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Sequence
@@ -242,7 +243,7 @@ class Sweep:
         edges = [values[0]] + [c["value"] for c in crossings] + [values[-1]]
         seg_status = [st[0]] + [c["to"] for c in crossings]
         ranges = {"stable": [], "marginal": [], "unstable": []}
-        for (a, b), s in zip(zip(edges[:-1], edges[1:]), seg_status):
+        for (a, b), s in zip(itertools.pairwise(edges), seg_status):
             ranges[s].append(sorted([float(a), float(b)]))
         return {"name": self.spec.name, "tolerance": tol, "crossings": crossings, **ranges}
 

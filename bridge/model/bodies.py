@@ -95,7 +95,7 @@ class BodyReader(FrameTable, LoadTable):
             except self.reported:
                 pass
             except ExpressionError as exc:  # a cycle found from the top
-                entry, _key, text = self.located[name]
+                entry, _key, _text = self.located[name]
                 self.p.add(entry, exc.message, exc.hint)
                 self.positions[name] = None
         made = [self._body(name, spec) for name, spec in bodies.items()]

@@ -84,7 +84,7 @@ class BodyEntries:
         if name not in self.located:
             return None
         if name in self._locating:
-            cycle = " -> ".join(self._locating[self._locating.index(name):] + [name])
+            cycle = " -> ".join([*self._locating[self._locating.index(name):], name])
             raise ExpressionError(f"positions refer to each other in a cycle: {cycle}", pos,
                                   "define one of them without the others")
         entry, _key, text = self.located[name]

@@ -13,7 +13,7 @@ from .mechanics import state_args
 from .numeric import evaluate_once
 from .system import System
 
-__all__ = ["friction_normal_problems", "effort_jacobian_problems"]
+__all__ = ["effort_jacobian_problems", "friction_normal_problems"]
 
 
 def _start_point(system: System) -> list[float]:

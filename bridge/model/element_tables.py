@@ -15,7 +15,7 @@ from .efforts import DIODE_KEYS, FRICTION_KEYS, INTEGRAL_SUFFIX, REGULARIZATION_
 from .read_context import ReadContext
 from .units import parse_unit
 
-__all__ = ["FrictionTable", "DiodeTable"]
+__all__ = ["DiodeTable", "FrictionTable"]
 
 
 class FrictionTable:

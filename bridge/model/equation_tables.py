@@ -11,8 +11,16 @@ from .bodies import uses_bodies
 from .read_context import ReadContext
 from .table_reader import close_match
 
-__all__ = ["ENERGY_KEYS", "CONSTRAINT_KEYS", "OUTPUT_KEYS", "Outputs", "read_energy", "read_forces",
-           "read_constraints", "read_outputs"]
+__all__ = [
+    "CONSTRAINT_KEYS",
+    "ENERGY_KEYS",
+    "OUTPUT_KEYS",
+    "Outputs",
+    "read_constraints",
+    "read_energy",
+    "read_forces",
+    "read_outputs",
+]
 
 ENERGY_KEYS = {"kinetic", "potential", "dissipation"}
 CONSTRAINT_KEYS = {"holonomic", "nonholonomic"}

@@ -536,7 +536,7 @@ class Parser:
         if name.text == "sqrt" and -edge <= x < 0:
             x = _MP.mpf(0)
         try:
-            if name.text in ("log", "sqrt") and x < 0 or name.text in ("asin", "acos") and abs(x) > 1:
+            if (name.text in ("log", "sqrt") and x < 0) or (name.text in ("asin", "acos") and abs(x) > 1):
                 return _MP_FUNCTIONS[name.text](_MP.mpc(x))
             if len(values) == 1:
                 return _MP_FUNCTIONS[name.text](x)

@@ -100,7 +100,7 @@ class FrameTable(BodyEntries):
                     path.append(up)
                     up = parents[up]
                 path = ["N", *reversed(path)]
-                shown = " -> ".join(path[:3] + ["..."] + path[-2:])
+                shown = " -> ".join([*path[:3], "...", *path[-2:]])
                 self.p.add(f"frames.{name}.parent", f"the chain of parents {shown} is {d} frames deep, more than "
                            f"the limit of {MAX_FRAME_DEPTH} frames", "give a frame further down the chain by "
                            "its direction cosines (dcm) relative to N, or merge rotations into one frame's sequence")

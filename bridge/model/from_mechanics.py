@@ -318,7 +318,7 @@ def _bodies(spec: _Spec, conv: _Converter) -> tuple[list[Body], list, Any]:
         F = _inertia_frame(b)
         try:
             w = conv.vector(b.frame.ang_vel_in(N), F)
-            rate = None if F == b.frame else conv.vector(F.ang_vel_in(N), F)
+            rate = None if b.frame == F else conv.vector(F.ang_vel_in(N), F)
             rotation = sp.ImmutableMatrix(N.dcm(F).applyfunc(conv))
         except ValueError as exc:
             raise _fail(f"bodies.{b.name}", f"the orientation of frame {F} relative to {N} is not defined ({exc})",

@@ -48,9 +48,24 @@ from .system import System
 from .unit_check import unit_problems
 from .values import check_values
 
-__all__ = ["load_system", "parse_system", "build_system", "check_start", "dependent_constraint_problems",
-           "independent_rows_problems", "START_TOL", "TOP_LEVEL", "IDENTIFIER", "MAX_NAME_LENGTH", "RESERVED",
-           "RESERVED_PREFIXES", "MODELICA_KEYWORDS", "MODELICA_BUILTINS", "C_KEYWORDS", "GENERATED_NAMES"]
+__all__ = [
+    "C_KEYWORDS",
+    "GENERATED_NAMES",
+    "IDENTIFIER",
+    "MAX_NAME_LENGTH",
+    "MODELICA_BUILTINS",
+    "MODELICA_KEYWORDS",
+    "RESERVED",
+    "RESERVED_PREFIXES",
+    "START_TOL",
+    "TOP_LEVEL",
+    "build_system",
+    "check_start",
+    "dependent_constraint_problems",
+    "independent_rows_problems",
+    "load_system",
+    "parse_system",
+]
 
 
 def load_system(path: str | Path, overrides: Mapping[str, Any] | None = None) -> System:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["PortKind", "PORT_KINDS", "port_name"]
+__all__ = ["PORT_KINDS", "PortKind", "port_name"]
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,17 @@ import re
 
 from .expressions import FUNCTIONS, SPECIAL_NAMES
 
-__all__ = ["MODELICA_KEYWORDS", "C_KEYWORDS", "MODELICA_BUILTINS", "MAX_NAME_LENGTH", "GENERATED_NAMES",
-           "RESERVED_PREFIXES", "RESERVED", "IDENTIFIER", "reserved_problem"]
+__all__ = [
+    "C_KEYWORDS",
+    "GENERATED_NAMES",
+    "IDENTIFIER",
+    "MAX_NAME_LENGTH",
+    "MODELICA_BUILTINS",
+    "MODELICA_KEYWORDS",
+    "RESERVED",
+    "RESERVED_PREFIXES",
+    "reserved_problem",
+]
 
 MODELICA_KEYWORDS = frozenset("""
 algorithm and annotation assert block break class connect connector constant constrainedby der

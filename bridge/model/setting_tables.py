@@ -10,8 +10,14 @@ from .read_context import ReadContext
 from .table_reader import close_match
 from .units import compatible
 
-__all__ = ["METHOD_KEYS", "SIMULATION_KEYS", "read_independent", "read_fixed_split", "read_simulation",
-           "read_ports"]
+__all__ = [
+    "METHOD_KEYS",
+    "SIMULATION_KEYS",
+    "read_fixed_split",
+    "read_independent",
+    "read_ports",
+    "read_simulation",
+]
 
 METHOD_KEYS = {"independent", "fixed_split"}
 SIMULATION_KEYS = {"stop_time", "interval", "rtol", "atol"}

@@ -16,8 +16,17 @@ from .mechanics import SINGULAR_SPLIT, Differentiator, independent_from_names, s
 from .numeric import compile_exprs
 from .system import System
 
-__all__ = ["START_TOL", "MAX_NEWTON", "StartConstraints", "check_start", "dependent_constraint_problems",
-           "independent_rows_problems", "dependent_positions", "dependent_velocities", "violations"]
+__all__ = [
+    "MAX_NEWTON",
+    "START_TOL",
+    "StartConstraints",
+    "check_start",
+    "dependent_constraint_problems",
+    "dependent_positions",
+    "dependent_velocities",
+    "independent_rows_problems",
+    "violations",
+]
 
 #: relative tolerance of a constraint's residual at the start state
 START_TOL = 1e-9

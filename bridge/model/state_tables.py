@@ -11,8 +11,18 @@ from .read_context import ReadContext
 from .system import Coordinate, Input, Parameter
 from .table_reader import close_match
 
-__all__ = ["TOP_LEVEL", "COORDINATE_KEYS", "PARAMETER_KEYS", "INPUT_KEYS", "read_top_level", "read_name",
-           "read_coordinates", "read_parameters", "read_inputs", "read_definitions"]
+__all__ = [
+    "COORDINATE_KEYS",
+    "INPUT_KEYS",
+    "PARAMETER_KEYS",
+    "TOP_LEVEL",
+    "read_coordinates",
+    "read_definitions",
+    "read_inputs",
+    "read_name",
+    "read_parameters",
+    "read_top_level",
+]
 
 TOP_LEVEL = {"name", "description", "coordinates", "parameters", "inputs", "definitions", "energy",
              "forces", "constraints", "outputs", "method", "simulation", "reference", "validation",

@@ -31,7 +31,7 @@ from .numeric import evaluate_once
 from .system import Coordinate, Input, Parameter, finite, total_derivative
 from .table_reader import close_match
 
-__all__ = ["SymbolTable", "ReportedElsewhere"]
+__all__ = ["ReportedElsewhere", "SymbolTable"]
 
 
 class ReportedElsewhere(ExpressionError):
@@ -163,7 +163,7 @@ class SymbolTable:
         if name in self.definitions:
             return self.definitions[name]
         if name in self._defining:
-            cycle = " -> ".join(self._defining[self._defining.index(name):] + [name])
+            cycle = " -> ".join([*self._defining[self._defining.index(name):], name])
             raise ExpressionError(f"definitions refer to each other in a cycle: {cycle}", None,
                                   "remove the cycle")
         self._defining.append(name)
@@ -245,8 +245,8 @@ class SymbolTable:
 
         Returns the expression, or None with a problem recorded at ``entry``.
         """
-        allowed = tuple(type(f(*[sp.Symbol("a")] * lo)) for f, lo, _ in FUNCTIONS.values() if lo == 1) + (
-            sp.Min, sp.Max, sp.atan2)
+        allowed = (*(type(f(*[sp.Symbol("a")] * lo)) for f, lo, _ in FUNCTIONS.values() if lo == 1),
+                   sp.Min, sp.Max, sp.atan2)
         dynamic = sorted(str(f) for f in expr.atoms(AppliedUndef) if f.args == (S.t,))
         if dynamic:
             self.problems.add(entry, f"{dynamic[0]} is a function of time (a sympy.physics.mechanics "
@@ -263,7 +263,7 @@ class SymbolTable:
                 self.problems.add(entry, f"the expression contains {node}, which is not a finite real number",
                                   "check for a division by zero or a value outside a function's domain")
                 return None
-            if node.is_Relational or node.is_Boolean and not node.is_Atom:
+            if node.is_Relational or (node.is_Boolean and not node.is_Atom):
                 self.problems.add(entry, "conditions are not part of the expression language",
                                   "use abs, sign, min or max")
                 return None

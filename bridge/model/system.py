@@ -20,7 +20,7 @@ from . import symbols as S
 from .efforts import Diode, Dynamic, Effort, Friction
 from .multibody import Multibody
 
-__all__ = ["Coordinate", "Parameter", "Input", "System", "set_values_with", "total_derivative", "finite"]
+__all__ = ["Coordinate", "Input", "Parameter", "System", "finite", "set_values_with", "total_derivative"]
 
 
 @dataclass(frozen=True)

@@ -27,8 +27,16 @@ import sympy as sp
 from ..errors import ProblemCollector
 from .kinks import diff
 
-__all__ = ["positive_problem", "inertia_problem", "kinetic_mass_matrix", "kinetic_problem", "value_problems",
-           "check_values", "RANGE", "SEMIDEFINITE_TOL"]
+__all__ = [
+    "RANGE",
+    "SEMIDEFINITE_TOL",
+    "check_values",
+    "inertia_problem",
+    "kinetic_mass_matrix",
+    "kinetic_problem",
+    "positive_problem",
+    "value_problems",
+]
 
 #: magnitudes of masses, inertias and lengths beyond which products of them (an energy, a mass matrix's
 #: pivots) leave the range of a double: refused as out of range, not computed with

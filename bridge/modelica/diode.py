@@ -45,13 +45,13 @@ def declarations(writer, d: Diode) -> list[str]:
            f'  constant Real nhb_{d.name}_unitCurrent{f"(unit={chr(34)}{current}{chr(34)})" if current else ""} = 1 '
            f'"one unit of the current der({d.coordinate})";']
     if d.off_conductance > 0:
-        return out + [f'  Boolean nhb_{d.name}_off(start=true) "the diode {d.name} blocks";']
+        return [*out, f'  Boolean nhb_{d.name}_off(start=true) "the diode {d.name} blocks";']
     if c.velocity < 0:
         raise ExportError(f"{writer.eom.system.source}: diodes.{d.name}: the start current der({d.coordinate}) = "
                           f"{c.velocity:g} is negative; an ideal diode (off_conductance = 0) blocks it: natively it "
                           "is projected onto 0 at t = 0, which the Modelica model does not do; give the coordinate "
                           f"{d.coordinate} a start velocity >= 0")
-    return out + [f'  Boolean nhb_{d.name}_off(start={str(not c.velocity > 0).lower()}, fixed=true) "the diode '
+    return [*out, f'  Boolean nhb_{d.name}_off(start={str(not c.velocity > 0).lower()}, fixed=true) "the diode '
                   f'{d.name} blocks (its current is held at 0)";']
 
 

@@ -57,7 +57,7 @@ import sympy as sp
 
 from ..atomic import write_text
 from ..codegen.numbers import value_literal as _num
-from ..codegen.strings import modelica_block_text, modelica_text  # noqa: F401  (importable from here)
+from ..codegen.strings import modelica_block_text, modelica_text  # importable from here
 from ..derivation.eom import EquationsOfMotion
 from ..derivation.methods import METHODS
 from ..errors import ExportError
@@ -245,7 +245,7 @@ class ModelicaWriter:
         """Return the optional ``within`` clause and the model line with the description."""
         system = self.eom.system
         out = [] if within is None else [f"within {within};" if within else "within;"]
-        return out + [f'model {_ident(system.name)} "{_quote(system.description or system.name)}"']
+        return [*out, f'model {_ident(system.name)} "{_quote(system.description or system.name)}"']
 
     def _parameter_and_input_declarations(self) -> list[str]:
         """Declare each ``parameter Real`` with value and ``input Real`` with start value, unit and description."""

@@ -18,6 +18,7 @@ calls) are quoted (``'Real'``), the same way in declarations (:func:`modelica_id
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any, ClassVar
 
 import sympy as sp
 from sympy.printing.codeprinter import CodePrinter
@@ -54,9 +55,9 @@ class ModelicaCodePrinter(CheckedPrinter, CodePrinter):
 
     printmethod = "_modelica"
     language = "Modelica"
-    _default_settings = dict(CodePrinter._default_settings, precision=17, user_functions={}, contract=False,
-                             strict=True)
-    reserved_words = set(RESERVED)
+    _default_settings: ClassVar[dict[str, Any]] = dict(CodePrinter._default_settings, precision=17, user_functions={},
+                                                       contract=False, strict=True)
+    reserved_words: ClassVar[set[str]] = set(RESERVED)
 
     def __init__(self, names: Mapping[sp.Symbol, str] | None = None, settings: dict | None = None):
         super().__init__(settings or {})
@@ -123,13 +124,13 @@ class ModelicaCodePrinter(CheckedPrinter, CodePrinter):
             return f"1.0/{self.parenthesize(base, prec, strict=True)}^{self._print(-exp)}"
         b = self.parenthesize(base, prec, strict=True)
         e = self._print(exp)
-        if not (exp.is_Atom and (exp.is_Integer and exp >= 0 or exp.is_Symbol)):
+        if not (exp.is_Atom and ((exp.is_Integer and exp >= 0) or exp.is_Symbol)):
             e = f"({e})"
         return f"{b}^{e}"
 
     def _print_Mul(self, expr) -> str:
         # Modelica has no unary minus inside a product operand: -a*b prints as -(a*b)
-        coeff, rest = expr.as_coeff_Mul()
+        coeff, _rest = expr.as_coeff_Mul()
         if coeff.is_negative:
             inner = self._print(-expr)
             return f"-{inner}" if precedence(-expr) >= PRECEDENCE["Mul"] else f"-({inner})"

@@ -195,9 +195,7 @@ def initial_modes(modes: SwitchedModels, x: np.ndarray) -> tuple[int, ...]:
         if not isinstance(el, Diode):
             out[k] = SLIP_POS if w[k] > 0 else SLIP_NEG if w[k] < 0 else STICK
     for k, el in enumerate(modes.elements):
-        if isinstance(el, Diode) and not w[k] > 0:
-            out[k] = modes.decide(0.0, x, tuple(out), k)
-        elif not isinstance(el, Diode) and w[k] == 0:
+        if (isinstance(el, Diode) and not w[k] > 0) or (not isinstance(el, Diode) and w[k] == 0):
             out[k] = modes.decide(0.0, x, tuple(out), k)
     return tuple(out)
 

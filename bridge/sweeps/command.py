@@ -8,6 +8,7 @@ reported before anything is built. Ctrl-C writes the finished rows and exits 130
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import re
 import sys
@@ -89,10 +90,8 @@ def _spec(args, problems: ProblemCollector) -> SweepSpec:
 
     path = Path(args.file)
     text = ""
-    try:
+    with contextlib.suppress(OSError, UnicodeDecodeError):  # the loader reports a missing or unreadable file itself
         text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        pass  # the loader reports a missing or unreadable system file in its words
     is_sweep = any(line.strip() == "[sweep]" for line in text.splitlines())
     spec = read_sweep_file(path, problems) if is_sweep else SweepSpec(system=str(path))
     spec.axes += parse_assignments("grid", args.grid, problems)

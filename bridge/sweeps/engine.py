@@ -120,7 +120,7 @@ def _may_fork() -> Iterator[None]:
     Dask's worker processes are daemonic by default, and multiprocessing refuses children there; the case's child is
     forked and killed by :func:`bridge.tools.sandbox.isolated` itself.
     """
-    config = mp.current_process()._config  # noqa: SLF001 - the only switch multiprocessing offers
+    config = mp.current_process()._config  # the only switch multiprocessing offers
     daemon = config.pop("daemon", None)
     try:
         yield

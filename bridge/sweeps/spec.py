@@ -254,16 +254,37 @@ def read_sweep_file(path: str | Path, problems: ProblemCollector) -> SweepSpec:
     spec = SweepSpec()
     known = {"system", "grid", "values", "random", "samples", "seed", "record", "stop_time", "interval", "rtol",
              "reference"}
-    for key in table:
-        if key not in known:
-            close = difflib.get_close_matches(key, sorted(known), n=1)
-            problems.add(f"[sweep] {key}", "unknown key", f"did you mean {close[0]!r}?" if close else
-                         "known keys: " + ", ".join(sorted(known)))
+    _check_keys(table, known, problems)
     system = table.get("system")
     if not isinstance(system, str) or not system:
         problems.add("[sweep] system", "missing: the system file to sweep", 'add system = "model.toml"')
     else:
         spec.system = str((path.parent / system) if not Path(system).is_absolute() else Path(system))
+    _read_reference(table, path, spec, problems)
+    _read_axes(table, spec, problems)
+    _read_whole_numbers(table, spec, problems)
+    record = table.get("record", [])
+    if isinstance(record, str):
+        record = [record]
+    if not (isinstance(record, list) and all(isinstance(r, str) for r in record)):
+        problems.add("[sweep] record", "expected a list of record expressions", 'e.g. record = ["final"]')
+    else:
+        spec.record = list(record)
+    _read_positive_numbers(table, spec, problems)
+    return spec
+
+
+def _check_keys(table: dict, known: set[str], problems: ProblemCollector) -> None:
+    """Report each key of ``[sweep]`` that is not known, with the closest known one."""
+    for key in table:
+        if key not in known:
+            close = difflib.get_close_matches(key, sorted(known), n=1)
+            problems.add(f"[sweep] {key}", "unknown key", f"did you mean {close[0]!r}?" if close else
+                         "known keys: " + ", ".join(sorted(known)))
+
+
+def _read_reference(table: dict, path: Path, spec: SweepSpec, problems: ProblemCollector) -> None:
+    """Set ``spec.reference`` from ``reference``: a CSV file in the sweep file's folder or below it."""
     if "reference" in table:
         ref = table["reference"]
         if not isinstance(ref, str) or not ref:
@@ -278,6 +299,10 @@ def read_sweep_file(path: str | Path, problems: ProblemCollector) -> SweepSpec:
                              "move it there, or give it on the command line with --reference PATH")
             else:
                 spec.reference = str(resolved)
+
+
+def _read_axes(table: dict, spec: SweepSpec, problems: ProblemCollector) -> None:
+    """Append the axes of the ``grid``, ``values`` and ``random`` tables to ``spec.axes``."""
     for kind in ("grid", "values", "random"):
         axes = table.get(kind, {})
         if not isinstance(axes, dict):
@@ -287,19 +312,20 @@ def read_sweep_file(path: str | Path, problems: ProblemCollector) -> SweepSpec:
             axis = parse_axis(kind, name, value, f"[sweep.{kind}] {name}", problems)
             if axis is not None:
                 spec.axes.append(axis)
+
+
+def _read_whole_numbers(table: dict, spec: SweepSpec, problems: ProblemCollector) -> None:
+    """Set ``spec.samples`` (at least 1) and ``spec.seed`` (at least 0) where given."""
     for key in ("samples", "seed"):
         if key in table:
             if isinstance(table[key], int) and not isinstance(table[key], bool) and table[key] >= (key == "samples"):
                 setattr(spec, key, table[key])
             else:
                 problems.add(f"[sweep] {key}", f"expected a whole number, got {_short(table[key])}")
-    record = table.get("record", [])
-    if isinstance(record, str):
-        record = [record]
-    if not (isinstance(record, list) and all(isinstance(r, str) for r in record)):
-        problems.add("[sweep] record", "expected a list of record expressions", 'e.g. record = ["final"]')
-    else:
-        spec.record = list(record)
+
+
+def _read_positive_numbers(table: dict, spec: SweepSpec, problems: ProblemCollector) -> None:
+    """Set ``spec.stop_time``, ``spec.interval`` and ``spec.rtol`` where given; each must be positive."""
     for key in ("stop_time", "interval", "rtol"):
         if key in table:
             try:
@@ -309,7 +335,6 @@ def read_sweep_file(path: str | Path, problems: ProblemCollector) -> SweepSpec:
                 setattr(spec, key, value)
             except ValueError as exc:
                 problems.add(f"[sweep] {key}", str(exc))
-    return spec
 
 
 def check_names(spec: SweepSpec, known: Sequence[str], system_name: str, problems: ProblemCollector) -> None:

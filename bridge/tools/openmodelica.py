@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
@@ -58,7 +59,5 @@ def omc_session(eom: EquationsOfMotion, level: str, missing: str, error: type[Br
                 raise error(f"omc could not load {path.name}: {omc.sendExpression('getErrorString()')}")
             yield omc, Path(tmp)
         finally:
-            try:
+            with contextlib.suppress(Exception):  # the session is gone either way
                 omc.sendExpression("quit()")
-            except Exception:  # noqa: BLE001 - the session is gone either way
-                pass

@@ -85,7 +85,7 @@ def _start(ca, variable) -> np.ndarray:
     size = variable.symbol.numel()
     try:
         value = np.asarray(ca.DM(variable.start), dtype=float).ravel()
-    except Exception:  # noqa: BLE001 - a symbolic start (depends on other variables): no guess
+    except Exception:  # a symbolic start (depends on other variables): no guess
         value = np.zeros(1)
     return np.resize(value, size) if value.size in (1, size) else np.zeros(size)
 
@@ -111,7 +111,7 @@ def _compile(source: str, name: str, library: Mapping[str, str] | None = None):
         try:
             model = transfer_model(str(tmp), name, {"replace_constant_values": True, "replace_parameter_values": True,
                                                    "resolve_parameter_values": True, "check_balanced": False})
-        except Exception as exc:  # noqa: BLE001 - pymoca raises plain exceptions of many kinds
+        except Exception as exc:  # pymoca raises plain exceptions of many kinds
             raise ValidationError(f"pymoca rejected the exported model {name}: {type(exc).__name__}: {exc}") from exc
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -164,7 +164,7 @@ def simulate_pymoca(source: str, name: str, stop_time: float, dt: float, rtol: f
     dropped = {r for r, _ in peeled}
     wc = ca.vertcat(*[dx_z[k] for k in keep])
     alg = ca.vertcat(*[rows[r] for r in range(nw) if r not in dropped])
-    grid = np.arange(1, int(round(stop_time / dt)) + 1) * dt
+    grid = np.arange(1, round(stop_time / dt) + 1) * dt
     dae = {"t": t, "x": x, "z": wc, "ode": ca.vertcat(*[v.symbol for v in model.der_states]), "alg": alg}
     opts = {"abstol": rtol * 1e-2, "reltol": rtol, "max_num_steps": 1000000, "suppress_algebraic": True,
             "init_xdot": [float(v) for v in w0[:nx]]}  # a list: one element is still a vector

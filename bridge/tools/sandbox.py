@@ -11,6 +11,7 @@ forwarded to the child as SIGINT; a child that stops cleanly sends what it finis
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import faulthandler
 import multiprocessing as mp
@@ -105,10 +106,8 @@ class ChildInterrupted(Exception):
 
 def _child(target: Callable, conn, args: tuple) -> None:
     faulthandler.disable()  # a crash is reported by the parent, naming the call; no interpreter dump
-    try:
+    with contextlib.suppress(OSError, AttributeError):  # not Linux
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    except (OSError, AttributeError):  # pragma: no cover - not Linux
-        pass
     target(conn, *args)
 
 
@@ -163,10 +162,8 @@ def isolated(target: Callable, *args, timeout: float = 600.0, beacon: Beacon | N
                 if interrupt is not None:
                     raise
                 interrupt, interrupted_at = exc, time.monotonic()
-                try:
+                with contextlib.suppress(ProcessLookupError):
                     os.kill(proc.pid, signal.SIGINT)
-                except ProcessLookupError:
-                    pass
             except EOFError:
                 proc.join(5)
                 raise ChildFailure("crashed", f"the process crashed ({_exit_reason(proc.exitcode)})",

@@ -292,9 +292,7 @@ def _plan(system: System, eom: EquationsOfMotion, stop: float, step: float, opti
     ``no_compiler``: the FMUs built with the C compiler are skipped for this reason.
     """
     from ..derivation.methods import METHODS
-    from ..fmu.build import build_fmu
     from ..fmu.platforms import with_host
-    from ..simulation.simulate import DEFAULT_RTOL
     from ..tools.fmu_backends import build_openmodelica_fmu, build_rumoca_fmu
     from ..tools.openmodelica import find_omc
 
@@ -336,28 +334,8 @@ def _plan(system: System, eom: EquationsOfMotion, stop: float, step: float, opti
         return found
 
     if "methods" in options.groups:
-        for name, method in METHODS.items():
-            if options.methods and name not in options.methods:
-                continue
-            label = f"native {name}, scipy DOP853 rtol {DEFAULT_RTOL:g}"
-            why = method.applicable(system)
-            if why:
-                specs.append(RunSpec(f"native-{name}", "native", label, skip_reason=f"not applicable: {why}"))
-                continue
-            specs.append(RunSpec(f"native-{name}", "native", label, guard(lambda name=name: method_native(name)),
-                                 group="methods"))
-    if "modelica" in options.groups:
-        specs.append(RunSpec("modelica-rumoca", "modelica", "exported .mo simulated by Rumoca",
-                             guard(lambda: rumoca_modelica_run(eom, stop, step)), group="modelica"))
-    if "pymoca" in options.groups:
-        from importlib.util import find_spec
-
-        from ..tools.pymoca import PYMOCA_MISSING
-
-        missing = PYMOCA_MISSING if not (find_spec("pymoca") and find_spec("casadi")) else ""
-        specs.append(RunSpec("modelica-pymoca", "modelica", "exported .mo compiled by pymoca, integrated by IDAS",
-                             None if missing else guard(lambda: pymoca_modelica_run(eom, stop, step)),
-                             skip_reason=missing, group="pymoca"))
+        _method_specs(system, options, specs, method_native)
+    _modelica_specs(eom, stop, step, options, specs)
 
     def split_stop(name: str, failure: RunFailure) -> Trajectory:
         """Judge a reduced method's FMU that stopped where its split turns singular; always raises.
@@ -376,46 +354,10 @@ def _plan(system: System, eom: EquationsOfMotion, stop: float, step: float, opti
             "it needs no re-partition"
         raise RunFailure(f"{failure.reason} (native {name} goes on: {how})") from failure
 
-    def fmu_specs(prefix: str, label: str, build: Callable[[Path], Path], versions, validate_fails: bool,
-                  group: str, suffix: str = "", method: str = "lagrange") -> None:
-        if no_compiler and group in ("fmu", "rumoca-fmu"):
-            for version in versions:
-                for short, ttype in (("me", "fmu-me"), ("cs", "fmu-cs")):
-                    specs.append(RunSpec(f"{prefix}{version}-{short}{suffix}", ttype, f"{label} FMI {version}.0",
-                                         skip_reason=no_compiler, group=group))
-            return
-        for version in versions:
-            built: dict[str, Path] = {}
-
-            def path_for(version=version, built=built):
-                if "path" not in built:
-                    built["path"] = build(workdir / f"{prefix}{version}{suffix}_{system.name}.fmu", version)
-                return built["path"]
-
-            for kind, short, ttype in (("ModelExchange", "me", "fmu-me"), ("CoSimulation", "cs", "fmu-cs")):
-                def run(kind=kind, path_for=path_for):
-                    try:
-                        return fmu_run(path_for(), kind, stop, step, names, units, invalid_fails=validate_fails)
-                    except RunFailure as exc:
-                        if method == "lagrange" or exc.input:
-                            raise
-                        return split_stop(method, exc)
-
-                how = "fmpy CVode rtol 1e-10" if kind == "ModelExchange" else f"communication step {step:g} s"
-                specs.append(RunSpec(f"{prefix}{version}-{short}{suffix}", ttype,
-                                     f"{label} FMI {version}.0 {kind}, {how}", guard(run), group=group))
+    fmu_specs = _FmuRuns(specs, system, workdir, stop, step, names, units, no_compiler, split_stop).add
 
     if "fmu" in options.groups:
-        for name in fmu_methods(system, options):
-            why = METHODS[name].applicable(system)
-            suffix = "" if name == "lagrange" else f"-{name}"
-            if why:
-                specs.append(RunSpec(f"fmu{suffix}", "fmu-me", f"native FMU by {name}",
-                                     skip_reason=f"not applicable: {why}", group="fmu"))
-                continue
-            fmu_specs("fmu", f"native FMU by {name},",
-                      lambda p, v, name=name: build_fmu(method_eom(name), p, v, platforms=platforms),
-                      options.fmi_versions, True, "fmu", suffix, name)
+        _native_fmu_specs(system, options, specs, fmu_specs, method_eom, platforms)
     if "openmodelica" in options.groups:
         omc = find_omc()
         if omc:
@@ -430,27 +372,132 @@ def _plan(system: System, eom: EquationsOfMotion, stop: float, step: float, opti
     else:
         specs.append(RunSpec("rumoca-fmu", "fmu-me", "Rumoca FMU", skip_reason=RUMOCA_FMU_OPT_IN))
     for ext in options.external:
-        stem = Path(ext).stem
-
-        def external(kind: str, ext=ext):
-            return fmu_run(ext, kind, stop, step, names, units, validate=True, invalid_fails=False,
-                           aliases=options.aliases)
-
-        try:
-            kinds = fmu_interfaces(describe_fmu(ext))
-        except RunFailure as exc:
-            specs.append(RunSpec(f"external-{stem}", "external", f"FMU {ext}", skip_reason=exc.reason,
-                                 input_error=True))
-            continue
-        if not kinds:  # nothing to run is an error, not a silent skip
-            specs.append(RunSpec(f"external-{stem}", "external", f"FMU {ext}", skip_reason=f"{ext}: the FMU declares "
-                                 "neither Model Exchange nor Co-Simulation, so it cannot be run; export it with one "
-                                 "of them", input_error=True))
-        for kind in kinds:
-            short = "me" if kind == "ModelExchange" else "cs"
-            specs.append(RunSpec(f"external-{stem}-{short}", "external", f"FMU {ext} ({kind})",
-                                 guard(lambda kind=kind, fn=external: fn(kind)), group="external"))
+        _external_specs(ext, stop, step, names, units, options, specs)
     return specs
+
+
+@dataclass
+class _FmuRuns:
+    """What the FMU runs of one system's plan share; :meth:`add` appends the runs of one kind of FMU."""
+
+    specs: list[RunSpec]
+    system: System
+    workdir: Path
+    stop: float
+    step: float
+    names: list[str]
+    units: dict[str, str]
+    no_compiler: str
+    split_stop: Callable[[str, RunFailure], Trajectory]
+
+    def add(self, prefix: str, label: str, build: Callable[[Path], Path], versions, validate_fails: bool,
+            group: str, suffix: str = "", method: str = "lagrange") -> None:
+        """Append a Model Exchange and a Co-Simulation run per FMI version (skipped ones without a C compiler)."""
+        specs, stop, step, names, units = self.specs, self.stop, self.step, self.names, self.units
+        if self.no_compiler and group in ("fmu", "rumoca-fmu"):
+            for version in versions:
+                for short, ttype in (("me", "fmu-me"), ("cs", "fmu-cs")):
+                    specs.append(RunSpec(f"{prefix}{version}-{short}{suffix}", ttype, f"{label} FMI {version}.0",
+                                         skip_reason=self.no_compiler, group=group))
+            return
+        for version in versions:
+            built: dict[str, Path] = {}
+
+            def path_for(version=version, built=built):
+                if "path" not in built:
+                    built["path"] = build(self.workdir / f"{prefix}{version}{suffix}_{self.system.name}.fmu", version)
+                return built["path"]
+
+            for kind, short, ttype in (("ModelExchange", "me", "fmu-me"), ("CoSimulation", "cs", "fmu-cs")):
+                def run(kind=kind, path_for=path_for):
+                    try:
+                        return fmu_run(path_for(), kind, stop, step, names, units, invalid_fails=validate_fails)
+                    except RunFailure as exc:
+                        if method == "lagrange" or exc.input:
+                            raise
+                        return self.split_stop(method, exc)
+
+                how = "fmpy CVode rtol 1e-10" if kind == "ModelExchange" else f"communication step {step:g} s"
+                specs.append(RunSpec(f"{prefix}{version}-{short}{suffix}", ttype,
+                                     f"{label} FMI {version}.0 {kind}, {how}", guard(run), group=group))
+
+
+def _method_specs(system: System, options: Options, specs: list[RunSpec],
+                  method_native: Callable[[str], Trajectory]) -> None:
+    """Append the native run of each method asked for (a skipped one where the method does not apply)."""
+    from ..derivation.methods import METHODS
+    from ..simulation.simulate import DEFAULT_RTOL
+
+    for name, method in METHODS.items():
+        if options.methods and name not in options.methods:
+            continue
+        label = f"native {name}, scipy DOP853 rtol {DEFAULT_RTOL:g}"
+        why = method.applicable(system)
+        if why:
+            specs.append(RunSpec(f"native-{name}", "native", label, skip_reason=f"not applicable: {why}"))
+            continue
+        specs.append(RunSpec(f"native-{name}", "native", label, guard(lambda name=name: method_native(name)),
+                             group="methods"))
+
+
+def _modelica_specs(eom: EquationsOfMotion, stop: float, step: float, options: Options,
+                    specs: list[RunSpec]) -> None:
+    """Append the runs of the exported Modelica model: by Rumoca, by pymoca (each if its group is asked for)."""
+    if "modelica" in options.groups:
+        specs.append(RunSpec("modelica-rumoca", "modelica", "exported .mo simulated by Rumoca",
+                             guard(lambda: rumoca_modelica_run(eom, stop, step)), group="modelica"))
+    if "pymoca" in options.groups:
+        from importlib.util import find_spec
+
+        from ..tools.pymoca import PYMOCA_MISSING
+
+        missing = PYMOCA_MISSING if not (find_spec("pymoca") and find_spec("casadi")) else ""
+        specs.append(RunSpec("modelica-pymoca", "modelica", "exported .mo compiled by pymoca, integrated by IDAS",
+                             None if missing else guard(lambda: pymoca_modelica_run(eom, stop, step)),
+                             skip_reason=missing, group="pymoca"))
+
+
+def _native_fmu_specs(system: System, options: Options, specs: list[RunSpec], fmu_specs: Callable[..., None],
+                      method_eom: Callable[[str], EquationsOfMotion], platforms) -> None:
+    """Append the runs of nhbridge's FMUs, one set per method (a skipped one where the method does not apply)."""
+    from ..derivation.methods import METHODS
+    from ..fmu.build import build_fmu
+
+    for name in fmu_methods(system, options):
+        why = METHODS[name].applicable(system)
+        suffix = "" if name == "lagrange" else f"-{name}"
+        if why:
+            specs.append(RunSpec(f"fmu{suffix}", "fmu-me", f"native FMU by {name}",
+                                 skip_reason=f"not applicable: {why}", group="fmu"))
+            continue
+        fmu_specs("fmu", f"native FMU by {name},",
+                  lambda p, v, name=name: build_fmu(method_eom(name), p, v, platforms=platforms),
+                  options.fmi_versions, True, "fmu", suffix, name)
+
+
+def _external_specs(ext: str, stop: float, step: float, names: list[str], units: dict[str, str], options: Options,
+                    specs: list[RunSpec]) -> None:
+    """Append the runs of the external FMU ``ext``: one per interface it declares, or an input error."""
+    stem = Path(ext).stem
+
+    def external(kind: str, ext=ext):
+        return fmu_run(ext, kind, stop, step, names, units, validate=True, invalid_fails=False,
+                       aliases=options.aliases)
+
+    try:
+        kinds = fmu_interfaces(describe_fmu(ext))
+    except RunFailure as exc:
+        specs.append(RunSpec(f"external-{stem}", "external", f"FMU {ext}", skip_reason=exc.reason,
+                             input_error=True))
+        return
+    if not kinds:  # nothing to run is an error, not a silent skip
+        specs.append(RunSpec(f"external-{stem}", "external", f"FMU {ext}", skip_reason=f"{ext}: the FMU declares "
+                             "neither Model Exchange nor Co-Simulation, so it cannot be run; export it with one "
+                             "of them", input_error=True))
+    for kind in kinds:
+        short = "me" if kind == "ModelExchange" else "cs"
+        specs.append(RunSpec(f"external-{stem}-{short}", "external", f"FMU {ext} ({kind})",
+                             guard(lambda kind=kind, fn=external: fn(kind)), group="external"))
 
 
 def fmu_methods(system: System, options: Options) -> list[str]:

@@ -88,7 +88,7 @@ def parse_reference(table: Any, system: System, problems: ProblemCollector) -> d
             return S.t
         if name in known:
             return known[name]
-        close = difflib.get_close_matches(name, list(known) + ["t"], n=1)
+        close = difflib.get_close_matches(name, [*list(known), "t"], n=1)
         hint = f"did you mean {close[0]!r}?" if close else "a closed form may use t, pi, parameters and inputs"
         raise ExpressionError(f"unknown name {name!r}", pos, hint)
 

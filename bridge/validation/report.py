@@ -144,8 +144,8 @@ def to_csv(campaign: Campaign) -> str:
                 w.writerow([s.name, r.id, r.run_type, r.status] + [""] * 8 + common)
             for m in r.metrics:
                 w.writerow([s.name, r.id, r.run_type, r.status, m.signal, f"{m.max_abs:.6g}", f"{m.max_rel:.6g}",
-                            f"{m.rms:.6g}", f"{m.scale:.6g}", f"{m.worst_time:.6g}", m.tube_violations, m.tube_ok]
-                           + common)
+                            f"{m.rms:.6g}", f"{m.scale:.6g}", f"{m.worst_time:.6g}", m.tube_violations, m.tube_ok,
+                            *common])
     return buf.getvalue()
 
 

@@ -62,7 +62,7 @@ def _crossing(f, t0: float, t1: float, x0: np.ndarray, event, transversal: bool 
         warnings.simplefilter("ignore", RuntimeWarning)
         try:
             sol = solve_ivp(f, (t0, t1), x0, method="DOP853", rtol=1e-12, atol=1e-14, events=event, dense_output=True)
-        except Exception:  # noqa: BLE001 - a state the mode cannot carry (e.g. a singular matrix): not measured
+        except Exception:  # a state the mode cannot carry (e.g. a singular matrix): not measured
             return None
     if sol.status == -1 or not sol.t_events[0].size:
         return None

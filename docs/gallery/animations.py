@@ -12,7 +12,7 @@ from pathlib import Path
 
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gallery import EXAMPLES, ROOT, main, nhbridge, table, write_page  # noqa: E402
+from gallery import EXAMPLES, ROOT, main, nhbridge, table, write_page
 
 NAME = "animations"
 SNAKE_LINKS = 5

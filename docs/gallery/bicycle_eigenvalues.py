@@ -15,7 +15,7 @@ if __package__ in (None, ""):
     import sys
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gallery import EXAMPLES, main, pyplot, save, table, write_page  # noqa: E402
+from gallery import EXAMPLES, main, pyplot, save, table, write_page
 
 NAME = "bicycle_eigenvalues"
 SYSTEM = EXAMPLES / "control" / "bicycle_steered.toml"

@@ -12,7 +12,7 @@ if __package__ in (None, ""):
     import sys
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gallery import EXAMPLES, main, nhbridge, pyplot, save, table, write_page  # noqa: E402
+from gallery import EXAMPLES, main, nhbridge, pyplot, save, table, write_page
 
 NAME = "cosim_belt"
 SCENARIO = EXAMPLES / "cosim" / "belt_drive.toml"

@@ -10,7 +10,7 @@ if __package__ in (None, ""):
     import sys
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gallery import EXAMPLES, main, pyplot, save, table, write_page  # noqa: E402
+from gallery import EXAMPLES, main, pyplot, save, table, write_page
 
 NAME = "rectifier"
 SYSTEM = EXAMPLES / "nonsmooth" / "rectifier_motor.toml"

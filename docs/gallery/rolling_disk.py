@@ -14,7 +14,7 @@ if __package__ in (None, ""):
     import sys
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gallery import EXAMPLES, main, pyplot, save, table, write_page  # noqa: E402
+from gallery import EXAMPLES, main, pyplot, save, table, write_page
 
 NAME = "rolling_disk"
 SYSTEM = EXAMPLES / "rolling_disk.toml"

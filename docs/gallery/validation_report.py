@@ -12,7 +12,7 @@ if __package__ in (None, ""):
     import sys
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gallery import EXAMPLES, main, nhbridge, table, write_page  # noqa: E402
+from gallery import EXAMPLES, main, nhbridge, table, write_page
 
 NAME = "validation_report"
 SYSTEM = EXAMPLES / "simple_pendulum.toml"

@@ -127,7 +127,7 @@ class Target:
             else:
                 self.fmu.instantiate(logMessage=self._log)
             ok = bool(self.fmu.component)
-        except Exception:  # noqa: BLE001 - fmpy raises a plain Exception when instantiate returns NULL
+        except Exception:  # fmpy raises a plain Exception when instantiate returns NULL
             ok = False
         self.fmu.guid, self.fmu.instanceName = self.md.guid, "stress"
         return ok
@@ -428,7 +428,7 @@ def corrupted_states(target: Target, n: int, rng: random.Random) -> None:
         elif kind == 2:  # a hostile value in any field, checksum recomputed
             slot = body + 8 * rng.randrange(slots)
             if rng.random() < 0.5:
-                buf[slot:slot + 8] = struct.pack("=d", rng.choice(HOSTILE + [rng.uniform(-1e3, 1e3)]))
+                buf[slot:slot + 8] = struct.pack("=d", rng.choice([*HOSTILE, rng.uniform(-1e3, 1e3)]))
             else:
                 buf[slot:slot + 8] = struct.pack("=q", rng.choice([-1, 2, 3, 7, 64, 128, -2**63, 2**63 - 1]))
             with_checksum(buf)

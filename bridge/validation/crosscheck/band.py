@@ -24,11 +24,9 @@ def band_width(t_ref: np.ndarray, y_ref: np.ndarray, t_start: float, t_stop: flo
     keep = np.concatenate(([True], np.diff(t_ref) > 0))
     y_band = np.interp(t_band, t_ref[keep], y_ref[keep])
     lo, hi = float(np.min(y_band)), float(np.max(y_band))
-    if lo == hi:
-        width = 0.5 if lo == 0 else abs(lo) * BAND_WIDTH
-    else:
-        width = (hi - lo) * BAND_WIDTH
-    return t_band, y_band, width
+    if lo == hi:  # an exactly constant signal
+        return t_band, y_band, 0.5 if lo == 0 else abs(lo) * BAND_WIDTH
+    return t_band, y_band, (hi - lo) * BAND_WIDTH
 
 
 def band_outliers(t: np.ndarray, y: np.ndarray, t_ref: np.ndarray, y_ref: np.ndarray, t_start: float,

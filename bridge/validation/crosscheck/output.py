@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 from pathlib import Path
@@ -115,10 +116,8 @@ class FolderSwap:
         for staging, _ in self.items:
             shutil.rmtree(staging, ignore_errors=True)
         for d in reversed(self.created):
-            try:
+            with contextlib.suppress(OSError):
                 d.rmdir()
-            except OSError:
-                pass
         self.items, self.created = [], []
 
 
