@@ -124,14 +124,16 @@ def dask_cluster():
     """A ``dask scheduler`` and two ``dask worker`` processes on 127.0.0.1 (random free ports), killed after."""
     port = _free_port()
     address = f"tcp://127.0.0.1:{port}"
-    bindir = Path(sys.executable).parent
-    dask = str(bindir / "dask") if (bindir / "dask").exists() else "dask"
+    # the scheduler and the workers run on this interpreter (whatever `dask` script PATH finds may belong to another
+    # environment, whose workers cannot import bridge)
+    scheduler = [sys.executable, "-m", "distributed.cli.dask_scheduler"]
+    worker = [sys.executable, "-m", "distributed.cli.dask_worker"]
     env = {**os.environ, "DASK_DISTRIBUTED__LOGGING__DISTRIBUTED": "error"}
-    procs = [subprocess.Popen([dask, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
+    procs = [subprocess.Popen([*scheduler, "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)]
     try:
         for _ in range(2):
-            procs.append(subprocess.Popen([dask, "worker", address, "--nthreads", "1", "--nworkers", "1",
+            procs.append(subprocess.Popen([*worker, address, "--nthreads", "1", "--nworkers", "1",
                                            "--no-dashboard", "--host", "127.0.0.1"],
                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env))
         from distributed import Client
