@@ -37,6 +37,8 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
+from timing import cpu_model, usable_cores  # noqa: E402
+
 DRIVER = r"""
 #define _POSIX_C_SOURCE 199309L
 #include <stdio.h>
@@ -76,18 +78,9 @@ def cpu_seconds() -> float:
 
 
 def machine_line() -> str:
-    cpu = platform.processor() or "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    return (f"{platform.machine()}, {cpu}, {os.cpu_count()} logical cores ({usable} usable), load average "
-            f"{load:.1f} at the start; {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC")
+    return (f"{platform.machine()}, {cpu_model()}, {os.cpu_count()} logical cores ({usable_cores()} usable), "
+            f"load average {load:.1f} at the start; {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC")
 
 
 def derive(label: str, method: str = "lagrange"):

@@ -22,21 +22,29 @@ def best(fn: Callable[[], Any], repeats: int = 3) -> tuple[float, Any]:
     return min(times), out
 
 
+def cpu_model() -> str:
+    """The CPU's model name (``/proc/cpuinfo``), else what ``platform.processor()`` says."""
+    cpu = platform.processor() or "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return cpu
+
+
+def usable_cores() -> int:
+    """The cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
 def machine() -> str:
     """CPU model, cores and library versions."""
     import numpy
     import symengine
 
-    cpu = platform.processor() or "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return (f"CPU: {cpu}, {os.cpu_count()} logical cores ({usable} usable)\n"
+    return (f"CPU: {cpu_model()}, {os.cpu_count()} logical cores ({usable_cores()} usable)\n"
             f"Python {platform.python_version()}, sympy {sp.__version__}, symengine {symengine.__version__}, "
             f"numpy {numpy.__version__}, {platform.system()} {platform.release()}")
 
