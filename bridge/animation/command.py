@@ -35,19 +35,20 @@ def add_parser(subparsers) -> None:
 def run(args) -> int:
     """Simulate or read the run, build the scene, write the page."""
     from ..derivation.methods import METHODS
-    from . import animate
+    from . import animate, file_tables
     from .scene import require_something
     from .shapes import read_drawing
 
     if not args.fps > 0 or args.fps > 1000:
         raise BridgeError(f"--fps {args.fps:g}: give a frame rate between 0 and 1000 per second")
     system = load(args, args.file)
-    drawing = read_drawing(system, _tables(args.file))  # bad shapes or points: refused before any simulation
+    tables = file_tables(system)  # the file read once: shapes and points are checked before any simulation
+    drawing = read_drawing(system, tables)
     require_something(system, drawing)
     out = args.output or f"{system.name}.html"
     if args.csv:
         prefix = f"{args.component}." if args.component else ""
-        path = animate(system=system, csv=args.csv, prefix=prefix, fps=args.fps, path=out)
+        path = animate(system=system, csv=args.csv, prefix=prefix, fps=args.fps, path=out, tables=tables)
         what = f"the run in {args.csv}"
     else:
         from ..simulation.simulate import simulate
@@ -55,20 +56,13 @@ def run(args) -> int:
         eom = METHODS.get_method(args.method).derive(system)
         stop = args.stop_time or system.stop_time
         result = simulate(eom, stop, interval=min(1.0 / args.fps, stop / 10))
-        path = animate(result, out, fps=args.fps)
+        path = animate(result, out, fps=args.fps, tables=tables)
         what = f"{system.name} by {eom.method} to t = {result.time[-1]:g} s"
     from pathlib import Path
 
     size = Path(path).stat().st_size
     print(f"{system.name}: animated {what}; wrote {path} ({size / 1e6:.1f} MB)", file=sys.stdout)
     return EXIT_OK
-
-
-def _tables(path: str):
-    import tomllib
-
-    with open(path, "rb") as fh:
-        return tomllib.load(fh)
 
 
 COMMANDS = (Command("animate", add_parser, run),)
