@@ -48,6 +48,7 @@ class CheckReport:
     form: str = "implicit"
     switching: str = ""  # switched elements: the switching times against native (bridge.validation.switched_times)
     horizon: str = ""  # where the comparison ends before the stop time, and why
+    compared_until: float = 0.0  # the end of the compared run (s)
 
     @property
     def max_error(self) -> float:
@@ -109,7 +110,8 @@ def check_rumoca(eom: EquationsOfMotion, level: str = "auto", stop_time: float |
     result, structure = run.result, run.structure
     errors, switching = compare(eom, "rumoca", result.time, lambda n, r=result: r[n], T, dt, rtol)
     return CheckReport("rumoca", system.name, bool(structure.is_balanced), structure.n_states,
-                       structure.n_algebraic, errors, run.seconds, "; ".join(run.failures), run.form, switching)
+                       structure.n_algebraic, errors, run.seconds, "; ".join(run.failures), run.form, switching,
+                       compared_until=T)
 
 
 def check_pymoca(eom: EquationsOfMotion, level: str = "auto", stop_time: float | None = None,
@@ -133,7 +135,7 @@ def check_pymoca(eom: EquationsOfMotion, level: str = "auto", stop_time: float |
     errors, switching = compare(eom, "pymoca", run.time, run.__getitem__, horizon, dt, rtol)
     form = choose_form(eom).form if level in ("auto", "index1") else level
     return CheckReport("pymoca", system.name, True, run.states, run.algebraics, errors, run.seconds, form=form,
-                       switching=switching, horizon=note)
+                       switching=switching, horizon=note, compared_until=horizon)
 
 
 def check_openmodelica(eom: EquationsOfMotion, level: str = "index1", stop_time: float | None = None,
@@ -159,7 +161,8 @@ def check_openmodelica(eom: EquationsOfMotion, level: str = "index1", stop_time:
         data = np.array(rows[1:], dtype=float)
         col = {h: data[:, k] for k, h in enumerate(header)}
         errors, _ = compare(eom, "openmodelica", col["time"], lambda n: col[n], T, T / 500, rtol)
-    return CheckReport("openmodelica", system.name, balanced, errors=errors, seconds=seconds, messages=str(check))
+    return CheckReport("openmodelica", system.name, balanced, errors=errors, seconds=seconds, messages=str(check),
+                       compared_until=T)
 
 
 # -- running one form through one compiler ---------------------------------------------------------------
@@ -177,7 +180,7 @@ def simulate_form(eom: EquationsOfMotion, form: str, tool: str, stop_time: float
         run = simulate_pymoca(source, name, stop_time, dt, rtol, library_files(eom))
         errors, switching = compare(eom, "pymoca", run.time, run.__getitem__, stop_time, dt, rtol)
         return CheckReport("pymoca", name, True, run.states, run.algebraics, errors, run.seconds, form=form,
-                           switching=switching)
+                           switching=switching, compared_until=stop_time)
     if tool != "rumoca":
         raise ExportError(f"unknown compiler {tool!r}; choose rumoca or pymoca")
     try:
@@ -194,7 +197,7 @@ def simulate_form(eom: EquationsOfMotion, form: str, tool: str, stop_time: float
     seconds = time.perf_counter() - start
     errors, switching = compare(eom, "rumoca", result.time, lambda n, r=result: r[n], stop_time, dt, rtol)
     return CheckReport("rumoca", name, bool(structure.is_balanced), structure.n_states, structure.n_algebraic,
-                       errors, seconds, form=form, switching=switching)
+                       errors, seconds, form=form, switching=switching, compared_until=stop_time)
 
 
 CHECKERS = {"rumoca": check_rumoca, "pymoca": check_pymoca, "openmodelica": check_openmodelica}
