@@ -11,6 +11,7 @@ integrated by IDAS, must match nhbridge's native simulation to 1e-6 of every coo
 
 from __future__ import annotations
 
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -48,3 +49,16 @@ def test_maggi_through_pymoca_matches_the_native_run_up_to_its_split_change(snak
     # the comparison ends before the native run's first re-partition, at 0.9 of the split's singular time
     assert 0.85 * first < report.compared_until < first, (first, report.horizon)
     assert f"t = {report.compared_until:.4g} s" in report.summary()
+
+
+def test_a_split_given_out_before_the_first_output_time_is_followed(snake):
+    """With y, th2 independent the snake's splits give out every few milliseconds: a segment between two
+    re-partitions holds no output time, and the run goes on with the next split (it once failed there with an
+    AttributeError)."""
+    eom = derive(snake, "maggi", independent=["y", "th2"])
+    native = simulate(eom, 0.05, interval=0.01)
+    reference = simulate(derive(snake, "lagrange"), 0.05, interval=0.01, rtol=1e-12, atol=1e-14)
+    changes = [te for te, _ in native.repartitions]
+    assert any(int(a / 0.01) == int(b / 0.01) for a, b in pairwise(changes))  # a segment without output
+    assert native.time[0] == 0.0 and native.time[-1] == pytest.approx(0.05)
+    assert abs(native.q - reference.q).max() < 1e-8

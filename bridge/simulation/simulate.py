@@ -308,7 +308,7 @@ def _integrate(eom: EquationsOfMotion, grid: np.ndarray, solver: _Solver, splits
         t_eval = _segment_times(grid, t0, solver.stop_time, continued=bool(trajectory.times))
         sol = solver.segment(num, x, t0, t_eval, _split_events(current, num, n, t0, x))
         trajectory.nfev += sol.nfev
-        if t_eval.size:
+        if len(sol.t):  # none when the segment ends at an event before its first output time
             trajectory.times.append(sol.t)
             trajectory.states.append((current, sol.y.T))
         if sol.status != 1:  # reached the stop time
