@@ -128,7 +128,8 @@ def rhs_cost(fmu: Path, tmp: Path) -> tuple[float, str]:
                 zf.extract(name, tmp)
     cc = compiler().split()
     objs = []
-    for name in ("model.c", "nhb_linalg.c"):
+    model_files = sorted(f.name for f in (tmp / "sources").glob("model*.c"))  # model.c and its parts
+    for name in (*model_files, "nhb_linalg.c"):
         path = tmp / "sources" / name
         obj = tmp / f"{name}.o"
         subprocess.run([*cc, "-std=c99", "-O2", "-ffp-contract=off", *unit_level(path), "-c", str(path), "-o", str(obj),
