@@ -188,6 +188,8 @@ def test_right_hand_side_in_parts_matches_the_native_one(example, method, tmp_pa
         parts = sorted(n.removeprefix("sources/") for n in zf.namelist() if n.startswith("sources/model_part"))
         model = zf.read("sources/model.c").decode()
     assert len(parts) >= 2 and "nhb_rhs_part1(" in model
+    if method == "maggi":  # the re-partition's split-free dynamics are split too
+        assert "nhb_split_dynamics_part1(" in model
     declared = declared_sources(fmu, 2)
     assert all(set(parts) <= set(files) for files in declared.values())
     native = eom.numeric
