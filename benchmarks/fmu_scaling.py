@@ -13,7 +13,8 @@ Writes ``docs/benchmarks/fmu_scaling.md`` (machine, date and every figure measur
 * **Run:** a ``--stop-time`` run of the same system natively (``bridge.simulate``, scipy DOP853 on the compiled
   symengine right-hand side), as Model Exchange (fmpy, CVode) and as Co-Simulation (the FMU's own solver),
   same tolerance; ratios native / FMU.
-* **Large systems (``--large``):** each N derived by every method, built and run as Co-Simulation in a child
+* **Large systems (``--large``):** each N derived by every method, the ``--build-methods`` built (cold and rebuild)
+  and run as Co-Simulation in a child
   process, with its peak resident memory.
 * **PyDy:** the same snake (``benchmarks/snake.py``'s sympy model) through PyDy's ``generate_ode_function``
   (cython where it builds, else lambdify), right-hand side µs per evaluation, in the same run.
@@ -128,7 +129,8 @@ def rhs_cost(fmu: Path, tmp: Path) -> tuple[float, str]:
                 zf.extract(name, tmp)
     cc = compiler().split()
     objs = []
-    for name in ("model.c", "nhb_linalg.c"):
+    model_files = sorted(f.name for f in (tmp / "sources").glob("model*.c"))  # model.c and its parts
+    for name in (*model_files, "nhb_linalg.c"):
         path = tmp / "sources" / name
         obj = tmp / f"{name}.o"
         subprocess.run([*cc, "-std=c99", "-O2", "-ffp-contract=off", *unit_level(path), "-c", str(path), "-o", str(obj),
@@ -199,11 +201,16 @@ def pydy_rhs(n: int) -> str:
     return f"PyDy could not generate it ({last})"
 
 
-def one_large(n: int, method: str, stop: float) -> dict:
-    """Child process: derive, build and run (CS) the N-link snake with ``method``; times and peak memory."""
+def one_large(n: int, method: str, stop: float, build: bool = True) -> dict:
+    """Child process: derive the N-link snake with ``method``; with ``build`` build it twice and run it (CS).
+
+    The first build has an empty object cache, the second is the unchanged rebuild; peak resident memory of the
+    process and its compilers.
+    """
     import fmpy
 
     from bridge.fmu.build import build_fmu
+    from bridge.fmu.objects import CACHE_ENV
 
     out: dict = {"n": n, "method": method}
     t0 = time.perf_counter()
@@ -213,13 +220,16 @@ def one_large(n: int, method: str, stop: float) -> dict:
         out["error"] = f"{type(exc).__name__}: {str(exc)[:120]}"
         return out
     out["derive"] = time.perf_counter() - t0
-    with tempfile.TemporaryDirectory() as tmp:
-        t0 = time.perf_counter()
-        fmu = build_fmu(eom, Path(tmp) / "s.fmu", 2)
-        out["build"] = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        fmpy.simulate_fmu(str(fmu), fmi_type="CoSimulation", stop_time=stop, output_interval=0.01)
-        out["run_cs"] = time.perf_counter() - t0
+    if build:
+        with tempfile.TemporaryDirectory() as tmp:
+            os.environ[CACHE_ENV] = str(Path(tmp) / "objects")
+            for key in ("build", "rebuild"):
+                t0 = time.perf_counter()
+                fmu = build_fmu(eom, Path(tmp) / f"{key}.fmu", 2)
+                out[key] = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            fmpy.simulate_fmu(str(fmu), fmi_type="CoSimulation", stop_time=stop, output_interval=0.01)
+            out["run_cs"] = time.perf_counter() - t0
     out["peak_mb"] = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
                          resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) / 1024
     return out
@@ -230,14 +240,16 @@ def main(argv=None) -> int:
     ap.add_argument("--snake", type=int, nargs="*", default=[4, 8, 12, 16, 20])
     ap.add_argument("--no-bicycle", action="store_true")
     ap.add_argument("--large", type=int, nargs="*", default=[30, 50])
-    ap.add_argument("--methods", default="lagrange,nielsen,maggi,appell,chaplygin,kane")
+    ap.add_argument("--methods", default="lagrange,maggi,nielsen,appell,chaplygin,kane")
+    ap.add_argument("--build-methods", default="lagrange,maggi",
+                    help="the methods of --large that are also built and run (the others are derived only)")
     ap.add_argument("--stop-time", type=float, default=5.0)
     ap.add_argument("--no-pydy", action="store_true")
     ap.add_argument("--output", type=Path, default=ROOT / "docs" / "benchmarks" / "fmu_scaling.md")
-    ap.add_argument("--one", nargs=2, metavar=("N", "METHOD"), help=argparse.SUPPRESS)
+    ap.add_argument("--one", nargs=3, metavar=("N", "METHOD", "BUILD"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.one:
-        print(json.dumps(one_large(int(args.one[0]), args.one[1], args.stop_time)))
+        print(json.dumps(one_large(int(args.one[0]), args.one[1], args.stop_time, args.one[2] == "1")))
         return 0
     from bridge.derivation.stats import eom_exprs, operation_count
 
@@ -247,9 +259,9 @@ def main(argv=None) -> int:
              "from this one run. Build: derivation excluded; *cold*: empty object cache, *rebuild*: the same "
              "system again (objects from the cache). CPU includes the compilers.", "",
              "| system | states | derive s | codegen CPU s | build wall s (cold) | build CPU s (cold) "
-             "| rebuild wall s | rhs ns/eval | ops after CSE | ns/op | native s | ME s | CS s | native/ME "
-             "| native/CS |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| rebuild wall s | rebuild CPU s | rhs ns/eval | ops after CSE | ns/op | native s | ME s | CS s "
+             "| native/ME | native/CS |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     def flush() -> None:
         args.output.parent.mkdir(parents=True, exist_ok=True)
         args.output.write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -266,7 +278,8 @@ def main(argv=None) -> int:
             native, me, cs = run_times(eom, b["fmu"], args.stop_time)
         name = "bicycle" if label == "bicycle" else f"snake N={label}"
         row = (f"| {name} | {eom.system.n + len(eom.u)} | {t_derive:.1f} | {b['codegen_cpu']:.2f} | "
-               f"{b['cold_wall']:.2f} | {b['cold_cpu']:.2f} | {b['warm_wall']:.2f} | {ns:.0f} | {ops} | "
+               f"{b['cold_wall']:.2f} | {b['cold_cpu']:.2f} | {b['warm_wall']:.2f} | {b['warm_cpu']:.2f} | "
+               f"{ns:.0f} | {ops} | "
                f"{ns / ops:.2f} | {native:.3f} | {me:.3f} | {cs:.3f} | {native / me:.1f}x | {native / cs:.1f}x |")
         print(row, flush=True)
         lines.append(row)
@@ -280,22 +293,27 @@ def main(argv=None) -> int:
             lines.append(text)
             flush()
     if args.large:
-        lines += ["", f"Large snakes, every method: derive, build and a {args.stop_time:g} s Co-Simulation run in a "
-                  "child process each (peak resident memory of the child).", "",
-                  "| N | method | derive s | build s | CS run s | peak MB |", "|---|---|---|---|---|---|"]
+        lines += ["", f"Large snakes, every method derived; {', '.join(args.build_methods.split(','))} also built "
+                  f"(empty object cache, then the unchanged rebuild) and run for {args.stop_time:g} s as "
+                  "Co-Simulation; one child process each (peak resident memory of the child and its compilers).",
+                  "", "| N | method | derive s | build s (cold) | rebuild s | CS run s | peak MB |",
+                  "|---|---|---|---|---|---|---|"]
+        built = set(args.build_methods.split(","))
         for n in args.large:
             for method in args.methods.split(","):
-                proc = subprocess.run([sys.executable, __file__, "--one", str(n), method, "--stop-time",
-                                       str(args.stop_time)], capture_output=True, text=True)
+                proc = subprocess.run([sys.executable, __file__, "--one", str(n), method, str(int(method in built)),
+                                       "--stop-time", str(args.stop_time)], capture_output=True, text=True)
                 try:
                     r = json.loads(proc.stdout.strip().splitlines()[-1])
                 except (IndexError, json.JSONDecodeError):
                     r = {"error": (proc.stderr.strip().splitlines() or ["no output"])[-1][:120]}
                 if "error" in r:
-                    row = f"| {n} | {method} | {r['error']} | | | |"
+                    row = f"| {n} | {method} | {r['error']} | | | | |"
+                elif "build" not in r:
+                    row = f"| {n} | {method} | {r['derive']:.1f} | | | | {r['peak_mb']:.0f} |"
                 else:
-                    row = (f"| {n} | {method} | {r['derive']:.1f} | {r['build']:.1f} | {r['run_cs']:.2f} | "
-                           f"{r['peak_mb']:.0f} |")
+                    row = (f"| {n} | {method} | {r['derive']:.1f} | {r['build']:.1f} | {r['rebuild']:.1f} | "
+                           f"{r['run_cs']:.2f} | {r['peak_mb']:.0f} |")
                 print(row, flush=True)
                 lines.append(row)
                 flush()

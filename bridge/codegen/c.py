@@ -13,6 +13,7 @@ expressions of doubles: ``sign`` and ``Heaviside`` as ternaries, ``Min``/``Max``
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import sympy as sp
 from sympy.printing.c import C99CodePrinter
@@ -125,21 +126,135 @@ def c_names(eom: EquationsOfMotion) -> dict[sp.Symbol, str]:
     return names
 
 
-def cse_block(printer: NhbCPrinter, exprs: list[sp.Expr], prefix: str) -> tuple[list[str], list[str]]:
-    """Return the C statements of one joint CSE pass over ``exprs``, and the reduced expressions as C text.
+#: a CSE pass with more temporaries than this (:func:`cse_parts`) keeps them in an array and computes them in
+#: functions of at most this many statements each: gcc's register allocation grows faster than linearly with
+#: the length of one function (benchmarks/fmu_scaling.py)
+PART_STATEMENTS = 400
 
-    The sums' common factors are pulled out first (:mod:`bridge.derivation.factors`); the temporaries are
-    named with ``prefix``.
+
+@dataclass(frozen=True)
+class CseParts:
+    """One CSE pass as C: the part functions and their prototypes, the caller's statements, the reduced expressions."""
+
+    parts: list[list[str]]
+    """Lines of each function that computes a part of the temporaries (none for a small pass)."""
+    prototypes: list[str]
+    """The parts' prototypes."""
+    body: list[str]
+    """The caller's statements: the temporaries themselves, or the array of them and the calls of the parts."""
+    values: list[str]
+    """The reduced expressions as C text."""
+
+
+def _cse_pairs(printer: NhbCPrinter, exprs: list[sp.Expr], prefix: str) -> tuple[list, list]:
+    """Return the temporaries ``[(symbol, expression)]`` and reduced expressions of one CSE pass.
+
+    The sums' common factors are pulled out first (:mod:`bridge.derivation.factors`); the pass runs in
+    symengine (its C++ ``cse``), or in sympy (``order="canonical"``) where an expression has no symengine form
+    or a temporary would share a name with a symbol of ``printer``.
     """
     from ..derivation.factors import pull_common_factors
 
-    temps = sp.numbered_symbols(f"{prefix}_")
-    repl, reduced = sp.cse(pull_common_factors(exprs), symbols=temps, order="canonical")
+    done = _symengine_cse(exprs)
+    if done is not None and not any(sym in printer.names for sym, _ in done[0]):
+        return done
+    return sp.cse(pull_common_factors(exprs), symbols=sp.numbered_symbols(f"{prefix}_"), order="canonical")
+
+
+def cse_block(printer: NhbCPrinter, exprs: list[sp.Expr], prefix: str) -> tuple[list[str], list[str]]:
+    """Return the C statements of one joint CSE pass over ``exprs``, and the reduced expressions as C text.
+
+    The temporaries are ``const double <prefix>_<k>`` in the order of the pass; the same expressions give the
+    same text.
+    """
+    return _const_lines(printer, *_cse_pairs(printer, exprs, prefix), prefix)
+
+
+def _const_lines(printer: NhbCPrinter, repl: list, reduced: list, prefix: str) -> tuple[list[str], list[str]]:
+    """Print the temporaries as ``const double <prefix>_<k> = ...;`` and the reduced expressions."""
     lines = []
-    for sym, e in repl:
-        printer.names[sym] = str(sym)
-        lines.append(f"    const double {sym} = {printer.doprint(e)};")
+    for k, (sym, e) in enumerate(repl):
+        printer.names[sym] = name = f"{prefix}_{k}"
+        lines.append(f"    const double {name} = {printer.doprint(e)};")
     return lines, [printer.doprint(e) for e in reduced]
+
+
+def cse_parts(printer: NhbCPrinter, exprs: list[sp.Expr], prefix: str, function: str, params: list[str],
+              args: list[str]) -> CseParts:
+    """Return one joint CSE pass over ``exprs`` inside ``function``, long passes split into part functions.
+
+    Up to :data:`PART_STATEMENTS` temporaries the pass is :func:`cse_block`'s. Beyond, ``void
+    <function>_part<j>(params, double *<prefix>)`` computes :data:`PART_STATEMENTS` of them at a time, called in
+    order with ``args``: a temporary read only inside its own part is a local ``const double <prefix>_<k>``, one
+    read by a later part or by the reduced expressions is an entry of the caller's array ``double <prefix>[n]``.
+
+    Parameters
+    ----------
+    printer : NhbCPrinter
+        The printer (the temporaries' names are added to it).
+    exprs : list of sympy.Expr
+        The expressions.
+    prefix : str
+        Name of the temporaries (and of their array).
+    function : str
+        The calling function's name, prefix of the parts' names.
+    params : list of str
+        The parts' parameter declarations (what the expressions read), e.g. ``"const double *x"``.
+    args : list of str
+        The caller's arguments for ``params``.
+
+    Returns
+    -------
+    CseParts
+    """
+    repl, reduced = _cse_pairs(printer, exprs, prefix)
+    if len(repl) <= PART_STATEMENTS:
+        return CseParts([], [], *_const_lines(printer, repl, reduced, prefix))
+    part_of = {sym: k // PART_STATEMENTS for k, (sym, _) in enumerate(repl)}
+    shared: dict[sp.Symbol, int] = {}  # temporaries read outside their part (by a later part or the caller)
+    for k, (_, e) in enumerate(repl):
+        for s in e.free_symbols:
+            if part_of.get(s, k // PART_STATEMENTS) != k // PART_STATEMENTS:
+                shared.setdefault(s, 0)
+    for e in reduced:
+        for s in e.free_symbols:
+            if s in part_of:
+                shared.setdefault(s, 0)
+    for j, sym in enumerate([sym for sym, _ in repl if sym in shared]):
+        shared[sym] = j
+    statements = []
+    for k, (sym, e) in enumerate(repl):
+        if sym in shared:
+            printer.names[sym] = name = f"{prefix}[{shared[sym]}]"
+            statements.append(f"    {name} = {printer.doprint(e)};")
+        else:
+            printer.names[sym] = name = f"{prefix}_{k}"
+            statements.append(f"    const double {name} = {printer.doprint(e)};")
+    unused = " ".join(f"(void){decl.rsplit('*', 1)[-1].split()[-1]};" for decl in params)
+    parts, prototypes, body = [], [], [f"    double {prefix}[{max(1, len(shared))}];"]
+    for j, first in enumerate(range(0, len(statements), PART_STATEMENTS)):
+        head = f"void {function}_part{j}({', '.join(params)}, double *{prefix})"
+        parts.append([head, "{", f"    {unused}", *statements[first:first + PART_STATEMENTS], "}", ""])
+        prototypes.append(f"{head};")
+        body.append(f"    {function}_part{j}({', '.join(args)}, {prefix});")
+    return CseParts(parts, prototypes, body, [printer.doprint(e) for e in reduced])
+
+
+def _symengine_cse(exprs: list[sp.Expr]) -> tuple[list[tuple[sp.Symbol, sp.Expr]], list[sp.Expr]] | None:
+    """Return symengine's CSE of ``exprs`` (common factors pulled first) as sympy, or None without a symengine form.
+
+    symengine names its temporaries apart from the expressions' symbols; they come back as sympy symbols.
+    """
+    import symengine as se
+
+    from ..derivation.factors import pull_common_factors_symengine
+
+    try:
+        converted = [se.sympify(e) for e in exprs]
+    except (TypeError, ValueError, NotImplementedError, RuntimeError, AttributeError, se.SympifyError):
+        return None
+    repl, reduced = se.cse(pull_common_factors_symengine(converted))
+    return ([(sp.Symbol(str(sym)), sp.sympify(e)) for sym, e in repl], [sp.sympify(e) for e in reduced])
 
 
 def c_array(values) -> str:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from ..derivation.eom import EquationsOfMotion
 from ..errors import ExportError
-from .model_c import model_c
+from .model_c import model_files
 from .model_description import build_description, model_description
 from .objects import compile_library, object_cache
 from .plan import build_plan
@@ -233,11 +233,11 @@ def build_fmu(eom: EquationsOfMotion, path: str | Path, fmi_version: int = 2,
     tools = toolchains(platforms)
     path = output_path(path)
     plan = build_plan(eom, fmi_version, jacobian)
-    return pack_source_fmu(path, eom.system.name, fmi_version, model_c(plan),
+    return pack_source_fmu(path, eom.system.name, fmi_version, model_files(plan),
                            lambda c_files: model_description(plan, c_files), tools)
 
 
-def pack_source_fmu(path: Path, name: str, fmi_version: int, model_c_text: str,
+def pack_source_fmu(path: Path, name: str, fmi_version: int, model_c_text: str | dict[str, str],
                     description: Callable[[list[str]], bytes], tools: dict[Platform, str],
                     model_sources: Iterable[str] = ()) -> Path:
     """Pack the source FMU ``path`` of a generated ``model.c`` beside the fixed runtime, atomically.
@@ -253,8 +253,8 @@ def pack_source_fmu(path: Path, name: str, fmi_version: int, model_c_text: str,
         The model identifier.
     fmi_version : int
         2 or 3.
-    model_c_text : str
-        The generated ``model.c``.
+    model_c_text : str or dict of str to str
+        The generated ``model.c``, or the generated C files by name (``model.c`` and its parts).
     description : callable
         Gives ``modelDescription.xml`` for the list of C files an importer compiles.
     tools : dict of Platform to str
@@ -273,15 +273,17 @@ def pack_source_fmu(path: Path, name: str, fmi_version: int, model_c_text: str,
         folder = Path(tmp)
         src = folder / "sources"
         src.mkdir()
-        (src / "model.c").write_text(model_c_text, encoding="utf-8")
+        generated = {"model.c": model_c_text} if isinstance(model_c_text, str) else model_c_text
+        for file, text in generated.items():
+            (src / file).write_text(text, encoding="utf-8")
         for file in [*sources, *RUNTIME_HEADERS]:
             shutil.copy(RUNTIME / file, src / file)
         for header in (RUNTIME / "include" / f"fmi{fmi_version}").iterdir():
             if header.name.endswith(".h"):
                 shutil.copy(header, src / header.name)
-        compile_binaries(folder, name, [src / "model.c", *[src / s for s in sources]],
+        compile_binaries(folder, name, [*(src / file for file in generated), *[src / s for s in sources]],
                          ["-Wall", "-Wextra", f"-I{src}"], fmi_version, tools, name)
-        c_files = ["model.c", *sources]  # what an importer compiles to rebuild the binary (fmpy compile)
+        c_files = [*generated, *sources]  # what an importer compiles to rebuild the binary (fmpy compile)
         if fmi_version == 3:
             (src / "buildDescription.xml").write_bytes(build_description(name, c_files))
         (folder / "modelDescription.xml").write_bytes(description(c_files))

@@ -15,7 +15,7 @@ and stubs that fail.
 
 from __future__ import annotations
 
-from ..codegen.c import NhbCPrinter
+from ..codegen.c import NhbCPrinter, cse_parts
 from ..codegen.c import c_assignments as _c_assignments
 from ..codegen.c import c_names as _c_names
 from ..codegen.c import cse_block as _cse_block
@@ -73,10 +73,20 @@ def _flags(values) -> str:
 def split_c(eom: EquationsOfMotion) -> list[str]:
     """Return the C of a model's re-partition: ``NHB_REPARTITION``, the coordinate flags and the split-free functions.
 
-    The three functions are stubs when the model does not re-partition.
+    The three functions are stubs when the model does not re-partition; the part functions of a large
+    ``nhb_split_dynamics`` come first (:func:`split_c_parts`).
+    """
+    parts, lines = split_c_parts(eom)
+    return [*(line for part in parts for line in part), *lines]
+
+
+def split_c_parts(eom: EquationsOfMotion) -> tuple[list[list[str]], list[str]]:
+    """Return the part functions of a large ``nhb_split_dynamics`` and the rest of :func:`split_c`'s C.
+
+    The parts (:func:`~bridge.codegen.c.cse_parts`) may go into files of their own; their prototypes are in the rest.
     """
     if not repartitions(eom):
-        return no_split_c()
+        return [], no_split_c()
     head = ["", "/* Split-free form of the reduced method (fmu/nhb_split.c re-partitions with it). */"]
     system = eom.system
     form = split_free_form(eom)
@@ -86,16 +96,20 @@ def split_c(eom: EquationsOfMotion) -> list[str]:
     n, m = system.n, system.m
     temps, vals = _cse_block(NhbCPrinter(dict(names)), form.A + form.a0, "sc")
     constraints = [*temps, *_c_assignments("A", vals[:m * n]), *_c_assignments("a0", vals[m * n:])]
-    temps, vals = _cse_block(NhbCPrinter(dict(names)), form.mass + form.rhs + form.A_dot + form.a0_dot, "sd")
+    block = cse_parts(NhbCPrinter(dict(names)), form.mass + form.rhs + form.A_dot + form.a0_dot, "sd",
+                      "nhb_split_dynamics", ["double t", "const double *x", "const double *v", "const double *p",
+                                             "const double *in"], ["t", "x", "v", "p", "in"])
+    vals = block.values
     k = n * n
-    dynamics = [*temps, *_c_assignments("M", vals[:k]), *_c_assignments("h", vals[k:k + n]),
+    dynamics = [*block.body, *_c_assignments("M", vals[:k]), *_c_assignments("h", vals[k:k + n]),
                 *_c_assignments("A_dot", vals[k + n:k + n + m * n]), *_c_assignments("a0_dot", vals[k + n + m * n:])]
     ny = len(system.outputs)
     temps, vals = _cse_block(NhbCPrinter(dict(names)),
                              list(system.outputs.values()) + list(system.velocity_constraints()), "so")
     outputs = [*temps, *_c_assignments("y", vals[:ny]), *_c_assignments("r", vals[ny:ny + m])]
-    return [
+    return block.parts, [
         *head,
+        *block.prototypes,
         "const int NHB_REPARTITION = 1;",
         f'const char *const NHB_SPLIT_METHOD = "{eom.method}";',
         f"const int NHB_SPLIT_MAY_DEPEND[] = {_flags(form.may_be_dependent)};",
@@ -116,4 +130,4 @@ def no_split_c() -> list[str]:
             *_function("constraints", None), *_function("dynamics", None), *_function("outputs", None)]
 
 
-__all__ = ["no_split_c", "split_c"]
+__all__ = ["no_split_c", "split_c", "split_c_parts"]

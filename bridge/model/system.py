@@ -301,10 +301,15 @@ class System:
 
     def constraint_matrix(self) -> tuple[sp.Matrix, sp.Matrix]:
         """Return ``(A, a0)`` of the velocity constraints ``A(q, t) q' + a0(q, t) = 0``."""
-        rows = self.velocity_constraints()
-        A = sp.Matrix(len(rows), self.n, lambda i, j: sp.diff(rows[i], self.qd[j]))
-        zero = {v: 0 for v in self.qd}
-        a0 = sp.Matrix([r.subs(zero) for r in rows])
+        import symengine as se
+
+        from .kinks import diff
+
+        rows = [se.sympify(r) for r in self.velocity_constraints()]
+        qd = [se.sympify(v) for v in self.qd]
+        A = sp.Matrix(len(rows), self.n, lambda i, j: sp.sympify(diff(rows[i], qd[j])))
+        zero = {v: se.Integer(0) for v in qd}
+        a0 = sp.Matrix([sp.sympify(r.subs(zero)) for r in rows])
         return A, a0
 
     def with_start(self, positions: Mapping[str, float], velocities: Mapping[str, float],
