@@ -1,0 +1,292 @@
+"""The Modelica text of a reduced method that re-partitions its velocities where the split turns singular.
+
+The export form ``repartition`` (:data:`bridge.modelica.forms.FORMS`) of the reduced methods (maggi, appell,
+chaplygin), written from the split-free form (:func:`bridge.derivation.split_free.split_free_form`) as the FMU
+holds it: the split is data, a discrete ``Integer nhb_split`` numbering the candidate splits of the velocities,
+never a choice made at export time. The text:
+
+* states: the coordinates ``q`` and every velocity ``der_q`` (continuous through a split change: nothing to
+  re-initialise, so no ``reinit``, which Rumoca 0.9 evaluates with the values after the event,
+  ``docs/compiler-defects/RumocaReinitIterates.mo``, ``RumocaReinitPreAlgebraic.mo``);
+* the velocity basis of the current split, ``C`` (``n x dof``, scalars ``nhb_C_<j>_<k>``), from
+  ``[A; S] C = [0; I]`` (``S``: the selection of the independent velocities) written as its normal equations
+  ``(A^T A + S^T S) C = S^T``: the same solution wherever ``A_dep`` is regular, a diagonal that never vanishes
+  (Rumoca 0.9 solves linear blocks row by row, ``RumocaCoupledLinearBlock.mo``);
+* the accelerations implicit in ``A der(v) = -(A' v + a0')`` (``m`` rows) and ``C^T (M der(v) - h) = 0``
+  (``dof`` rows): the method's equations ``C^T (M q'' - h) = 0`` projected with the current split;
+* the health of every candidate split ``c``, ``nhb_health<c> = det(A_c) / |A|_F^m`` (``A_c``: the columns of
+  its dependent coordinates; for one constraint ``sigma_min(A_c) / sigma_max(A)`` signed, as the FMU's), a
+  function of the state alone: a ``when`` on its crossings of ``+-1e-3`` stays true after the event (Rumoca 0.9
+  fails on a when-condition that the event turns false, ``SwitchedRumocaWhenIteration.mo``);
+* at such a crossing of the current split, the new split by the native rule (health at least 1e-2 first, then the
+  number of cyclic dependent coordinates, then the health), unrolled as if-expressions; where no candidate has a
+  health of at least 1e-3 an ``assert`` stops the run with the native run's message (the time and the constraint
+  rows).
+
+pymoca 0.12 has no ``when`` (``docs/compiler-defects/SwitchedPymocaWhen.mo``): its target keeps the build-time
+split (:func:`bridge.modelica.forms.target_form`).
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import sympy as sp
+
+from ..codegen.numbers import value_literal as _num
+from ..codegen.strings import modelica_text
+from ..derivation.eom import EquationsOfMotion
+from ..derivation.split_free import repartitions, split_free_form
+from ..errors import ExportError
+from .dimensions import velocity_unit
+from .export import ModelicaWriter
+from .forms import Candidate, candidates, start_values
+from .printer import modelica_ident as _ident
+
+#: the health below which the current split is replaced (the FMU's and the native run's)
+THRESHOLD = 1e-3
+#: the health from which a candidate split counts as healthy in the ranking
+HEALTHY = 1e-2
+
+
+def _modifiers(**items) -> str:
+    parts = [f"{k}={v}" for k, v in items.items() if v not in (None, "")]
+    return f"({', '.join(parts)})" if parts else ""
+
+
+def _unit(unit: str) -> str | None:
+    return f'"{modelica_text(unit)}"' if unit else None
+
+
+class RepartitionWriter(ModelicaWriter):
+    """Writes the ``repartition`` text of a reduced method (see the module docstring)."""
+
+    def __init__(self, eom: EquationsOfMotion):
+        if not repartitions(eom):
+            raise ExportError(f"{eom.system.name}: method {eom.method} has no split to re-partition; the form "
+                              "repartition applies to maggi, appell and chaplygin with dependent velocities")
+        super().__init__(eom, "index1", accelerations="implicit")
+        self.form_reason = ("repartition: the split of the velocities is discrete data, changed in a when-clause "
+                            "where its health falls below 1e-3")
+        self.split = split_free_form(eom)
+        self.candidates = candidates(eom)
+        system = eom.system
+        self.n, self.m = system.n, len(eom.dependent)
+        self.dof = self.n - self.m
+        self.C = [[sp.Symbol(f"nhb_C_{j + 1}_{k + 1}") for k in range(self.dof)] for j in range(self.n)]
+        self.ind = [sp.Symbol(f"nhb_ind_{j + 1}") for j in range(self.n)]
+        self.sel = [[sp.Symbol(f"nhb_sel_{k + 1}_{j + 1}") for j in range(self.n)] for k in range(self.dof)]
+        self.health = [sp.Symbol(f"nhb_health{c + 1}") for c in range(len(self.candidates))]
+        for sym in [*itertools.chain.from_iterable(self.C), *self.ind, *itertools.chain.from_iterable(self.sel),
+                    *self.health]:
+            self.printer.names[sym] = sym.name
+        for c in system.coordinates:  # the accelerations of the velocity states
+            self.printer.names[c.acceleration_symbol] = f"der({self.velocity(c.name)})"
+
+    # -- the candidate splits -----------------------------------------------------------------------
+    def _independent(self, cand: Candidate) -> list[int]:
+        return [j for j in range(self.n) if j not in cand.dependent]
+
+    def _when_split(self, numbers: list[int]) -> str:
+        """Return ``1.0`` where the current split is one of ``numbers`` (1-based), else ``0.0``, as Modelica text."""
+        if not numbers:
+            return "0.0"
+        if len(numbers) == len(self.candidates):
+            return "1.0"
+        test = " or ".join(f"nhb_split == {c}" for c in numbers)
+        return f"if {test} then 1.0 else 0.0"
+
+    def _health_expressions(self) -> list[sp.Expr]:
+        A = sp.Matrix(self.m, self.n, self.split.A)
+        norm2 = sum((e**2 for e in self.split.A), sp.Integer(0))
+        return [A[:, list(c.dependent)].det() / norm2 ** sp.Rational(self.m, 2) for c in self.candidates]
+
+    # -- the text ---------------------------------------------------------------------------------------
+    def _start_velocities(self) -> dict[str, float]:
+        """Return every velocity's start value.
+
+        The independent ones as given, the dependent ones from the constraints at the start state.
+        """
+        system = self.eom.system
+
+        values = start_values(self.eom)
+        A = np.array([[float(sp.N(e.xreplace(values))) for e in self.split.A[r * self.n:(r + 1) * self.n]]
+                      for r in range(self.m)])
+        a0 = np.array([float(sp.N(e.xreplace(values))) for e in self.split.a0])
+        names = [c.name for c in system.coordinates]
+        dep = [names.index(d) for d in self.eom.dependent]
+        ind = [j for j in range(self.n) if j not in dep]
+        v = np.array([c.velocity for c in system.coordinates], dtype=float)
+        v[dep] = np.linalg.solve(A[:, dep], -(A[:, ind] @ v[ind] + a0))
+        return {c.name: float(v[j]) for j, c in enumerate(system.coordinates)}
+
+    def _declarations(self, repl: list[tuple[sp.Symbol, sp.Expr]]) -> list[str]:
+        system = self.eom.system
+        out = [*self._parameter_and_input_declarations(),
+               *self._coordinate_declarations({c.name for c in system.coordinates}),
+               "  // generalized velocities: states, held on the constraints A*der(q) + a0 = 0 by the accelerations"]
+        starts = self._start_velocities()
+        for c in system.coordinates:
+            mods = _modifiers(start=_num(starts[c.name]), fixed="true", unit=_unit(velocity_unit(c.unit)))
+            out.append(f'  Real {self.velocity(c.name)}{mods} "velocity der({c.name})";')
+        out += self._result_declarations()
+        out.append(f'  discrete Integer nhb_split(start=1, fixed=true) "the current split of the velocities '
+                   f'(1 to {len(self.candidates)}, see Documentation)";')
+        out.append('  discrete Integer nhb_old(start=1, fixed=true) "the split before the last event";')
+        out.append('  discrete Boolean nhb_regular(start=true, fixed=true) "some split of the velocities is '
+                   'regular";')
+        out.append("protected")
+        out += [f'  Real nhb_cse{k + 1} "common subexpression";' for k in range(len(repl))]
+        out += [f'  Real {h.name} "health of split {c + 1}: det(A_dep)/|A|^{self.m}";'
+                for c, h in enumerate(self.health)]
+        out += [f'  Real {s.name} "1 where coordinate {j + 1} is independent in the current split";'
+                for j, s in enumerate(self.ind)]
+        out += [f'  Real {s.name} "1 where coordinate {j + 1} is independent velocity {k + 1} of the split";'
+                for k, row in enumerate(self.sel) for j, s in enumerate(row)]
+        out += [f'  Real {s.name} "velocity basis C of the split: der(q) = C*u + c0";'
+                for row in self.C for s in row]
+        return out
+
+    def _split_equations(self) -> list[str]:
+        """Return the selection of the current split and its basis ``C`` from ``(A^T A + S^T S) C = S^T``."""
+        out = ["  // the current split: which velocities are independent (data, changed at an event)"]
+        numbered = list(enumerate(self.candidates, start=1))
+        for j in range(self.n):
+            out.append(f"  {self.ind[j].name} = "
+                       f"{self._when_split([c for c, cand in numbered if j in self._independent(cand)])};")
+        for k in range(self.dof):
+            for j in range(self.n):
+                chosen = [c for c, cand in numbered if self._independent(cand)[k] == j]
+                out.append(f"  {self.sel[k][j].name} = {self._when_split(chosen)};")
+        return out
+
+    def _basis_rows(self) -> list[sp.Expr]:
+        """Return the residuals of ``(A^T A + S^T S) C - S^T`` (``n x dof``), row-major."""
+        A = sp.Matrix(self.m, self.n, self.split.A)
+        G = A.T * A
+        rows = []
+        for k in range(self.dof):
+            for j in range(self.n):
+                lhs = sum((G[j, i] * self.C[i][k] for i in range(self.n) if G[j, i] != 0), sp.Integer(0))
+                rows.append(lhs + self.ind[j] * self.C[j][k] - self.sel[k][j])
+        return rows
+
+    def _dynamic_rows(self) -> tuple[list[list[sp.Expr]], list[sp.Expr]]:
+        """Return the coefficients of the accelerations and the rest of the dynamic rows.
+
+        ``A der(v) + A' v + a0'`` (m rows) and ``C^T (M der(v) - h)`` (dof rows): ``coefficients[row][j]``,
+        ``rest[row]`` (accelerations kept out of the CSE pass, so that every derivative stays in its row).
+        """
+        system = self.eom.system
+        v = [c.velocity_symbol for c in system.coordinates]
+        n, m = self.n, self.m
+        A, Ad, M = self.split.A, self.split.A_dot, self.split.mass
+        coefficients = [[A[r * n + j] for j in range(n)] for r in range(m)]
+        rest = [sum((Ad[r * n + j] * v[j] for j in range(n)), sp.Integer(0)) + self.split.a0_dot[r]
+                for r in range(m)]
+        for k in range(self.dof):
+            coefficients.append([sum((self.C[i][k] * M[i * n + j] for i in range(n)), sp.Integer(0))
+                                 for j in range(n)])
+            rest.append(-sum((self.C[i][k] * self.split.rhs[i] for i in range(n)), sp.Integer(0)))
+        return coefficients, rest
+
+    def _choice(self) -> list[str]:
+        """Return the when-clause on the health crossings: the new split by the native rule, and the assert."""
+        K = len(self.candidates)
+        h = [s.name for s in self.health]
+        weight = 2 * (self.m + 1)  # a healthy split ranks before any number of cyclic coordinates
+        score = [f"(if abs({h[c]}) >= {_num(HEALTHY)} then {weight} else 0) + {2 * cand.cyclic} + abs({h[c]})"
+                 for c, cand in enumerate(self.candidates)]
+        best = []
+        for c in range(K - 1):
+            beats = " and ".join(f"nhb_score{c + 1} >= nhb_score{d + 1}" for d in range(c + 1, K))
+            best.append(f"{'if' if c == 0 else 'elseif'} {beats} then {c + 1}")
+        best_text = " ".join(best) + f" else {K}" if K > 1 else "1"
+        current = " ".join(f"{'if' if c == 0 else 'elseif'} pre(nhb_split) == {c + 1} then {h[c]}"
+                           for c in range(K - 1)) + f" else {h[K - 1]}" if K > 1 else h[0]
+        crossings = ", ".join(f"{x} < {_num(THRESHOLD)}, {x} > {_num(-THRESHOLD)}" for x in h)
+        names = [c.name for c in self.eom.system.coordinates]
+        olds = [", ".join(names[j] for j in self._independent(cand)) for cand in self.candidates]
+        rows = ", ".join(entry for entry, _ in self.eom.system.constraints)
+        out = ["  // the health of every split (a function of the state: its crossings of +-1e-3 make the events)"]
+        out += [f"  nhb_score{c + 1} = {s};" for c, s in enumerate(score)]
+        largest = f"max({{{', '.join(f'abs({x})' for x in h)}}})"
+        out += ["  // re-partitioning where the current split's health falls below 1e-3: the native rule",
+                f"  nhb_best = {best_text};",
+                f"  when {{{crossings}}} then",
+                f"    nhb_split = if abs({current}) < {_num(2 * THRESHOLD)} then nhb_best else pre(nhb_split);",
+                f"    nhb_regular = abs({current}) >= {_num(2 * THRESHOLD)} or {largest} >= {_num(THRESHOLD)};",
+                "    nhb_old = pre(nhb_split);",
+                "  end when;"]
+        out += [f'  assert(nhb_regular or nhb_old <> {c + 1}, "at t = " + String(time) + " the split with independent '
+                f'{old} becomes singular and no split of the velocities is regular (health below 0.001 for every '
+                f'choice): the constraint rows {rows} are dependent there, a singular configuration of the '
+                'constraints; check the constraints and the start state");' for c, old in enumerate(olds)]
+        return out
+
+    def source(self, within: str | None = None) -> str:
+        """Return the model text; ``within`` adds a within clause (``""``: the top level)."""
+        basis = self._basis_rows()
+        coefficients, rest = self._dynamic_rows()
+        health = self._health_expressions()
+        flat = [e for row in coefficients for e in row]
+        exprs = [*basis, *flat, *rest, *health]
+        repl, exprs = sp.cse(exprs, symbols=sp.numbered_symbols("nhb_cse", start=1), order="canonical")
+        nb, nc, nd = len(basis), len(flat), len(rest)
+        acc = [c.acceleration_symbol for c in self.eom.system.coordinates]
+        dynamic = [sum((exprs[nb + r * self.n + j] * acc[j] for j in range(self.n)), sp.Integer(0))
+                   + exprs[nb + nc + r] for r in range(nd)]
+        K = len(self.candidates)
+        declarations = self._declarations(repl)
+        declarations += [f'  Real nhb_score{c + 1} "rank of split {c + 1}";' for c in range(K)]
+        declarations.append('  Integer nhb_best "the best split here";')
+        equations = ["  // kinematics"]
+        equations += [f"  der({self.ident(c.name)}) = {self.velocity(c.name)};" for c in self.eom.system.coordinates]
+        equations += self._cse_equations(repl)
+        equations += self._split_equations()
+        equations.append("  // velocity basis C of the split: (A^T A + S^T S) C = S^T")
+        equations += [f"  {self.code(e)} = 0;" for e in exprs[:nb]]
+        equations.append(f"  // dynamics: {self.eom.method}, A der(v) = -(A' v + a0') and C^T (M der(v) - h) = 0")
+        equations += [f"  {self.code(e)} = 0;" for e in dynamic]
+        equations += [f"  {h.name} = {self.code(e)};" for h, e in zip(self.health, exprs[nb + nc + nd:])]
+        equations += self._choice()
+        equations += self._residual_and_output_equations()
+        out = [*self._head(within), *declarations, "equation", *equations, *self._annotation(),
+               f"end {_ident(self.eom.system.name)};"]
+        return "\n".join(out) + "\n"
+
+    def documentation(self) -> str:
+        """Return the HTML of the model's ``Documentation``: the ModelicaWriter's, with the candidate splits."""
+        names = [c.name for c in self.eom.system.coordinates]
+        items = "".join(f"<li>{k + 1}: independent {', '.join(names[j] for j in self._independent(c))}</li>"
+                        for k, c in enumerate(self.candidates))
+        text = super().documentation()
+        extra = (f"<p>Splits of the velocities (<code>nhb_split</code>; the export's is 1):</p><ul>{items}</ul>")
+        return text.replace("</html>", extra + "\n</html>")
+
+
+def repartition_source(eom: EquationsOfMotion, within: str | None = None) -> str:
+    """Return the ``repartition`` Modelica text of a reduced method (see the module docstring).
+
+    Parameters
+    ----------
+    eom : EquationsOfMotion
+        Equations of maggi, appell or chaplygin with dependent velocities.
+    within : str, optional
+        A within clause.
+
+    Returns
+    -------
+    str
+        The model text.
+
+    Raises
+    ------
+    ExportError
+        When the method has no split, or the system has too many splits to enumerate.
+    """
+    return RepartitionWriter(eom).source(within)
+
+
+__all__ = ["RepartitionWriter", "repartition_source"]
