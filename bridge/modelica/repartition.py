@@ -144,8 +144,9 @@ class RepartitionWriter(ModelicaWriter):
                 for j, s in enumerate(self.ind)]
         out += [f'  Real {s.name} "1 where coordinate {j + 1} is independent velocity {k + 1} of the split";'
                 for k, row in enumerate(self.sel) for j, s in enumerate(row)]
-        out += [f'  Real {s.name} "velocity basis C of the split: der(q) = C*u + c0";'
-                for row in self.C for s in row]
+        C0 = self._start_basis()
+        out += [f'  Real {s.name}(start={_num(float(C0[j, k]))}) "velocity basis C of the split: der(q) = C*u + c0";'
+                for k in range(self.dof) for j, s in enumerate(s_row[k] for s_row in self.C)]
         return out
 
     def _split_equations(self) -> list[str]:
@@ -161,35 +162,76 @@ class RepartitionWriter(ModelicaWriter):
                 out.append(f"  {self.sel[k][j].name} = {self._when_split(chosen)};")
         return out
 
-    def _basis_rows(self) -> list[sp.Expr]:
-        """Return the residuals of ``(A^T A + S^T S) C - S^T`` (``n x dof``), row-major."""
-        A = sp.Matrix(self.m, self.n, self.split.A)
-        G = A.T * A
-        rows = []
-        for k in range(self.dof):
-            for j in range(self.n):
-                lhs = sum((G[j, i] * self.C[i][k] for i in range(self.n) if G[j, i] != 0), sp.Integer(0))
-                rows.append(lhs + self.ind[j] * self.C[j][k] - self.sel[k][j])
-        return rows
+    def _coefficients(self) -> dict[str, list[sp.Expr]]:
+        """Return the expressions free of unknowns the rows are made of, for one CSE pass.
 
-    def _dynamic_rows(self) -> tuple[list[list[sp.Expr]], list[sp.Expr]]:
-        """Return the coefficients of the accelerations and the rest of the dynamic rows.
-
-        ``A der(v) + A' v + a0'`` (m rows) and ``C^T (M der(v) - h)`` (dof rows): ``coefficients[row][j]``,
-        ``rest[row]`` (accelerations kept out of the CSE pass, so that every derivative stays in its row).
+        ``G = A^T A`` (n x n, row-major), ``A`` (m x n), ``rest = A' v + a0'`` (m), ``M`` (n x n), ``h`` (n) and the
+        candidates' health (K).
         """
-        system = self.eom.system
-        v = [c.velocity_symbol for c in system.coordinates]
         n, m = self.n, self.m
-        A, Ad, M = self.split.A, self.split.A_dot, self.split.mass
-        coefficients = [[A[r * n + j] for j in range(n)] for r in range(m)]
-        rest = [sum((Ad[r * n + j] * v[j] for j in range(n)), sp.Integer(0)) + self.split.a0_dot[r]
+        A = sp.Matrix(m, n, self.split.A)
+        G = A.T * A
+        v = [c.velocity_symbol for c in self.eom.system.coordinates]
+        rest = [sum((self.split.A_dot[r * n + j] * v[j] for j in range(n)), sp.Integer(0)) + self.split.a0_dot[r]
                 for r in range(m)]
+        return {"G": [G[i, j] for i in range(n) for j in range(n)], "A": list(self.split.A), "rest": rest,
+                "M": list(self.split.mass), "h": list(self.split.rhs), "health": self._health_expressions()}
+
+    def _rows(self, part: dict[str, list[sp.Expr]]) -> tuple[list[tuple[sp.Expr, sp.Symbol, sp.Expr]], list[sp.Expr]]:
+        """Return the basis rows ``(G + S^T S) C - S^T`` (n x dof) and the dynamic rows, from the CSE'd parts.
+
+        A basis row is ``(diagonal, C_jk, rest)``: written ``(diagonal)*C_jk = -rest``, its diagonal term first
+        (positive wherever the split is regular: Rumoca 0.9 solves the block row by row).
+
+        Dynamic rows: ``A der(v) + A' v + a0'`` (m) and ``C^T (M der(v) - h)`` (dof), the accelerations and ``C``
+        outside the CSE pass (every derivative stays in its row).
+        """
+        n = self.n
+        G, A, M, h = part["G"], part["A"], part["M"], part["h"]
+        acc = [c.acceleration_symbol for c in self.eom.system.coordinates]
+        basis = []
         for k in range(self.dof):
-            coefficients.append([sum((self.C[i][k] * M[i * n + j] for i in range(n)), sp.Integer(0))
-                                 for j in range(n)])
-            rest.append(-sum((self.C[i][k] * self.split.rhs[i] for i in range(n)), sp.Integer(0)))
-        return coefficients, rest
+            for j in range(n):
+                others = sp.Add(*[G[j * n + i] * self.C[i][k] for i in range(n) if i != j and G[j * n + i] != 0])
+                basis.append((G[j * n + j] + self.ind[j], self.C[j][k], others - self.sel[k][j]))
+        dynamic = [sp.Add(*[A[r * n + j] * acc[j] for j in range(n)]) + part["rest"][r] for r in range(self.m)]
+        for k in range(self.dof):
+            terms = [sp.Add(*[self.C[i][k] * M[i * n + j] for i in range(n) if M[i * n + j] != 0]) * acc[j]
+                     for j in range(n)]
+            dynamic.append(sp.Add(*terms) - sp.Add(*[self.C[i][k] * h[i] for i in range(n) if h[i] != 0]))
+        return basis, dynamic
+
+    def _derivative_row_order(self) -> list[int]:
+        """Return the dynamic rows in the order of a matching of rows to accelerations at the start state.
+
+        Rumoca 0.9 takes, for every velocity state in declaration order, the first row not yet taken whose coefficient
+        of its derivative is nonzero at the start values (:func:`bridge.modelica.forms.derivative_rows`); rows in
+        the order of the pivots of LU with partial pivoting of the coefficients ``[A; C^T M]`` there give every
+        state a row.
+        """
+        import scipy.linalg
+
+        values = start_values(self.eom)
+        n = self.n
+        A = np.array([[float(sp.N(e.xreplace(values))) for e in self.split.A[r * n:(r + 1) * n]]
+                      for r in range(self.m)])
+        M = np.array([[float(sp.N(self.split.mass[i * n + j].xreplace(values))) for j in range(n)] for i in range(n)])
+        K = np.vstack([A, self._start_basis().T @ M])
+        P, _, _ = scipy.linalg.lu(K)  # K = P L U: row k of L U is row argmax(P[:, k]) of K
+        return [int(np.argmax(P[:, k])) for k in range(n)]
+
+    def _start_basis(self) -> np.ndarray:
+        """Return ``C`` of the export's split at the start state.
+
+        Its start values: Rumoca picks the rows of the derivatives by their coefficients there.
+        """
+        values = start_values(self.eom)
+        A = np.array([[float(sp.N(e.xreplace(values))) for e in self.split.A[r * self.n:(r + 1) * self.n]]
+                      for r in range(self.m)])
+        ind = self._independent(self.candidates[0])
+        sel = np.zeros((self.dof, self.n))
+        sel[range(self.dof), ind] = 1.0
+        return np.linalg.solve(np.vstack([A, sel]), np.vstack([np.zeros((self.m, self.dof)), np.eye(self.dof)]))
 
     def _choice(self) -> list[str]:
         """Return the when-clause on the health crossings: the new split by the native rule, and the assert."""
@@ -227,16 +269,15 @@ class RepartitionWriter(ModelicaWriter):
 
     def source(self, within: str | None = None) -> str:
         """Return the model text; ``within`` adds a within clause (``""``: the top level)."""
-        basis = self._basis_rows()
-        coefficients, rest = self._dynamic_rows()
-        health = self._health_expressions()
-        flat = [e for row in coefficients for e in row]
-        exprs = [*basis, *flat, *rest, *health]
-        repl, exprs = sp.cse(exprs, symbols=sp.numbered_symbols("nhb_cse", start=1), order="canonical")
-        nb, nc, nd = len(basis), len(flat), len(rest)
-        acc = [c.acceleration_symbol for c in self.eom.system.coordinates]
-        dynamic = [sum((exprs[nb + r * self.n + j] * acc[j] for j in range(self.n)), sp.Integer(0))
-                   + exprs[nb + nc + r] for r in range(nd)]
+        part = self._coefficients()
+        keys = list(part)
+        flat = [e for key in keys for e in part[key]]
+        repl, flat = sp.cse(flat, symbols=sp.numbered_symbols("nhb_cse", start=1), order="canonical")
+        at = 0
+        for key in keys:
+            part[key], at = flat[at:at + len(part[key])], at + len(part[key])
+        basis, dynamic = self._rows(part)
+        dynamic = [dynamic[r] for r in self._derivative_row_order()]
         K = len(self.candidates)
         declarations = self._declarations(repl)
         declarations += [f'  Real nhb_score{c + 1} "rank of split {c + 1}";' for c in range(K)]
@@ -246,10 +287,10 @@ class RepartitionWriter(ModelicaWriter):
         equations += self._cse_equations(repl)
         equations += self._split_equations()
         equations.append("  // velocity basis C of the split: (A^T A + S^T S) C = S^T")
-        equations += [f"  {self.code(e)} = 0;" for e in exprs[:nb]]
+        equations += [f"  ({self.code(d)})*{c.name} = {self.code(-r)};" for d, c, r in basis]
         equations.append(f"  // dynamics: {self.eom.method}, A der(v) = -(A' v + a0') and C^T (M der(v) - h) = 0")
         equations += [f"  {self.code(e)} = 0;" for e in dynamic]
-        equations += [f"  {h.name} = {self.code(e)};" for h, e in zip(self.health, exprs[nb + nc + nd:])]
+        equations += [f"  {h.name} = {self.code(e)};" for h, e in zip(self.health, part["health"])]
         equations += self._choice()
         equations += self._residual_and_output_equations()
         out = [*self._head(within), *declarations, "equation", *equations, *self._annotation(),
