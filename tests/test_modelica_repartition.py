@@ -33,7 +33,11 @@ SOURCES = {  # system: (file, stop time, the methods that apply)
     "cart": (MODELS / "cart_turning.toml", 1.5, ("maggi", "appell", "chaplygin")),
     "double_pendulum": (MODELS / "cartesian_double_pendulum.toml", 3.0, ("maggi", "appell")),
 }
-CASES = [(s, m) for s, (_, _, methods) in SOURCES.items() for m in methods]
+#: Rumoca 0.9 takes more than 400 s on the cart (5 coordinates, 3 constraints) and the Cartesian double pendulum
+#: (the function nhb_solve evaluated once per unknown at every step): marked slow
+LONG = ("cart", "double_pendulum")
+CASES = [pytest.param(s, m, marks=pytest.mark.slow) if s in LONG else (s, m)
+         for s, (_, _, methods) in SOURCES.items() for m in methods]
 _SYSTEMS: dict = {}
 _REFERENCE: dict = {}
 

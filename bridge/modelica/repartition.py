@@ -59,6 +59,39 @@ def _unit(unit: str) -> str | None:
     return f'"{modelica_text(unit)}"' if unit else None
 
 
+def solve_function(name: str, n: int) -> list[str]:
+    r"""Return the Modelica function ``x = A \ b`` (``n x n``) by LU with partial pivoting, every index a constant.
+
+    Rumoca 0.9 lowers no assignment to an element with a variable index (``M[p, j] := ...``), so the row swaps
+    are unrolled (``if p == i then ... end if``); the right-hand side is a vector (Rumoca indexes a matrix
+    result of a function call column by column, ``docs/compiler-defects/RumocaFunctionMatrixResult.mo``).
+    """
+    o = [f'  function {name} "x = A\\b by LU with partial pivoting ({n} x {n})"',
+         f"    input Real A[{n}, {n}];", f"    input Real b[{n}];", f"    output Real x[{n}];", "  protected",
+         f"    Real M[{n}, {n}];", f"    Real r[{n}];", "    Real t;", "    Real f;", "    Real best;",
+         "    Integer p;",
+         "  algorithm", "    M := A;", "    r := b;"]
+    for k in range(1, n):
+        o += [f"    p := {k};", f"    best := abs(M[{k}, {k}]);"]
+        for i in range(k + 1, n + 1):
+            o += [f"    if abs(M[{i}, {k}]) > best then", f"      p := {i};", f"      best := abs(M[{i}, {k}]);",
+                  "    end if;"]
+        for i in range(k + 1, n + 1):
+            o.append(f"    if p == {i} then")
+            for j in range(k, n + 1):
+                o += [f"      t := M[{k}, {j}];", f"      M[{k}, {j}] := M[{i}, {j}];", f"      M[{i}, {j}] := t;"]
+            o += [f"      t := r[{k}];", f"      r[{k}] := r[{i}];", f"      r[{i}] := t;", "    end if;"]
+        for i in range(k + 1, n + 1):
+            o.append(f"    f := M[{i}, {k}]/M[{k}, {k}];")
+            o += [f"    M[{i}, {j}] := M[{i}, {j}] - f*M[{k}, {j}];" for j in range(k + 1, n + 1)]
+            o.append(f"    r[{i}] := r[{i}] - f*r[{k}];")
+    for i in range(n, 0, -1):
+        terms = "".join(f" - M[{i}, {j}]*x[{j}]" for j in range(i + 1, n + 1))
+        o.append(f"    x[{i}] := (r[{i}]{terms})/M[{i}, {i}];")
+    o.append(f"  end {name};")
+    return o
+
+
 class RepartitionWriter(ModelicaWriter):
     """Writes the ``repartition`` text of a reduced method (see the module docstring)."""
 
@@ -144,8 +177,7 @@ class RepartitionWriter(ModelicaWriter):
                 for j, s in enumerate(self.ind)]
         out += [f'  Real {s.name} "1 where coordinate {j + 1} is independent velocity {k + 1} of the split";'
                 for k, row in enumerate(self.sel) for j, s in enumerate(row)]
-        C0 = self._start_basis()
-        out += [f'  Real {s.name}(start={_num(float(C0[j, k]))}) "velocity basis C of the split: der(q) = C*u + c0";'
+        out += [f'  Real {s.name} "velocity basis C of the split: der(q) = C*u + c0";'
                 for k in range(self.dof) for j, s in enumerate(s_row[k] for s_row in self.C)]
         return out
 
@@ -163,75 +195,61 @@ class RepartitionWriter(ModelicaWriter):
         return out
 
     def _coefficients(self) -> dict[str, list[sp.Expr]]:
-        """Return the expressions free of unknowns the rows are made of, for one CSE pass.
+        """Return the expressions free of unknowns the model is made of, for one CSE pass.
 
-        ``G = A^T A`` (n x n, row-major), ``A`` (m x n), ``rest = A' v + a0'`` (m), ``M`` (n x n), ``h`` (n) and the
-        candidates' health (K).
+        ``A`` (m x n, row-major), ``rest = A' v + a0'`` (m), ``M`` (n x n), ``h`` (n) and the candidates' health.
         """
         n, m = self.n, self.m
-        A = sp.Matrix(m, n, self.split.A)
-        G = A.T * A
         v = [c.velocity_symbol for c in self.eom.system.coordinates]
-        rest = [sum((self.split.A_dot[r * n + j] * v[j] for j in range(n)), sp.Integer(0)) + self.split.a0_dot[r]
+        rest = [sp.Add(*[self.split.A_dot[r * n + j] * v[j] for j in range(n)]) + self.split.a0_dot[r]
                 for r in range(m)]
-        return {"G": [G[i, j] for i in range(n) for j in range(n)], "A": list(self.split.A), "rest": rest,
-                "M": list(self.split.mass), "h": list(self.split.rhs), "health": self._health_expressions()}
+        return {"A": list(self.split.A), "rest": rest, "M": list(self.split.mass), "h": list(self.split.rhs),
+                "health": self._health_expressions()}
 
-    def _rows(self, part: dict[str, list[sp.Expr]]) -> tuple[list[tuple[sp.Expr, sp.Symbol, sp.Expr]], list[sp.Expr]]:
-        """Return the basis rows ``(G + S^T S) C - S^T`` (n x dof) and the dynamic rows, from the CSE'd parts.
+    @staticmethod
+    def _matrix(rows: list[list[str]]) -> str:
+        return "{" + ", ".join("{" + ", ".join(row) + "}" for row in rows) + "}"
 
-        A basis row is ``(diagonal, C_jk, rest)``: written ``(diagonal)*C_jk = -rest``, its diagonal term first
-        (positive wherever the split is regular: Rumoca 0.9 solves the block row by row).
+    def _solved(self, part: dict[str, list[sp.Expr]]) -> tuple[list[str], list[str]]:
+        r"""Return the declarations and equations of the basis ``C`` and the accelerations, solved by LU.
 
-        Dynamic rows: ``A der(v) + A' v + a0'`` (m) and ``C^T (M der(v) - h)`` (dof), the accelerations and ``C``
-        outside the CSE pass (every derivative stays in its row).
+        ``C = [A; S] \ [0; I]`` and ``der(v) = [A; C^T M] \ [-(A' v + a0'); C^T h]`` through
+        :func:`solve_function` (pivoted LU at every evaluation, nothing inverted symbolically).
         """
-        n = self.n
-        G, A, M, h = part["G"], part["A"], part["M"], part["h"]
-        acc = [c.acceleration_symbol for c in self.eom.system.coordinates]
-        basis = []
-        for k in range(self.dof):
+        n, m, dof = self.n, self.m, self.dof
+        A, M, h = part["A"], part["M"], part["h"]
+        declarations, equations = [], ["  // the constraint matrix A and A' v + a0'"]
+        a_names = [[f"nhb_A_{r + 1}_{j + 1}" if A[r * n + j] != 0 else "0" for j in range(n)] for r in range(m)]
+        for r in range(m):
             for j in range(n):
-                others = sp.Add(*[G[j * n + i] * self.C[i][k] for i in range(n) if i != j and G[j * n + i] != 0])
-                basis.append((G[j * n + j] + self.ind[j], self.C[j][k], others - self.sel[k][j]))
-        dynamic = [sp.Add(*[A[r * n + j] * acc[j] for j in range(n)]) + part["rest"][r] for r in range(self.m)]
-        for k in range(self.dof):
-            terms = [sp.Add(*[self.C[i][k] * M[i * n + j] for i in range(n) if M[i * n + j] != 0]) * acc[j]
-                     for j in range(n)]
-            dynamic.append(sp.Add(*terms) - sp.Add(*[self.C[i][k] * h[i] for i in range(n) if h[i] != 0]))
-        return basis, dynamic
+                if A[r * n + j] != 0:
+                    declarations.append(f'  Real {a_names[r][j]} "constraint matrix A";')
+                    equations.append(f"  {a_names[r][j]} = {self.code(A[r * n + j])};")
+            declarations.append(f'  Real nhb_b_{r + 1} "-(A\' v + a0\'), row {r + 1}";')
+            equations.append(f"  nhb_b_{r + 1} = {self.code(-part['rest'][r])};")
+        sel = [[self.sel[k][j].name for j in range(n)] for k in range(dof)]
+        matrix = self._matrix(a_names + sel)
+        equations.append("  // velocity basis of the split: C = [A; S] \\ [0; I] (LU with partial pivoting)")
+        for k in range(dof):
+            unit = "{" + ", ".join("1" if i == m + k else "0" for i in range(n)) + "}"
+            equations += [f"  {self.C[j][k].name} = nhb_solve({matrix}, {unit})[{j + 1}];" for j in range(n)]
+        equations.append("  // projected inertia C^T M and forces C^T h")
+        P = [[f"nhb_P_{k + 1}_{j + 1}" for j in range(n)] for k in range(dof)]
+        for k in range(dof):
+            for j in range(n):
+                declarations.append(f'  Real {P[k][j]} "projected inertia C^T M";')
+                expr = sp.Add(*[self.C[i][k] * M[i * n + j] for i in range(n) if M[i * n + j] != 0])
+                equations.append(f"  {P[k][j]} = {self.code(expr)};")
+            declarations.append(f'  Real nhb_f_{k + 1} "projected force C^T h";')
+            equations.append(f"  nhb_f_{k + 1} = {self.code(sp.Add(*[self.C[i][k] * h[i] for i in range(n)]))};")
+        rhs = "{" + ", ".join([f"nhb_b_{r + 1}" for r in range(m)] + [f"nhb_f_{k + 1}" for k in range(dof)]) + "}"
+        dynamics = f"nhb_solve({self._matrix(a_names + P)}, {rhs})"
+        equations.append(f"  // dynamics: {self.eom.method}, [A; C^T M] der(v) = [-(A' v + a0'); C^T h] (LU with "
+                         "partial pivoting)")
+        equations += [f"  der({self.velocity(c.name)}) = {dynamics}[{j + 1}];"
+                      for j, c in enumerate(self.eom.system.coordinates)]
+        return declarations, equations
 
-    def _derivative_row_order(self) -> list[int]:
-        """Return the dynamic rows in the order of a matching of rows to accelerations at the start state.
-
-        Rumoca 0.9 takes, for every velocity state in declaration order, the first row not yet taken whose coefficient
-        of its derivative is nonzero at the start values (:func:`bridge.modelica.forms.derivative_rows`); rows in
-        the order of the pivots of LU with partial pivoting of the coefficients ``[A; C^T M]`` there give every
-        state a row.
-        """
-        import scipy.linalg
-
-        values = start_values(self.eom)
-        n = self.n
-        A = np.array([[float(sp.N(e.xreplace(values))) for e in self.split.A[r * n:(r + 1) * n]]
-                      for r in range(self.m)])
-        M = np.array([[float(sp.N(self.split.mass[i * n + j].xreplace(values))) for j in range(n)] for i in range(n)])
-        K = np.vstack([A, self._start_basis().T @ M])
-        P, _, _ = scipy.linalg.lu(K)  # K = P L U: row k of L U is row argmax(P[:, k]) of K
-        return [int(np.argmax(P[:, k])) for k in range(n)]
-
-    def _start_basis(self) -> np.ndarray:
-        """Return ``C`` of the export's split at the start state.
-
-        Its start values: Rumoca picks the rows of the derivatives by their coefficients there.
-        """
-        values = start_values(self.eom)
-        A = np.array([[float(sp.N(e.xreplace(values))) for e in self.split.A[r * self.n:(r + 1) * self.n]]
-                      for r in range(self.m)])
-        ind = self._independent(self.candidates[0])
-        sel = np.zeros((self.dof, self.n))
-        sel[range(self.dof), ind] = 1.0
-        return np.linalg.solve(np.vstack([A, sel]), np.vstack([np.zeros((self.m, self.dof)), np.eye(self.dof)]))
 
     def _choice(self) -> list[str]:
         """Return the when-clause on the health crossings: the new split by the native rule, and the assert."""
@@ -276,26 +294,31 @@ class RepartitionWriter(ModelicaWriter):
         at = 0
         for key in keys:
             part[key], at = flat[at:at + len(part[key])], at + len(part[key])
-        basis, dynamic = self._rows(part)
-        dynamic = [dynamic[r] for r in self._derivative_row_order()]
+        solved_declarations, solved = self._solved(part)
         K = len(self.candidates)
-        declarations = self._declarations(repl)
+        declarations = self._declarations(repl) + solved_declarations
         declarations += [f'  Real nhb_score{c + 1} "rank of split {c + 1}";' for c in range(K)]
         declarations.append('  Integer nhb_best "the best split here";')
         equations = ["  // kinematics"]
         equations += [f"  der({self.ident(c.name)}) = {self.velocity(c.name)};" for c in self.eom.system.coordinates]
         equations += self._cse_equations(repl)
         equations += self._split_equations()
-        equations.append("  // velocity basis C of the split: (A^T A + S^T S) C = S^T")
-        equations += [f"  ({self.code(d)})*{c.name} = {self.code(-r)};" for d, c, r in basis]
-        equations.append(f"  // dynamics: {self.eom.method}, A der(v) = -(A' v + a0') and C^T (M der(v) - h) = 0")
-        equations += [f"  {self.code(e)} = 0;" for e in dynamic]
+        equations += solved
         equations += [f"  {h.name} = {self.code(e)};" for h, e in zip(self.health, part["health"])]
         equations += self._choice()
         equations += self._residual_and_output_equations()
-        out = [*self._head(within), *declarations, "equation", *equations, *self._annotation(),
+        functions = solve_function("nhb_solve", self.n)
+        out = [*self._head(within), *functions, *declarations, "equation", *equations, *self._annotation(),
                f"end {_ident(self.eom.system.name)};"]
         return "\n".join(out) + "\n"
+
+    def _linear_in_states_code(self, expr) -> str:
+        """Return a residual's expression with every velocity written ``der(q)``.
+
+        Every velocity is a state here: Rumoca 0.9 takes an equation in the states alone as one defining a
+        state ("structurally singular", ``docs/compiler-defects/RumocaLinearOutputOfState.mo``).
+        """
+        return self._output_code(expr)
 
     def documentation(self) -> str:
         """Return the HTML of the model's ``Documentation``: the ModelicaWriter's, with the candidate splits."""
