@@ -204,3 +204,17 @@ def test_rumoca_still_rejects_a_computed_index_in_a_function():
     outcome = _reproducer("RumocaFunctionVariableIndex", 0.1)
     assert isinstance(outcome, rumoca.RumocaError), "Rumoca now lowers b[p] := ...: nhb_solve may use loops"
     assert "dynamic assignment target `b[p]` is unsupported" in str(outcome)
+
+
+def test_check_rumoca_simulates_the_repartition_text_over_the_whole_run():
+    """``check_rumoca`` on the knife edge by maggi (its build-time split turns singular at 1.21 s): the text
+    that re-partitions, over the whole 4 s, within 1e-6 of the native run; the horizon of the target is 4 s."""
+    from bridge.modelica.forms import regular_horizon
+    from bridge.validation.tool_checks import check_rumoca
+
+    eom = bridge.derive(system("knife_edge"), "maggi")
+    assert regular_horizon(eom, 4.0) < 1.5  # the build-time split: 0.9 of its singular time
+    assert regular_horizon(eom, 4.0, tool="rumoca") == 4.0
+    report = check_rumoca(eom, stop_time=4.0)
+    assert report.form == "repartition"
+    assert report.balanced and report.max_error < 1e-6, report.summary()

@@ -283,12 +283,14 @@ def split_singular_time(eom: EquationsOfMotion, time: np.ndarray, q: np.ndarray)
     return None
 
 
-def regular_horizon(eom: EquationsOfMotion, stop: float) -> float:
+def regular_horizon(eom: EquationsOfMotion, stop: float, tool: str | None = None) -> float:
     """Return the horizon over which a compiler can be held to the reference.
 
     ``stop``, or 0.9 of the time at which the split becomes singular along the native run (the reduced ODE does not
-    exist beyond it, whatever the text).
+    exist beyond it, whatever the text). ``stop`` for a ``tool`` whose text re-partitions (:func:`target_form`).
     """
+    if tool is not None and target_form(eom, tool) == "repartition":
+        return stop
     from ..simulation.simulate import simulate
 
     if not eom.auxiliary:
