@@ -143,14 +143,15 @@ def test_real_singularity_stops_with_the_native_message():
 
 
 def test_pymoca_keeps_the_build_time_split():
-    """pymoca has no when-clause: it refuses the repartition text, and its target form keeps the split."""
+    """pymoca has no when-clause and parses no indexed call: it refuses the repartition text, and its target form
+    keeps the split."""
     from bridge.tools.pymoca import simulate_pymoca
 
     pytest.importorskip("pymoca")
     eom = bridge.derive(system("knife_edge"), "maggi")
     assert target_form(eom, "rumoca") == "repartition"
     assert target_form(eom, "pymoca") != "repartition"
-    with pytest.raises(ValidationError):
+    with pytest.raises(ValidationError, match="pymoca rejected the exported model"):
         simulate_pymoca(repartition_source(eom), eom.system.name, 4.0, 0.01, 1e-8)
 
 

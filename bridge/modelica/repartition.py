@@ -1,6 +1,6 @@
-"""The Modelica text of a reduced method that re-partitions its velocities where the split turns singular.
+r"""The Modelica text of a reduced method that re-partitions its velocities where the split turns singular.
 
-The export form ``repartition`` (:data:`bridge.modelica.forms.FORMS`) of the reduced methods (maggi, appell,
+The export form ``repartition`` (:func:`bridge.modelica.forms.target_form`) of the reduced methods (maggi, appell,
 chaplygin), written from the split-free form (:func:`bridge.derivation.split_free.split_free_form`) as the FMU
 holds it: the split is data, a discrete ``Integer nhb_split`` numbering the candidate splits of the velocities,
 never a choice made at export time. The text:
@@ -8,12 +8,13 @@ never a choice made at export time. The text:
 * states: the coordinates ``q`` and every velocity ``der_q`` (continuous through a split change: nothing to
   re-initialise, so no ``reinit``, which Rumoca 0.9 evaluates with the values after the event,
   ``docs/compiler-defects/RumocaReinitIterates.mo``, ``RumocaReinitPreAlgebraic.mo``);
-* the velocity basis of the current split, ``C`` (``n x dof``, scalars ``nhb_C_<j>_<k>``), from
-  ``[A; S] C = [0; I]`` (``S``: the selection of the independent velocities) written as its normal equations
-  ``(A^T A + S^T S) C = S^T``: the same solution wherever ``A_dep`` is regular, a diagonal that never vanishes
-  (Rumoca 0.9 solves linear blocks row by row, ``RumocaCoupledLinearBlock.mo``);
-* the accelerations implicit in ``A der(v) = -(A' v + a0')`` (``m`` rows) and ``C^T (M der(v) - h) = 0``
-  (``dof`` rows): the method's equations ``C^T (M q'' - h) = 0`` projected with the current split;
+* the velocity basis of the current split, ``C`` (``n x dof``, scalars ``nhb_C_<j>_<k>``), ``C = [A; S] \ [0; I]``
+  (``S``: the selection of the independent velocities), and the accelerations
+  ``der(v) = [A; C^T M] \ [-(A' v + a0'); C^T h]``: the method's equations ``C^T (M q'' - h) = 0`` projected
+  with the current split, with the constraints at acceleration level. Both by ``nhb_solve``, a Modelica function
+  doing LU with partial pivoting at each evaluation (:func:`solve_function`), so the model is an explicit ODE
+  (Rumoca 0.9 solves algebraic blocks row by row, ``RumocaCoupledLinearBlock.mo``, and picks derivative rows
+  greedily at the start values, ``RumocaImplicitCoupledRow.mo``);
 * the health of every candidate split ``c``, ``nhb_health<c> = det(A_c) / |A|_F^m`` (``A_c``: the columns of
   its dependent coordinates; for one constraint ``sigma_min(A_c) / sigma_max(A)`` signed, as the FMU's), a
   function of the state alone: a ``when`` on its crossings of ``+-1e-3`` stays true after the event (Rumoca 0.9
@@ -23,8 +24,8 @@ never a choice made at export time. The text:
   health of at least 1e-3 an ``assert`` stops the run with the native run's message (the time and the constraint
   rows).
 
-pymoca 0.12 has no ``when`` (``docs/compiler-defects/SwitchedPymocaWhen.mo``): its target keeps the build-time
-split (:func:`bridge.modelica.forms.target_form`).
+pymoca 0.12 has no ``when`` (``docs/compiler-defects/SwitchedPymocaWhen.mo``) and parses no indexed function
+call: its target keeps the build-time split (:func:`bridge.modelica.forms.target_form`).
 """
 
 from __future__ import annotations
