@@ -219,3 +219,23 @@ def test_check_rumoca_simulates_the_repartition_text_over_the_whole_run():
     report = check_rumoca(eom, stop_time=4.0)
     assert report.form == "repartition"
     assert report.balanced and report.max_error < 1e-6, report.summary()
+
+
+def test_cli_writes_the_text_for_the_target(tmp_path):
+    """``nhbridge modelica --target rumoca`` writes the repartition text of a reduced method, ``--target pymoca``
+    and no target the build-time split's text (the same as ``model_source``); lagrange is the same for every
+    target."""
+    from bridge.cli import main
+    from bridge.modelica.export import model_source
+
+    path = str(SOURCES["knife_edge"][0])
+    eom = bridge.derive(system("knife_edge"), "maggi")
+    assert main(["modelica", path, "--method", "maggi", "--target", "rumoca", "-o", str(tmp_path / "r.mo")]) == 0
+    assert (tmp_path / "r.mo").read_text() == repartition_source(eom)
+    for extra, name in ((["--target", "pymoca"], "p.mo"), ([], "n.mo")):
+        assert main(["modelica", path, "--method", "maggi", *extra, "-o", str(tmp_path / name)]) == 0
+        assert (tmp_path / name).read_text() == model_source(eom)
+    lagrange = bridge.derive(system("knife_edge"), "lagrange")
+    assert main(["modelica", path, "--method", "lagrange", "--target", "rumoca", "-o", str(tmp_path / "l.mo")]) == 0
+    assert (tmp_path / "l.mo").read_text() == model_source(lagrange)
+    assert main(["modelica", path, "--method", "maggi", "--target", "rumoca", "-o", str(tmp_path / "r.txt")]) == 2
