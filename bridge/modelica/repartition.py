@@ -15,10 +15,11 @@ never a choice made at export time. The text:
   doing LU with partial pivoting at each evaluation (:func:`solve_function`), so the model is an explicit ODE
   (Rumoca 0.9 solves algebraic blocks row by row, ``RumocaCoupledLinearBlock.mo``, and picks derivative rows
   greedily at the start values, ``RumocaImplicitCoupledRow.mo``);
-* the health of every candidate split ``c``, ``nhb_health<c> = det(A_c) / |A|_F^m`` (``A_c``: the columns of
-  its dependent coordinates; for one constraint ``sigma_min(A_c) / sigma_max(A)`` signed, as the FMU's), a
-  function of the state alone: a ``when`` on its crossings of ``+-1e-3`` stays true after the event (Rumoca 0.9
-  fails on a when-condition that the event turns false, ``SwitchedRumocaWhenIteration.mo``);
+* the health of every candidate split ``c``, ``nhb_health<c> = det(A_c) / (|A_c|_F^(m-1) |A|_F)`` (``A_c``: the
+  columns of its dependent coordinates; a lower bound of the FMU's ``sigma_min(A_c) / sigma_max(A)``, equal to it,
+  signed, for one constraint), a function of the state alone: a ``when`` on its crossings of ``+-1e-3`` stays
+  true after the event (Rumoca 0.9 fails on a when-condition that the event turns false,
+  ``SwitchedRumocaWhenIteration.mo``);
 * at such a crossing of the current split, the new split by the native rule (health at least 1e-2 first, then the
   number of cyclic dependent coordinates, then the health), unrolled as if-expressions; where no candidate has a
   health of at least 1e-3 an ``assert`` stops the run with the native run's message (the time and the constraint
@@ -132,9 +133,19 @@ class RepartitionWriter(ModelicaWriter):
         return f"if {test} then 1.0 else 0.0"
 
     def _health_expressions(self) -> list[sp.Expr]:
+        """Return ``det(A_c) / (|A_c|_F^(m-1) |A|_F)`` of every candidate ``c``.
+
+        A lower bound of the FMU's ``sigma_min(A_c) / sigma_max(A)`` (``|det| <= sigma_min |A_c|_F^(m-1)``,
+        ``sigma_max <= |A|_F``), equal to it, signed, for one constraint; zero exactly where ``A_c`` is singular.
+        """
         A = sp.Matrix(self.m, self.n, self.split.A)
-        norm2 = sum((e**2 for e in self.split.A), sp.Integer(0))
-        return [A[:, list(c.dependent)].det() / norm2 ** sp.Rational(self.m, 2) for c in self.candidates]
+        norm = sp.sqrt(sum((e**2 for e in self.split.A), sp.Integer(0)))
+        out = []
+        for c in self.candidates:
+            block = A[:, list(c.dependent)]
+            scale = sp.sqrt(sum((e**2 for e in block), sp.Integer(0))) ** (self.m - 1)
+            out.append(block.det() / (scale * norm))
+        return out
 
     # -- the text ---------------------------------------------------------------------------------------
     def _start_velocities(self) -> dict[str, float]:
@@ -172,7 +183,7 @@ class RepartitionWriter(ModelicaWriter):
                    'regular";')
         out.append("protected")
         out += [f'  Real nhb_cse{k + 1} "common subexpression";' for k in range(len(repl))]
-        out += [f'  Real {h.name} "health of split {c + 1}: det(A_dep)/|A|^{self.m}";'
+        out += [f'  Real {h.name} "health of split {c + 1}: det(A_dep)/(|A_dep|^{self.m - 1} |A|)";'
                 for c, h in enumerate(self.health)]
         out += [f'  Real {s.name} "1 where coordinate {j + 1} is independent in the current split";'
                 for j, s in enumerate(self.ind)]
