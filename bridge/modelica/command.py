@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from ..commandline import EXIT_FAIL, EXIT_OK, Command, Progress, add_method_options, budget, derive, load
 from ..errors import BridgeError
@@ -39,9 +40,22 @@ def add_parser(subparsers) -> None:
     mo.add_argument("--msl", action="store_true",
                     help="[ports] as the Modelica Standard Library's flanges (Modelica.Mechanics.*.Interfaces); "
                          "default: the identical copies in the library NHBridge shipped with nhbridge")
+    mo.add_argument("--target", choices=["rumoca", "pymoca"], default=None,
+                    help="write the text for this compiler: a reduced method whose split may turn singular gets the "
+                         "text that re-partitions it (form repartition) for rumoca; pymoca, which has no when-clauses, "
+                         "keeps the build-time split (bridge.modelica.forms.target_form); default: the same text for "
+                         "every compiler")
     mo.add_argument("--check", type=_modelica_tools, default=None, metavar="TOOL[,TOOL]",
                     help="compile, simulate and compare each model with Modelica tools: rumoca, pymoca, openmodelica, "
                          "comma-separated (default: no check)")
+
+
+def _repartitions_for(eom, args: argparse.Namespace) -> bool:
+    """Return whether ``--target`` gets the repartition text of ``eom`` (automatic level, no ``--msl``)."""
+    from .forms import target_form
+
+    return (args.constraint_level == "auto" and not args.msl
+            and target_form(eom, args.target) == "repartition")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -68,7 +82,16 @@ def run(args: argparse.Namespace) -> int:
         for eom in eoms:
             require_expressible(eom, args.constraint_level, tool)
     with budget(args, "the Modelica export"):
-        if args.package is None:
+        if args.package is None and args.target and _repartitions_for(eoms[0], args):
+            from ..atomic import write_text
+            from .repartition import repartition_source
+
+            path = Path(args.output or f"{eoms[0].system.name}.mo")
+            if path.suffix != ".mo":
+                raise BridgeError(f"{path}: a Modelica file must end in .mo")
+            target = write_text(path, repartition_source(eoms[0]))
+            print(f"wrote {target} (form repartition, for {args.target})")
+        elif args.package is None:
             target = write_model(eoms[0], args.output or f"{eoms[0].system.name}.mo", args.constraint_level,
                                  msl=args.msl)
             print(f"wrote {target}")

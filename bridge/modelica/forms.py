@@ -27,6 +27,7 @@ The reduced ODE is a method (maggi, appell, chaplygin), not a text: every form a
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass, replace
 
@@ -34,7 +35,9 @@ import numpy as np
 import sympy as sp
 
 from ..derivation.eom import AuxiliaryStage, EquationsOfMotion
+from ..derivation.split_free import repartitions, split_free_form
 from ..errors import ExportError
+from .switched import elements as _switched_elements
 
 
 @dataclass(frozen=True)
@@ -153,7 +156,7 @@ def normal_split(eom: EquationsOfMotion) -> EquationsOfMotion:
     return replace(eom, auxiliary=tuple(stages))
 
 
-def _start_values(eom: EquationsOfMotion) -> dict[sp.Symbol, sp.Float]:
+def start_values(eom: EquationsOfMotion) -> dict[sp.Symbol, sp.Float]:
     """Return the values of time, coordinates, velocities, parameters and inputs at the start of the exported model."""
     from ..model import symbols as S
 
@@ -187,7 +190,7 @@ def derivative_rows(eom: EquationsOfMotion) -> dict[int, int]:
     take the coordinates; the velocities ``der_q`` follow in the order of the coordinates.
     """
     M, n = eom.mass_matrix, len(eom.u)
-    values = _start_values(eom)
+    values = start_values(eom)
     taken: dict[int, int] = {}
     for k in range(n):
         row = next((r for r in range(M.shape[0]) if r not in taken.values() and M[r, k] != 0
@@ -280,12 +283,14 @@ def split_singular_time(eom: EquationsOfMotion, time: np.ndarray, q: np.ndarray)
     return None
 
 
-def regular_horizon(eom: EquationsOfMotion, stop: float) -> float:
+def regular_horizon(eom: EquationsOfMotion, stop: float, tool: str | None = None) -> float:
     """Return the horizon over which a compiler can be held to the reference.
 
     ``stop``, or 0.9 of the time at which the split becomes singular along the native run (the reduced ODE does not
-    exist beyond it, whatever the text).
+    exist beyond it, whatever the text). ``stop`` for a ``tool`` whose text re-partitions (:func:`target_form`).
     """
+    if tool is not None and target_form(eom, tool) == "repartition":
+        return stop
     from ..simulation.simulate import simulate
 
     if not eom.auxiliary:
@@ -430,6 +435,87 @@ def resolve(eom: EquationsOfMotion, level: str, accelerations: str
     return (eom, form.level if level == "auto" else level,
             form.accelerations if accelerations == "auto" else accelerations,
             f"{form.name}: {choice.reason}")
+
+
+#: the most candidate splits the unrolled choice enumerates
+MAX_CANDIDATES = 40
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One split of the velocities: its dependent coordinates (indices) and how many of them are cyclic."""
+
+    dependent: tuple[int, ...]
+    cyclic: int
+
+
+def candidates(eom: EquationsOfMotion) -> list[Candidate]:
+    """Return the splits the method accepts (chaplygin: cyclic dependent coordinates only), the build-time one first.
+
+    Raises
+    ------
+    ExportError
+        When there are more than :data:`MAX_CANDIDATES` (the choice is unrolled in the text).
+    """
+    form = split_free_form(eom)
+    n, m = eom.system.n, len(eom.dependent)
+    names = [c.name for c in eom.system.coordinates]
+    build = tuple(sorted(names.index(d) for d in eom.dependent))
+    A = sp.Matrix(m, n, form.A)
+    out = [Candidate(build, sum(form.cyclic[i] for i in build))]
+    for dep in itertools.combinations(range(n), m):
+        if (dep != build and all(form.may_be_dependent[i] for i in dep)
+                and sp.expand(A[:, list(dep)].det()) != 0):  # never regular: not a candidate
+            out.append(Candidate(dep, sum(form.cyclic[i] for i in dep)))
+    if len(out) > MAX_CANDIDATES:
+        raise ExportError(f"{eom.system.name}: {len(out)} splits of the velocities, more than the {MAX_CANDIDATES} "
+                          "the re-partitioning Modelica text enumerates; export with the build-time split "
+                          "(form implicit)")
+    return out
+
+
+def exportable(eom: EquationsOfMotion) -> bool:
+    """Return whether ``eom`` has a ``repartition`` text.
+
+    A reduced method that re-partitions, without ports or switched elements, with at most :data:`MAX_CANDIDATES`
+    splits.
+    """
+    system = eom.system
+    if not repartitions(eom) or system.ports or system.efforts or _switched_elements(system):
+        return False
+    try:
+        candidates(eom)
+    except ExportError:
+        return False
+    return True
+
+
+#: the compilers that simulate the ``repartition`` text (``when`` on the health, discrete split); pymoca 0.12 has no
+#: ``when`` (``docs/compiler-defects/SwitchedPymocaWhen.mo``) and keeps the build-time split
+REPARTITION_TOOLS = ("rumoca",)
+
+
+def target_form(eom: EquationsOfMotion, tool: str) -> str:
+    """Return the export form for ``tool``.
+
+    ``repartition`` for a reduced method whose split may change where the tool has when-clauses
+    (:data:`REPARTITION_TOOLS`), else :func:`choose_form`'s.
+
+    Parameters
+    ----------
+    eom : EquationsOfMotion
+        The equations.
+    tool : str
+        ``rumoca`` or ``pymoca``.
+
+    Returns
+    -------
+    str
+        ``repartition`` or a name of :data:`FORMS`.
+    """
+    if tool in REPARTITION_TOOLS and exportable(eom):
+        return "repartition"
+    return choose_form(eom).form
 
 
 #: why a tool cannot simulate the constraints as given (a DAE of index 2 or 3)

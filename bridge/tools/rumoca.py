@@ -16,8 +16,17 @@ from typing import Any
 from ..derivation.eom import EquationsOfMotion
 from ..errors import ExportError, ValidationError
 from ..modelica.export import model_source
-from ..modelica.forms import FORMS, applicable_forms, choose_form, in_form, require_expressible
+from ..modelica.forms import (
+    FORMS,
+    applicable_forms,
+    choose_form,
+    in_form,
+    regular_horizon,
+    require_expressible,
+    target_form,
+)
 from ..modelica.ports import library_files
+from ..modelica.repartition import repartition_source
 
 RUMOCA_MISSING = 'Rumoca is not installed; pip install --only-binary rumoca "rumoca>=0.9.9,<0.10"'
 
@@ -55,8 +64,9 @@ def simulate_rumoca(eom: EquationsOfMotion, level: str, stop_time: float, dt: fl
 
     The model as exported (the form :func:`bridge.modelica.forms.choose_form` picks) is tried first; where
     Rumoca's integrator fails on it, the same equations with the accelerations as variables, then (a split with
-    a coupled block) with the split as normal equations. Inputs keep their start values (Rumoca 0.9 has no
-    inputs= yet).
+    a coupled block) with the split as normal equations. A reduced method whose split turns singular before
+    ``stop_time`` is tried first in the form ``repartition`` (:func:`bridge.modelica.forms.target_form`).
+    Inputs keep their start values (Rumoca 0.9 has no inputs= yet).
     """
     try:
         import rumoca
@@ -68,9 +78,14 @@ def simulate_rumoca(eom: EquationsOfMotion, level: str, stop_time: float, dt: fl
     automatic = level in ("auto", "index1")
     chosen = choose_form(eom).form if automatic else "implicit"
     others = [f for f in ("variables", "normal") if f != chosen and f in applicable_forms(eom)]
+    first = []  # a reduced method whose split turns singular before stop_time: the text that changes it
+    if automatic and target_form(eom, "rumoca") == "repartition" and regular_horizon(eom, stop_time) < stop_time:
+        first = ["repartition"]
     failures = []
-    for form in [chosen, *others]:
-        if form == chosen:  # the text as exported (its Documentation says why this form)
+    for form in [*first, chosen, *others]:
+        if form == "repartition":  # a reduced method: the text that changes its split (bridge.modelica.repartition)
+            text = repartition_source(eom)
+        elif form == chosen:  # the text as exported (its Documentation says why this form)
             text = model_source(eom, level, accelerations="auto")
         else:
             text = model_source(in_form(eom, form), FORMS[form].level if automatic else level,
