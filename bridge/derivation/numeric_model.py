@@ -261,8 +261,9 @@ class NumericModel:
     def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
         """Return ``(q', u')`` at ``x = (q, u)``.
 
-        One compiled evaluation of the auxiliary stages, then one of the mass matrix, the forcing and the kinematics
-        together.
+        The auxiliary stages first (one compiled call per stage; the time-derivative stage reuses the split's LU
+        factors), solved into one argument array and kept for the state, then one compiled call of the mass matrix,
+        the forcing and the kinematics together; every linear block is solved by pivoted LU without BLAS threads.
 
         Parameters
         ----------
