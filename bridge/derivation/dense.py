@@ -24,9 +24,9 @@ class LUFactors:
 
     def __init__(self, matrix: np.ndarray):
         self.lu, self.piv, _ = _GETRF(matrix)
-        diag = np.abs(np.diagonal(self.lu))
-        self.pivot_min = float(diag.min()) if diag.size else 0.0
-        self.pivot_max = float(diag.max()) if diag.size else 0.0
+        pivots = [abs(x) for x in self.lu.diagonal().tolist()]  # a few entries: cheaper in Python than in numpy
+        self.pivot_min = min(pivots, default=0.0)
+        self.pivot_max = max(pivots, default=0.0)
 
     def singular(self, relative: float, scale: float | None = None) -> bool:
         """Return whether the smallest pivot is at most ``relative`` times ``scale`` (default: the largest pivot)."""

@@ -46,12 +46,21 @@ class AuxiliarySolver:
 
     def solve(self, values: np.ndarray, t: float = 0.0) -> np.ndarray:
         """Solve for all placeholders (row-major per stage, stages in order)."""
-        out = np.empty(self.size)
-        done = 0
+        return self.arguments(values, t)[values.shape[0]:]
+
+    def arguments(self, values: np.ndarray, t: float = 0.0) -> np.ndarray:
+        """Return ``values`` followed by all placeholders, solved stage by stage in one array.
+
+        Each stage's compiled call reads the leading part of the array (the arguments and the earlier stages'
+        placeholders) and its solution is written after it: no array is rebuilt between the stages.
+        """
+        known = values.shape[0]
+        args = np.empty(known + self.size)
+        args[:known] = values
         factors: LUFactors | None = None
         for f, r, c, same in self.stages:
-            vals = np.asarray(f(np.concatenate([values, out[:done]]) if done else values), dtype=float).ravel()
-            if not np.all(np.isfinite(vals)):
+            vals = np.asarray(f(args[:known]), dtype=float).ravel()
+            if not np.isfinite(vals).all():
                 raise SimulationError(f"at t = {t:.9g} the constraint split of method {self.method} is not finite "
                                       "(NaN or Inf); check the constraints for a domain error or a singularity")
             if not same:
@@ -62,9 +71,9 @@ class AuxiliarySolver:
                                           f"velocities of method {self.method} (the split is singular)")
                 vals = vals[r * r:]
             assert factors is not None  # a stage reusing the factors follows the stage that made them
-            out[done: done + r * c] = factors.solve(vals.reshape(r, c)).ravel()
-            done += r * c
-        return out
+            args[known: known + r * c] = factors.solve(vals.reshape(r, c)).ravel()
+            known += r * c
+        return args
 
 
 def _same_matrix(a, b) -> bool:
@@ -123,7 +132,7 @@ class NumericModel:
         self.size = size
         self._aux = AuxiliarySolver(eom, base) if eom.auxiliary else None
         self._aux_key: bytes | None = None
-        self._aux_value = np.empty(0)
+        self._aux_args = np.empty(0)  # the arguments and the placeholders solved at the state of _aux_key
         base = base + list(eom.auxiliary_symbols)
         self._kin = compile_exprs(base, symengine_forms(eom.kinematics))
         # one compiled call gives M, F and the kinematics: one evaluation per right-hand side
@@ -169,9 +178,9 @@ class NumericModel:
             return values
         key = values.tobytes()
         if key != self._aux_key:  # rhs, kinematics and accelerations at one state share one solve
-            self._aux_value = self._aux.solve(values, t)
+            self._aux_args = self._aux.arguments(values, t)
             self._aux_key = key
-        return np.concatenate([values, self._aux_value])
+        return self._aux_args
 
     def auxiliary(self, t: float, q: np.ndarray, u: np.ndarray) -> np.ndarray:
         """Return the placeholders of the auxiliary stages at a state (empty without)."""
@@ -206,7 +215,7 @@ class NumericModel:
         size = self.size
         M = vals[: size * size].reshape(size, size)
         F = vals[size * size: size * size + size]
-        if not (np.all(np.isfinite(M)) and np.all(np.isfinite(F))):
+        if not np.isfinite(vals[: size * (size + 1)]).all():
             raise SimulationError(f"at t = {t:.9g} the equations are not finite (NaN or Inf) "
                                   f"[method {self.eom.method}]: {self._not_finite(M, F, q, u)}; "
                                   "check the expressions for a domain error (sqrt, log, acos of a value out of "
@@ -252,8 +261,9 @@ class NumericModel:
     def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
         """Return ``(q', u')`` at ``x = (q, u)``.
 
-        One compiled evaluation of the auxiliary stages, then one of the mass matrix, the forcing and the kinematics
-        together.
+        The auxiliary stages first (one compiled call per stage; the time-derivative stage reuses the split's LU
+        factors), solved into one argument array and kept for the state, then one compiled call of the mass matrix,
+        the forcing and the kinematics together; every linear block is solved by pivoted LU without BLAS threads.
 
         Parameters
         ----------

@@ -14,6 +14,8 @@ from collections.abc import Iterable
 
 import symengine as se
 
+from ..model.sympy_forms import symengine_origin
+
 #: expressions whose symengine form is kept
 MAX_KEPT = 20_000
 _KEPT: OrderedDict = OrderedDict()
@@ -23,6 +25,9 @@ def symengine_form(expr) -> se.Basic:
     """Return ``symengine.sympify(expr)``, converted once per (equal) sympy expression."""
     if isinstance(expr, se.Basic):
         return expr
+    origin = symengine_origin(expr)  # converted from symengine by the derivation: that form, not a new walk
+    if origin is not None:
+        return origin
     try:
         return _KEPT[expr]
     except KeyError:

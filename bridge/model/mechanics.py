@@ -26,6 +26,7 @@ from . import symbols as S
 from .diffcount import partial_cost, time_cost
 from .kinks import diff
 from .numeric import compile_exprs
+from .sympy_forms import sympy_form
 from .system import System
 
 Expr: TypeAlias = se.Basic
@@ -42,8 +43,8 @@ def to_se(expr) -> Expr:
 
 
 def to_sp(expr) -> sp.Expr:
-    """Return ``expr`` as a sympy object (symengine objects converted)."""
-    return sp.sympify(expr) if not isinstance(expr, sp.Basic) else expr
+    """Return ``expr`` as a sympy object (symengine objects converted, each shared subexpression once)."""
+    return sympy_form(expr)
 
 
 def to_sp_matrix(rows: Sequence[Sequence[Expr]] | Sequence[Expr], ncols: int | None = None) -> sp.ImmutableMatrix:

@@ -7,6 +7,8 @@ expressions are left as they are (the decision then takes them as written).
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import sympy as sp
 
 from .expressions import tree_size
@@ -24,11 +26,13 @@ def _as_cosine(x: sp.Pow) -> sp.Expr:
     return (1 - sp.cos(x.base.args[0]) ** 2) ** (k // 2) * x.base ** (k % 2)
 
 
+@lru_cache(maxsize=256)
 def reduce_trig(expr: sp.Expr, max_nodes: int = MAX_TRIG_NODES, angle_sums: bool = False) -> sp.Expr | None:
     """Return ``expr`` with every ``sin(a)^k`` (k >= 2) written with ``1 - cos(a)^2``, expanded.
 
     A canonical form in which ``sin^2 + cos^2 = 1`` cancels; angle sums are expanded first with ``angle_sums``. None
-    when ``expr`` or its expansion exceeds the budget.
+    when ``expr`` or its expansion exceeds the budget. The latest results are kept: asking whether each of several
+    coordinates appears in one expression expands it once.
     """
     if tree_size(expr, max_nodes) > max_nodes:
         return None

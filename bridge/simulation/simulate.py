@@ -342,16 +342,18 @@ def _split_events(model: EquationsOfMotion, num: NumericModel, n: int, t0: float
         return None
     dep = list(model.dependent_index)
 
-    def det_sign(t, xx) -> float:
-        A = num.constraint_matrix(t, xx[:n], num.kinematics(t, xx[:n], xx[n:]))
+    def constraint_matrix(t, xx) -> np.ndarray:
+        return num.constraint_matrix(t, xx[:n], num.kinematics(t, xx[:n], xx[n:]))
+
+    def det_sign(A: np.ndarray) -> float:
         return float(np.sign(np.linalg.det(A[:, dep])))
 
-    start = det_sign(t0, x0)
+    start = det_sign(constraint_matrix(t0, x0))
 
-    def split_event(t, xx, num=num):
-        qd = num.kinematics(t, xx[:n], xx[n:])
-        health = num.split_health(t, xx[:n], qd)
-        if start and det_sign(t, xx) != start:
+    def split_event(t, xx):
+        A = constraint_matrix(t, xx)  # one evaluation serves the health and the sign
+        health = split_health(A, dep)
+        if start and det_sign(A) != start:
             health = -health
         return health - SPLIT_THRESHOLD
 
