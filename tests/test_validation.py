@@ -127,10 +127,10 @@ def relabelled_fmu(source: Path, target: Path, old: str, new: str) -> Path:
     return target
 
 
-def test_perturbed_fmu_is_flagged(tmp_path, capsys):
+def test_perturbed_fmu_is_flagged(tmp_path, capsys, built_fmu):
     """A validator that cannot fail is worthless: l = 0.8 -> 0.81 in an FMU is caught."""
     fmu = perturbed_fmu(tmp_path, PENDULUM_TEXT.replace("value = 0.8,", "value = 0.81,"))
-    same = perturbed_fmu(tmp_path, PENDULUM_TEXT, "same.fmu")
+    same = built_fmu.build(PENDULUM, "lagrange", 2, copy_to=tmp_path / "same.fmu")
     args = ["validate", str(PENDULUM), "--runs", "methods", "--methods", "lagrange", "-q", "--stop-time", "3"]
     assert main([*args, "--fmu", str(same)]) == 0
     capsys.readouterr()
@@ -142,10 +142,9 @@ def test_perturbed_fmu_is_flagged(tmp_path, capsys):
     assert runs["native-lagrange"]["status"] == PASSED  # the other runs are still reported
 
 
-def test_external_fmu_with_missing_variables_and_other_units(tmp_path):
-    cart = build_fmu(bridge.derive(bridge.load_system(ROOT / "examples" / "cartesian_pendulum.toml"), "lagrange"),
-                     tmp_path / "cart.fmu", 2)
-    degrees = relabelled_fmu(perturbed_fmu(tmp_path, PENDULUM_TEXT, "rad.fmu"), tmp_path / "deg.fmu",
+def test_external_fmu_with_missing_variables_and_other_units(tmp_path, built_fmu):
+    cart = built_fmu.build(ROOT / "examples" / "cartesian_pendulum.toml", "lagrange", 2, copy_to=tmp_path / "cart.fmu")
+    degrees = relabelled_fmu(built_fmu.build(PENDULUM, "lagrange", 2), tmp_path / "deg.fmu",
                              'unit="rad"', 'unit="deg"')  # a system file gives SI units only: an FMU from elsewhere
     result = validate_system(PENDULUM, Options(groups=(), external=(str(cart), str(degrees)),
                                                overrides={"stop_time": 1.0}))
