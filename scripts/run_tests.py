@@ -47,10 +47,16 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 DURATIONS = ROOT / "tests" / "durations.json"
-# Light modules that still need a process of their own: they change process-wide state (signal handlers, the
-# environment's compilers, fmpy's logger, the import system) or check the cost of a fresh interpreter.
-ISOLATED = {"test_timeout", "test_cosim_isolation", "test_no_compiler", "test_object_cache", "test_api",
-            "test_fuzz", "test_animation", "test_layout"}
+# Modules that need a process of their own although they build no FMU (those of FMU_MODULES in tests/conftest.py
+# are never batched: each loads FMU libraries and fmpy's process-wide logger), with the reason.
+ISOLATED = {
+    "test_timeout": "asserts SIGALRM and the interval timer are left as a fresh process has them",
+    "test_cosim_isolation": "runs foreign FMUs that segfault or hang, and checks the process survives them",
+    "test_no_compiler": "hides the C compiler from the process (PATH, CC) around every test",
+    "test_object_cache": "points the object cache of the whole process elsewhere",
+    "test_fuzz": "the only user of hypothesis's pytest plugin (its settings and database hooks)",
+    "test_animation": "drives a headless browser through Playwright's event loop",
+}
 BATCH_CPU_SECONDS = 20.0  # a module measured under this is batched (unless isolated or building FMUs)
 BATCH_TOTAL_SECONDS = 45.0  # the CPU a batch aims at: small enough to keep the lanes balanced
 RUNNING: set[subprocess.Popen] = set()  # the modules' pytest processes still running
@@ -111,7 +117,7 @@ def plan(found: list[Path], measured: dict[str, float], batch: bool) -> list[lis
     With ``batch``, the light modules are packed first-fit, longest first, into batches of about
     ``BATCH_TOTAL_SECONDS`` of CPU; every other module is a process of its own.
     """
-    isolated = ISOLATED | fmu_modules()
+    isolated = set(ISOLATED) | fmu_modules()
     light = [m for m in found if batch and batchable(m, measured, isolated)]
     jobs = [[m] for m in found if m not in light]
     batches: list[list[Path]] = []
