@@ -25,7 +25,9 @@ checkout is reused, and the folders are removed at the end.
 own), test and shared fixture (tests/conftest.py) and writes them into ``tests/durations.json``, which orders
 the next runs, forms the batches and sets the ``slow`` marker; the modules not run keep their entries.
 
-Usage: ``python3 scripts/run_tests.py [--jobs N] [--modules GLOB]... [--record-durations] [pytest options...]``
+Usage: ``python3 scripts/run_tests.py [--jobs N] [--modules GLOB]... [--record-durations] [--no-batch]
+[pytest options...]``; ``python3 scripts/run_tests.py --slowest 20`` lists the costliest tests and shared
+fixtures recorded (nothing is run).
 """
 
 from __future__ import annotations
@@ -217,6 +219,13 @@ def write_durations(data: dict) -> None:
     os.replace(tmp, DURATIONS)
 
 
+def slowest_recorded(durations: dict, count: int) -> str:
+    """The ``count`` costliest tests and shared fixtures recorded, one a line: CPU seconds and node id."""
+    entries = [(cpu, name) for name, cpu in durations["tests"].items()]
+    entries += [(cpu, f"{name} (fixture)") for name, cpu in durations["fixtures"].items()]
+    return "\n".join(f"{cpu:7.1f} s  {name}" for cpu, name in sorted(entries, reverse=True)[:count])
+
+
 def report(result: ModuleRun, totals: dict[str, int], failed: list[str]) -> None:
     """Print a process's output whole, add its counts to ``totals`` and its name to ``failed`` if it failed."""
     print(f"==== {result.name} ({result.wall:.0f} s, {result.cpu:.0f} s CPU, exit {result.code})", flush=True)
@@ -248,8 +257,13 @@ def main() -> int:
                         help="measure the CPU of every module (each alone), test and shared fixture into "
                              "tests/durations.json")
     parser.add_argument("--no-batch", action="store_true", help="every module in its own process")
+    parser.add_argument("--slowest", type=int, metavar="N",
+                        help="list the N costliest tests and shared fixtures of tests/durations.json; run nothing")
     args, extra = parser.parse_known_args()
     durations = load_durations()
+    if args.slowest:
+        print(slowest_recorded(durations, args.slowest))
+        return 0
     signal.signal(signal.SIGTERM, stop)
     scratch = Path(tempfile.mkdtemp(prefix="nhbridge-tests-"))
     objects = scratch / "objects"
