@@ -184,8 +184,9 @@ def run_job(job: list[Path], extra: list[str], env: dict[str, str], records: Pat
         if result.code in (0, 5) and module.stem in failed_together:
             result.code = 1
             result.output += (f"\n{module.name} passes alone but failed in a batch with "
-                              f"{', '.join(m.stem for m in job if m != module)}: add it to ISOLATED in "
-                              "scripts/run_tests.py, or make it leave the process as it found it\n")
+                              f"{', '.join(m.stem for m in job if m != module)}: it, or a module run before it, "
+                              "depends on or changes process-wide state; make the module that changes it restore "
+                              "it, or give that module a process of its own (ISOLATED in scripts/run_tests.py)\n")
         alone.append(result)
     alone[0].output = (f"(the batch failed, exit {first.code}; its modules were run again one by one)\n"
                        + alone[0].output)
