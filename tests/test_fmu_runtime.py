@@ -13,6 +13,9 @@ pytest.importorskip("fmpy")
 ROOT = Path(__file__).parent.parent
 
 
+# Slow (about 54 s of CPU, marked by tests/durations.json): it compiles the runtime's C unit tests under
+# AddressSanitizer/UBSan (the instrumented build and run are most of it) and runs the hand-written pendulum FMUs,
+# FMI 2 and 3, ME and CS, against scipy; no other test covers the runtime without the code generator.
 def test_runtime_harness():
     proc = subprocess.run([sys.executable, str(ROOT / "fmu" / "tests" / "check_runtime.py")], capture_output=True,
                           text=True, timeout=600)
