@@ -158,6 +158,8 @@ def test_bad_shapes_are_refused_before_anything_is_written(tmp_path, shape, entr
     assert not (tmp_path / "out.html").exists()
 
 
+# About 9 s of CPU: four command-line runs in fresh processes, as the exit code and a stderr without traceback are
+# what is checked.
 def test_bad_points_and_runs_are_refused(tmp_path, wheel_run):
     folder, _ = wheel_run
     path = tmp_path / "wheel.toml"
