@@ -107,10 +107,16 @@ def fmu_modules() -> set[str]:
     return set(re.findall(r'"(test_\w+)"', found.group(1))) if found else set()
 
 
+# A module whose text names one of these loads FMU libraries into its process (or may): never batched, whether or
+# not tests/conftest.py lists it among the FMU modules.
+LOADS_FMUS = re.compile(r"\bfmpy\b|build_fmu|bridge\.cosim|built_fmu")
+
+
 def batchable(module: Path, measured: dict[str, float], isolated: set[str]) -> bool:
-    """Whether ``module`` may share its process: measured light, not building FMUs, not needing isolation."""
+    """Whether ``module`` may share its process: measured light, not loading FMUs, not needing isolation."""
     cpu = measured.get(module.stem)
-    return cpu is not None and cpu < BATCH_CPU_SECONDS and module.stem not in isolated
+    return (cpu is not None and cpu < BATCH_CPU_SECONDS and module.stem not in isolated
+            and not LOADS_FMUS.search(module.read_text(encoding="utf-8")))
 
 
 def plan(found: list[Path], measured: dict[str, float], batch: bool) -> list[list[Path]]:
