@@ -1,21 +1,33 @@
-"""Run every test module in its own pytest process, several at a time, and sum up.
+"""Run the test modules in separate pytest processes, several at a time, and sum up.
 
-One process per module keeps what a module leaves loaded (FMU libraries, fmpy's process-wide logger,
-signal handlers) from changing what another module sees. ``--jobs`` processes run at once (default: the
-number of cores), longest first (longest-processing-time scheduling) by the CPU seconds each module took
-when last measured (``tests/durations.json``; modules not measured yet start first, as if they were the
-longest), so that the lanes finish together. Each module's output is printed whole when it ends, with the
-CPU it used, and the last lines sum all modules as pytest does (``N passed, N failed, N skipped``), so a CI
-log reads like one pytest run.
+A module that builds FMUs, or is listed in ``ISOLATED``, runs in its own process: what it leaves loaded (FMU
+libraries, fmpy's process-wide logger, signal handlers, environment it changes) cannot change what another
+module sees. The light modules that do neither (recorded under ``BATCH_CPU_SECONDS`` of CPU each) are run
+together, a few per process, so that the fixed cost of a process (the interpreter, pytest and its plugins,
+sympy and scipy: about 1.5 s of CPU) is paid once per batch instead of once per module. A batch that fails is
+run again module by module: the outcome reported is each module's own, and a module that passes alone but
+failed in its batch is reported as needing isolation (a failure of the run: add it to ``ISOLATED``).
 
-Every run gets a fresh folder for the FMU build's object cache (``NHBRIDGE_OBJECT_CACHE``): the modules of
-one run share the C objects they compile, nothing compiled by an earlier run or another checkout is reused, and
-the folder is removed at the end.
+``--jobs`` processes run at once (default: the number of cores), longest first (longest-processing-time
+scheduling) by the CPU seconds each module took when last measured (``tests/durations.json``; modules not
+measured yet start first, as if they were the longest), so that the lanes finish together. Each process's
+output is printed whole when it ends, with the CPU it used, and the last lines sum all modules as pytest does
+(``N passed, N failed, N skipped``), so a CI log reads like one pytest run. The pytest plugins no test uses
+(pytest-benchmark, xdist unless ``-n`` is given, hypothesis outside the modules that import it) are not loaded:
+together they cost a process about 1 s of CPU.
 
-``--record-durations`` measures the CPU of every module, test and shared fixture (tests/conftest.py) and
-writes them into ``tests/durations.json``, which both orders the next runs and sets the ``slow`` marker.
+Every run gets a fresh folder for the FMU build's object cache (``NHBRIDGE_OBJECT_CACHE``) and one for the
+whole FMUs the tests share (``NHBRIDGE_TEST_FMU_CACHE``, read by ``tests/conftest.py``): the modules of one
+run share the C objects they compile and the FMUs they build, nothing built by an earlier run or another
+checkout is reused, and the folders are removed at the end.
 
-Usage: ``python3 scripts/run_tests.py [--jobs N] [--modules GLOB]... [--record-durations] [pytest options...]``
+``--record-durations`` measures the CPU of every module (each in its own process, so that its figure is its
+own), test and shared fixture (tests/conftest.py) and writes them into ``tests/durations.json``, which orders
+the next runs, forms the batches and sets the ``slow`` marker; the modules not run keep their entries.
+
+Usage: ``python3 scripts/run_tests.py [--jobs N] [--modules GLOB]... [--record-durations] [--no-batch]
+[pytest options...]``; ``python3 scripts/run_tests.py --slowest 20`` lists the costliest tests and shared
+fixtures recorded (nothing is run).
 """
 
 from __future__ import annotations
@@ -37,20 +49,40 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 DURATIONS = ROOT / "tests" / "durations.json"
+# Modules that need a process of their own although they build no FMU (those of FMU_MODULES in tests/conftest.py
+# are never batched: each loads FMU libraries and fmpy's process-wide logger), with the reason.
+ISOLATED = {
+    "test_timeout": "asserts SIGALRM and the interval timer are left as a fresh process has them",
+    "test_cosim_isolation": "runs foreign FMUs that segfault or hang, and checks the process survives them",
+    "test_no_compiler": "hides the C compiler from the process (PATH, CC) around every test",
+    "test_object_cache": "points the object cache of the whole process elsewhere",
+    "test_fuzz": "the only user of hypothesis's pytest plugin (its settings and database hooks)",
+    "test_animation": "drives a headless browser through Playwright's event loop",
+}
+BATCH_CPU_SECONDS = 20.0  # a module measured under this is batched (unless isolated or building FMUs)
+BATCH_TOTAL_SECONDS = 45.0  # the CPU a batch aims at: small enough to keep the lanes balanced
 RUNNING: set[subprocess.Popen] = set()  # the modules' pytest processes still running
 RUNNING_LOCK = threading.Lock()
+STOPPING = threading.Event()  # set by SIGTERM: no further process is started
 COUNTS = re.compile(r"(\d+) (passed|failed|skipped|errors?|xfailed|xpassed|deselected)")
 
 
 @dataclass
 class ModuleRun:
-    """What one module's pytest process did."""
+    """What one pytest process did: one module, or a batch of light modules."""
 
-    module: Path
+    modules: list[Path]
     code: int
     output: str
     wall: float
     cpu: float  # user + system of the pytest process and every process it waited for
+
+    @property
+    def name(self) -> str:
+        """The module's file name, or the batch's module names."""
+        if len(self.modules) == 1:
+            return self.modules[0].name
+        return f"batch of {len(self.modules)}: " + " ".join(m.stem for m in self.modules)
 
 
 def load_durations() -> dict:
@@ -68,16 +100,69 @@ def modules(patterns: list[str], measured: dict[str, float]) -> list[Path]:
     return sorted(found, key=lambda p: (p.stem in measured, -measured.get(p.stem, 0.0), p.name))
 
 
-def run(module: Path, extra: list[str], env: dict[str, str], record: Path | None) -> ModuleRun:
-    """Run one module's pytest process; its CPU is read from the kernel's accounting of the process tree."""
+def fmu_modules() -> set[str]:
+    """The modules that compile FMUs, as tests/conftest.py lists them for the ``fmu`` marker."""
+    text = (ROOT / "tests" / "conftest.py").read_text()
+    found = re.search(r"FMU_MODULES = \{(.*?)\}", text, re.S)
+    return set(re.findall(r'"(test_\w+)"', found.group(1))) if found else set()
+
+
+# A module whose text names one of these loads FMU libraries into its process (or may): never batched, whether or
+# not tests/conftest.py lists it among the FMU modules.
+LOADS_FMUS = re.compile(r"\bfmpy\b|build_fmu|bridge\.cosim|built_fmu")
+
+
+def batchable(module: Path, measured: dict[str, float], isolated: set[str]) -> bool:
+    """Whether ``module`` may share its process: measured light, not loading FMUs, not needing isolation."""
+    cpu = measured.get(module.stem)
+    return (cpu is not None and cpu < BATCH_CPU_SECONDS and module.stem not in isolated
+            and not LOADS_FMUS.search(module.read_text(encoding="utf-8")))
+
+
+def plan(found: list[Path], measured: dict[str, float], batch: bool) -> list[list[Path]]:
+    """The processes to run, each a list of modules, longest first (by their summed recorded CPU).
+
+    With ``batch``, the light modules are packed first-fit, longest first, into batches of about
+    ``BATCH_TOTAL_SECONDS`` of CPU; every other module is a process of its own.
+    """
+    isolated = set(ISOLATED) | fmu_modules()
+    light = [m for m in found if batch and batchable(m, measured, isolated)]
+    jobs = [[m] for m in found if m not in light]
+    batches: list[list[Path]] = []
+    for module in sorted(light, key=lambda m: (-measured[m.stem], m.name)):
+        fits = next((b for b in batches if sum(measured[m.stem] for m in b) + measured[module.stem]
+                     <= BATCH_TOTAL_SECONDS), None)
+        if fits is None:
+            batches.append([module])
+        else:
+            fits.append(module)
+    jobs += [sorted(b, key=lambda m: m.name) for b in batches]
+    known = lambda job: all(m.stem in measured for m in job)  # noqa: E731
+    return sorted(jobs, key=lambda job: (known(job), -sum(measured.get(m.stem, 0.0) for m in job), job[0].name))
+
+
+def plugin_options(job: list[Path], extra: list[str]) -> list[str]:
+    """``-p no:...`` for the installed pytest plugins the job's tests do not use (each costs CPU to load)."""
+    options = ["-p", "no:benchmark"]
+    if not any(a == "-n" or a.startswith(("-n", "--numprocesses", "--dist")) for a in extra):
+        options += ["-p", "no:xdist", "-p", "no:xdist.looponfail"]
+    if not any("hypothesis" in m.read_text(encoding="utf-8") for m in job):
+        options += ["-p", "no:hypothesispytest"]
+    return options
+
+
+def run(job: list[Path], extra: list[str], env: dict[str, str], record: Path | None) -> ModuleRun:
+    """Run one pytest process over ``job``; its CPU is read from the kernel's accounting of the process tree."""
     if record is not None:
         env = {**env, "NHBRIDGE_RECORD_DURATIONS": str(record)}
     start = time.monotonic()
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *plugin_options(job, extra), *extra,
+               *(str(m.relative_to(ROOT)) for m in job)]
     with tempfile.TemporaryFile("w+") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *extra,
-                                 str(module.relative_to(ROOT))], cwd=ROOT, env=env, stdout=out,
-                                stderr=subprocess.STDOUT, text=True)
-        with RUNNING_LOCK:
+        with RUNNING_LOCK:  # started under the lock: SIGTERM either sees it running or it is never started
+            if STOPPING.is_set():
+                return ModuleRun(job, 128 + signal.SIGTERM, "not run: the run was stopped", 0.0, 0.0)
+            proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, text=True)
             RUNNING.add(proc)
         _, status, usage = os.wait4(proc.pid, 0)
         with RUNNING_LOCK:
@@ -85,17 +170,47 @@ def run(module: Path, extra: list[str], env: dict[str, str], record: Path | None
         proc.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         output = out.read()
-    return ModuleRun(module, proc.returncode, output, time.monotonic() - start, usage.ru_utime + usage.ru_stime)
+    return ModuleRun(job, proc.returncode, output, time.monotonic() - start, usage.ru_utime + usage.ru_stime)
+
+
+def run_job(job: list[Path], extra: list[str], env: dict[str, str], records: Path | None) -> list[ModuleRun]:
+    """Run ``job``; a batch that fails is run again module by module, and the module runs are what counts.
+
+    A module that passes alone but failed in its batch gets exit code 1 and a note: it changes, or depends on,
+    what another module of the batch leaves in the process, and belongs in ``ISOLATED``.
+    """
+    record = None if records is None else records / f"{job[0].stem}.json"
+    first = run(job, extra, env, record)
+    if len(job) == 1 or first.code in (0, 5):
+        return [first]
+    failed_together = set(re.findall(r"^(?:FAILED|ERROR) tests/(test_\w+)\.py", first.output, re.M))
+    alone = []
+    for module in job:
+        result = run([module], extra, env, None)
+        if result.code in (0, 5) and module.stem in failed_together:
+            result.code = 1
+            result.output += (f"\n{module.name} passes alone but failed in a batch with "
+                              f"{', '.join(m.stem for m in job if m != module)}: it, or a module run before it, "
+                              "depends on or changes process-wide state; make the module that changes it restore "
+                              "it, or give that module a process of its own (ISOLATED in scripts/run_tests.py)\n")
+        alone.append(result)
+    alone[0].output = (f"(the batch failed, exit {first.code}; its modules were run again one by one)\n"
+                       + alone[0].output)
+    alone[0].cpu += first.cpu  # the batch's CPU is spent too
+    return alone
 
 
 def merge_durations(data: dict, runs: list[ModuleRun], records: Path) -> dict:
     """``data`` with the measurements of the modules of ``runs`` replacing what was known of them."""
     for result in runs:
-        relative = f"{result.module.relative_to(ROOT)}"
-        data["modules"][result.module.stem] = round(result.cpu, 1)
+        if len(result.modules) != 1:  # a batch's CPU is no module's own figure
+            continue
+        module = result.modules[0]
+        relative = f"{module.relative_to(ROOT)}"
+        data["modules"][module.stem] = round(result.cpu, 1)
         for table in ("tests", "fixtures"):
             data[table] = {k: v for k, v in data[table].items() if not k.startswith(relative + "::")}
-        path = records / f"{result.module.stem}.json"
+        path = records / f"{module.stem}.json"
         if path.is_file():
             recorded = json.loads(path.read_text())
             # tests under 0.5 s CPU are left out: neither the schedule nor the slow marker needs them
@@ -111,8 +226,29 @@ def write_durations(data: dict) -> None:
     os.replace(tmp, DURATIONS)
 
 
+def slowest_recorded(durations: dict, count: int) -> str:
+    """The ``count`` costliest tests and shared fixtures recorded, one a line: CPU seconds and node id."""
+    entries = [(cpu, name) for name, cpu in durations["tests"].items()]
+    entries += [(cpu, f"{name} (fixture)") for name, cpu in durations["fixtures"].items()]
+    return "\n".join(f"{cpu:7.1f} s  {name}" for cpu, name in sorted(entries, reverse=True)[:count])
+
+
+def report(result: ModuleRun, totals: dict[str, int], failed: list[str]) -> None:
+    """Print a process's output whole, add its counts to ``totals`` and its name to ``failed`` if it failed."""
+    print(f"==== {result.name} ({result.wall:.0f} s, {result.cpu:.0f} s CPU, exit {result.code})", flush=True)
+    print(result.output.rstrip(), flush=True)
+    lines = [line for line in result.output.strip().splitlines() if COUNTS.search(line) and " in " in line]
+    for number, word in COUNTS.findall(lines[-1] if lines else ""):
+        word = "errors" if word.startswith("error") else word
+        totals[word] = totals.get(word, 0) + int(number)
+    if result.code not in (0, 5):  # 5: every test deselected by the options given
+        failed.append(result.name)
+
+
 def stop(signum: int, _frame) -> None:
-    """SIGTERM: stop the modules' processes, then leave through the cleanup (the run's folder is removed)."""
+    """SIGTERM: stop the modules' processes and start no other, then leave through the cleanup (the run's
+    folder is removed)."""
+    STOPPING.set()
     with RUNNING_LOCK:
         for proc in RUNNING:
             proc.terminate()
@@ -125,46 +261,49 @@ def main() -> int:
     parser.add_argument("--modules", action="append",
                         help="which modules of tests/ (a glob; repeated: any of them); default test_*.py")
     parser.add_argument("--record-durations", action="store_true",
-                        help="measure the CPU of every module, test and shared fixture into tests/durations.json")
+                        help="measure the CPU of every module (each alone), test and shared fixture into "
+                             "tests/durations.json")
+    parser.add_argument("--no-batch", action="store_true", help="every module in its own process")
+    parser.add_argument("--slowest", type=int, metavar="N",
+                        help="list the N costliest tests and shared fixtures of tests/durations.json; run nothing")
     args, extra = parser.parse_known_args()
     durations = load_durations()
+    if args.slowest:
+        print(slowest_recorded(durations, args.slowest))
+        return 0
     signal.signal(signal.SIGTERM, stop)
     scratch = Path(tempfile.mkdtemp(prefix="nhbridge-tests-"))
     objects = scratch / "objects"
     objects.mkdir()
+    fmus = scratch / "fmus"
+    fmus.mkdir()
     records = scratch / "durations"
     records.mkdir()
     # Each pytest process is one lane: numerical libraries get one thread each instead of every process
     # spinning up a thread per core for tiny matrices.
     env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-           "NHBRIDGE_OBJECT_CACHE": str(objects)}
+           "NHBRIDGE_OBJECT_CACHE": str(objects), "NHBRIDGE_TEST_FMU_CACHE": str(fmus)}
     totals: dict[str, int] = {}
     failed: list[str] = []
     finished: list[ModuleRun] = []
     started = time.monotonic()
+    found = modules(args.modules or ["test_*.py"], durations["modules"])
+    jobs = plan(found, durations["modules"], batch=not (args.record_durations or args.no_batch))
     try:
         with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-            futures = [pool.submit(run, m, extra, env, records / f"{m.stem}.json" if args.record_durations else None)
-                       for m in modules(args.modules or ["test_*.py"], durations["modules"])]
+            futures = [pool.submit(run_job, job, extra, env, records if args.record_durations else None)
+                       for job in jobs]
             for future in as_completed(futures):
-                result = future.result()
-                print(f"==== {result.module.name} ({result.wall:.0f} s, {result.cpu:.0f} s CPU, exit {result.code})",
-                      flush=True)
-                print(result.output.rstrip(), flush=True)
-                tail = result.output.strip().splitlines()[-1:] or [""]
-                for number, word in COUNTS.findall(tail[0]):
-                    word = "errors" if word.startswith("error") else word
-                    totals[word] = totals.get(word, 0) + int(number)
-                if result.code not in (0, 5):  # 5: every test deselected by the options given
-                    failed.append(result.module.name)
-                finished.append(result)
+                for result in future.result():
+                    report(result, totals, failed)
+                    finished.append(result)
         if args.record_durations:
             write_durations(merge_durations(durations, finished, records))
             print(f"\nrecorded the CPU of {len(finished)} module(s) in {DURATIONS.relative_to(ROOT)}")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     slowest = sorted(finished, key=lambda r: r.cpu, reverse=True)[:8]
-    print("\nslowest modules: " + ", ".join(f"{r.module.stem} {r.cpu:.0f} s CPU" for r in slowest))
+    print("\nslowest processes: " + ", ".join(f"{r.name} {r.cpu:.0f} s CPU" for r in slowest))
     if failed:
         print("failed modules: " + " ".join(sorted(failed)))
     summary = f"{totals.get('passed', 0)} passed, {totals.get('failed', 0) + totals.get('errors', 0)} failed"
@@ -173,7 +312,8 @@ def main() -> int:
     if totals.get("deselected"):
         summary += f", {totals['deselected']} deselected"
     cpu = sum(r.cpu for r in finished)
-    print(f"\nall modules in {time.monotonic() - started:.0f} s wall, {cpu:.0f} s CPU")
+    print(f"\n{len(found)} modules in {len(jobs)} processes, {time.monotonic() - started:.0f} s wall, "
+          f"{cpu:.0f} s CPU")
     print(summary)
     return 1 if failed else 0
 

@@ -11,6 +11,10 @@ Markers (registered in pyproject.toml):
   its own or that of a module- or session-scoped fixture it uses (so ``-m "not slow"`` does not simply move
   an expensive fixture to the next test that asks for it).
 
+``built_fmu`` (session scope) builds an FMU of a system file, a method and an FMI version once per test run:
+under ``scripts/run_tests.py`` the FMUs are shared by every module process of the run (``$NHBRIDGE_TEST_FMU_CACHE``),
+under a plain pytest run by the tests of that run.
+
 ``tests/durations.json`` is written by ``python3 scripts/run_tests.py --record-durations``: with
 ``NHBRIDGE_RECORD_DURATIONS`` set to a file name, this plugin measures the CPU (this process and the
 processes it waited for: compilers, child Pythons) of each test's setup, call and teardown and of each shared
@@ -19,20 +23,22 @@ fixture, and writes them there when the session ends.
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import json
 import os
 import re
+import shutil
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
-from bridge.tools.pymoca import PYMOCA_MISSING
-from bridge.tools.rumoca import RUMOCA_MISSING
-
 TESTS = Path(__file__).parent
 DURATIONS = TESTS / "durations.json"
-SLOW_CPU_SECONDS = 10.0
+SLOW_CPU_SECONDS = 3.0  # the fast subset (-m "not slow") is what is left: see CONTRIBUTING.md
 RECORD_ENV = "NHBRIDGE_RECORD_DURATIONS"
+FMU_CACHE_ENV = "NHBRIDGE_TEST_FMU_CACHE"
 
 # Modules whose tests drive Rumoca, pymoca or omc without asking for the fixtures below.
 COMPILER_MODULES = {"test_compiler_defects", "test_cosim", "test_diodes", "test_forms", "test_friction",
@@ -49,17 +55,80 @@ SANITIZER_MODULES = {"test_fmu_sanitizers"}
 COMPILER_NAMES = re.compile(r"rumoca|pymoca|openmodelica|\bomc\b|_omc_")
 
 
+# The install commands are imported where a fixture is used, not when pytest loads this file: bridge.tools.pymoca
+# loads sympy and scipy, which a module that needs neither (test_layout, test_docs ...) would otherwise pay for.
 @pytest.fixture
 def rumoca():
     """The rumoca module; skip (with the install command) where it is missing."""
+    from bridge.tools.rumoca import RUMOCA_MISSING
+
     return pytest.importorskip("rumoca", reason=RUMOCA_MISSING)
 
 
 @pytest.fixture
 def pymoca():
     """The pymoca module; skip (with the install command) where pymoca or casadi is missing."""
+    from bridge.tools.pymoca import PYMOCA_MISSING
+
     pytest.importorskip("casadi", reason=PYMOCA_MISSING)
     return pytest.importorskip("pymoca", reason=PYMOCA_MISSING)
+
+
+# -- FMUs built once per run ------------------------------------------------------------------------------------
+class FmuCache:
+    """FMUs of (system, method, FMI version, build options), each built once in ``folder`` and then reused.
+
+    The key is the SHA-256 of the system file's text (and its path: a file may name tables beside it), the
+    method, the split, the FMI version, the Jacobian option, the platforms and ``$CC``. Within one test run
+    the generated sources are a function of these, so keying by them skips what sharing is for: the
+    derivation and the code generation, not only the compilation (whose objects ``$NHBRIDGE_OBJECT_CACHE``
+    already shares). Processes building the same FMU at once wait on a lock file; the FMU is written
+    atomically (``build_fmu``), so a reader never sees a half-written one.
+    """
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        folder.mkdir(parents=True, exist_ok=True)
+
+    def key(self, source: Path | str, method: str, fmi_version: int, independent: Sequence[str] | None,
+            jacobian: bool | str | None, platforms: str | None) -> str:
+        """The cache key of one FMU (hex digest)."""
+        text = source.read_text(encoding="utf-8") if isinstance(source, Path) else source
+        where = f"{source.resolve()}" if isinstance(source, Path) else "<string>"
+        parts = [where, text, method, fmi_version, list(independent or ()), jacobian, platforms,
+                 os.environ.get("CC", "")]
+        return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:32]
+
+    def build(self, source: Path | str, method: str = "lagrange", fmi_version: int = 2, *,
+              independent: Sequence[str] | None = None, jacobian: bool | str | None = "auto",
+              platforms: str | None = None, copy_to: Path | None = None) -> Path:
+        """The FMU of ``source`` (a system file, or a system file's text) by ``method``; built on first use.
+
+        The returned file is shared: a test that changes it, or needs its own file name (an external FMU's
+        run ids carry it), passes ``copy_to`` and gets a copy there.
+        """
+        import bridge
+        from bridge.fmu.build import build_fmu
+
+        fmu = self.folder / f"{self.key(source, method, fmi_version, independent, jacobian, platforms)}.fmu"
+        with (self.folder / f"{fmu.stem}.lock").open("w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # another process building the same FMU finishes first
+            if not fmu.is_file():
+                system = bridge.load_system(source) if isinstance(source, Path) else bridge.parse_system(source)
+                eom = bridge.derive(system, method, independent=independent)
+                build_fmu(eom, fmu, fmi_version, jacobian=jacobian, platforms=platforms)
+        if copy_to is None:
+            return fmu
+        shutil.copyfile(fmu, copy_to)
+        return copy_to
+
+
+@pytest.fixture(scope="session")
+def built_fmu(tmp_path_factory) -> FmuCache:
+    """The run's FMU cache (``FmuCache``): ``built_fmu.build(path, "maggi", 3)``. Under scripts/run_tests.py it
+    is the run's folder, shared by all module processes; else a folder of this pytest session."""
+    shared = os.environ.get(FMU_CACHE_ENV)
+    return FmuCache(Path(shared) if shared else tmp_path_factory.getbasetemp() / "fmu-cache")
 
 
 # -- markers ----------------------------------------------------------------------------------------------------

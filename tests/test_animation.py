@@ -158,6 +158,8 @@ def test_bad_shapes_are_refused_before_anything_is_written(tmp_path, shape, entr
     assert not (tmp_path / "out.html").exists()
 
 
+# About 9 s of CPU: four command-line runs in fresh processes, as the exit code and a stderr without traceback are
+# what is checked.
 def test_bad_points_and_runs_are_refused(tmp_path, wheel_run):
     folder, _ = wheel_run
     path = tmp_path / "wheel.toml"
@@ -178,6 +180,8 @@ def test_bad_points_and_runs_are_refused(tmp_path, wheel_run):
     assert not (tmp_path / "out.html").exists()
 
 
+# Slow (about 10 s of CPU): the size bound is a claim about a 10 s run at 100 frames per second of the 4-body
+# bicycle; a shorter or sparser run would not test it.
 @pytest.mark.slow
 def test_a_ten_second_bicycle_at_100_frames_per_second_stays_under_5_mb(tmp_path):
     out = tmp_path / "bicycle.html"

@@ -316,6 +316,8 @@ def test_energy_table_adds_to_bodies():
     _compare(parse_system(by_hand), parse_system(bodies), [(np.array([0.3]), np.array([0.5]))])
 
 
+# Slow (about 12 s of CPU, marked by tests/durations.json): one body-based system through every command of the
+# pipeline (derive by every method, simulate, Modelica with Rumoca, FMU with fmpy, validate); each stage is checked.
 def test_rolling_wheel_every_stage(wheel, tmp_path, capsys):
     """The body-based wheel through the command line: the constraints shown, derived by every method, simulated,
     exported to Modelica and simulated by Rumoca, built as an FMU and run by fmpy, validated against the reference

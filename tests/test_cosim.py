@@ -507,7 +507,7 @@ def test_an_ssp_from_another_tool_with_ssv_file_and_without_our_annotation(cosim
     assert np.array_equal(a["pulsator.w_r"], b["pulsator.w_r"]) and np.array_equal(a["motor_r.tau"], b["motor_r.tau"])
 
 
-def test_fmpy_logging_is_safe_after_a_cosimulation(tmp_path, capfd):
+def test_fmpy_logging_is_safe_after_a_cosimulation(built_fmu, capfd):
     """fmpy's FMI 2 logger proxy forwards every instance's messages to one Python logger held in a C global.
     After a co-simulation (also one whose slaves were never freed) an FMU that logs through fmpy's default
     callbacks must neither find a freed logger there (a segfault) nor have its messages swallowed."""
@@ -515,7 +515,6 @@ def test_fmpy_logging_is_safe_after_a_cosimulation(tmp_path, capfd):
 
     from bridge.cosim import prepare
     from bridge.cosim.slaves import Slave
-    from bridge.fmu.build import build_fmu
 
     with prepare(SCENARIO) as cosim:
         cosim.run(step=0.01, stop_time=0.05)
@@ -526,8 +525,7 @@ def test_fmpy_logging_is_safe_after_a_cosimulation(tmp_path, capfd):
     finally:
         Slave.free = free
     gc.collect()
-    eom = bridge.derive(bridge.load_system(ROOT / "examples" / "simple_pendulum.toml"), "lagrange")
-    fmu = build_fmu(eom, tmp_path / "p.fmu", 2)
+    fmu = built_fmu.build(ROOT / "examples" / "simple_pendulum.toml", "lagrange", 2)
     capfd.readouterr()
     with pytest.raises(Exception, match="status 3"):
         fmpy.simulate_fmu(str(fmu), fmi_type="ModelExchange", stop_time=0.1, start_values={"m": 0.0})

@@ -20,6 +20,7 @@ pytest.importorskip("sphinx", reason="the documentation build needs Sphinx: pip 
 pytest.importorskip("myst_parser", reason="the documentation build needs MyST: pip install -e '.[docs]'")
 
 
+# About 7 s of CPU, once per module: the Sphinx build with warnings as errors is the check.
 @pytest.fixture(scope="module")
 def site(tmp_path_factory) -> Path:
     """The HTML site, built once with warnings as errors (a broken reference or docstring fails it)."""

@@ -171,6 +171,7 @@ def test_cosim_of_motor_and_drive_converges_to_the_monolithic_model(tmp_path):
         assert errs[0][s] / errs[1][s] == pytest.approx(2.0, rel=0.15), (s, errs)  # zero-order hold: first order
 
 
+# About 7 s of CPU: the engineering-sized system is the subject (two derivations of the bicycle and 0.5 s runs).
 def test_dc_motor_on_the_whipple_bicycle_lagrange_and_maggi_agree():
     """An engineering-sized system: the Whipple bicycle (8 coordinates, 5 constraints, [method] independent) with
     a DC motor on the rear wheel (current a dynamic variable, torque and back-emf effort constraints). The

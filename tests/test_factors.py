@@ -48,7 +48,7 @@ SYSTEMS = {"snake8": lambda: bridge.parse_system(snake.snake_toml(8)),
            "bicycle": lambda: bridge.load_system(ROOT / "examples" / "engineering" / "bicycle.toml")}
 
 
-# Slow for bicycle-maggi (about 32 s of CPU, most of it symengine building the evaluator of the unpulled equations):
+# Slow for bicycle-maggi (about 24 s of CPU, most of it symengine building the evaluator of the unpulled equations):
 # the largest equations of the examples are where pulling common factors must stay exact.
 @pytest.mark.parametrize("method", ["lagrange", "maggi"])
 @pytest.mark.parametrize("name", list(SYSTEMS))

@@ -47,15 +47,13 @@ def max_rel(result, ref, names) -> float:
 
 
 @pytest.fixture(scope="module")
-def fmus(tmp_path_factory):
-    out = tmp_path_factory.mktemp("fmus")
+def fmus(built_fmu):
+    """Every example's lagrange FMU, FMI 2 and 3, from the run's FMU cache (other modules build some too)."""
     built = {}
     for path in EXAMPLES:
         eom = bridge.derive(bridge.load_system(path), "lagrange")
         for version in (2, 3):
-            target = out / f"{eom.system.name}_{version}.fmu"
-            build_fmu(eom, target, version)
-            built[path.stem, version] = (eom, target)
+            built[path.stem, version] = (eom, built_fmu.build(path, "lagrange", version))
     return built
 
 

@@ -334,6 +334,8 @@ print(json.dumps({"runs": runs}))
 """
 
 
+# Slow (about 23 s of CPU, marked by tests/durations.json): three event FMUs, FMI 2 and 3, compiled with
+# -fsanitize=address,undefined (no shared objects: other flags) and run under ASan; the instrumentation is the point.
 def test_event_fmus_under_the_sanitizers(tmp_path, monkeypatch):
     """The event code of the runtime (indicators, location on the dense output, Event Mode, early return, the
     modes in the FMU state) built with -fsanitize=address,undefined and driven by fmpy: no report."""

@@ -147,14 +147,14 @@ def reference_jacobian(eom, t: float, x: np.ndarray, inputs: np.ndarray) -> np.n
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    out = tmp_path_factory.mktemp("jac")
+def built(built_fmu):
+    """The FMUs of CASES, FMI 2 and 3, from the run's FMU cache (test_fmu builds the lagrange ones too)."""
     result = {}
     for example, method in CASES:
-        eom = bridge.derive(bridge.load_system(ROOT / "examples" / f"{example}.toml"), method)
+        path = ROOT / "examples" / f"{example}.toml"
+        eom = bridge.derive(bridge.load_system(path), method)
         for version in (2, 3):
-            result[example, method, version] = (eom, build_fmu(eom, out / f"{example}_{method}_{version}.fmu",
-                                                               version))
+            result[example, method, version] = (eom, built_fmu.build(path, method, version))
     return result
 
 

@@ -56,6 +56,8 @@ def _need_cross() -> None:
             pytest.skip(missing(platform))
 
 
+# Slow (about 18 s of CPU, once per module): the FMUs cross-compiled for every platform (MinGW-w64, aarch64 gcc),
+# whose binaries the tests run under wine and qemu; each platform is a distinct target.
 @pytest.fixture(scope="module")
 def fmus(tmp_path_factory):
     """name -> (FMU, items to set) of the FMUs with all three binaries; built once for the module."""

@@ -13,6 +13,9 @@ pytest.importorskip("fmpy")
 ROOT = Path(__file__).parent.parent
 
 
+# Slow (about 54 s of CPU, marked by tests/durations.json): it compiles the runtime's C unit tests under
+# AddressSanitizer/UBSan (the instrumented build and run are most of it) and runs the hand-written pendulum FMUs,
+# FMI 2 and 3, ME and CS, against scipy; no other test covers the runtime without the code generator.
 def test_runtime_harness():
     proc = subprocess.run([sys.executable, str(ROOT / "fmu" / "tests" / "check_runtime.py")], capture_output=True,
                           text=True, timeout=600)
@@ -90,19 +93,14 @@ def _model_exchange(version: int, unzipdir: str, md, messages: list[str]):
     return model
 
 
-def test_non_finite_states_are_named_in_a_generated_fmu(tmp_path):
+def test_non_finite_states_are_named_in_a_generated_fmu(tmp_path, built_fmu):
     """SetContinuousStates with NaN/infinity: Error, the message names the state (name and value reference) and
     the time, and the instance keeps its states (FMI 2 and 3, Model Exchange, generated SimplePendulum)."""
     from fmpy import extract, read_model_description
     from fmpy.fmi1 import FMICallException
 
-    import bridge
-    from bridge.fmu.build import build_fmu
-
-    eom = bridge.derive(bridge.load_system(ROOT / "examples" / "simple_pendulum.toml"), "lagrange")
     for version in (2, 3):
-        fmu = tmp_path / f"pendulum{version}.fmu"
-        build_fmu(eom, fmu, version)
+        fmu = built_fmu.build(ROOT / "examples" / "simple_pendulum.toml", "lagrange", version)
         unzipdir = extract(str(fmu), unzipdir=str(tmp_path / f"u{version}"))
         md = read_model_description(unzipdir)
         vr = {v.name: v.valueReference for v in md.modelVariables}

@@ -36,6 +36,7 @@ def _libasan() -> str:
     return path
 
 
+# Slow (about 12 s of CPU, once per module): the hand-written FMUs built with ASan/UBSan, for every test below.
 @pytest.fixture(scope="module")
 def sanitized(tmp_path_factory):
     libasan = _libasan()
@@ -55,6 +56,7 @@ def _drive(sanitized, *extra: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, env=env, timeout=600)
 
 
+# About 7 s of CPU: every hostile call sequence of stress_fmpy.py under the sanitizers; each is a distinct misuse.
 def test_hostile_calls_leave_the_sanitizers_silent(sanitized):
     proc = _drive(sanitized)
     detail = proc.stdout[-4000:] + proc.stderr[-4000:]

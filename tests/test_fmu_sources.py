@@ -15,7 +15,6 @@ import numpy as np
 import pytest
 
 import bridge
-from bridge.fmu.build import build_fmu
 
 fmpy = pytest.importorskip("fmpy")
 from fmpy.model_description import read_build_description, read_model_description  # noqa: E402
@@ -30,10 +29,9 @@ INPUT = np.array([(0.0, 50.0), (0.8, 120.0), (1.5, -30.0), (STOP, 10.0)], dtype=
 
 
 @pytest.fixture(scope="module")
-def fmus(tmp_path_factory):
-    out = tmp_path_factory.mktemp("source-fmus")
-    eom = bridge.derive(bridge.load_system(EXAMPLE), "lagrange")
-    return {v: build_fmu(eom, out / f"{eom.system.name}{v}.fmu", v) for v in (2, 3)}
+def fmus(built_fmu):
+    """The car's lagrange FMUs from the run's FMU cache (test_fmu builds the same ones)."""
+    return {v: built_fmu.build(EXAMPLE, "lagrange", v) for v in (2, 3)}
 
 
 def declared_sources(fmu: Path, version: int) -> dict[str, list[str]]:

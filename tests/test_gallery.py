@@ -17,6 +17,8 @@ GALLERY = ROOT / "docs" / "gallery"
 PAGES = ("stick_slip", "rolling_disk", "bicycle_eigenvalues", "rectifier", "cosim_belt", "sweep_belt",
          "validation_report", "animations")
 
+# Slow as a whole (about 78 s of CPU): each test builds a gallery page from its script, which runs the
+# simulations the page shows; the figures are checked against independent references.
 pytestmark = pytest.mark.slow
 
 

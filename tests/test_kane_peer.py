@@ -23,6 +23,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import bicycle  # noqa: E402
 
 
+# Slow (about 15 s of CPU, once per module): the peer models built with sympy.physics.mechanics, the independent
+# reference every test below compares against.
 @pytest.fixture(scope="module")
 def models():
     import sympy as sp

@@ -30,6 +30,8 @@ def _applicable(system) -> list[str]:
     return [name for name, m in bridge.METHODS.items() if m.applicable(system) is None]
 
 
+# Slow (about 18 s of CPU, once per module): the Whipple bicycle derived by every applicable method; the tests
+# below compare the methods with each other and with the published benchmark, so none can be left out.
 @pytest.fixture(scope="module")
 def bike():
     system = bridge.load_system(BICYCLE_FILE)
@@ -71,6 +73,8 @@ def test_bicycle_minimal_state(bike):
     np.testing.assert_allclose(lin.C[1:], [[1, 0, 0, 0], [0, 1, 0, 0]], atol=1e-14)
 
 
+# Each speed is a row of the benchmark's Table 2 (a distinct reference). The first call to reach an operating point
+# of each method's linearizer builds its evaluators (about 20 s of CPU, recorded on whichever speed does it).
 @pytest.mark.parametrize("speed", sorted(TABLE2))
 def test_bicycle_table2_every_method(bike, speed):
     """Table 2 of the benchmark to 1e-8 by every method, and the methods agree with each other to 1e-10."""

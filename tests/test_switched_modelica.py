@@ -328,6 +328,8 @@ def test_rumoca_still_applies_state_events_late(rumoca):
     assert abs(float(result["x"][-1]) - (-0.4 + 2 * 1.3e-6)) < 1e-9
 
 
+# This test and the next (about 15 s of CPU each) watch the documented Rumoca defects: a Rumoca simulation each,
+# long enough for the defect to show.
 def test_rumoca_still_drifts_with_a_relation_resting_on_its_surface(rumoca):
     """x = cos(t): with the resting relation 2.4e-5 off over 10 s; without it (b = false) 6e-12. Workaround:
     v_sliding and noEvent in the friction's relations."""

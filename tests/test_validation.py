@@ -30,7 +30,7 @@ PENDULUM_TEXT = PENDULUM.read_text()
 FAST = Options(groups=("methods", "fmu"), methods=("lagrange",), fmi_versions=(2,), overrides={"stop_time": 2.0})
 
 
-# Slow (about 155 s of CPU, marked by tests/durations.json): every example by every method natively, through Rumoca
+# Slow (about 125 s of CPU, marked by tests/durations.json): every example by every method natively, through Rumoca
 # and as four FMUs, once per module for the five tests that read its report; the end-to-end check of the suite.
 @pytest.fixture(scope="module")
 def campaign(tmp_path_factory):
@@ -127,10 +127,10 @@ def relabelled_fmu(source: Path, target: Path, old: str, new: str) -> Path:
     return target
 
 
-def test_perturbed_fmu_is_flagged(tmp_path, capsys):
+def test_perturbed_fmu_is_flagged(tmp_path, capsys, built_fmu):
     """A validator that cannot fail is worthless: l = 0.8 -> 0.81 in an FMU is caught."""
     fmu = perturbed_fmu(tmp_path, PENDULUM_TEXT.replace("value = 0.8,", "value = 0.81,"))
-    same = perturbed_fmu(tmp_path, PENDULUM_TEXT, "same.fmu")
+    same = built_fmu.build(PENDULUM, "lagrange", 2, copy_to=tmp_path / "same.fmu")
     args = ["validate", str(PENDULUM), "--runs", "methods", "--methods", "lagrange", "-q", "--stop-time", "3"]
     assert main([*args, "--fmu", str(same)]) == 0
     capsys.readouterr()
@@ -142,10 +142,9 @@ def test_perturbed_fmu_is_flagged(tmp_path, capsys):
     assert runs["native-lagrange"]["status"] == PASSED  # the other runs are still reported
 
 
-def test_external_fmu_with_missing_variables_and_other_units(tmp_path):
-    cart = build_fmu(bridge.derive(bridge.load_system(ROOT / "examples" / "cartesian_pendulum.toml"), "lagrange"),
-                     tmp_path / "cart.fmu", 2)
-    degrees = relabelled_fmu(perturbed_fmu(tmp_path, PENDULUM_TEXT, "rad.fmu"), tmp_path / "deg.fmu",
+def test_external_fmu_with_missing_variables_and_other_units(tmp_path, built_fmu):
+    cart = built_fmu.build(ROOT / "examples" / "cartesian_pendulum.toml", "lagrange", 2, copy_to=tmp_path / "cart.fmu")
+    degrees = relabelled_fmu(built_fmu.build(PENDULUM, "lagrange", 2), tmp_path / "deg.fmu",
                              'unit="rad"', 'unit="deg"')  # a system file gives SI units only: an FMU from elsewhere
     result = validate_system(PENDULUM, Options(groups=(), external=(str(cart), str(degrees)),
                                                overrides={"stop_time": 1.0}))
@@ -229,8 +228,8 @@ def test_bad_system_file_still_reports_the_others(tmp_path, capsys):
     assert "unknown name 'm'" in out and "SimplePendulum       native-lagrange    pass" in out
 
 
-# Slow (about 19 s of CPU): two FMU validations, as the tolerance from the file and the one from the command line
-# must each decide a real run.
+# Two FMU validations (about 3 s of CPU): the tolerance from the file and the one from the command line must each
+# decide a real run.
 def test_tolerances_from_system_file_and_command_line(tmp_path):
     strict = tmp_path / "strict.toml"
     strict.write_text(PENDULUM_TEXT + "\n[validation]\ntolerance = { fmu-me = 1e-12 }\nstop_time = 2.0\n")
@@ -261,7 +260,7 @@ def test_metrics_and_tube():
     assert not nan.tube_ok and nan.max_rel == float("inf") and nan.worst_time > 0.5
 
 
-# Slow (about 66 s of CPU): the plugin collects every run of two systems (all methods, natively and as FMUs); the
+# Slow (about 10 s of CPU): the plugin collects every run of two systems (all methods, natively and as FMUs); the
 # outcome counts asserted below are those of the full set.
 def test_pytest_plugin_on_a_folder(pytester):
     folder = pytester.mkdir("systems")
@@ -355,7 +354,7 @@ def test_fmu_methods_option_selects_the_fmus(capsys):
     assert "unknown method(s) newton" in capsys.readouterr().err
 
 
-# Slow (about 86 s of CPU): one FMU per applicable method, FMI 2 and 3, for two systems; what it checks is that each
+# Slow (about 12 s of CPU): one FMU per applicable method, FMI 2 and 3, for two systems; what it checks is that each
 # of those FMUs is validated, so none can be left out.
 def test_every_applicable_methods_fmu_is_validated(tmp_path, capsys):
     """The native FMU of every applicable method, FMI 2 and 3, Model Exchange and Co-Simulation, against the
@@ -390,7 +389,7 @@ def test_every_applicable_methods_fmu_is_validated(tmp_path, capsys):
 CONTACT_SLEIGH = ROOT / "tests" / "models" / "contact_sleigh.toml"
 
 
-# Slow (about 10 s of CPU): 3 s of simulated time are needed to pass the split change at t ~ 1.03 s and settle after it.
+# About 2 s of CPU: 3 s of simulated time are needed to pass the split change at t ~ 1.03 s and settle after it.
 def test_a_reduced_fmu_follows_its_method_through_a_split_change():
     """The contact-point sleigh passes theta = pi/2 at t ~ 1.03 s, where the build-time split (x, theta
     independent) turns singular: native maggi re-partitions and passes, and so does maggi's FMU (ME and CS)."""

@@ -54,6 +54,7 @@ def wheel(tmp_path_factory) -> Path:
     return whl
 
 
+# Slow (about 14 s of CPU, once per module): a fresh virtual environment with the wheel installed is the check.
 @pytest.fixture(scope="module")
 def venv(wheel, tmp_path_factory):
     """A fresh venv with the wheel, its ``cosim`` extra (fmpy, Rumoca) and pytest, installed by pip from the index."""
