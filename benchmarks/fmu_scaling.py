@@ -97,8 +97,8 @@ def build_times(eom, tmp: Path) -> dict:
     """Code generation alone, then the build with an empty object cache and the unchanged rebuild."""
     from bridge.fmu.build import build_fmu
     from bridge.fmu.model_c import model_c
-    from bridge.fmu.objects import CACHE_ENV, object_cache
     from bridge.fmu.plan import build_plan
+    from bridge.tools.objects import CACHE_ENV, object_cache
 
     c0 = time.process_time()
     model_c(build_plan(eom, 2))

@@ -18,15 +18,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..backends.openmodelica import model_session
+from ..backends.pymoca import simulate_switched_pymoca
+from ..backends.rumoca import simulate_rumoca
 from ..derivation.eom import EquationsOfMotion
 from ..errors import ExportError, ValidationError
 from ..modelica.export import model_source
 from ..modelica.forms import FORMS, choose_form, in_form, require_expressible
 from ..modelica.ports import library_files
 from ..simulation.simulate import simulate
-from ..tools.openmodelica import omc_session
-from ..tools.pymoca import simulate_pymoca, simulate_switched_pymoca
-from ..tools.rumoca import RUMOCA_MISSING, load_alone, simulate_rumoca
+from ..tools.pymoca import simulate_pymoca
+from ..tools.rumoca import RUMOCA_MISSING, load_alone
 from .switched_times import tool_report
 
 OMC_MISSING = ("OpenModelica's omc was not found on PATH or in OPENMODELICAHOME; install OpenModelica "
@@ -132,7 +134,7 @@ def check_openmodelica(eom: EquationsOfMotion, level: str = "index1", stop_time:
     """Load the model in omc through OMPython, run checkModel, simulate, and compare with native."""
     system = eom.system
     T = float(stop_time if stop_time is not None else system.stop_time)
-    with omc_session(eom, level, OMC_MISSING, ValidationError) as (omc, _):
+    with model_session(eom, level, OMC_MISSING, ValidationError) as (omc, _):
         check = omc.sendExpression(f"checkModel({system.name})")
         balanced = "has" in str(check) and "equation(s) and" in str(check)
         if "Error" in str(omc.sendExpression("getErrorString()")):
