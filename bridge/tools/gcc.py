@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
@@ -30,6 +31,15 @@ def compiler() -> str:
         where = f"CC={env!r} is not an executable" if env else "no cc, gcc or clang on PATH"
         raise CompilerNotFoundError(f"no C compiler found ({where}); {NO_COMPILER_HINT}")
     return cc
+
+
+def compiler_version(cc: str) -> str:
+    """Return the first line of ``cc --version`` (``cc`` itself when it prints none, "unknown" when it cannot run)."""
+    try:
+        out = subprocess.run([*cc.split(), "--version"], capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return out.stdout.splitlines()[0].strip() if out.returncode == 0 and out.stdout else cc
 
 
 def find_cross_compiler(command: str, target: str, packages: Sequence[str]) -> str:
@@ -101,4 +111,4 @@ def compile_shared_library(cc: str, binary: Path, sources: Sequence[Path], flags
                                           *flags], [*target_flags, "-shared"], what, object_cache(), unit_flags)
 
 
-__all__ = ["NO_COMPILER_HINT", "compile_shared_library", "compiler", "find_cross_compiler"]
+__all__ = ["NO_COMPILER_HINT", "compile_shared_library", "compiler", "compiler_version", "find_cross_compiler"]

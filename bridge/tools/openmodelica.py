@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import contextlib
+import csv
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Mapping
 from contextlib import contextmanager
 from pathlib import Path
+
+import numpy as np
 
 from ..errors import BridgeError, ExportError
 
@@ -61,6 +65,40 @@ def omc_session(name: str, source: str, library: Mapping[str, str], missing: str
                 omc.sendExpression("quit()")
 
 
+def check_model(omc, name: str, error: type[BridgeError]) -> tuple[str, bool]:
+    """Run omc's ``checkModel`` on the loaded model ``name``.
+
+    Returns omc's message and whether it counted equations and variables (a balanced model); ``error`` when omc
+    reports an error.
+    """
+    check = omc.sendExpression(f"checkModel({name})")
+    balanced = "has" in str(check) and "equation(s) and" in str(check)
+    if "Error" in str(omc.sendExpression("getErrorString()")):
+        raise error(f"omc checkModel failed for {name}: {check}")
+    return str(check), balanced
+
+
+def simulate_model(omc, name: str, stop_time: float, intervals: int, rtol: float,
+                   error: type[BridgeError]) -> tuple[dict[str, np.ndarray], float]:
+    """Simulate the loaded model ``name`` with omc from 0 to ``stop_time`` in ``intervals`` output intervals.
+
+    Returns every variable of omc's CSV result by name (``time`` included) and the seconds the simulation took;
+    ``error`` when omc wrote no result.
+    """
+    start = time.perf_counter()
+    sim = omc.sendExpression(f"simulate({name}, stopTime={stop_time}, numberOfIntervals={intervals}, "
+                             f"tolerance={rtol}, outputFormat=\"csv\")")
+    seconds = time.perf_counter() - start
+    result_file = sim.get("resultFile", "") if isinstance(sim, dict) else ""
+    if not result_file:
+        raise error(f"omc could not simulate {name}: {sim}")
+    with open(result_file, newline="") as fh:
+        rows = list(csv.reader(fh))
+    header = [h.strip('"') for h in rows[0]]
+    data = np.array(rows[1:], dtype=float)
+    return {h: data[:, k] for k, h in enumerate(header)}, seconds
+
+
 def build_model_fmu(omc, name: str, fmi_version: int) -> Path:
     """Build the FMU (Model Exchange and Co-Simulation) of the loaded model ``name`` in an omc session.
 
@@ -73,4 +111,4 @@ def build_model_fmu(omc, name: str, fmi_version: int) -> Path:
     return Path(str(built))
 
 
-__all__ = ["build_model_fmu", "find_omc", "omc_session"]
+__all__ = ["build_model_fmu", "check_model", "find_omc", "omc_session", "simulate_model"]

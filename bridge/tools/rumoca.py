@@ -55,6 +55,19 @@ def codegen_fmi2(rumoca, source: str, name: str, library: Mapping[str, str] | No
     return load_alone(rumoca, source, name, library).codegen("fmi2")
 
 
+def run_text(rumoca, source: str, name: str, library: Mapping[str, str] | None, stop_time: float, dt: float,
+             rtol: float) -> tuple[Any, Any, float]:
+    """Compile the model ``name`` of ``source`` with Rumoca and simulate it; Rumoca's errors reach the caller.
+
+    As :func:`simulate_text`, but a ``rumoca.RumocaError`` of the compilation or the simulation is raised as it is.
+    """
+    model = load_alone(rumoca, source, name, library)
+    structure = model.structure()
+    start = time.perf_counter()
+    result = model.simulate((0.0, stop_time), config=rumoca.SimConfig(rtol=rtol, atol=rtol * 1e-2, dt=dt))
+    return result, structure, time.perf_counter() - start
+
+
 def simulate_text(rumoca, source: str, name: str, library: Mapping[str, str] | None, stop_time: float, dt: float,
                   rtol: float) -> tuple[Any, Any, float]:
     """Compile the model ``name`` of ``source`` with Rumoca and simulate it from 0 to ``stop_time``.
@@ -95,5 +108,5 @@ def simulate_text(rumoca, source: str, name: str, library: Mapping[str, str] | N
     return result, structure, time.perf_counter() - start
 
 
-__all__ = ["RUMOCA_MISSING", "RumocaSimulationFailed", "codegen_fmi2", "load_alone", "require_rumoca",
+__all__ = ["RUMOCA_MISSING", "RumocaSimulationFailed", "codegen_fmi2", "load_alone", "require_rumoca", "run_text",
            "simulate_text"]
