@@ -137,7 +137,7 @@ def check_openmodelica(eom: EquationsOfMotion, level: str = "index1", stop_time:
         check, balanced = check_model(omc, system.name, ValidationError)
         col, seconds = simulate_model(omc, system.name, T, 500, rtol, ValidationError)
         errors, _ = compare(eom, "openmodelica", col["time"], lambda n: col[n], T, T / 500, rtol)
-    return CheckReport("openmodelica", system.name, balanced, errors=errors, seconds=seconds, messages=check)
+    return CheckReport("openmodelica", system.name, balanced, errors=errors, seconds=seconds, messages=str(check))
 
 
 # -- running one form through one compiler ---------------------------------------------------------------
