@@ -23,9 +23,9 @@ from pathlib import Path
 import fmpy
 
 import bridge
+from bridge.backends.fmu import build_rumoca_fmu
 from bridge.errors import BridgeError
 from bridge.fmu.build import build_fmu
-from bridge.tools.fmu_backends import build_rumoca_fmu
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))

@@ -98,8 +98,8 @@ def build_times(eom, tmp: Path) -> dict:
     """Code generation alone, then the build with an empty object cache and the unchanged rebuild."""
     from bridge.fmu.build import build_fmu
     from bridge.fmu.model_c import model_c
-    from bridge.fmu.objects import CACHE_ENV, object_cache
     from bridge.fmu.plan import build_plan
+    from bridge.tools.objects import CACHE_ENV, object_cache
 
     c0 = time.process_time()
     model_c(build_plan(eom, 2))
@@ -120,7 +120,7 @@ def rhs_cost(fmu: Path, tmp: Path) -> tuple[float, str]:
     import zipfile
 
     from bridge.fmu.build import unit_level
-    from bridge.fmu.platforms import compiler
+    from bridge.tools.gcc import compiler
 
     src = tmp / "src"
     with zipfile.ZipFile(fmu) as zf:
@@ -210,7 +210,7 @@ def one_large(n: int, method: str, stop: float, build: bool = True) -> dict:
     import fmpy
 
     from bridge.fmu.build import build_fmu
-    from bridge.fmu.objects import CACHE_ENV
+    from bridge.tools.objects import CACHE_ENV
 
     out: dict = {"n": n, "method": method}
     t0 = time.perf_counter()

@@ -293,8 +293,13 @@ def main(argv: list[str] | None = None) -> int:
                 return 2
             added.append(tree)
             trees[rev] = tree
+        chosen = examples(ROOT, args.only, args.skip)
         jobs = [(tree, ex, out / label.replace("/", "_") / ex.removesuffix(".toml"))
-                for ex in examples(ROOT, args.only, args.skip) for label, tree in trees.items()]
+                for ex in chosen for label, tree in trees.items() if (tree / ex).is_file()]
+        for label, tree in trees.items():
+            absent = [ex for ex in chosen if not (tree / ex).is_file()]
+            if absent:  # an example added later: its files show as only in the other tree
+                print(f"byte_identity: {len(absent)} example(s) not in {label}: {', '.join(absent)}", flush=True)
         for label in trees:
             shutil.rmtree(out / label.replace("/", "_"), ignore_errors=True)
         print(f"byte_identity: {len(jobs)} example runs into {out}", flush=True)

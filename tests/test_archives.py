@@ -153,6 +153,30 @@ def test_a_model_identifier_outside_the_fmu_is_refused_and_never_loaded(tmp_path
     assert not marker.exists()
 
 
+@pytest.mark.parametrize("folder", ["win64", "x86_64-windows", "aarch64-linux", "x86_64-linux"])
+def test_every_platform_folder_of_an_fmu_is_checked_not_only_linux64(folder, tmp_path):
+    """A library that resolves outside the FMU is refused in whichever platform folders the FMU carries (FMI 2
+    and FMI 3 names), with the platform's library suffix; an FMU whose libraries stay inside passes."""
+    from types import SimpleNamespace
+
+    from bridge.fmu.archive import check_identifiers, library_suffix
+
+    md = SimpleNamespace(modelExchange=SimpleNamespace(modelIdentifier="Model"), coSimulation=None)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    unpacked = tmp_path / "fmu"
+    (unpacked / "binaries" / folder).mkdir(parents=True)
+    (unpacked / "binaries" / folder / f"Model{library_suffix(folder)}").write_bytes(b"")
+    check_identifiers(md, unpacked, "inside.fmu")  # the library lies inside: accepted
+    (unpacked / "binaries" / folder / f"Model{library_suffix(folder)}").unlink()
+    (unpacked / "binaries" / folder / f"Model{library_suffix(folder)}").symlink_to(outside / "Model.lib")
+    with pytest.raises(ArchiveError, match=f"the {folder} binary of 'Model' resolves outside the FMU"):
+        check_identifiers(md, unpacked, "hostile.fmu")
+    with pytest.raises(ArchiveError, match="resolves outside"):  # the host's folder named by the caller as well
+        check_identifiers(md, unpacked, "hostile.fmu", platform=folder)
+    assert library_suffix(folder) == (".dll" if "win" in folder else ".so")
+
+
 def test_corrupt_fmus_are_bad_input_not_failed_runs(good_fmu, tmp_path, capsys):
     truncated = tmp_path / "truncated.fmu"
     truncated.write_bytes(good_fmu.read_bytes()[: good_fmu.stat().st_size // 2])

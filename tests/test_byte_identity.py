@@ -60,3 +60,14 @@ def test_examples_filters_by_only_and_skip():
     assert "examples/simple_pendulum.toml" in every
     assert bi.examples(root, ["examples/simple_*"]) == ["examples/simple_pendulum.toml"]
     assert not [e for e in bi.examples(root, [], ["examples/*/bicycle*"]) if "bicycle" in e.rsplit("/", 1)[-1]]
+
+
+def test_an_example_missing_at_a_revision_is_left_out_not_a_failed_worker(tmp_path, monkeypatch, capsys):
+    """An example added after REV is generated for the working tree only (no worker fails on a missing file)."""
+    bi = load_script()
+    seen = []
+    monkeypatch.setattr(bi, "generate", lambda jobs, *a, **k: seen.extend(jobs) or [])
+    monkeypatch.setattr(bi, "examples", lambda *a, **k: ["examples/simple_pendulum.toml", "examples/not_there.toml"])
+    assert bi.main(["--out", str(tmp_path)]) == 0
+    assert [ex for _, ex, _ in seen] == ["examples/simple_pendulum.toml"]
+    assert "1 example(s) not in working: examples/not_there.toml" in capsys.readouterr().out

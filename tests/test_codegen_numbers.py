@@ -162,14 +162,14 @@ def test_overflowing_system_is_a_clean_error(tmp_path, capsys):
 
 
 def test_c_build_fails_loudly_on_integer_overflow(tmp_path):
-    from bridge.fmu.build import _compile
+    from bridge.tools.gcc import compile_shared_library
 
     cc = compiler()
     for body in ("100000000000000000000*x", "2147483647*2*x"):
         src = tmp_path / "ov.c"
         src.write_text(f"double f(double x) {{ return {body}; }}\n", encoding="utf-8")
         with pytest.raises(ExportError, match="too large|overflow"):
-            _compile(cc, tmp_path / "ov.so", [src], [], "overflow probe")
+            compile_shared_library(cc, tmp_path / "ov.so", [src], [], "overflow probe")
 
 
 # -- kink and piecewise functions ------------------------------------------------------------------------

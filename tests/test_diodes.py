@@ -144,8 +144,8 @@ def test_diode_in_modelica_as_the_msl_ideal_diode():
     (Radau: the blocking branch is stiff) within 1e-6 of the range (the ideal diode, off_conductance 0:
     tests/test_switched_modelica.py)."""
     pytest.importorskip("rumoca")
+    from bridge.backends.rumoca import simulate_rumoca
     from bridge.modelica.export import model_source
-    from bridge.tools.rumoca import simulate_rumoca
 
     text = RL.replace("forward_voltage = 0.6 }",
                       "forward_voltage = 0.6, on_resistance = 1e-5, off_conductance = 1e-5 }")

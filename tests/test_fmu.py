@@ -187,7 +187,7 @@ def test_bad_output_and_compiler(tmp_path, monkeypatch, capsys):
 def test_rumoca_backend_pendulum(tmp_path):
     """Rumoca's fmi2 FMU: real, simulates correctly in ME, but its modelDescription fails fmpy's validation."""
     pytest.importorskip("rumoca")
-    from bridge.tools.fmu_backends import build_rumoca_fmu
+    from bridge.backends.fmu import build_rumoca_fmu
 
     eom = bridge.derive(bridge.load_system(ROOT / "examples" / "simple_pendulum.toml"), "lagrange")
     fmu = build_rumoca_fmu(eom, tmp_path / "p.fmu")
@@ -221,7 +221,7 @@ def test_openmodelica_backend(tmp_path, monkeypatch, capsys):
                 "--backend native") in capsys.readouterr().err
         pytest.skip("OpenModelica's omc is not on PATH or in OPENMODELICAHOME (not installable on this machine)")
     eom = bridge.derive(bridge.load_system(ROOT / "examples" / "simple_pendulum.toml"), "lagrange")
-    from bridge.tools.fmu_backends import build_openmodelica_fmu
+    from bridge.backends.fmu import build_openmodelica_fmu
 
     fmu = build_openmodelica_fmu(eom, tmp_path / "o.fmu")
     res = fmpy.simulate_fmu(str(fmu), fmi_type="ModelExchange", solver="CVode", relative_tolerance=1e-10,

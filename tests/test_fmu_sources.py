@@ -116,8 +116,8 @@ def test_rumoca_fmu_declares_its_sources(tmp_path):
     pytest.importorskip("rumoca")
     from lxml import etree
 
+    from bridge.backends.fmu import build_rumoca_fmu
     from bridge.fmu.build import compiler
-    from bridge.tools.fmu_backends import build_rumoca_fmu
 
     eom = bridge.derive(bridge.load_system(ROOT / "examples" / "simple_pendulum.toml"), "lagrange")
     fmu = build_rumoca_fmu(eom, tmp_path / "SimplePendulum.fmu")

@@ -194,7 +194,7 @@ def test_rumoca_fmu_with_names_of_its_c_template(tmp_path):
     Rumoca's C template build an FMU that keeps the user's names and matches the native simulation."""
     pytest.importorskip("rumoca")
     fmpy = pytest.importorskip("fmpy")
-    from bridge.tools.fmu_backends import build_rumoca_fmu
+    from bridge.backends.fmu import build_rumoca_fmu
 
     path = tmp_path / "names.toml"
     path.write_text(TEMPLATE_NAMES, encoding="utf-8")

@@ -1,4 +1,4 @@
-"""The object cache of the FMU builds (bridge/fmu/objects.py): a second build of the same system links cached
+"""The object cache of the FMU builds (bridge/tools/objects.py): a second build of the same system links cached
 objects, a corrupted entry is detected and compiled anew, concurrent builds leave valid entries, and the key
 changes with the flags, the headers and the compiler's target."""
 
@@ -14,7 +14,7 @@ import pytest
 
 import bridge
 from bridge.fmu.build import RUNTIME_SOURCES, build_fmu, compiler
-from bridge.fmu.objects import CACHE_ENV, ObjectCache, object_cache, object_key
+from bridge.tools.objects import CACHE_ENV, ObjectCache, object_cache, object_key
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = 1 + len(RUNTIME_SOURCES[2])  # model.c and the runtime's C files of an FMI 2 FMU

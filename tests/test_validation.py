@@ -304,7 +304,7 @@ def test_fmu_made_by_another_tool(tmp_path, capsys):
     """An FMU built by Rumoca from the exported .mo, validated as a foreign FMU: its Model Exchange passes,
     its Co-Simulation (fixed-step explicit Euler) is caught, and its modelDescription problems are noted."""
     pytest.importorskip("rumoca")
-    from bridge.tools.fmu_backends import build_rumoca_fmu
+    from bridge.backends.fmu import build_rumoca_fmu
 
     fmu = build_rumoca_fmu(bridge.derive(bridge.load_system(PENDULUM), "lagrange"), tmp_path / "Pendulum.fmu")
     code = main(["validate", str(PENDULUM), "--runs", "methods", "--methods", "lagrange", "-q", "--stop-time", "2",

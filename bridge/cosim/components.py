@@ -186,10 +186,10 @@ def build_modelica_fmu(source: Path, model: str, path: Path, platforms: Sequence
     Rumoca's Co-Simulation integrates with explicit Euler (ten sub-steps per communication step), so use it
     for algebraic or slow components; its modelDescription lacks UnitDefinitions (fmpy validation complains).
     """
+    from ..backends.fmu import declare_sources
     from ..errors import ExportError
     from ..fmu.build import compile_binaries, pack_folder, toolchains
-    from ..tools.fmu_backends import declare_sources
-    from ..tools.rumoca import load_alone
+    from ..tools.rumoca import codegen_fmi2
 
     try:
         import rumoca
@@ -198,8 +198,7 @@ def build_modelica_fmu(source: Path, model: str, path: Path, platforms: Sequence
                          '"rumoca>=0.9.9,<0.10", or give an FMU') from exc
     tools = toolchains(platforms)
     try:
-        compiled = load_alone(rumoca, source.read_text(encoding="utf-8"), model)  # not the cwd's other .mo files
-        generated = compiled.codegen("fmi2")
+        generated = codegen_fmi2(rumoca, source.read_text(encoding="utf-8"), model)  # not the cwd's other .mo files
     except (rumoca.RumocaError, RuntimeError, OSError) as exc:
         raise CosimError(f"{source}: Rumoca cannot compile model {model}: {exc}; fix the model") from exc
     with tempfile.TemporaryDirectory(prefix="nhbridge-cosim-mo-") as tmp:

@@ -262,9 +262,51 @@ def check_model_description(unzipdir: str | Path, what: str) -> None:
                            "none; refused")
 
 
-def check_identifiers(md, unzipdir: str | Path | None, what: str, platform: str = "linux64") -> None:
-    """Check that every ``modelIdentifier`` is a plain identifier and (given ``unzipdir``) its library is inside it."""
+def library_suffix(folder: str) -> str:
+    """Return the shared library's suffix in the platform folder ``folder`` of ``binaries/`` (FMI 2 or FMI 3 name).
+
+    ``.dll`` for Windows (``win64``, ``x86_64-windows``), ``.dylib`` for macOS (``darwin64``, ``aarch64-darwin``),
+    else ``.so``.
+
+    Examples
+    --------
+    >>> library_suffix("win64"), library_suffix("x86_64-windows"), library_suffix("aarch64-linux")
+    ('.dll', '.dll', '.so')
+    """
+    if folder.startswith("win") or folder.endswith("-windows"):
+        return ".dll"
+    if folder.startswith("darwin") or folder.endswith("-darwin"):
+        return ".dylib"
+    return ".so"
+
+
+def check_identifiers(md, unzipdir: str | Path | None, what: str, platform: str | None = None) -> None:
+    """Check that every ``modelIdentifier`` is a plain identifier and (given ``unzipdir``) its libraries are inside it.
+
+    Parameters
+    ----------
+    md : fmpy.model_description.ModelDescription
+        The FMU's model description.
+    unzipdir : str or Path, optional
+        The unpacked FMU; None checks the identifiers only.
+    what : str
+        How messages name the FMU.
+    platform : str, optional
+        A platform folder of ``binaries/`` to check besides those the FMU carries (e.g. the host's, which the
+        caller is about to load).
+
+    Raises
+    ------
+    ArchiveError
+        An identifier that is not plain, or a library of one of the FMU's platforms that resolves outside it.
+    """
     root = Path(unzipdir).resolve() if unzipdir is not None else None
+    folders: list[str] = []
+    if root is not None:
+        binaries = root / "binaries"
+        folders = sorted(p.name for p in binaries.iterdir() if p.is_dir()) if binaries.is_dir() else []
+        if platform and platform not in folders:
+            folders.append(platform)
     for kind in ("modelExchange", "coSimulation"):
         iface = getattr(md, kind, None)
         if iface is None:
@@ -273,9 +315,10 @@ def check_identifiers(md, unzipdir: str | Path | None, what: str, platform: str 
         if not IDENTIFIER.match(ident):
             raise ArchiveError(f"{what}: the {kind} modelIdentifier {ident!r} is not a plain identifier (letters, "
                                "digits, _); it names the binary, which must lie inside the FMU")
-        library = (root / "binaries" / platform / f"{ident}.so").resolve() if root is not None else None
-        if root is not None and root not in library.parents:
-            raise ArchiveError(f"{what}: the binary of {ident!r} resolves outside the FMU ({library})")
+        for folder in folders:
+            library = (root / "binaries" / folder / f"{ident}{library_suffix(folder)}").resolve()
+            if root not in library.parents:
+                raise ArchiveError(f"{what}: the {folder} binary of {ident!r} resolves outside the FMU ({library})")
 
 
 def unpack_fmu(path: str | Path, folder: str | Path, what: str = "") -> Path:

@@ -2,8 +2,9 @@
 
 One :class:`~.plan.CModelPlan` (the equations, the :class:`~.layout.FmuLayout` of value references and
 variable kinds, the GUID) is computed from the equations and drives both the generated C (``NHB_VARIABLES``)
-and ``modelDescription.xml`` (FMI 2.0 or 3.0), so the two cannot drift. Every C file compiles to an object,
-concurrently and cached by content (:mod:`.objects`); the objects are linked into the platform's library.
+and ``modelDescription.xml`` (FMI 2.0 or 3.0), so the two cannot drift. This module writes the FMU's files and
+says what is compiled for which platform; the compiler runs in :mod:`bridge.tools.gcc` (every C file to an object,
+concurrently and cached by content, :mod:`bridge.tools.objects`; the objects linked into the platform's library).
 The C comes from sympy's C99 printer after one joint CSE pass over the mass
 matrix, forcing and kinematics; the mass-matrix system is solved at run time by the runtime's LU
 with partial pivoting (``nhb_lu_solve``).
@@ -20,11 +21,11 @@ from pathlib import Path
 
 from ..derivation.eom import EquationsOfMotion
 from ..errors import ExportError
+from ..tools.gcc import NO_COMPILER_HINT, compile_shared_library, compiler
 from .model_c import model_files
 from .model_description import build_description, model_description
-from .objects import compile_library, object_cache
 from .plan import build_plan
-from .platforms import NO_COMPILER_HINT, Platform, compiler, compilers, parse_platforms
+from .platforms import Platform, compilers, parse_platforms
 from .runtime import HEADERS as RUNTIME_HEADERS
 from .runtime import runtime_sources
 
@@ -62,23 +63,6 @@ def output_path(path: str | Path) -> Path:
     except OSError as exc:
         raise ExportError(f"{path}: cannot write here ({exc.strerror or exc}); choose a writable output path") from exc
     return path
-
-
-def _compile(cc: str, binary: Path, sources: list[Path], flags: list[str], what: str,
-             target_flags: Iterable[str] = ("-fPIC",)) -> None:
-    """Compile ``sources`` into the shared library ``binary``.
-
-    C99 at -O2 (a large generated file at -O1: :func:`unit_level`); ``target_flags`` are the platform's, by
-    default position independent. Each source compiles to an object, cached by content (:mod:`.objects`) and
-    compiled concurrently; the objects are then linked.
-
-    An integer overflow or an integer constant too large for its type is an error, not a warning: either
-    would change a number of the equations silently. No contraction of ``a*b + c`` into a fused multiply-add
-    (``-ffp-contract=off``): every platform's binary rounds the same operations the same way.
-    """
-    target_flags = list(target_flags)
-    compile_library(cc, binary, sources, ["-std=c99", "-O2", "-ffp-contract=off", *target_flags, "-Werror=overflow",
-                                          *flags], [*target_flags, "-shared"], what, object_cache(), unit_level)
 
 
 #: a generated C file larger than this (bytes) compiles with -O1: gcc -O2 spends much longer on its long
@@ -149,7 +133,7 @@ def compile_binaries(folder: Path, name: str, sources: list[Path], flags: list[s
     def one(job: tuple[Path, str, Platform]) -> None:
         binary, cc, p = job
         label = what if p.is_host and len(jobs) == 1 else f"{what} for {p.name}"
-        _compile(cc, binary, sources, flags, label, p.flags)
+        compile_shared_library(cc, binary, sources, flags, label, p.flags, unit_level)
 
     if len(jobs) == 1:
         one(jobs[0])
@@ -171,8 +155,6 @@ def pack_folder(path: Path, folder: Path) -> Path:
                *sorted((folder / "sources").iterdir())]
     write_zip(path, [(f.relative_to(folder).as_posix(), f) for f in members])
     return path
-
-
 
 
 def build_fmu(eom: EquationsOfMotion, path: str | Path, fmi_version: int = 2,

@@ -35,7 +35,7 @@ def add_parser(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Check the toolchain, derive, build the FMU and report what was built."""
-    from ..tools.fmu_backends import build_openmodelica_fmu, build_rumoca_fmu
+    from ..backends.fmu import build_openmodelica_fmu, build_rumoca_fmu
     from .build import build_fmu, toolchains
 
     if args.backend == "rumoca" and args.fmi_version != 2:

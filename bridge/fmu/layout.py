@@ -12,8 +12,6 @@ from ..derivation.eom import EquationsOfMotion
 from ..model import symbols as S
 from .features import jacobian_enabled, outputs_use_efforts
 
-PLATFORM = {2: "linux64", 3: "x86_64-linux"}
-
 #: the split's event indicator is its health sigma_min(A_dep) / sigma_max(A) minus this (the native simulation's
 #: bridge.simulation.simulate.SPLIT_THRESHOLD; NHB_SPLIT_THRESHOLD of fmu/nhb_split.h)
 SPLIT_EVENT_HEALTH = 1e-3

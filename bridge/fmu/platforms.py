@@ -4,20 +4,24 @@ Three platforms: Linux x86-64, Windows x64 and Linux aarch64. The folder under `
 FMI 2 ``linux64`` and ``win64``, FMI 3 ``x86_64-linux``, ``x86_64-windows`` and ``aarch64-linux``. FMI 2 names
 x86 platforms only (``linux64`` is 64-bit x86); FMI 2.0.5 refers every other platform to the FMI 3 platform
 tuples, so the aarch64 binary of an FMI 2 FMU goes to ``aarch64-linux`` as well. The host's own platform is
-compiled with :func:`compiler` (``$CC``); the others with the cross compilers of Debian's packages
-(``gcc-mingw-w64-x86-64``, ``gcc-aarch64-linux-gnu`` with ``libc6-dev-arm64-cross``).
+compiled with :func:`~bridge.tools.gcc.compiler` (``$CC``); the others with the cross compilers of Debian's
+packages (``gcc-mingw-w64-x86-64``, ``gcc-aarch64-linux-gnu`` with ``libc6-dev-arm64-cross``), found and run by
+:mod:`bridge.tools.gcc`.
 """
 
 from __future__ import annotations
 
-import os
 import platform as _platform
-import shutil
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..errors import CompilerNotFoundError, ExportError
+from ..tools.gcc import NO_COMPILER_HINT, compiler, find_cross_compiler
+
+__all__ = ["ALIASES", "LINUX_AARCH64", "LINUX_X86_64", "NO_COMPILER_HINT", "PLATFORMS", "WINDOWS_X86_64", "Platform",
+           "add_platform_option", "compiler", "compilers", "cross_compiler", "host_platform", "parse_platforms",
+           "platform_names", "with_host"]
 
 
 @dataclass(frozen=True)
@@ -56,23 +60,6 @@ PLATFORMS: tuple[Platform, ...] = (LINUX_X86_64, WINDOWS_X86_64, LINUX_AARCH64)
 
 #: every name --platform accepts (the FMI 2 and FMI 3 folder names) and its platform
 ALIASES = {name: p for p in PLATFORMS for name in (p.name, p.fmi2, p.fmi3)}
-
-
-NO_COMPILER_HINT = ("building an FMU needs a C compiler: install gcc or clang (Debian/Ubuntu: apt-get install gcc; "
-                    "Fedora: dnf install gcc) or set CC to one")
-
-
-def compiler() -> str:
-    """Return the C compiler command.
-
-    ``$CC`` when set, else ``cc``, ``gcc`` or ``clang`` on PATH; CompilerNotFoundError when there is none.
-    """
-    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
-    if not cc or not cc.split() or not shutil.which(cc.split()[0]):
-        env = os.environ.get("CC")
-        where = f"CC={env!r} is not an executable" if env else "no cc, gcc or clang on PATH"
-        raise CompilerNotFoundError(f"no C compiler found ({where}); {NO_COMPILER_HINT}")
-    return cc
 
 
 def host_platform() -> Platform:
@@ -129,11 +116,7 @@ def cross_compiler(target: Platform) -> str:
     """
     if target.is_host:
         return compiler()
-    if shutil.which(target.cross):
-        return target.cross
-    raise CompilerNotFoundError(
-        f"the {target.name} binary needs the cross compiler {target.cross}, which is not on PATH; install it "
-        f"(Debian/Ubuntu: apt-get install {' '.join(target.packages)}) or leave {target.name} out of --platform")
+    return find_cross_compiler(target.cross, target.name, target.packages)
 
 
 def compilers(platforms: Iterable[Platform]) -> dict[Platform, str]:

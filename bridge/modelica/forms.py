@@ -335,7 +335,7 @@ def choose_form(eom: EquationsOfMotion) -> Choice:
       in full, so the text and the compilers' times grow with ``g`` and with the split's share of the model
       (measured in ``docs/compilers.md``; see *Export forms* in the user guide). So ``normal`` is chosen up to
       :data:`NORMAL_GROWTH_LIMIT` (the dense 2 x 2 block and unions of them), ``implicit`` beyond; there Rumoca
-      may meet the row-by-row defect, and ``--check rumoca`` (:func:`bridge.tools.rumoca.simulate_rumoca`) falls
+      may meet the row-by-row defect, and ``--check rumoca`` (:func:`bridge.backends.rumoca.simulate_rumoca`) falls
       back to ``normal``.
 
     ``variables-normal`` (the block of accelerations and multipliers as normal equations too) is not chosen: on

@@ -38,9 +38,6 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ExportError, ValidationError
-from ..model.efforts import Diode
-from ..modelica.ports import library_files
-from ..modelica.switched import elements, pymoca_limitation
 
 PYMOCA_MISSING = 'pymoca is not installed; pip install "pymoca==0.12.*" "casadi<3.7"'
 
@@ -272,29 +269,5 @@ def ca_dense(matrix) -> np.ndarray:
     return np.asarray(matrix.full() if hasattr(matrix, "full") else matrix, dtype=float)
 
 
-PYMOCA_NO_EVENTS = ("pymoca 0.12 makes no events of relations: the diode's switch {what} (a relation) flips inside "
-                    "IDAS's steps, whose Newton iteration fails at the kink "
-                    "(docs/compiler-defects/DiodePymocaNoEvents.mo)")
-
-
 class DocumentedLimitation(ValidationError):
     """A tool cannot run the model for a reason documented in docs/compiler-defects/ (not a wrong export)."""
-
-
-def simulate_switched_pymoca(eom, source: str, stop: float, dt: float, rtol: float):
-    """Simulate the model text ``source`` of a switched model with :func:`simulate_pymoca`.
-
-    A model with a mode state raises :class:`DocumentedLimitation` (no ``when``/``pre`` in pymoca), and a
-    failure of a model with diodes names the documented defect (relations make no events).
-    """
-    system = eom.system
-    limitation = pymoca_limitation(system)
-    if limitation:
-        raise DocumentedLimitation(f"pymoca cannot compile {system.name}: {limitation}")
-    try:
-        return simulate_pymoca(source, system.name, stop, dt, rtol, library_files(eom))
-    except ValidationError as exc:
-        diodes = [f"nhb_{d.name}_off = nhb_{d.name}_s < 0" for d in elements(system) if isinstance(d, Diode)]
-        if not diodes:
-            raise
-        raise ValidationError(f"{exc}; {PYMOCA_NO_EVENTS.format(what=', '.join(diodes))}") from exc

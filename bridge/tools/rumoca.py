@@ -1,7 +1,7 @@
-"""Rumoca on the exported Modelica.
+"""Rumoca on Modelica text: loading a model from its text alone, simulating it, generating an FMU's C.
 
-The model is compiled from its text alone, and simulated in the form the export chose (falling back to the
-other forms where Rumoca's integrator fails).
+Everything here takes Modelica text (and the library files it needs); which text of an exported model is
+given to Rumoca is :mod:`bridge.backends.rumoca`'s.
 """
 
 from __future__ import annotations
@@ -9,37 +9,25 @@ from __future__ import annotations
 import tempfile
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..derivation.eom import EquationsOfMotion
 from ..errors import ExportError, ValidationError
-from ..modelica.export import model_source
-from ..modelica.forms import (
-    FORMS,
-    applicable_forms,
-    choose_form,
-    in_form,
-    regular_horizon,
-    require_expressible,
-    target_form,
-)
-from ..modelica.ports import library_files
-from ..modelica.repartition import repartition_source
 
 RUMOCA_MISSING = 'Rumoca is not installed; pip install --only-binary rumoca "rumoca>=0.9.9,<0.10"'
 
 
-@dataclass(frozen=True)
-class RumocaRun:
-    """The exported model as Rumoca compiled and simulated it."""
+class RumocaSimulationFailed(ValidationError):
+    """Rumoca compiled the model but its integrator failed (the message is Rumoca's)."""
 
-    result: Any            # rumoca.Result: time and every variable by name
-    structure: Any         # rumoca's structure(): balance, states, algebraic variables
-    form: str              # the form (bridge.modelica.forms.FORMS) of the text that simulated
-    seconds: float
-    failures: tuple[str, ...] = ()  # the forms tried before, with Rumoca's message
+
+def require_rumoca():
+    """Return the rumoca module, or an :class:`~bridge.errors.ExportError` with the install command."""
+    try:
+        import rumoca
+    except ImportError as exc:
+        raise ExportError(RUMOCA_MISSING) from exc
+    return rumoca
 
 
 def load_alone(rumoca, source: str, name: str, library: Mapping[str, str] | None = None):
@@ -59,47 +47,66 @@ def load_alone(rumoca, source: str, name: str, library: Mapping[str, str] | None
         return rumoca.loads(source, model=name, filename=str(Path(tmp) / f"{name}.mo"), roots=roots)
 
 
-def simulate_rumoca(eom: EquationsOfMotion, level: str, stop_time: float, dt: float, rtol: float) -> RumocaRun:
-    """Compile the exported model with Rumoca and simulate it from 0 to ``stop_time`` (output step ``dt``).
+def codegen_fmi2(rumoca, source: str, name: str, library: Mapping[str, str] | None = None):
+    """Return Rumoca's FMI 2.0 code generation of the model ``name`` of ``source`` (``save_all(folder)`` writes it).
 
-    The model as exported (the form :func:`bridge.modelica.forms.choose_form` picks) is tried first; where
-    Rumoca's integrator fails on it, the same equations with the accelerations as variables, then (a split with
-    a coupled block) with the split as normal equations. A reduced method whose split turns singular before
-    ``stop_time`` is tried first in the form ``repartition`` (:func:`bridge.modelica.forms.target_form`).
-    Inputs keep their start values (Rumoca 0.9 has no inputs= yet).
+    Rumoca's own errors (``rumoca.RumocaError``, a template's ``RuntimeError``) reach the caller unchanged.
+    """
+    return load_alone(rumoca, source, name, library).codegen("fmi2")
+
+
+def run_text(rumoca, source: str, name: str, library: Mapping[str, str] | None, stop_time: float, dt: float,
+             rtol: float) -> tuple[Any, Any, float]:
+    """Compile the model ``name`` of ``source`` with Rumoca and simulate it; Rumoca's errors reach the caller.
+
+    As :func:`simulate_text`, but a ``rumoca.RumocaError`` of the compilation or the simulation is raised as it is.
+    """
+    model = load_alone(rumoca, source, name, library)
+    structure = model.structure()
+    start = time.perf_counter()
+    result = model.simulate((0.0, stop_time), config=rumoca.SimConfig(rtol=rtol, atol=rtol * 1e-2, dt=dt))
+    return result, structure, time.perf_counter() - start
+
+
+def simulate_text(rumoca, source: str, name: str, library: Mapping[str, str] | None, stop_time: float, dt: float,
+                  rtol: float) -> tuple[Any, Any, float]:
+    """Compile the model ``name`` of ``source`` with Rumoca and simulate it from 0 to ``stop_time``.
+
+    Parameters
+    ----------
+    rumoca : module
+        The rumoca module (:func:`require_rumoca`).
+    source : str
+        The Modelica text.
+    name : str
+        The model.
+    library : mapping of str to str, optional
+        Other files the model needs, path -> text.
+    stop_time, dt, rtol : float
+        The end time, the output step and the relative tolerance (absolute: ``rtol / 100``).
+
+    Returns
+    -------
+    tuple
+        Rumoca's result, its ``structure()`` and the seconds the simulation took.
+
+    Raises
+    ------
+    ValidationError
+        Rumoca rejects the model; :class:`RumocaSimulationFailed` when its integrator fails.
     """
     try:
-        import rumoca
-    except ImportError as exc:
-        raise ExportError(RUMOCA_MISSING) from exc
+        model = load_alone(rumoca, source, name, library)
+        structure = model.structure()
+    except rumoca.RumocaError as exc:
+        raise ValidationError(f"Rumoca rejected the exported model {name}: {exc}") from exc
+    start = time.perf_counter()
+    try:
+        result = model.simulate((0.0, stop_time), config=rumoca.SimConfig(rtol=rtol, atol=rtol * 1e-2, dt=dt))
+    except rumoca.RumocaError as exc:
+        raise RumocaSimulationFailed(str(exc)) from exc
+    return result, structure, time.perf_counter() - start
 
-    require_expressible(eom, level, "rumoca")
-    name = eom.system.name
-    automatic = level in ("auto", "index1")
-    chosen = choose_form(eom).form if automatic else "implicit"
-    others = [f for f in ("variables", "normal") if f != chosen and f in applicable_forms(eom)]
-    first = []  # a reduced method whose split turns singular before stop_time: the text that changes it
-    if automatic and target_form(eom, "rumoca") == "repartition" and regular_horizon(eom, stop_time) < stop_time:
-        first = ["repartition"]
-    failures = []
-    for form in [*first, chosen, *others]:
-        if form == "repartition":  # a reduced method: the text that changes its split (bridge.modelica.repartition)
-            text = repartition_source(eom)
-        elif form == chosen:  # the text as exported (its Documentation says why this form)
-            text = model_source(eom, level, accelerations="auto")
-        else:
-            text = model_source(in_form(eom, form), FORMS[form].level if automatic else level,
-                                accelerations=FORMS[form].accelerations)
-        try:
-            model = load_alone(rumoca, text, name, library_files(eom))
-            structure = model.structure()
-        except rumoca.RumocaError as exc:
-            raise ValidationError(f"Rumoca rejected the exported model {name}: {exc}") from exc
-        start = time.perf_counter()
-        try:
-            result = model.simulate((0.0, stop_time), config=rumoca.SimConfig(rtol=rtol, atol=rtol * 1e-2, dt=dt))
-        except rumoca.RumocaError as exc:
-            failures.append(f"{form} form: {exc}")
-            continue
-        return RumocaRun(result, structure, form, time.perf_counter() - start, tuple(failures))
-    raise ValidationError(f"Rumoca could not simulate {name}: " + "; ".join(failures))
+
+__all__ = ["RUMOCA_MISSING", "RumocaSimulationFailed", "codegen_fmi2", "load_alone", "require_rumoca", "run_text",
+           "simulate_text"]

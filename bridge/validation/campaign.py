@@ -291,9 +291,9 @@ def _plan(system: System, eom: EquationsOfMotion, stop: float, step: float, opti
 
     ``no_compiler``: the FMUs built with the C compiler are skipped for this reason.
     """
+    from ..backends.fmu import build_openmodelica_fmu, build_rumoca_fmu
     from ..derivation.methods import METHODS
     from ..fmu.platforms import with_host
-    from ..tools.fmu_backends import build_openmodelica_fmu, build_rumoca_fmu
     from ..tools.openmodelica import find_omc
 
     specs: list[RunSpec] = []

@@ -102,8 +102,8 @@ def _version(package: str) -> str:
 
 # -- Modelica through Rumoca ---------------------------------------------------------------------
 def rumoca_modelica_run(eom: EquationsOfMotion, stop: float, step: float, rtol: float = 1e-10) -> Trajectory:
-    """Simulate the exported model with Rumoca (:func:`bridge.tools.rumoca.simulate_rumoca`)."""
-    from ..tools.rumoca import simulate_rumoca
+    """Simulate the exported model with Rumoca (:func:`bridge.backends.rumoca.simulate_rumoca`)."""
+    from ..backends.rumoca import simulate_rumoca
     from .switched_times import tool_report
 
     system = eom.system
@@ -126,8 +126,9 @@ def rumoca_modelica_run(eom: EquationsOfMotion, stop: float, step: float, rtol: 
 # -- Modelica through pymoca and CasADi's IDAS ----------------------------------------------------
 def pymoca_modelica_run(eom: EquationsOfMotion, stop: float, step: float, rtol: float = 1e-10) -> Trajectory:
     """Compile the exported model with pymoca and integrate it with IDAS (:mod:`bridge.tools.pymoca`)."""
+    from ..backends.pymoca import simulate_switched_pymoca
     from ..modelica.export import model_source
-    from ..tools.pymoca import DocumentedLimitation, simulate_switched_pymoca
+    from ..tools.pymoca import DocumentedLimitation
     from .switched_times import tool_report
 
     system = eom.system

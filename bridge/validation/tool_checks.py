@@ -12,21 +12,22 @@ Each tool's run (:mod:`bridge.tools`) is compared with the native simulation.
 
 from __future__ import annotations
 
-import csv
-import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..backends.openmodelica import model_session
+from ..backends.pymoca import simulate_switched_pymoca
+from ..backends.rumoca import simulate_rumoca
 from ..derivation.eom import EquationsOfMotion
 from ..errors import ExportError, ValidationError
 from ..modelica.export import model_source
 from ..modelica.forms import FORMS, choose_form, in_form, regular_horizon, require_expressible
 from ..modelica.ports import library_files
 from ..simulation.simulate import simulate
-from ..tools.openmodelica import omc_session
-from ..tools.pymoca import simulate_pymoca, simulate_switched_pymoca
-from ..tools.rumoca import RUMOCA_MISSING, load_alone, simulate_rumoca
+from ..tools.openmodelica import check_model, simulate_model
+from ..tools.pymoca import simulate_pymoca
+from ..tools.rumoca import RUMOCA_MISSING, run_text
 from .switched_times import tool_report
 
 OMC_MISSING = ("OpenModelica's omc was not found on PATH or in OPENMODELICAHOME; install OpenModelica "
@@ -143,23 +144,9 @@ def check_openmodelica(eom: EquationsOfMotion, level: str = "index1", stop_time:
     """Load the model in omc through OMPython, run checkModel, simulate, and compare with native."""
     system = eom.system
     T = float(stop_time if stop_time is not None else system.stop_time)
-    with omc_session(eom, level, OMC_MISSING, ValidationError) as (omc, _):
-        check = omc.sendExpression(f"checkModel({system.name})")
-        balanced = "has" in str(check) and "equation(s) and" in str(check)
-        if "Error" in str(omc.sendExpression("getErrorString()")):
-            raise ValidationError(f"omc checkModel failed for {system.name}: {check}")
-        start = time.perf_counter()
-        sim = omc.sendExpression(f"simulate({system.name}, stopTime={T}, numberOfIntervals=500, "
-                                 f"tolerance={rtol}, outputFormat=\"csv\")")
-        seconds = time.perf_counter() - start
-        result_file = sim.get("resultFile", "") if isinstance(sim, dict) else ""
-        if not result_file:
-            raise ValidationError(f"omc could not simulate {system.name}: {sim}")
-        with open(result_file, newline="") as fh:
-            rows = list(csv.reader(fh))
-        header = [h.strip('"') for h in rows[0]]
-        data = np.array(rows[1:], dtype=float)
-        col = {h: data[:, k] for k, h in enumerate(header)}
+    with model_session(eom, level, OMC_MISSING, ValidationError) as (omc, _):
+        check, balanced = check_model(omc, system.name, ValidationError)
+        col, seconds = simulate_model(omc, system.name, T, 500, rtol, ValidationError)
         errors, _ = compare(eom, "openmodelica", col["time"], lambda n: col[n], T, T / 500, rtol)
     return CheckReport("openmodelica", system.name, balanced, errors=errors, seconds=seconds, messages=str(check),
                        compared_until=T)
@@ -187,14 +174,10 @@ def simulate_form(eom: EquationsOfMotion, form: str, tool: str, stop_time: float
         import rumoca
     except ImportError as exc:
         raise ExportError(RUMOCA_MISSING) from exc
-    try:
-        model = load_alone(rumoca, source, name, library_files(eom))  # the connectors of ports beside it
-        structure = model.structure()
-        start = time.perf_counter()
-        result = model.simulate((0.0, stop_time), config=rumoca.SimConfig(rtol=rtol, atol=rtol * 1e-2, dt=dt))
+    try:  # the connectors of ports beside the model
+        result, structure, seconds = run_text(rumoca, source, name, library_files(eom), stop_time, dt, rtol)
     except rumoca.RumocaError as exc:
         raise ValidationError(f"Rumoca could not simulate {name} ({form} form): {exc}") from exc
-    seconds = time.perf_counter() - start
     errors, switching = compare(eom, "rumoca", result.time, lambda n, r=result: r[n], stop_time, dt, rtol)
     return CheckReport("rumoca", name, bool(structure.is_balanced), structure.n_states, structure.n_algebraic,
                        errors, seconds, form=form, switching=switching, compared_until=stop_time)

@@ -12,7 +12,6 @@ import hashlib
 import math
 import re
 import shutil
-import subprocess
 import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -45,13 +44,11 @@ def reference_step(stop: float) -> float:
 
 
 def _compiler_version() -> str:
-    from ...fmu.build import compiler
+    from ...tools.gcc import compiler, compiler_version
 
     try:
-        cc = compiler()
-        out = subprocess.run([*cc.split(), "--version"], capture_output=True, text=True, timeout=20)
-        return out.stdout.splitlines()[0].strip() if out.returncode == 0 and out.stdout else cc
-    except (BridgeError, OSError, subprocess.SubprocessError):
+        return compiler_version(compiler())
+    except BridgeError:
         return "unknown"
 
 

@@ -1,4 +1,8 @@
-"""FMUs from other Modelica compilers: Rumoca (``fmi2`` codegen + $CC) and OpenModelica (OMPython)."""
+"""FMUs from other Modelica compilers: Rumoca (``fmi2`` codegen + $CC) and OpenModelica (OMPython).
+
+The exported model's text goes to the compiler in :mod:`bridge.tools` (:mod:`~bridge.tools.rumoca`,
+:mod:`~bridge.tools.openmodelica`); Rumoca's C is compiled for the platforms and packed by :mod:`bridge.fmu.build`.
+"""
 
 from __future__ import annotations
 
@@ -15,8 +19,9 @@ from ..fmu.build import compile_binaries, output_path, pack_folder, toolchains
 from ..fmu.platforms import parse_platforms
 from ..modelica.export import model_source
 from ..modelica.ports import library_files
-from .openmodelica import omc_session
-from .rumoca import RUMOCA_MISSING, load_alone
+from ..tools.openmodelica import build_model_fmu
+from ..tools.rumoca import RUMOCA_MISSING, codegen_fmi2
+from .openmodelica import model_session
 
 
 def build_rumoca_fmu(eom: EquationsOfMotion, path: str | Path, level: str = "index1",
@@ -38,8 +43,7 @@ def build_rumoca_fmu(eom: EquationsOfMotion, path: str | Path, level: str = "ind
     try:
         # outputs through the velocity variables: Rumoca's FMU output function evaluates der(q) as 0
         text = model_source(eom, level, rename=rename, outputs_via_der=False)
-        model = load_alone(rumoca, text, name, library_files(eom))
-        generated = model.codegen("fmi2")
+        generated = codegen_fmi2(rumoca, text, name, library_files(eom))
     except (rumoca.RumocaError, RuntimeError) as exc:  # codegen template errors surface as RuntimeError
         raise ExportError(f"Rumoca cannot generate an FMU for {name}: {exc}; use --backend native") from exc
     with tempfile.TemporaryDirectory(prefix="nhbridge-rumoca-") as tmp:
@@ -122,10 +126,8 @@ def build_openmodelica_fmu(eom: EquationsOfMotion, path: str | Path, fmi_version
                           "platforms")
     path = output_path(path)
     name = eom.system.name
-    with omc_session(eom, level, OMC_MISSING_FMU, ExportError) as (omc, _):
-        built = omc.sendExpression(f'buildModelFMU({name}, version="{fmi_version}.0", fmuType="me_cs")')
-        if not built or not Path(str(built)).exists():
-            raise ExportError(f"omc could not build an FMU for {name}: {omc.sendExpression('getErrorString()')}")
+    with model_session(eom, level, OMC_MISSING_FMU, ExportError) as (omc, _):
+        built = build_model_fmu(omc, name, fmi_version)
         with atomic_file(path) as tmp:
             shutil.copyfile(str(built), tmp)
     return path
