@@ -177,6 +177,7 @@ def test_right_hand_side_in_parts_matches_the_native_one(example, method, tmp_pa
     generated C) to 1e-12."""
     import bridge.codegen.c as codegen
     import bridge.fmu.model_c as model_c
+    from bridge.fmu.build import build_fmu
 
     monkeypatch.setattr(codegen, "PART_STATEMENTS", 2)
     monkeypatch.setattr(model_c, "PARTS_PER_FILE", 2)
