@@ -131,7 +131,8 @@ def test_the_growth_of_the_normal_equations_is_the_block_dimension():
 
 #: the multiplier DAEs whose implicit text Rumoca 0.9 factorises as "SymbolicSingular", by the rule
 COUPLED_DERIVATIVES = {"RollingDisk": ["x", "y", "phi"], "RollingSphere": ["phi"], "RollingWheel": ["psi", "phi"],
-                       "ContactSleigh": ["x", "y"], "DifferentialDrive": ["x", "y", "psi"], "TurntableBall": ["phi"]}
+                       "ContactSleigh": ["x", "y"], "DifferentialDrive": ["x", "y", "psi"], "TurntableBall": ["phi"],
+                       "Snake3": ["x", "y", "th1", "th2", "th3"]}
 #: how Rumoca 0.9.13 stops on such a text: factorising the singular block, or (the rolling wheel, whose no-slip rows
 #: run along the wheel's heading and axle) already in its BDF initialisation, whose Newton step meets the same block
 RUMOCA_COUPLED_FAILURE = "SymbolicSingular|BDF init panicked"
