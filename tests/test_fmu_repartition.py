@@ -13,16 +13,16 @@ from __future__ import annotations
 
 import re
 import shutil
-import tomllib
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import bridge
-from bridge.errors import ProblemCollector, SimulationError
+from bridge.errors import SimulationError
 from bridge.fmu.build import build_fmu
-from bridge.validation.reference import parse_reference
+
+from .repartition_cases import SOURCES, reference, system
 
 fmpy = pytest.importorskip("fmpy")
 from fmpy import extract, read_model_description  # noqa: E402
@@ -34,23 +34,8 @@ ROOT = Path(__file__).parent.parent
 MODELS = ROOT / "tests" / "models" / "repartition"
 KINDS = ["ModelExchange", "CoSimulation"]
 RTOL = 1e-10
-SOURCES = {  # system: (file, stop time, the methods that apply)
-    "knife_edge": (MODELS / "knife_edge_incline.toml", 4.0, ("maggi", "appell")),
-    "skate": (ROOT / "examples" / "skate.toml", 4.0, ("maggi", "appell")),
-    "sleigh": (MODELS / "sleigh_contact.toml", 3.0, ("maggi", "appell", "chaplygin")),
-    "cart": (MODELS / "cart_turning.toml", 1.5, ("maggi", "appell", "chaplygin")),
-    "double_pendulum": (MODELS / "cartesian_double_pendulum.toml", 3.0, ("maggi", "appell")),
-}
 CASES = [(s, m) for s, (_, _, methods) in SOURCES.items() for m in methods]
-_SYSTEMS: dict = {}
 _BUILT: dict = {}
-_REFERENCE: dict = {}
-
-
-def system(source: str):
-    if source not in _SYSTEMS:
-        _SYSTEMS[source] = bridge.load_system(SOURCES[source][0])
-    return _SYSTEMS[source]
 
 
 def fmu(tmp_path_factory, source: str, method: str, version: int) -> Path:
@@ -60,26 +45,6 @@ def fmu(tmp_path_factory, source: str, method: str, version: int) -> Path:
         eom = bridge.derive(system(source), method)
         _BUILT[key] = build_fmu(eom, tmp_path_factory.getbasetemp() / f"{source}_{method}_{version}.fmu", version)
     return _BUILT[key]
-
-
-def reference(source: str) -> dict[str, np.ndarray]:
-    """On a grid: the closed form of the file's [reference] where it has one, else the native lagrange run."""
-    if source in _REFERENCE:
-        return _REFERENCE[source]
-    sysm = system(source)
-    stop = SOURCES[source][1]
-    t = np.linspace(0.0, stop, 401)
-    problems = ProblemCollector()
-    closed = parse_reference(tomllib.loads(SOURCES[source][0].read_text()).get("reference"), sysm, problems)
-    assert not problems
-    if closed:
-        out = {"time": t, **{name: form(t) for name, form in closed.items() if not name.startswith("der(")}}
-    else:
-        run = bridge.simulate(bridge.derive(sysm, "lagrange"), stop, interval=stop / 400, rtol=1e-11)
-        cols = run.columns()
-        out = {"time": cols["time"], **{c.name: cols[c.name] for c in sysm.coordinates}}
-    _REFERENCE[source] = out
-    return out
 
 
 def deviation(result, ref: dict[str, np.ndarray]) -> float:

@@ -11,61 +11,26 @@ text, and its target keeps the build-time split.
 from __future__ import annotations
 
 import tempfile
-import tomllib
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import bridge
-from bridge.errors import ProblemCollector, ValidationError
+from bridge.errors import ValidationError
 from bridge.modelica.forms import candidates, exportable, target_form
 from bridge.modelica.repartition import repartition_source
-from bridge.validation.reference import parse_reference
+
+from .repartition_cases import SOURCES, reference, system
 
 rumoca = pytest.importorskip("rumoca")
 
 ROOT = Path(__file__).parent.parent
 MODELS = ROOT / "tests" / "models" / "repartition"
-SOURCES = {  # system: (file, stop time, the methods that apply)
-    "knife_edge": (MODELS / "knife_edge_incline.toml", 4.0, ("maggi", "appell")),
-    "skate": (ROOT / "examples" / "skate.toml", 4.0, ("maggi", "appell")),
-    "sleigh": (MODELS / "sleigh_contact.toml", 3.0, ("maggi", "appell", "chaplygin")),
-    "cart": (MODELS / "cart_turning.toml", 1.5, ("maggi", "appell", "chaplygin")),
-    "double_pendulum": (MODELS / "cartesian_double_pendulum.toml", 3.0, ("maggi", "appell")),
-}
 #: the cart turning in place (5 coordinates, 3 constraints, 10 candidate splits): Rumoca 0.9 does not reach t = 0.1
 #: in 300 s (46 s of CPU), so it is not among the cases (the text is written, and compiles)
 RUMOCA_TOO_SLOW = ("cart",)
 CASES = [(s, m) for s, (_, _, methods) in SOURCES.items() for m in methods if s not in RUMOCA_TOO_SLOW]
-_SYSTEMS: dict = {}
-_REFERENCE: dict = {}
-
-
-def system(source: str):
-    if source not in _SYSTEMS:
-        _SYSTEMS[source] = bridge.load_system(SOURCES[source][0])
-    return _SYSTEMS[source]
-
-
-def reference(source: str) -> dict[str, np.ndarray]:
-    """On a grid: the closed form of the file's [reference] where it has one, else the native lagrange run."""
-    if source in _REFERENCE:
-        return _REFERENCE[source]
-    sysm = system(source)
-    stop = SOURCES[source][1]
-    t = np.linspace(0.0, stop, 401)
-    problems = ProblemCollector()
-    closed = parse_reference(tomllib.loads(SOURCES[source][0].read_text()).get("reference"), sysm, problems)
-    assert not problems
-    if closed:
-        out = {"time": t, **{name: form(t) for name, form in closed.items() if not name.startswith("der(")}}
-    else:
-        run = bridge.simulate(bridge.derive(sysm, "lagrange"), stop, interval=stop / 400, rtol=1e-11)
-        cols = run.columns()
-        out = {"time": cols["time"], **{c.name: cols[c.name] for c in sysm.coordinates}}
-    _REFERENCE[source] = out
-    return out
 
 
 def run_rumoca(text: str, name: str, stop: float):
