@@ -55,6 +55,13 @@ def codegen_fmi2(rumoca, source: str, name: str, library: Mapping[str, str] | No
     return load_alone(rumoca, source, name, library).codegen("fmi2")
 
 
+def _timed_simulation(rumoca, model, stop_time: float, dt: float, rtol: float) -> tuple[Any, float]:
+    """Simulate a loaded model from 0 to ``stop_time`` (absolute tolerance ``rtol / 100``); result and seconds."""
+    start = time.perf_counter()
+    result = model.simulate((0.0, stop_time), config=rumoca.SimConfig(rtol=rtol, atol=rtol * 1e-2, dt=dt))
+    return result, time.perf_counter() - start
+
+
 def run_text(rumoca, source: str, name: str, library: Mapping[str, str] | None, stop_time: float, dt: float,
              rtol: float) -> tuple[Any, Any, float]:
     """Compile the model ``name`` of ``source`` with Rumoca and simulate it; Rumoca's errors reach the caller.
@@ -63,9 +70,8 @@ def run_text(rumoca, source: str, name: str, library: Mapping[str, str] | None, 
     """
     model = load_alone(rumoca, source, name, library)
     structure = model.structure()
-    start = time.perf_counter()
-    result = model.simulate((0.0, stop_time), config=rumoca.SimConfig(rtol=rtol, atol=rtol * 1e-2, dt=dt))
-    return result, structure, time.perf_counter() - start
+    result, seconds = _timed_simulation(rumoca, model, stop_time, dt, rtol)
+    return result, structure, seconds
 
 
 def simulate_text(rumoca, source: str, name: str, library: Mapping[str, str] | None, stop_time: float, dt: float,
@@ -100,12 +106,11 @@ def simulate_text(rumoca, source: str, name: str, library: Mapping[str, str] | N
         structure = model.structure()
     except rumoca.RumocaError as exc:
         raise ValidationError(f"Rumoca rejected the exported model {name}: {exc}") from exc
-    start = time.perf_counter()
     try:
-        result = model.simulate((0.0, stop_time), config=rumoca.SimConfig(rtol=rtol, atol=rtol * 1e-2, dt=dt))
+        result, seconds = _timed_simulation(rumoca, model, stop_time, dt, rtol)
     except rumoca.RumocaError as exc:
         raise RumocaSimulationFailed(str(exc)) from exc
-    return result, structure, time.perf_counter() - start
+    return result, structure, seconds
 
 
 __all__ = ["RUMOCA_MISSING", "RumocaSimulationFailed", "codegen_fmi2", "load_alone", "require_rumoca", "run_text",

@@ -27,7 +27,7 @@ from ..modelica.ports import library_files
 from ..simulation.simulate import simulate
 from ..tools.openmodelica import check_model, simulate_model
 from ..tools.pymoca import simulate_pymoca
-from ..tools.rumoca import RUMOCA_MISSING, run_text
+from ..tools.rumoca import require_rumoca, run_text
 from .switched_times import tool_report
 
 OMC_MISSING = ("OpenModelica's omc was not found on PATH or in OPENMODELICAHOME; install OpenModelica "
@@ -170,10 +170,7 @@ def simulate_form(eom: EquationsOfMotion, form: str, tool: str, stop_time: float
                            switching=switching, compared_until=stop_time)
     if tool != "rumoca":
         raise ExportError(f"unknown compiler {tool!r}; choose rumoca or pymoca")
-    try:
-        import rumoca
-    except ImportError as exc:
-        raise ExportError(RUMOCA_MISSING) from exc
+    rumoca = require_rumoca()
     try:  # the connectors of ports beside the model
         result, structure, seconds = run_text(rumoca, source, name, library_files(eom), stop_time, dt, rtol)
     except rumoca.RumocaError as exc:
