@@ -336,8 +336,8 @@ def model_c(plan: CModelPlan) -> str:
         The C source.
     """
     parts, lines = _model_lines(plan)
-    return "\n".join([*lines[:len(_c_preamble(plan.eom))], *(line for part in parts for line in part),
-                      *lines[len(_c_preamble(plan.eom)):]])
+    head = len(_c_preamble(plan.eom))  # the parts go after the preamble (includes and names), before the rest
+    return "\n".join([*lines[:head], *(line for part in parts for line in part), *lines[head:]])
 
 
 def model_files(plan: CModelPlan) -> dict[str, str]:

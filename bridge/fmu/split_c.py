@@ -70,20 +70,12 @@ def _flags(values) -> str:
     return "{" + (", ".join(str(int(v)) for v in values) or "0") + "}"
 
 
-def split_c(eom: EquationsOfMotion) -> list[str]:
-    """Return the C of a model's re-partition: ``NHB_REPARTITION``, the coordinate flags and the split-free functions.
-
-    The three functions are stubs when the model does not re-partition; the part functions of a large
-    ``nhb_split_dynamics`` come first (:func:`split_c_parts`).
-    """
-    parts, lines = split_c_parts(eom)
-    return [*(line for part in parts for line in part), *lines]
-
-
 def split_c_parts(eom: EquationsOfMotion) -> tuple[list[list[str]], list[str]]:
-    """Return the part functions of a large ``nhb_split_dynamics`` and the rest of :func:`split_c`'s C.
+    """Return the C of a model's re-partition: the part functions of a large ``nhb_split_dynamics``, and the rest.
 
-    The parts (:func:`~bridge.codegen.c.cse_parts`) may go into files of their own; their prototypes are in the rest.
+    The rest holds ``NHB_REPARTITION``, the coordinate flags and the three split-free functions (stubs when the
+    model does not re-partition). The parts (:func:`~bridge.codegen.c.cse_parts`) may go into files of their own;
+    their prototypes are in the rest.
     """
     if not repartitions(eom):
         return [], no_split_c()
@@ -130,4 +122,4 @@ def no_split_c() -> list[str]:
             *_function("constraints", None), *_function("dynamics", None), *_function("outputs", None)]
 
 
-__all__ = ["no_split_c", "split_c", "split_c_parts"]
+__all__ = ["no_split_c", "split_c_parts"]
