@@ -48,6 +48,7 @@ from .runs import (
     rumoca_modelica_run,
 )
 from .settings import DEFAULT_STEP, REFERENCE_RTOL, Settings, parse_overrides
+from .shared import built_once, remembered
 
 #: how an FMU's log says that its split turned singular where it could not go on (fmu/nhb_split.c, model_c.py)
 SPLIT_STOPS = ("cannot re-partition", "has no other usable split", "no split of the velocities is regular")
@@ -304,31 +305,33 @@ def _plan(system: System, eom: EquationsOfMotion, stop: float, step: float, opti
     if reference_run is not None:
         specs.append(RunSpec("native-reference", "native", f"native lagrange, rtol {REFERENCE_RTOL:g}, "
                              "against the closed forms", lambda: reference_run, group="methods"))
-    derived: dict[str, EquationsOfMotion | str] = {"lagrange": eom}
     platforms = with_host(options.platforms)  # the host's binary is the one run here
+    token = str(workdir)  # this system's validation: what its runs share (shared.remembered)
+
+    def derive_method(name: str) -> EquationsOfMotion | str:
+        if name == "lagrange":
+            return eom
+        try:
+            return METHODS[name].derive(system, system.independent)
+        except DerivationError as exc:  # e.g. not a Chaplygin system: the method does not apply
+            return str(exc).replace("\n", " ")
 
     def method_eom(name: str) -> EquationsOfMotion:
         """Return the method's equations (derived once per process, shared by its native run and its FMUs)."""
-        if name not in derived:
-            try:
-                derived[name] = METHODS[name].derive(system, system.independent)
-            except DerivationError as exc:  # e.g. not a Chaplygin system: the method does not apply
-                derived[name] = str(exc).replace("\n", " ")
-        found = derived[name]
+        found = remembered(token, ("eom", name), lambda: derive_method(name))
         if isinstance(found, str):
             raise RunNotApplicable(found)
         return found
 
-    natively: dict[str, Trajectory | Exception] = {}
+    def run_natively(name: str) -> Trajectory | Exception:
+        try:
+            return native_run(method_eom(name), stop, step)
+        except (SplitLimitError, RunNotApplicable) as exc:
+            return exc
 
     def method_native(name: str) -> Trajectory:
         """Return the method's native run (once per process: its FMU runs may need it too)."""
-        if name not in natively:
-            try:
-                natively[name] = native_run(method_eom(name), stop, step)
-            except (SplitLimitError, RunNotApplicable) as exc:
-                natively[name] = exc
-        found = natively[name]
+        found = remembered(token, ("native", name), lambda: run_natively(name))
         if isinstance(found, Exception):
             raise found
         return found
@@ -401,12 +404,9 @@ class _FmuRuns:
                                          skip_reason=self.no_compiler, group=group))
             return
         for version in versions:
-            built: dict[str, Path] = {}
-
-            def path_for(version=version, built=built):
-                if "path" not in built:
-                    built["path"] = build(self.workdir / f"{prefix}{version}{suffix}_{self.system.name}.fmu", version)
-                return built["path"]
+            def path_for(version=version):  # built once for the ME and CS runs, in whichever process runs them
+                return built_once(self.workdir / f"{prefix}{version}{suffix}_{self.system.name}.fmu",
+                                  lambda path: build(path, version))
 
             for kind, short, ttype in (("ModelExchange", "me", "fmu-me"), ("CoSimulation", "cs", "fmu-cs")):
                 def run(kind=kind, path_for=path_for):

@@ -303,6 +303,26 @@ def isolated(target: Callable, *args, timeout: float = FMU_TIMEOUT):
         raise RunFailure(f"the FMU crashed the simulation process ({exc.signal})") from None
 
 
+_VALIDATED: dict[tuple, list[str]] = {}  # validate_fmu's problems by FMU file (path, size, modification time)
+
+
+def validation_problems(path: str | Path) -> list[str]:
+    """Return ``fmpy.validation.validate_fmu``'s problems of the FMU file, checked once per file in a process.
+
+    The Model Exchange and the Co-Simulation run of one FMU check the same file; a rewritten file (other size or
+    modification time) is checked anew.
+    """
+    from fmpy.validation import validate_fmu
+
+    stat = Path(path).stat()
+    key = (str(Path(path).resolve()), stat.st_size, stat.st_mtime_ns)
+    if key not in _VALIDATED:
+        if len(_VALIDATED) >= 64:  # a long campaign keeps the last files only
+            _VALIDATED.clear()
+        _VALIDATED[key] = validate_fmu(str(path))
+    return list(_VALIDATED[key])
+
+
 def fmu_run(path: str | Path, kind: str, stop: float, step: float, names: Sequence[str], units: Mapping[str, str],
             rtol: float = 1e-10, start_values: Mapping[str, float] | None = None, validate: bool = True,
             strict_names: bool = True, invalid_fails: bool = False,
@@ -324,9 +344,7 @@ def fmu_run(path: str | Path, kind: str, stop: float, step: float, names: Sequen
         raise RunFailure("; ".join(problems))
     notes = []
     if validate:
-        from fmpy.validation import validate_fmu
-
-        found = validate_fmu(str(path))
+        found = validation_problems(path)
         if found and invalid_fails:
             raise RunFailure(f"fmpy.validation.validate_fmu reports {len(found)} problem(s): "
                              + "; ".join(p.splitlines()[0] for p in found))
