@@ -1,23 +1,22 @@
 """``nhbridge validate examples/*.toml`` passes: every example, every applicable method's native FMU.
 
-The campaign of ``tests/test_validation.py`` validates every example with its default runs (every method
-natively, Rumoca, pymoca) and lagrange's four FMUs. This module runs the rest of the default command: the
-native FMUs of every other method (FMI 2 and 3, Model Exchange and Co-Simulation) of every example, on two Dask
-worker processes (``--workers 2``), against the same reference. Together they are the whole default command,
-each run paid once.
+The default command on every example (tests/shared_campaign.py: every method natively, Rumoca, pymoca and every
+method's FMUs, FMI 2 and 3, Model Exchange and Co-Simulation, on two Dask worker processes) is run once per test
+run; ``tests/test_validation.py`` checks its reports, its known answers and lagrange's runs, this module the
+native FMUs of every other method against the same reference.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 import bridge
-from bridge.cli import main
 from bridge.derivation.methods import METHODS
 from bridge.validation.campaign import PASSED, SKIPPED
+
+from .shared_campaign import examples_campaign
 
 pytest.importorskip("fmpy")
 pytestmark = [pytest.mark.slow, pytest.mark.fmu]
@@ -29,10 +28,8 @@ OTHER_METHODS = [m for m in METHODS if m != "lagrange"]
 
 @pytest.fixture(scope="module")
 def fmu_campaign(tmp_path_factory):
-    report = tmp_path_factory.mktemp("validate-examples") / "v.json"
-    code = main(["validate", *map(str, EXAMPLES), "--runs", "fmu", "--fmu-methods", ",".join(OTHER_METHODS),
-                 "--workers", "2", "-q", "--json", str(report)])
-    return code, json.loads(report.read_text())
+    code, _reports, data = examples_campaign(tmp_path_factory.getbasetemp())
+    return code, data
 
 
 def test_every_examples_fmus_of_every_method_pass(fmu_campaign):

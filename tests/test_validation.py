@@ -20,6 +20,8 @@ from bridge.validation.campaign import FAILED, PASSED, SKIPPED, Options, planned
 from bridge.validation.metrics import compare, signal_scale
 from bridge.validation.runs import RunFailure, isolated
 
+from .shared_campaign import examples_campaign
+
 pytest.importorskip("fmpy")
 pytest_plugins = ["pytester"]
 
@@ -30,18 +32,13 @@ PENDULUM_TEXT = PENDULUM.read_text()
 FAST = Options(groups=("methods", "fmu"), methods=("lagrange",), fmi_versions=(2,), overrides={"stop_time": 2.0})
 
 
-# Slow (about 125 s of CPU, marked by tests/durations.json): every example by every method natively, through Rumoca
-# and as four FMUs, once per module for the five tests that read its report; the end-to-end check of the suite.
+# Slow (the campaign of every example by every method natively, through Rumoca and pymoca and as every method's
+# four FMUs, on two Dask workers): run once per test run (tests/shared_campaign.py) for the tests here that read its
+# report and those of test_validate_examples; the end-to-end check of the suite.
 @pytest.fixture(scope="module")
 def campaign(tmp_path_factory):
-    """All examples, every method and backend, through the CLI, with every report (the FMUs of lagrange only:
-    every method's FMUs are validated in test_every_applicable_methods_fmu_is_validated)."""
-    out = tmp_path_factory.mktemp("validation")
-    reports = {k: out / f"v.{k}" for k in ("html", "json", "csv")}
-    code = main(["validate", *map(str, EXAMPLES), "-q", "--fmu-methods", "lagrange", "--report", str(reports["html"]),
-                 "--json",
-                 str(reports["json"]), "--csv", str(reports["csv"])])
-    return code, reports, json.loads(reports["json"].read_text())
+    """All examples, every method and backend, through the CLI, with every report."""
+    return examples_campaign(tmp_path_factory.getbasetemp())
 
 
 def runs_of(data, name):
@@ -354,23 +351,24 @@ def test_fmu_methods_option_selects_the_fmus(capsys):
     assert "unknown method(s) newton" in capsys.readouterr().err
 
 
-# Slow (about 12 s of CPU): one FMU per applicable method, FMI 2 and 3, for two systems; what it checks is that each
-# of those FMUs is validated, so none can be left out.
-def test_every_applicable_methods_fmu_is_validated(tmp_path, capsys):
+def test_every_applicable_methods_fmu_is_validated(campaign):
     """The native FMU of every applicable method, FMI 2 and 3, Model Exchange and Co-Simulation, against the
     reference: a car (nonholonomic; every reduced method applies) and the Cartesian pendulum (holonomic: the
-    Chaplygin form does not apply and is skipped with its reason)."""
+    Chaplygin form does not apply and is skipped with its reason). Read from the campaign of every example, whose
+    default (no --fmu-methods) is every method's FMUs: the same runs as ``--fmu-methods all``."""
     from bridge.derivation.methods import METHODS
 
-    report = tmp_path / "v.json"
-    files = [ROOT / "examples" / "car.toml", ROOT / "examples" / "cartesian_pendulum.toml"]
-    code = main(["validate", *map(str, files), "--runs", "fmu", "--fmu-methods", "all", "--stop-time", "1.5", "-q",
-                 "--json", str(report)])
-    data = json.loads(report.read_text())
+    code, _, data = campaign
     assert code == 0, data["failures"]
-    for path, system in zip(files, data["systems"]):
-        runs = {r["id"]: r for r in system["runs"]}
+    files = [ROOT / "examples" / "car.toml", ROOT / "examples" / "cartesian_pendulum.toml"]
+    for path in files:
+        every = Options(groups=("fmu",))
+        assert [s.id for s in planned_runs(path, every)[1]] == [
+            s.id for s in planned_runs(path, replace(every, fmu_methods=tuple(METHODS)))[1]]
+    by_name = {s["name"]: s for s in data["systems"]}
+    for path in files:
         loaded = bridge.load_system(path)
+        runs = {r["id"]: r for r in by_name[loaded.name]["runs"]}
         applicable = [m for m, method in METHODS.items() if method.applicable(loaded) is None]
         assert {"lagrange", "nielsen", "maggi", "appell"} <= set(applicable)
         for name in METHODS:
@@ -382,8 +380,8 @@ def test_every_applicable_methods_fmu_is_validated(tmp_path, capsys):
                     assert max(m["max_rel"] for m in runs[i]["signals"]) <= runs[i]["tolerance"]
             else:
                 assert runs[f"fmu{suffix}"]["status"] == SKIPPED and "not applicable" in runs[f"fmu{suffix}"]["reason"]
-    sleigh_runs = {r["id"] for r in data["systems"][0]["runs"]}
-    assert "fmu3-cs-chaplygin" in sleigh_runs  # the car is a Chaplygin system: its Chaplygin FMU was run
+    car_runs = {r["id"] for r in by_name[bridge.load_system(files[0]).name]["runs"]}
+    assert "fmu3-cs-chaplygin" in car_runs  # the car is a Chaplygin system: its Chaplygin FMU was run
 
 
 CONTACT_SLEIGH = ROOT / "tests" / "models" / "contact_sleigh.toml"
@@ -414,3 +412,52 @@ def test_a_reduced_fmu_stopping_where_its_method_stops_is_skipped_like_it():
     for rid in ("fmu2-me-chaplygin", "fmu2-cs-chaplygin"):
         assert runs[rid].status == SKIPPED and "the FMU stops there too" in runs[rid].reason, runs[rid]
     assert result.status == PASSED
+
+
+def _build_once_in_child(path: str, log: str) -> None:
+    from bridge.validation.shared import built_once
+
+    def build(target: Path) -> Path:
+        with open(log, "a") as f:
+            f.write(f"{os.getpid()}\n")
+        tmp = target.with_suffix(".part")
+        tmp.write_bytes(b"fmu")
+        os.replace(tmp, target)  # whole or absent, as build_fmu writes it
+        return target
+
+    assert built_once(Path(path), build) == Path(path) and Path(path).read_bytes() == b"fmu"
+
+
+def test_runs_of_one_system_share_derivations_and_fmu_builds(tmp_path):
+    """What the runs of one system share when Dask pickles each on its own: a process computes a value once per
+    system (token) and forgets it for the next; processes building the same FMU build it once."""
+    import multiprocessing
+
+    from bridge.validation.shared import remembered
+
+    calls = []
+
+    def compute(value):
+        calls.append(value)
+        return value
+
+    assert remembered("system-a", ("eom", "maggi"), lambda: compute(1)) == 1
+    assert remembered("system-a", ("eom", "maggi"), lambda: compute(2)) == 1 and calls == [1]
+    assert remembered("system-b", ("eom", "maggi"), lambda: compute(3)) == 3  # another system: derived anew
+    assert remembered("system-a", ("eom", "maggi"), lambda: compute(4)) == 4 and calls == [1, 3, 4]
+
+    def fails():
+        raise ValueError("no split")
+
+    with pytest.raises(ValueError):
+        remembered("system-a", ("eom", "kane"), fails)
+    assert remembered("system-a", ("eom", "kane"), lambda: compute(5)) == 5  # a failure is not remembered
+    fmu, log = tmp_path / "fmu2_X.fmu", tmp_path / "builds.log"
+    context = multiprocessing.get_context("fork")
+    children = [context.Process(target=_build_once_in_child, args=(str(fmu), str(log))) for _ in range(3)]
+    for child in children:
+        child.start()
+    for child in children:
+        child.join(60)
+    assert [c.exitcode for c in children] == [0, 0, 0]
+    assert len(log.read_text().split()) == 1  # built by one of them, run by all
