@@ -30,12 +30,12 @@ def _applicable(system) -> list[str]:
     return [name for name, m in bridge.METHODS.items() if m.applicable(system) is None]
 
 
-# Slow (about 18 s of CPU, once per module): the Whipple bicycle derived by every applicable method; the tests
-# below compare the methods with each other and with the published benchmark, so none can be left out.
+# The Whipple bicycle by every applicable method (derived once per run: the ``derivations`` cache of conftest.py);
+# the tests below compare the methods with each other and with the published benchmark, so none can be left out.
 @pytest.fixture(scope="module")
-def bike():
+def bike(derivations):
     system = bridge.load_system(BICYCLE_FILE)
-    return system, {name: Linearizer(bridge.derive(system, name)) for name in _applicable(system)}
+    return system, {name: Linearizer(derivations.eom(BICYCLE_FILE, name)) for name in _applicable(system)}
 
 
 @pytest.fixture(scope="module")
@@ -59,11 +59,11 @@ def _at(lin: Linearizer, system, values: dict):
 
 
 # -- the bicycle ---------------------------------------------------------------------------------------------
-def test_bicycle_minimal_state(bike):
+def test_bicycle_minimal_state(bike, derivations):
     """x, y, yaw and both wheel angles are cyclic, the forward speed is conserved: the roll-steer state remains."""
     system, _lins = bike
     assert set(_applicable(system)) >= {"lagrange", "nielsen", "maggi", "appell"}
-    lin = bridge.linearize(bridge.derive(system, "lagrange"))
+    lin = bridge.linearize(derivations.eom(BICYCLE_FILE, "lagrange"))
     assert lin.states == ("phi", "delta", "der(phi)", "der(delta)")
     assert set(lin.dropped) == {"x", "y", "psi", "theta_R", "theta_F"}
     assert lin.conserved == ("der(theta_R)",)
