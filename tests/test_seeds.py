@@ -40,24 +40,31 @@ DIFFERS = 1e-12
 
 
 def values_at_points(expr: sp.Expr, count: int = POINTS) -> list[complex] | None:
-    """``expr`` at ``count`` random rational points (``DIGITS`` digits), or None where a point proves nothing.
+    """``expr`` at ``count`` random rational points, or None where a point proves nothing.
 
-    Every derivative, function of time and symbol is replaced by a rational number in [0.3, 1.7] (whole subtrees
-    first, so ``Derivative(q(t), t)`` becomes one number). A pole, a complex value (a square root of a negative
-    number, where a real identity may take another branch) or anything not numeric makes the points inconclusive.
+    Every derivative, function of time and symbol becomes a variable (whole subtrees first, so
+    ``Derivative(q(t), t)`` is one variable), given a random value in [0.3, 1.7]; the expression is evaluated by
+    mpmath at a fixed ``DIGITS`` digits (sympy's adaptive evalf spends minutes chasing the digits of a value that
+    is zero). A pole, a complex value (a square root of a negative number, where a real identity may take another
+    branch) or anything not numeric makes the points inconclusive.
     """
+    import mpmath
+
     rng = random.Random(0)
     atoms = [*expr.atoms(sp.Derivative), *expr.atoms(AppliedUndef), *expr.free_symbols]
+    variables = [sp.Dummy() for _ in atoms]
+    f = sp.lambdify(variables, expr.xreplace(dict(zip(atoms, variables, strict=True))), "mpmath")
     values = []
-    for _ in range(count):
-        point = {a: sp.Rational(rng.randint(300, 1700), 1000) for a in atoms}
-        try:
-            value = complex(expr.xreplace(point).evalf(DIGITS))
-        except (TypeError, ValueError, ZeroDivisionError):
-            return None
-        if not (math.isfinite(abs(value)) and abs(value.imag) <= VANISHES):
-            return None
-        values.append(value)
+    with mpmath.workdps(DIGITS):
+        for _ in range(count):
+            point = [mpmath.mpf(rng.randint(300, 1700)) / 1000 for _ in atoms]
+            try:
+                value = complex(f(*point))
+            except (TypeError, ValueError, ZeroDivisionError):
+                return None
+            if not (math.isfinite(abs(value)) and abs(value.imag) <= VANISHES):
+                return None
+            values.append(value)
     return values
 
 
