@@ -282,3 +282,26 @@ def test_parameter_override_equals_edited_file():
     assert np.abs(a.q - c.q).max() > 1e-3
     with pytest.raises(SimulationError, match="unknown parameter"):
         bridge.simulate(bridge.derive(base, "lagrange"), 1.0, parameters={"nope": 1.0})
+
+
+def test_the_run_derivation_cache_hands_out_equal_private_copies(tmp_path):
+    """tests/conftest.py's DerivationCache: what a second process reads back from the folder equals a fresh
+    derivation (all but the derivation's own timing), each caller gets its own object, and another option is
+    another entry."""
+    import dataclasses
+
+    from tests.conftest import DerivationCache
+
+    path = Path(__file__).parent.parent / "examples" / "car.toml"
+    first, second = DerivationCache(tmp_path), DerivationCache(tmp_path)  # two module processes of one run
+    written = first.eom(path, "maggi")
+    assert len(list(tmp_path.glob("*.pickle"))) == 1
+    read = second.eom(path, "maggi")
+    fresh = bridge.derive(load("car"), "maggi")
+    assert read == written and read is not written and second.eom(path, "maggi") is not read
+    assert dataclasses.replace(read, stats=fresh.stats) == fresh
+    assert read.stats.diff_calls == fresh.stats.diff_calls
+    other = second.eom(path, "maggi", independent=["x"])
+    assert other.independent == ("x",) and len(list(tmp_path.glob("*.pickle"))) == 2
+    t, q, qd = random_consistent_state(fresh.system, np.random.default_rng(2), fresh)
+    np.testing.assert_array_equal(read.numeric.accelerations(t, q, qd), fresh.numeric.accelerations(t, q, qd))
