@@ -76,11 +76,10 @@ def max_acceleration_error(ref, num, states) -> float:
     return err
 
 
-def _derive(derivations, name: str, method: str):
-    """The equations (derived once per run), or None where chaplygin does not apply (not every system is a
-    Chaplygin system)."""
+def _derive(system, method: str):
+    """The equations, or None where chaplygin does not apply (not every system is a Chaplygin system)."""
     try:
-        return derivations.eom(_source(name), method)
+        return bridge.derive(system, method)
     except DerivationError:
         if method == "chaplygin":
             return None
@@ -91,25 +90,20 @@ SYSTEMS = {p.stem: p for p in sorted((ROOT / "examples").glob("*.toml"))}
 SYSTEMS["bicycle"] = ROOT / "examples" / "engineering" / "bicycle.toml"
 
 
-def _source(name: str) -> Path | str:
-    """The system file of ``name`` (the snake's generated text)."""
-    return snake_toml(SNAKE_N) if name == "snake" else SYSTEMS[name]
-
-
 def _load(name: str):
-    source = _source(name)
-    return bridge.load_system(source) if isinstance(source, Path) else bridge.parse_system(source)
+    if name == "snake":
+        return bridge.parse_system(snake_toml(SNAKE_N))
+    return bridge.load_system(SYSTEMS[name])
 
 
 @pytest.mark.parametrize("name", [*SYSTEMS, "snake"])
-def test_accelerations_agree_with_lagrange(name, derivations):
-    lagrange = derivations.eom(_source(name), "lagrange")
-    system = lagrange.system
+def test_accelerations_agree_with_lagrange(name):
+    system = _load(name)
     states = consistent_states(system)
-    ref = lagrange.numeric
+    ref = bridge.derive(system, "lagrange").numeric
     checked = []
     for method in (*REDUCED, "nielsen"):
-        eom = _derive(derivations, name, method)
+        eom = _derive(system, method)
         if eom is None:
             continue
         err = max_acceleration_error(ref, eom.numeric, states)
