@@ -283,6 +283,7 @@ def main() -> int:
     # spinning up a thread per core for tiny matrices.
     env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
            "NHBRIDGE_OBJECT_CACHE": str(objects), "NHBRIDGE_TEST_FMU_CACHE": str(fmus)}
+    env["NHBRIDGE_TEST_DERIVATIONS"] = str(scratch / "derivations")  # equations shared likewise (tests/conftest.py)
     totals: dict[str, int] = {}
     failed: list[str] = []
     finished: list[ModuleRun] = []

@@ -15,6 +15,10 @@ Markers (registered in pyproject.toml):
 under ``scripts/run_tests.py`` the FMUs are shared by every module process of the run (``$NHBRIDGE_TEST_FMU_CACHE``),
 under a plain pytest run by the tests of that run.
 
+``derivations`` (session scope) is the same for equations of motion: ``derivations.eom(path, "maggi")`` derives a system
+file by a method once per run (``$NHBRIDGE_TEST_DERIVATIONS`` under scripts/run_tests.py) and hands every later
+caller, in any module process, an unpickled copy of its own.
+
 ``tests/durations.json`` is written by ``python3 scripts/run_tests.py --record-durations``: with
 ``NHBRIDGE_RECORD_DURATIONS`` set to a file name, this plugin measures the CPU (this process and the
 processes it waited for: compilers, child Pythons) of each test's setup, call and teardown and of each shared
@@ -24,9 +28,11 @@ fixture, and writes them there when the session ends.
 from __future__ import annotations
 
 import fcntl
+import functools
 import hashlib
 import json
 import os
+import pickle
 import re
 import shutil
 from collections.abc import Sequence
@@ -39,6 +45,7 @@ DURATIONS = TESTS / "durations.json"
 SLOW_CPU_SECONDS = 3.0  # the fast subset (-m "not slow") is what is left: see CONTRIBUTING.md
 RECORD_ENV = "NHBRIDGE_RECORD_DURATIONS"
 FMU_CACHE_ENV = "NHBRIDGE_TEST_FMU_CACHE"
+DERIVATION_CACHE_ENV = "NHBRIDGE_TEST_DERIVATIONS"
 
 # Modules whose tests drive Rumoca, pymoca or omc without asking for the fixtures below.
 COMPILER_MODULES = {"test_compiler_defects", "test_cosim", "test_diodes", "test_forms", "test_friction",
@@ -129,6 +136,78 @@ def built_fmu(tmp_path_factory) -> FmuCache:
     is the run's folder, shared by all module processes; else a folder of this pytest session."""
     shared = os.environ.get(FMU_CACHE_ENV)
     return FmuCache(Path(shared) if shared else tmp_path_factory.getbasetemp() / "fmu-cache")
+
+
+# -- equations of motion derived once per run ----------------------------------------------------------------------
+@functools.cache
+def bridge_source_hash() -> str:
+    """SHA-256 of every Python file of the ``bridge`` package (path and text): a derivation cached under one
+    source tree is never handed to a run of another (an edit between two runs sharing a folder)."""
+    import bridge
+
+    package = Path(bridge.__file__).parent
+    digest = hashlib.sha256()
+    for path in sorted(package.rglob("*.py")):
+        digest.update(f"{path.relative_to(package)}\0".encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+class DerivationCache:
+    """Equations of motion of (system file, method, options), each derived once in ``folder`` and then reused.
+
+    The key is the SHA-256 of the system file's text and path (a file may name tables beside it), the method,
+    the options of :func:`bridge.derive` and the hash of the ``bridge`` source tree. The first caller derives (so
+    a test of the derivation still runs it at least once per run); the equations are stored with pickle (written
+    atomically, processes deriving the same key at once wait on a lock file) and every caller gets its own
+    unpickled copy, so no test sees another's cached numeric model or parameter values.
+    """
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        folder.mkdir(parents=True, exist_ok=True)
+        self._pickles: dict[str, bytes] = {}  # read once per process
+
+    def key(self, source: Path | str, method: str, options: dict) -> str:
+        """The cache key of one derivation (hex digest)."""
+        text = source.read_text(encoding="utf-8") if isinstance(source, Path) else source
+        where = f"{source.resolve()}" if isinstance(source, Path) else "<string>"
+        parts = [where, text, method, sorted((k, repr(v)) for k, v in options.items()), bridge_source_hash()]
+        return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:32]
+
+    def eom(self, source: Path | str, method: str = "lagrange", **options):
+        """The equations of ``source`` (a system file, or a system file's text) by ``method``; derived on first
+        use with ``bridge.derive(system, method, **options)``."""
+        import bridge
+        from bridge.atomic import atomic_file
+
+        key = self.key(source, method, options)
+        data = self._pickles.get(key)
+        if data is None:
+            stored = self.folder / f"{key}.pickle"
+            with (self.folder / f"{key}.lock").open("w") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)  # another process deriving the same equations finishes first
+                if not stored.is_file():
+                    system = bridge.load_system(source) if isinstance(source, Path) else bridge.parse_system(source)
+                    eom = bridge.derive(system, method, **options)
+                    with atomic_file(stored) as partial:
+                        partial.write_bytes(pickle.dumps(eom, protocol=pickle.HIGHEST_PROTOCOL))
+                data = stored.read_bytes()
+            self._pickles[key] = data
+        return pickle.loads(data)
+
+    def system(self, source: Path | str, method: str = "lagrange", **options):
+        """The system of ``eom(source, method, **options)`` (loaded with the cached equations)."""
+        return self.eom(source, method, **options).system
+
+
+@pytest.fixture(scope="session")
+def derivations(tmp_path_factory) -> DerivationCache:
+    """The run's derivation cache (``DerivationCache``): ``derivations.eom(path, "maggi")``. Under
+    scripts/run_tests.py it is the run's folder, shared by all module processes; else a folder of this pytest
+    session."""
+    shared = os.environ.get(DERIVATION_CACHE_ENV)
+    return DerivationCache(Path(shared) if shared else tmp_path_factory.getbasetemp() / "derivation-cache")
 
 
 # -- markers ----------------------------------------------------------------------------------------------------

@@ -12,8 +12,6 @@ import numpy as np
 import pytest
 import scipy.optimize
 
-import bridge
-
 ROOT = Path(__file__).resolve().parents[1]
 BICYCLE_FILE = ROOT / "examples" / "engineering" / "bicycle.toml"
 
@@ -42,8 +40,8 @@ bicycle = _load("bicycle_benchmark", ROOT / "benchmarks" / "bicycle.py")
 
 
 @pytest.fixture(scope="module")
-def lagrange():
-    return bridge.derive(bridge.load_system(BICYCLE_FILE), "lagrange")
+def lagrange(derivations):
+    return derivations.eom(BICYCLE_FILE, "lagrange")
 
 
 def test_file_is_the_generated_one():
@@ -87,9 +85,9 @@ def test_self_stable_speed_range(lagrange):
     assert abs(vc - CAPSIZE_SPEED) < 1e-7
 
 
-def test_nielsen_agrees_with_lagrange(lagrange):
+def test_nielsen_agrees_with_lagrange(lagrange, derivations):
     """At random consistent states (leaning, steered, pitched) both full methods give the same q''."""
-    nielsen = bridge.derive(lagrange.system, "nielsen").numeric
+    nielsen = derivations.eom(BICYCLE_FILE, "nielsen").numeric
     num = lagrange.numeric
     rng = np.random.default_rng(12)
     for _ in range(5):

@@ -53,13 +53,13 @@ RUMOCA_DEFECTS = {"SymbolicSingular": "RumocaImplicitCoupledRow.mo",
 @pytest.mark.parametrize("tool", ["rumoca", "pymoca"])
 @pytest.mark.parametrize("kind", ["lagrange", "reduced"])
 @pytest.mark.parametrize("path", SYSTEMS, ids=lambda p: p.stem)
-def test_the_chosen_form_is_simulated_by_both_compilers(path, kind, tool):
+def test_the_chosen_form_is_simulated_by_both_compilers(path, kind, tool, derivations):
     if tool == "rumoca":
         pytest.importorskip("rumoca", reason='pip install --only-binary rumoca "rumoca>=0.9.9,<0.10"')
     pytest.importorskip("casadi", reason=PYMOCA_MISSING)  # pymoca is the peer where Rumoca meets a defect
     pytest.importorskip("pymoca", reason=PYMOCA_MISSING)
     system = bridge.load_system(path)
-    eom = bridge.derive(system, "lagrange" if kind == "lagrange" else _reduced(system))
+    eom = derivations.eom(path, "lagrange" if kind == "lagrange" else _reduced(system))  # once for both tools
     stop = regular_horizon(eom, min(system.stop_time, STOP))  # the reduced ODE exists up to there
     if tool == "rumoca":
         try:

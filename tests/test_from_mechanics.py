@@ -140,17 +140,17 @@ BODY_EXAMPLES = sorted(p for p in (Path(__file__).parent.parent / "examples").rg
                        if "[bodies" in p.read_text())
 
 
-# Slow for bicycle_bodies (about 57 s of CPU): six derivations of a 3-dof bicycle with bodies and their numeric
-# evaluators; every method is the subject of the comparison.
+# Every method is the subject of the comparison: derived through the run's cache (conftest.py), whose first caller
+# in the run derives each.
 @pytest.mark.parametrize("path", BODY_EXAMPLES, ids=lambda p: p.stem)
-def test_kane_agrees_on_body_examples(path):
+def test_kane_agrees_on_body_examples(path, derivations):
     """Every body-based example file: kane against every other method at random consistent states."""
     system = bridge.load_system(path)
     assert system.multibody is not None
     eoms = []
     for meth in bridge.METHODS:
         try:
-            eoms.append(bridge.derive(system, meth))
+            eoms.append(derivations.eom(path, meth))
         except bridge.DerivationError:
             assert meth == "chaplygin"  # the only method that may refuse a system with bodies
     assert eoms[0].method == "lagrange" and eoms[-1].method == "kane" and len(eoms) >= 5

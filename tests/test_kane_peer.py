@@ -26,7 +26,7 @@ import bicycle  # noqa: E402
 # Slow (about 15 s of CPU, once per module): the peer models built with sympy.physics.mechanics, the independent
 # reference every test below compares against.
 @pytest.fixture(scope="module")
-def models():
+def models(derivations):
     import sympy as sp
     from sympy.physics.mechanics import dynamicsymbols
 
@@ -49,7 +49,7 @@ def models():
         du = dict(zip(speeds, x[len(names):]))
         return np.array([du[f"u_{n}"] for n in order])
 
-    return bridge.derive(system, "lagrange").numeric, kane_accelerations
+    return derivations.eom(ROOT / "examples" / "engineering" / "bicycle.toml", "lagrange").numeric, kane_accelerations
 
 
 def test_kane_peer_agrees_with_lagrange(models):

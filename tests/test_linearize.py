@@ -30,12 +30,12 @@ def _applicable(system) -> list[str]:
     return [name for name, m in bridge.METHODS.items() if m.applicable(system) is None]
 
 
-# Slow (about 18 s of CPU, once per module): the Whipple bicycle derived by every applicable method; the tests
-# below compare the methods with each other and with the published benchmark, so none can be left out.
+# The Whipple bicycle by every applicable method (derived once per run: the ``derivations`` cache of conftest.py);
+# the tests below compare the methods with each other and with the published benchmark, so none can be left out.
 @pytest.fixture(scope="module")
-def bike():
+def bike(derivations):
     system = bridge.load_system(BICYCLE_FILE)
-    return system, {name: Linearizer(bridge.derive(system, name)) for name in _applicable(system)}
+    return system, {name: Linearizer(derivations.eom(BICYCLE_FILE, name)) for name in _applicable(system)}
 
 
 @pytest.fixture(scope="module")
@@ -58,12 +58,18 @@ def _at(lin: Linearizer, system, values: dict):
     return lin.at(operating_point(system.with_values(values)))
 
 
+def _at_every(lins: dict, system, values: dict) -> dict:
+    """Every method's linear model at one operating point (the point is the system's, found once for all)."""
+    point = operating_point(system.with_values(values))
+    return {name: lin.at(point) for name, lin in lins.items()}
+
+
 # -- the bicycle ---------------------------------------------------------------------------------------------
-def test_bicycle_minimal_state(bike):
+def test_bicycle_minimal_state(bike, derivations):
     """x, y, yaw and both wheel angles are cyclic, the forward speed is conserved: the roll-steer state remains."""
     system, _lins = bike
     assert set(_applicable(system)) >= {"lagrange", "nielsen", "maggi", "appell"}
-    lin = bridge.linearize(bridge.derive(system, "lagrange"))
+    lin = bridge.linearize(derivations.eom(BICYCLE_FILE, "lagrange"))
     assert lin.states == ("phi", "delta", "der(phi)", "der(delta)")
     assert set(lin.dropped) == {"x", "y", "psi", "theta_R", "theta_F"}
     assert lin.conserved == ("der(theta_R)",)
@@ -80,7 +86,7 @@ def test_bicycle_table2_every_method(bike, speed):
     """Table 2 of the benchmark to 1e-8 by every method, and the methods agree with each other to 1e-10."""
     system, lins = bike
     ref = TABLE2[speed]
-    models = {name: _at(lin, system, {"der(theta_R)": -speed / R_R}) for name, lin in lins.items()}
+    models = _at_every(lins, system, {"der(theta_R)": -speed / R_R})
     first = models["lagrange"]
     for name, lin in models.items():
         _same_spectrum(lin.eigenvalues(), ref, 1e-8, name)
@@ -131,7 +137,7 @@ def test_disk_lean_eigenvalues_every_method(disk, spin):
     assert set(lins) >= {"lagrange", "nielsen", "maggi", "appell", "chaplygin"}
     lam2 = _disk_lean(spin)
     ref = [0.0, np.sqrt(complex(lam2)), -np.sqrt(complex(lam2))]
-    models = {name: _at(lin, system, {"der(phi)": spin}) for name, lin in lins.items()}
+    models = _at_every(lins, system, {"der(phi)": spin})
     first = models["lagrange"]
     assert first.states == ("theta", "der(psi)", "der(theta)")
     assert set(first.dropped) == {"x", "y", "psi", "phi"} and first.conserved == ("der(phi)",)

@@ -28,28 +28,41 @@ def applicable(system):
     return out
 
 
+def constraint_rows(num, t: float, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``A(q, t)`` and ``a0(q, t)`` of every constraint at velocity level, ``A q' + a0``, at one position.
+
+    The velocity-level residuals are affine in q', so ``a0`` is the residual at q' = 0 and column i of ``A`` the
+    residual at the unit velocity e_i less ``a0`` (exact up to rounding): n + 1 evaluations of the compiled
+    residuals, where substituting the point into the symbolic Jacobian costs seconds for a bicycle.
+    """
+    n = len(q)
+    h = len(num.eom.system.holonomic)
+    a0 = num.constraint_residuals(t, q, np.zeros(n))[h:]
+    A = np.column_stack([num.constraint_residuals(t, q, e)[h:] - a0 for e in np.eye(n)]) if n else np.zeros((0, 0))
+    return A, a0
+
+
 def random_consistent_state(system, rng, eom_ref):
     """Random positions; random independent velocities; dependent ones solved from A q' + a0 = 0.
 
-    Holonomic constraints are satisfied by projecting the random positions with Newton's method.
+    Holonomic constraints are satisfied by projecting the random positions with Newton's method (the first rows
+    of A, the holonomic constraints at velocity level, are their Jacobian).
     """
     n = system.n
     num = eom_ref.numeric
     q = np.array([c.start for c in system.coordinates]) + rng.normal(scale=0.3, size=n)
     t = float(rng.uniform(0, 1))
+    h = len(system.holonomic)
     if system.holonomic:
         for _ in range(50):
-            res = num.constraint_residuals(t, q, np.zeros(n))[: len(system.holonomic)]
+            res = num.constraint_residuals(t, q, np.zeros(n))[:h]
             if np.abs(res).max() < 1e-14:
                 break
-            J = np.asarray(num.eom.constraint_jacobian.subs(dict(zip(system.q, q))).subs(
-                system.parameter_values).subs(bridge.symbols.t, t), dtype=float)[: len(system.holonomic)]
+            J = constraint_rows(num, t, q)[0][:h]
             q -= np.linalg.lstsq(J, res, rcond=None)[0]
     qd = rng.normal(size=n)
     if system.m:
-        A = np.asarray(num.eom.constraint_jacobian.subs(dict(zip(system.q, q))).subs(
-            system.parameter_values).subs(bridge.symbols.t, t), dtype=float)
-        a0 = num.constraint_residuals(t, q, np.zeros(n))[len(system.holonomic):]
+        A, a0 = constraint_rows(num, t, q)
         # minimum-norm correction onto A qd + a0 = 0
         qd = qd - np.linalg.pinv(A) @ (A @ qd + a0)
     return t, q, qd
@@ -269,3 +282,26 @@ def test_parameter_override_equals_edited_file():
     assert np.abs(a.q - c.q).max() > 1e-3
     with pytest.raises(SimulationError, match="unknown parameter"):
         bridge.simulate(bridge.derive(base, "lagrange"), 1.0, parameters={"nope": 1.0})
+
+
+def test_the_run_derivation_cache_hands_out_equal_private_copies(tmp_path):
+    """tests/conftest.py's DerivationCache: what a second process reads back from the folder equals a fresh
+    derivation (all but the derivation's own timing), each caller gets its own object, and another option is
+    another entry."""
+    import dataclasses
+
+    from tests.conftest import DerivationCache
+
+    path = Path(__file__).parent.parent / "examples" / "car.toml"
+    first, second = DerivationCache(tmp_path), DerivationCache(tmp_path)  # two module processes of one run
+    written = first.eom(path, "maggi")
+    assert len(list(tmp_path.glob("*.pickle"))) == 1
+    read = second.eom(path, "maggi")
+    fresh = bridge.derive(load("car"), "maggi")
+    assert read == written and read is not written and second.eom(path, "maggi") is not read
+    assert dataclasses.replace(read, stats=fresh.stats) == fresh
+    assert read.stats.diff_calls == fresh.stats.diff_calls
+    other = second.eom(path, "maggi", independent=["x"])
+    assert other.independent == ("x",) and len(list(tmp_path.glob("*.pickle"))) == 2
+    t, q, qd = random_consistent_state(fresh.system, np.random.default_rng(2), fresh)
+    np.testing.assert_array_equal(read.numeric.accelerations(t, q, qd), fresh.numeric.accelerations(t, q, qd))
