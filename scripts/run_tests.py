@@ -10,7 +10,9 @@ failed in its batch is reported as needing isolation (a failure of the run: add 
 
 ``--jobs`` processes run at once (default: the number of cores), longest first (longest-processing-time
 scheduling) by the CPU seconds each module took when last measured (``tests/durations.json``; modules not
-measured yet start first, as if they were the longest), so that the lanes finish together. Each process's
+measured yet start first, as if they were the longest), so that the lanes finish together. With ``-m "not slow"``
+(the fast subset) a module's figure is what it costs in the subset: its CPU less its tests and module fixtures
+recorded at ``SLOW_CPU_SECONDS`` (tests/conftest.py) or more. Each process's
 output is printed whole when it ends, with the CPU it used, and the last lines sum all modules as pytest does
 (``N passed, N failed, N skipped``), so a CI log reads like one pytest run. The pytest plugins no test uses
 (pytest-benchmark, xdist unless ``-n`` is given, hypothesis outside the modules that import it) are not loaded:
