@@ -10,7 +10,9 @@ failed in its batch is reported as needing isolation (a failure of the run: add 
 
 ``--jobs`` processes run at once (default: the number of cores), longest first (longest-processing-time
 scheduling) by the CPU seconds each module took when last measured (``tests/durations.json``; modules not
-measured yet start first, as if they were the longest), so that the lanes finish together. Each process's
+measured yet start first, as if they were the longest), so that the lanes finish together. With ``-m "not slow"``
+(the fast subset) a module's figure is what it costs in the subset: its CPU less its tests and module fixtures
+recorded at ``SLOW_CPU_SECONDS`` (tests/conftest.py) or more. Each process's
 output is printed whole when it ends, with the CPU it used, and the last lines sum all modules as pytest does
 (``N passed, N failed, N skipped``), so a CI log reads like one pytest run. The pytest plugins no test uses
 (pytest-benchmark, xdist unless ``-n`` is given, hypothesis outside the modules that import it) are not loaded:
@@ -105,6 +107,32 @@ def fmu_modules() -> set[str]:
     text = (ROOT / "tests" / "conftest.py").read_text()
     found = re.search(r"FMU_MODULES = \{(.*?)\}", text, re.S)
     return set(re.findall(r'"(test_\w+)"', found.group(1))) if found else set()
+
+
+def slow_threshold() -> float:
+    """The CPU seconds from which tests/conftest.py marks a test ``slow`` (``SLOW_CPU_SECONDS``)."""
+    found = re.search(r"^SLOW_CPU_SECONDS = ([0-9.]+)", (ROOT / "tests" / "conftest.py").read_text(), re.M)
+    return float(found.group(1)) if found else 3.0
+
+
+def deselects_slow(extra: list[str]) -> bool:
+    """Whether the pytest options select the fast subset (a ``-m`` expression with ``not slow``)."""
+    marks = [b for a, b in zip(extra, [*extra[1:], ""]) if a == "-m"] + [a[2:] for a in extra if a.startswith("-m")
+                                                                         and len(a) > 2]
+    return any(re.search(r"\bnot\s+slow\b", m) for m in marks)
+
+
+def fast_costs(durations: dict, threshold: float) -> dict[str, float]:
+    """Each module's CPU without its tests and module fixtures recorded at ``threshold`` or more: what it costs
+    in the fast subset (its process's fixed cost and the tests under the threshold), for the schedule and the
+    batches of ``-m "not slow"``."""
+    costs = dict(durations["modules"])
+    for table in ("tests", "fixtures"):
+        for key, cpu in durations[table].items():
+            module = Path(key.split("::")[0]).stem
+            if cpu >= threshold and module in costs and key.startswith("tests/"):
+                costs[module] = costs[module] - cpu
+    return {module: max(cpu, 1.0) for module, cpu in costs.items()}
 
 
 # A module whose text names one of these loads FMU libraries into its process (or may): never batched, whether or
@@ -288,8 +316,10 @@ def main() -> int:
     failed: list[str] = []
     finished: list[ModuleRun] = []
     started = time.monotonic()
-    found = modules(args.modules or ["test_*.py"], durations["modules"])
-    jobs = plan(found, durations["modules"], batch=not (args.record_durations or args.no_batch))
+    # the fast subset is scheduled and batched by what each module costs in it, not by its whole recorded CPU
+    costs = fast_costs(durations, slow_threshold()) if deselects_slow(extra) else durations["modules"]
+    found = modules(args.modules or ["test_*.py"], costs)
+    jobs = plan(found, costs, batch=not (args.record_durations or args.no_batch))
     try:
         with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
             futures = [pool.submit(run_job, job, extra, env, records if args.record_durations else None)

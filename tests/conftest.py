@@ -42,7 +42,7 @@ import pytest
 
 TESTS = Path(__file__).parent
 DURATIONS = TESTS / "durations.json"
-SLOW_CPU_SECONDS = 3.0  # the fast subset (-m "not slow") is what is left: see CONTRIBUTING.md
+SLOW_CPU_SECONDS = 1.0  # the fast subset (-m "not slow") is what is left: see CONTRIBUTING.md
 RECORD_ENV = "NHBRIDGE_RECORD_DURATIONS"
 FMU_CACHE_ENV = "NHBRIDGE_TEST_FMU_CACHE"
 DERIVATION_CACHE_ENV = "NHBRIDGE_TEST_DERIVATIONS"

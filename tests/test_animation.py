@@ -5,11 +5,12 @@ where the run's own numbers put it, and the page draws something."""
 from __future__ import annotations
 
 import base64
+import contextlib
 import csv
+import io
 import json
 import math
 import re
-import subprocess
 import sys
 from pathlib import Path
 
@@ -18,6 +19,7 @@ import pytest
 
 import bridge
 from bridge.animation import animate
+from bridge.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 WHEEL = ROOT / "examples" / "rolling_wheel.toml"
@@ -25,9 +27,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from browser import open_page, wait_until  # noqa: E402
 
 
-def nhbridge(*args, cwd=None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "bridge.cli", *map(str, args)], capture_output=True, text=True,
-                          cwd=cwd, timeout=600)
+def cli(*args) -> tuple[int, str]:
+    """``nhbridge`` in this process (no interpreter to start): its exit code and its error output."""
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        code = main([*map(str, args)])
+    return code, err.getvalue()
 
 
 def read_csv(path: Path) -> dict[str, np.ndarray]:
@@ -50,10 +55,10 @@ def f64(b64: str) -> np.ndarray:
 def wheel_run(tmp_path_factory):
     """The MSL rolling wheel for 4 s, written by ``nhbridge simulate`` (CSV) and animated from that CSV."""
     folder = tmp_path_factory.mktemp("wheel")
-    run = nhbridge("simulate", WHEEL, "--interval", "0.01", "-o", folder / "wheel.csv", "--quiet")
-    assert run.returncode == 0, run.stderr
-    run = nhbridge("animate", WHEEL, "--csv", folder / "wheel.csv", "-o", folder / "wheel.html")
-    assert run.returncode == 0, run.stderr
+    code, err = cli("simulate", WHEEL, "--interval", "0.01", "-o", folder / "wheel.csv", "--quiet")
+    assert code == 0, err
+    code, err = cli("animate", WHEEL, "--csv", folder / "wheel.csv", "-o", folder / "wheel.html")
+    assert code == 0, err
     return folder, read_csv(folder / "wheel.csv")
 
 
@@ -120,7 +125,7 @@ def test_an_fmu_run_animates_like_the_native_run(tmp_path):
     file's com evaluated on the FMU's samples."""
     fmpy = pytest.importorskip("fmpy")
     fmu = tmp_path / "wheel.fmu"
-    assert nhbridge("fmu", WHEEL, "-o", fmu, "--quiet").returncode == 0
+    assert cli("fmu", WHEEL, "-o", fmu, "--quiet")[0] == 0
     result = fmpy.simulate_fmu(str(fmu), fmi_type="CoSimulation", stop_time=1.0, output_interval=0.01)
     path = tmp_path / "fmu.csv"
     fmpy.write_csv(str(path), result)
@@ -152,31 +157,31 @@ def test_bad_shapes_are_refused_before_anything_is_written(tmp_path, shape, entr
     assert shape in text
     path = tmp_path / "wheel.toml"
     path.write_text(text)
-    run = nhbridge("animate", path, "-o", tmp_path / "out.html")
-    assert run.returncode == 2, run.stderr
-    assert entry in run.stderr and message.lower() in run.stderr.lower() and "Traceback" not in run.stderr
+    code, err = cli("animate", path, "-o", tmp_path / "out.html")
+    assert code == 2, err
+    assert entry in err and message.lower() in err.lower() and "Traceback" not in err
     assert not (tmp_path / "out.html").exists()
 
 
-# About 9 s of CPU: four command-line runs in fresh processes, as the exit code and a stderr without traceback are
-# what is checked.
+# Four command-line runs in this process: the exit code and an error output without a traceback are checked (a
+# traceback would leave main() as an exception and fail the test).
 def test_bad_points_and_runs_are_refused(tmp_path, wheel_run):
     folder, _ = wheel_run
     path = tmp_path / "wheel.toml"
     path.write_text(WHEEL.read_text() + '\n[animation]\npoints = { hub = { position = ["x", "yy", "0"] } }\n')
-    run = nhbridge("animate", path, "-o", tmp_path / "out.html")
-    assert run.returncode == 2 and "animation.points.hub.position[1]" in run.stderr
-    assert "did you mean 'y'" in run.stderr.lower()
+    code, err = cli("animate", path, "-o", tmp_path / "out.html")
+    assert code == 2 and "animation.points.hub.position[1]" in err
+    assert "did you mean 'y'" in err.lower()
     # a run of another system: its columns are not the wheel's coordinates
     other = tmp_path / "pendulum.csv"
     other.write_text("time,theta,der(theta)\n0,0.1,0\n0.1,0.09,-0.1\n")
-    run = nhbridge("animate", WHEEL, "--csv", other, "-o", tmp_path / "out.html")
-    assert run.returncode == 2 and "no column for the coordinate(s) x, y, psi, phi" in run.stderr
-    run = nhbridge("animate", WHEEL, "--csv", folder / "wheel.csv", "--component", "mechanics",
-                   "-o", tmp_path / "out.html")
-    assert run.returncode == 2 and "Traceback" not in run.stderr
-    run = nhbridge("animate", ROOT / "examples" / "simple_pendulum.toml", "-o", tmp_path / "out.html")
-    assert run.returncode == 2 and "nothing to draw" in run.stderr
+    code, err = cli("animate", WHEEL, "--csv", other, "-o", tmp_path / "out.html")
+    assert code == 2 and "no column for the coordinate(s) x, y, psi, phi" in err
+    code, err = cli("animate", WHEEL, "--csv", folder / "wheel.csv", "--component", "mechanics",
+                    "-o", tmp_path / "out.html")
+    assert code == 2 and "Traceback" not in err
+    code, err = cli("animate", ROOT / "examples" / "simple_pendulum.toml", "-o", tmp_path / "out.html")
+    assert code == 2 and "nothing to draw" in err
     assert not (tmp_path / "out.html").exists()
 
 
@@ -185,9 +190,9 @@ def test_bad_points_and_runs_are_refused(tmp_path, wheel_run):
 @pytest.mark.slow
 def test_a_ten_second_bicycle_at_100_frames_per_second_stays_under_5_mb(tmp_path):
     out = tmp_path / "bicycle.html"
-    run = nhbridge("animate", ROOT / "examples" / "engineering" / "bicycle_bodies.toml", "--stop-time", "10",
-                   "--fps", "100", "-o", out)
-    assert run.returncode == 0, run.stderr
+    code, err = cli("animate", ROOT / "examples" / "engineering" / "bicycle_bodies.toml", "--stop-time", "10",
+                    "--fps", "100", "-o", out)
+    assert code == 0, err
     data = page_data(out)
     assert len(data["bodies"]) == 4 and f64(data["times"]).size == 1001
     assert out.stat().st_size < 5_000_000

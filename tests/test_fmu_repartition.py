@@ -20,7 +20,6 @@ import pytest
 
 import bridge
 from bridge.errors import SimulationError
-from bridge.fmu.build import build_fmu
 
 from .repartition_cases import SOURCES, reference, system
 
@@ -35,16 +34,11 @@ MODELS = ROOT / "tests" / "models" / "repartition"
 KINDS = ["ModelExchange", "CoSimulation"]
 RTOL = 1e-10
 CASES = [(s, m) for s, (_, _, methods) in SOURCES.items() for m in methods]
-_BUILT: dict = {}
 
 
-def fmu(tmp_path_factory, source: str, method: str, version: int) -> Path:
-    """The FMU of ``source`` by ``method``, built once per module."""
-    key = source, method, version
-    if key not in _BUILT:
-        eom = bridge.derive(system(source), method)
-        _BUILT[key] = build_fmu(eom, tmp_path_factory.getbasetemp() / f"{source}_{method}_{version}.fmu", version)
-    return _BUILT[key]
+def fmu(built_fmu, source: str, method: str, version: int) -> Path:
+    """The FMU of ``source`` by ``method``, built once per run (``built_fmu``)."""
+    return built_fmu.build(SOURCES[source][0], method, version)
 
 
 def deviation(result, ref: dict[str, np.ndarray]) -> float:
@@ -71,9 +65,9 @@ def simulate(path: Path, kind: str, stop: float, names: list[str], log: list[str
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("version", [2, 3])
 @pytest.mark.parametrize("source,method", CASES)
-def test_follows_the_motion_through_split_changes(tmp_path_factory, source, method, version, kind):
+def test_follows_the_motion_through_split_changes(built_fmu, source, method, version, kind):
     """The FMU goes through at least two split changes and stays within 1e-6 of the range of the reference."""
-    path = fmu(tmp_path_factory, source, method, version)
+    path = fmu(built_fmu, source, method, version)
     ref = reference(source)
     log: list[str] = []
     names = [n for n in ref if n != "time"]
@@ -84,10 +78,10 @@ def test_follows_the_motion_through_split_changes(tmp_path_factory, source, meth
     assert deviation(result, ref) < 1e-6
 
 
-def test_every_velocity_keeps_its_name(tmp_path_factory):
+def test_every_velocity_keeps_its_name(built_fmu):
     """der(q) of every coordinate is a variable of its own (the dependent ones from the constraints), and the
     states are the coordinates and the independent-speed slots."""
-    path = fmu(tmp_path_factory, "knife_edge", "maggi", 2)
+    path = fmu(built_fmu, "knife_edge", "maggi", 2)
     md = read_model_description(str(path))
     names = {v.name for v in md.modelVariables}
     assert {"der(x)", "der(y)", "der(theta)", "split.u[1]", "split.u[2]", "split.health"} <= names
@@ -144,10 +138,10 @@ class Slave:
 
 
 @pytest.mark.parametrize("version", [2, 3])
-def test_state_restored_after_split_changes(tmp_path_factory, version):
+def test_state_restored_after_split_changes(built_fmu, version):
     """An FMU state taken before the first split change (t = 1.0; changes at 1.21 and 2.42), restored after two
     changes, and its serialized copy in a new instance, give the same trajectory bit for bit."""
-    path = fmu(tmp_path_factory, "knife_edge", "maggi", version)
+    path = fmu(built_fmu, "knife_edge", "maggi", version)
     names = ["x", "y", "theta", "der(x)", "der(y)", "split.u[1]"]
     a = Slave(path, version, "a")
     try:
@@ -181,7 +175,7 @@ def _normalized(message: str) -> str:
 
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("version", [2, 3])
-def test_real_singularity_stops_with_the_native_message(tmp_path_factory, version, kind):
+def test_real_singularity_stops_with_the_native_message(built_fmu, version, kind):
     """Two constraints that become dependent (z = pi): no split is regular. The native run and the FMU stop
     there with the same message, naming the time and both constraint rows."""
     sysm = bridge.load_system(MODELS / "singular_constraints.toml")
@@ -196,12 +190,9 @@ def test_real_singularity_stops_with_the_native_message(tmp_path_factory, versio
     A = np.array([[1.0, 0.0, 0.0], [np.cos(z), np.sin(z), 0.0]])
     health = np.linalg.svd(A[:, :2], compute_uv=False)[-1] / np.linalg.norm(A, 2)
     assert z < np.pi and health == pytest.approx(1e-3, rel=1e-5)
-    key = ("singular", "maggi", version)
-    if key not in _BUILT:
-        _BUILT[key] = build_fmu(eom, tmp_path_factory.getbasetemp() / f"singular_{version}.fmu", version)
     log: list[str] = []
     with pytest.raises(FMICallException):
-        simulate(_BUILT[key], kind, 4.0, ["x", "z"], log)
+        simulate(built_fmu.build(MODELS / "singular_constraints.toml", "maggi", version), kind, 4.0, ["x", "z"], log)
     errors = [m for m in log if "no split of the velocities is regular" in m]
     assert errors, log[-5:]
     fmu_message = errors[0][errors[0].rindex("at t = "):]  # after the FMI function's own prefix

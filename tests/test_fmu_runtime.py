@@ -13,12 +13,20 @@ pytest.importorskip("fmpy")
 ROOT = Path(__file__).parent.parent
 
 
-# Slow (about 54 s of CPU, marked by tests/durations.json): it compiles the runtime's C unit tests under
-# AddressSanitizer/UBSan (the instrumented build and run are most of it) and runs the hand-written pendulum FMUs,
-# FMI 2 and 3, ME and CS, against scipy; no other test covers the runtime without the code generator.
-def test_runtime_harness():
-    proc = subprocess.run([sys.executable, str(ROOT / "fmu" / "tests" / "check_runtime.py")], capture_output=True,
-                          text=True, timeout=600)
+# Slow (about 30 s of CPU, marked by tests/durations.json): it compiles the runtime's C unit tests under
+# AddressSanitizer/UBSan (each runtime source once, linked into every test program) and runs the hand-written
+# pendulum FMUs, FMI 2 and 3, ME and CS, against scipy; no other test covers the runtime without the code generator.
+@pytest.fixture(scope="module")
+def harness(tmp_path_factory):
+    """fmu/tests/check_runtime.py run once; its pendulum FMUs (``<out>/fmi2|fmi3/Pendulum.fmu``) are kept."""
+    out = tmp_path_factory.mktemp("runtime")
+    proc = subprocess.run([sys.executable, str(ROOT / "fmu" / "tests" / "check_runtime.py"), "--out", str(out)],
+                          capture_output=True, text=True, timeout=600)
+    return proc, out
+
+
+def test_runtime_harness(harness):
+    proc, _out = harness
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "0 failure(s)" in proc.stdout
 
@@ -52,13 +60,13 @@ print(growth[1], growth[3])
 """
 
 
-def test_free_instance_frees_the_states_it_handed_out(tmp_path):
-    """5,000 instantiations, each leaving two FMU states to FreeInstance (before: +6.8 MB in issue 11)."""
-    build = subprocess.run(["bash", str(ROOT / "fmu" / "tests" / "build_test_fmu.sh"), str(tmp_path)],
-                           capture_output=True, text=True, timeout=300)
-    assert build.returncode == 0, build.stderr
-    proc = subprocess.run([sys.executable, "-c", LEAK_CHILD, str(tmp_path / "fmi2" / "Pendulum.fmu"),
-                           str(tmp_path / "fmi3" / "Pendulum.fmu")], capture_output=True, text=True, timeout=300)
+def test_free_instance_frees_the_states_it_handed_out(harness):
+    """5,000 instantiations, each leaving two FMU states to FreeInstance (states left unfreed would add about 7 MB); the
+    pendulum FMUs the harness built (fmu/tests/build_test_fmu.sh)."""
+    built, out = harness
+    assert "ok    build_test_fmu.sh" in built.stdout, built.stdout[-3000:] + built.stderr[-3000:]
+    proc = subprocess.run([sys.executable, "-c", LEAK_CHILD, str(out / "fmi2" / "Pendulum.fmu"),
+                           str(out / "fmi3" / "Pendulum.fmu")], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     growth2, growth3 = map(int, proc.stdout.split())
     # two states of ~700 bytes per cycle would be ~7 MB; allow 1 MB of allocator noise

@@ -9,6 +9,7 @@ simulation (scipy) integrates it.
 
 from __future__ import annotations
 
+import functools
 import math
 import tomllib
 from pathlib import Path
@@ -17,7 +18,6 @@ import numpy as np
 import pytest
 
 import bridge
-from bridge.fmu.build import build_fmu
 from bridge.fmu.layout import start_split
 from bridge.model.loader import build_system
 
@@ -65,18 +65,19 @@ def consistent(source: str, independent: list[str], coordinates=None, parameters
     return build_system(data, f"<{source} changed>")
 
 
-_BUILT: dict = {}
+@functools.cache
+def _derived(source: str, method: str):
+    """(eom, independent coordinate names) of the unchanged system."""
+    eom = bridge.derive(build_system(_data(source), source), method)
+    dep = start_split(eom)
+    return eom, [c.name for i, c in enumerate(eom.system.coordinates) if i not in dep]
 
 
-def fmu(tmp_path_factory, source: str, method: str, version: int):
-    """(eom, FMU path, independent names) of the unchanged system, built once per module."""
-    key = source, method, version
-    if key not in _BUILT:
-        eom = bridge.derive(build_system(_data(source), source), method)
-        path = build_fmu(eom, tmp_path_factory.getbasetemp() / f"{source}_{method}_{version}.fmu", version)
-        dep = start_split(eom)
-        _BUILT[key] = eom, path, [c.name for i, c in enumerate(eom.system.coordinates) if i not in dep]
-    return _BUILT[key]
+def fmu(built_fmu, source: str, method: str, version: int):
+    """(eom, FMU path, independent names) of the unchanged system; the FMU built once per run (``built_fmu``)."""
+    eom, independent = _derived(source, method)
+    path = built_fmu.build(DISK if source == "disk" else ROOT / "examples" / f"{source}.toml", method, version)
+    return eom, path, independent
 
 
 def run(path: Path, kind: str, names: list[str], start_values: dict, log: list | None = None):
@@ -114,9 +115,9 @@ def check_start(result, system, names: list[str]) -> None:
 
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("version", [2, 3])
-def test_changed_start_velocity(tmp_path_factory, version, kind):
+def test_changed_start_velocity(built_fmu, version, kind):
     """(a) der(phi) of the rolling disk changed: der(x), der(y) follow, the residuals stay ~0 (were 0.6 before)."""
-    _eom, path, independent = fmu(tmp_path_factory, "disk", "lagrange", version)
+    _eom, path, independent = fmu(built_fmu, "disk", "lagrange", version)
     assert independent == ["theta", "phi"]
     ref = consistent("disk", independent, {("phi", "velocity"): 4.0})
     names = [*[c.name for c in ref.coordinates], *velocities(ref), "residual[1]", "residual[2]"]
@@ -129,9 +130,9 @@ def test_changed_start_velocity(tmp_path_factory, version, kind):
 
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("version", [2, 3])
-def test_changed_parameter(tmp_path_factory, version, kind):
+def test_changed_parameter(built_fmu, version, kind):
     """(b) the disk's radius changed: the dependent start velocities follow the new R."""
-    _eom, path, independent = fmu(tmp_path_factory, "disk", "lagrange", version)
+    _eom, path, independent = fmu(built_fmu, "disk", "lagrange", version)
     ref = consistent("disk", independent, parameters={"R": 0.5})
     names = [*[c.name for c in ref.coordinates], *velocities(ref), "residual[1]", "residual[2]"]
     result = run(path, kind, names, {"R": 0.5})
@@ -144,9 +145,9 @@ def test_changed_parameter(tmp_path_factory, version, kind):
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("version", [2, 3])
 @pytest.mark.parametrize("method", ["lagrange", "maggi"])
-def test_holonomic_start_position(tmp_path_factory, method, version, kind):
+def test_holonomic_start_position(built_fmu, method, version, kind):
     """(c) the Cartesian pendulum's x changed: Newton puts y back on the circle, der(y) follows (lagrange)."""
-    _eom, path, independent = fmu(tmp_path_factory, "cartesian_pendulum", method, version)
+    _eom, path, independent = fmu(built_fmu, "cartesian_pendulum", method, version)
     assert independent == ["x"]
     ref = consistent("cartesian_pendulum", independent, {("x", "start"): 0.5})
     names = ["x", "y", "der(x)", "der(y)", "residual[1]"]
@@ -159,9 +160,9 @@ def test_holonomic_start_position(tmp_path_factory, method, version, kind):
 
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("version", [2, 3])
-def test_impossible_start_is_an_error(tmp_path_factory, version, kind):
+def test_impossible_start_is_an_error(built_fmu, version, kind):
     """(d) x beyond the rod's length (no solution: Newton fails) and the horizontal rod (singular in der(y))."""
-    _eom, path, _ = fmu(tmp_path_factory, "cartesian_pendulum", "lagrange", version)
+    _eom, path, _ = fmu(built_fmu, "cartesian_pendulum", "lagrange", version)
     log: list[str] = []
     with pytest.raises(FMICallException, match="ExitInitializationMode"):
         run(path, kind, ["x"], {"x": 1.0}, log)
@@ -204,9 +205,9 @@ def loader_changes(system, start_values: dict) -> tuple[dict, dict]:
 
 
 @pytest.mark.parametrize("example", sorted(CHANGES))
-def test_every_example(tmp_path_factory, example):
+def test_every_example(built_fmu, example):
     """Every constrained example (lagrange, FMI 2 CS): a changed start value is made consistent."""
-    eom, path, independent = fmu(tmp_path_factory, example, "lagrange", 2)
+    eom, path, independent = fmu(built_fmu, example, "lagrange", 2)
     system = eom.system
     ref = consistent(example, independent, *loader_changes(system, CHANGES[example]))
     residuals = [f"residual[{k + 1}]" for k in range(system.m)]
@@ -221,9 +222,9 @@ def test_every_example(tmp_path_factory, example):
 
 
 @pytest.mark.parametrize("version", [2, 3])
-def test_reduced_method_is_consistent_by_construction(tmp_path_factory, version):
+def test_reduced_method_is_consistent_by_construction(built_fmu, version):
     """Chaplygin's equations carry the independent speeds only: a changed der(theta) gives consistent der(y)."""
-    _eom, path, independent = fmu(tmp_path_factory, "chaplygin_sleigh", "chaplygin", version)
+    _eom, path, independent = fmu(built_fmu, "chaplygin_sleigh", "chaplygin", version)
     ref = consistent("chaplygin_sleigh", independent, {("theta", "velocity"): 1.5})
     names = ["x", "y", "theta", *velocities(ref), "residual[1]"]
     result = run(path, "ModelExchange", names, {"der(theta)": 1.5})
@@ -233,9 +234,9 @@ def test_reduced_method_is_consistent_by_construction(tmp_path_factory, version)
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_rheonomic_constraint_at_the_start_time(tmp_path_factory, kind):
+def test_rheonomic_constraint_at_the_start_time(built_fmu, kind):
     """The skate's blade angle is prescribed, theta - w t = 0: started at t0 = 0.5 the FMU puts theta at w t0."""
-    _eom, path, independent = fmu(tmp_path_factory, "skate", "lagrange", 2)
+    _eom, path, independent = fmu(built_fmu, "skate", "lagrange", 2)
     assert independent == ["x"]
     result = fmpy.simulate_fmu(str(path), fmi_type=kind, start_time=0.5, stop_time=0.6, output_interval=0.05,
                                start_values={"w": 1.5}, output=["theta", "der(theta)", "residual[1]"])

@@ -12,6 +12,7 @@ Inputs that once failed are kept in tests/bad_inputs (with their expected messag
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import json
 import re
@@ -37,6 +38,9 @@ HOSTILE_NUMBERS = ["1e99999999", "1e-99999999", "1e308", "1e-320", "0.0", "0", "
 SEPARATORS = ["+", "-", "*", "/", "^", "**", ",", "(", ")", " ", ".", "=", "'", "[", "\u2212", "\u00b7", "\n"]
 
 
+# The strategy builders are cached: a strategy is built once and reused by every draw. Built anew inside a
+# composite at each draw, hypothesis validated each new recursive strategy again, most of the module's CPU.
+@functools.cache
 def numbers() -> st.SearchStrategy[str]:
     plain = st.one_of(st.integers(-10**6, 10**6).map(str),
                       st.floats(allow_nan=False, allow_infinity=False, width=64).map(repr),
@@ -44,6 +48,7 @@ def numbers() -> st.SearchStrategy[str]:
     return st.one_of(plain, st.sampled_from(HOSTILE_NUMBERS))
 
 
+@functools.cache
 def expressions(max_leaves: int = 25) -> st.SearchStrategy[str]:
     leaves = st.one_of(numbers(), st.sampled_from(NAMES), st.sampled_from(["der(x)", "der(theta)", "der(der(x))"]))
 
@@ -65,6 +70,7 @@ def toml_string(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
+@functools.cache
 def toml_values() -> st.SearchStrategy[str]:
     """Any TOML value, as text: the wrong types in any entry."""
     scalars = st.one_of(st.booleans().map(lambda b: "true" if b else "false"),
@@ -79,6 +85,7 @@ def toml_values() -> st.SearchStrategy[str]:
             lambda d: "{" + ", ".join(f"{k} = {v}" for k, v in d.items()) + "}")), max_leaves=6)
 
 
+@functools.cache
 def units() -> st.SearchStrategy[str]:
     hostile = ["kg.m2", "N.m.s/rad", "m/s2", "Nms per rad", "m/s/s", "1", "rad/(s.s)", "furlong", "m\u0001", "\ufffe"]
     return mostly(st.sampled_from(["m", "rad", "", "kg"]), st.one_of(st.sampled_from(hostile),
@@ -206,7 +213,9 @@ def run_check(text: str, tally: Tally | None = None) -> tuple[int, str]:
         return code, message
 
 
-SETTINGS = settings(max_examples=120, deadline=10_000, derandomize=True, database=None,
+# The deadline is wall time: it catches an input that makes a stage blow up (a minute for what takes a tenth of a
+# second), not a slow machine; 10 s was exceeded by a plain example (0.1 s of CPU) on two cores shared by 20 jobs.
+SETTINGS = settings(max_examples=120, deadline=60_000, derandomize=True, database=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                            HealthCheck.filter_too_much])
 
@@ -295,6 +304,7 @@ def _entry(draw, good: dict[str, str], extra: list[str]) -> str:
     return "{ " + ", ".join(parts) + " }"
 
 
+@functools.cache
 def _table_value() -> st.SearchStrategy[str]:
     hostile = st.sampled_from(['"-m*g"', '"0"', "0", "-1.0", "1e-300", "1e300", "nan", '"nan"', '"N.z"', '"wheel"',
                                '"[1, 2]"', '"[I, I, I]"', '"[x, y]"', '"t"', '"der(x)"', '"der(x) - 1.5*v"',
@@ -493,8 +503,9 @@ def run_sweep_check(sweep: str, reference: str | None, tally: Tally | None = Non
         return code, message
 
 
-# each input loads a system (about 0.09 s of CPU in this process): 90 per generator keep the whole module near
-# 60 s of CPU; benchmarks/fuzz.py runs the same generators by the thousand
+# each input loads a system (about 0.05 s of CPU in this process): 90 per generator (derandomized: the same 90
+# each run, a regression check of every refusal path the generators reach) keep the whole module near 30 s of
+# CPU; benchmarks/fuzz.py runs the same generators by the thousand
 SMALL = settings(SETTINGS, max_examples=90)
 
 

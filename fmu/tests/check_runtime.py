@@ -71,6 +71,19 @@ def sanitizer_flags(workdir: Path) -> list[str]:
         return []
 
 
+def defines(flags: list[str]) -> set[str]:
+    """The macro names that ``-D`` flags define."""
+    return {flag[2:].split("=")[0] for flag in flags if flag.startswith("-D")}
+
+
+def object_for(source: Path, flags: list[str], compile_object, headers: str) -> Path:
+    """The object of ``source`` under ``flags``, compiled once: a define changes the object only where the
+    source (or a header of the runtime, which any source may include) names the macro."""
+    relevant = [f for f in flags if not f.startswith("-D") or any(
+        re.search(rf"\b{name}\b", source.read_text() + headers) for name in defines([f]))]
+    return compile_object(source, tuple(relevant))
+
+
 def run_c_tests(workdir: Path) -> None:
     print("C unit tests")
     san = sanitizer_flags(workdir)
@@ -91,12 +104,31 @@ def run_c_tests(workdir: Path) -> None:
                                    forced["dop853"]),
     }
     includes = [f"-I{FMU_DIR}", f"-I{FMU_DIR / 'include' / 'fmi2'}", f"-I{FMU_DIR / 'include' / 'fmi3'}"]
+    headers = "".join(h.read_text() for h in sorted(FMU_DIR.glob("*.h")))
+    objects: dict[tuple[Path, tuple[str, ...]], Path | str] = {}  # (source, flags): object, or the compile error
+
+    def compile_object(source: Path, flags: tuple[str, ...]) -> Path | str:
+        # each runtime source is compiled once per set of defines it depends on, then linked into every test
+        # program that needs it (the sanitizer build of the runtime is most of this step's cost)
+        key = (source, flags)
+        if key not in objects:
+            obj = workdir / "objects" / f"{source.stem}.{len(objects)}.o"
+            obj.parent.mkdir(exist_ok=True)
+            build = subprocess.run([*base, *flags, *includes, "-c", str(source), "-o", str(obj)],
+                                   capture_output=True, text=True)
+            objects[key] = obj if build.returncode == 0 else f"{source.name}: {build.stderr}"
+        return objects[key]
+
     for name, (sources, flags) in tests.items():
         exe = workdir / name
-        build = subprocess.run([*base, *flags, *includes, *map(str, sources), "-lm", "-o", str(exe)],
-                               capture_output=True, text=True)
-        if build.returncode != 0:
-            report(False, f"{name}: compile\n{build.stderr}")
+        built = [object_for(source, flags, compile_object, headers) for source in sources]
+        errors = [b for b in built if isinstance(b, str)]
+        if errors:
+            report(False, f"{name}: compile\n" + "\n".join(errors))
+            continue
+        link = subprocess.run([*base, *map(str, built), "-lm", "-o", str(exe)], capture_output=True, text=True)
+        if link.returncode != 0:
+            report(False, f"{name}: link\n{link.stderr}")
             continue
         run = subprocess.run([str(exe)], capture_output=True, text=True)
         last = run.stdout.strip().splitlines()[-1] if run.stdout.strip() else ""
