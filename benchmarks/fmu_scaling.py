@@ -133,8 +133,8 @@ def rhs_cost(fmu: Path, tmp: Path) -> tuple[float, str]:
     for name in (*model_files, "nhb_linalg.c"):
         path = tmp / "sources" / name
         obj = tmp / f"{name}.o"
-        subprocess.run([*cc, "-std=c99", "-O2", "-ffp-contract=off", *unit_level(path), "-c", str(path), "-o", str(obj),
-                        f"-I{tmp / 'sources'}"], check=True)
+        subprocess.run([*cc, "-std=c99", "-O2", "-ffp-contract=off", *unit_level(path, compiler()), "-c", str(path),
+                        "-o", str(obj), f"-I{tmp / 'sources'}"], check=True)
         objs.append(str(obj))
     (tmp / "driver.c").write_text(DRIVER.replace("#include <time.h>", "#include <time.h>\n#include <stdlib.h>"))
     exe = tmp / "driver"

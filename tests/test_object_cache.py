@@ -124,12 +124,23 @@ def test_key_follows_flags_headers_and_target(tmp_path):
 
 
 def test_large_generated_units_compile_at_O1(tmp_path):
-    from bridge.fmu.build import LARGE_UNIT_BYTES, RUNTIME, unit_level
+    from bridge.fmu.runtime import COLD_SOURCES, runtime_sources
+
+    from bridge.fmu.build import GENERATED_GCC_FLAGS, LARGE_UNIT_BYTES, RUNTIME, unit_level
+    from bridge.tools.gcc import compiler, is_gcc
 
     small, large = tmp_path / "small.c", tmp_path / "model.c"
     small.write_text("int f(void) { return 1; }\n", encoding="utf-8")
     large.write_text("/*" + "x" * LARGE_UNIT_BYTES + "*/\n", encoding="utf-8")
     assert unit_level(small) == [] and unit_level(large) == ["-O1"]
-    core = tmp_path / "nhb_instance.c"  # a runtime file keeps -O2 whatever its size
-    core.write_bytes((RUNTIME / "nhb_instance.c").read_bytes() + b"/*" + b"x" * LARGE_UNIT_BYTES + b"*/\n")
-    assert unit_level(core) == []
+    cc = compiler()
+    gcc_flags = list(GENERATED_GCC_FLAGS) if is_gcc(cc) else []
+    assert unit_level(small, cc) == gcc_flags and unit_level(large, cc) == ["-O1", *gcc_flags]
+    hot = tmp_path / "nhb_linalg.c"  # a runtime file keeps its level whatever its size: -O2 on the hot path
+    hot.write_bytes((RUNTIME / "nhb_linalg.c").read_bytes() + b"/*" + b"x" * LARGE_UNIT_BYTES + b"*/\n")
+    assert unit_level(hot, cc) == []
+    cold = tmp_path / "nhb_start.c"  # set-up code: -O1
+    cold.write_bytes((RUNTIME / "nhb_start.c").read_bytes())
+    assert unit_level(cold, cc) == ["-O1"]
+    assert set(COLD_SOURCES) <= set(runtime_sources(2)) | set(runtime_sources(3))
+    assert not {"nhb_linalg.c", "nhb_rk.c", "nhb_cosim.c", "nhb_split.c"} & set(COLD_SOURCES)

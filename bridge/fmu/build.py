@@ -21,13 +21,13 @@ from pathlib import Path
 
 from ..derivation.eom import EquationsOfMotion
 from ..errors import ExportError
-from ..tools.gcc import NO_COMPILER_HINT, compile_shared_library, compiler
+from ..tools.gcc import NO_COMPILER_HINT, compile_shared_library, compiler, is_gcc
 from .model_c import model_files
 from .model_description import build_description, model_description
 from .plan import build_plan
 from .platforms import Platform, compilers, parse_platforms
+from .runtime import COLD_SOURCES, LINEAR_SOURCES, runtime_sources
 from .runtime import HEADERS as RUNTIME_HEADERS
-from .runtime import runtime_sources
 
 __all__ = ["NO_COMPILER_HINT", "build_fmu", "compile_binaries", "compiler", "output_path", "pack_folder",
            "pack_source_fmu", "toolchains"]
@@ -67,14 +67,39 @@ def output_path(path: str | Path) -> Path:
 
 #: a generated C file larger than this (bytes) compiles with -O1: gcc -O2 spends much longer on its long
 #: straight-line functions (register allocation and scheduling over thousands of temporaries) and they run no
-#: faster (benchmarks/fmu_scaling.py); the runtime's fixed files always compile with -O2
+#: faster (benchmarks/fmu_scaling.py)
 LARGE_UNIT_BYTES = 32 * 1024
-_RUNTIME_FILES = {name for names in RUNTIME_SOURCES.values() for name in names}
+#: gcc flags of every generated C file: no dead-store elimination. The generated code stores each value once
+#: (CSE temporaries, matrix entries), so the passes find nothing to remove, and on the long straight-line
+#: functions their alias walks are a third of gcc's time; the code gcc emits runs as fast
+#: (docs/benchmarks/fmu_scaling.md)
+GENERATED_GCC_FLAGS = ("-fno-tree-dse", "-fno-dse")
+_RUNTIME_FILES = {name for names in RUNTIME_SOURCES.values() for name in names} | set(LINEAR_SOURCES)
 
 
-def unit_level(source: Path) -> list[str]:
-    """Return the optimisation flags of ``source`` beyond the default -O2: ``-O1`` for a large generated file."""
-    return ["-O1"] if source.name not in _RUNTIME_FILES and source.stat().st_size > LARGE_UNIT_BYTES else []
+def unit_level(source: Path, cc: str | None = None) -> list[str]:
+    """Return the optimisation flags of ``source`` beyond the default -O2.
+
+    A runtime file off the hot path (:data:`bridge.fmu.runtime.COLD_SOURCES`) compiles with ``-O1``, the
+    runtime's other files with -O2. A generated file gets :data:`GENERATED_GCC_FLAGS` when ``cc`` is gcc (not
+    clang, which has no such passes to turn off) and ``-O1`` when it is larger than :data:`LARGE_UNIT_BYTES`.
+
+    Parameters
+    ----------
+    source : Path
+        The C file.
+    cc : str, optional
+        The compiler command (None: the flags that suit any compiler).
+
+    Returns
+    -------
+    list of str
+        The extra flags.
+    """
+    if source.name in _RUNTIME_FILES:
+        return ["-O1"] if source.name in COLD_SOURCES else []
+    extra = list(GENERATED_GCC_FLAGS) if cc is not None and is_gcc(cc) else []
+    return ["-O1", *extra] if source.stat().st_size > LARGE_UNIT_BYTES else extra
 
 
 def toolchains(platforms: Iterable[str] | str | None = None) -> dict[Platform, str]:
@@ -133,7 +158,7 @@ def compile_binaries(folder: Path, name: str, sources: list[Path], flags: list[s
     def one(job: tuple[Path, str, Platform]) -> None:
         binary, cc, p = job
         label = what if p.is_host and len(jobs) == 1 else f"{what} for {p.name}"
-        compile_shared_library(cc, binary, sources, flags, label, p.flags, unit_level)
+        compile_shared_library(cc, binary, sources, flags, label, p.flags, lambda source: unit_level(source, cc))
 
     if len(jobs) == 1:
         one(jobs[0])

@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 from collections.abc import Callable, Iterable, Sequence
+from functools import cache
 from pathlib import Path
 
 from ..errors import CompilerNotFoundError
@@ -40,6 +41,21 @@ def compiler_version(cc: str) -> str:
     except (OSError, subprocess.SubprocessError):
         return "unknown"
     return out.stdout.splitlines()[0].strip() if out.returncode == 0 and out.stdout else cc
+
+
+@cache
+def is_gcc(cc: str) -> bool:
+    """Tell whether the compiler command ``cc`` is gcc: it predefines ``__GNUC__`` and not ``__clang__``.
+
+    gcc-only flags (:data:`bridge.fmu.build.GENERATED_GCC_FLAGS`) are given to it alone; False when it cannot run.
+    """
+    try:
+        out = subprocess.run([*cc.split(), "-dM", "-E", "-x", "c", "-"], input="", capture_output=True, text=True,
+                             timeout=20)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    macros = {line.split()[1] for line in out.stdout.splitlines() if line.startswith("#define ") and " " in line[8:]}
+    return out.returncode == 0 and "__GNUC__" in macros and "__clang__" not in macros
 
 
 def find_cross_compiler(command: str, target: str, packages: Sequence[str]) -> str:
@@ -111,4 +127,5 @@ def compile_shared_library(cc: str, binary: Path, sources: Sequence[Path], flags
                                           *flags], [*target_flags, "-shared"], what, object_cache(), unit_flags)
 
 
-__all__ = ["NO_COMPILER_HINT", "compile_shared_library", "compiler", "compiler_version", "find_cross_compiler"]
+__all__ = ["NO_COMPILER_HINT", "compile_shared_library", "compiler", "compiler_version", "find_cross_compiler",
+           "is_gcc"]
