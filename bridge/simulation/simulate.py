@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..derivation.dense import single_threaded_blas
 from ..derivation.efforts import switched
 from ..derivation.eom import EquationsOfMotion
 from ..derivation.numeric_model import NumericModel
@@ -123,7 +124,8 @@ def simulate(eom: EquationsOfMotion, stop_time: float | None = None, *, rtol: fl
                           f"{eom.system.name} has the inputs {', '.join(u.name for u in eom.system.inputs) or 'none'}; "
                           "read it for this system with bridge.read_inputs(path, system)")
     budget = EvaluationBudget(max_evaluations, T)
-    with watching(T):  # DOP853 hands stiff segments to LSODA (bridge.simulation.stiffness)
+    # DOP853 hands stiff segments to LSODA (bridge.simulation.stiffness); the tiny solves run without BLAS threads
+    with watching(T), single_threaded_blas():
         if switched(system):
             result = _with_events(eom, grid, rtol, atol, integrator, parameters, table, interval, budget)
         else:
