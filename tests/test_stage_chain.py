@@ -103,3 +103,28 @@ def test_sphere_rhs_inside_and_outside_the_blas_limit(sphere, method):
     assert not blas_single_threaded()
     assert np.allclose(inside, outside, rtol=1e-12, atol=1e-12)
     assert np.allclose(outside, _reference_rhs(eom, num, 0.2, x), rtol=1e-9, atol=1e-9)
+
+
+def test_native_run_and_linearization_use_one_blas_thread(sphere):
+    """threadpoolctl reports one BLAS thread inside the run's right-hand side, the original count afterwards."""
+    from threadpoolctl import threadpool_info
+
+    before = [pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"]
+    eom = bridge.derive(sphere, "maggi")
+    num = eom.numeric
+    seen: list[list[int]] = []
+    original = num.rhs
+
+    def recording(t, x):
+        if not seen:
+            seen.append([pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"])
+        return original(t, x)
+
+    num.rhs = recording
+    try:
+        bridge.simulate(eom, 0.05)
+    finally:
+        del num.rhs
+    assert seen and all(n == 1 for n in seen[0])
+    assert [pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"] == before
+    assert not blas_single_threaded()

@@ -83,4 +83,18 @@ class LUFactors:
         return out
 
 
-__all__ = ["LUFactors", "blas_single_threaded", "single_threaded_blas"]
+def solve(matrix: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """Return ``matrix^-1 rhs`` by :class:`LUFactors` (``numpy.linalg.solve`` without BLAS threads).
+
+    Raises
+    ------
+    numpy.linalg.LinAlgError
+        When a pivot is exactly zero (as ``numpy.linalg.solve``).
+    """
+    factors = LUFactors(np.asarray(matrix, dtype=float))
+    if matrix.shape[0] and factors.pivot_min == 0.0:
+        raise np.linalg.LinAlgError("Singular matrix")
+    return factors.solve(np.asarray(rhs, dtype=float))
+
+
+__all__ = ["LUFactors", "blas_single_threaded", "single_threaded_blas", "solve"]
