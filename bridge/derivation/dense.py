@@ -19,7 +19,7 @@ from contextlib import contextmanager
 
 import numpy as np
 from scipy.linalg import lapack
-from threadpoolctl import threadpool_limits
+from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
 
 _GETRF = lapack.dgetrf
 _GETRS = lapack.dgetrs
