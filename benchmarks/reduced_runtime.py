@@ -168,6 +168,118 @@ def measure(selected: list[Case], methods: tuple[str, ...], loads: list[int], fm
     return rows
 
 
+def rhs_rows(tmp: Path, blocks: int = 7, per_block: int = 500) -> list[str]:
+    """Table rows: compiled calls and CPU microseconds per right-hand side, in this process.
+
+    The bicycle, the rolling sphere and the 8-link snake by lagrange and every reduced method that applies: the
+    compiled calls of one evaluation counted by wrapping them, the CPU time the smallest over ``blocks`` blocks of
+    ``per_block`` evaluations at states near the start (BLAS on one thread, as in a native run).
+    """
+    import numpy as np
+
+    import bridge
+    from bridge.derivation.dense import single_threaded_blas
+    from bridge.derivation.numeric_model import NumericModel
+    from bridge.errors import BridgeError
+
+    snake = tmp / f"snake{SNAKE_LINKS}.toml"
+    snake.write_text(snake_toml(SNAKE_LINKS), encoding="utf-8")
+    systems = [("bicycle", ROOT / "examples" / "engineering" / "bicycle.toml"),
+               ("rolling sphere", ROOT / "examples" / "rolling_sphere.toml"), (f"{SNAKE_LINKS}-link snake", snake)]
+    rows = []
+    for label, path in systems:
+        system = bridge.load_system(path)
+        for method in ("lagrange", "nielsen", "maggi", "appell", "chaplygin"):
+            try:
+                eom = bridge.derive(system, method)
+            except BridgeError:
+                continue
+            num = NumericModel(eom)
+            calls = [0]
+
+            def counted(f, calls=calls):
+                def call(args):
+                    calls[0] += 1
+                    return f(args)
+                return call
+
+            x0 = num.state(np.array([c.start for c in system.coordinates], dtype=float),
+                           np.array([c.velocity for c in system.coordinates], dtype=float))
+            states = [x0 + 1e-6 * np.random.default_rng(k).standard_normal(x0.size) for k in range(100)]
+            originals = num.chain.functions
+            num.chain.functions = [counted(f) for f in originals]
+            num.rhs(0.0, states[0])
+            num.chain.functions = originals
+            best = float("inf")
+            with single_threaded_blas():
+                for _ in range(blocks):
+                    t0 = time.process_time()
+                    for k in range(per_block):
+                        num.rhs(0.0, states[k % 100])
+                    best = min(best, (time.process_time() - t0) / per_block)
+            rows.append(f"| {label} | {method} | {calls[0]} | {best * 1e6:.1f} |")
+            print(rows[-1], file=sys.stderr, flush=True)
+    return rows
+
+
+def split_rows(tmp: Path) -> list[str]:
+    """Table rows: CPU seconds of deriving and compiling the equations of a new split (what a split change costs
+    the first time; later changes to it and later runs of the same equations reuse them)."""
+    import numpy as np
+
+    import bridge
+    from bridge.derivation.methods import METHODS
+    from bridge.derivation.numeric_model import NumericModel
+    from bridge.simulation.split_choice import choose_new_split
+
+    snake = tmp / f"snake{SNAKE_LINKS}.toml"
+    snake.write_text(snake_toml(SNAKE_LINKS), encoding="utf-8")
+    rows = []
+    for label, path in [("bicycle", ROOT / "examples" / "engineering" / "bicycle.toml"),
+                        (f"{SNAKE_LINKS}-link snake", snake)]:
+        system = bridge.load_system(path)
+        for method in ("maggi", "appell"):
+            eom = bridge.derive(system, method)
+            num = eom.numeric
+            x = num.state(np.array([c.start for c in system.coordinates], dtype=float),
+                          np.array([c.velocity for c in system.coordinates], dtype=float))
+            qd = num.kinematics(0.0, x[: system.n], x[system.n:])
+            ref = np.concatenate([[0.0], x[: system.n], qd, num.params, num.inputs])
+            chosen = METHODS.get_method(method)
+            ind = choose_new_split(system, eom.constraint_jacobian.tolist(), ref,
+                                   lambda c, m=chosen, s=system: m.accepts_split(s, c),
+                                   tuple(int(i) for i in num.independent_index))
+            names = tuple(system.coordinates[i].name for i in ind)
+            t0 = time.process_time()
+            other = chosen.derive(system, names, reference=ref)
+            t1 = time.process_time()
+            NumericModel(other)
+            t2 = time.process_time()
+            rows.append(f"| {label} | {method} | {', '.join(eom.independent)} -> {', '.join(names)} | "
+                        f"{t1 - t0:.2f} | {t2 - t1:.2f} |")
+            print(rows[-1], file=sys.stderr, flush=True)
+    return rows
+
+
+def snake3_changes() -> str:
+    """The split changes of the 3-link snake (maggi, from y, th2 independent, 10 s) and the run's CPU seconds."""
+    import warnings
+
+    import bridge
+
+    system = bridge.load_system(ROOT / "tests" / "models" / "snake3.toml")
+    eom = bridge.derive(system, "maggi", independent=["y", "th2"])
+    t0 = time.process_time()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = bridge.simulate(eom, 10.0)
+    cpu = time.process_time() - t0
+    times = ", ".join(f"{t:.3f}" for t, _ in result.repartitions)
+    return (f"The 3-link snake (`tests/models/snake3.toml`, maggi, y and th2 independent at the start, 10 s) changes "
+            f"split {len(result.repartitions)} times (at t = {times} s); the run (derivations of the new splits "
+            f"included) takes {cpu:.2f} s CPU.")
+
+
 def cell(value: tuple[float | None, str], reference: tuple[float | None, str]) -> str:
     cpu, note = value
     if cpu is None:
@@ -213,6 +325,33 @@ def worst_ratio(rows: list[tuple], loads: list[int]) -> str:
     return "; ".join(parts)
 
 
+RHS_TEXT = """
+## One right-hand side
+
+The compiled calls of one evaluation of the right-hand side (counted by wrapping them) and its CPU time in
+microseconds (the smallest mean over 7 blocks of 500 evaluations near the start state, in the script's process,
+BLAS on one thread as in a native run). The reduced methods solve the split ``A_dep [B, beta] = -[A_ind, a0]``
+(call 1), then its time derivative, whose right-hand side is quadratic in ``B`` and ``beta``, together with the mass
+matrix, the forcing (affine in the derivative's unknowns) and the kinematics (call 2): two calls is the least the
+chain allows (`bridge/derivation/stage_chain.py`).
+
+| system | method | compiled calls | CPU us per right-hand side |
+|---|---|---|---|
+"""
+
+SPLIT_TEXT = """
+## A split change
+
+CPU seconds of what a native run does the first time it changes to a split: derive the method for the new split
+(the healthiest at the start state, as `bridge/simulation/split_choice.py` chooses) and compile it. A run derives
+each split once, and later runs of the same equations object (a sweep, repeated `bridge.simulate` calls) reuse
+every split derived before.
+
+| system | method | split (independent) | derive CPU s | compile CPU s |
+|---|---|---|---|---|
+"""
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-o", "--output", default=None, help="write the Markdown page here")
@@ -228,6 +367,9 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         selected = [c for c in cases(Path(tmp)) if not args.only or c.key in args.only.split(",")]
         rows = measure(selected, methods, loads, not args.no_fmu, args.timeout, Path(tmp))
+        per_rhs = rhs_rows(Path(tmp)) if not args.only else []
+        per_split = split_rows(Path(tmp)) if not args.only else []
+        changes = snake3_changes() if not args.only else ""
     date = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     text = (f"# Native run time of the methods\n\nGenerated by `python benchmarks/reduced_runtime.py` on {date}.\n\n"
             + "```\n" + machine() + "\n```\n\n"
@@ -241,7 +383,9 @@ def main(argv: list[str] | None = None) -> int:
             "(building the FMU excluded) in the same condition.\n\n"
             + "\n\n".join(f"## {condition(load)}\n\n" + load_note(load) + table(rows, load, not args.no_fmu)
                             for load in loads)
-            + "\n\nLargest ratio to lagrange: " + worst_ratio(rows, loads) + ".\n")
+            + "\n\nLargest ratio to lagrange: " + worst_ratio(rows, loads) + ".\n"
+            + (RHS_TEXT + "\n".join(per_rhs) + "\n" if per_rhs else "")
+            + (SPLIT_TEXT + "\n".join(per_split) + "\n\n" + changes + "\n" if per_split else ""))
     print(text)
     if args.output:
         from bridge.atomic import write_text

@@ -3,7 +3,9 @@
 The dynamic system ``M [u', lambda, e] = F`` (e: the effort variables) is solved by LU with partial pivoting at every
 evaluation; it is never solved symbolically. So are the auxiliary stages of the reduced methods
 (``A_dep [B, beta] = -[A_ind, a0]`` and its time derivative), before everything that contains their
-placeholders.
+placeholders. The stages, the mass matrix, the forcing and the kinematics are evaluated by the fewest compiled calls
+the dependency chain allows (:mod:`bridge.derivation.stage_chain`: one per right-hand side without stages, two for
+the reduced methods).
 """
 
 from __future__ import annotations
@@ -17,68 +19,7 @@ from ..model import symbols as S
 from ..model.mechanics import split_health
 from ..model.numeric import compile_exprs
 from .dense import LUFactors
-from .symengine_forms import symengine_forms
-
-SINGULAR_RCOND = 1e-13
-
-
-class AuxiliarySolver:
-    """The placeholders Z of :attr:`EquationsOfMotion.auxiliary` at given argument values, stage by stage.
-
-    Stage k solves ``L_k Z_k = R_k(args, Z_1..Z_k-1)`` by LU with partial pivoting. A stage whose matrix is the
-    previous stage's (the time derivative of the split, ``A_dep B' = ...``) compiles only its right-hand side and
-    reuses the factors; the solves run without BLAS threads (:mod:`bridge.derivation.dense`).
-    """
-
-    def __init__(self, eom, args):
-        self.stages: list[tuple] = []
-        self.method = eom.method
-        earlier: list = []
-        previous = None
-        for stage in eom.auxiliary:
-            same = previous is not None and _same_matrix(stage.matrix, previous)
-            exprs = ([] if same else list(stage.matrix)) + list(stage.rhs)
-            f = compile_exprs(list(args) + earlier, symengine_forms(exprs))
-            self.stages.append((f, stage.unknowns.shape[0], stage.unknowns.shape[1], same))
-            earlier += list(stage.symbols)
-            previous = stage.matrix
-        self.size = len(earlier)
-
-    def solve(self, values: np.ndarray, t: float = 0.0) -> np.ndarray:
-        """Solve for all placeholders (row-major per stage, stages in order)."""
-        return self.arguments(values, t)[values.shape[0]:]
-
-    def arguments(self, values: np.ndarray, t: float = 0.0) -> np.ndarray:
-        """Return ``values`` followed by all placeholders, solved stage by stage in one array.
-
-        Each stage's compiled call reads the leading part of the array (the arguments and the earlier stages'
-        placeholders) and its solution is written after it: no array is rebuilt between the stages.
-        """
-        known = values.shape[0]
-        args = np.empty(known + self.size)
-        args[:known] = values
-        factors: LUFactors | None = None
-        for f, r, c, same in self.stages:
-            vals = np.asarray(f(args[:known]), dtype=float).ravel()
-            if not np.isfinite(vals).all():
-                raise SimulationError(f"at t = {t:.9g} the constraint split of method {self.method} is not finite "
-                                      "(NaN or Inf); check the constraints for a domain error or a singularity")
-            if not same:
-                L = vals[: r * r].reshape(r, r)
-                factors = LUFactors(L)
-                if factors.singular(SINGULAR_RCOND, float(np.abs(L).max())):
-                    raise SimulationError(f"at t = {t:.9g} the constraints cannot be solved for the dependent "
-                                          f"velocities of method {self.method} (the split is singular)")
-                vals = vals[r * r:]
-            assert factors is not None  # a stage reusing the factors follows the stage that made them
-            args[known: known + r * c] = factors.solve(vals.reshape(r, c)).ravel()
-            known += r * c
-        return args
-
-
-def _same_matrix(a, b) -> bool:
-    """Return whether two stage matrices are the same expressions (then one LU serves both stages)."""
-    return a is b or (a.shape == b.shape and all(x == y for x, y in zip(a, b)))
+from .stage_chain import SINGULAR_RCOND, StageChain, finite
 
 
 class NumericModel:
@@ -130,13 +71,12 @@ class NumericModel:
         self.ne = len(eom.efforts)  # effort unknowns after the multipliers
         size = self.p + self.m + self.ne
         self.size = size
-        self._aux = AuxiliarySolver(eom, base) if eom.auxiliary else None
-        self._aux_key: bytes | None = None
-        self._aux_args = np.empty(0)  # the arguments and the placeholders solved at the state of _aux_key
+        # the stages, M, F and the kinematics in the fewest compiled calls; kept for the last state evaluated
+        self.chain = StageChain(eom, base)
+        self._key: bytes | None = None
+        self._args = np.empty(0)  # the arguments and the placeholders solved at the state of _key
+        self._dyn = np.empty(0)  # [M, F, kinematics] there
         base = base + list(eom.auxiliary_symbols)
-        self._kin = compile_exprs(base, symengine_forms(eom.kinematics))
-        # one compiled call gives M, F and the kinematics: one evaluation per right-hand side
-        self._dyn_kin = compile_exprs(base, symengine_forms([*eom.mass_matrix, *eom.forcing, *eom.kinematics]))
         self._acc = compile_exprs(base + list(eom.du), list(eom.acceleration_map))
         full = [S.t, *system.q, *system.qd, *par_syms, *inp_syms]
         self.output_names = list(system.outputs)
@@ -171,16 +111,18 @@ class NumericModel:
             self.params[names.index(k)] = float(v)
 
     # -- evaluation ------------------------------------------------------------
+    def _evaluate(self, t: float, q: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Return [t, q, u, parameters, inputs, placeholders] and [M, F, kinematics] at a state (kept for it)."""
+        values = np.concatenate([[t], q, u, self.params, self.inputs])
+        key = values.tobytes()
+        if key != self._key:  # rhs, kinematics and accelerations at one state share one evaluation
+            self._args, self._dyn = self.chain.evaluate(values, t)
+            self._key = key
+        return self._args, self._dyn
+
     def _base(self, t: float, q: np.ndarray, u: np.ndarray) -> np.ndarray:
         """Return [t, q, u, parameters, inputs] and the auxiliary placeholders solved there."""
-        values = np.concatenate([[t], q, u, self.params, self.inputs])
-        if self._aux is None:
-            return values
-        key = values.tobytes()
-        if key != self._aux_key:  # rhs, kinematics and accelerations at one state share one solve
-            self._aux_args = self._aux.arguments(values, t)
-            self._aux_key = key
-        return self._aux_args
+        return self._evaluate(t, q, u)[0]
 
     def auxiliary(self, t: float, q: np.ndarray, u: np.ndarray) -> np.ndarray:
         """Return the placeholders of the auxiliary stages at a state (empty without)."""
@@ -208,14 +150,14 @@ class NumericModel:
         SimulationError
             When ``M`` or ``F`` is not finite or ``M`` is singular there.
         """
-        return self._unknowns(t, q, u, np.asarray(self._dyn_kin(self._base(t, q, u)), dtype=float).ravel())
+        return self._unknowns(t, q, u, self._evaluate(t, q, u)[1])
 
     def _unknowns(self, t: float, q: np.ndarray, u: np.ndarray, vals: np.ndarray) -> np.ndarray:
         """Return ``M^-1 F`` from the values ``[M (row-major), F, ...]`` of the compiled dynamics."""
         size = self.size
         M = vals[: size * size].reshape(size, size)
         F = vals[size * size: size * size + size]
-        if not np.isfinite(vals[: size * (size + 1)]).all():
+        if not finite(vals[: size * (size + 1)]):
             raise SimulationError(f"at t = {t:.9g} the equations are not finite (NaN or Inf) "
                                   f"[method {self.eom.method}]: {self._not_finite(M, F, q, u)}; "
                                   "check the expressions for a domain error (sqrt, log, acos of a value out of "
@@ -256,14 +198,14 @@ class NumericModel:
         numpy.ndarray
             The coordinate velocities (n).
         """
-        return np.asarray(self._kin(self._base(t, q, u)), dtype=float).ravel()
+        return self._evaluate(t, q, u)[1][self.size * (self.size + 1):].copy()
 
     def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
         """Return ``(q', u')`` at ``x = (q, u)``.
 
-        The auxiliary stages first (one compiled call per stage; the time-derivative stage reuses the split's LU
-        factors), solved into one argument array and kept for the state, then one compiled call of the mass matrix,
-        the forcing and the kinematics together; every linear block is solved by pivoted LU without BLAS threads.
+        The auxiliary stages, the mass matrix, the forcing and the kinematics by the calls of :attr:`chain` (one
+        per level of the stages: the time-derivative stage and the dynamics share the last one), kept for the
+        state; every linear block is solved by pivoted LU without BLAS threads.
 
         Parameters
         ----------
@@ -283,7 +225,7 @@ class NumericModel:
             When the equations are not finite or the mass matrix is singular there.
         """
         q, u = x[: self.n], x[self.n:]
-        vals = np.asarray(self._dyn_kin(self._base(t, q, u)), dtype=float).ravel()
+        vals = self._evaluate(t, q, u)[1]
         sol = self._unknowns(t, q, u, vals)
         return np.concatenate([vals[self.size * (self.size + 1):], sol[: self.p]])
 

@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import scipy.linalg
 
+from ..derivation import dense
 from ..errors import BridgeError, Problem, SimulationError
 from ..model import symbols as S
 from ..model.mechanics import choose_independent, independent_from_names, to_se
@@ -141,14 +142,14 @@ class Linearizer:
             r, Phi = vals[:h], vals[h:].reshape(h, n)
             if np.abs(r).max() <= 1e-14 * max(1.0, float(np.abs(q).max())):
                 break
-            q[hd] -= np.linalg.solve(Phi[:, hd], r)
+            q[hd] -= dense.solve(Phi[:, hd], r)
         else:
             if h:
                 return None
         if dep:
             vals = np.asarray(self._vel(np.concatenate([[pt.t], q, qd, pt.params, pt.inputs])), dtype=float).ravel()
             V, Vqd = vals[:m], vals[m + m * n: m + 2 * m * n].reshape(m, n)
-            qd[dep] -= np.linalg.solve(Vqd[:, dep], V)
+            qd[dep] -= dense.solve(Vqd[:, dep], V)
         return OperatingPoint(pt.t, q, qd, pt.params, pt.inputs)
 
     def split_determinant(self, pt: OperatingPoint) -> float:
@@ -207,14 +208,14 @@ class Linearizer:
         Tq = np.zeros((n, nq))
         Tq[qr, np.arange(nq)] = 1.0
         if hd:
-            Tq[hd] = -np.linalg.solve(Phi[:, hd], Phi[:, qr])
+            Tq[hd] = -dense.solve(Phi[:, hd], Phi[:, qr])
         Tqd = np.zeros((n, nq + ni))
         Tqdw = np.zeros((n, nw))
         Tqd[ind, nq + np.arange(ni)] = 1.0
         if dep:
             Ad = Vqd[:, dep]
-            Tqd[dep] = -np.linalg.solve(Ad, Vq @ np.hstack([Tq, np.zeros((n, ni))]) + Vqd[:, ind] @ Tqd[ind])
-            Tqdw[dep] = -np.linalg.solve(Ad, Vw)
+            Tqd[dep] = -dense.solve(Ad, Vq @ np.hstack([Tq, np.zeros((n, ni))]) + Vqd[:, ind] @ Tqd[ind])
+            Tqdw[dep] = -dense.solve(Ad, Vw)
         Tfull = np.hstack([Tq, np.zeros((n, ni))])
         if eom.is_reduced:
             T = np.vstack([Tfull, np.hstack([np.zeros((p, nq)), np.eye(ni)])])
@@ -400,4 +401,5 @@ def linearize(eom, at=None, *, cyclic: Sequence[str] | None = None, keep_conserv
     if isinstance(at, Mapping):
         names.update(at)
     lin = Linearizer(eom, independent)
-    return lin.at(operating_point(system, names), cyclic=cyclic, keep_conserved=keep_conserved)
+    with dense.single_threaded_blas():  # tiny factorisations and solves: no BLAS thread pool
+        return lin.at(operating_point(system, names), cyclic=cyclic, keep_conserved=keep_conserved)

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.optimize
 
+from ..derivation.dense import single_threaded_blas
 from ..errors import BridgeError, Problem
 from .model import LinearModel
 from .outputs import TOL, sorted_modes
@@ -153,7 +154,11 @@ class Sweep:
             raise LinearizationError(Problem("--sweep", f"at {self.spec.name} = {value:.12g}: {exc}", hint)) from exc
 
     def run(self) -> tuple[list[float], list[LinearModel]]:
-        """Return every point of the sweep with one common linear state."""
+        """Return every point of the sweep with one common linear state (BLAS on one thread: tiny solves)."""
+        with single_threaded_blas():
+            return self._run()
+
+    def _run(self) -> tuple[list[float], list[LinearModel]]:
         values = self.spec.values
         first: list[LinearModel] = []
         singular = []

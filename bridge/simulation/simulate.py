@@ -2,14 +2,15 @@
 
 The state is ``x = (q, u)``; an adaptive Dormand-Prince 8(5,3) integrator (``DOP853``) runs at
 tight default tolerances. For reduced methods the independent/dependent split is watched
-(Hadamard ratio of the dependent-velocity block); where it becomes singular the split is
-re-chosen by column-pivoted QR and the equations re-derived for it, or — when the user fixed
+(``sigma_min(A_dep) / sigma_max(A)``); where it falls below ``SPLIT_THRESHOLD`` the healthiest split is
+chosen (:mod:`bridge.simulation.split_choice`) and its equations derived once and kept, or — when the user fixed
 the split, or the method admits no other split — the run stops with an error naming the time.
 """
 
 from __future__ import annotations
 
 import warnings
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,11 +18,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..derivation.dense import single_threaded_blas
 from ..derivation.efforts import switched
 from ..derivation.eom import EquationsOfMotion
 from ..derivation.numeric_model import NumericModel
 from ..errors import BridgeError, SimulationError, SplitLimitError
-from ..model.mechanics import choose_independent, split_health
+from ..model.mechanics import split_health
 from ..model.system import System
 from .budget import MAX_EVALUATIONS, EvaluationBudget
 from .driven import DrivenModel
@@ -29,6 +31,7 @@ from .inputs import InputTable, read_inputs
 from .normal_watch import RegularizedNormals
 from .result import SimulationResult
 from .rotations import check_rotations
+from .split_choice import choose_new_split
 from .split_limits import best_health, no_regular_split
 from .stiffness import solve_watched, watching
 
@@ -123,7 +126,8 @@ def simulate(eom: EquationsOfMotion, stop_time: float | None = None, *, rtol: fl
                           f"{eom.system.name} has the inputs {', '.join(u.name for u in eom.system.inputs) or 'none'}; "
                           "read it for this system with bridge.read_inputs(path, system)")
     budget = EvaluationBudget(max_evaluations, T)
-    with watching(T):  # DOP853 hands stiff segments to LSODA (bridge.simulation.stiffness)
+    # DOP853 hands stiff segments to LSODA (bridge.simulation.stiffness); the tiny solves run without BLAS threads
+    with watching(T), single_threaded_blas():
         if switched(system):
             result = _with_events(eom, grid, rtol, atol, integrator, parameters, table, interval, budget)
         else:
@@ -191,6 +195,24 @@ def _check_settings(T: float, rtol: float, atol: float) -> None:
         raise SimulationError("tolerances must be positive")
 
 
+#: id(equations) -> the equations derived for the other splits a native run of them changed to (kept while the
+#: equations object lives: later runs of the same equations, a sweep, change splits without deriving again)
+_DERIVED_SPLITS: dict[int, dict[tuple[str, ...], EquationsOfMotion]] = {}
+
+
+def derived_splits(eom: EquationsOfMotion) -> dict[tuple[str, ...], EquationsOfMotion]:
+    """Return the equations of every split derived so far from ``eom`` (itself included), by independent names.
+
+    Runs of the same equations share it: a split is derived (and its numeric model compiled) once per equations
+    object, whichever run first changes to it.
+    """
+    models = _DERIVED_SPLITS.get(id(eom))
+    if models is None:
+        models = _DERIVED_SPLITS[id(eom)] = {eom.independent: eom}
+        weakref.finalize(eom, _DERIVED_SPLITS.pop, id(eom), None)
+    return models
+
+
 class _Splits:
     """The equations of motion per split (keyed by the independent velocities), each derived and compiled once."""
 
@@ -198,7 +220,7 @@ class _Splits:
         self.system = eom.system
         self.parameters = parameters
         self.table = table
-        self.models: dict[tuple[str, ...], EquationsOfMotion] = {eom.independent: eom}
+        self.models = derived_splits(eom)
         self.compiled: dict[tuple[str, ...], NumericModel] = {}
 
     def numeric(self, model: EquationsOfMotion) -> NumericModel:
@@ -374,8 +396,8 @@ def _repartition(splits: _Splits, current: EquationsOfMotion, num: NumericModel,
                  qde: np.ndarray) -> tuple[str, ...]:
     """Choose the independent velocities of a new split where the current one became singular at ``te``.
 
-    The split is chosen by column-pivoted QR of the constraint Jacobian at the event state; its equations
-    are derived once and kept in ``splits``.
+    The healthiest split at the event state, with hysteresis (:mod:`bridge.simulation.split_choice`); its
+    equations are derived once per equations object and kept (:class:`_Splits`).
 
     Raises
     ------
@@ -393,9 +415,9 @@ def _repartition(splits: _Splits, current: EquationsOfMotion, num: NumericModel,
 
     method = METHODS.get_method(current.method)
     ref = np.concatenate([[te], qe, qde, num.params, splits.inputs(num, te)])
-    new_idx = choose_independent(system, current.constraint_jacobian.tolist(), ref,
-                                 accept=lambda c: method.accepts_split(system, c),
-                                 exclude=tuple(int(i) for i in num.independent_index))
+    new_idx = choose_new_split(system, current.constraint_jacobian.tolist(), ref,
+                               accept=lambda c: method.accepts_split(system, c),
+                               exclude=tuple(int(i) for i in num.independent_index))
     A = num.constraint_matrix(te, qe, qde)
     if new_idx is None or split_health(A, [i for i in range(system.n) if i not in new_idx]) < SPLIT_THRESHOLD:
         any_healthy = best_health(A, tuple(current.dependent_index)) >= SPLIT_THRESHOLD

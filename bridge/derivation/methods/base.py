@@ -167,7 +167,7 @@ def _stages_once(eom: EquationsOfMotion, args: list, at: np.ndarray) -> np.ndarr
     """Return the auxiliary placeholders at one point.
 
     Each stage evaluated by substitution (cheaper than compiling for a single use) and solved by pivoted LU, as
-    :class:`~bridge.derivation.numeric_model.AuxiliarySolver` does.
+    :class:`~bridge.derivation.stage_chain.StageChain` does.
     """
     from ...errors import SimulationError
     from ..dense import LUFactors
