@@ -26,7 +26,8 @@ never a choice made at export time. The text:
   number of cyclic dependent coordinates, then the health), unrolled as if-expressions whose relations are
   ``noEvent``: the ranking is read at the health events only, and two candidates of equal health (the cart's
   splits that differ in which wheel angle is independent) would make a relation whose two sides are always
-  equal, a crossing at every step for Rumoca; where no candidate has a health of at least 1e-3 an ``assert``
+  equal, an event at every step for Rumoca (``SwitchedRumocaRestingRelation.mo``); where no candidate has a
+  health of at least 1e-3 an ``assert``
   stops the run with the native run's message (the time and the constraint rows).
 
 pymoca 0.12 has no ``when`` (``docs/compiler-defects/SwitchedPymocaWhen.mo``) and parses no indexed function
@@ -75,7 +76,9 @@ def solve_function(name: str, n: int) -> list[str]:
     result of a function call column by column, ``docs/compiler-defects/RumocaFunctionMatrixResult.mo``).
     Every input, output and local is named with the prefix :data:`LOCAL` (reserved: no system names a
     coordinate or parameter so): Rumoca 0.9 reads a model variable of the same name in place of a function's
-    local after the start (``docs/compiler-defects/RumocaFunctionLocalCapture.mo``).
+    local after the start (``docs/compiler-defects/RumocaFunctionLocalCapture.mo``). The pivot comparisons are
+    ``noEvent``: Rumoca 0.9 keeps the start value of a relation in a function's if-statement for the whole run
+    (``docs/compiler-defects/RumocaFunctionRelationFrozen.mo``).
     """
     A, b, x, M, r, t, f, best, p = (f"{LOCAL}{s}" for s in ("A", "b", "x", "M", "r", "t", "f", "best", "p"))
     o = [f'  function {name} "x = A\\b by LU with partial pivoting ({n} x {n})"',
@@ -86,7 +89,7 @@ def solve_function(name: str, n: int) -> list[str]:
     for k in range(1, n):
         o += [f"    {p} := {k};", f"    {best} := abs({M}[{k}, {k}]);"]
         for i in range(k + 1, n + 1):
-            o += [f"    if abs({M}[{i}, {k}]) > {best} then", f"      {p} := {i};",
+            o += [f"    if noEvent(abs({M}[{i}, {k}]) > {best}) then", f"      {p} := {i};",
                   f"      {best} := abs({M}[{i}, {k}]);", "    end if;"]
         for i in range(k + 1, n + 1):
             o.append(f"    if {p} == {i} then")
