@@ -289,3 +289,17 @@ def test_cli_target_with_switched_elements(tmp_path, capsys):
     assert main(["modelica", str(path), "--method", "lagrange", "--target", "rumoca", "-o",
                  str(tmp_path / "l.mo")]) == 0
     assert (tmp_path / "l.mo").read_text() == model_source(bridge.derive(bridge.load_system(path), "lagrange"))
+
+
+def test_rumoca_still_generates_no_fmu_of_the_repartition_text():
+    """DEFECT CANARY: Rumoca's fmi2 code generation rejects nhb_solve (a local swapped under an if without an
+    earlier binding; with one, an element of a matrix local has no C symbol), so ``nhbridge fmu --backend
+    rumoca`` builds the build-time split's text (bridge.backends.fmu) and the native FMU re-partitions."""
+    from bridge.tools.rumoca import codegen_fmi2
+
+    text = repartition_source(bridge.derive(system("knife_edge"), "maggi"))
+    with pytest.raises(RuntimeError, match="if-statement assignment to `nhb_lu_t` requires an existing binding"):
+        codegen_fmi2(rumoca, text, "KnifeEdgeIncline")
+    bound = text.replace("    nhb_lu_r := nhb_lu_b;\n", "    nhb_lu_r := nhb_lu_b;\n    nhb_lu_t := 0;\n", 1)
+    with pytest.raises(RuntimeError, match="missing emitted symbol for source reference `nhb_lu_M"):
+        codegen_fmi2(rumoca, bound, "KnifeEdgeIncline")
