@@ -161,7 +161,9 @@ def target_section(args, rows) -> str:
              "split turns singular before the stop time, as `nhbridge modelica --target` writes them: for Rumoca "
              "the text that re-partitions (form `repartition`, `bridge.modelica.repartition`) over the whole run; "
              "pymoca has no `when` (`SwitchedPymocaWhen.mo`) and keeps the build-time split, compared to 0.9 of "
-             "the time it turns singular (`forms.regular_horizon`). Cell as above; form: the text Rumoca simulated.")
+             "the time it turns singular (`forms.regular_horizon`). Cell as above (a failure: the check's message; "
+             "a method with one usable split stops where it turns singular, as its native run does); form: the "
+             "text Rumoca simulated.")
     return f"{TARGET_HEADING}\n\n{intro}\n\n" + target_table(rows) + "\n"
 
 
