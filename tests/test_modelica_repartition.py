@@ -69,7 +69,7 @@ def test_rumoca_follows_the_motion_through_split_changes(source, method):
 
 
 def test_the_cart_text_compiles_balanced():
-    """The cart's text (3 constraints, 10 candidate splits) compiles in Rumoca and is balanced."""
+    """The cart's text (3 constraints, 9 candidate splits) compiles in Rumoca and is balanced."""
     for method in SOURCES["cart"][2]:
         eom = bridge.derive(system("cart"), method)
         with tempfile.TemporaryDirectory() as tmp:
