@@ -10,6 +10,12 @@ below 1e-6.
 
     python benchmarks/compilers.py [-o docs/compilers.md] [--jobs 1] [--timeout 120] [--stop 4]
                                    [--bicycle-stop 1] [--bicycle-timeout 120] [--only car,skate]
+    python benchmarks/compilers.py --target [-o docs/compilers.md]
+
+``--target``: only the reduced methods (maggi, appell, chaplygin) whose build-time split turns singular before
+the stop time, as ``nhbridge modelica --target`` writes them: Rumoca simulates the text that re-partitions
+(form ``repartition``) over the whole run, pymoca the build-time split up to 0.9 of its singular time (it has no
+``when``); the section of the file ``-o`` that holds them is replaced, the rest of the file kept.
 
 Writes a Markdown table (per system, method and form: each compiler's error or failure, and the form the
 automatic choice :func:`bridge.modelica.forms.choose_form` picks) and prints it.
@@ -33,6 +39,8 @@ TOOLS = ("rumoca", "pymoca")
 METHODS = ("lagrange", "maggi", "chaplygin")
 #: the Baumgarte-stabilised index-1 DAE: form name + this suffix, derived with these (alpha, beta)
 BAUMGARTE_SUFFIX, BAUMGARTE = "+baumgarte", (5.0, 5.0)
+#: the pseudo-form of ``--target``: the text ``nhbridge modelica --target TOOL`` writes, checked over the whole run
+TARGET, TARGET_HEADING = "target", "## Reduced methods through split changes (`--target`)"
 #: messages of the documented defects (docs/compiler-defects/README.md) -> their reproducer
 DEFECTS = {"Unknown function pre": "SwitchedPymocaWhen.mo",
            "SymbolicSingular": "RumocaImplicitCoupledBlock.mo", "cannot be solved for": "RumocaCoupledLinearBlock.mo",
@@ -73,6 +81,8 @@ def one_run(path: str, method: str, form: str, tool: str, stop: float) -> dict:
     from bridge.validation.tool_checks import simulate_form
 
     system = bridge.load_system(path)
+    if form == TARGET:
+        return target_run(system, method, tool, stop)
     baumgarte = form.endswith(BAUMGARTE_SUFFIX)  # the index-1 DAE Baumgarte-stabilised (a derivation option)
     form = form.removesuffix(BAUMGARTE_SUFFIX)
     eom = bridge.derive(system, method, baumgarte=BAUMGARTE if baumgarte else None)
@@ -88,6 +98,82 @@ def one_run(path: str, method: str, form: str, tool: str, stop: float) -> dict:
         return {"failure": " ".join(str(exc).split()), "stop": stop}
     named = sorted(set(re.findall(r"\b\w+\.mo\b", report.summary())))  # a defect the check names (late events)
     return {"error": report.max_error, "seconds": report.seconds, "stop": stop, "defects": named}
+
+
+def target_run(system, method: str, tool: str, stop: float) -> dict:
+    """The text ``nhbridge modelica --target tool`` writes, checked by nhbridge's check over ``stop`` (pymoca: to
+    0.9 of the time its split turns singular): ``{"error", "seconds", "stop", "form"}`` or ``{"failure"}``."""
+    import bridge
+    from bridge.errors import BridgeError
+    from bridge.tools.availability import missing_compiler
+    from bridge.validation.tool_checks import CHECKERS
+
+    missing = missing_compiler(tool)
+    if missing:
+        return {"failure": missing, "stop": stop}
+    try:
+        report = CHECKERS[tool](bridge.derive(system, method), "auto", stop)
+    except BridgeError as exc:
+        return {"failure": " ".join(str(exc).split()), "stop": stop}
+    return {"error": report.max_error, "seconds": report.seconds, "stop": report.compared_until, "form": report.form}
+
+
+def target_plan(only: set[str] | None, stop: float) -> list[tuple[Path, str, str, str, str]]:
+    """(file, system name, method, TARGET, form) of every reduced method whose split turns singular before
+    ``min(StopTime, stop)`` and that has a re-partitioning text: the examples, ``tests/models/`` and
+    ``tests/models/repartition/``."""
+    import bridge
+    from bridge.derivation.methods import METHODS as REGISTRY
+    from bridge.errors import BridgeError
+    from bridge.modelica.forms import regular_horizon, target_form
+
+    cases = []
+    for path in [*system_files(), *sorted((ROOT / "tests" / "models" / "repartition").glob("*.toml"))]:
+        if only and path.stem not in only:
+            continue
+        system = bridge.load_system(path)
+        for method in ("maggi", "appell", "chaplygin"):
+            if REGISTRY.get_method(method).applicable(system):
+                continue
+            try:
+                eom = bridge.derive(system, method)
+            except BridgeError:
+                continue
+            horizon = min(system.stop_time, stop)
+            if target_form(eom, "rumoca") == "repartition" and regular_horizon(eom, horizon) < horizon:
+                cases.append((path, system.name, method, TARGET, "repartition"))
+    return cases
+
+
+def target_table(rows: list[tuple[tuple, dict[str, dict]]]) -> str:
+    out = ["| system | method | rumoca (`--target rumoca`) | form | pymoca (`--target pymoca`: build-time split) |",
+           "|---|---|---|---|---|"]
+    for (_path, name, method, _form, _chosen), results in rows:
+        form = results["rumoca"].get("form", "")
+        out.append(f"| {name} | {method} | {cell(results['rumoca'])} | {form} | {cell(results['pymoca'])} |")
+    return "\n".join(out)
+
+
+def target_section(args, rows) -> str:
+    only = f" --only {args.only}" if args.only else ""
+    intro = (f"Generated by `python benchmarks/compilers.py --target{only}` (stop time min(StopTime, {args.stop:g} s); "
+             f"each run in a child process limited to {args.timeout:g} s). The reduced methods whose build-time "
+             "split turns singular before the stop time, as `nhbridge modelica --target` writes them: for Rumoca "
+             "the text that re-partitions (form `repartition`, `bridge.modelica.repartition`) over the whole run; "
+             "pymoca has no `when` (`SwitchedPymocaWhen.mo`) and keeps the build-time split, compared to 0.9 of "
+             "the time it turns singular (`forms.regular_horizon`). Cell as above (a failure: the check's message; "
+             "a method with one usable split stops where it turns singular, as its native run does); form: the "
+             "text Rumoca simulated.")
+    return f"{TARGET_HEADING}\n\n{intro}\n\n" + target_table(rows) + "\n"
+
+
+def replace_section(text: str, heading: str, section: str) -> str:
+    """``text`` with the section under ``heading`` (to the next ``## `` heading) replaced, or ``section`` appended."""
+    if heading not in text:
+        return text.rstrip("\n") + "\n\n" + section
+    start = text.index(heading)
+    end = text.find("\n## ", start + len(heading))
+    return text[:start] + section + (text[end + 1:] if end >= 0 else "")
 
 
 def child(path: Path, method: str, form: str, tool: str, stop: float, timeout: float) -> dict:
@@ -206,6 +292,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--methods", default=",".join(METHODS))
     parser.add_argument("--forms", default=None, help="comma-separated forms to run (default: all)")
     parser.add_argument("--chosen", action="store_true", help="only the form the automatic choice exports")
+    parser.add_argument("--target", action="store_true", help="only the reduced methods whose split turns singular, "
+                        "as --target writes them; replaces that section of -o")
     parser.add_argument("--one", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.one:
@@ -215,7 +303,7 @@ def main(argv: list[str] | None = None) -> int:
     import bridge
 
     only = set(args.only.split(",")) if args.only else None
-    cases = plan(only, tuple(args.methods.split(",")))
+    cases = target_plan(only, args.stop) if args.target else plan(only, tuple(args.methods.split(",")))
     if args.forms:
         cases = [c for c in cases if c[3] in args.forms.split(",")]
     if args.chosen:
@@ -234,6 +322,15 @@ def main(argv: list[str] | None = None) -> int:
     with ThreadPoolExecutor(args.jobs) as pool:
         results = list(pool.map(run, jobs))
     rows = [(case, {tool: results[2 * k + j] for j, tool in enumerate(TOOLS)}) for k, case in enumerate(cases)]
+    if args.target:
+        section = target_section(args, rows)
+        print(section)
+        if args.output:
+            from bridge.atomic import write_text
+
+            old = Path(args.output).read_text(encoding="utf-8") if Path(args.output).exists() else ""
+            write_text(Path(args.output), replace_section(old, TARGET_HEADING, section))
+        return 0
     text = header(args) + "## The chosen forms\n\n" + summary(rows) + "\n"
     if not args.chosen:
         text += "\n## Every form\n\n" + table(rows) + "\n"

@@ -209,6 +209,43 @@ def test_acos_works_through_the_workaround_and_in_rumoca(pymoca, rumoca):
     np.testing.assert_allclose(np.asarray(result["x"], dtype=float), reference.y[0], atol=1e-7)
 
 
+# -- DEFECT CANARIES: Rumoca's function lowering (the re-partitioning text's nhb_solve works around both) --------
+def _rumoca_text(rumoca, name: str, text: str, stop: float):
+    with tempfile.TemporaryDirectory() as tmp:
+        model = rumoca.loads(text, model=name, filename=str(Path(tmp) / f"{name}.mo"), roots=[])
+        return model.simulate((0.0, stop), config=rumoca.SimConfig(rtol=1e-10, atol=1e-12, dt=stop / 100))
+
+
+def test_rumoca_still_reads_a_model_parameter_for_a_function_local(rumoca):
+    """solve's local r and the parameter r: after the start x2 is negative (closed form cos/(cos + 0.5) > 0).
+    Workaround: nhb_solve's names carry the reserved prefix nhb_lu_ (bridge.modelica.repartition.LOCAL); the same
+    model with the parameter renamed follows the closed form."""
+    name = "RumocaFunctionLocalCapture"
+    result = _rumoca_simulate(rumoca, name, 0.2)
+    assert not isinstance(result, Exception), result
+    assert float(np.asarray(result["x2"], dtype=float)[-1]) < 0.0, "Rumoca now scopes function locals: see LOCAL"
+    text = (DEFECTS / f"{name}.mo").read_text(encoding="utf-8")
+    renamed = _rumoca_text(rumoca, name, text.replace("parameter Real r ", "parameter Real q ").replace(
+        "a = -r;", "a = -q;"), 0.2)
+    c = np.cos(np.asarray(renamed["th"], dtype=float))
+    np.testing.assert_allclose(np.asarray(renamed["x1"], dtype=float), 0.5 / (c + 0.5), atol=1e-9)
+    np.testing.assert_allclose(np.asarray(renamed["x2"], dtype=float), c / (c + 0.5), atol=1e-9)
+
+
+def test_rumoca_still_freezes_a_relation_in_a_function(rumoca):
+    """step(x) stays 1 after x passes 0.5. Workaround: nhb_solve's pivot comparisons are noEvent, which Rumoca
+    evaluates at every call (2 after x = 0.5)."""
+    name = "RumocaFunctionRelationFrozen"
+    result = _rumoca_simulate(rumoca, name, 1.0)
+    assert not isinstance(result, Exception), result
+    assert np.all(np.asarray(result["y"], dtype=float) == 1.0), "Rumoca now re-evaluates relations in functions"
+    text = (DEFECTS / f"{name}.mo").read_text(encoding="utf-8").replace("if u > 0.5 then", "if noEvent(u > 0.5) then")
+    fixed = _rumoca_text(rumoca, name, text, 1.0)
+    x, y = np.asarray(fixed["x"], dtype=float), np.asarray(fixed["y"], dtype=float)
+    far = np.abs(x - 0.5) > 1e-6
+    np.testing.assert_array_equal(y[far], np.where(x[far] > 0.5, 2.0, 1.0))
+
+
 def test_every_reproducer_is_indexed():
     readme = (DEFECTS / "README.md").read_text(encoding="utf-8")
     for path in DEFECTS.glob("*.mo"):

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from ..commandline import EXIT_FAIL, EXIT_OK, Command, Progress, add_method_options, budget, derive, load
-from ..errors import BridgeError
+from ..errors import BridgeError, ExportError
 
 
 def _modelica_tools(text: str) -> list[str]:
@@ -50,12 +50,41 @@ def add_parser(subparsers) -> None:
                          "comma-separated (default: no check)")
 
 
-def _repartitions_for(eom, args: argparse.Namespace) -> bool:
-    """Return whether ``--target`` gets the repartition text of ``eom`` (automatic level, no ``--msl``)."""
-    from .forms import target_form
+def _target_sources(eoms, args: argparse.Namespace) -> dict[str, str]:
+    """Return system name -> the re-partitioning text (form repartition) of every model ``--target`` gives it.
 
-    return (args.constraint_level == "auto" and not args.msl
-            and target_form(eom, args.target) == "repartition")
+    A reduced method that re-partitions gets it for a compiler with when-clauses
+    (:data:`bridge.modelica.forms.REPARTITION_TOOLS`); the other methods and compilers keep the chosen form.
+    What the text cannot hold (ports, effort unknowns, switched elements, a constraint level chosen by hand) is
+    refused with an :class:`~bridge.errors.ExportError` naming the combination, before anything is written.
+    """
+    from ..derivation.split_free import REPARTITIONING_METHODS
+    from .forms import REPARTITION_TOOLS, repartition_obstacle
+    from .repartition import repartition_source
+
+    if args.target not in REPARTITION_TOOLS:
+        return {}
+    texts, problems = {}, []
+    for eom in eoms:
+        if eom.method not in REPARTITIONING_METHODS or not eom.is_reduced or not eom.dependent:
+            continue  # no split of the velocities to re-partition
+        name = f"{eom.system.name} by {eom.method}"
+        obstacle = repartition_obstacle(eom)
+        if obstacle:
+            problems.append(f"{name} has {obstacle}: the text that re-partitions its split of the velocities (form "
+                            "repartition) cannot hold it")
+        elif args.constraint_level != "auto":
+            problems.append(f"{name}: --constraint-level {args.constraint_level} chooses the form of a multiplier "
+                            "DAE; the re-partitioning text of a reduced method holds its constraints at acceleration "
+                            "level itself")
+        else:
+            texts[eom.system.name] = repartition_source(eom, within=args.package)
+    if problems:
+        fix = ("drop --constraint-level" if args.constraint_level != "auto" else
+               "export without --target (the build-time split, regular until it turns singular) or with --method "
+               "lagrange")
+        raise ExportError(f"--target {args.target}: " + "; ".join(problems) + f". To fix: {fix}")
+    return texts
 
 
 def run(args: argparse.Namespace) -> int:
@@ -82,22 +111,24 @@ def run(args: argparse.Namespace) -> int:
         for eom in eoms:
             require_expressible(eom, args.constraint_level, tool)
     with budget(args, "the Modelica export"):
-        if args.package is None and args.target and _repartitions_for(eoms[0], args):
+        sources = _target_sources(eoms, args)
+        if args.package is None and sources:
             from ..atomic import write_text
-            from .repartition import repartition_source
 
             path = Path(args.output or f"{eoms[0].system.name}.mo")
             if path.suffix != ".mo":
                 raise BridgeError(f"{path}: a Modelica file must end in .mo")
-            target = write_text(path, repartition_source(eoms[0]))
+            target = write_text(path, sources[eoms[0].system.name])
             print(f"wrote {target} (form repartition, for {args.target})")
         elif args.package is None:
             target = write_model(eoms[0], args.output or f"{eoms[0].system.name}.mo", args.constraint_level,
                                  msl=args.msl)
             print(f"wrote {target}")
         else:
-            target = write_package(eoms, args.output or ".", args.package, args.constraint_level, msl=args.msl)
-            print(f"wrote package {args.package} ({len(eoms)} models) to {target}")
+            target = write_package(eoms, args.output or ".", args.package, args.constraint_level, msl=args.msl,
+                                   sources=sources)
+            print(f"wrote package {args.package} ({len(eoms)} models) to {target}"
+                  + (f"; form repartition, for {args.target}: {', '.join(sources)}" if sources else ""))
     if not args.msl and any(e.system.ports for e in eoms):
         from .ports import LIBRARY
 

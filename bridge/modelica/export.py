@@ -581,8 +581,12 @@ def write_model(eom: EquationsOfMotion, path: str | Path, level: str = "auto",
 
 def package_files(eoms: Sequence[EquationsOfMotion], package: str, level: str = "auto",
                   description: str = "Nonholonomic mechanical systems exported by nhbridge",
-                  msl: bool = False) -> dict[str, str]:
-    """Return file name -> text of a Modelica package: package.mo, package.order and one file per model."""
+                  msl: bool = False, sources: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Return file name -> text of a Modelica package: package.mo, package.order and one file per model.
+
+    ``sources`` (system name -> model text, ``within`` the package) replaces :func:`model_source`'s text of those
+    systems (the re-partitioning text of ``nhbridge modelica --target rumoca``).
+    """
     names = [e.system.name for e in eoms]
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
@@ -594,21 +598,23 @@ def package_files(eoms: Sequence[EquationsOfMotion], package: str, level: str = 
         "package.order": "".join(f"{n}\n" for n in names),
     }
     for eom in eoms:
-        files[f"{eom.system.name}.mo"] = model_source(eom, level, within=package, msl=msl)
+        given = (sources or {}).get(eom.system.name)
+        files[f"{eom.system.name}.mo"] = given if given is not None else model_source(eom, level, within=package,
+                                                                                      msl=msl)
     return files
 
 
 def write_package(eoms: Sequence[EquationsOfMotion], directory: str | Path, package: str,
-                  level: str = "auto", msl: bool = False) -> Path:
+                  level: str = "auto", msl: bool = False, sources: Mapping[str, str] | None = None) -> Path:
     """Write the package folder ``directory/package`` as a whole.
 
     Staged beside it and swapped in at once (:func:`bridge.atomic.atomic_folder`), so a reader or a killed run never
     sees a mix of two exports. An existing folder is replaced; one holding other files than ``*.mo`` and
-    ``package.order`` is refused.
+    ``package.order`` is refused. ``sources``: as :func:`package_files`.
     """
     from ..atomic import atomic_folder
 
-    files = package_files(eoms, package, level, msl=msl)
+    files = package_files(eoms, package, level, msl=msl, sources=sources)
     target = Path(directory) / package
     if target.is_dir():
         foreign = sorted(p.name for p in target.iterdir() if p.suffix != ".mo" and p.name != "package.order")

@@ -480,14 +480,41 @@ def exportable(eom: EquationsOfMotion) -> bool:
     A reduced method that re-partitions, without ports or switched elements, with at most :data:`MAX_CANDIDATES`
     splits.
     """
+    return repartitions(eom) and repartition_obstacle(eom) is None
+
+
+def repartition_obstacle(eom: EquationsOfMotion) -> str | None:
+    """Return why the ``repartition`` text of a reduced method that re-partitions cannot be written, else None.
+
+    The text has no connectors (``[ports]``), no effort unknowns and no switched elements, and enumerates at
+    most :data:`MAX_CANDIDATES` splits.
+
+    Parameters
+    ----------
+    eom : EquationsOfMotion
+        The equations.
+
+    Returns
+    -------
+    str or None
+        The reason, a phrase naming the system's feature; None where the text can be written (or the method has
+        no split to re-partition: :func:`bridge.derivation.split_free.repartitions`).
+    """
     system = eom.system
-    if not repartitions(eom) or system.ports or system.efforts or _switched_elements(system):
-        return False
-    try:
-        candidates(eom)
-    except ExportError:
-        return False
-    return True
+    reasons = []
+    if system.ports:
+        reasons.append("[ports] (the text has no connectors)")
+    if system.efforts:
+        reasons.append("effort unknowns (their rows would join the projected system)")
+    switched = _switched_elements(system)
+    if switched:
+        reasons.append(f"switched elements ({', '.join(el.name for el in switched)}; the text has no modes)")
+    if not reasons and repartitions(eom):
+        try:
+            candidates(eom)
+        except ExportError:
+            reasons.append(f"more than {MAX_CANDIDATES} splits of the velocities")
+    return "; ".join(reasons) or None
 
 
 #: the compilers that simulate the ``repartition`` text (``when`` on the health, discrete split); pymoca 0.12 has no

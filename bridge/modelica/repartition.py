@@ -14,16 +14,21 @@ never a choice made at export time. The text:
   with the current split, with the constraints at acceleration level. Both by ``nhb_solve``, a Modelica function
   doing LU with partial pivoting at each evaluation (:func:`solve_function`), so the model is an explicit ODE
   (Rumoca 0.9 solves algebraic blocks row by row, ``RumocaCoupledLinearBlock.mo``, and picks derivative rows
-  greedily at the start values, ``RumocaImplicitCoupledRow.mo``);
+  greedily at the start values, ``RumocaImplicitCoupledRow.mo``); one call for each column of ``C`` and one for
+  the accelerations, each into an array variable (Rumoca inlines every call it meets: a call per scalar costs
+  ``n`` times the work);
 * the health of every candidate split ``c``, ``nhb_health<c> = det(A_c) / (|A_c|_F^(m-1) |A|_F)`` (``A_c``: the
   columns of its dependent coordinates; a lower bound of the FMU's ``sigma_min(A_c) / sigma_max(A)``, equal to it,
   signed, for one constraint), a function of the state alone: a ``when`` on its crossings of ``+-1e-3`` stays
   true after the event (Rumoca 0.9 fails on a when-condition that the event turns false,
   ``SwitchedRumocaWhenIteration.mo``);
 * at such a crossing of the current split, the new split by the native rule (health at least 1e-2 first, then the
-  number of cyclic dependent coordinates, then the health), unrolled as if-expressions; where no candidate has a
-  health of at least 1e-3 an ``assert`` stops the run with the native run's message (the time and the constraint
-  rows).
+  number of cyclic dependent coordinates, then the health), unrolled as if-expressions whose relations are
+  ``noEvent``: the ranking is read at the health events only, and two candidates of equal health (the cart's
+  splits that differ in which wheel angle is independent) would make a relation whose two sides are always
+  equal, an event at every step for Rumoca (``SwitchedRumocaRestingRelation.mo``); where no candidate has a
+  health of at least 1e-3 an ``assert``
+  stops the run with the native run's message (the time and the constraint rows).
 
 pymoca 0.12 has no ``when`` (``docs/compiler-defects/SwitchedPymocaWhen.mo``) and parses no indexed function
 call: its target keeps the build-time split (:func:`bridge.modelica.forms.target_form`).
@@ -50,6 +55,8 @@ from .printer import modelica_ident as _ident
 THRESHOLD = 1e-3
 #: the health from which a candidate split counts as healthy in the ranking
 HEALTHY = 1e-2
+#: the prefix of the names inside :func:`solve_function` (``nhb_`` is reserved for the export's own names)
+LOCAL = "nhb_lu_"
 
 
 def _modifiers(**items) -> str:
@@ -67,29 +74,36 @@ def solve_function(name: str, n: int) -> list[str]:
     Rumoca 0.9 lowers no assignment to an element with a variable index (``M[p, j] := ...``), so the row swaps
     are unrolled (``if p == i then ... end if``); the right-hand side is a vector (Rumoca indexes a matrix
     result of a function call column by column, ``docs/compiler-defects/RumocaFunctionMatrixResult.mo``).
+    Every input, output and local is named with the prefix :data:`LOCAL` (reserved: no system names a
+    coordinate or parameter so): Rumoca 0.9 reads a model variable of the same name in place of a function's
+    local after the start (``docs/compiler-defects/RumocaFunctionLocalCapture.mo``). The pivot comparisons are
+    ``noEvent``: Rumoca 0.9 keeps the start value of a relation in a function's if-statement for the whole run
+    (``docs/compiler-defects/RumocaFunctionRelationFrozen.mo``).
     """
+    A, b, x, M, r, t, f, best, p = (f"{LOCAL}{s}" for s in ("A", "b", "x", "M", "r", "t", "f", "best", "p"))
     o = [f'  function {name} "x = A\\b by LU with partial pivoting ({n} x {n})"',
-         f"    input Real A[{n}, {n}];", f"    input Real b[{n}];", f"    output Real x[{n}];", "  protected",
-         f"    Real M[{n}, {n}];", f"    Real r[{n}];", "    Real t;", "    Real f;", "    Real best;",
-         "    Integer p;",
-         "  algorithm", "    M := A;", "    r := b;"]
+         f"    input Real {A}[{n}, {n}];", f"    input Real {b}[{n}];", f"    output Real {x}[{n}];", "  protected",
+         f"    Real {M}[{n}, {n}];", f"    Real {r}[{n}];", f"    Real {t};", f"    Real {f};", f"    Real {best};",
+         f"    Integer {p};",
+         "  algorithm", f"    {M} := {A};", f"    {r} := {b};"]
     for k in range(1, n):
-        o += [f"    p := {k};", f"    best := abs(M[{k}, {k}]);"]
+        o += [f"    {p} := {k};", f"    {best} := abs({M}[{k}, {k}]);"]
         for i in range(k + 1, n + 1):
-            o += [f"    if abs(M[{i}, {k}]) > best then", f"      p := {i};", f"      best := abs(M[{i}, {k}]);",
-                  "    end if;"]
+            o += [f"    if noEvent(abs({M}[{i}, {k}]) > {best}) then", f"      {p} := {i};",
+                  f"      {best} := abs({M}[{i}, {k}]);", "    end if;"]
         for i in range(k + 1, n + 1):
-            o.append(f"    if p == {i} then")
+            o.append(f"    if {p} == {i} then")
             for j in range(k, n + 1):
-                o += [f"      t := M[{k}, {j}];", f"      M[{k}, {j}] := M[{i}, {j}];", f"      M[{i}, {j}] := t;"]
-            o += [f"      t := r[{k}];", f"      r[{k}] := r[{i}];", f"      r[{i}] := t;", "    end if;"]
+                o += [f"      {t} := {M}[{k}, {j}];", f"      {M}[{k}, {j}] := {M}[{i}, {j}];",
+                      f"      {M}[{i}, {j}] := {t};"]
+            o += [f"      {t} := {r}[{k}];", f"      {r}[{k}] := {r}[{i}];", f"      {r}[{i}] := {t};", "    end if;"]
         for i in range(k + 1, n + 1):
-            o.append(f"    f := M[{i}, {k}]/M[{k}, {k}];")
-            o += [f"    M[{i}, {j}] := M[{i}, {j}] - f*M[{k}, {j}];" for j in range(k + 1, n + 1)]
-            o.append(f"    r[{i}] := r[{i}] - f*r[{k}];")
+            o.append(f"    {f} := {M}[{i}, {k}]/{M}[{k}, {k}];")
+            o += [f"    {M}[{i}, {j}] := {M}[{i}, {j}] - {f}*{M}[{k}, {j}];" for j in range(k + 1, n + 1)]
+            o.append(f"    {r}[{i}] := {r}[{i}] - {f}*{r}[{k}];")
     for i in range(n, 0, -1):
-        terms = "".join(f" - M[{i}, {j}]*x[{j}]" for j in range(i + 1, n + 1))
-        o.append(f"    x[{i}] := (r[{i}]{terms})/M[{i}, {i}];")
+        terms = "".join(f" - {M}[{i}, {j}]*{x}[{j}]" for j in range(i + 1, n + 1))
+        o.append(f"    {x}[{i}] := ({r}[{i}]{terms})/{M}[{i}, {i}];")
     o.append(f"  end {name};")
     return o
 
@@ -241,10 +255,13 @@ class RepartitionWriter(ModelicaWriter):
             equations.append(f"  nhb_b_{r + 1} = {self.code(-part['rest'][r])};")
         sel = [[self.sel[k][j].name for j in range(n)] for k in range(dof)]
         matrix = self._matrix(a_names + sel)
-        equations.append("  // velocity basis of the split: C = [A; S] \\ [0; I] (LU with partial pivoting)")
+        equations.append("  // velocity basis of the split: C = [A; S] \\ [0; I] (LU with partial pivoting), a call a "
+                         "column")
         for k in range(dof):
             unit = "{" + ", ".join("1" if i == m + k else "0" for i in range(n)) + "}"
-            equations += [f"  {self.C[j][k].name} = nhb_solve({matrix}, {unit})[{j + 1}];" for j in range(n)]
+            declarations.append(f'  Real nhb_column{k + 1}[{n}] "column {k + 1} of the velocity basis C";')
+            equations.append(f"  nhb_column{k + 1} = nhb_solve({matrix}, {unit});")
+            equations += [f"  {self.C[j][k].name} = nhb_column{k + 1}[{j + 1}];" for j in range(n)]
         equations.append("  // projected inertia C^T M and forces C^T h")
         P = [[f"nhb_P_{k + 1}_{j + 1}" for j in range(n)] for k in range(dof)]
         for k in range(dof):
@@ -258,7 +275,9 @@ class RepartitionWriter(ModelicaWriter):
         dynamics = f"nhb_solve({self._matrix(a_names + P)}, {rhs})"
         equations.append(f"  // dynamics: {self.eom.method}, [A; C^T M] der(v) = [-(A' v + a0'); C^T h] (LU with "
                          "partial pivoting)")
-        equations += [f"  der({self.velocity(c.name)}) = {dynamics}[{j + 1}];"
+        declarations.append(f'  Real nhb_acceleration[{n}] "the accelerations der(der_q)";')
+        equations.append(f"  nhb_acceleration = {dynamics};")
+        equations += [f"  der({self.velocity(c.name)}) = nhb_acceleration[{j + 1}];"
                       for j, c in enumerate(self.eom.system.coordinates)]
         return declarations, equations
 
@@ -268,11 +287,12 @@ class RepartitionWriter(ModelicaWriter):
         K = len(self.candidates)
         h = [s.name for s in self.health]
         weight = 2 * (self.m + 1)  # a healthy split ranks before any number of cyclic coordinates
-        score = [f"(if abs({h[c]}) >= {_num(HEALTHY)} then {weight} else 0) + {2 * cand.cyclic} + abs({h[c]})"
+        score = [f"(if noEvent(abs({h[c]}) >= {_num(HEALTHY)}) then {weight} else 0) + {2 * cand.cyclic} + abs({h[c]})"
                  for c, cand in enumerate(self.candidates)]
         best = []
         for c in range(K - 1):
-            beats = " and ".join(f"nhb_score{c + 1} >= nhb_score{d + 1}" for d in range(c + 1, K))
+            beats = " and ".join(f"noEvent(nhb_score{c + 1} >= nhb_score{d + 1})"
+                                 for d in range(c + 1, K))
             best.append(f"{'if' if c == 0 else 'elseif'} {beats} then {c + 1}")
         best_text = " ".join(best) + f" else {K}" if K > 1 else "1"
         current = " ".join(f"{'if' if c == 0 else 'elseif'} pre(nhb_split) == {c + 1} then {h[c]}"
