@@ -64,10 +64,18 @@ def test_every_example_passes(campaign):
     assert all(r["reason"] for r in skipped)
 
 
-def test_reports_are_written(campaign):
+def test_reports_are_written(campaign, tmp_path):
     _, reports, data = campaign
     page = reports["html"].read_text()
-    assert page.count("data:image/png;base64,") >= len(EXAMPLES)  # plots embedded, self-contained
+    assert "data:image/png;base64," not in page  # the campaign asks for --no-plots
+    assert all(s["name"] in page for s in data["systems"])
+    # with plots, on two examples: one embedded plot per system at least, the page self-contained
+    chosen = [ROOT / "examples" / "skate.toml", ROOT / "examples" / "rolling_disk.toml"]
+    assert main(["validate", *map(str, chosen), "-q", "--runs", "methods", "--methods", "lagrange,maggi",
+                 "--report", str(tmp_path / "p.html")]) == 0
+    plotted = (tmp_path / "p.html").read_text()
+    assert plotted.count("data:image/png;base64,") >= len(chosen)
+    assert "<script" not in plotted and "http" not in plotted.split("<body>")[1].split("nhbridge validation report")[0]
     assert "<script" not in page and "http" not in page.split("<body>")[1].split("nhbridge validation report")[0]
     rows = list(csv.DictReader(reports["csv"].open()))
     assert {r["system"] for r in rows} == {s["name"] for s in data["systems"]}
