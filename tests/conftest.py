@@ -35,7 +35,7 @@ import os
 import pickle
 import re
 import shutil
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -82,6 +82,22 @@ def pymoca():
 
 
 # -- FMUs built once per run ------------------------------------------------------------------------------------
+def source_digest(source: Path | str, *parts: object) -> str:
+    """The cache key (hex digest) of a system file (its path and text; "<string>" for a text) and ``parts``."""
+    text = source.read_text(encoding="utf-8") if isinstance(source, Path) else source
+    where = f"{source.resolve()}" if isinstance(source, Path) else "<string>"
+    return hashlib.sha256(json.dumps([where, text, *parts]).encode()).hexdigest()[:32]
+
+
+def make_once(target: Path, make: Callable[[], None]) -> None:
+    """Run ``make()`` (which writes ``target`` atomically) unless ``target`` exists; processes that ask at once
+    wait on a lock file beside it for the first to finish."""
+    with target.with_suffix(".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not target.is_file():
+            make()
+
+
 class FmuCache:
     """FMUs of (system, method, FMI version, build options), each built once in ``folder`` and then reused.
 
@@ -100,11 +116,8 @@ class FmuCache:
     def key(self, source: Path | str, method: str, fmi_version: int, independent: Sequence[str] | None,
             jacobian: bool | str | None, platforms: str | None) -> str:
         """The cache key of one FMU (hex digest)."""
-        text = source.read_text(encoding="utf-8") if isinstance(source, Path) else source
-        where = f"{source.resolve()}" if isinstance(source, Path) else "<string>"
-        parts = [where, text, method, fmi_version, list(independent or ()), jacobian, platforms,
-                 os.environ.get("CC", "")]
-        return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:32]
+        return source_digest(source, method, fmi_version, list(independent or ()), jacobian, platforms,
+                             os.environ.get("CC", ""))
 
     def build(self, source: Path | str, method: str = "lagrange", fmi_version: int = 2, *,
               independent: Sequence[str] | None = None, jacobian: bool | str | None = "auto",
@@ -118,12 +131,13 @@ class FmuCache:
         from bridge.fmu.build import build_fmu
 
         fmu = self.folder / f"{self.key(source, method, fmi_version, independent, jacobian, platforms)}.fmu"
-        with (self.folder / f"{fmu.stem}.lock").open("w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)  # another process building the same FMU finishes first
-            if not fmu.is_file():
-                system = bridge.load_system(source) if isinstance(source, Path) else bridge.parse_system(source)
-                eom = bridge.derive(system, method, independent=independent)
-                build_fmu(eom, fmu, fmi_version, jacobian=jacobian, platforms=platforms)
+
+        def make() -> None:
+            system = bridge.load_system(source) if isinstance(source, Path) else bridge.parse_system(source)
+            eom = bridge.derive(system, method, independent=independent)
+            build_fmu(eom, fmu, fmi_version, jacobian=jacobian, platforms=platforms)
+
+        make_once(fmu, make)
         if copy_to is None:
             return fmu
         shutil.copyfile(fmu, copy_to)
@@ -170,10 +184,7 @@ class DerivationCache:
 
     def key(self, source: Path | str, method: str, options: dict) -> str:
         """The cache key of one derivation (hex digest)."""
-        text = source.read_text(encoding="utf-8") if isinstance(source, Path) else source
-        where = f"{source.resolve()}" if isinstance(source, Path) else "<string>"
-        parts = [where, text, method, sorted((k, repr(v)) for k, v in options.items()), bridge_source_hash()]
-        return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:32]
+        return source_digest(source, method, sorted((k, repr(v)) for k, v in options.items()), bridge_source_hash())
 
     def eom(self, source: Path | str, method: str = "lagrange", **options):
         """The equations of ``source`` (a system file, or a system file's text) by ``method``; derived on first
@@ -185,15 +196,15 @@ class DerivationCache:
         data = self._pickles.get(key)
         if data is None:
             stored = self.folder / f"{key}.pickle"
-            with (self.folder / f"{key}.lock").open("w") as lock:
-                fcntl.flock(lock, fcntl.LOCK_EX)  # another process deriving the same equations finishes first
-                if not stored.is_file():
-                    system = bridge.load_system(source) if isinstance(source, Path) else bridge.parse_system(source)
-                    eom = bridge.derive(system, method, **options)
-                    with atomic_file(stored) as partial:
-                        partial.write_bytes(pickle.dumps(eom, protocol=pickle.HIGHEST_PROTOCOL))
-                data = stored.read_bytes()
-            self._pickles[key] = data
+
+            def make() -> None:
+                system = bridge.load_system(source) if isinstance(source, Path) else bridge.parse_system(source)
+                eom = bridge.derive(system, method, **options)
+                with atomic_file(stored) as partial:
+                    partial.write_bytes(pickle.dumps(eom, protocol=pickle.HIGHEST_PROTOCOL))
+
+            make_once(stored, make)
+            data = self._pickles[key] = stored.read_bytes()
         return pickle.loads(data)
 
     def system(self, source: Path | str, method: str = "lagrange", **options):
