@@ -15,13 +15,13 @@ from __future__ import annotations
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
 from pathlib import Path
 
 from ..derivation.eom import EquationsOfMotion
 from ..errors import ExportError
-from ..tools.gcc import NO_COMPILER_HINT, compile_shared_library, compiler, is_gcc
+from ..tools.gcc import NO_COMPILER_HINT, compiler, is_gcc, shared_library_build
+from ..tools.objects import CompileQueue, LibraryBuild, object_cache
 from .model_c import model_files
 from .model_description import build_description, model_description
 from .plan import build_plan
@@ -153,19 +153,30 @@ def compile_binaries(folder: Path, name: str, sources: list[Path], flags: list[s
     list of Path
         The libraries.
     """
-    jobs = [(folder / "binaries" / p.folder(fmi_version) / f"{name}{p.suffix}", cc, p) for p, cc in tools.items()]
+    with CompileQueue(object_cache()) as queue:
+        builds = start_binaries(queue, folder, name, flags, fmi_version, tools, what)
+        for build in builds:
+            build.add(sources)
+        for build in builds:
+            build.link()  # the first failure is raised
+    return [build.binary for build in builds]
 
-    def one(job: tuple[Path, str, Platform]) -> None:
-        binary, cc, p = job
-        label = what if p.is_host and len(jobs) == 1 else f"{what} for {p.name}"
-        compile_shared_library(cc, binary, sources, flags, label, p.flags, lambda source: unit_level(source, cc))
 
-    if len(jobs) == 1:
-        one(jobs[0])
-    else:
-        with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
-            list(pool.map(one, jobs))  # the first failure is raised
-    return [binary for binary, _, _ in jobs]
+def start_binaries(queue: CompileQueue, folder: Path, name: str, flags: list[str], fmi_version: int,
+                   tools: dict[Platform, str], what: str) -> list[LibraryBuild]:
+    """Start one shared library per platform on ``queue`` (:func:`compile_binaries`; the sources queued later).
+
+    Returns
+    -------
+    list of LibraryBuild
+        One per platform of ``tools``, in order: queue the C files with ``add``, then ``link``.
+    """
+    def level(cc: str) -> Callable[[Path], list[str]]:
+        return lambda source: unit_level(source, cc)
+
+    return [shared_library_build(queue, cc, folder / "binaries" / p.folder(fmi_version) / f"{name}{p.suffix}", flags,
+                                 what if p.is_host and len(tools) == 1 else f"{what} for {p.name}", p.flags, level(cc))
+            for p, cc in tools.items()]
 
 
 def pack_folder(path: Path, folder: Path) -> Path:
@@ -240,17 +251,20 @@ def build_fmu(eom: EquationsOfMotion, path: str | Path, fmi_version: int = 2,
     tools = toolchains(platforms)
     path = output_path(path)
     plan = build_plan(eom, fmi_version, jacobian)
-    return pack_source_fmu(path, eom.system.name, fmi_version, model_files(plan),
+    return pack_source_fmu(path, eom.system.name, fmi_version, lambda: model_files(plan),
                            lambda c_files: model_description(plan, c_files), tools)
 
 
-def pack_source_fmu(path: Path, name: str, fmi_version: int, model_c_text: str | dict[str, str],
+def pack_source_fmu(path: Path, name: str, fmi_version: int,
+                    model_c_text: str | dict[str, str] | Callable[[], str | dict[str, str]],
                     description: Callable[[list[str]], bytes], tools: dict[Platform, str],
                     model_sources: Iterable[str] = ()) -> Path:
     """Pack the source FMU ``path`` of a generated ``model.c`` beside the fixed runtime, atomically.
 
     The FMU holds ``sources/`` with ``model.c`` and the runtime's C files and headers, one binary per platform
-    compiled from them, FMI 3's ``buildDescription.xml`` and ``modelDescription.xml``.
+    compiled from them, FMI 3's ``buildDescription.xml`` and ``modelDescription.xml``. The runtime's files start
+    compiling first (or come from the object cache); when ``model_c_text`` is a function, the model's C is
+    generated meanwhile, and its files compile before any runtime file still waiting.
 
     Parameters
     ----------
@@ -260,8 +274,9 @@ def pack_source_fmu(path: Path, name: str, fmi_version: int, model_c_text: str |
         The model identifier.
     fmi_version : int
         2 or 3.
-    model_c_text : str or dict of str to str
-        The generated ``model.c``, or the generated C files by name (``model.c`` and its parts).
+    model_c_text : str, dict of str to str, or callable
+        The generated ``model.c``, or the generated C files by name (``model.c`` and its parts), or a function
+        without arguments that generates either.
     description : callable
         Gives ``modelDescription.xml`` for the list of C files an importer compiles.
     tools : dict of Platform to str
@@ -276,24 +291,32 @@ def pack_source_fmu(path: Path, name: str, fmi_version: int, model_c_text: str |
         The FMU written.
     """
     sources = [*model_sources, *RUNTIME_SOURCES[fmi_version]]
-    with tempfile.TemporaryDirectory(prefix="nhbridge-fmu-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="nhbridge-fmu-") as tmp, CompileQueue(object_cache()) as queue:
         folder = Path(tmp)
         src = folder / "sources"
         src.mkdir()
-        generated = {"model.c": model_c_text} if isinstance(model_c_text, str) else model_c_text
-        for file, text in generated.items():
-            (src / file).write_text(text, encoding="utf-8")
         for file in [*sources, *RUNTIME_HEADERS]:
             shutil.copy(RUNTIME / file, src / file)
         for header in (RUNTIME / "include" / f"fmi{fmi_version}").iterdir():
             if header.name.endswith(".h"):
                 shutil.copy(header, src / header.name)
-        compile_binaries(folder, name, [*(src / file for file in generated), *[src / s for s in sources]],
-                         ["-Wall", "-Wextra", f"-I{src}"], fmi_version, tools, name)
+        builds = start_binaries(queue, folder, name, ["-Wall", "-Wextra", f"-I{src}"], fmi_version, tools, name)
+        try:
+            for build in builds:
+                build.add([src / s for s in sources])
+            text = model_c_text() if callable(model_c_text) else model_c_text
+            generated = {"model.c": text} if isinstance(text, str) else text
+            for file, code in generated.items():
+                (src / file).write_text(code, encoding="utf-8")
+            for build in builds:
+                build.add([src / file for file in generated], urgency=1.0)
+            for build in builds:
+                build.link()  # the first failure is raised
+        finally:
+            for build in builds:
+                build.discard()
         c_files = [*generated, *sources]  # what an importer compiles to rebuild the binary (fmpy compile)
         if fmi_version == 3:
             (src / "buildDescription.xml").write_bytes(build_description(name, c_files))
         (folder / "modelDescription.xml").write_bytes(description(c_files))
         return pack_folder(path, folder)
-
-

@@ -15,7 +15,7 @@ from functools import cache
 from pathlib import Path
 
 from ..errors import CompilerNotFoundError
-from .objects import compile_library, object_cache
+from .objects import CompileQueue, LibraryBuild, compile_library, object_cache
 
 NO_COMPILER_HINT = ("building an FMU needs a C compiler: install gcc or clang (Debian/Ubuntu: apt-get install gcc; "
                     "Fedora: dnf install gcc) or set CC to one")
@@ -123,9 +123,27 @@ def compile_shared_library(cc: str, binary: Path, sources: Sequence[Path], flags
         Compiling or linking fails.
     """
     target_flags = list(target_flags)
-    compile_library(cc, binary, sources, ["-std=c99", "-O2", "-ffp-contract=off", *target_flags, "-Werror=overflow",
-                                          *flags], [*target_flags, "-shared"], what, object_cache(), unit_flags)
+    compile_library(cc, binary, sources, _compile_flags(target_flags, flags), [*target_flags, "-shared"], what,
+                    object_cache(), unit_flags)
+
+
+def _compile_flags(target_flags: list[str], flags: Sequence[str]) -> list[str]:
+    """Return the flags of every C file of a shared library (see :func:`compile_shared_library`)."""
+    return ["-std=c99", "-O2", "-ffp-contract=off", *target_flags, "-Werror=overflow", *flags]
+
+
+def shared_library_build(queue: CompileQueue, cc: str, binary: Path, flags: Sequence[str], what: str,
+                         target_flags: Iterable[str] = ("-fPIC",),
+                         unit_flags: Callable[[Path], list[str]] | None = None) -> LibraryBuild:
+    """Start the shared library ``binary`` on ``queue``, compiled as :func:`compile_shared_library` compiles it.
+
+    Queue its sources with :meth:`~.objects.LibraryBuild.add` (some while others are still being generated),
+    then :meth:`~.objects.LibraryBuild.link`. The parameters are :func:`compile_shared_library`'s.
+    """
+    target_flags = list(target_flags)
+    return queue.library(cc, binary, _compile_flags(target_flags, flags), [*target_flags, "-shared"], what,
+                         unit_flags)
 
 
 __all__ = ["NO_COMPILER_HINT", "compile_shared_library", "compiler", "compiler_version", "find_cross_compiler",
-           "is_gcc"]
+           "is_gcc", "shared_library_build"]

@@ -17,14 +17,15 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import heapq
 import os
 import shutil
 import subprocess
 import tempfile
 import threading
 from collections import Counter
-from collections.abc import Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from functools import cache
 from pathlib import Path
 
@@ -202,38 +203,136 @@ def usable_cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
+class CompileQueue:
+    """C files compiling to objects on worker threads (one per usable core), the most urgent queued file first.
+
+    Files can be queued while the caller goes on (generating the C of other files): each compiler runs in its
+    own process, so the compilers and the caller's Python share the cores. Queue the files of one library
+    through :meth:`library`. Leaving the ``with`` block cancels what has not started and waits for the rest.
+    """
+
+    def __init__(self, cache: ObjectCache | None = None, workers: int | None = None):
+        self.cache = cache
+        self._pool = ThreadPoolExecutor(max_workers=workers or usable_cores())
+        self._pending: list[tuple[float, int, Callable[[], None], Future]] = []
+        self._lock = threading.Lock()
+        self._order = 0
+
+    def submit(self, job: Callable[[], None], priority: float) -> Future:
+        """Queue ``job``; of the queued jobs the one with the highest ``priority`` (then the earliest) runs next."""
+        done: Future = Future()
+        with self._lock:
+            heapq.heappush(self._pending, (-priority, self._order, job, done))
+            self._order += 1
+        self._pool.submit(self._run_next)
+        return done
+
+    def _run_next(self) -> None:
+        with self._lock:
+            if not self._pending:
+                return
+            _, _, job, done = heapq.heappop(self._pending)
+        if not done.set_running_or_notify_cancel():
+            return
+        try:
+            job()
+        except BaseException as exc:  # handed to whoever waits for the object
+            done.set_exception(exc)
+        else:
+            done.set_result(None)
+
+    def library(self, cc: str, binary: Path, flags: Sequence[str], link_flags: Sequence[str], what: str,
+                unit_flags: Callable[[Path], Iterable[str]] | None = None) -> LibraryBuild:
+        """Start the shared library ``binary``: its sources are queued with :meth:`LibraryBuild.add`."""
+        return LibraryBuild(self, cc, binary, flags, link_flags, what, unit_flags)
+
+    def close(self) -> None:
+        """Cancel the jobs that have not started and wait for the running ones."""
+        with self._lock:
+            pending, self._pending = self._pending, []
+        for *_, done in pending:
+            done.cancel()
+        self._pool.shutdown(wait=True)
+
+    def __enter__(self) -> CompileQueue:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+class LibraryBuild:
+    """One shared library: its sources compile on a :class:`CompileQueue`, then :meth:`link` links them.
+
+    The objects go to a temporary folder, removed by :meth:`link` (or :meth:`discard`).
+    """
+
+    def __init__(self, queue: CompileQueue, cc: str, binary: Path, flags: Sequence[str], link_flags: Sequence[str],
+                 what: str, unit_flags: Callable[[Path], Iterable[str]] | None = None):
+        self.queue, self.cc, self.binary, self.what = queue, cc, binary, what
+        self.flags, self.link_flags, self.unit_flags = list(flags), list(link_flags), unit_flags
+        self._tmp = Path(tempfile.mkdtemp(prefix="nhbridge-obj-"))
+        self._objects: list[tuple[Path, Future]] = []
+
+    def add(self, sources: Iterable[Path], urgency: float = 0.0) -> None:
+        """Queue ``sources`` (larger files first; a higher ``urgency`` before every file of a lower one)."""
+        for source in sources:
+            obj = self._tmp / f"{len(self._objects)}-{source.stem}.o"
+            flags = [*self.flags, *(self.unit_flags(source) if self.unit_flags else [])]
+
+            def job(source: Path = source, obj: Path = obj, flags: list[str] = flags) -> None:
+                compile_object(self.cc, source, obj, flags, self.what, self.queue.cache)
+
+            size = source.stat().st_size
+            self._objects.append((obj, self.queue.submit(job, urgency * 2.0**40 + size)))
+
+    def link(self) -> None:
+        """Wait for the objects (the first failure is raised) and link them with the C math library into ``binary``.
+
+        Raises
+        ------
+        ExportError
+            Compiling or linking fails.
+        """
+        try:
+            for _, done in self._objects:
+                done.result()
+            self.binary.parent.mkdir(parents=True, exist_ok=True)
+            cmd = [*self.cc.split(), *self.link_flags, "-o", str(self.binary), *(str(o) for o, _ in self._objects),
+                   "-lm"]
+            proc = subprocess.run(cmd, capture_output=True, text=True)
+            if proc.returncode != 0:
+                raise ExportError(f"linking {self.what} failed ({cmd[0]}): {proc.stderr.strip()[:2000]}")
+        finally:
+            self.discard()
+
+    def discard(self) -> None:
+        """Remove the objects' folder (after the jobs that write into it are done or cancelled)."""
+        for _, done in self._objects:
+            if not done.cancel():
+                with contextlib.suppress(BaseException):
+                    done.exception()  # waits for a running compiler
+        shutil.rmtree(self._tmp, ignore_errors=True)
+
+
 def compile_library(cc: str, binary: Path, sources: Sequence[Path], flags: Sequence[str], link_flags: Sequence[str],
                     what: str, cache: ObjectCache | None = None, unit_flags=None) -> None:
     """Build the shared library ``binary`` from ``sources``.
 
     Each source compiles to an object (cached, concurrently on the usable cores, the largest first) with
     ``flags`` plus ``unit_flags(source)`` (extra flags per file, e.g. its optimisation level); the objects are
-    then linked with ``link_flags`` and the C math library.
+    then linked with ``link_flags`` and the C math library (:class:`CompileQueue`).
 
     Raises
     ------
     ExportError
         Compiling or linking fails.
     """
-    binary.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="nhbridge-obj-") as tmp:
-        objects = [Path(tmp) / f"{k}-{s.stem}.o" for k, s in enumerate(sources)]
-
-        def one(k: int) -> None:
-            extra = list(unit_flags(sources[k])) if unit_flags else []
-            compile_object(cc, sources[k], objects[k], [*flags, *extra], what, cache)
-
-        order = sorted(range(len(sources)), key=lambda k: -sources[k].stat().st_size)  # largest first
-        if len(sources) == 1:
-            one(0)
-        else:
-            with ThreadPoolExecutor(max_workers=max(1, min(usable_cores(), len(sources)))) as pool:
-                list(pool.map(one, order))  # the first failure is raised
-        cmd = [*cc.split(), *link_flags, "-o", str(binary), *map(str, objects), "-lm"]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise ExportError(f"linking {what} failed ({cmd[0]}): {proc.stderr.strip()[:2000]}")
+    with CompileQueue(cache, max(1, min(usable_cores(), len(sources)))) as queue:
+        build = queue.library(cc, binary, flags, link_flags, what, unit_flags)
+        build.add(sources)
+        build.link()
 
 
-__all__ = ["CACHE_ENV", "ObjectCache", "cache_folder", "compile_library", "compile_object", "object_cache",
-           "object_key", "usable_cores"]
+__all__ = ["CACHE_ENV", "CompileQueue", "LibraryBuild", "ObjectCache", "cache_folder", "compile_library",
+           "compile_object", "object_cache", "object_key", "usable_cores"]
