@@ -23,6 +23,7 @@ from ..errors import ExportError
 from ..model import symbols as S
 from .numbers import double_literal, exact_division, nearest_double, short
 from .printer import CheckedPrinter
+from .symengine_c import SymengineCPrinter, to_symengine
 
 
 # -- C ---------------------------------------------------------------------------------------------
@@ -146,19 +147,37 @@ class CseParts:
     """The reduced expressions as C text."""
 
 
-def _cse_pairs(printer: NhbCPrinter, exprs: list[sp.Expr], prefix: str) -> tuple[list, list]:
-    """Return the temporaries ``[(symbol, expression)]`` and reduced expressions of one CSE pass.
+class _SympyC:
+    """The sympy printer behind the interface of :class:`~.symengine_c.SymengineCPrinter` (``doprint``, ``name``)."""
+
+    def __init__(self, printer: NhbCPrinter):
+        self.printer = printer
+
+    def doprint(self, expr) -> str:
+        return self.printer.doprint(expr)
+
+    def name(self, sym, name: str) -> None:
+        self.printer.names[sym] = name
+
+
+def _cse_pairs(printer: NhbCPrinter, exprs: list[sp.Expr], prefix: str
+               ) -> tuple[list, list, SymengineCPrinter | _SympyC]:
+    """Return the temporaries ``[(symbol, expression)]`` and reduced expressions of one CSE pass, and their printer.
 
     The sums' common factors are pulled out first (:mod:`bridge.derivation.factors`); the pass runs in
-    symengine (its C++ ``cse``), or in sympy (``order="canonical"``) where an expression has no symengine form
-    or a temporary would share a name with a symbol of ``printer``.
+    symengine (its C++ ``cse``, printed straight from symengine: :mod:`.symengine_c`), or in sympy
+    (``order="canonical"``) where an expression has no symengine form or a temporary would share a name with a
+    symbol of ``printer``.
     """
     from ..derivation.factors import pull_common_factors
 
     done = _symengine_cse(exprs)
-    if done is not None and not any(sym in printer.names for sym, _ in done[0]):
-        return done
-    return sp.cse(pull_common_factors(exprs), symbols=sp.numbered_symbols(f"{prefix}_"), order="canonical")
+    if done is not None:
+        direct = SymengineCPrinter(printer)
+        if not any(sym in direct.names for sym, _ in done[0]):
+            return done[0], done[1], direct
+    repl, reduced = sp.cse(pull_common_factors(exprs), symbols=sp.numbered_symbols(f"{prefix}_"), order="canonical")
+    return repl, reduced, _SympyC(printer)
 
 
 def cse_block(printer: NhbCPrinter, exprs: list[sp.Expr], prefix: str) -> tuple[list[str], list[str]]:
@@ -167,16 +186,17 @@ def cse_block(printer: NhbCPrinter, exprs: list[sp.Expr], prefix: str) -> tuple[
     The temporaries are ``const double <prefix>_<k>`` in the order of the pass; the same expressions give the
     same text.
     """
-    return _const_lines(printer, *_cse_pairs(printer, exprs, prefix), prefix)
+    return _const_lines(*_cse_pairs(printer, exprs, prefix), prefix)
 
 
-def _const_lines(printer: NhbCPrinter, repl: list, reduced: list, prefix: str) -> tuple[list[str], list[str]]:
+def _const_lines(repl: list, reduced: list, out: SymengineCPrinter | _SympyC, prefix: str
+                 ) -> tuple[list[str], list[str]]:
     """Print the temporaries as ``const double <prefix>_<k> = ...;`` and the reduced expressions."""
     lines = []
     for k, (sym, e) in enumerate(repl):
-        printer.names[sym] = name = f"{prefix}_{k}"
-        lines.append(f"    const double {name} = {printer.doprint(e)};")
-    return lines, [printer.doprint(e) for e in reduced]
+        out.name(sym, name := f"{prefix}_{k}")
+        lines.append(f"    const double {name} = {out.doprint(e)};")
+    return lines, [out.doprint(e) for e in reduced]
 
 
 def cse_parts(printer: NhbCPrinter, exprs: list[sp.Expr], prefix: str, function: str, params: list[str],
@@ -207,11 +227,11 @@ def cse_parts(printer: NhbCPrinter, exprs: list[sp.Expr], prefix: str, function:
     -------
     CseParts
     """
-    repl, reduced = _cse_pairs(printer, exprs, prefix)
+    repl, reduced, out = _cse_pairs(printer, exprs, prefix)
     if len(repl) <= PART_STATEMENTS:
-        return CseParts([], [], *_const_lines(printer, repl, reduced, prefix))
+        return CseParts([], [], *_const_lines(repl, reduced, out, prefix))
     part_of = {sym: k // PART_STATEMENTS for k, (sym, _) in enumerate(repl)}
-    shared: dict[sp.Symbol, int] = {}  # temporaries read outside their part (by a later part or the caller)
+    shared: dict = {}  # temporaries read outside their part (by a later part or the caller)
     for k, (_, e) in enumerate(repl):
         for s in e.free_symbols:
             if part_of.get(s, k // PART_STATEMENTS) != k // PART_STATEMENTS:
@@ -225,11 +245,11 @@ def cse_parts(printer: NhbCPrinter, exprs: list[sp.Expr], prefix: str, function:
     statements = []
     for k, (sym, e) in enumerate(repl):
         if sym in shared:
-            printer.names[sym] = name = f"{prefix}[{shared[sym]}]"
-            statements.append(f"    {name} = {printer.doprint(e)};")
+            out.name(sym, name := f"{prefix}[{shared[sym]}]")
+            statements.append(f"    {name} = {out.doprint(e)};")
         else:
-            printer.names[sym] = name = f"{prefix}_{k}"
-            statements.append(f"    const double {name} = {printer.doprint(e)};")
+            out.name(sym, name := f"{prefix}_{k}")
+            statements.append(f"    const double {name} = {out.doprint(e)};")
     unused = " ".join(f"(void){decl.rsplit('*', 1)[-1].split()[-1]};" for decl in params)
     parts, prototypes, body = [], [], [f"    double {prefix}[{max(1, len(shared))}];"]
     for j, first in enumerate(range(0, len(statements), PART_STATEMENTS)):
@@ -237,24 +257,24 @@ def cse_parts(printer: NhbCPrinter, exprs: list[sp.Expr], prefix: str, function:
         parts.append([head, "{", f"    {unused}", *statements[first:first + PART_STATEMENTS], "}", ""])
         prototypes.append(f"{head};")
         body.append(f"    {function}_part{j}({', '.join(args)}, {prefix});")
-    return CseParts(parts, prototypes, body, [printer.doprint(e) for e in reduced])
+    return CseParts(parts, prototypes, body, [out.doprint(e) for e in reduced])
 
 
-def _symengine_cse(exprs: list[sp.Expr]) -> tuple[list[tuple[sp.Symbol, sp.Expr]], list[sp.Expr]] | None:
-    """Return symengine's CSE of ``exprs`` (common factors pulled first) as sympy, or None without a symengine form.
+def _symengine_cse(exprs: list[sp.Expr]) -> tuple[list, list] | None:
+    """Return symengine's CSE of ``exprs`` (common factors pulled first), or None without a symengine form.
 
-    symengine names its temporaries apart from the expressions' symbols; they come back as sympy symbols.
+    symengine names its temporaries apart from the expressions' symbols.
     """
     import symengine as se
 
     from ..derivation.factors import pull_common_factors_symengine
 
     try:
-        converted = [se.sympify(e) for e in exprs]
+        converted = to_symengine(exprs)
     except (TypeError, ValueError, NotImplementedError, RuntimeError, AttributeError, se.SympifyError):
         return None
     repl, reduced = se.cse(pull_common_factors_symengine(converted))
-    return ([(sp.Symbol(str(sym)), sp.sympify(e)) for sym, e in repl], [sp.sympify(e) for e in reduced])
+    return list(repl), list(reduced)
 
 
 def c_array(values) -> str:
