@@ -297,3 +297,45 @@ def c_string(text: str) -> str:
     out = [("\\" + chr(b)) if chr(b) in '"\\?' else chr(b) if 32 <= b < 127 else f"\\{b:03o}"
            for b in text.encode("utf-8")]
     return '"' + "".join(out) + '"'
+
+
+def assignment_parts(block: CseParts, function: str, params: list[str], args: list[str], prefix: str,
+                     targets: list[tuple[str, list[str]]]) -> tuple[list[list[str]], list[str], list[str]]:
+    """Return the statements ``target[k] = value;`` of a pass's reduced values, in part functions when it has parts.
+
+    A pass of :func:`cse_parts` with part functions reads its reduced values from the array ``prefix``; then
+    ``void <function>_fill<j>(params, const double *<prefix>, double *<target>...)`` make at most
+    :data:`PART_STATEMENTS` assignments each (a long straight-line function costs the compiler more than
+    linearly, and the parts go to files that compile concurrently). A pass without parts keeps the assignments
+    inline.
+
+    Parameters
+    ----------
+    block : CseParts
+        The pass.
+    function : str
+        The calling function's name, prefix of the parts' names.
+    params, args : list of str
+        The parts' parameter declarations and the caller's arguments for them (as for :func:`cse_parts`).
+    prefix : str
+        The pass's temporaries' array.
+    targets : list of (str, list of str)
+        The output arrays (pointers in the caller) and their values.
+
+    Returns
+    -------
+    tuple
+        The part functions' lines, their prototypes, and the caller's statements (the calls, or the assignments).
+    """
+    lines = [line for target, values in targets for line in c_assignments(target, values)]
+    if not block.parts:
+        return [], [], lines
+    out = [f"double *{target}" for target, _ in targets]
+    unused = " ".join(f"(void){decl.rsplit('*', 1)[-1].split()[-1]};" for decl in [*params, f"const double *{prefix}"])
+    parts, prototypes, calls = [], [], []
+    for j, first in enumerate(range(0, len(lines), PART_STATEMENTS)):
+        head = f"void {function}_fill{j}({', '.join([*params, f'const double *{prefix}', *out])})"
+        parts.append([head, "{", f"    {unused}", *lines[first:first + PART_STATEMENTS], "}", ""])
+        prototypes.append(f"{head};")
+        calls.append(f"    {function}_fill{j}({', '.join([*args, prefix, *(t for t, _ in targets)])});")
+    return parts, prototypes, calls

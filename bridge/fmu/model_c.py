@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ..codegen.c import NhbCPrinter, cse_parts
+from ..codegen.c import NhbCPrinter, assignment_parts, cse_parts
 from ..codegen.c import c_array as _c_array
 from ..codegen.c import c_assignments as _c_assignments
 from ..codegen.c import c_names as _c_names
@@ -134,8 +134,11 @@ def _c_rhs(plan: CModelPlan) -> tuple[list[list[str]], list[str]]:
     temps, dyn = block.body, block.values
     n_m = size * size
     nk = n_m + size + nq
-    return block.parts, [
+    fills, fill_prototypes, fill = assignment_parts(block, "nhb_rhs", params, args, "c",
+                                                    [("M", dyn[:n_m]), ("F", dyn[n_m:n_m + size])])
+    return block.parts + fills, [
         *block.prototypes,
+        *fill_prototypes,
         "int nhb_rhs(double t, const double *x, const double *p, const double *in, const int *modes, double *dx,",
         "            double *lam, char *msg, size_t msg_len)",
         "{",
@@ -145,8 +148,7 @@ def _c_rhs(plan: CModelPlan) -> tuple[list[list[str]], list[str]]:
         *plan.auxiliary_c("s"),
         *temps,
         *guard_lines(eom, dyn[len(dyn) - len(normals):]),
-        *_c_assignments("M", dyn[:n_m]),
-        *_c_assignments("F", dyn[n_m:n_m + size]),
+        *fill,
         *_c_mode_rows(rows, dyn[nk:], size),
         *_c_assignments("dx", dyn[n_m + size:nk]),
         *_c_rhs_solution(eom, lay),
