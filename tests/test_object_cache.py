@@ -17,7 +17,7 @@ from bridge.fmu.build import RUNTIME_SOURCES, build_fmu, compiler
 from bridge.tools.objects import CACHE_ENV, ObjectCache, object_cache, object_key
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCES = 1 + len(RUNTIME_SOURCES[2])  # model.c and the runtime's C files of an FMI 2 FMU
+SOURCES = 2 + len(RUNTIME_SOURCES[2])  # model.c, model_data.c and the runtime's C files of an FMI 2 FMU
 
 
 @pytest.fixture(scope="module")
@@ -57,10 +57,29 @@ def test_second_build_hits_the_cache(eom, tmp_path, monkeypatch):
     assert stats["hit"] == SOURCES and stats["miss"] == SOURCES and stats["stored"] == SOURCES
     assert binary(first) == binary(second)  # linked from the same objects
     np.testing.assert_array_equal(final_state(first), final_state(second))
-    # the runtime's objects serve another model of the same FMI version; only its model.c is compiled
+    # the runtime's objects serve another model of the same FMI version; only its model.c and values are compiled
     other = bridge.derive(bridge.load_system(ROOT / "examples" / "cartesian_pendulum.toml"), "lagrange")
     build_fmu(other, tmp_path / "c.fmu", 2)
-    assert stats["miss"] == SOURCES + 1 and stats["hit"] == 2 * SOURCES - 1
+    assert stats["miss"] == SOURCES + 2 and stats["hit"] == 2 * SOURCES - 2
+
+
+def test_rebuild_after_changed_values_compiles_the_values_alone(eom, tmp_path, monkeypatch):
+    """Parameter and start values are data of model_data.c: with other values only that file is compiled, and the
+    FMU linked from the cached objects runs exactly as one compiled from scratch with those values."""
+    folder = tmp_path / "objects"
+    monkeypatch.setenv(CACHE_ENV, str(folder))
+    first = build_fmu(eom, tmp_path / "a.fmu", 2)
+    text = (ROOT / "examples" / "simple_pendulum.toml").read_text(encoding="utf-8")
+    changed = text.replace("value = 0.8,", "value = 1.3,").replace("start = 0.5,", "start = 0.2,")
+    assert changed.count("1.3") == 1 and changed.count("start = 0.2,") == 1
+    other = bridge.derive(bridge.parse_system(changed), "lagrange")
+    stats = object_cache().stats
+    rebuilt = build_fmu(other, tmp_path / "b.fmu", 2)
+    assert stats["miss"] == SOURCES + 1 and stats["hit"] == SOURCES - 1  # model_data.c alone compiled again
+    monkeypatch.setenv(CACHE_ENV, "off")
+    scratch = build_fmu(other, tmp_path / "c.fmu", 2)
+    np.testing.assert_array_equal(final_state(rebuilt), final_state(scratch))
+    assert not np.array_equal(final_state(rebuilt), final_state(first))
 
 
 def test_corrupt_entry_is_detected_and_rebuilt(eom, tmp_path, monkeypatch):

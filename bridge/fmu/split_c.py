@@ -15,7 +15,7 @@ and stubs that fail.
 
 from __future__ import annotations
 
-from ..codegen.c import NhbCPrinter, cse_parts
+from ..codegen.c import NhbCPrinter, assignment_parts, cse_parts
 from ..codegen.c import c_assignments as _c_assignments
 from ..codegen.c import c_names as _c_names
 from ..codegen.c import cse_block as _cse_block
@@ -88,20 +88,23 @@ def split_c_parts(eom: EquationsOfMotion) -> tuple[list[list[str]], list[str]]:
     n, m = system.n, system.m
     temps, vals = _cse_block(NhbCPrinter(dict(names)), form.A + form.a0, "sc")
     constraints = [*temps, *_c_assignments("A", vals[:m * n]), *_c_assignments("a0", vals[m * n:])]
+    params = ["double t", "const double *x", "const double *v", "const double *p", "const double *in"]
     block = cse_parts(NhbCPrinter(dict(names)), form.mass + form.rhs + form.A_dot + form.a0_dot, "sd",
-                      "nhb_split_dynamics", ["double t", "const double *x", "const double *v", "const double *p",
-                                             "const double *in"], ["t", "x", "v", "p", "in"])
+                      "nhb_split_dynamics", params, ["t", "x", "v", "p", "in"])
     vals = block.values
     k = n * n
-    dynamics = [*block.body, *_c_assignments("M", vals[:k]), *_c_assignments("h", vals[k:k + n]),
-                *_c_assignments("A_dot", vals[k + n:k + n + m * n]), *_c_assignments("a0_dot", vals[k + n + m * n:])]
+    fills, fill_prototypes, fill = assignment_parts(
+        block, "nhb_split_dynamics", params, ["t", "x", "v", "p", "in"], "sd",
+        [("M", vals[:k]), ("h", vals[k:k + n]), ("A_dot", vals[k + n:k + n + m * n]), ("a0_dot", vals[k + n + m * n:])])
+    dynamics = [*block.body, *fill]
     ny = len(system.outputs)
     temps, vals = _cse_block(NhbCPrinter(dict(names)),
                              list(system.outputs.values()) + list(system.velocity_constraints()), "so")
     outputs = [*temps, *_c_assignments("y", vals[:ny]), *_c_assignments("r", vals[ny:ny + m])]
-    return block.parts, [
+    return block.parts + fills, [
         *head,
         *block.prototypes,
+        *fill_prototypes,
         "const int NHB_REPARTITION = 1;",
         f'const char *const NHB_SPLIT_METHOD = "{eom.method}";',
         f"const int NHB_SPLIT_MAY_DEPEND[] = {_flags(form.may_be_dependent)};",
