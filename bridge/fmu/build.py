@@ -4,10 +4,10 @@ One :class:`~.plan.CModelPlan` (the equations, the :class:`~.layout.FmuLayout` o
 variable kinds, the GUID) is computed from the equations and drives both the generated C (``NHB_VARIABLES``)
 and ``modelDescription.xml`` (FMI 2.0 or 3.0), so the two cannot drift. This module writes the FMU's files and
 says what is compiled for which platform; the compiler runs in :mod:`bridge.tools.gcc` (every C file to an object,
-concurrently and cached by content, :mod:`bridge.tools.objects`; the objects linked into the platform's library).
-The C comes from sympy's C99 printer after one joint CSE pass over the mass
-matrix, forcing and kinematics; the mass-matrix system is solved at run time by the runtime's LU
-with partial pivoting (``nhb_lu_solve``).
+concurrently and cached by content, :mod:`bridge.tools.objects`; the objects linked into the platform's library);
+the runtime's files compile while the model's C is generated. The C is printed from symengine's joint CSE pass
+over the mass matrix, forcing and kinematics (:mod:`bridge.codegen.symengine_c`); the mass-matrix system is
+solved at run time by the runtime's LU with partial pivoting (``nhb_lu_solve``).
 """
 
 from __future__ import annotations
