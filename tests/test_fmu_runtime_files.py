@@ -64,18 +64,19 @@ def test_shell_and_harness_read_the_same_lists():
 
 @pytest.mark.parametrize("version", [2, 3])
 def test_source_fmu_ships_and_declares_the_listed_files(built_fmu, version):
-    """A built FMU's sources/ holds model.c, the listed C files and headers (nothing else of fmu/), and its
-    modelDescription.xml (FMI 2) or buildDescription.xml (FMI 3) names model.c and the listed C files in order."""
+    """A built FMU's sources/ holds model.c, model_data.c, the listed C files and headers (nothing else of fmu/), and
+    its modelDescription.xml (FMI 2) or buildDescription.xml (FMI 3) names the generated and listed C files in
+    order."""
     pytest.importorskip("fmpy")
     fmu = built_fmu.build(ROOT / "examples" / "simple_pendulum.toml", "lagrange", version)
     with zipfile.ZipFile(fmu) as zf:
         names = {n.removeprefix("sources/") for n in zf.namelist() if n.startswith("sources/")}
         text = zf.read("modelDescription.xml" if version == 2 else "sources/buildDescription.xml").decode()
     fmi_headers = {p.name for p in (FMU_DIR / "include" / f"fmi{version}").glob("*.h")}
-    expected = {"model.c", *runtime.runtime_sources(version), *runtime.HEADERS, *fmi_headers}
+    expected = {"model.c", "model_data.c", *runtime.runtime_sources(version), *runtime.HEADERS, *fmi_headers}
     assert names - {"buildDescription.xml"} == expected
     declared = re.findall(r'<(?:Source)?File name="([^"]+)"', text)
-    files = ["model.c", *runtime.runtime_sources(version)]
+    files = ["model.c", "model_data.c", *runtime.runtime_sources(version)]
     assert declared == files * (2 if version == 2 else 1)  # FMI 2: ModelExchange and CoSimulation
 
 
