@@ -163,3 +163,24 @@ def test_large_generated_units_compile_at_O1(tmp_path):
     assert unit_level(cold, cc) == ["-O1"]
     assert set(COLD_SOURCES) <= set(runtime_sources(2)) | set(runtime_sources(3))
     assert not {"nhb_linalg.c", "nhb_rk.c", "nhb_cosim.c", "nhb_split.c"} & set(COLD_SOURCES)
+
+
+def test_failing_generation_stops_the_build_cleanly(tmp_path, monkeypatch):
+    """The runtime compiles while the model's C is generated: a generation that fails cancels the waiting compiles,
+    waits for the running ones, raises its own error and leaves no FMU and no temporary folder behind."""
+    import tempfile
+
+    from bridge.errors import ExportError
+    from bridge.fmu.build import pack_source_fmu, toolchains
+
+    monkeypatch.setenv(CACHE_ENV, "off")
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+
+    def generate():
+        raise ExportError("the model's C could not be generated")
+
+    with pytest.raises(ExportError, match="could not be generated"):
+        pack_source_fmu(tmp_path / "x.fmu", "X", 2, generate, lambda files: b"", toolchains())
+    assert not (tmp_path / "x.fmu").exists() and not list(scratch.iterdir())
