@@ -347,15 +347,19 @@ def pydy_rhs(n: int) -> str:
     eq = snake_sympy(n)
     q = eq.model.q
     # mass_matrix_full solves for [q', q'', lambda]: the multipliers ride along as extra "speeds" (they appear in
-    # neither matrix), so that PyDy gets a square system of the same size and one evaluation costs the same solve
-    qd = [s.diff() for s in q] + list(dynamicsymbols(f"lam1:{eq.mass_matrix_full.shape[0] - 2 * len(q) + 1}"))
+    # neither matrix), so that PyDy gets a square system of the same size and one evaluation costs the same solve.
+    # PyDy's speeds are functions of time: q' becomes u_i (its cython printer has no Derivative)
+    u = list(dynamicsymbols(f"u1:{len(q) + 1}"))
+    to_speeds = {qi.diff(): ui for qi, ui in zip(q, u, strict=True)}
+    mass = eq.mass_matrix_full.xreplace(to_speeds)
+    forcing = eq.forcing_full.xreplace(to_speeds)
+    qd = u + list(dynamicsymbols(f"lam1:{mass.shape[0] - 2 * len(q) + 1}"))
     constants = list(eq.model.parameters.values())
     failed = []
     for generator in ("cython", "lambdify"):
         try:
-            rhs = generate_ode_function(eq.forcing_full, q, qd, constants, mass_matrix=eq.mass_matrix_full,
-                                        generator=generator)
-            x = np.full(eq.mass_matrix_full.shape[0], 0.1)
+            rhs = generate_ode_function(forcing, q, qd, constants, mass_matrix=mass, generator=generator)
+            x = np.full(mass.shape[0], 0.1)
             p = np.ones(len(constants))
             rhs(x, 0.0, p)
             t0 = time.process_time()
