@@ -28,8 +28,10 @@ static double rnd(unsigned long *state)
     return (double)(*state >> 16) / 2147483648.0 - 1.0; /* 32 bits -> [0, 2) -> [-1, 1) */
 }
 
-/* Textbook Gaussian elimination with partial pivoting, one element at a time: the reference that
- * nhb_lu_solve (with or without its two-column vector loop) must match bit for bit. */
+/* Textbook Gaussian elimination with partial pivoting, one element at a time, and the back
+ * substitution row by row with each row's terms in descending column order: the reference that
+ * nhb_lu_solve (with or without its two-column vector loop; back substitution by columns) must match
+ * bit for bit. */
 static void reference_solve(int n, double *A, double *b)
 {
     int i, j, k;
@@ -57,9 +59,9 @@ static void reference_solve(int n, double *A, double *b)
             b[i] -= l * b[k];
         }
     }
-    for (i = n - 1; i >= 0; i--) {
+    for (i = n - 1; i >= 0; i--) { /* each row's terms in descending column order, then the division */
         double s = b[i];
-        for (j = i + 1; j < n; j++)
+        for (j = n - 1; j > i; j--)
             s -= A[i * n + j] * b[j];
         b[i] = s / A[i * n + i];
     }
