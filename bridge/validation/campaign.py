@@ -619,9 +619,7 @@ def validate_system(path: str | Path, options: Options = Options(),
         result.no_compiler = compiler_problem(options.groups)
         specs = _plan(system, eom, stop, step, options, Path(tmp), native if closed else None, result.no_compiler)
         try:
-            calls = [k for k, spec in enumerate(specs) if spec.execute is not None] if options.runner else []
-            remote = dict(zip(calls, run_together(options.runner, [(specs[k].share or k, specs[k].execute)
-                                                                   for k in calls]))) if calls else {}
+            remote = _run_remotely(options.runner, specs) if options.runner else {}
             for k, spec in enumerate(specs):
                 run = RunResult(spec.id, spec.run_type, spec.label, SKIPPED,
                                 tolerance=settings.tolerance(spec.run_type))
@@ -655,6 +653,14 @@ def validate_system(path: str | Path, options: Options = Options(),
                 raise
             result.interrupted = True
     return result
+
+
+def _run_remotely(runner: Callable, specs: list[RunSpec]) -> dict[int, Callable[[], Trajectory]]:
+    """Hand the runs to ``runner``, those sharing work (``RunSpec.share``) together; return them by index."""
+    calls = [(k, spec.share or k, spec.execute) for k, spec in enumerate(specs) if spec.execute is not None]
+    if not calls:
+        return {}
+    return dict(zip([k for k, _, _ in calls], run_together(runner, [(key, fn) for _, key, fn in calls])))
 
 
 def planned_runs(path: str | Path, options: Options = Options()) -> tuple[SystemValidation, list[RunSpec]]:
