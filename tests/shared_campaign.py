@@ -7,9 +7,12 @@ the other waits for it and reads it; under a plain pytest run it is kept for tha
 command and the text of every example, so a changed example is validated anew.
 
 The HTML report is written without plots (``--no-plots``): drawing every run of every example is about half of
-the campaign's work, and the plots are checked on a smaller campaign (test_validation). The campaign runs on
-two Dask worker processes (``--workers 2``): the path of ``validate --workers`` is checked
-with it, and the two workers keep the cores busy while another module process waits for the result.
+the campaign's work, and the plots are checked on a smaller campaign (test_validation). The campaign runs in the
+module's process, one run after the other: on Dask workers (``--workers 2``) it took more CPU than that (the
+cluster's processes, their imports and heartbeats, the closures and trajectories shipped both ways) and the test
+runner keeps the other core busy with other modules anyway. The path of ``validate --workers`` is checked on the
+smaller campaign of test_validation (test_reports_are_written), and ``--scheduler`` against a sequential campaign
+in test_sweeps.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ REPORTS = ("html", "json", "csv")
 
 def campaign_args(folder: Path) -> list[str]:
     """The command: every example, every run group and method by default, every report written into ``folder``."""
-    return ["validate", *map(str, EXAMPLES), "-q", "--workers", "2", "--no-plots", "--report", str(folder / "v.html"),
+    return ["validate", *map(str, EXAMPLES), "-q", "--no-plots", "--report", str(folder / "v.html"),
             "--json", str(folder / "v.json"), "--csv", str(folder / "v.csv")]
 
 

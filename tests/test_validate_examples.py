@@ -1,7 +1,7 @@
 """``nhbridge validate examples/*.toml`` passes: every example, every applicable method's native FMU.
 
 The default command on every example (tests/shared_campaign.py: every method natively, Rumoca, pymoca and every
-method's FMUs, FMI 2 and 3, Model Exchange and Co-Simulation, on two Dask worker processes) is run once per test
+method's FMUs, FMI 2 and 3, Model Exchange and Co-Simulation) is run once per test
 run; ``tests/test_validation.py`` checks its reports, its known answers and lagrange's runs, this module the
 native FMUs of every other method against the same reference.
 """

@@ -33,7 +33,7 @@ FAST = Options(groups=("methods", "fmu"), methods=("lagrange",), fmi_versions=(2
 
 
 # Slow (the campaign of every example by every method natively, through Rumoca and pymoca and as every method's
-# four FMUs, on two Dask workers): run once per test run (tests/shared_campaign.py) for the tests here that read its
+# four FMUs): run once per test run (tests/shared_campaign.py) for the tests here that read its
 # report and those of test_validate_examples; the end-to-end check of the suite.
 @pytest.fixture(scope="module")
 def campaign(tmp_path_factory):
@@ -69,10 +69,16 @@ def test_reports_are_written(campaign, tmp_path):
     page = reports["html"].read_text()
     assert "data:image/png;base64," not in page  # the campaign asks for --no-plots
     assert all(s["name"] in page for s in data["systems"])
-    # with plots, on two examples: one embedded plot per system at least, the page self-contained
+    # with plots, on two examples: one embedded plot per system at least, the page self-contained; on a Dask worker
+    # process (the shared campaign runs in this process): the path of validate --workers, whose runs of one method
+    # go to a worker together (bridge.validation.shared.run_together) and come back to be judged; one worker costs
+    # about 4 s of CPU here, two about 9 s (two workers: test_sweeps' --scheduler campaign)
     chosen = [ROOT / "examples" / "skate.toml", ROOT / "examples" / "rolling_disk.toml"]
     assert main(["validate", *map(str, chosen), "-q", "--runs", "methods", "--methods", "lagrange,maggi",
-                 "--report", str(tmp_path / "p.html")]) == 0
+                 "--workers", "1", "--report", str(tmp_path / "p.html"), "--json", str(tmp_path / "p.json")]) == 0
+    plotted_runs = json.loads((tmp_path / "p.json").read_text())
+    ran = [r for s in plotted_runs["systems"] for r in s["runs"] if r["status"] == PASSED]
+    assert {r["id"] for r in ran} >= {"native-lagrange", "native-maggi"} and len(ran) >= 2 * len(chosen)
     plotted = (tmp_path / "p.html").read_text()
     assert plotted.count("data:image/png;base64,") >= len(chosen)
     assert "<script" not in plotted and "http" not in plotted.split("<body>")[1].split("nhbridge validation report")[0]
@@ -233,17 +239,17 @@ def test_bad_system_file_still_reports_the_others(tmp_path, capsys):
     assert "unknown name 'm'" in out and "SimplePendulum       native-lagrange    pass" in out
 
 
-# Two FMU validations (about 3 s of CPU): the tolerance from the file and the one from the command line must each
-# decide a real run.
+# Two FMU validations (about 1 s of CPU): the tolerance from the file and the one from the command line must each
+# decide a real run; lagrange's FMU only (the tolerance is the run type's, the same for every method's FMU).
 def test_tolerances_from_system_file_and_command_line(tmp_path):
     strict = tmp_path / "strict.toml"
     strict.write_text(PENDULUM_TEXT + "\n[validation]\ntolerance = { fmu-me = 1e-12 }\nstop_time = 2.0\n")
-    result = validate_system(strict, Options(groups=("fmu",), fmi_versions=(2,)))
+    lagrange_fmu = Options(groups=("fmu",), fmu_methods=("lagrange",), fmi_versions=(2,))
+    result = validate_system(strict, lagrange_fmu)
     runs = {r.id: r for r in result.runs}
     assert runs["fmu2-me"].status == FAILED and runs["fmu2-me"].tolerance == 1e-12
     assert runs["fmu2-cs"].status == PASSED and result.stop_time == 2.0
-    looser = validate_system(strict, Options(groups=("fmu",), fmi_versions=(2,),
-                                             overrides={"tolerances": {"fmu-me": 1e-5}}))
+    looser = validate_system(strict, replace(lagrange_fmu, overrides={"tolerances": {"fmu-me": 1e-5}}))
     assert {r.id: r.status for r in looser.runs}["fmu2-me"] == PASSED
 
 
@@ -469,3 +475,36 @@ def test_runs_of_one_system_share_derivations_and_fmu_builds(tmp_path):
         child.join(60)
     assert [c.exitcode for c in children] == [0, 0, 0]
     assert len(log.read_text().split()) == 1  # built by one of them, run by all
+
+
+
+def test_runs_sharing_work_are_handed_out_together():
+    """validate on workers: the runs of one key (a method's native run and its FMUs) are one call of the runner, so
+    one process derives the method and builds its FMUs; every run's result or exception (with its attributes) comes
+    back in the order planned, and a group lost as a whole (e.g. its worker died) fails each of its runs."""
+    from bridge.validation.shared import run_together
+
+    handed = []
+
+    def runner(calls):  # runs the calls here; the last one is lost as a whole
+        handed.append(len(calls))
+        values = [call() for call in calls[:-1]]
+        out = [(lambda value=value: value) for value in values]
+
+        def lost():
+            raise RunFailure("the Dask workers running it were lost")
+
+        return out + [lost]
+
+    def bad_input():
+        raise RunFailure("not an FMU", input=True)
+
+    calls = [("maggi", lambda: 1), ("kane", lambda: 2), ("maggi", bad_input), ("maggi", lambda: 3), (7, lambda: 4)]
+    done = run_together(runner, calls)
+    assert handed == [3]  # maggi (3 runs), kane, 7: three calls of the runner, the largest group first
+    assert [done[k]() for k in (0, 1, 3)] == [1, 2, 3] and all(done[k].seconds >= 0 for k in (0, 1, 3))
+    with pytest.raises(RunFailure) as caught:
+        done[2]()
+    assert caught.value.input and caught.value.reason == "not an FMU"  # rebuilt with its attributes
+    with pytest.raises(RunFailure, match="were lost"):
+        done[4]()

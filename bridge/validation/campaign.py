@@ -48,7 +48,7 @@ from .runs import (
     rumoca_modelica_run,
 )
 from .settings import DEFAULT_STEP, REFERENCE_RTOL, Settings, parse_overrides
-from .shared import built_once, remembered
+from .shared import built_once, remembered, run_together
 
 #: how an FMU's log says that its split turned singular where it could not go on (fmu/nhb_split.c, model_c.py)
 SPLIT_STOPS = ("cannot re-partition", "has no other usable split", "no split of the velocities is regular")
@@ -419,7 +419,8 @@ class _FmuRuns:
 
                 how = "fmpy CVode rtol 1e-10" if kind == "ModelExchange" else f"communication step {step:g} s"
                 specs.append(RunSpec(f"{prefix}{version}-{short}{suffix}", ttype,
-                                     f"{label} FMI {version}.0 {kind}, {how}", guard(run), group=group))
+                                     f"{label} FMI {version}.0 {kind}, {how}", guard(run), group=group,
+                                     share=f"method {method}" if group == "fmu" else prefix))
 
 
 def _method_specs(system: System, options: Options, specs: list[RunSpec],
@@ -437,7 +438,7 @@ def _method_specs(system: System, options: Options, specs: list[RunSpec],
             specs.append(RunSpec(f"native-{name}", "native", label, skip_reason=f"not applicable: {why}"))
             continue
         specs.append(RunSpec(f"native-{name}", "native", label, guard(lambda name=name: method_native(name)),
-                             group="methods"))
+                             group="methods", share=f"method {name}"))
 
 
 def _modelica_specs(eom: EquationsOfMotion, stop: float, step: float, options: Options,
@@ -497,7 +498,7 @@ def _external_specs(ext: str, stop: float, step: float, names: list[str], units:
     for kind in kinds:
         short = "me" if kind == "ModelExchange" else "cs"
         specs.append(RunSpec(f"external-{stem}-{short}", "external", f"FMU {ext} ({kind})",
-                             guard(lambda kind=kind, fn=external: fn(kind)), group="external"))
+                             guard(lambda kind=kind, fn=external: fn(kind)), group="external", share=f"external {ext}"))
 
 
 def fmu_methods(system: System, options: Options) -> list[str]:
@@ -618,8 +619,7 @@ def validate_system(path: str | Path, options: Options = Options(),
         result.no_compiler = compiler_problem(options.groups)
         specs = _plan(system, eom, stop, step, options, Path(tmp), native if closed else None, result.no_compiler)
         try:
-            calls = [k for k, spec in enumerate(specs) if spec.execute is not None] if options.runner else []
-            remote = dict(zip(calls, options.runner([specs[k].execute for k in calls]))) if calls else {}
+            remote = _run_remotely(options.runner, specs) if options.runner else {}
             for k, spec in enumerate(specs):
                 run = RunResult(spec.id, spec.run_type, spec.label, SKIPPED,
                                 tolerance=settings.tolerance(spec.run_type))
@@ -653,6 +653,14 @@ def validate_system(path: str | Path, options: Options = Options(),
                 raise
             result.interrupted = True
     return result
+
+
+def _run_remotely(runner: Callable, specs: list[RunSpec]) -> dict[int, Callable[[], Trajectory]]:
+    """Hand the runs to ``runner``, those sharing work (``RunSpec.share``) together; return them by index."""
+    calls = [(k, spec.share or k, spec.execute) for k, spec in enumerate(specs) if spec.execute is not None]
+    if not calls:
+        return {}
+    return dict(zip([k for k, _, _ in calls], run_together(runner, [(key, fn) for _, key, fn in calls])))
 
 
 def planned_runs(path: str | Path, options: Options = Options()) -> tuple[SystemValidation, list[RunSpec]]:

@@ -57,6 +57,7 @@ class RunSpec:
     skip_reason: str = ""
     group: str = ""
     input_error: bool = False  # skipped because an input (an FMU given by the user) is bad
+    share: str = ""  # runs with the same key share their work (a method's equations, an FMU): run them together
 
 
 # -- native ----------------------------------------------------------------------------------------

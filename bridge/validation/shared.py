@@ -7,14 +7,20 @@ Exchange and the Co-Simulation run of one FMU would each build it. Here the memo
 Dask worker) and to the validation of one system (``token``): a process derives a method at most once per system,
 whichever runs it carries out. An FMU is built once per file name for all processes of a machine: the first to
 take its lock file builds it, the others wait for it and run the same file.
+
+Shipped to workers, the runs that share work go together (:func:`run_together`): the runs of one method (its
+native run and its FMUs, FMI 2 and 3, Model Exchange and Co-Simulation) are one call, so a method is derived, its
+FMUs built and checked by ``fmpy.validation`` once per system, whatever the number of workers.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Hashable, Sequence
+from functools import partial
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 try:
     import fcntl
@@ -78,3 +84,77 @@ def built_once(path: Path, build: Callable[[Path], Path]) -> Path:
         if path.is_file():
             return path
         return build(path)
+
+
+def _outcomes(calls: Sequence[Callable[[], Any]]) -> list[tuple]:
+    """Carry out the calls one after the other; return each one's outcome.
+
+    ``("ok", value, seconds)`` or ``("raise", class, args, attributes, seconds)``: :func:`_replay` rebuilds the
+    exception as it was.
+    """
+    out: list[tuple] = []
+    for call in calls:
+        t0 = time.perf_counter()
+        try:
+            out.append(("ok", call(), time.perf_counter() - t0))
+        except Exception as exc:  # sent back and raised again where the result is read
+            out.append(("raise", type(exc), exc.args, dict(vars(exc)), time.perf_counter() - t0))
+    return out
+
+
+def _replay(outcome: tuple) -> Callable[[], Any]:
+    def replay() -> Any:
+        if outcome[0] == "ok":
+            return outcome[1]
+        exc = outcome[1].__new__(outcome[1])
+        exc.args = outcome[2]
+        vars(exc).update(outcome[3])
+        raise exc
+
+    replay.seconds = outcome[-1]  # type: ignore[attr-defined]  # the time the call took where it ran
+    return replay
+
+
+def _failed_with(bundle: Callable[[], Any]) -> Callable[[], Any]:
+    def replay() -> Any:
+        return bundle()  # raises the bundle's failure (e.g. its worker was lost on every try)
+
+    replay.seconds = getattr(bundle, "seconds", 0.0)  # type: ignore[attr-defined]
+    return replay
+
+
+def run_together(runner: Callable[[list[Callable[[], Any]]], list[Callable[[], Any]]],
+                 calls: Sequence[tuple[Hashable, Callable[[], Any]]]) -> list[Callable[[], Any]]:
+    """Run ``calls`` with ``runner``, those with the same key together as one call, in the same process.
+
+    Parameters
+    ----------
+    runner : callable
+        ``runner(list of calls)`` -> one callable per call that returns its result or raises its exception
+        (e.g. :class:`bridge.sweeps.engine.DaskRunner`).
+    calls : sequence of (key, callable)
+        The calls; those of one key share work that a process keeps (:func:`remembered`), e.g. a method's
+        equations and its FMUs. The groups with the most calls are handed out first.
+
+    Returns
+    -------
+    list of callable
+        One per call, in the order of ``calls``: calling it returns the call's result or raises its exception;
+        its ``seconds`` is the time the call took.
+    """
+    groups: dict[Hashable, list[int]] = {}
+    for k, (key, _) in enumerate(calls):
+        groups.setdefault(key, []).append(k)
+    order = sorted(groups.values(), key=len, reverse=True)
+    bundles = runner([partial(_outcomes, [calls[k][1] for k in ks]) for ks in order])
+    out: list[Callable[[], Any] | None] = [None] * len(calls)
+    for ks, bundle in zip(order, bundles):
+        try:
+            outcomes = bundle()
+        except Exception:  # the whole group failed where it ran: each of its calls reports that failure
+            for k in ks:
+                out[k] = _failed_with(bundle)
+            continue
+        for k, outcome in zip(ks, outcomes):
+            out[k] = _replay(outcome)
+    return out  # type: ignore[return-value]
