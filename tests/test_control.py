@@ -204,6 +204,8 @@ def test_controller_command_bad_input(tmp_path, capsys):
     assert main(["controller", str(PLANT), "--gain", str(tmp_path / "K.csv"), "-o", str(tmp_path / "c.fmu"),
                  "--quiet", "--timeout", "0.001"]) == 2
     assert "K is 2x4, but the plant has 1 input(s)" in capsys.readouterr().err
+    assert main(["controller", str(PLANT), "--gain", str(tmp_path / "none.npy"), "--quiet", "--timeout", "0.001"]) == 2
+    assert "none.npy: cannot read the gain (no such file)" in capsys.readouterr().err
     assert main(["controller", str(ROOT / "examples" / "simple_pendulum.toml"), "--gain", str(tmp_path / "K.csv"),
                  "--quiet"]) == 2
     assert "has no [inputs]" in capsys.readouterr().err

@@ -381,16 +381,22 @@ def check_against_system(system: System, weights: str | Path | None = None, gain
             try:
                 text = path.read_text(encoding="utf-8")
                 rows = [r for r in csv.reader(io.StringIO(text)) if any(c.strip() for c in r)]
-            except (OSError, UnicodeDecodeError, csv.Error):
+            except UnicodeDecodeError as exc:
+                raise ControlError(f"{path}: cannot read the gain (not UTF-8 text)") from exc
+            except OSError as exc:
+                raise ControlError(f"{path}: cannot read the gain ({exc.strerror or exc.__class__.__name__})") from exc
+            except csv.Error:
                 return  # read_gain says why, with the linear model
             if rows and not all(_is_number(c) for c in rows[0]):
                 rows = rows[1:]  # the header names the states: checked on the linear model
             shape = (len(rows), max((len(r) for r in rows), default=0))
         else:
+            if not path.is_file():
+                raise ControlError(f"{path}: cannot read the gain (no such file)")
             try:
                 shape = np.atleast_2d(np.load(path, allow_pickle=False, mmap_mode="r")).shape
             except (OSError, ValueError):
-                return
+                return  # read_gain says why, with the linear model
         if inputs and len(shape) == 2 and shape[0] != len(inputs):
             raise ControlError(Problem("gain", f"K is {shape[0]}x{shape[1]}, but the plant has {len(inputs)} input(s) "
                                        f"({', '.join(inputs)})", "give one row per input, one column per state"))
