@@ -22,7 +22,7 @@ pytest.importorskip("fmpy.validation")
 import bridge  # noqa: E402
 from bridge.cli import main  # noqa: E402
 from bridge.control import StateFeedback, closed_loop_system, controller_fmu, lqr, read_gain, read_weights  # noqa: E402
-from bridge.control.feedback import ControlError, measured_names  # noqa: E402
+from bridge.control.feedback import ControlError, check_against_system, measured_names  # noqa: E402
 from bridge.cosim import prepare  # noqa: E402
 from bridge.linearization.model import LinearModel  # noqa: E402
 
@@ -90,6 +90,15 @@ def test_gain_files_and_weights_are_checked(bike, tmp_path):
     text = str(info.value)
     assert "Q: is not positive semi-definite (smallest eigenvalue -1)" in text
     assert "R: is not positive definite" in text
+    # a coordinate the split does not keep as a state passes the check on the system file, not the one on the plant
+    weights = tmp_path / "w.toml"
+    weights.write_text('[Q]\nphi = 1.0\ntheta_R = 1.0\n[R]\nT_delta = 1.0\n')
+    check_against_system(bike[0], weights)
+    with pytest.raises(ControlError, match=r"Q.theta_R: is not a state of WhippleBicycleSteered"):
+        read_weights(weights, plant)
+    weights.write_text('[Q]\nroll = 1.0\n[R]\nT_delta = 1.0\n')
+    with pytest.raises(ControlError, match=r"Q.roll: is not a state of WhippleBicycleSteered"):
+        read_weights(weights, plant)
     secret = tmp_path / "passwd"
     secret.write_text("root:x:0:0:root:/root:/bin/bash\n")
     with pytest.raises(ControlError) as info:
@@ -179,18 +188,24 @@ def test_controller_command_reports_and_writes(tmp_path, capsys):
 # About 9 s of CPU: each refusal comes after the steered bicycle is derived and linearized (its states and inputs
 # are what the weights and the gain are checked against).
 def test_controller_command_bad_input(tmp_path, capsys):
+    """Each mistake is named; those the system file alone can show come before the derivation (a timeout of 1 ms
+    would stop the bicycle's derivation with exit code 1)."""
     weights = tmp_path / "w.toml"
     weights.write_text('[Q]\nroll = 1.0\n[R]\nT_delta = 1.0\n')
-    assert main(["controller", str(PLANT), "--lqr", str(weights), "-o", str(tmp_path / "c.fmu"), "--quiet"]) == 2
+    assert main(["controller", str(PLANT), "--lqr", str(weights), "-o", str(tmp_path / "c.fmu"), "--quiet",
+                 "--timeout", "0.001"]) == 2
     err = capsys.readouterr().err
     assert "Q.roll: is not a state of WhippleBicycleSteered" in err and "Traceback" not in err
     weights.write_text('[Q]\nphi = -1.0\n[R]\nT_delta = 1.0\n')
-    assert main(["controller", str(PLANT), "--lqr", str(weights), "-o", str(tmp_path / "c.fmu"), "--quiet"]) == 2
+    assert main(["controller", str(PLANT), "--lqr", str(weights), "-o", str(tmp_path / "c.fmu"), "--quiet",
+                 "--timeout", "0.001"]) == 2
     assert "Q: is not positive semi-definite" in capsys.readouterr().err and not (tmp_path / "c.fmu").exists()
     np.savetxt(tmp_path / "K.csv", np.ones((2, 4)), delimiter=",")
     assert main(["controller", str(PLANT), "--gain", str(tmp_path / "K.csv"), "-o", str(tmp_path / "c.fmu"),
-                 "--quiet"]) == 2
+                 "--quiet", "--timeout", "0.001"]) == 2
     assert "K is 2x4, but the plant has 1 input(s)" in capsys.readouterr().err
+    assert main(["controller", str(PLANT), "--gain", str(tmp_path / "none.npy"), "--quiet", "--timeout", "0.001"]) == 2
+    assert "none.npy: cannot read the gain (no such file)" in capsys.readouterr().err
     assert main(["controller", str(ROOT / "examples" / "simple_pendulum.toml"), "--gain", str(tmp_path / "K.csv"),
                  "--quiet"]) == 2
     assert "has no [inputs]" in capsys.readouterr().err

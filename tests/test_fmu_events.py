@@ -215,18 +215,22 @@ def test_chattering_natively():
         bridge.simulate(bridge.derive(system, "lagrange"), 1.0, interval=0.001)
 
 
+@pytest.fixture(scope="module")
+def cart(tmp_path_factory):
+    """The block on the cart: its native run and its FMI 3 FMU (one for both interfaces)."""
+    eom = bridge.derive(bridge.parse_system(CART, "cart"), "lagrange")
+    return bridge.simulate(eom, 3.0, interval=0.001), build_fmu(eom, tmp_path_factory.mktemp("cart") / "cart.fmu", 3)
+
+
 @pytest.mark.parametrize("kind", ["ModelExchange", "CoSimulation"])
-def test_reaction_of_a_friction_force_keeps_the_momentum(kind, tmp_path):
+def test_reaction_of_a_friction_force_keeps_the_momentum(kind, cart):
     """A friction element's name stands for its force elsewhere: the block's friction acts back on the cart
     (``x2 = "-slide"``). Internal forces cannot change the total momentum, through slip-, slip+ and stick: it stays
     constant to 1e-12 natively and in the FMU; the output ``reaction`` is the friction force's opposite."""
-    system = bridge.parse_system(CART, "cart")
-    eom = bridge.derive(system, "lagrange")
-    native = bridge.simulate(eom, 3.0, interval=0.001)
+    native, fmu = cart
     assert [e.after for e in native.events] == ["slip+", "stick"]
     assert np.ptp(native["momentum"]) < 1e-12
     assert np.abs(native["reaction"] + native["slide"]).max() == 0.0
-    fmu = build_fmu(eom, tmp_path / "cart.fmu", 3)
     res = fmpy.simulate_fmu(str(fmu), fmi_type=kind, stop_time=3.0, output_interval=0.001,
                             output=["momentum", "reaction", "slide", "x1"], relative_tolerance=1e-10)
     assert np.ptp(res["momentum"]) < 1e-12

@@ -301,13 +301,13 @@ def _benchmark_bicycle():
 
 
 @pytest.fixture(scope="module")
-def bicycle(tmp_path_factory) -> tuple[dict[str, Case], dict[tuple[str, int], Path]]:
+def bicycle(tmp_path_factory, derivations) -> tuple[dict[str, Case], dict[tuple[str, int], Path]]:
     """The Whipple bicycle (examples/engineering/bicycle.toml, 8 coordinates, 5 constraints) running upright and
     straight at 5 m/s: its roll-steer dynamics (benchmarks/bicycle.py: central differences over consistent
     states), outputs roll, steer and speed by central differences over the same states."""
     bench = _benchmark_bicycle()
-    system = bridge.load_system(EXAMPLES / "engineering" / "bicycle.toml")
-    eom = bridge.derive(system, "lagrange")
+    eom = derivations.eom(EXAMPLES / "engineering" / "bicycle.toml", "lagrange")  # derived once per run
+    system = eom.system
     num = eom.numeric
     speed = 5.0
     A = bench.roll_steer_jacobian(num, speed)

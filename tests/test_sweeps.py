@@ -84,35 +84,6 @@ def test_sweep_local_cluster_matches_native_runs(tmp_path, capsys):
         assert series["theta"][rows[-1]] == table["final(theta)"][i]
 
 
-def test_sweep_file_reference_key(tmp_path, capsys):
-    """``reference = "ref.csv"`` in a sweep file (relative to the file) is the file's --reference; --reference on the
-    command line replaces it. The references are native runs of each case: each case matches its own."""
-    study = tmp_path / "study"
-    study.mkdir()
-    for a in (0.15, 0.25):
-        system = load_system(SLEIGH, {"a": repr(a)})
-        simulate(bridge.derive(system, "lagrange"), STOP, rtol=1e-11, atol=1e-13, interval=STOP / 500).write_csv(
-            study / f"ref{a}.csv")
-    sweep_file = study / "sweep.toml"
-    sweep_file.write_text(f'[sweep]\nsystem = "{SLEIGH}"\nstop_time = {STOP}\nrtol = 1e-10\nreference = "ref0.15.csv"\n'
-                          'record = ["max_rel(theta)", "max_rel(x)"]\n[sweep.values]\na = [0.15, 0.25]\n')
-    out = tmp_path / "sweep.parquet"
-    assert main(["sweep", str(sweep_file), "--workers", "1", "-o", str(out), "--quiet"]) == 0, capsys.readouterr()
-    table = read(out)
-    assert max(table["max_rel(theta)"][0], table["max_rel(x)"][0]) < 1e-6 < 1e-3 < table["max_rel(theta)"][1]
-    assert main(["sweep", str(sweep_file), "--workers", "1", "-o", str(out), "--quiet",
-                 "--reference", str(study / "ref0.25.csv")]) == 0, capsys.readouterr()
-    table = read(out)
-    assert max(table["max_rel(theta)"][1], table["max_rel(x)"][1]) < 1e-6 < 1e-3 < table["max_rel(theta)"][0]
-    for bad, said in (('reference = 3', "expected the path of a CSV file"), ('reference = "none.csv"', "cannot read")):
-        sweep_file.write_text(f'[sweep]\nsystem = "{SLEIGH}"\n{bad}\nrecord = ["max_rel(theta)"]\n'
-                              '[sweep.values]\na = [0.15]\n')
-        assert main(["sweep", str(sweep_file), "-o", str(tmp_path / "bad.parquet"), "--quiet"]) == 2
-        err = capsys.readouterr().err
-        assert "[sweep] reference" in err and said in err and "Traceback" not in err, err
-    assert not (tmp_path / "bad.parquet").exists()
-
-
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -145,6 +116,37 @@ def dask_cluster():
         for proc in reversed(procs):  # workers first; nothing of theirs needs a graceful end
             proc.kill()
             proc.wait()
+
+
+def test_sweep_file_reference_key(dask_cluster, tmp_path, capsys):
+    """``reference = "ref.csv"`` in a sweep file (relative to the file) is the file's --reference; --reference on the
+    command line replaces it. The references are native runs of each case: each case matches its own. (On the
+    module's scheduler: the local cluster of ``--workers`` has its own test, and two more would cost seconds each.)"""
+    study = tmp_path / "study"
+    study.mkdir()
+    for a in (0.15, 0.25):
+        system = load_system(SLEIGH, {"a": repr(a)})
+        simulate(bridge.derive(system, "lagrange"), STOP, rtol=1e-11, atol=1e-13, interval=STOP / 500).write_csv(
+            study / f"ref{a}.csv")
+    sweep_file = study / "sweep.toml"
+    sweep_file.write_text(f'[sweep]\nsystem = "{SLEIGH}"\nstop_time = {STOP}\nrtol = 1e-10\nreference = "ref0.15.csv"\n'
+                          'record = ["max_rel(theta)", "max_rel(x)"]\n[sweep.values]\na = [0.15, 0.25]\n')
+    out = tmp_path / "sweep.parquet"
+    assert main(["sweep", str(sweep_file), "--scheduler", dask_cluster, "-o", str(out), "--quiet"]) == 0, \
+        capsys.readouterr()
+    table = read(out)
+    assert max(table["max_rel(theta)"][0], table["max_rel(x)"][0]) < 1e-6 < 1e-3 < table["max_rel(theta)"][1]
+    assert main(["sweep", str(sweep_file), "--scheduler", dask_cluster, "-o", str(out), "--quiet",
+                 "--reference", str(study / "ref0.25.csv")]) == 0, capsys.readouterr()
+    table = read(out)
+    assert max(table["max_rel(theta)"][1], table["max_rel(x)"][1]) < 1e-6 < 1e-3 < table["max_rel(theta)"][0]
+    for bad, said in (('reference = 3', "expected the path of a CSV file"), ('reference = "none.csv"', "cannot read")):
+        sweep_file.write_text(f'[sweep]\nsystem = "{SLEIGH}"\n{bad}\nrecord = ["max_rel(theta)"]\n'
+                              '[sweep.values]\na = [0.15]\n')
+        assert main(["sweep", str(sweep_file), "-o", str(tmp_path / "bad.parquet"), "--quiet"]) == 2
+        err = capsys.readouterr().err
+        assert "[sweep] reference" in err and said in err and "Traceback" not in err, err
+    assert not (tmp_path / "bad.parquet").exists()
 
 
 def test_sweep_through_a_real_scheduler_and_two_worker_processes(dask_cluster, tmp_path, capsys):

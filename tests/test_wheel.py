@@ -1,12 +1,17 @@
 """The wheel is complete: built from the sources (``pip wheel``, setuptools in an isolated build environment),
-installed with its dependencies into a fresh virtual environment (no system site-packages, so neither the checkout
-nor its editable install is visible), it runs ``nhbridge fmu``, ``validate``, ``cosim``, ``crosscheck`` and the
-pytest plugin from a directory outside the checkout. Deselect with ``-m "not wheel"`` (about two minutes: the
-dependencies come from the package index, or pip's cache)."""
+installed into a fresh virtual environment (no system site-packages, so neither the checkout nor an editable
+install is visible), it runs ``nhbridge fmu``, ``validate``, ``cosim``, ``crosscheck`` and the pytest plugin from a
+directory outside the checkout. The venv sees exactly the distributions the wheel declares (``dependencies`` and
+the ``cosim`` extra, with theirs) and pytest: where this interpreter has them all, they are linked in from its
+site-packages (a folder of links to those distributions alone, so an undeclared import still fails and ``pip
+check`` still judges the declared versions); else pip installs them from the package index or its cache.
+Deselect with ``-m "not wheel"``."""
 
 from __future__ import annotations
 
 import csv
+import email
+import importlib.metadata
 import json
 import os
 import shutil
@@ -54,16 +59,74 @@ def wheel(tmp_path_factory) -> Path:
     return whl
 
 
-# Slow (about 14 s of CPU, once per module): a fresh virtual environment with the wheel installed is the check.
+WANTED = ("cosim",)  # the extras the venv gets, beside the wheel's dependencies and pytest
+
+
+def requirement_closure(wheel: Path) -> list[importlib.metadata.Distribution] | None:
+    """The distributions of this interpreter that the wheel needs (its ``Requires-Dist`` with the extras of
+    ``WANTED``, and pytest), with everything they require in turn; None where one is missing here or its version
+    does not satisfy a requirement (the venv then installs from the index)."""
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    with zipfile.ZipFile(wheel) as zf:
+        metadata = next(n for n in zf.namelist() if n.endswith(".dist-info/METADATA"))
+        requires = email.message_from_bytes(zf.read(metadata)).get_all("Requires-Dist") or []
+    todo = [(Requirement(r), ("", *WANTED)) for r in requires] + [(Requirement("pytest"), ("",))]
+    found: dict[str, importlib.metadata.Distribution] = {}
+    seen: set[tuple[str, tuple[str, ...]]] = set()
+    while todo:
+        req, extras = todo.pop()
+        if req.marker is not None and not any(req.marker.evaluate({"extra": e}) for e in extras):
+            continue
+        name = canonicalize_name(req.name)
+        try:
+            dist = found.get(name) or importlib.metadata.distribution(req.name)
+        except importlib.metadata.PackageNotFoundError:
+            return None
+        if not req.specifier.contains(dist.version, prereleases=True) or dist.files is None:
+            return None
+        found[name] = dist
+        key = (name, tuple(sorted(req.extras)))  # a distribution asked for with other extras needs more
+        if key not in seen:
+            seen.add(key)
+            todo += [(Requirement(r), ("", *key[1])) for r in dist.requires or ()]
+    return list(found.values())
+
+
+def link_distributions(dists: list[importlib.metadata.Distribution], folder: Path) -> None:
+    """Link the top-level files and folders of ``dists`` (their RECORD) into ``folder``: a site folder holding
+    those distributions and nothing else."""
+    folder.mkdir()
+    for dist in dists:
+        top = {f.parts[0] for f in dist.files if f.parts and f.parts[0] not in ("..", "__pycache__")}
+        for name in top:
+            source = Path(dist.locate_file(name))
+            if source.exists() and not (folder / name).exists():
+                (folder / name).symlink_to(source)
+
+
+# Slow (a few seconds of CPU, once per module): a fresh virtual environment with the wheel installed is the check.
 @pytest.fixture(scope="module")
 def venv(wheel, tmp_path_factory):
-    """A fresh venv with the wheel, its ``cosim`` extra (fmpy, Rumoca) and pytest, installed by pip from the index."""
+    """A fresh venv with the wheel, its ``cosim`` extra (fmpy, Rumoca) and pytest: linked in from this
+    interpreter's site-packages where it has them all, else installed by pip from the index."""
     base = tmp_path_factory.mktemp("wheel-venv")
     env_dir = base / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env_dir)], check=True, timeout=120)
     python = env_dir / "bin" / "python"
-    run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-compile",
-         "--only-binary", "rumoca", f"{wheel}[cosim]", "pytest"], base, dict(os.environ), timeout=900)
+    dists = requirement_closure(wheel)
+    if dists is None:
+        run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-compile",
+             "--only-binary", "rumoca", f"{wheel}[cosim]", "pytest"], base, dict(os.environ), timeout=900)
+    else:
+        link_distributions(dists, base / "dependencies")
+        site = Path(run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], base,
+                        {}).stdout.strip())
+        (site / "dependencies.pth").write_text(f"{base / 'dependencies'}\n")
+        run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-compile",
+             "--no-deps", "--no-index", str(wheel)], base, dict(os.environ), timeout=300)
+        run([sys.executable, "-m", "pip", "--python", str(python), "check"], base, dict(os.environ))
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP")}
     env |= {"PATH": f"{env_dir / 'bin'}{os.pathsep}{env.get('PATH', '')}", "VIRTUAL_ENV": str(env_dir),
             "MPLBACKEND": "Agg"}

@@ -70,7 +70,15 @@ def run(args: argparse.Namespace) -> int:
     from ..linearization.linearize import Linearizer
     from ..linearization.point import operating_point
     from ..model.loader import load_system
-    from .feedback import StateFeedback, controller_fmu, lqr, measured_names, read_gain, read_weights
+    from .feedback import (
+        StateFeedback,
+        check_against_system,
+        controller_fmu,
+        lqr,
+        measured_names,
+        read_gain,
+        read_weights,
+    )
 
     values, progress = set_values(args), Progress(args)
 
@@ -83,6 +91,7 @@ def run(args: argparse.Namespace) -> int:
     if not system.inputs:
         raise BridgeError(f"{args.file}: {system.name} has no [inputs]: a controller needs an actuator input "
                           "acting in [forces] (e.g. a steering torque)")
+    check_against_system(system, args.lqr, args.gain)  # a typo is reported before the derivation, not after
     cyclic = None if args.cyclic is None else (() if args.cyclic.strip().lower() == "none" else names(args.cyclic))
     with (progress.step(f"deriving {system.name} ({args.method})"),
           budget(args, f"the derivation of {system.name} by {args.method}")):

@@ -349,6 +349,68 @@ def _is_number(text: str) -> bool:
     return True
 
 
+def check_against_system(system: System, weights: str | Path | None = None, gain: str | Path | None = None) -> None:
+    """Check a weights file or a gain file against ``system`` before it is derived and linearized.
+
+    What the linear model is not needed for: the file can be read; the names of ``[Q]`` are coordinates or their
+    ``der(q)`` and those of ``[R]`` inputs; a table of diagonal weights is semi-definite (``Q``) or definite
+    (``R``, every input weighed); ``R`` as a matrix has one row per input; ``K`` one row per input. The names of
+    the states the split keeps, ``Q`` as a matrix and the columns of ``K`` are checked on the linear model
+    (:func:`read_weights`, :func:`lqr`, :class:`StateFeedback`), with the same messages.
+
+    Raises
+    ------
+    ControlError
+        Naming every problem found, as the checks on the linear model would.
+    """
+    candidates = [name for c in system.coordinates for name in (c.name, f"der({c.name})")]
+    inputs = [w.name for w in system.inputs]
+    stand_in = _NamesOnly(tuple(candidates), tuple(inputs), system.name)
+    if weights is not None:
+        read_weights(weights, stand_in)  # type: ignore[arg-type]  # only its names are read
+        data = tomllib.loads(Path(weights).read_text(encoding="utf-8"))  # read_weights read it already
+        pc = ProblemCollector(str(weights))
+        if isinstance(data["Q"], Mapping):
+            _weight(pc, "Q", [data["Q"].get(n, 0.0) for n in candidates], len(candidates), candidates, False)
+        R = data["R"]
+        _weight(pc, "R", [R.get(n, 0.0) for n in inputs] if isinstance(R, Mapping) else R, len(inputs), inputs, True)
+        pc.raise_if_any(ControlError)
+    if gain is not None:
+        path = Path(gain)
+        if path.suffix.lower() != ".npy":
+            try:
+                text = path.read_text(encoding="utf-8")
+                rows = [r for r in csv.reader(io.StringIO(text)) if any(c.strip() for c in r)]
+            except UnicodeDecodeError as exc:
+                raise ControlError(f"{path}: cannot read the gain (not UTF-8 text)") from exc
+            except OSError as exc:
+                raise ControlError(f"{path}: cannot read the gain ({exc.strerror or exc.__class__.__name__})") from exc
+            except csv.Error:
+                return  # read_gain says why, with the linear model
+            if rows and not all(_is_number(c) for c in rows[0]):
+                rows = rows[1:]  # the header names the states: checked on the linear model
+            shape = (len(rows), max((len(r) for r in rows), default=0))
+        else:
+            if not path.is_file():
+                raise ControlError(f"{path}: cannot read the gain (no such file)")
+            try:
+                shape = np.atleast_2d(np.load(path, allow_pickle=False, mmap_mode="r")).shape
+            except (OSError, ValueError):
+                return  # read_gain says why, with the linear model
+        if inputs and len(shape) == 2 and shape[0] != len(inputs):
+            raise ControlError(Problem("gain", f"K is {shape[0]}x{shape[1]}, but the plant has {len(inputs)} input(s) "
+                                       f"({', '.join(inputs)})", "give one row per input, one column per state"))
+
+
+@dataclass(frozen=True)
+class _NamesOnly:
+    """What :func:`read_weights` reads of a linear model: its states', inputs' and system's names."""
+
+    states: tuple[str, ...]
+    inputs: tuple[str, ...]
+    system: str
+
+
 def controller_fmu(feedback: StateFeedback, path: str | Path, fmi_version: int | str = "2.0",
                    name: str | None = None, platforms: Sequence[str] | str | None = None) -> Path:
     """Write the law as an FMU (Model Exchange and Co-Simulation, sources included) on the fixed C runtime.

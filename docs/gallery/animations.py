@@ -37,8 +37,9 @@ def snake_file(folder: Path, n: int = SNAKE_LINKS) -> Path:
     return path
 
 
-def screenshot(html: Path, png: Path, frame_fraction: float, azimuth: float | None = None) -> None:
-    """Open ``html`` in headless Chromium (no network) and save a picture at a fraction of the run."""
+def screenshots(shots: list[tuple[Path, Path, float]]) -> None:
+    """Open each ``(html, png, fraction)`` page in one headless Chromium (no network) and save a picture of it
+    at that fraction of the run."""
     from playwright.sync_api import sync_playwright
 
     flags = ["--no-sandbox", "--disable-gpu", "--enable-unsafe-swiftshader", "--use-angle=swiftshader",
@@ -46,15 +47,18 @@ def screenshot(html: Path, png: Path, frame_fraction: float, azimuth: float | No
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=flags)
         try:
-            page = browser.new_context(viewport={"width": 900, "height": 560}, offline=True).new_page()
-            page.goto(html.resolve().as_uri())
-            for _ in range(1200):  # the page's CSP forbids wait_for_function's string evaluation: poll
-                if page.evaluate("Boolean(window.nhbridge && window.nhbridge.ready)"):
-                    break
-                page.wait_for_timeout(50)
-            page.evaluate(f"nhbridge.show(Math.round({frame_fraction} * (nhbridge.frames - 1)))")
-            png.parent.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(png))
+            for html, png, frame_fraction in shots:  # a fresh context per page: nothing carries over
+                context = browser.new_context(viewport={"width": 900, "height": 560}, offline=True)
+                page = context.new_page()
+                page.goto(html.resolve().as_uri())
+                for _ in range(1200):  # the page's CSP forbids wait_for_function's string evaluation: poll
+                    if page.evaluate("Boolean(window.nhbridge && window.nhbridge.ready)"):
+                        break
+                    page.wait_for_timeout(50)
+                page.evaluate(f"nhbridge.show(Math.round({frame_fraction} * (nhbridge.frames - 1)))")
+                png.parent.mkdir(parents=True, exist_ok=True)
+                page.screenshot(path=str(png))
+                context.close()
         finally:
             browser.close()
 
@@ -72,11 +76,11 @@ def build(out: Path) -> dict:
                   "The Whipple bicycle at 4.6 m/s: four bodies, two wheels rolling without slipping."),
                  ("snake", snake, 6.0, 0.8,
                   f"A planar snake of {SNAKE_LINKS} links on passive wheels, drawn from [animation] points.")]
-        for name, path, stop, fraction, caption in cases:
+        for name, path, stop, _fraction, caption in cases:
             html = folder / f"{name}.html"
             nhbridge("animate", path, "--stop-time", str(stop), "--fps", "50", "-o", html)
-            screenshot(html, folder / f"{name}.png", fraction)
             runs.append((name, caption, html.stat().st_size))
+        screenshots([(folder / f"{name}.html", folder / f"{name}.png", fraction) for name, _, _, fraction, _ in cases])
     summary = {"pages": {name: size for name, _, size in runs}}
     figures = "\n\n".join(f"![{caption}]({NAME}/{name}.png)\n\n{caption} [Open the animation]({NAME}/{name}.html) "
                           f"({size / 1e6:.1f} MB, plays offline)." for name, caption, size in runs)

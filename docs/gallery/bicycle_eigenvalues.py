@@ -1,8 +1,9 @@
 """Gallery: the Whipple bicycle's eigenvalues against speed, and its self-stable band.
 
 The benchmark bicycle of Meijaard, Papadopoulos, Ruina and Schwab (2007) linearized about upright straight-ahead
-motion at each speed in minimal coordinates (roll, steer and their rates); the weave and capsize speeds that bound
-the self-stable band are found by root finding on the largest real part.
+motion at each speed in minimal coordinates (roll, steer and their rates), along the sweep that
+``nhbridge linearize --sweep`` runs (each speed projected onto the constraints, the Jacobians compiled once); the
+weave and capsize speeds that bound the self-stable band are found by root finding on the largest real part.
 """
 
 from __future__ import annotations
@@ -28,14 +29,15 @@ def build(out: Path) -> dict:
 
     import bridge
     from bridge.linearization.linearize import Linearizer
-    from bridge.linearization.point import operating_point
+    from bridge.linearization.sweep import Sweep, SweepSpec
 
     system = bridge.load_system(SYSTEM)
     lin = Linearizer(bridge.derive(system, "lagrange"))
     r_R = next(p.value for p in system.parameters if p.name == "r_R")
+    sweep = Sweep(lin, system, SweepSpec("der(theta_R)", 0.0, -SPEEDS[-1] / r_R, len(SPEEDS)))
 
     def eigenvalues(v: float) -> np.ndarray:
-        model = lin.at(operating_point(system.with_values({"der(theta_R)": -v / r_R})))
+        model = sweep.model_at(-v / r_R)
         return np.sort_complex(np.linalg.eigvals(model.A))
 
     grid = np.array([eigenvalues(v) for v in SPEEDS])

@@ -54,14 +54,15 @@ def design():
 def eigenvalues_against_speed(system, eom, law, speeds=SPEEDS) -> tuple[np.ndarray, np.ndarray]:
     """Eigenvalues of A(v) (open loop) and A(v) - B(v) K (the gain held), one row per speed."""
     from bridge.linearization.linearize import Linearizer
-    from bridge.linearization.point import operating_point
+    from bridge.linearization.sweep import Sweep, SweepSpec
 
     lin = Linearizer(eom)
     r_R = next(p.value for p in system.parameters if p.name == "r_R")
+    # as nhbridge linearize --sweep: each speed projected onto the constraints from the file's start state
+    sweep = Sweep(lin, system, SweepSpec("der(theta_R)", -speeds[0] / r_R, -speeds[-1] / r_R, len(speeds)))
     open_, closed = [], []
     for v in speeds:  # the rear wheel's spin sets the speed; the other velocities follow from the constraints
-        at = system.with_values({"der(theta_R)": -v / r_R})
-        m = lin.at(operating_point(at))
+        m = sweep.model_at(-v / r_R)
         open_.append(np.sort_complex(np.linalg.eigvals(m.A)))
         closed.append(np.sort_complex(np.linalg.eigvals(m.A - m.B @ law.K)))
     return np.array(open_), np.array(closed)
