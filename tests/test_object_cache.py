@@ -82,6 +82,23 @@ def test_rebuild_after_changed_values_compiles_the_values_alone(eom, tmp_path, m
     assert not np.array_equal(final_state(rebuilt), final_state(first))
 
 
+def test_other_fmi_version_compiles_only_its_own_files(eom, tmp_path, monkeypatch):
+    """model.c and the runtime files both versions share are compiled once for FMI 2 and FMI 3: the object's key
+    hashes the headers a file includes, not every header of the folder (which holds the version's FMI headers);
+    the FMI 3 build compiles its FMI 3 files and the names and variable table of model_data.c alone."""
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "objects"))
+    build_fmu(eom, tmp_path / "a.fmu", 2)
+    stats = object_cache().stats
+    three = build_fmu(eom, tmp_path / "b.fmu", 3)
+    own = set(RUNTIME_SOURCES[3]) - set(RUNTIME_SOURCES[2])
+    shared = set(RUNTIME_SOURCES[3]) & set(RUNTIME_SOURCES[2])
+    assert own and shared
+    assert stats["miss"] == SOURCES + len(own) + 1 and stats["hit"] == len(shared) + 1  # + model_data.c, model.c
+    monkeypatch.setenv(CACHE_ENV, "off")
+    scratch = build_fmu(eom, tmp_path / "c.fmu", 3)
+    np.testing.assert_array_equal(final_state(three), final_state(scratch))
+
+
 def test_corrupt_entry_is_detected_and_rebuilt(eom, tmp_path, monkeypatch):
     folder = tmp_path / "objects"
     monkeypatch.setenv(CACHE_ENV, str(folder))
@@ -131,6 +148,19 @@ def test_key_follows_flags_headers_and_target(tmp_path):
     assert object_key(cc, src, ["-O1", "-fPIC"], [tmp_path]) != base
     header.write_text("#define SCALE 3.0\n", encoding="utf-8")
     assert object_key(cc, src, ["-O2", "-fPIC"], [tmp_path]) != base
+    base = object_key(cc, src, ["-O2", "-fPIC"], [tmp_path])
+    (tmp_path / "unrelated.h").write_text("#define OTHER 1\n", encoding="utf-8")  # included by nothing
+    assert object_key(cc, src, ["-O2", "-fPIC"], [tmp_path]) == base
+    header.write_text('#include <nested.h>\n#define SCALE 3.0\n', encoding="utf-8")  # found in the folders
+    (tmp_path / "nested.h").write_text("#define DEPTH 1\n", encoding="utf-8")
+    nested = object_key(cc, src, ["-O2", "-fPIC"], [tmp_path])
+    assert nested != base
+    (tmp_path / "nested.h").write_text("#define DEPTH 2\n", encoding="utf-8")
+    assert object_key(cc, src, ["-O2", "-fPIC"], [tmp_path]) != nested
+    header.write_text('#define WHERE "unrelated.h"\n#include WHERE\n', encoding="utf-8")  # by a macro: every header
+    by_macro = object_key(cc, src, ["-O2", "-fPIC"], [tmp_path])
+    (tmp_path / "unrelated.h").write_text("#define OTHER 2\n", encoding="utf-8")
+    assert object_key(cc, src, ["-O2", "-fPIC"], [tmp_path]) != by_macro
     from bridge.fmu.platforms import LINUX_AARCH64, WINDOWS_X86_64, compilers
 
     for p in (WINDOWS_X86_64, LINUX_AARCH64):

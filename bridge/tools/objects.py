@@ -2,7 +2,7 @@
 
 Every C file of an FMU is compiled on its own (``cc -c``, the files concurrently on the usable cores) and the
 objects are linked into the shared library. An object is cached under a key that hashes everything its bytes
-depend on: the source, every header of the include folders, the compiler (its command, the resolved
+depend on: the source, every header of the include folders it includes, the compiler (its command, the resolved
 executable's size and time stamp, ``--version`` and ``-dumpmachine``) and the flags, so the runtime's fixed
 files are compiled once per compiler and platform, and a rebuild whose ``model.c`` did not change links only.
 
@@ -19,6 +19,7 @@ import contextlib
 import hashlib
 import heapq
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -144,12 +145,54 @@ def _compiler_identity(cc: str) -> bytes:
     return "\0".join([cc, stamp, *out]).encode()
 
 
+def included_headers(source: Path, include_dirs: Sequence[Path]) -> list[Path] | None:
+    """Return the headers of ``include_dirs`` that ``source`` includes, directly or through another of them.
+
+    ``#include "name"`` is looked up in the including file's folder, then in ``include_dirs`` in order;
+    ``#include <name>`` in ``include_dirs`` only (a name found in none of them is a system header: the
+    compiler's identity stands for it). Every ``#include`` line counts, whatever ``#if`` it stands under, so
+    the list holds every header the compiler may read. None when an ``#include`` names no file literally
+    (a macro): then every header of the folders may be read.
+
+    Examples
+    --------
+    ``nhb_state.c`` including ``nhb_internal.h``, which includes ``nhb_core.h`` and ``<math.h>``, gives
+    ``[.../nhb_internal.h, .../nhb_core.h]``.
+    """
+    found: list[Path] = []
+    seen: set[Path] = set()
+    todo = [source]
+    while todo:
+        current = todo.pop()
+        for match in _INCLUDE.finditer(current.read_text(encoding="utf-8", errors="replace")):
+            quoted, angled = match.group(1), match.group(2)
+            if quoted is None and angled is None:
+                return None
+            folders = [current.parent, *include_dirs] if quoted is not None else list(include_dirs)
+            for folder in folders:
+                header = Path(folder) / (quoted if quoted is not None else angled)
+                if header.is_file():
+                    resolved = header.resolve()
+                    if resolved not in seen:
+                        seen.add(resolved)
+                        found.append(header)
+                        todo.append(header)
+                    break
+    return found
+
+
+_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*(?:"([^"\n]+)"|<([^>\n]+)>|[^\n]*)', re.MULTILINE)
+
+
 def object_key(cc: str, source: Path, flags: Sequence[str], include_dirs: Iterable[Path]) -> str:
     """Compute the cache key of compiling ``source`` with ``cc`` and ``flags``.
 
     The key is the SHA-256 over the compiler's identity, the flags (``-I`` folders left out: their headers
-    stand for them), the source's name and content and every ``.h`` file of ``include_dirs`` (name and
-    content), each part prefixed by its length.
+    stand for them), the source's name and content and, by name and content, every header of
+    ``include_dirs`` the source includes (:func:`included_headers`; every ``.h`` file of the folders when an
+    include names its file by a macro), each part prefixed by its length. A runtime file that includes the
+    same headers therefore compiles once for FMI 2 and FMI 3 builds, whose include folders differ only in the
+    FMI headers it does not read.
 
     Returns
     -------
@@ -161,11 +204,14 @@ def object_key(cc: str, source: Path, flags: Sequence[str], include_dirs: Iterab
     for part in (_compiler_identity(cc), "\0".join(options).encode(), source.name.encode(), source.read_bytes()):
         h.update(len(part).to_bytes(8, "little"))
         h.update(part)
-    for folder in include_dirs:
-        for header in sorted(Path(folder).glob("*.h")):
-            for part in (header.name.encode(), header.read_bytes()):
-                h.update(len(part).to_bytes(8, "little"))
-                h.update(part)
+    folders = [Path(f) for f in include_dirs]
+    headers = included_headers(source, folders)
+    if headers is None:
+        headers = [header for folder in folders for header in sorted(folder.glob("*.h"))]
+    for header in headers:
+        for part in (header.name.encode(), header.read_bytes()):
+            h.update(len(part).to_bytes(8, "little"))
+            h.update(part)
     return h.hexdigest()
 
 
