@@ -13,6 +13,8 @@ from collections.abc import Iterable
 
 import symengine as se
 
+from .symengine_forms import symengine_forms
+
 
 def _negative(x: se.Basic) -> bool:
     return x.is_Number and x < 0
@@ -45,7 +47,7 @@ def _ops(expr: se.Basic, memo: dict) -> int:
 
 def operation_count(exprs: Iterable, cse: bool = True) -> int:
     """Count the operations to evaluate all ``exprs`` together, after one joint CSE pass when ``cse``."""
-    items = [se.sympify(e) for e in exprs]
+    items = symengine_forms(exprs)  # each distinct subexpression converted once
     if cse:
         replacements, reduced = se.cse(items)
         return sum(_ops(e, {}) for _, e in replacements) + sum(_ops(e, {}) for e in reduced)
