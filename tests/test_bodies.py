@@ -143,11 +143,9 @@ def bicycle():
     return _load("bicycle_benchmark_bodies", ROOT / "benchmarks" / "bicycle.py")
 
 
-# The bicycle's derivations come from the run's cache (conftest.py): test_linearize, test_kane_peer and
-# test_from_mechanics derive the same files by the same methods.
 @pytest.fixture(scope="module")
-def bicycle_energy(derivations):
-    return derivations.eom(ROOT / "examples" / "engineering" / "bicycle.toml", "lagrange")
+def bicycle_energy():
+    return bridge.derive(bridge.load_system(ROOT / "examples" / "engineering" / "bicycle.toml"), "lagrange")
 
 
 @pytest.fixture(scope="module")
@@ -156,8 +154,8 @@ def bicycle_bodies():
 
 
 @pytest.fixture(scope="module")
-def bicycle_bodies_lagrange(derivations):
-    return derivations.eom(BICYCLE_BODIES, "lagrange")
+def bicycle_bodies_lagrange(bicycle_bodies):
+    return bridge.derive(bicycle_bodies, "lagrange")
 
 
 def test_bicycle_structure(bicycle_bodies, bicycle_energy):
@@ -172,9 +170,9 @@ def test_bicycle_structure(bicycle_bodies, bicycle_energy):
 
 
 @pytest.mark.parametrize("method", ["lagrange", "maggi", "kane"])
-def test_bicycle_matches_energy_file(bicycle, bicycle_bodies_lagrange, bicycle_energy, derivations, method):
+def test_bicycle_matches_energy_file(bicycle, bicycle_bodies, bicycle_bodies_lagrange, bicycle_energy, method):
     """q'' at random consistent states (rolled, steered, yawed, any wheel angles) equal to 1e-10."""
-    num = (derivations.eom(BICYCLE_BODIES, method) if method != "lagrange" else bicycle_bodies_lagrange).numeric
+    num = bridge.derive(bicycle_bodies, method).numeric if method != "lagrange" else bicycle_bodies_lagrange.numeric
     ref = bicycle_energy.numeric
     rng = np.random.default_rng(11)
     for _ in range(4):
