@@ -248,13 +248,15 @@ def _symengine_cse(exprs: list[sp.Expr]) -> tuple[list[tuple[sp.Symbol, sp.Expr]
     import symengine as se
 
     from ..derivation.factors import pull_common_factors_symengine
+    from ..derivation.symengine_forms import convert_graph
+    from ..model.sympy_forms import sympy_form
 
-    try:
-        converted = [se.sympify(e) for e in exprs]
+    try:  # both ways by the expression graph: each shared subexpression converted once, the same expressions
+        converted = [convert_graph(e) if isinstance(e, sp.Basic) else se.sympify(e) for e in exprs]
     except (TypeError, ValueError, NotImplementedError, RuntimeError, AttributeError, se.SympifyError):
         return None
     repl, reduced = se.cse(pull_common_factors_symengine(converted))
-    return ([(sp.Symbol(str(sym)), sp.sympify(e)) for sym, e in repl], [sp.sympify(e) for e in reduced])
+    return ([(sp.Symbol(str(sym)), sympy_form(e)) for sym, e in repl], [sympy_form(e) for e in reduced])
 
 
 def c_array(values) -> str:
