@@ -17,6 +17,7 @@ import sympy as sp
 
 from bridge.derivation.factors import pull_common_factors, pull_common_factors_symengine
 from bridge.derivation.stats import eom_exprs, eom_operation_count, operation_count
+from bridge.derivation.symengine_forms import convert_graph, symengine_forms
 
 ROOT = Path(__file__).parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -46,8 +47,7 @@ def test_small_cases_symengine():
 SYSTEMS = {"snake8": snake.snake_toml(8), "bicycle": ROOT / "examples" / "engineering" / "bicycle.toml"}
 
 
-# Slow for bicycle-maggi (most of it symengine building the evaluator of the unpulled equations):
-# the largest equations of the examples are where pulling common factors must stay exact.
+# The largest equations of the examples are where pulling common factors must stay exact.
 @pytest.mark.parametrize("method", ["lagrange", "maggi"])
 @pytest.mark.parametrize("name", list(SYSTEMS))
 def test_exact_and_smaller(name, method, derivations):
@@ -58,8 +58,10 @@ def test_exact_and_smaller(name, method, derivations):
     # symengine's Lambdify: the same double-precision evaluation of both forms as sympy's lambdify, whose
     # printing and compiling of the bicycle's maggi equations alone took minutes of CPU; with common
     # subexpressions evaluated once (the values are the forms', to rounding: 8e-16 relative on the bicycle's maggi
-    # equations), building the evaluators takes half the CPU
-    before, after = (se.Lambdify(symbols, e, backend="lambda", cse=True) for e in (exprs, pulled))
+    # equations). Both forms reach symengine through the product's graph conversion (symengine_forms); the
+    # symengine pass starts from symengine's own tree conversion (symengine.sympify), so the comparison of the
+    # two checks that conversion too.
+    before, after = (se.Lambdify(symbols, symengine_forms(e), backend="lambda", cse=True) for e in (exprs, pulled))
     in_symengine = se.Lambdify(symbols, pull_common_factors_symengine([se.sympify(e) for e in exprs]),
                                backend="lambda", cse=True)
     rng = np.random.default_rng(5)
@@ -73,3 +75,16 @@ def test_exact_and_smaller(name, method, derivations):
     assert eom_operation_count(eom) == operation_count(pulled) < plain
     if name == "snake8" and method == "lagrange":
         assert operation_count(pulled) < 0.8 * plain  # the snake's sums share link factors
+
+
+def test_graph_conversion_is_symengines_own():
+    """The graph conversion (each distinct node built once) gives the expression ``symengine.sympify`` gives, on
+    every node kind: rebuilt arithmetic and functions, and what it converts whole (numbers, piecewise, undefined
+    functions, other functions)."""
+    x, y, z = sp.symbols("x y z")
+    shared = sp.sin(x * y) + sp.Rational(3, 7) * z ** sp.Rational(1, 3)
+    exprs = [shared ** 2 - 1 / shared + sp.exp(-x) * sp.log(y) / sp.tan(z),
+             sp.Float("0.1") * sp.cos(shared) + sp.Function("f")(x) + sp.atan2(y, x) + sp.sign(z) * sp.pi,
+             sp.Piecewise((shared, x > 0), (y, True)) + sp.sqrt(x ** 2 + 1)]
+    for expr in exprs:
+        assert convert_graph(expr) == se.sympify(expr)

@@ -170,40 +170,17 @@ def _is_e(expr) -> bool:
     return type(expr).__name__ == "Exp1"
 
 
-#: sympy functions converted node by node (the rest through ``symengine.sympify`` whole)
-_SE_FUNCTIONS = {name: getattr(se, name) for name in
-                 ("sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "exp")}
-
-
 def to_symengine(exprs: list[sp.Expr]) -> list[se.Basic]:
-    """Convert sympy expressions to symengine, each shared subexpression once (one memo for all).
+    """Convert sympy expressions to symengine, each shared subexpression once.
 
-    The same forms as ``symengine.sympify`` of each expression (sums, products, powers and the elementary
-    functions are rebuilt from their converted arguments; any other node is converted by ``symengine.sympify``),
-    in time linear in the expressions' DAG rather than their trees.
+    The same forms as ``symengine.sympify`` of each expression, in time linear in the expressions' DAG rather
+    than their trees (:func:`bridge.derivation.symengine_forms.convert_graph`).
 
     Raises
     ------
     TypeError, ValueError, NotImplementedError, RuntimeError, AttributeError, symengine.SympifyError
         A node without a symengine form.
     """
-    memo: dict = {}
+    from ..derivation.symengine_forms import convert_graph
 
-    def convert(expr):
-        done = memo.get(expr)
-        if done is not None:
-            return done
-        if expr.is_Add:
-            done = se.Add(*[convert(a) for a in expr.args])
-        elif expr.is_Mul:
-            done = se.Mul(*[convert(a) for a in expr.args])
-        elif expr.is_Pow:
-            done = se.Pow(convert(expr.base), convert(expr.exp))
-        elif expr.is_Function and type(expr).__name__ in _SE_FUNCTIONS:
-            done = _SE_FUNCTIONS[type(expr).__name__](*[convert(a) for a in expr.args])
-        else:
-            done = se.sympify(expr)
-        memo[expr] = done
-        return done
-
-    return [convert(sp.sympify(e)) for e in exprs]
+    return [convert_graph(sp.sympify(e)) for e in exprs]

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import time
 
-import symengine as se
 import sympy as sp
 from sympy.printing.latex import LatexPrinter
 from sympy.simplify.fu import TR10i
@@ -24,6 +23,7 @@ from .deadline import DerivationTimeout, deadline
 from .efforts import event_friction
 from .eom import EquationsOfMotion
 from .methods import METHODS
+from .symengine_forms import convert_graph, symengine_form
 
 DEFAULT_BUDGET = 1.0  # seconds of cheap simplification per rendering
 TIDY_SIZE = 4000      # expression tree nodes above which an expression is printed as derived
@@ -87,7 +87,7 @@ def _str(expr) -> str:
     """Return the text form (symengine's printer: on large systems sympy's takes seconds per megabyte)."""
     if isinstance(expr, sp.MatrixBase):
         return sp.sstr(expr.applyfunc(lambda e: sp.Symbol(_str(e))))
-    return str(se.sympify(expr))
+    return str(convert_graph(expr) if isinstance(expr, sp.Basic) else symengine_form(expr))  # once per shared node
 
 
 def latex_names(eom: EquationsOfMotion) -> dict[sp.Symbol, str]:

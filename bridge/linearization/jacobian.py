@@ -20,6 +20,7 @@ import numpy as np
 import symengine as se
 
 from ..derivation.dense import LUFactors
+from ..derivation.symengine_forms import symengine_form
 from ..errors import SimulationError
 from ..model import symbols as S
 from ..model.kinks import diff, outer_kinks
@@ -33,7 +34,7 @@ def jacobian_exprs(exprs: Sequence, variables: Sequence) -> list:
     svars = [se.sympify(v) for v in variables]
     out = []
     for e in exprs:
-        e = se.sympify(e)
+        e = symengine_form(e)  # each shared subexpression converted once
         free = e.free_symbols
         d = diff if outer_kinks(e) else se.diff  # the kink-aware derivative only where there are kinks
         out.extend(d(e, v) if v in free else se.Integer(0) for v in svars)
@@ -49,7 +50,7 @@ class LazyCompiled:
 
     def __init__(self, args: Sequence, exprs: Sequence, after: int = 2):
         self.args = [se.sympify(a) for a in args]
-        self.exprs = [se.sympify(e) for e in exprs]
+        self.exprs = [symengine_form(e) for e in exprs]
         self.after, self.calls, self.compiled = after, 0, None
 
     def __call__(self, values) -> np.ndarray:
@@ -81,7 +82,7 @@ class LazyCompiled:
 
 
 def _se(matrix) -> se.Matrix:
-    return se.Matrix([[se.sympify(e) for e in row] for row in matrix.tolist()])
+    return se.Matrix([[symengine_form(e) for e in row] for row in matrix.tolist()])
 
 
 def lu_solve(M: np.ndarray, rhs: np.ndarray, what: str) -> np.ndarray:
