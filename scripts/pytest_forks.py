@@ -95,6 +95,7 @@ def become_child(request: dict) -> None:
     """In the forked child: the runner's environment, stdin from /dev/null, stdout and stderr into the output
     file, default signal dispositions, the working folder and ``sys.argv`` of ``python -m pytest``."""
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C: KeyboardInterrupt, as in any Python
     null = os.open(os.devnull, os.O_RDONLY)
     out = os.open(request["output"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.dup2(null, 0)
@@ -126,6 +127,9 @@ def serve() -> dict | None:
         os._exit(128 + signum)
 
     signal.signal(signal.SIGTERM, terminate)
+    # Ctrl-C reaches the whole process group: the children stop their tests, the runner reports them, and the
+    # server ends when the runner closes its stdin
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     while stdin_open or children:
         readable, _, _ = select.select([0] if stdin_open else [], [], [], 0.05)
         if readable:

@@ -120,3 +120,33 @@ def test_fast_subset_is_recognised_and_costed():
                  "fixtures": {"tests/test_b.py::shared": 1.5}}
     # test_a without its 6 s test, test_b without its 1.5 s fixture (and never under 1 s)
     assert runner.fast_costs(durations, 1.0) == {"test_a": 4.0, "test_b": 1.0}
+
+
+def test_stopping_the_server_stops_its_runs(tmp_path):
+    """SIGTERM to the server (the runner's stop) ends the runs under way; their askers get an answer."""
+    import threading
+
+    forks = load("pytest_forks")
+    server, why_not = forks.ForkServer.start(dict(os.environ), preload=("json",))
+    assert server is not None, why_not
+    started = tmp_path / "started"
+    answers: list[tuple[int, float, str]] = []
+    asker = threading.Thread(target=lambda: answers.append(run(server, tmp_path, "sleeps", f'''
+import pathlib, time
+
+def test_sleeps():
+    pathlib.Path({str(started)!r}).write_text("running")
+    time.sleep(600)
+''')))
+    asker.start()
+    for _ in range(6000):  # the child has started its test
+        if started.exists():
+            break
+        threading.Event().wait(0.05)
+    assert started.exists()
+    server.terminate()
+    asker.join(120)
+    assert not asker.is_alive()
+    code, _, _ = answers[0]
+    assert code == -15  # ended by SIGTERM, as a process of its own would be
+    server.close()
