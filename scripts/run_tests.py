@@ -63,8 +63,12 @@ from pytest_forks import ForkServer
 
 ROOT = Path(__file__).resolve().parent.parent
 DURATIONS = ROOT / "tests" / "durations.json"
-# Modules that need a process of their own although they build no FMU (those of FMU_MODULES in tests/conftest.py
-# are never batched: each loads FMU libraries and fmpy's process-wide logger), with the reason.
+# Modules that need a process of their own although they build no FMU, with the reason. Those of FMU_MODULES in
+# tests/conftest.py (and any module that loads FMUs: LOADS_FMUS) are never batched: the FMU libraries they load
+# stay loaded, and fmpy keeps ONE Python logger for every FMI 2 instance of the process in a C global
+# (fmpy.logging.addLoggerProxy, called by simulate_fmu(..., logger=...)): a test that passes its own logger, as
+# test_fmu_repartition does, leaves that global pointing at a callback freed after the call, and the next FMI 2
+# instance in the process that logs through fmpy's default callbacks crashes the interpreter.
 ISOLATED = {
     "test_timeout": "asserts SIGALRM and the interval timer are left as a fresh process has them",
     "test_cosim_isolation": "runs foreign FMUs that segfault or hang, and checks the process survives them",
@@ -298,6 +302,21 @@ def report(result: ModuleRun, totals: dict[str, int], failed: list[str]) -> None
         failed.append(result.name)
 
 
+def bytecode_cache(environ: dict[str, str]) -> dict[str, str]:
+    """``environ`` for the test processes: where it forbids bytecode files (``PYTHONDONTWRITEBYTECODE``) and names
+    no cache folder of its own (``PYTHONPYCACHEPREFIX``), the bytecode is written to the user's cache folder
+    (``$XDG_CACHE_HOME/nhbridge/pycache``, ``~/.cache/...``) instead: nothing is written into the checkout, as the
+    setting asks, and nhbridge's modules, the test modules (rewritten by pytest) and the libraries are compiled
+    once instead of in every process that imports them. Python checks each file against its source (modification
+    time and size) before using it."""
+    if not environ.get("PYTHONDONTWRITEBYTECODE") or environ.get("PYTHONPYCACHEPREFIX"):
+        return dict(environ)
+    home = environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    env = {k: v for k, v in environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = str(Path(home) / "nhbridge" / "pycache")
+    return env
+
+
 def stop(signum: int, _frame) -> None:
     """SIGTERM: stop the modules' processes and start no other, then leave through the cleanup (the run's
     folder is removed)."""
@@ -322,6 +341,9 @@ def main() -> int:
     parser.add_argument("--no-fork", action="store_true",
                         help="start every pytest process afresh (python -m pytest) instead of forking it from a "
                              "process that has imported the common libraries once (scripts/pytest_forks.py)")
+    parser.add_argument("--no-bytecode-cache", action="store_true",
+                        help="with PYTHONDONTWRITEBYTECODE set, compile every module in every process as it says, "
+                             "instead of caching the bytecode in the user's cache folder")
     parser.add_argument("--slowest", type=int, metavar="N",
                         help="list the N costliest tests and shared fixtures of tests/durations.json; run nothing")
     args, extra = parser.parse_known_args()
@@ -339,7 +361,8 @@ def main() -> int:
     records.mkdir()
     # Each pytest process is one lane: numerical libraries get one thread each instead of every process
     # spinning up a thread per core for tiny matrices.
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+    base = dict(os.environ) if args.no_bytecode_cache else bytecode_cache(dict(os.environ))
+    env = {**base, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
            "NHBRIDGE_OBJECT_CACHE": str(objects), "NHBRIDGE_TEST_FMU_CACHE": str(fmus)}
     env["NHBRIDGE_TEST_DERIVATIONS"] = str(scratch / "derivations")  # equations shared likewise (tests/conftest.py)
     totals: dict[str, int] = {}

@@ -150,3 +150,14 @@ def test_sleeps():
     code, _, _ = answers[0]
     assert code == -15  # ended by SIGTERM, as a process of its own would be
     server.close()
+
+
+def test_bytecode_goes_to_the_cache_folder_where_the_checkout_gets_none(tmp_path):
+    runner = load("run_tests")
+    forbidden = {"PYTHONDONTWRITEBYTECODE": "1", "XDG_CACHE_HOME": str(tmp_path), "PATH": "/bin"}
+    assert runner.bytecode_cache(forbidden) == {"XDG_CACHE_HOME": str(tmp_path), "PATH": "/bin",
+                                                "PYTHONPYCACHEPREFIX": str(tmp_path / "nhbridge" / "pycache")}
+    # a folder of the user's own, or bytecode allowed: left as it is
+    own = {**forbidden, "PYTHONPYCACHEPREFIX": str(tmp_path / "mine")}
+    assert runner.bytecode_cache(own) == own
+    assert runner.bytecode_cache({"PATH": "/bin"}) == {"PATH": "/bin"}
