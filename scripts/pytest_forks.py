@@ -118,10 +118,10 @@ def serve() -> dict | None:
     stdin_open = True
 
     def terminate(signum: int, _frame) -> None:
-        for pid in children:  # not reaped yet, so no other process can have taken the number
+        for pid in list(children):  # not reaped yet, so no other process can have taken the number
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGTERM)
-        for pid in children:
+        for pid in list(children):
             with contextlib.suppress(OSError):
                 os.waitpid(pid, 0)
         os._exit(128 + signum)
