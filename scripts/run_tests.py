@@ -3,10 +3,20 @@
 A module that builds FMUs, or is listed in ``ISOLATED``, runs in its own process: what it leaves loaded (FMU
 libraries, fmpy's process-wide logger, signal handlers, environment it changes) cannot change what another
 module sees. The light modules that do neither (recorded under ``BATCH_CPU_SECONDS`` of CPU each) are run
-together, a few per process, so that the fixed cost of a process (the interpreter, pytest and its plugins,
-sympy and scipy: about 1.5 s of CPU) is paid once per batch instead of once per module. A batch that fails is
-run again module by module: the outcome reported is each module's own, and a module that passes alone but
-failed in its batch is reported as needing isolation (a failure of the run: add it to ``ISOLATED``).
+together, a few per process, so that the fixed cost of a process is paid once per batch instead of once per
+module.
+
+The processes are forked from a server (scripts/pytest_forks.py) that has imported what nearly every module
+needs (pytest, numpy, scipy, sympy, symengine, fmpy: about 1.5 s of CPU, once per run); each child is a copy
+of the server as it was after those imports, never of another child, so it is as fresh as a new
+``python -m pytest`` process and pays only for pytest's start, nhbridge's own modules and the module's other
+imports (a module importing sympy, scipy, fmpy and the FMU build: 0.8 s of CPU instead of 2.7 s). Where the
+server cannot serve (it has more than one thread after its imports) and with ``--no-fork``, each process is
+started afresh.
+
+A batch that fails is run again module by module: the outcome reported is each module's own, and a module that
+passes alone but failed in its batch is reported as needing isolation (a failure of the run: add it to
+``ISOLATED``).
 
 ``--jobs`` processes run at once (default: the number of cores), longest first (longest-processing-time
 scheduling) by the CPU seconds each module took when last measured (``tests/durations.json``; modules not
@@ -28,7 +38,7 @@ own), test and shared fixture (tests/conftest.py) and writes them into ``tests/d
 the next runs, forms the batches and sets the ``slow`` marker; the modules not run keep their entries.
 
 Usage: ``python3 scripts/run_tests.py [--jobs N] [--modules GLOB]... [--record-durations] [--no-batch]
-[pytest options...]``; ``python3 scripts/run_tests.py --slowest 20`` lists the costliest tests and shared
+[--no-fork] [pytest options...]``; ``python3 scripts/run_tests.py --slowest 20`` lists the costliest tests and shared
 fixtures recorded (nothing is run).
 """
 
@@ -49,10 +59,16 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
+from pytest_forks import ForkServer
+
 ROOT = Path(__file__).resolve().parent.parent
 DURATIONS = ROOT / "tests" / "durations.json"
-# Modules that need a process of their own although they build no FMU (those of FMU_MODULES in tests/conftest.py
-# are never batched: each loads FMU libraries and fmpy's process-wide logger), with the reason.
+# Modules that need a process of their own although they build no FMU, with the reason. Those of FMU_MODULES in
+# tests/conftest.py (and any module that loads FMUs: LOADS_FMUS) are never batched: the FMU libraries they load
+# stay loaded, and fmpy keeps ONE Python logger for every FMI 2 instance of the process in a C global
+# (fmpy.logging.addLoggerProxy, called by simulate_fmu(..., logger=...)): a test that passes its own logger, as
+# test_fmu_repartition does, leaves that global pointing at a callback freed after the call, and the next FMI 2
+# instance in the process that logs through fmpy's default callbacks crashes the interpreter.
 ISOLATED = {
     "test_timeout": "asserts SIGALRM and the interval timer are left as a fresh process has them",
     "test_cosim_isolation": "runs foreign FMUs that segfault or hang, and checks the process survives them",
@@ -66,6 +82,7 @@ BATCH_TOTAL_SECONDS = 45.0  # the CPU a batch aims at: small enough to keep the 
 RUNNING: set[subprocess.Popen] = set()  # the modules' pytest processes still running
 RUNNING_LOCK = threading.Lock()
 STOPPING = threading.Event()  # set by SIGTERM: no further process is started
+SERVER: ForkServer | None = None  # forks the modules' pytest processes (scripts/pytest_forks.py); None: Popen
 COUNTS = re.compile(r"(\d+) (passed|failed|skipped|errors?|xfailed|xpassed|deselected)")
 
 
@@ -184,8 +201,20 @@ def run(job: list[Path], extra: list[str], env: dict[str, str], record: Path | N
     if record is not None:
         env = {**env, "NHBRIDGE_RECORD_DURATIONS": str(record)}
     start = time.monotonic()
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *plugin_options(job, extra), *extra,
-               *(str(m.relative_to(ROOT)) for m in job)]
+    argv = ["-q", "-p", "no:cacheprovider", *plugin_options(job, extra), *extra,
+            *(str(m.relative_to(ROOT)) for m in job)]
+    if SERVER is not None:
+        if STOPPING.is_set():
+            return ModuleRun(job, 128 + signal.SIGTERM, "not run: the run was stopped", 0.0, 0.0)
+        handle, name = tempfile.mkstemp(prefix="pytest-output-", suffix=".txt")
+        os.close(handle)
+        try:
+            code, cpu = SERVER.run(argv, env, Path(name))
+            output = Path(name).read_text(errors="replace")
+        finally:
+            os.unlink(name)
+        return ModuleRun(job, code, output, time.monotonic() - start, cpu)
+    command = [sys.executable, "-m", "pytest", *argv]
     with tempfile.TemporaryFile("w+") as out:
         with RUNNING_LOCK:  # started under the lock: SIGTERM either sees it running or it is never started
             if STOPPING.is_set():
@@ -273,6 +302,21 @@ def report(result: ModuleRun, totals: dict[str, int], failed: list[str]) -> None
         failed.append(result.name)
 
 
+def bytecode_cache(environ: dict[str, str]) -> dict[str, str]:
+    """``environ`` for the test processes: where it forbids bytecode files (``PYTHONDONTWRITEBYTECODE``) and names
+    no cache folder of its own (``PYTHONPYCACHEPREFIX``), the bytecode is written to the user's cache folder
+    (``$XDG_CACHE_HOME/nhbridge/pycache``, ``~/.cache/...``) instead: nothing is written into the checkout, as the
+    setting asks, and nhbridge's modules, the test modules (rewritten by pytest) and the libraries are compiled
+    once instead of in every process that imports them. Python checks each file against its source (modification
+    time and size) before using it."""
+    if not environ.get("PYTHONDONTWRITEBYTECODE") or environ.get("PYTHONPYCACHEPREFIX"):
+        return dict(environ)
+    home = environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    env = {k: v for k, v in environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = str(Path(home) / "nhbridge" / "pycache")
+    return env
+
+
 def stop(signum: int, _frame) -> None:
     """SIGTERM: stop the modules' processes and start no other, then leave through the cleanup (the run's
     folder is removed)."""
@@ -280,6 +324,8 @@ def stop(signum: int, _frame) -> None:
     with RUNNING_LOCK:
         for proc in RUNNING:
             proc.terminate()
+    if SERVER is not None:
+        SERVER.terminate()
     sys.exit(128 + signum)
 
 
@@ -292,6 +338,12 @@ def main() -> int:
                         help="measure the CPU of every module (each alone), test and shared fixture into "
                              "tests/durations.json")
     parser.add_argument("--no-batch", action="store_true", help="every module in its own process")
+    parser.add_argument("--no-fork", action="store_true",
+                        help="start every pytest process afresh (python -m pytest) instead of forking it from a "
+                             "process that has imported the common libraries once (scripts/pytest_forks.py)")
+    parser.add_argument("--no-bytecode-cache", action="store_true",
+                        help="with PYTHONDONTWRITEBYTECODE set, compile every module in every process as it says, "
+                             "instead of caching the bytecode in the user's cache folder")
     parser.add_argument("--slowest", type=int, metavar="N",
                         help="list the N costliest tests and shared fixtures of tests/durations.json; run nothing")
     args, extra = parser.parse_known_args()
@@ -309,7 +361,8 @@ def main() -> int:
     records.mkdir()
     # Each pytest process is one lane: numerical libraries get one thread each instead of every process
     # spinning up a thread per core for tiny matrices.
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+    base = dict(os.environ) if args.no_bytecode_cache else bytecode_cache(dict(os.environ))
+    env = {**base, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
            "NHBRIDGE_OBJECT_CACHE": str(objects), "NHBRIDGE_TEST_FMU_CACHE": str(fmus)}
     env["NHBRIDGE_TEST_DERIVATIONS"] = str(scratch / "derivations")  # equations shared likewise (tests/conftest.py)
     totals: dict[str, int] = {}
@@ -320,6 +373,12 @@ def main() -> int:
     costs = fast_costs(durations, slow_threshold()) if deselects_slow(extra) else durations["modules"]
     found = modules(args.modules or ["test_*.py"], costs)
     jobs = plan(found, costs, batch=not (args.record_durations or args.no_batch))
+    global SERVER
+    if not args.no_fork:
+        SERVER, why_not = ForkServer.start(env)
+        if why_not:
+            print(f"{why_not}; every module's process is started afresh", flush=True)
+    server_cpu = 0.0
     try:
         with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
             futures = [pool.submit(run_job, job, extra, env, records if args.record_durations else None)
@@ -332,6 +391,8 @@ def main() -> int:
             write_durations(merge_durations(durations, finished, records))
             print(f"\nrecorded the CPU of {len(finished)} module(s) in {DURATIONS.relative_to(ROOT)}")
     finally:
+        if SERVER is not None:
+            server_cpu = SERVER.close()
         shutil.rmtree(scratch, ignore_errors=True)
     slowest = sorted(finished, key=lambda r: r.cpu, reverse=True)[:8]
     print("\nslowest processes: " + ", ".join(f"{r.name} {r.cpu:.0f} s CPU" for r in slowest))
@@ -342,8 +403,9 @@ def main() -> int:
         summary += f", {totals['skipped']} skipped"
     if totals.get("deselected"):
         summary += f", {totals['deselected']} deselected"
-    cpu = sum(r.cpu for r in finished)
-    print(f"\n{len(found)} modules in {len(jobs)} processes, {time.monotonic() - started:.0f} s wall, "
+    cpu = sum(r.cpu for r in finished) + server_cpu
+    forked = f" (forked from one that imported the common libraries in {server_cpu:.1f} s CPU)" if server_cpu else ""
+    print(f"\n{len(found)} modules in {len(jobs)} processes{forked}, {time.monotonic() - started:.0f} s wall, "
           f"{cpu:.0f} s CPU")
     print(summary)
     return 1 if failed else 0

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Set up (install nhbridge with its test dependencies) and run the tests.
 # Without arguments every test module runs in its own pytest process, as many at once as there are cores
-# (scripts/run_tests.py): FMU libraries, fmpy's process-wide logger and signal handlers that one module
-# leaves loaded cannot change what another module sees.
+# (scripts/run_tests.py; the light modules a few to a process): FMU libraries, fmpy's process-wide logger and
+# signal handlers that one module leaves loaded cannot change what another module sees. The processes are forked
+# from one that imported the common libraries once (scripts/pytest_forks.py), each from the same clean state.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
