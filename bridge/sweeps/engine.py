@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from ..validation.shared import replay_outcome
 from .record import RecordPlan, compiled, evaluate
 from .spec import SweepError
 
@@ -303,19 +304,6 @@ def _call(fn: Callable[[], Any]) -> tuple:
         return ("raise", type(exc), exc.args, dict(vars(exc)), time.perf_counter() - t0)
 
 
-def _replay(outcome: tuple) -> Callable[[], Any]:
-    def replay() -> Any:
-        if outcome[0] == "ok":
-            return outcome[1]
-        exc = outcome[1].__new__(outcome[1])
-        exc.args = outcome[2]
-        vars(exc).update(outcome[3])
-        raise exc
-
-    replay.seconds = outcome[-1]  # the time the call took on its worker
-    return replay
-
-
 class DaskRunner:
     """Runs independent calls on a Dask cluster.
 
@@ -354,12 +342,13 @@ class DaskRunner:
         try:
             for fut in futures:
                 try:
-                    out.append(_replay(fut.result()))
+                    out.append(replay_outcome(fut.result()))
                 except Exception as exc:  # the worker was lost on every try (KilledWorker) or similar
                     from ..validation.runs import RunFailure
 
                     reason = f"the Dask workers running it were lost or it failed on every try ({type(exc).__name__})"
-                    out.append(_replay(("raise", RunFailure, (reason,), {"reason": reason, "input": False}, 0.0)))
+                    lost = ("raise", RunFailure, (reason,), {"reason": reason, "input": False}, 0.0)
+                    out.append(replay_outcome(lost))
         except KeyboardInterrupt:
             self.client.cancel(futures)
             raise

@@ -89,7 +89,7 @@ def built_once(path: Path, build: Callable[[Path], Path]) -> Path:
 def _outcomes(calls: Sequence[Callable[[], Any]]) -> list[tuple]:
     """Carry out the calls one after the other; return each one's outcome.
 
-    ``("ok", value, seconds)`` or ``("raise", class, args, attributes, seconds)``: :func:`_replay` rebuilds the
+    ``("ok", value, seconds)`` or ``("raise", class, args, attributes, seconds)``: :func:`replay_outcome` rebuilds the
     exception as it was.
     """
     out: list[tuple] = []
@@ -102,7 +102,19 @@ def _outcomes(calls: Sequence[Callable[[], Any]]) -> list[tuple]:
     return out
 
 
-def _replay(outcome: tuple) -> Callable[[], Any]:
+def replay_outcome(outcome: tuple) -> Callable[[], Any]:
+    """Return a callable that gives back what a call sent from a worker gave: its value, or its exception raised again.
+
+    ``outcome`` is ``("ok", value, seconds)`` or ``("raise", class, args, attributes, seconds)``; the exception
+    is rebuilt with its class, arguments and attributes. The callable's ``seconds`` is the time the call took
+    where it ran.
+
+    Examples
+    --------
+    >>> replay_outcome(("ok", 3, 0.1))()
+    3
+    """
+
     def replay() -> Any:
         if outcome[0] == "ok":
             return outcome[1]
@@ -156,5 +168,5 @@ def run_together(runner: Callable[[list[Callable[[], Any]]], list[Callable[[], A
                 out[k] = _failed_with(bundle)
             continue
         for k, outcome in zip(ks, outcomes):
-            out[k] = _replay(outcome)
+            out[k] = replay_outcome(outcome)
     return out  # type: ignore[return-value]
