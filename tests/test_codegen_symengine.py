@@ -11,7 +11,8 @@ import symengine as se
 import sympy as sp
 
 from bridge.codegen.c import NhbCPrinter, cse_block
-from bridge.codegen.symengine_c import SymengineCPrinter, to_symengine
+from bridge.codegen.symengine_c import SymengineCPrinter
+from bridge.derivation.symengine_forms import convert_graph
 from bridge.fmu.build import compiler
 
 X, Y, Z = sp.symbols("x y z")
@@ -60,7 +61,7 @@ def _check(got: list[list[float]]) -> None:
 def test_printed_nodes_evaluate_like_sympy(tmp_path):
     """Each expression printed on its own from its symengine form."""
     printer = SymengineCPrinter(NhbCPrinter({X: "v[0]", Y: "v[1]", Z: "v[2]"}))
-    body = [f"    out[{k}] = {printer.doprint(e)};" for k, e in enumerate(to_symengine(EXPRESSIONS))]
+    body = [f"    out[{k}] = {printer.doprint(e)};" for k, e in enumerate(convert_graph(e) for e in EXPRESSIONS)]
     _check(_run(tmp_path, ["static void f(const double *v, double *out)", "{", *body, "}"], len(EXPRESSIONS)))
 
 
@@ -73,9 +74,9 @@ def test_joint_cse_block_evaluates_like_sympy(tmp_path):
 
 
 def test_memoized_conversion_gives_symengines_forms():
-    """to_symengine equals symengine.sympify expression by expression, and shares what the expressions share."""
+    """convert_graph equals symengine.sympify expression by expression, and shares what the expressions share."""
     shared = (X * sp.sin(Y) + Z) ** 2
     exprs = [*EXPRESSIONS, shared * X, shared + Y]
-    converted = to_symengine(exprs)
+    converted = [convert_graph(e) for e in exprs]
     assert converted == [se.sympify(e) for e in exprs]
     assert converted[-2].args[0] is not None and se.sympify(shared) in (*converted[-2].args, *converted[-1].args)

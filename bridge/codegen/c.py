@@ -23,7 +23,7 @@ from ..errors import ExportError
 from ..model import symbols as S
 from .numbers import double_literal, exact_division, nearest_double, short
 from .printer import CheckedPrinter
-from .symengine_c import SymengineCPrinter, to_symengine
+from .symengine_c import SymengineCPrinter
 
 
 # -- C ---------------------------------------------------------------------------------------------
@@ -268,9 +268,10 @@ def _symengine_cse(exprs: list[sp.Expr]) -> tuple[list, list] | None:
     import symengine as se
 
     from ..derivation.factors import pull_common_factors_symengine
+    from ..derivation.symengine_forms import convert_graph
 
-    try:
-        converted = to_symengine(exprs)
+    try:  # each shared subexpression converted once
+        converted = [convert_graph(e) for e in exprs]
     except (TypeError, ValueError, NotImplementedError, RuntimeError, AttributeError, se.SympifyError):
         return None
     repl, reduced = se.cse(pull_common_factors_symengine(converted))

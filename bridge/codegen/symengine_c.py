@@ -168,19 +168,3 @@ def _negative(number) -> bool:
 def _is_e(expr) -> bool:
     """Whether ``expr`` is Euler's number (symengine writes ``exp(x)`` as ``E**x``)."""
     return type(expr).__name__ == "Exp1"
-
-
-def to_symengine(exprs: list[sp.Expr]) -> list[se.Basic]:
-    """Convert sympy expressions to symengine, each shared subexpression once.
-
-    The same forms as ``symengine.sympify`` of each expression, in time linear in the expressions' DAG rather
-    than their trees (:func:`bridge.derivation.symengine_forms.convert_graph`).
-
-    Raises
-    ------
-    TypeError, ValueError, NotImplementedError, RuntimeError, AttributeError, symengine.SympifyError
-        A node without a symengine form.
-    """
-    from ..derivation.symengine_forms import convert_graph
-
-    return [convert_graph(sp.sympify(e)) for e in exprs]

@@ -23,7 +23,7 @@ from .deadline import DerivationTimeout, deadline
 from .efforts import event_friction
 from .eom import EquationsOfMotion
 from .methods import METHODS
-from .symengine_forms import convert_graph, symengine_form
+from .symengine_forms import convert_graph
 
 DEFAULT_BUDGET = 1.0  # seconds of cheap simplification per rendering
 TIDY_SIZE = 4000      # expression tree nodes above which an expression is printed as derived
@@ -87,7 +87,7 @@ def _str(expr) -> str:
     """Return the text form (symengine's printer: on large systems sympy's takes seconds per megabyte)."""
     if isinstance(expr, sp.MatrixBase):
         return sp.sstr(expr.applyfunc(lambda e: sp.Symbol(_str(e))))
-    return str(convert_graph(expr) if isinstance(expr, sp.Basic) else symengine_form(expr))  # once per shared node
+    return str(convert_graph(expr))  # each shared subexpression converted once
 
 
 def latex_names(eom: EquationsOfMotion) -> dict[sp.Symbol, str]:

@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import symengine as se
-import sympy as sp
 
 from .symengine_forms import convert_graph
 
@@ -50,7 +49,7 @@ def operation_count(exprs: Iterable, cse: bool = True) -> int:
     """Count the operations to evaluate all ``exprs`` together, after one joint CSE pass when ``cse``."""
     # symengine.sympify's own form (not the derivation's symengine origin, equal but grouped otherwise, which the CSE
     # would count differently), each distinct subexpression converted once
-    items = [convert_graph(e) if isinstance(e, sp.Basic) else se.sympify(e) for e in exprs]
+    items = [convert_graph(e) for e in exprs]
     if cse:
         replacements, reduced = se.cse(items)
         return sum(_ops(e, {}) for _, e in replacements) + sum(_ops(e, {}) for e in reduced)

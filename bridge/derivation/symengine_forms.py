@@ -59,12 +59,12 @@ def _convert(expr, memo: dict) -> se.Basic:
 
 
 def convert_graph(expr) -> se.Basic:
-    """Return ``symengine.sympify(expr)`` of a sympy expression, building each distinct subexpression once.
+    """Return ``symengine.sympify(expr)``, building each distinct subexpression of a sympy expression once.
 
     Parameters
     ----------
-    expr : sympy.Basic
-        The expression.
+    expr : sympy.Basic, symengine.Basic or number
+        The expression (anything but a sympy expression is converted by ``symengine.sympify`` itself).
 
     Returns
     -------
@@ -72,6 +72,8 @@ def convert_graph(expr) -> se.Basic:
         The same expression as ``symengine.sympify(expr)``.
     """
     global _NODES
+    if not isinstance(expr, sp.Basic):
+        return se.sympify(expr)
     memo = _NODES
     if len(memo) > MAX_NODES:
         memo = _NODES = {}  # a conversion under way elsewhere keeps the map it started with
@@ -91,7 +93,7 @@ def symengine_form(expr) -> se.Basic:
         pass
     except TypeError:  # not hashable: nothing to keep
         return se.sympify(expr)
-    form = convert_graph(expr) if isinstance(expr, sp.Basic) else se.sympify(expr)
+    form = convert_graph(expr)
     _KEPT[expr] = form
     if len(_KEPT) > MAX_KEPT:
         _KEPT.popitem(last=False)

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from ..validation.shared import replay_outcome
+from ..validation.shared import call_outcome, replay_outcome
 from .record import RecordPlan, compiled, evaluate
 from .spec import SweepError
 
@@ -295,13 +295,13 @@ def run_cases(client, payload: Payload, cases: Iterable[dict], on_row: Callable[
 
 # -- any calls on Dask (validation campaigns) ----------------------------------------------------------------
 def _call(fn: Callable[[], Any]) -> tuple:
-    """Return ``("ok", fn())``, or ``("raise", class, args, attributes)`` so the exception is rebuilt as it was."""
-    t0 = time.perf_counter()
-    try:
+    """Carry out ``fn`` on a worker that may fork; return its outcome (:func:`.validation.shared.call_outcome`)."""
+
+    def forking() -> Any:
         with _may_fork():  # the FMU runs fork their own child (bridge.validation.runs.isolated)
-            return ("ok", fn(), time.perf_counter() - t0)
-    except Exception as exc:  # sent back and raised again on the client
-        return ("raise", type(exc), exc.args, dict(vars(exc)), time.perf_counter() - t0)
+            return fn()
+
+    return call_outcome(forking)
 
 
 class DaskRunner:

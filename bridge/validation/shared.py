@@ -86,20 +86,27 @@ def built_once(path: Path, build: Callable[[Path], Path]) -> Path:
         return build(path)
 
 
-def _outcomes(calls: Sequence[Callable[[], Any]]) -> list[tuple]:
-    """Carry out the calls one after the other; return each one's outcome.
+def call_outcome(call: Callable[[], Any]) -> tuple:
+    """Carry out ``call`` (on a worker) and return its outcome, to be sent back and read with :func:`replay_outcome`.
 
-    ``("ok", value, seconds)`` or ``("raise", class, args, attributes, seconds)``: :func:`replay_outcome` rebuilds the
-    exception as it was.
+    ``("ok", value, seconds)`` or ``("raise", class, args, attributes, seconds)``: the exception's class, arguments
+    and attributes, so that it is raised again as it was.
+
+    Examples
+    --------
+    >>> call_outcome(lambda: 1 / 0)[:3]
+    ('raise', <class 'ZeroDivisionError'>, ('division by zero',))
     """
-    out: list[tuple] = []
-    for call in calls:
-        t0 = time.perf_counter()
-        try:
-            out.append(("ok", call(), time.perf_counter() - t0))
-        except Exception as exc:  # sent back and raised again where the result is read
-            out.append(("raise", type(exc), exc.args, dict(vars(exc)), time.perf_counter() - t0))
-    return out
+    t0 = time.perf_counter()
+    try:
+        return ("ok", call(), time.perf_counter() - t0)
+    except Exception as exc:  # sent back and raised again where the result is read
+        return ("raise", type(exc), exc.args, dict(vars(exc)), time.perf_counter() - t0)
+
+
+def _outcomes(calls: Sequence[Callable[[], Any]]) -> list[tuple]:
+    """Carry out the calls one after the other; return each one's outcome (:func:`call_outcome`)."""
+    return [call_outcome(call) for call in calls]
 
 
 def replay_outcome(outcome: tuple) -> Callable[[], Any]:
