@@ -10,6 +10,8 @@ the reduced methods).
 
 from __future__ import annotations
 
+import functools
+import weakref
 from collections.abc import Mapping
 
 import numpy as np
@@ -20,6 +22,77 @@ from ..model.mechanics import split_health
 from ..model.numeric import compile_exprs
 from .dense import LUFactors
 from .stage_chain import SINGULAR_RCOND, StageChain, finite
+from .symengine_forms import symengine_forms
+
+
+class CompiledParts:
+    """The compiled callables of one set of equations, shared by all its numeric models.
+
+    The stage chain (the right-hand side) is compiled at once; the accelerations of all coordinates, the outputs,
+    the constraint residuals and the constraint matrix at their first use. Parameter values and inputs are
+    arguments of every callable, so models of the same equations with other values share them.
+
+    Parameters
+    ----------
+    eom : EquationsOfMotion
+        The equations.
+    """
+
+    def __init__(self, eom):
+        self._eom = weakref.ref(eom)  # not kept alive by its cache entry
+        system = eom.system
+        par_syms = [p.symbol for p in system.parameters]
+        inp_syms = [u.symbol for u in system.inputs]
+        self.base = [S.t, *system.q, *eom.u, *par_syms, *inp_syms]
+        self.full = [S.t, *system.q, *system.qd, *par_syms, *inp_syms]
+        self.chain = StageChain(eom, self.base)
+        efforts = set(eom.efforts)
+        self.outputs_use_efforts = any(e.free_symbols & efforts for e in system.outputs.values())
+
+    @property
+    def equations(self):
+        """The equations (alive while a model of them is)."""
+        return self._eom()
+
+    @functools.cached_property
+    def accelerations(self):
+        """``q''`` from ``[t, q, u, parameters, inputs, placeholders, u']``."""
+        eom = self.equations
+        return compile_exprs([*self.base, *eom.auxiliary_symbols, *eom.du], symengine_forms(eom.acceleration_map))
+
+    @functools.cached_property
+    def outputs(self):
+        """The outputs from ``[t, q, q', parameters, inputs]`` (and the efforts where an output contains one)."""
+        eom = self.equations
+        args = self.full + (list(eom.efforts) if self.outputs_use_efforts else [])
+        return compile_exprs(args, symengine_forms(eom.system.outputs.values()))
+
+    @functools.cached_property
+    def constraints(self):
+        """``[phi; A q' + a0]`` from ``[t, q, q', parameters, inputs]``."""
+        eom = self.equations
+        return compile_exprs(self.full, symengine_forms([*eom.system.holonomic, *eom.velocity_constraints]))
+
+    @functools.cached_property
+    def jacobian(self):
+        """The constraint matrix ``A`` (row-major) of a reduced method with dependent velocities, else None."""
+        eom = self.equations
+        if not (eom.is_reduced and eom.constraint_jacobian is not None and eom.dependent):
+            return None
+        return compile_exprs(self.full, symengine_forms(eom.constraint_jacobian))
+
+
+#: id(equations) -> their compiled parts (kept while the equations object lives)
+_COMPILED: dict[int, CompiledParts] = {}
+
+
+def compiled_parts(eom) -> CompiledParts:
+    """Return the compiled callables of ``eom``, compiled once per equations object (the object is immutable)."""
+    parts = _COMPILED.get(id(eom))
+    if parts is None or parts.equations is not eom:
+        parts = _COMPILED[id(eom)] = CompiledParts(eom)
+        weakref.finalize(eom, _COMPILED.pop, id(eom), None)
+    return parts
 
 
 class NumericModel:
@@ -65,31 +138,42 @@ class NumericModel:
         self.inputs = np.array([u.start for u in system.inputs], dtype=float)
         if parameters:
             self.set_parameters(parameters)
-        par_syms = [p.symbol for p in system.parameters]
-        inp_syms = [u.symbol for u in system.inputs]
-        base = [S.t, *system.q, *eom.u, *par_syms, *inp_syms]
         self.ne = len(eom.efforts)  # effort unknowns after the multipliers
-        size = self.p + self.m + self.ne
-        self.size = size
+        self.size = self.p + self.m + self.ne
+        self._compiled = compiled_parts(eom)
         # the stages, M, F and the kinematics in the fewest compiled calls; kept for the last state evaluated
-        self.chain = StageChain(eom, base)
-        self._key: bytes | None = None
-        self._args = np.empty(0)  # the arguments and the placeholders solved at the state of _key
-        self._dyn = np.empty(0)  # [M, F, kinematics] there
-        base = base + list(eom.auxiliary_symbols)
-        self._acc = compile_exprs(base + list(eom.du), list(eom.acceleration_map))
-        full = [S.t, *system.q, *system.qd, *par_syms, *inp_syms]
+        self.chain = self._compiled.chain
         self.output_names = list(system.outputs)
-        efforts = set(eom.efforts)
-        self.outputs_use_efforts = any(e.free_symbols & efforts for e in system.outputs.values())
-        self._out = compile_exprs(full + (list(eom.efforts) if self.outputs_use_efforts else []),
-                                  list(system.outputs.values()))
+        self.outputs_use_efforts = self._compiled.outputs_use_efforts
         self.n_holonomic = len(system.holonomic)
-        self._con = compile_exprs(full, list(system.holonomic) + list(eom.velocity_constraints))
-        self._jac = (compile_exprs(full, list(eom.constraint_jacobian))
-                     if eom.is_reduced and eom.constraint_jacobian is not None and eom.dependent else None)
         idx = [system.qd.index(s) for s in eom.u]
         self.independent_index = np.array(idx, dtype=int)
+        n_args = 1 + self.n + self.p + len(self.params) + len(self.inputs)
+        self._bounds = (1 + self.n, 1 + self.n + self.p, n_args - len(self.inputs), n_args)
+        self._kin = slice(self.size * (self.size + 1), self.size * (self.size + 1) + self.chain.n_kin)
+        self.own_buffers()
+
+    def own_buffers(self) -> None:
+        """Give this model its own evaluation buffers (a model sharing the compiled callables of another)."""
+        self._key: bytes | None = None  # the arguments whose evaluation the buffers hold
+        self._args, self._outs = self.chain.buffers()  # the arguments and placeholders; each call's values
+        self._dyn = np.empty(0)  # [M, F, kinematics] at the state of _key
+
+    @property
+    def _acc(self):
+        return self._compiled.accelerations
+
+    @property
+    def _out(self):
+        return self._compiled.outputs
+
+    @property
+    def _con(self):
+        return self._compiled.constraints
+
+    @property
+    def _jac(self):
+        return self._compiled.jacobian
 
     def set_parameters(self, values: Mapping[str, float]) -> None:
         """Change parameter values for the following evaluations.
@@ -112,13 +196,23 @@ class NumericModel:
 
     # -- evaluation ------------------------------------------------------------
     def _evaluate(self, t: float, q: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Return [t, q, u, parameters, inputs, placeholders] and [M, F, kinematics] at a state (kept for it)."""
-        values = np.concatenate([[t], q, u, self.params, self.inputs])
-        key = values.tobytes()
+        """Return [t, q, u, parameters, inputs, placeholders] and [M, F, kinematics] at a state (kept for it).
+
+        Both are this model's buffers, overwritten by the next evaluation at another state.
+        """
+        args = self._args
+        i_q, i_p, i_in, n_args = self._bounds
+        args[0] = t
+        args[1:i_q] = q
+        args[i_q:i_p] = u
+        args[i_p:i_in] = self.params
+        args[i_in:n_args] = self.inputs
+        key = args[:n_args].tobytes()
         if key != self._key:  # rhs, kinematics and accelerations at one state share one evaluation
-            self._args, self._dyn = self.chain.evaluate(values, t)
+            self._key = None  # the buffers hold no complete evaluation until this one succeeds
+            self._dyn = self.chain.evaluate_into(args, self._outs, t)
             self._key = key
-        return self._args, self._dyn
+        return args, self._dyn
 
     def _base(self, t: float, q: np.ndarray, u: np.ndarray) -> np.ndarray:
         """Return [t, q, u, parameters, inputs] and the auxiliary placeholders solved there."""
@@ -126,7 +220,7 @@ class NumericModel:
 
     def auxiliary(self, t: float, q: np.ndarray, u: np.ndarray) -> np.ndarray:
         """Return the placeholders of the auxiliary stages at a state (empty without)."""
-        return self._base(t, q, u)[1 + self.n + self.p + len(self.params) + len(self.inputs):]
+        return self._base(t, q, u)[self._bounds[3]:].copy()
 
     def solve(self, t: float, q: np.ndarray, u: np.ndarray) -> np.ndarray:
         """Return the unknowns ``[u', lambda, e]`` at a state, solving ``M z = F`` by pivoted LU.
@@ -198,7 +292,7 @@ class NumericModel:
         numpy.ndarray
             The coordinate velocities (n).
         """
-        return self._evaluate(t, q, u)[1][self.size * (self.size + 1):].copy()
+        return self._evaluate(t, q, u)[1][self._kin].copy()
 
     def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
         """Return ``(q', u')`` at ``x = (q, u)``.
@@ -227,7 +321,7 @@ class NumericModel:
         q, u = x[: self.n], x[self.n:]
         vals = self._evaluate(t, q, u)[1]
         sol = self._unknowns(t, q, u, vals)
-        return np.concatenate([vals[self.size * (self.size + 1):], sol[: self.p]])
+        return np.concatenate((vals[self._kin], sol[: self.p]))
 
     def accelerations(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
         """Return q'' at a state given by all velocities (which must satisfy the constraints).

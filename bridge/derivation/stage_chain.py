@@ -47,6 +47,15 @@ def finite(values: np.ndarray) -> bool:
     return math.isfinite(np.dot(values, values)) or bool(np.isfinite(values).all())
 
 
+def _call(f, args: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """Return the values of the compiled call ``f`` at ``args``, written into ``out`` where ``f`` can."""
+    write = getattr(f, "unsafe_real", None)  # looked up per call: a wrapper of the callable has none
+    if write is None:
+        return np.asarray(f(args), dtype=float).ravel()
+    write(args, out)
+    return out
+
+
 def _same_matrix(a, b) -> bool:
     """Return whether two stage matrices are the same expressions (then one LU serves both stages)."""
     return a is b or (a.shape == b.shape and all(x == y for x, y in zip(a, b)))
@@ -139,7 +148,12 @@ class StageChain:
         self._plan_width = [sum((r * r if src == k else 0) + r * c for k, _, r, c, src in plan)
                             for plan in self._plan]
         exprs_per_level[dyn_level] += dyn_exprs
+        self.widths = [len(exprs) for exprs in exprs_per_level]  # the values of each call
         self.functions = [compile_exprs(all_args, exprs) for exprs in exprs_per_level]
+
+    def buffers(self) -> tuple[np.ndarray, list[np.ndarray]]:
+        """Return new buffers for :meth:`evaluate_into`: the arguments and placeholders, and each call's values."""
+        return np.zeros(self.n_args + self.n_placeholders), [np.empty(w) for w in self.widths]
 
     def evaluate(self, values: np.ndarray, t: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
         """Return the arguments followed by every placeholder, and ``[M (row-major), F, kinematics]``.
@@ -161,15 +175,39 @@ class StageChain:
         SimulationError
             A stage is not finite or its matrix (the split) is singular.
         """
-        if not self.n_placeholders:  # no stages: one call
-            vals = np.asarray(self.functions[0](values), dtype=float).ravel()
-            return values, vals
-        args = np.zeros(self.n_args + self.n_placeholders)
+        args, outs = self.buffers()
         args[: self.n_args] = values
+        return args, self.evaluate_into(args, outs, t).copy()
+
+    def evaluate_into(self, args: np.ndarray, outs: list[np.ndarray], t: float = 0.0) -> np.ndarray:
+        """Solve the placeholders into ``args`` and return ``[M (row-major), F, kinematics]``.
+
+        Parameters
+        ----------
+        args : numpy.ndarray
+            ``[t, q, u, parameters, inputs]`` followed by room for the placeholders (from :meth:`buffers`).
+        outs : list of numpy.ndarray
+            The buffers of the calls' values (from :meth:`buffers`).
+        t : float
+            The time (for the messages).
+
+        Returns
+        -------
+        numpy.ndarray
+            The dynamics' values: a view of the last buffer of ``outs`` (or a new array when the forcing is
+            completed by the last placeholders).
+
+        Raises
+        ------
+        SimulationError
+            A stage is not finite or its matrix (the split) is singular.
+        """
+        if not self.n_placeholders:  # no stages: one call
+            return _call(self.functions[0], args, outs[0])
         factors: dict[int, LUFactors] = {}
-        vals = values
-        for f, plan, width in zip(self.functions, self._plan, self._plan_width):
-            vals = np.asarray(f(args), dtype=float).ravel()
+        vals = args
+        for f, out, plan, width in zip(self.functions, outs, self._plan, self._plan_width):
+            vals = _call(f, args, out)
             if plan and not finite(vals[:width]):
                 raise self._not_finite(t)
             pos = 0
@@ -184,11 +222,11 @@ class StageChain:
                 pos += r * c
             vals = vals[pos:]
         if not self.n_top:
-            return args, vals
+            return vals
         size2, width = self.size * self.size, self.size + self.n_kin
         out = vals[: size2 + width].copy()
         out[size2:] += vals[size2 + width:].reshape(width, self.n_top) @ args[self._top_start: self._top_end]
-        return args, out
+        return out
 
     def _not_finite(self, t: float) -> SimulationError:
         return SimulationError(f"at t = {t:.9g} the constraint split of method {self.method} is not finite "

@@ -17,6 +17,7 @@ class DrivenModel(NumericModel):
 
     def __init__(self, num: NumericModel, table: InputTable):  # shares the compiled callables of ``num``
         self.__dict__.update(num.__dict__)
+        self.own_buffers()  # its own evaluation buffers: the two models evaluate at different inputs
         self.table = table
         self.inputs = table(0.0)
 
