@@ -158,6 +158,8 @@ class NumericModel:
         self._key: bytes | None = None  # the arguments whose evaluation the buffers hold
         self._args, self._outs = self.chain.buffers()  # the arguments and placeholders; each call's values
         self._dyn = np.empty(0)  # [M, F, kinematics] at the state of _key
+        self._solved_key: bytes | None = None  # the state whose unknowns _sol holds
+        self._sol = np.empty(0)
 
     @property
     def _acc(self):
@@ -244,7 +246,15 @@ class NumericModel:
         SimulationError
             When ``M`` or ``F`` is not finite or ``M`` is singular there.
         """
-        return self._unknowns(t, q, u, self._evaluate(t, q, u)[1])
+        return self._solved(t, q, u)[1].copy()
+
+    def _solved(self, t: float, q: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Return ``[M, F, kinematics]`` and the unknowns at a state (solved once per state)."""
+        vals = self._evaluate(t, q, u)[1]
+        if self._solved_key is None or self._solved_key is not self._key:
+            self._sol = self._unknowns(t, q, u, vals)
+            self._solved_key = self._key
+        return vals, self._sol
 
     def _unknowns(self, t: float, q: np.ndarray, u: np.ndarray, vals: np.ndarray) -> np.ndarray:
         """Return ``M^-1 F`` from the values ``[M (row-major), F, ...]`` of the compiled dynamics."""
@@ -319,8 +329,7 @@ class NumericModel:
             When the equations are not finite or the mass matrix is singular there.
         """
         q, u = x[: self.n], x[self.n:]
-        vals = self._evaluate(t, q, u)[1]
-        sol = self._unknowns(t, q, u, vals)
+        vals, sol = self._solved(t, q, u)
         return np.concatenate((vals[self._kin], sol[: self.p]))
 
     def accelerations(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
@@ -361,11 +370,11 @@ class NumericModel:
         numpy.ndarray
             The multipliers (m).
         """
-        return self.solve(t, q, u)[self.p:self.p + self.m]
+        return self._solved(t, q, u)[1][self.p:self.p + self.m].copy()
 
     def efforts(self, t: float, q: np.ndarray, u: np.ndarray) -> np.ndarray:
         """Return the effort variables e at a state (empty without)."""
-        return self.solve(t, q, u)[self.p + self.m:]
+        return self._solved(t, q, u)[1][self.p + self.m:].copy()
 
     def state(self, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
         """Return the integrator's state ``x = (q, u)`` from the coordinates and all velocities.
@@ -408,6 +417,54 @@ class NumericModel:
         if self.outputs_use_efforts:
             args = np.concatenate([args, self.efforts(t, q, np.asarray(qd, dtype=float)[self.independent_index])])
         return np.asarray(self._out(args), dtype=float).ravel()
+
+    def inputs_at(self, times: np.ndarray) -> np.ndarray:
+        """Return the input values at each of ``times`` (one row per time): here the held values."""
+        return np.broadcast_to(self.inputs, (len(times), len(self.inputs)))
+
+    def _full_rows(self, times: np.ndarray, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        """Return ``[t, q, q', parameters, inputs]`` per row."""
+        N = len(times)
+        return np.hstack([np.reshape(times, (N, 1)), np.reshape(q, (N, self.n)), np.reshape(qd, (N, self.n)),
+                          np.broadcast_to(self.params, (N, len(self.params))), self.inputs_at(times)])
+
+    def outputs_rows(self, times: np.ndarray, q: np.ndarray, qd: np.ndarray,
+                     efforts: np.ndarray | None = None) -> np.ndarray:
+        """Return :meth:`outputs` at many states at once, one row per time.
+
+        Parameters
+        ----------
+        times : numpy.ndarray
+            The times (N).
+        q, qd : numpy.ndarray
+            The coordinates and all velocities (N x n), consistent with the constraints.
+        efforts : numpy.ndarray, optional
+            The efforts there (N x number of efforts); solved per state when an output needs them and they are
+            not given.
+
+        Returns
+        -------
+        numpy.ndarray
+            N x number of outputs.
+        """
+        N = len(times)
+        args = self._full_rows(times, q, qd)
+        if self.outputs_use_efforts:
+            if efforts is None:
+                efforts = np.array([self.efforts(t, qq, np.asarray(v)[self.independent_index])
+                                    for t, qq, v in zip(times, q, qd)]).reshape(N, self.ne)
+            args = np.hstack([args, efforts])
+        if not N or not self.output_names:
+            return np.zeros((N, len(self.output_names)))
+        return np.asarray(self._out(args), dtype=float).reshape(N, len(self.output_names))
+
+    def constraint_residuals_rows(self, times: np.ndarray, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        """Return :meth:`constraint_residuals` at many states at once, one row per time (N x residuals)."""
+        N = len(times)
+        width = self.n_holonomic + len(self.eom.velocity_constraints)
+        if not N or not width:
+            return np.zeros((N, width))
+        return np.asarray(self._con(self._full_rows(times, q, qd)), dtype=float).reshape(N, width)
 
     def constraint_residuals(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
         """Return the constraint residuals ``[phi(q, t); A q' + a0]`` at a state.

@@ -21,6 +21,10 @@ class DrivenModel(NumericModel):
         self.table = table
         self.inputs = table(0.0)
 
+    def inputs_at(self, times: np.ndarray) -> np.ndarray:
+        """Return the table's input values at each of ``times`` (one row per time)."""
+        return np.array([self.table(t) for t in times], dtype=float).reshape(len(times), len(self.inputs))
+
     def _at(self, t: float) -> None:
         self.inputs = self.table(t)
 

@@ -448,31 +448,45 @@ def _result(eom: EquationsOfMotion, trajectory: _Trajectory, splits: _Splits,
 
     At each sample: ``q``, ``q' = kinematics(t, q, u)``, the outputs ``y(t, q, q')``, the multipliers
     ``lambda(t, q, u)`` (none for reduced methods), the efforts and the constraint residuals
-    ``[phi; A q' + a0]``.
+    ``[phi; A q' + a0]``. The dynamics are solved sample by sample (once each); the outputs and residuals of a
+    segment's samples by one compiled call.
     """
     system = eom.system
     t_all = np.concatenate(trajectory.times) if trajectory.times else np.zeros(0)
     q_rows, qd_rows, out_rows, lam_rows, res_rows, eff_rows = [], [], [], [], [], []
     for ts, (model, ys) in zip(trajectory.times, trajectory.states):
         nm = splits.numeric(model)
-        for t, row in zip(ts, ys):
-            q, u = row[: system.n], row[system.n:]
-            qd = nm.kinematics(t, q, u)
-            q_rows.append(q)
-            qd_rows.append(qd)
-            out_rows.append(nm.outputs(t, q, qd))
-            lam_rows.append(nm.multipliers(t, q, u) if nm.m else np.zeros(0))
-            eff_rows.append(nm.efforts(t, q, u) if nm.ne else np.zeros(0))
-            res_rows.append(nm.constraint_residuals(t, q, qd))
+        q = ys[:, : system.n]
+        qd = np.empty_like(q)
+        lam = np.zeros((len(ts), nm.m))
+        eff = np.zeros((len(ts), nm.ne))
+        for k, (t, row) in enumerate(zip(ts, ys)):  # the dynamics solved once per sample
+            qk, uk = row[: system.n], row[system.n:]
+            qd[k] = nm.kinematics(t, qk, uk)
+            if nm.m:
+                lam[k] = nm.multipliers(t, qk, uk)
+            if nm.ne:
+                eff[k] = nm.efforts(t, qk, uk)
+        q_rows.append(q)
+        qd_rows.append(qd)
+        lam_rows.append(lam)
+        eff_rows.append(eff)
+        out_rows.append(nm.outputs_rows(ts, q, qd, eff if nm.ne else None))  # one compiled call per segment
+        res_rows.append(nm.constraint_residuals_rows(ts, q, qd))
     N = len(t_all)
     return SimulationResult(
-        eom=eom, time=t_all, q=np.array(q_rows), qd=np.array(qd_rows),
-        outputs=np.array(out_rows).reshape(N, len(system.outputs)),
-        multipliers=np.array(lam_rows).reshape(N, len(eom.multipliers)),
-        residuals=np.array(res_rows).reshape(N, -1),
+        eom=eom, time=t_all, q=_stacked(q_rows, system.n), qd=_stacked(qd_rows, system.n),
+        outputs=_stacked(out_rows, len(system.outputs)),
+        multipliers=_stacked(lam_rows, len(eom.multipliers)),
+        residuals=_stacked(res_rows, 0).reshape(N, -1),
         repartitions=tuple(trajectory.repartitions), nfev=trajectory.nfev, settings=settings,
-        efforts=np.array(eff_rows).reshape(N, len(eom.efforts)),
+        efforts=_stacked(eff_rows, len(eom.efforts)),
     )
+
+
+def _stacked(blocks: list[np.ndarray], width: int) -> np.ndarray:
+    """Return the segments' rows one under the other (no rows: 0 x width)."""
+    return np.vstack(blocks) if blocks else np.zeros((0, width))
 
 
 __all__ = ["SimulationResult", "simulate"]
