@@ -34,6 +34,7 @@ resolve the fastest switching.
 from __future__ import annotations
 
 import warnings
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
@@ -51,6 +52,45 @@ from .driven import DrivenModel
 from .normal_watch import RegularizedNormals
 from .result import SimulationResult
 from .stiffness import solve_watched
+
+
+class _SwitchFunctions:
+    """The compiled switching velocities, normal forces and their gradients of one set of equations.
+
+    Kept per equations object with the equations of each mode combination, so a later run of the same equations
+    compiles none of them again.
+    """
+
+    def __init__(self, eom: EquationsOfMotion):
+        system = eom.system
+        elements = switched(system)
+        args = [S.t, *system.q, *system.qd, *[p.symbol for p in system.parameters],
+                *[u.symbol for u in system.inputs]]
+        w = [switching_velocity(el) for el in elements]
+        self.functions = (compile_exprs(args, w),
+                          compile_exprs(args, [0 if isinstance(el, Diode) else el.normal for el in elements]),
+                          compile_exprs(args, [e.diff(v) for e in w for v in system.qd]))
+        self._eom = weakref.ref(eom)
+        self._modes: dict[tuple[int, ...], EquationsOfMotion] = {}
+
+    def equations(self, modes: tuple[int, ...]) -> EquationsOfMotion:
+        """Return the equations of a mode combination (derived once; their numeric models compiled once)."""
+        if modes not in self._modes:
+            self._modes[modes] = with_modes(self._eom(), modes)
+        return self._modes[modes]
+
+
+#: id(equations) -> their _SwitchFunctions (kept while the equations object lives)
+_SWITCH_FUNCTIONS: dict[int, _SwitchFunctions] = {}
+
+
+def _switch_functions(eom: EquationsOfMotion) -> _SwitchFunctions:
+    kept = _SWITCH_FUNCTIONS.get(id(eom))
+    if kept is None or kept._eom() is not eom:
+        kept = _SWITCH_FUNCTIONS[id(eom)] = _SwitchFunctions(eom)
+        weakref.finalize(eom, _SWITCH_FUNCTIONS.pop, id(eom), None)
+    return kept
+
 
 ZENO_EVENTS = 50
 ZENO_WINDOW = 1e-9
@@ -103,12 +143,8 @@ class SwitchedModels:
         self.models: dict[tuple[int, ...], NumericModel] = {}
         system = eom.system
         self.elements = switched(system)
-        args = [S.t, *system.q, *system.qd, *[p.symbol for p in system.parameters],
-                *[u.symbol for u in system.inputs]]
-        w = [switching_velocity(el) for el in self.elements]
-        self._w = compile_exprs(args, w)
-        self._normal = compile_exprs(args, [0 if isinstance(el, Diode) else el.normal for el in self.elements])
-        self._grad = compile_exprs(args, [e.diff(v) for e in w for v in system.qd])
+        self._kept = _switch_functions(eom)
+        self._w, self._normal, self._grad = self._kept.functions
         self.ne = len(system.efforts)
 
     def names(self, k: int) -> dict[int, str]:
@@ -118,7 +154,7 @@ class SwitchedModels:
     def model(self, modes: tuple[int, ...]) -> NumericModel:
         """Return the compiled model of the mode combination ``modes`` (one mode per element)."""
         if modes not in self.models:
-            num = NumericModel(with_modes(self.eom, modes), self.parameters)
+            num = NumericModel(self._kept.equations(modes), self.parameters)
             if self.table is not None:
                 num = DrivenModel(num, self.table)
             self.models[modes] = num

@@ -2,12 +2,13 @@
 
 Watched along a native run: the run stops where ``max |C^T C - 1|`` exceeds :data:`ROTATION_TOLERANCE`.
 
-The check runs at the output samples only (one compiled evaluation of the 9 entries per sample), so it costs far
-less than the integration.
+The check runs at the output samples only (one compiled evaluation of the 9 entries of every sample together,
+compiled once per system), so it costs far less than the integration.
 """
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping
 
 import numpy as np
@@ -33,18 +34,37 @@ def check_rotations(system: System, time: np.ndarray, q: np.ndarray,
     if not watch or len(time) == 0:
         return
     values = {p.name: p.value for p in system.parameters} | dict(parameters or {})
-    par = [float(values[p.name]) for p in system.parameters]
+    par = np.array([float(values[p.name]) for p in system.parameters])
+    N = len(time)
+    rows = np.hstack([np.reshape(time, (N, 1)), np.reshape(q, (N, system.n)), np.broadcast_to(par, (N, len(par)))])
+    flat = np.asarray(_watch_function(system)(rows), dtype=float).reshape(N, len(watch), 3, 3)  # one call: all
+    with np.errstate(invalid="ignore", over="ignore"):
+        errors = np.abs(np.swapaxes(flat, -1, -2) @ flat - np.eye(3)).max(axis=(-2, -1))  # per sample and frame
+    errors[~np.isfinite(flat).all(axis=(-2, -1))] = np.inf
+    bad = ~(errors <= ROTATION_TOLERANCE)
+    if not bad.any():
+        return
+    i, k = (int(v) for v in np.argwhere(bad)[0])  # the first sample, then the first frame there
+    name, t, row, error = watch[k][0], time[i], q[i], float(errors[i, k])
+    state = ", ".join(f"{c.name} = {v:.6g}" for c, v in zip(system.coordinates, row))
+    raise SimulationError(
+        f"frames.{name}.dcm: the direction cosines are no longer a rotation at t = {t:.9g} "
+        f"(max |C^T C - 1| = {error:.3g}, above {ROTATION_TOLERANCE:g}; {state}). The matrix is "
+        "orthonormal at the start state only: give C in sines and cosines of angles (or as rotations "
+        "about the frame's axes) so that it stays a rotation")
+
+
+#: id(system) -> the compiled entries of its watched matrices (kept while the system lives)
+_COMPILED: dict[int, tuple[weakref.ref, object]] = {}
+
+
+def _watch_function(system: System):
+    """Return the compiled 9 entries per watched matrix from ``[t, q, parameters]``, compiled once per system."""
+    kept = _COMPILED.get(id(system))
+    if kept is not None and kept[0]() is system:
+        return kept[1]
     args = [S.t, *system.q, *[p.symbol for p in system.parameters]]
-    f = compile_exprs(args, [x for _, C in watch for x in C])
-    for t, row in zip(time, q):
-        flat = np.asarray(f(np.concatenate([[t], row, par])), dtype=float).ravel()
-        for k, (name, _) in enumerate(watch):
-            C = flat[9 * k: 9 * k + 9].reshape(3, 3)
-            error = float(np.abs(C.T @ C - np.eye(3)).max()) if np.all(np.isfinite(C)) else np.inf
-            if not error <= ROTATION_TOLERANCE:
-                state = ", ".join(f"{c.name} = {v:.6g}" for c, v in zip(system.coordinates, row))
-                raise SimulationError(
-                    f"frames.{name}.dcm: the direction cosines are no longer a rotation at t = {t:.9g} "
-                    f"(max |C^T C - 1| = {error:.3g}, above {ROTATION_TOLERANCE:g}; {state}). The matrix is "
-                    "orthonormal at the start state only: give C in sines and cosines of angles (or as rotations "
-                    "about the frame's axes) so that it stays a rotation")
+    f = compile_exprs(args, [x for _, C in system.multibody.rotation_watch for x in C])
+    _COMPILED[id(system)] = (weakref.ref(system), f)
+    weakref.finalize(system, _COMPILED.pop, id(system), None)
+    return f
