@@ -22,6 +22,7 @@ from ..derivation.dense import single_threaded_blas
 from ..derivation.efforts import switched
 from ..derivation.eom import EquationsOfMotion
 from ..derivation.numeric_model import NumericModel
+from ..derivation.stage_chain import finite
 from ..errors import BridgeError, SimulationError, SplitLimitError
 from ..model.mechanics import split_health
 from ..model.system import System
@@ -286,7 +287,7 @@ class _FiniteWatch:
 
     def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
         dx = self.num.rhs(t, x)
-        if not self.found and not (np.all(np.isfinite(x)) and np.all(np.isfinite(dx))):
+        if not self.found and not (finite(x) and finite(dx)):
             bad_x = [f"{n} = {v}" for n, v in zip(self.states, x) if not np.isfinite(v)]
             bad = bad_x or [f"{n} = {v}" for n, v in zip(self.derivatives, dx) if not np.isfinite(v)]
             self.found = (f" (at t = {t:.9g} {'the state' if bad_x else 'the equations give'} "
