@@ -7,6 +7,9 @@ overhead dominating) while it costs most of the compilation (the bicycle's dynam
 operations after CSE: about 0.2 s at level 0, 0.5 s at level 3, symengine's default). The interpreter of the
 ``lambda`` backend builds faster still but evaluates a large CSE graph a hundred times slower.
 
+A small set of expressions (at most :data:`SMALL_OPS` operations) goes to the ``lambda`` backend without CSE instead:
+it builds in microseconds where LLVM takes a millisecond or two, and evaluates as fast (the call overhead dominates).
+
 The compiled callables take an array of the arguments and return the values; ``unsafe_real(values, out)`` writes
 them into a preallocated array (no checks: both contiguous float64 of the right sizes).
 """
@@ -23,6 +26,8 @@ import sympy as sp
 #: the symengine backend of the compiled callables and its LLVM optimisation level
 BACKEND = "llvm" if se.have_llvm else "lambda"
 OPT_LEVEL = 0
+#: expression sets of at most this many operations are interpreted (``lambda`` backend, no CSE), not compiled
+SMALL_OPS = 64
 #: names symengine gives its CSE temporaries: arguments of such names are renamed before compiling
 _CSE_NAME = re.compile(r"x\d+$")
 
@@ -54,9 +59,29 @@ def compile_exprs(args: Sequence[sp.Basic], exprs: Sequence[sp.Basic]):
         private = [se.Symbol(f"_nhb_arg{i}") for i in range(len(arg_forms))]
         rename = dict(zip(arg_forms, private))
         arg_forms, se_exprs = private, [e.xreplace(rename) for e in se_exprs]
+    if _small(se_exprs):
+        return se.Lambdify(arg_forms, se_exprs, cse=False, real=True, backend="lambda")
     if BACKEND == "llvm":
         return se.Lambdify(arg_forms, se_exprs, cse=True, real=True, backend="llvm", opt_level=OPT_LEVEL)
     return se.Lambdify(arg_forms, se_exprs, cse=True, real=True, backend=BACKEND)
+
+
+def _small(exprs: Sequence[se.Basic]) -> bool:
+    """Return whether the expressions have at most :data:`SMALL_OPS` operations together.
+
+    A walk of the expression trees that stops as soon as it has met more operations, so a large (or shared,
+    graph-like) expression costs no more than a small one.
+    """
+    budget = SMALL_OPS
+    stack = list(exprs)
+    while stack:
+        args = stack.pop().args
+        if args:
+            budget -= len(args) - 1 if len(args) > 1 else 1  # n arguments: n - 1 binary operations, a function 1
+            if budget < 0:
+                return False
+            stack.extend(args)
+    return True
 
 
 def evaluate_once(args: Sequence[sp.Basic], exprs: Sequence[sp.Basic],
