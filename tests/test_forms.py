@@ -90,14 +90,14 @@ def test_the_chosen_form_is_simulated_by_both_compilers(path, kind, tool, deriva
     assert report.max_error < 1e-6, report.summary()
 
 
-def test_a_coupled_split_gets_the_normal_form_and_the_reason():
-    eom = bridge.derive(bridge.load_system(ROOT / "examples" / "car.toml"), "maggi")
+def test_a_coupled_split_gets_the_normal_form_and_the_reason(derivations):
+    eom = derivations.eom(ROOT / "examples" / "car.toml", "maggi")
     assert coupled_blocks(eom) == ["stage 1 (2x2)", "stage 2 (2x2)"]
     choice = choose_form(eom)
     assert choice.form == "normal" and "normal" in applicable_forms(eom)
     text = model_source(eom)
     assert "Export form (chosen automatically): normal:" in text and "docs/compiler-defects" in text
-    lagrange = bridge.derive(eom.system, "lagrange")
+    lagrange = derivations.eom(ROOT / "examples" / "car.toml", "lagrange")
     assert choose_form(lagrange).form == "implicit" and "normal" not in applicable_forms(lagrange)
     assert "given" in applicable_forms(lagrange)
     assert "Export form (chosen automatically): implicit:" in model_source(lagrange)
@@ -105,8 +105,8 @@ def test_a_coupled_split_gets_the_normal_form_and_the_reason():
     assert "Export form" not in model_source(eom, "index1", accelerations="implicit")
 
 
-def test_a_one_dimensional_split_keeps_the_implicit_form():
-    eom = bridge.derive(bridge.load_system(ROOT / "examples" / "chaplygin_sleigh.toml"), "maggi")
+def test_a_one_dimensional_split_keeps_the_implicit_form(derivations):
+    eom = derivations.eom(ROOT / "examples" / "chaplygin_sleigh.toml", "maggi")
     assert coupled_blocks(eom) == [] and choose_form(eom).form == "implicit"
 
 
@@ -114,11 +114,11 @@ def _dense(r: int, c: int, name: str) -> sp.ImmutableMatrix:
     return sp.ImmutableMatrix(r, c, lambda i, j: sp.Symbol(f"{name}{i}{j}"))
 
 
-def test_the_growth_of_the_normal_equations_is_the_block_dimension():
+def test_the_growth_of_the_normal_equations_is_the_block_dimension(derivations):
     """g = r for a dense r x r block, 2 for two dense 2 x 2 blocks side by side (one per axle), less for a
     triangular block; the car's split is a dense 2 x 2 block (normal), the bicycle's 5 x 5 split grows more
     (implicit)."""
-    car = bridge.derive(bridge.load_system(ROOT / "examples" / "car.toml"), "maggi")
+    car = derivations.eom(ROOT / "examples" / "car.toml", "maggi")
 
     def growth(L, R):
         Z = sp.ImmutableMatrix(R.shape[0], R.shape[1], lambda i, j: sp.Symbol(f"z{i}{j}"))
@@ -132,7 +132,7 @@ def test_the_growth_of_the_normal_equations_is_the_block_dimension():
     assert growth(lower, _dense(3, 1, "b")) < 3
     assert normal_growth(car) == pytest.approx(2.0) and NORMAL_GROWTH_LIMIT >= 2.0
     assert choose_form(car).form == "normal"
-    bicycle = bridge.derive(bridge.load_system(ROOT / "examples" / "engineering" / "bicycle.toml"), "maggi")
+    bicycle = derivations.eom(ROOT / "examples" / "engineering" / "bicycle.toml", "maggi")
     assert coupled_blocks(bicycle) == ["stage 1 (5x5)", "stage 2 (5x5)"]
     assert normal_growth(bicycle) > NORMAL_GROWTH_LIMIT
     choice = choose_form(bicycle)
@@ -149,12 +149,12 @@ RUMOCA_COUPLED_FAILURE = "SymbolicSingular|BDF init panicked"
 
 
 @pytest.mark.parametrize("path", SYSTEMS, ids=lambda p: p.stem)
-def test_the_coupled_derivative_rule_predicts_rumoca_on_the_implicit_text(path):
+def test_the_coupled_derivative_rule_predicts_rumoca_on_the_implicit_text(path, derivations):
     """Every multiplier DAE (lagrange) exported implicitly: Rumoca fails with "SymbolicSingular" exactly where
     coupled_derivative_block finds the structure, and simulates the others correctly; those get variables."""
     pytest.importorskip("rumoca", reason='pip install --only-binary rumoca "rumoca>=0.9.9,<0.10"')
-    system = bridge.load_system(path)
-    eom = bridge.derive(system, "lagrange")
+    eom = derivations.eom(path, "lagrange")  # shared with the test above
+    system = eom.system
     if not eom.multipliers:
         pytest.skip(f"{system.name} has no multipliers: no algebraic rows")
     coupled = coupled_derivative_block(eom)
@@ -167,9 +167,9 @@ def test_the_coupled_derivative_rule_predicts_rumoca_on_the_implicit_text(path):
         assert simulate_form(eom, "implicit", "rumoca", 0.5).max_error < 1e-6
 
 
-def test_the_normal_form_is_the_same_equations():
+def test_the_normal_form_is_the_same_equations(derivations):
     """Native simulation of the split as normal equations equals the original (another text, same motion)."""
-    eom = bridge.derive(bridge.load_system(ROOT / "examples" / "car.toml"), "maggi")
+    eom = derivations.eom(ROOT / "examples" / "car.toml", "maggi")
     normal = normal_split(eom)
     assert [s.matrix for s in normal.auxiliary] != [s.matrix for s in eom.auxiliary]
     a = simulate(eom, 2.0, interval=0.01, rtol=1e-11, atol=1e-13)
@@ -178,8 +178,8 @@ def test_the_normal_form_is_the_same_equations():
     assert np.abs(a.q - b.q).max() < 1e-8 * span
 
 
-def test_constraints_as_given_are_refused_for_tools_without_index_reduction(tmp_path, capsys):
-    eom = bridge.derive(bridge.load_system(ROOT / "examples" / "skate.toml"), "lagrange")
+def test_constraints_as_given_are_refused_for_tools_without_index_reduction(tmp_path, capsys, derivations):
+    eom = derivations.eom(ROOT / "examples" / "skate.toml", "lagrange")
     for tool in ("rumoca", "pymoca"):
         with pytest.raises(ExportError, match=r"constraints\.holonomic\[1\].*index 3.*--constraint-level index1"):
             require_expressible(eom, "given", tool)
@@ -216,7 +216,7 @@ end StartDerivatives;
 """
 
 
-def test_pymoca_starts_idas_from_the_consistent_derivatives():
+def test_pymoca_starts_idas_from_the_consistent_derivatives(derivations):
     """psi = 10 t, v = (cos(10 t) - 1)/0.03 (closed form); and the hydropulsator by chaplygin, whose split row
     ties its placeholder B' to psi the same way, against the native simulation up to where its split is
     regular."""
@@ -227,6 +227,6 @@ def test_pymoca_starts_idas_from_the_consistent_derivatives():
     run = simulate_pymoca(START_DERIVATIVES, "StartDerivatives", 0.1, 0.001, 1e-10)
     np.testing.assert_allclose(run["psi"], 10 * run.time, atol=1e-9)
     np.testing.assert_allclose(run["v"], (np.cos(10 * run.time) - 1) / 0.03, rtol=1e-7, atol=1e-9)
-    eom = bridge.derive(bridge.load_system(ROOT / "examples" / "hydropulsator.toml"), "chaplygin")
+    eom = derivations.eom(ROOT / "examples" / "hydropulsator.toml", "chaplygin")
     report = check_pymoca(eom, "auto", stop_time=regular_horizon(eom, STOP))
     assert report.max_error < 1e-6, report.summary()
