@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 import sympy as sp
 
-import bridge
 from bridge.cli import main
 from bridge.derivation.eom import AuxiliaryStage
 from bridge.derivation.methods import METHODS
@@ -53,6 +52,19 @@ def _reduced(system) -> str:
     return "maggi" if not METHODS.get_method("maggi").applicable(system) else "appell"
 
 
+_EQUATIONS: dict = {}
+
+
+def _equations(derivations, path: Path, kind: str):
+    """The equations of ``path`` by lagrange or a reduced method: one object for both compilers' tests, so the
+    horizon (bridge.modelica.forms.regular_horizon) and the native reference (bridge.validation.tool_checks.
+    native_reference), kept per equations object, are integrated once for both."""
+    if (path, kind) not in _EQUATIONS:
+        system = derivations.system(path)
+        _EQUATIONS[path, kind] = derivations.eom(path, "lagrange" if kind == "lagrange" else _reduced(system))
+    return _EQUATIONS[path, kind]
+
+
 #: messages of the Rumoca defects documented in docs/compiler-defects/ (a failure with one of them, where pymoca
 #: simulates the same model correctly, is the documented defect, not a failure of the export)
 RUMOCA_DEFECTS = {"SymbolicSingular": "RumocaImplicitCoupledRow.mo",
@@ -67,8 +79,8 @@ def test_the_chosen_form_is_simulated_by_both_compilers(path, kind, tool, deriva
         pytest.importorskip("rumoca", reason='pip install --only-binary rumoca "rumoca>=0.9.9,<0.10"')
     pytest.importorskip("casadi", reason=PYMOCA_MISSING)  # pymoca is the peer where Rumoca meets a defect
     pytest.importorskip("pymoca", reason=PYMOCA_MISSING)
-    system = bridge.load_system(path)
-    eom = derivations.eom(path, "lagrange" if kind == "lagrange" else _reduced(system))  # once for both tools
+    eom = _equations(derivations, path, kind)
+    system = eom.system
     stop = regular_horizon(eom, min(system.stop_time, STOP))  # the reduced ODE exists up to there
     if tool == "rumoca":
         stop = min(stop, RUMOCA_STOP.get((path.stem, kind), stop))
@@ -83,8 +95,9 @@ def test_the_chosen_form_is_simulated_by_both_compilers(path, kind, tool, deriva
             return
         if report.form != choose_form(eom).form:  # the chosen text met a documented defect: the fallback's result
             assert any(pattern in report.messages for pattern in RUMOCA_DEFECTS), report.messages
-    else:
-        report = check_pymoca(eom, "auto", stop_time=stop)
+    else:  # check_pymoca ends at the same horizon itself (regular_horizon, computed once per equations object)
+        report = check_pymoca(eom, "auto", stop_time=min(system.stop_time, STOP))
+        assert report.compared_until == stop
     assert report.balanced
     assert set(report.errors) == {c.name for c in system.coordinates}
     assert report.max_error < 1e-6, report.summary()
@@ -153,7 +166,7 @@ def test_the_coupled_derivative_rule_predicts_rumoca_on_the_implicit_text(path, 
     """Every multiplier DAE (lagrange) exported implicitly: Rumoca fails with "SymbolicSingular" exactly where
     coupled_derivative_block finds the structure, and simulates the others correctly; those get variables."""
     pytest.importorskip("rumoca", reason='pip install --only-binary rumoca "rumoca>=0.9.9,<0.10"')
-    eom = derivations.eom(path, "lagrange")  # shared with the test above
+    eom = _equations(derivations, path, "lagrange")  # the object of the test above (its numeric model built once)
     system = eom.system
     if not eom.multipliers:
         pytest.skip(f"{system.name} has no multipliers: no algebraic rows")
