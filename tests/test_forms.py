@@ -38,14 +38,16 @@ DEFECTS = ROOT / "docs" / "compiler-defects"
 SYSTEMS = [*sorted((ROOT / "examples").glob("*.toml")), *sorted((ROOT / "tests" / "models").glob("*.toml"))]
 STOP = 2.0  # seconds of simulated time at most (test time)
 #: Rumoca's run of the 3-link snake by lagrange ends earlier (test time): Rumoca 0.9's BDF at rtol 1e-10 spends
-#: 30-75 s of CPU per simulated second on it (75 s for the 2 s), per integration step and not because of how the
-#: text is written: without the CSE temporaries (21 variables instead of 112) 63 s, with consistent start values of
-#: the accelerations and multipliers the same, other forms rejected (implicit: "SymbolicSingular"; given:
-#: structurally singular); at rtol 1e-8 the error reaches 9e-7 of the range, too close to the 1e-6 bound. The
-#: first quarter second holds the snake's start transient (accelerations up to 2,300 rad/s^2, where the
-#: integrator works hardest and every coordinate moves); the variables form at this size (5 coordinates, 3
-#: constraints) runs its full horizon on differential_drive, and pymoca runs the snake's full horizon below.
-RUMOCA_STOP = {("snake3", "lagrange"): 0.25}
+#: 30-100 s of CPU per simulated second on it (75 s for the 2 s, 21.6 s for 0.25 s, 10.4 s for 0.1 s), per
+#: integration step and not because of how the text is written: without the CSE temporaries (21 variables instead
+#: of 112) 63 s, with consistent start values of the accelerations and multipliers the same, other forms rejected
+#: (implicit: "SymbolicSingular"; given: structurally singular), Rumoca's explicit rk-like solver 16.2 s for
+#: 0.25 s; at rtol 1e-8 the error reaches 9e-7 of the range, too close to the 1e-6 bound. The first 0.1 s holds
+#: the snake's whole start transient, where the integrator works hardest: the accelerations peak at 2,770 rad/s^2
+#: at t = 0.0225 s and the three angles cover their whole range of the first quarter second by t = 0.05 s (x and y
+#: keep drifting after it); the variables form at this size (5 coordinates, 3 constraints) runs its full horizon on
+#: differential_drive, and pymoca runs the snake's full horizon below.
+RUMOCA_STOP = {("snake3", "lagrange"): 0.1}
 
 
 def _reduced(system) -> str:
