@@ -120,3 +120,19 @@ def test_cli_names_the_install_command_of_a_missing_compiler(monkeypatch, tmp_pa
     err = capsys.readouterr().err
     assert code == 0 and (tmp_path / "P.mo").exists()
     assert "skipped pymoca: " in err and 'pip install "pymoca==0.12.*" "casadi<3.7"' in err
+
+
+def test_the_native_reference_is_integrated_once_per_equations(derivations):
+    """Checks of one equations object with several compilers share one native run (per horizon, interval and
+    rtol); another object of the same equations gets its own run, with the same values."""
+    from bridge.simulation.simulate import simulate
+    from bridge.validation.tool_checks import native_reference
+
+    eom = derivations.eom(EXAMPLES / "simple_pendulum.toml", "lagrange")
+    run = native_reference(eom, 1.0, 0.01, 1e-10)
+    assert native_reference(eom, 1.0, 0.01, 1e-10) is run
+    assert native_reference(eom, 1.0, 0.02, 1e-10) is not run
+    twin = derivations.eom(EXAMPLES / "simple_pendulum.toml", "lagrange")
+    assert native_reference(twin, 1.0, 0.01, 1e-10) is not run
+    direct = simulate(eom, 1.0, interval=0.01, rtol=1e-10, atol=1e-12)
+    np.testing.assert_array_equal(run.q, direct.q)

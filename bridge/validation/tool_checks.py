@@ -12,7 +12,6 @@ Each tool's run (:mod:`bridge.tools`) is compared with the native simulation.
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -87,26 +86,22 @@ def compare(eom: EquationsOfMotion, tool: str, time_tool: np.ndarray, signal, st
             tool_report(eom, tool, time_tool, signal, stop_time, interval, rtol, native))
 
 
-#: the native runs of :func:`native_reference`, by (id of the equations, stop, interval, rtol), each with a weak
-#: reference to its equations (an id is reused once they are gone; their finalizer removes the entry)
-_NATIVE_RUNS: dict[tuple, tuple[weakref.ref, object]] = {}
-
-
 def native_reference(eom: EquationsOfMotion, stop_time: float, interval: float, rtol: float):
     """Return the native simulation every tool's run of ``eom`` is compared with (atol ``rtol / 100``).
 
-    One run per equations object and horizon: checking the same equations with several compilers (``nhbridge
-    modelica --check rumoca --check pymoca``) integrates the reference once. The equations are immutable, so the
-    run stays theirs; it is dropped with them.
+    One run per equations object and (stop, interval, rtol): checking the same equations with several compilers
+    (``nhbridge modelica --check rumoca --check pymoca``) integrates the reference once. The equations are
+    immutable; the runs are kept on them (a run refers to its equations, so a table outside them would keep both
+    alive) and go with them.
     """
-    key = (id(eom), float(stop_time), float(interval), float(rtol))
-    entry = _NATIVE_RUNS.get(key)
-    if entry is not None and entry[0]() is eom:
-        return entry[1]
-    native = simulate(eom, stop_time, interval=interval, rtol=rtol, atol=rtol * 1e-2)
-    _NATIVE_RUNS[key] = (weakref.ref(eom), native)
-    weakref.finalize(eom, _NATIVE_RUNS.pop, key, None)
-    return native
+    runs = eom.__dict__.get("_native_references")
+    if runs is None:
+        runs = {}
+        object.__setattr__(eom, "_native_references", runs)
+    key = (float(stop_time), float(interval), float(rtol))
+    if key not in runs:
+        runs[key] = simulate(eom, stop_time, interval=interval, rtol=rtol, atol=rtol * 1e-2)
+    return runs[key]
 
 
 def _relative_errors(eom: EquationsOfMotion, time_tool: np.ndarray, signal, native) -> dict[str, float]:
