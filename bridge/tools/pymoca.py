@@ -178,7 +178,7 @@ def simulate_pymoca(source: str, name: str, stop_time: float, dt: float, rtol: f
     opts = {"abstol": reltol * 1e-2, "reltol": reltol, "max_num_steps": 1000000, "suppress_algebraic": True,
             "init_xdot": [float(v) for v in w0[:nx]]}  # a list: one element is still a vector
     try:
-        integrator = _idas(ca, dae, grid, opts)
+        integrator = ca.integrator("F", "idas", dae, 0.0, grid, opts)
         out = integrator(x0=x0, z0=w0[core])
     except RuntimeError as exc:
         raise ValidationError(f"pymoca/IDAS could not integrate {name}: {str(exc).splitlines()[-1]}") from exc
@@ -202,25 +202,14 @@ def simulate_pymoca(source: str, name: str, stop_time: float, dt: float, rtol: f
     return PymocaRun(np.concatenate([[0.0], grid]), signals, nx, nw - nx, nw, seconds)
 
 
-def _idas(ca, dae: dict, grid: np.ndarray, opts: dict):
-    """Return CasADi's IDAS integrator of ``dae`` with its residual and Jacobian expanded to SX operations.
-
-    IDAS evaluates them at every Newton iteration; the expansion takes less than half the CPU of interpreting
-    pymoca's MX graph (the 3-link snake by maggi over 1 s: 0.71 s instead of 1.70 s). Where the graph has no
-    scalar expansion (an external function) the integrator evaluates the MX graph.
-    """
-    try:
-        return ca.integrator("F", "idas", dae, 0.0, grid, {**opts, "expand": True})
-    except RuntimeError:
-        return ca.integrator("F", "idas", dae, 0.0, grid, opts)
-
-
 def _expanded(function):
     """Return ``function`` with its MX graph expanded to scalar (SX) operations, or as it is where it cannot be.
 
     The Newton iterations evaluate it point by point (every block of the consistent start, every output time of the
-    peeled variables): an MX graph of the residual and its Jacobian is interpreted node by node, tens of
-    milliseconds per call on a model of a hundred variables, its SX expansion a small fraction of that.
+    peeled variables): an MX graph of the residual and its Jacobian is interpreted node by node, about three times
+    the CPU of its SX expansion (the 3-link snake by maggi, 709 calls: 0.19 s instead of 0.06 s). IDAS itself keeps
+    the MX graph: expanded, it steps over the kink of a relation without events (the MSL's IdealDiode,
+    ``docs/compiler-defects/DiodePymocaNoEvents.mo``) where the documented defect has it fail.
     """
     try:
         return function.expand()
