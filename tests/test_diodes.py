@@ -55,8 +55,8 @@ def rl_switches(periods: int) -> list[float]:
 
 
 @pytest.mark.parametrize("method", ["lagrange", "nielsen"])
-def test_half_wave_rl_against_closed_form(method):
-    res = bridge.simulate(bridge.derive(bridge.parse_system(RL), method), 0.3, interval=1e-4, rtol=1e-12,
+def test_half_wave_rl_against_closed_form(method, derivations):
+    res = bridge.simulate(derivations.eom(RL, method), 0.3, interval=1e-4, rtol=1e-12,
                           atol=1e-14)
     times = np.array([e.time for e in res.events])
     ref = rl_switches(5)[: len(times)]
@@ -103,8 +103,8 @@ def rectifier_reference(T: float):
         switches.append((t, on))
 
 
-def test_rectifier_motor_against_event_driven_scipy_reference():
-    res = bridge.simulate(bridge.derive(bridge.load_system(RECTIFIER), "lagrange"), 0.2, interval=1e-4,
+def test_rectifier_motor_against_event_driven_scipy_reference(derivations):
+    res = bridge.simulate(derivations.eom(RECTIFIER, "lagrange"), 0.2, interval=1e-4,
                           rtol=1e-12, atol=1e-13)
     switches, last = rectifier_reference(0.2)
     assert len(switches) >= 15 and len(res.events) == len(switches)
@@ -138,7 +138,7 @@ def test_input_table_drives_a_switched_system():
     assert len(times) == 5 and np.abs(times - rl_switches(3)[:5]).max() < 1e-6
 
 
-def test_diode_in_modelica_as_the_msl_ideal_diode():
+def test_diode_in_modelica_as_the_msl_ideal_diode(derivations):
     """A diode with on-resistance and off-conductance (the MSL's defaults) is written as the MSL's IdealDiode (a
     curve parameter and a Boolean blocking state): Rumoca's event handling reproduces the native event-driven run
     (Radau: the blocking branch is stiff) within 1e-6 of the range (the ideal diode, off_conductance 0:
@@ -149,7 +149,7 @@ def test_diode_in_modelica_as_the_msl_ideal_diode():
 
     text = RL.replace("forward_voltage = 0.6 }",
                       "forward_voltage = 0.6, on_resistance = 1e-5, off_conductance = 1e-5 }")
-    eom = bridge.derive(bridge.parse_system(text), "lagrange")
+    eom = derivations.eom(text, "lagrange")
     source = model_source(eom)
     assert "nhb_d_off = nhb_d_s < 0;" in source and "Boolean nhb_d_off" in source
     native = bridge.simulate(eom, 0.3, interval=1e-4, rtol=1e-10, atol=1e-12, integrator="Radau")

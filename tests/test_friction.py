@@ -128,8 +128,8 @@ def two_mass_reference(T: float):
         switches.append((t, mode))
 
 
-def test_two_masses_against_event_driven_scipy_reference():
-    res = bridge.simulate(bridge.derive(bridge.parse_system(TWO), "lagrange"), 8.0, interval=0.01,
+def test_two_masses_against_event_driven_scipy_reference(derivations):
+    res = bridge.simulate(derivations.eom(TWO, "lagrange"), 8.0, interval=0.01,
                           rtol=1e-12, atol=1e-13)
     ref = two_mass_reference(8.0)
     assert len(ref) >= 6 and len(res.events) == len(ref)

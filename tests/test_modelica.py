@@ -47,9 +47,8 @@ def test_full_precision_numbers():
     assert modelica_code(sp.Float(0.1234567890123456789, 20)) == repr(0.12345678901234568)
 
 
-def test_model_text_follows_msl_conventions():
-    system = bridge.load_system(ROOT / "examples" / "chaplygin_sleigh.toml")
-    text = bridge.modelica_export.model_source(bridge.derive(system, "lagrange"))
+def test_model_text_follows_msl_conventions(derivations):
+    text = bridge.modelica_export.model_source(derivations.eom(ROOT / "examples" / "chaplygin_sleigh.toml"))
     assert text.startswith('model ChaplyginSleigh "')
     assert 'parameter Real m(unit="kg") = 1.5 "mass";' in text
     assert "Real x(start=0.0, fixed=true, unit=\"m\")" in text
@@ -67,8 +66,8 @@ def test_deterministic_output():
     assert a == b
 
 
-def test_committed_library_is_regenerated_identically():
-    eoms = [bridge.derive(bridge.load_system(p), "lagrange") for p in EXAMPLES]
+def test_committed_library_is_regenerated_identically(derivations):
+    eoms = [derivations.eom(p, "lagrange") for p in EXAMPLES]
     files = package_files(eoms, "NonholonomicExamples")
     folder = ROOT / "modelica" / "NonholonomicExamples"
     assert sorted(files) == sorted(p.name for p in folder.iterdir())
@@ -79,10 +78,10 @@ def test_committed_library_is_regenerated_identically():
 
 @pytest.mark.parametrize("method", ["lagrange", "maggi"])
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
-def test_rumoca_compiles_simulates_and_matches(path, method):
+def test_rumoca_compiles_simulates_and_matches(path, method, derivations):
     pytest.importorskip("rumoca")
-    system = bridge.load_system(path)
-    eom = bridge.derive(system, method)
+    eom = derivations.eom(path, method)  # shared with tests/test_forms.py
+    system = eom.system
     try:  # in the form bridge.modelica.forms chooses (the car's coupled split: normal equations)
         report = check_rumoca(eom, stop_time=min(system.stop_time, 4.0))
     except ValidationError as exc:
@@ -94,10 +93,11 @@ def test_rumoca_compiles_simulates_and_matches(path, method):
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
-def test_constraints_as_given_parse_and_balance(path):
+def test_constraints_as_given_parse_and_balance(path, derivations):
     rumoca = pytest.importorskip("rumoca")
-    system = bridge.load_system(path)
-    text = bridge.modelica_export.model_source(bridge.derive(system, "lagrange"), level="given")
+    eom = derivations.eom(path, "lagrange")
+    system = eom.system
+    text = bridge.modelica_export.model_source(eom, level="given")
     model = rumoca.loads(text, model=system.name, roots=[])
     assert model.structure().is_balanced
     if system.m:
@@ -139,11 +139,11 @@ def test_acceleration_forms_are_the_same_equations():
     assert implicit.count(";") + 2 * len(eom.u) == variables.count(";")
 
 
-def test_rumoca_check_compiles_the_one_model_wherever_it_runs(tmp_path, monkeypatch):
+def test_rumoca_check_compiles_the_one_model_wherever_it_runs(tmp_path, monkeypatch, derivations):
     """Run where the model was exported (SimplePendulum.mo) beside another .mo declaring the same class, Rumoca
     loaded the folder too and failed with 'Duplicate class ... with non-identical definition'."""
     pytest.importorskip("rumoca")
-    eom = bridge.derive(bridge.load_system(ROOT / "examples" / "simple_pendulum.toml"), "lagrange")
+    eom = derivations.eom(ROOT / "examples" / "simple_pendulum.toml")
     text = bridge.modelica_export.model_source(eom)
     (tmp_path / "SimplePendulum.mo").write_text(text, encoding="utf-8")
     (tmp_path / "Copy.mo").write_text(text.replace("= 0.5", "= 0.25"), encoding="utf-8")
@@ -152,9 +152,9 @@ def test_rumoca_check_compiles_the_one_model_wherever_it_runs(tmp_path, monkeypa
     assert report.balanced and report.max_error < 1e-6, report.summary()
 
 
-def test_package_annotation_is_valid_modelica(tmp_path):
+def test_package_annotation_is_valid_modelica(tmp_path, derivations):
     """``quote=False`` (an argument of html.escape) leaked into every package.mo annotation."""
-    eom = bridge.derive(bridge.load_system(ROOT / "examples" / "simple_pendulum.toml"), "lagrange")
+    eom = derivations.eom(ROOT / "examples" / "simple_pendulum.toml")
     files = package_files([eom], "P", description='a "quoted" <b> & back\\slash')
     head = files["package.mo"]
     assert "quote=False" not in head
@@ -212,12 +212,12 @@ def test_rumoca_fmu_with_names_of_its_c_template(tmp_path):
     assert np.allclose(res["i"], 4.0 * np.asarray(res["x_nominal"]), rtol=1e-12, atol=1e-15)
 
 
-def test_reserved_names_are_quoted_in_declarations_and_equations_alike():
+def test_reserved_names_are_quoted_in_declarations_and_equations_alike(derivations):
     """Every user name goes through one spelling: renamed to Modelica's reserved words, the model still compiles,
     balances and simulates like the native run (Rumoca 0.9 drops a quoted name on the left of an equation, so
     the output is checked as text only)."""
     rumoca = pytest.importorskip("rumoca")
-    eom = bridge.derive(bridge.load_system(ROOT / "examples" / "simple_pendulum.toml"), "lagrange")
+    eom = derivations.eom(ROOT / "examples" / "simple_pendulum.toml")
     text = bridge.modelica_export.model_source(eom, rename={"energy": "String"})
     assert "output Real 'String'(unit=\"J\")" in text and "\n  'String' = " in text
     text = bridge.modelica_export.model_source(eom, rename={"m": "Real", "l": "end", "g": "sin"})

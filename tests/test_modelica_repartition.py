@@ -20,7 +20,7 @@ from bridge.errors import ValidationError
 from bridge.modelica.forms import candidates, exportable, target_form
 from bridge.modelica.repartition import repartition_source
 
-from .repartition_cases import SOURCES, reference, system
+from .repartition_cases import SOURCES, reference
 
 rumoca = pytest.importorskip("rumoca")
 
@@ -52,10 +52,10 @@ def deviation(result, ref: dict[str, np.ndarray]) -> float:
 
 
 @pytest.mark.parametrize("source,method", CASES)
-def test_rumoca_follows_the_motion_through_split_changes(source, method):
+def test_rumoca_follows_the_motion_through_split_changes(source, method, derivations):
     """Rumoca's run of the repartition text changes the split (at least twice; the cart once) and stays within 1e-6
     of the range."""
-    eom = bridge.derive(system(source), method)
+    eom = derivations.eom(SOURCES[source][0], method)
     assert exportable(eom)
     text = repartition_source(eom)
     stop = SOURCES[source][1]
@@ -68,10 +68,10 @@ def test_rumoca_follows_the_motion_through_split_changes(source, method):
         assert np.abs(np.asarray(result[f"residual[{k + 1}]"], dtype=float)).max() < 1e-6
 
 
-def test_the_cart_text_compiles_balanced():
+def test_the_cart_text_compiles_balanced(derivations):
     """The cart's text (3 constraints, 9 candidate splits) compiles in Rumoca and is balanced."""
     for method in SOURCES["cart"][2]:
-        eom = bridge.derive(system("cart"), method)
+        eom = derivations.eom(SOURCES["cart"][0], method)
         with tempfile.TemporaryDirectory() as tmp:
             model = rumoca.loads(repartition_source(eom), model=eom.system.name,
                                  filename=str(Path(tmp) / f"{eom.system.name}.mo"), roots=[])
@@ -80,10 +80,10 @@ def test_the_cart_text_compiles_balanced():
         assert structure.n_states == 2 * eom.system.n  # the coordinates and every velocity
 
 
-def test_every_split_change_picks_a_regular_split():
+def test_every_split_change_picks_a_regular_split(derivations):
     """The knife edge's splits (dependent y, x: theta's column of A is 0) and its choices: dependent y while
     |cos theta| is the larger, x after theta passes pi/2 (closed form theta = w t)."""
-    eom = bridge.derive(system("knife_edge"), "maggi")
+    eom = derivations.eom(SOURCES["knife_edge"][0], "maggi")
     names = [c.name for c in eom.system.coordinates]
     assert [tuple(names[j] for j in c.dependent) for c in candidates(eom)] == [("y",), ("x",)]
     result = run_rumoca(repartition_source(eom), eom.system.name, 4.0)
@@ -108,22 +108,22 @@ def test_real_singularity_stops_with_the_native_message():
     assert np.pi - (1.0 + t_stop) < 0.01
 
 
-def test_pymoca_keeps_the_build_time_split():
+def test_pymoca_keeps_the_build_time_split(derivations):
     """pymoca has no when-clause and parses no indexed call: it refuses the repartition text, and its target form
     keeps the split."""
     from bridge.tools.pymoca import simulate_pymoca
 
     pytest.importorskip("pymoca")
-    eom = bridge.derive(system("knife_edge"), "maggi")
+    eom = derivations.eom(SOURCES["knife_edge"][0], "maggi")
     assert target_form(eom, "rumoca") == "repartition"
     assert target_form(eom, "pymoca") != "repartition"
     with pytest.raises(ValidationError, match="pymoca rejected the exported model"):
         simulate_pymoca(repartition_source(eom), eom.system.name, 4.0, 0.01, 1e-8)
 
 
-def test_methods_without_a_split_keep_their_form():
+def test_methods_without_a_split_keep_their_form(derivations):
     """lagrange has no split to re-partition: no repartition text, and every target keeps the chosen form."""
-    eom = bridge.derive(system("knife_edge"), "lagrange")
+    eom = derivations.eom(SOURCES["knife_edge"][0], "lagrange")
     assert not exportable(eom)
     assert target_form(eom, "rumoca") == target_form(eom, "pymoca") != "repartition"
 
@@ -173,13 +173,13 @@ def test_rumoca_still_rejects_a_computed_index_in_a_function():
     assert "dynamic assignment target `b[p]` is unsupported" in str(outcome)
 
 
-def test_check_rumoca_simulates_the_repartition_text_over_the_whole_run():
+def test_check_rumoca_simulates_the_repartition_text_over_the_whole_run(derivations):
     """``check_rumoca`` on the knife edge by maggi (its build-time split turns singular at 1.21 s): the text
     that re-partitions, over the whole 4 s, within 1e-6 of the native run; the horizon of the target is 4 s."""
     from bridge.modelica.forms import regular_horizon
     from bridge.validation.tool_checks import check_rumoca
 
-    eom = bridge.derive(system("knife_edge"), "maggi")
+    eom = derivations.eom(SOURCES["knife_edge"][0], "maggi")
     assert regular_horizon(eom, 4.0) < 1.5  # the build-time split: 0.9 of its singular time
     assert regular_horizon(eom, 4.0, tool="rumoca") == 4.0
     report = check_rumoca(eom, stop_time=4.0)
@@ -187,7 +187,7 @@ def test_check_rumoca_simulates_the_repartition_text_over_the_whole_run():
     assert report.balanced and report.max_error < 1e-6, report.summary()
 
 
-def test_cli_writes_the_text_for_the_target(tmp_path):
+def test_cli_writes_the_text_for_the_target(tmp_path, derivations):
     """``nhbridge modelica --target rumoca`` writes the repartition text of a reduced method, ``--target pymoca``
     and no target the build-time split's text (the same as ``model_source``); lagrange is the same for every
     target."""
@@ -195,13 +195,13 @@ def test_cli_writes_the_text_for_the_target(tmp_path):
     from bridge.modelica.export import model_source
 
     path = str(SOURCES["knife_edge"][0])
-    eom = bridge.derive(system("knife_edge"), "maggi")
+    eom = derivations.eom(SOURCES["knife_edge"][0], "maggi")
     assert main(["modelica", path, "--method", "maggi", "--target", "rumoca", "-o", str(tmp_path / "r.mo")]) == 0
     assert (tmp_path / "r.mo").read_text() == repartition_source(eom)
     for extra, name in ((["--target", "pymoca"], "p.mo"), ([], "n.mo")):
         assert main(["modelica", path, "--method", "maggi", *extra, "-o", str(tmp_path / name)]) == 0
         assert (tmp_path / name).read_text() == model_source(eom)
-    lagrange = bridge.derive(system("knife_edge"), "lagrange")
+    lagrange = derivations.eom(SOURCES["knife_edge"][0], "lagrange")
     assert main(["modelica", path, "--method", "lagrange", "--target", "rumoca", "-o", str(tmp_path / "l.mo")]) == 0
     assert (tmp_path / "l.mo").read_text() == model_source(lagrange)
     assert main(["modelica", path, "--method", "maggi", "--target", "rumoca", "-o", str(tmp_path / "r.txt")]) == 2
@@ -221,7 +221,7 @@ def _knife_edge_with_a_diode(tmp_path) -> Path:
     return path
 
 
-def test_cli_target_writes_the_repartition_text_inside_a_package(tmp_path):
+def test_cli_target_writes_the_repartition_text_inside_a_package(tmp_path, derivations):
     """``--package P --target rumoca``: each reduced model of the package is its repartition text within P, and
     Rumoca simulates the package's knife edge through a split change as it does the single file."""
     from bridge.cli import main
@@ -230,7 +230,7 @@ def test_cli_target_writes_the_repartition_text_inside_a_package(tmp_path):
     assert main(["modelica", *files, "--method", "maggi", "--target", "rumoca", "--package", "P",
                  "-o", str(tmp_path)]) == 0
     for source in ("knife_edge", "skate"):
-        eom = bridge.derive(system(source), "maggi")
+        eom = derivations.eom(SOURCES[source][0], "maggi")
         text = (tmp_path / "P" / f"{eom.system.name}.mo").read_text()
         assert text == repartition_source(eom, within="P")
     assert (tmp_path / "P" / "package.order").read_text().split() == ["KnifeEdgeIncline", "InclinedSkate"]
@@ -241,7 +241,7 @@ def test_cli_target_writes_the_repartition_text_inside_a_package(tmp_path):
     assert deviation(result, reference("knife_edge")) < 1e-6
 
 
-def test_cli_target_with_msl_and_no_ports_is_the_repartition_text(tmp_path):
+def test_cli_target_with_msl_and_no_ports_is_the_repartition_text(tmp_path, derivations):
     """``--msl`` changes only the connectors of [ports]: without ports, ``--target rumoca --msl`` is the same
     repartition text."""
     from bridge.cli import main
@@ -249,7 +249,7 @@ def test_cli_target_with_msl_and_no_ports_is_the_repartition_text(tmp_path):
     path = str(SOURCES["knife_edge"][0])
     assert main(["modelica", path, "--method", "maggi", "--target", "rumoca", "--msl", "-o",
                  str(tmp_path / "m.mo")]) == 0
-    assert (tmp_path / "m.mo").read_text() == repartition_source(bridge.derive(system("knife_edge"), "maggi"))
+    assert (tmp_path / "m.mo").read_text() == repartition_source(derivations.eom(SOURCES["knife_edge"][0], "maggi"))
 
 
 @pytest.mark.parametrize("case", ["ports", "efforts", "level", "package"])
@@ -291,13 +291,13 @@ def test_cli_target_with_switched_elements(tmp_path, capsys):
     assert (tmp_path / "l.mo").read_text() == model_source(bridge.derive(bridge.load_system(path), "lagrange"))
 
 
-def test_rumoca_still_generates_no_fmu_of_the_repartition_text():
+def test_rumoca_still_generates_no_fmu_of_the_repartition_text(derivations):
     """DEFECT CANARY: Rumoca's fmi2 code generation rejects nhb_solve (a local swapped under an if without an
     earlier binding; with one, an element of a matrix local has no C symbol), so ``nhbridge fmu --backend
     rumoca`` builds the build-time split's text (bridge.backends.fmu) and the native FMU re-partitions."""
     from bridge.tools.rumoca import codegen_fmi2
 
-    text = repartition_source(bridge.derive(system("knife_edge"), "maggi"))
+    text = repartition_source(derivations.eom(SOURCES["knife_edge"][0], "maggi"))
     with pytest.raises(RuntimeError, match="if-statement assignment to `nhb_lu_t` requires an existing binding"):
         codegen_fmi2(rumoca, text, "KnifeEdgeIncline")
     bound = text.replace("    nhb_lu_r := nhb_lu_b;\n", "    nhb_lu_r := nhb_lu_b;\n    nhb_lu_t := 0;\n", 1)

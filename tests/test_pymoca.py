@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 from bridge.cli import main
-from bridge.derivation.methods.base import derive
 from bridge.errors import ExportError, ValidationError
 from bridge.model.loader import load_system
 from bridge.modelica.export import model_source
@@ -20,32 +19,32 @@ EXAMPLES = ROOT / "examples"
 
 
 
-def _check(name: str, method: str):
+def _check(derivations, name: str, method: str):
     from bridge.validation.tool_checks import check_pymoca
 
-    return check_pymoca(derive(load_system(EXAMPLES / f"{name}.toml"), method))
+    return check_pymoca(derivations.eom(EXAMPLES / f"{name}.toml", method))  # derived once per run
 
 
 @pytest.mark.parametrize("name", ["simple_pendulum", "chaplygin_sleigh", "car", "rolling_sphere", "skate",
                                   "cartesian_pendulum"])
-def test_examples_by_lagrange_match_the_native_simulation(name, pymoca):
-    report = _check(name, "lagrange")
+def test_examples_by_lagrange_match_the_native_simulation(name, pymoca, derivations):
+    report = _check(derivations, name, "lagrange")
     assert report.tool == "pymoca" and report.balanced
     assert set(report.errors) == {c.name for c in load_system(EXAMPLES / f"{name}.toml").coordinates}
     assert report.max_error < 1e-6, report.summary()
 
 
 @pytest.mark.parametrize("name", ["simple_pendulum", "chaplygin_sleigh", "car"])
-def test_examples_by_maggi_match_the_native_simulation(name, pymoca):
-    report = _check(name, "maggi")
+def test_examples_by_maggi_match_the_native_simulation(name, pymoca, derivations):
+    report = _check(derivations, name, "maggi")
     assert report.max_error < 1e-6, report.summary()
 
 
-def test_a_wrong_parameter_in_the_mo_is_caught(pymoca):
+def test_a_wrong_parameter_in_the_mo_is_caught(pymoca, derivations):
     """The same text with the rod 10 % longer: pymoca simulates it, and the comparison fails."""
     from bridge.validation.tool_checks import compare
 
-    eom = derive(load_system(EXAMPLES / "simple_pendulum.toml"), "lagrange")
+    eom = derivations.eom(EXAMPLES / "simple_pendulum.toml", "lagrange")
     text = model_source(eom)
     assert 'parameter Real l(unit="m") = 0.8 ' in text
     wrong = text.replace('parameter Real l(unit="m") = 0.8 ', 'parameter Real l(unit="m") = 0.88 ')
@@ -56,9 +55,9 @@ def test_a_wrong_parameter_in_the_mo_is_caught(pymoca):
     assert max(compare(eom, "pymoca", bad.time, bad.__getitem__, T, T / 500, 1e-10)[0].values()) > 1e-2
 
 
-def test_the_outputs_are_computed_after_the_integration(pymoca):
+def test_the_outputs_are_computed_after_the_integration(pymoca, derivations):
     """The pendulum's energy output (not part of the DAE pymoca integrates) is conserved along the run."""
-    eom = derive(load_system(EXAMPLES / "simple_pendulum.toml"), "lagrange")
+    eom = derivations.eom(EXAMPLES / "simple_pendulum.toml", "lagrange")
     run = simulate_pymoca(model_source(eom), eom.system.name, 5.0, 0.01, 1e-10)
     energy = run["energy"]
     assert energy[0] > 0 and np.ptp(energy) < 1e-7 * energy[0]
@@ -121,3 +120,19 @@ def test_cli_names_the_install_command_of_a_missing_compiler(monkeypatch, tmp_pa
     err = capsys.readouterr().err
     assert code == 0 and (tmp_path / "P.mo").exists()
     assert "skipped pymoca: " in err and 'pip install "pymoca==0.12.*" "casadi<3.7"' in err
+
+
+def test_the_native_reference_is_integrated_once_per_equations(derivations):
+    """Checks of one equations object with several compilers share one native run (per horizon, interval and
+    rtol); another object of the same equations gets its own run, with the same values."""
+    from bridge.simulation.simulate import simulate
+    from bridge.validation.tool_checks import native_reference
+
+    eom = derivations.eom(EXAMPLES / "simple_pendulum.toml", "lagrange")
+    run = native_reference(eom, 1.0, 0.01, 1e-10)
+    assert native_reference(eom, 1.0, 0.01, 1e-10) is run
+    assert native_reference(eom, 1.0, 0.02, 1e-10) is not run
+    twin = derivations.eom(EXAMPLES / "simple_pendulum.toml", "lagrange")
+    assert native_reference(twin, 1.0, 0.01, 1e-10) is not run
+    direct = simulate(eom, 1.0, interval=0.01, rtol=1e-10, atol=1e-12)
+    np.testing.assert_array_equal(run.q, direct.q)

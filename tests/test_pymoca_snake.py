@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 
-from bridge.derivation.methods.base import derive
 from bridge.model.loader import load_system
 from bridge.simulation.simulate import simulate
 from bridge.validation.tool_checks import check_pymoca
@@ -30,16 +29,16 @@ def snake():
     return load_system(SNAKE)
 
 
-def test_lagrange_through_pymoca_matches_the_native_run(snake, pymoca):
-    report = check_pymoca(derive(snake, "lagrange"))
+def test_lagrange_through_pymoca_matches_the_native_run(snake, pymoca, derivations):
+    report = check_pymoca(derivations.eom(SNAKE, "lagrange"))  # derived once per run (tests/test_forms.py too)
     assert set(report.errors) == COORDINATES
     assert report.balanced and report.states == 10
     assert report.horizon == "" and report.compared_until == snake.stop_time  # no split: the whole run
     assert report.max_error < 1e-6, report.summary()
 
 
-def test_maggi_through_pymoca_matches_the_native_run_up_to_its_split_change(snake, pymoca):
-    eom = derive(snake, "maggi")
+def test_maggi_through_pymoca_matches_the_native_run_up_to_its_split_change(snake, pymoca, derivations):
+    eom = derivations.eom(SNAKE, "maggi")
     native = simulate(eom, snake.stop_time, interval=snake.stop_time / 500)
     assert native.repartitions, "the native maggi run re-partitions: the exported split turns singular"
     first = native.repartitions[0][0]
@@ -51,13 +50,13 @@ def test_maggi_through_pymoca_matches_the_native_run_up_to_its_split_change(snak
     assert f"t = {report.compared_until:.4g} s" in report.summary()
 
 
-def test_a_split_given_out_before_the_first_output_time_is_followed(snake):
+def test_a_split_given_out_before_the_first_output_time_is_followed(derivations):
     """With y, th2 independent the snake's splits give out every few milliseconds: a segment between two
     re-partitions holds no output time, and the run goes on with the next split (it once failed there with an
     AttributeError)."""
-    eom = derive(snake, "maggi", independent=["y", "th2"])
+    eom = derivations.eom(SNAKE, "maggi", independent=["y", "th2"])
     native = simulate(eom, 0.05, interval=0.01)
-    reference = simulate(derive(snake, "lagrange"), 0.05, interval=0.01, rtol=1e-12, atol=1e-14)
+    reference = simulate(derivations.eom(SNAKE, "lagrange"), 0.05, interval=0.01, rtol=1e-12, atol=1e-14)
     changes = [te for te, _ in native.repartitions]
     assert any(int(a / 0.01) == int(b / 0.01) for a, b in pairwise(changes))  # a segment without output
     assert native.time[0] == 0.0 and native.time[-1] == pytest.approx(0.05)

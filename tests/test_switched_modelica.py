@@ -100,11 +100,11 @@ def _switches(eom, native, result):
 
 
 # -- the text -----------------------------------------------------------------------------------------------
-def test_friction_is_written_as_the_msl_partial_friction():
+def test_friction_is_written_as_the_msl_partial_friction(derivations):
     """Stick/slip with PartialFriction's variables and mode logic (pre(mode), startForward, locked), the mode row,
     the projection onto v_rel = 0 as sticking starts; every Real with a unit and a description; the Documentation
     states the law."""
-    source = model_source(bridge.derive(bridge.load_system(BELT), "lagrange"))
+    source = model_source(derivations.eom(BELT, "lagrange"))
     for text in ("nhb_belt_startForward = pre(nhb_belt_mode) == 0 and (nhb_belt_sa > nhb_belt_f0_max/",
                  "nhb_belt_locked = not (pre(nhb_belt_mode) == 1 or nhb_belt_startForward or pre(nhb_belt_mode) == -1",
                  "Integer nhb_belt_mode(min=-1, max=3, start=3, fixed=true)",
@@ -119,10 +119,10 @@ def test_friction_is_written_as_the_msl_partial_friction():
     assert 'Real belt(unit="N")' in source and 'nhb_belt_a_rel(unit="m/s2")' in source
 
 
-def test_ideal_diode_is_written_with_a_mode_state():
+def test_ideal_diode_is_written_with_a_mode_state(derivations):
     """off_conductance 0: the MSL's off = s < 0, blocking holds der(der(q)) = 0 with reinit onto i = 0; it starts
     blocking (start current 0)."""
-    source = model_source(bridge.derive(bridge.parse_system(RL), "lagrange"))
+    source = model_source(derivations.eom(RL, "lagrange"))
     for text in ("nhb_d_off = nhb_d_s < 0;",
                  "nhb_d_s = if nhb_d_off then (d - 0.6)/nhb_d_unitCurrent else if pre(nhb_d_off) then 0 else "
                  "der_qe/nhb_d_unitVoltage;",
@@ -131,7 +131,7 @@ def test_ideal_diode_is_written_with_a_mode_state():
         assert text in source, text
 
 
-def test_what_the_mode_rows_cannot_express_is_refused_by_name(capsys):
+def test_what_the_mode_rows_cannot_express_is_refused_by_name(capsys, derivations):
     """A friction whose sticking condition shares no acceleration with its coordinate's equation (natively
     regular: the inertia couples them through a third coordinate), a negative start current through an ideal
     diode, and rows rewritten as normal equations: an ExportError naming the entry and what to do; the CLI exits 2
@@ -144,7 +144,7 @@ def test_what_the_mode_rows_cannot_express_is_refused_by_name(capsys):
     negative = RL.replace("velocity = 0.0", "velocity = -0.1")
     with pytest.raises(ExportError, match=r"diodes\.d: the start current der\(qe\) = -0\.1 is negative"):
         model_source(bridge.derive(bridge.parse_system(negative), "lagrange"))
-    eom = bridge.derive(bridge.load_system(BELT), "lagrange")
+    eom = derivations.eom(BELT, "lagrange")
     with pytest.raises(ExportError, match="mode rows of belt cannot be written"):
         model_source(in_form(eom, "variables-normal"), "index1", accelerations="variables")
     with tempfile.TemporaryDirectory() as tmp:
@@ -159,10 +159,10 @@ def test_what_the_mode_rows_cannot_express_is_refused_by_name(capsys):
 
 
 # -- Rumoca ---------------------------------------------------------------------------------------------
-def test_rumoca_coulomb_oscillator_against_the_closed_form(rumoca):
+def test_rumoca_coulomb_oscillator_against_the_closed_form(rumoca, derivations):
     """Reversal through v = 0 (slip- to slip+ in one event iteration) and sticking at the next stop: x within 1e-6
     of its range of the closed form, the final rest position to 1e-9, both switches located."""
-    eom = bridge.derive(bridge.parse_system(OSCILLATOR), "lagrange")
+    eom = derivations.eom(OSCILLATOR, "lagrange")
     result = _rumoca(eom, 4.0, 0.01)
     t = np.asarray(result.time)
     ref, switches = oscillator_closed_form(t)
@@ -177,12 +177,12 @@ def test_rumoca_coulomb_oscillator_against_the_closed_form(rumoca):
     assert all(0 <= s.difference <= 1e-6 * (1 + s.native) + 1e-8 for s in measured)  # SwitchedRumocaEventDelay
 
 
-def test_rumoca_friction_without_a_jump_at_breakaway_matches_native(rumoca):
+def test_rumoca_friction_without_a_jump_at_breakaway_matches_native(rumoca, derivations):
     """Two masses, one on the belt, with mu_static = mu_kinetic: the acceleration does not jump at a switch, so
     Rumoca's late events cost nothing: within 1e-6 of every range of the native run (which agrees with an
     event-driven scipy reference: tests/test_friction.py), in both acceleration forms."""
     text = TWO.replace("mu_static = 0.5", "mu_static = 0.35")
-    eom = bridge.derive(bridge.parse_system(text), "lagrange")
+    eom = derivations.eom(text, "lagrange")
     native = bridge.simulate(eom, 8.0, interval=0.01, rtol=1e-12, atol=1e-13)
     assert [e.after for e in native.events] == ["slip-", "stick", "slip-"]
     for form in ("implicit", "variables"):
@@ -193,13 +193,13 @@ def test_rumoca_friction_without_a_jump_at_breakaway_matches_native(rumoca):
         assert all(abs(s.difference) < 1e-7 for s in _switches(eom, native, result)), form
 
 
-def test_rumoca_belt_is_late_by_the_documented_event_delay(rumoca):
+def test_rumoca_belt_is_late_by_the_documented_event_delay(rumoca, derivations):
     """The stick-slip belt: the seven switches in the closed form's order, each late by no more than the delays
     Rumoca adds up (1e-6*(1+|t|) per event, docs/compiler-defects/SwitchedRumocaEventDelay.mo); x is then off by
     more than 1e-6 of its range (the check names the defect) but less than 1e-4."""
     from bridge.validation.tool_checks import check_rumoca
 
-    eom = bridge.derive(bridge.load_system(BELT), "lagrange")
+    eom = derivations.eom(BELT, "lagrange")
     result = _rumoca(eom, 10.0, 0.01)
     t, x = np.asarray(result.time), np.asarray(result["x"])
     error = np.abs(x - closed_form_x(t)).max() / np.ptp(closed_form_x(t))
@@ -215,11 +215,11 @@ def test_rumoca_belt_is_late_by_the_documented_event_delay(rumoca):
     assert report.max_error > 1e-6 and "SwitchedRumocaEventDelay.mo" in report.summary()
 
 
-def test_rumoca_ideal_diode_rl_against_the_closed_form(rumoca):
+def test_rumoca_ideal_diode_rl_against_the_closed_form(rumoca, derivations):
     """The half-wave RL rectifier with an ideal diode: the ten switching times within 1e-8 s of the closed form,
     charge and current within 1e-6 of their ranges, and the recorded diode voltage and blocking state those of the
     native run (the mode Rumoca integrates is the one it reports)."""
-    eom = bridge.derive(bridge.parse_system(RL), "lagrange")
+    eom = derivations.eom(RL, "lagrange")
     native = bridge.simulate(eom, 0.3, interval=1e-4, rtol=1e-12, atol=1e-14)
     result = _rumoca(eom, 0.3, 1e-4)
     measured = _switches(eom, native, result)
@@ -231,14 +231,14 @@ def test_rumoca_ideal_diode_rl_against_the_closed_form(rumoca):
     assert np.array_equal(np.asarray(result["nhb_d_off"]) > 0.5, blocking)
 
 
-def test_rumoca_rectifier_motor_against_the_scipy_reference(rumoca):
+def test_rumoca_rectifier_motor_against_the_scipy_reference(rumoca, derivations):
     """The rectifier feeding a DC motor (examples/nonsmooth): its 20 switching times within 1e-8 s of the
     event-driven scipy reference of tests/test_diodes.py, the final speed within 1e-6 of the range of that
     reference's and the speed within 1e-6 of the native run's throughout, in both acceleration forms;
     check_rumoca passes it."""
     from bridge.validation.tool_checks import check_rumoca
 
-    eom = bridge.derive(bridge.load_system(RECTIFIER), "lagrange")
+    eom = derivations.eom(RECTIFIER, "lagrange")
     switches, last = rectifier_reference(0.2)
     native = bridge.simulate(eom, 0.2, interval=1e-4, rtol=1e-12, atol=1e-13)
     for form in ("implicit", "variables"):
@@ -254,20 +254,20 @@ def test_rumoca_rectifier_motor_against_the_scipy_reference(rumoca):
 
 
 # -- pymoca ---------------------------------------------------------------------------------------------
-def test_pymoca_reports_the_documented_limitations(pymoca):
+def test_pymoca_reports_the_documented_limitations(pymoca, derivations):
     """A mode state (friction, ideal diode): a DocumentedLimitation naming SwitchedPymocaWhen.mo before compiling;
     the MSL's IdealDiode (off_conductance > 0): IDAS fails at the first switch, the message names
     DiodePymocaNoEvents.mo."""
     from bridge.tools.pymoca import DocumentedLimitation
     from bridge.validation.tool_checks import check_pymoca
 
-    for eom in (bridge.derive(bridge.load_system(BELT), "lagrange"),
-                bridge.derive(bridge.load_system(RECTIFIER), "lagrange")):
+    for eom in (derivations.eom(BELT, "lagrange"),
+                derivations.eom(RECTIFIER, "lagrange")):
         with pytest.raises(DocumentedLimitation, match="SwitchedPymocaWhen.mo"):
             check_pymoca(eom)
     msl = RL.replace("forward_voltage = 0.6 }", "forward_voltage = 0.6, on_resistance = 1e-5, off_conductance = 1e-5 }")
     with pytest.raises(ValidationError, match=r"IDA_CONV_FAIL.*DiodePymocaNoEvents\.mo"):
-        check_pymoca(bridge.derive(bridge.parse_system(msl), "lagrange"), stop_time=0.3)
+        check_pymoca(derivations.eom(msl, "lagrange"), stop_time=0.3)
 
 
 # -- the command line and validate ------------------------------------------------------------------------
@@ -367,7 +367,7 @@ def test_pymoca_still_has_no_when_and_no_pre(pymoca, rumoca):
     assert not n[t < 0.5 - 1e-9].any() and (n[t > 0.5 + 1e-9] == 1).all()
 
 
-def test_pymoca_still_makes_no_events_of_relations(pymoca, rumoca):
+def test_pymoca_still_makes_no_events_of_relations(pymoca, rumoca, derivations):
     """IDAS fails at the first switch of the MSL's IdealDiode; Rumoca simulates the same file within 1e-6 of the
     native event simulation of the circuit."""
     from bridge.tools.pymoca import simulate_pymoca
@@ -376,7 +376,7 @@ def test_pymoca_still_makes_no_events_of_relations(pymoca, rumoca):
     with pytest.raises(ValidationError, match="IDA_CONV_FAIL"):
         simulate_pymoca(source, "DiodePymocaNoEvents", 0.3, 1e-4, 1e-10)
     msl = RL.replace("forward_voltage = 0.6 }", "forward_voltage = 0.6, on_resistance = 1e-5, off_conductance = 1e-5 }")
-    native = bridge.simulate(bridge.derive(bridge.parse_system(msl), "lagrange"), 0.3, interval=1e-4, rtol=1e-11,
+    native = bridge.simulate(derivations.eom(msl, "lagrange"), 0.3, interval=1e-4, rtol=1e-11,
                              atol=1e-13, integrator="Radau")
     result = _rumoca_defect(rumoca, "DiodePymocaNoEvents", 0.3, 1e-4)
     i = np.interp(native.time, np.asarray(result.time), np.asarray(result["i"]))

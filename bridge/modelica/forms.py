@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import weakref
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -295,6 +296,10 @@ def regular_horizon(eom: EquationsOfMotion, stop: float, tool: str | None = None
 
     if not eom.auxiliary:
         return stop
+    key = (id(eom), float(stop))  # one native run per equations object and stop (the equations are immutable)
+    known = _HORIZONS.get(key)
+    if known is not None and known[0]() is eom:
+        return known[1]
     from ..errors import SplitLimitError
 
     try:
@@ -303,9 +308,17 @@ def regular_horizon(eom: EquationsOfMotion, stop: float, tool: str | None = None
         match = re.search(r"at t = ([0-9.eE+-]+)", str(exc))
         if match is None:
             raise
-        return 0.9 * float(match.group(1))
-    singular = split_singular_time(eom, native.time, native.q)
-    return stop if singular is None else 0.9 * singular
+        horizon = 0.9 * float(match.group(1))
+    else:
+        singular = split_singular_time(eom, native.time, native.q)
+        horizon = stop if singular is None else 0.9 * singular
+    _HORIZONS[key] = (weakref.ref(eom), horizon)
+    weakref.finalize(eom, _HORIZONS.pop, key, None)
+    return horizon
+
+
+#: :func:`regular_horizon`'s results by (id of the equations, stop), with a weak reference to the equations
+_HORIZONS: dict[tuple, tuple[weakref.ref, float]] = {}
 
 
 #: the largest growth factor :func:`normal_growth` for which the split is exported as normal equations: the

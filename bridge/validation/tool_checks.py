@@ -81,9 +81,27 @@ def compare(eom: EquationsOfMotion, tool: str, time_tool: np.ndarray, signal, st
     (:func:`bridge.validation.switched_times.tool_report`, "" without).
     """
     time_tool = np.asarray(time_tool, dtype=float)
-    native = simulate(eom, stop_time, interval=interval, rtol=rtol, atol=rtol * 1e-2)
+    native = native_reference(eom, stop_time, interval, rtol)
     return (_relative_errors(eom, time_tool, signal, native),
             tool_report(eom, tool, time_tool, signal, stop_time, interval, rtol, native))
+
+
+def native_reference(eom: EquationsOfMotion, stop_time: float, interval: float, rtol: float):
+    """Return the native simulation every tool's run of ``eom`` is compared with (atol ``rtol / 100``).
+
+    One run per equations object and (stop, interval, rtol): checking the same equations with several compilers
+    (``nhbridge modelica --check rumoca --check pymoca``) integrates the reference once. The equations are
+    immutable; the runs are kept on them (a run refers to its equations, so a table outside them would keep both
+    alive) and go with them.
+    """
+    runs = eom.__dict__.get("_native_references")
+    if runs is None:
+        runs = {}
+        object.__setattr__(eom, "_native_references", runs)
+    key = (float(stop_time), float(interval), float(rtol))
+    if key not in runs:
+        runs[key] = simulate(eom, stop_time, interval=interval, rtol=rtol, atol=rtol * 1e-2)
+    return runs[key]
 
 
 def _relative_errors(eom: EquationsOfMotion, time_tool: np.ndarray, signal, native) -> dict[str, float]:
