@@ -22,7 +22,7 @@ from ..derivation.eom import EquationsOfMotion
 from ..errors import ExportError
 from ..tools.gcc import NO_COMPILER_HINT, compiler, is_gcc, shared_library_build
 from ..tools.objects import CompileQueue, LibraryBuild, object_cache
-from .model_c import model_files
+from .code_cache import cached_model_files
 from .model_description import build_description, model_description
 from .plan import build_plan
 from .platforms import Platform, compilers, parse_platforms
@@ -260,7 +260,7 @@ def build_fmu(eom: EquationsOfMotion, path: str | Path, fmi_version: int = 2,
         if runtime is not None:
             runtime.close(failed=True)
         raise
-    return pack_source_fmu(path, eom.system.name, fmi_version, lambda: model_files(plan),
+    return pack_source_fmu(path, eom.system.name, fmi_version, lambda: cached_model_files(plan),
                            lambda c_files: model_description(plan, c_files), tools, runtime=runtime)
 
 
