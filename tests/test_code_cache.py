@@ -112,3 +112,21 @@ def test_corrupt_entry_is_generated_anew(tmp_path, monkeypatch):
     stats = object_cache().stats
     assert stats["code_corrupt"] == 1 and stats["code_stored"] == 2
     assert cached_model_files(plan) == expected and stats["code_hit"] == 1
+
+
+def test_split_is_chosen_once_per_equations(disk):
+    """The FMI 3 plan after the FMI 2 plan of the same equations reuses the start split (chosen numerically at the
+    start state); equal to a fresh choice for a new derivation, and forgotten with the equations."""
+    import gc
+
+    from bridge.fmu import layout as layout_module
+
+    first = build_plan(disk, 2).layout.dependent
+    assert id(disk) in layout_module._SPLITS
+    assert build_plan(disk, 3).layout.dependent == first
+    other = bridge.derive(bridge.load_system(ROOT / "examples" / "rolling_disk.toml"), "lagrange")
+    assert build_plan(other, 2).layout.dependent == first and first
+    key = id(other)
+    del other
+    gc.collect()
+    assert key not in layout_module._SPLITS
