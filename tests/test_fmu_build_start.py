@@ -89,7 +89,11 @@ def test_interrupt_stops_the_compilers(tmp_path):
     compiler of the build outlives it (they run in process groups of their own)."""
     tmp, cache = tmp_path / "tmp", tmp_path / "objects"
     tmp.mkdir()
-    proc = nhbridge(["fmu", str(BICYCLE), "-o", str(tmp_path / "b.fmu")], tmp, cache, start_new_session=True)
+    def interruptible():  # a shell's background job inherits SIGINT ignored, and Python then leaves it ignored
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+    proc = nhbridge(["fmu", str(BICYCLE), "-o", str(tmp_path / "b.fmu")], tmp, cache, start_new_session=True,
+                    preexec_fn=interruptible)
     deadline = time.monotonic() + 120
     while "cc1" not in session_processes(proc.pid) and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.01)
