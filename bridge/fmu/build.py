@@ -352,6 +352,9 @@ class RuntimeBuild:
                 build.add([src / file for file in generated], urgency=1.0)
             for build in self.builds:
                 build.link()  # the first failure is raised
+        except BaseException:
+            self.queue.abort()  # stop the running compilers before waiting for their jobs
+            raise
         finally:
             for build in self.builds:
                 build.discard()

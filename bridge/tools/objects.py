@@ -417,6 +417,8 @@ class LibraryBuild:
     def link(self) -> None:
         """Wait for the objects (the first failure is raised) and link them with the C math library into ``binary``.
 
+        A failure (or Ctrl-C) stops the queue's other compilers (:meth:`CompileQueue.abort`).
+
         Raises
         ------
         ExportError
@@ -431,6 +433,9 @@ class LibraryBuild:
             proc = subprocess.run(cmd, capture_output=True, text=True)
             if proc.returncode != 0:
                 raise ExportError(f"linking {self.what} failed ({cmd[0]}): {proc.stderr.strip()[:2000]}")
+        except BaseException:
+            self.queue.abort()  # a failed object or Ctrl-C: stop the other compilers rather than wait for them
+            raise
         finally:
             self.discard()
 
