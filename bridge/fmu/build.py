@@ -22,15 +22,15 @@ from ..derivation.eom import EquationsOfMotion
 from ..errors import ExportError
 from ..tools.gcc import NO_COMPILER_HINT, compiler, is_gcc, shared_library_build
 from ..tools.objects import CompileQueue, LibraryBuild, object_cache
-from .model_c import model_files
+from .code_cache import cached_model_files
 from .model_description import build_description, model_description
 from .plan import build_plan
 from .platforms import Platform, compilers, parse_platforms
 from .runtime import COLD_SOURCES, LINEAR_SOURCES, runtime_sources
 from .runtime import HEADERS as RUNTIME_HEADERS
 
-__all__ = ["NO_COMPILER_HINT", "build_fmu", "compile_binaries", "compiler", "output_path", "pack_folder",
-           "pack_source_fmu", "toolchains"]
+__all__ = ["NO_COMPILER_HINT", "RuntimeBuild", "build_fmu", "compile_binaries", "compiler", "output_path",
+           "pack_folder", "pack_source_fmu", "start_runtime", "toolchains"]
 
 # -- build ---------------------------------------------------------------------------------------------
 RUNTIME = resources.files("bridge.fmu.runtime")  # the C runtime (top-level fmu/), shipped as package data
@@ -194,7 +194,8 @@ def pack_folder(path: Path, folder: Path) -> Path:
 
 
 def build_fmu(eom: EquationsOfMotion, path: str | Path, fmi_version: int = 2,
-              jacobian: bool | str | None = "auto", platforms: Iterable[str] | str | None = None) -> Path:
+              jacobian: bool | str | None = "auto", platforms: Iterable[str] | str | None = None,
+              runtime: RuntimeBuild | None = None) -> Path:
     """Generate, compile and pack a source FMU with one binary per platform; written atomically.
 
     Parameters
@@ -211,6 +212,9 @@ def build_fmu(eom: EquationsOfMotion, path: str | Path, fmi_version: int = 2,
     platforms : str or iterable of str, optional
         Names of :data:`~bridge.fmu.platforms.PLATFORMS` (``linux64``, ``win64``, ``aarch64-linux``, a comma list
         or ``all``; default the host's).
+    runtime : RuntimeBuild, optional
+        The runtime already compiling for this version and these platforms (:func:`start_runtime`, called
+        before the equations were derived); used up and closed here.
 
     Returns
     -------
@@ -248,17 +252,149 @@ def build_fmu(eom: EquationsOfMotion, path: str | Path, fmi_version: int = 2,
     """
     if fmi_version not in (2, 3):
         raise ExportError(f"FMI version must be 2 or 3, got {fmi_version}")
-    tools = toolchains(platforms)
-    path = output_path(path)
-    plan = build_plan(eom, fmi_version, jacobian)
-    return pack_source_fmu(path, eom.system.name, fmi_version, lambda: model_files(plan),
-                           lambda c_files: model_description(plan, c_files), tools)
+    tools = runtime.tools if runtime is not None and platforms is None else toolchains(platforms)
+    try:
+        path = output_path(path)
+        plan = build_plan(eom, fmi_version, jacobian)
+    except BaseException:
+        if runtime is not None:
+            runtime.close(failed=True)
+        raise
+    return pack_source_fmu(path, eom.system.name, fmi_version, lambda: cached_model_files(plan),
+                           lambda c_files: model_description(plan, c_files), tools, runtime=runtime)
+
+
+class RuntimeBuild:
+    """The folder of a source FMU being built, its runtime's C files copied there and compiling.
+
+    The runtime does not depend on the model, so a command starts it before the model is loaded and derived
+    (:func:`start_runtime`) and hands it to :func:`build_fmu`, which generates the model's C meanwhile. Use it as
+    a context manager: leaving the block (after the FMU is packed, or by an error or Ctrl-C) stops the compilers
+    still running, and removes the folder and the objects; nothing is written to the object cache but complete
+    objects (:class:`~bridge.tools.objects.CompileQueue`).
+
+    Parameters
+    ----------
+    fmi_version : int
+        2 or 3.
+    tools : dict of Platform to str
+        Platform -> compiler (:func:`toolchains`).
+    model_sources : iterable of str
+        Fixed C files of the runtime that implement the model functions (see :func:`pack_source_fmu`).
+    """
+
+    def __init__(self, fmi_version: int, tools: dict[Platform, str], model_sources: Iterable[str] = ()):
+        if fmi_version not in (2, 3):
+            raise ExportError(f"FMI version must be 2 or 3, got {fmi_version}")
+        self.fmi_version, self.tools = fmi_version, dict(tools)
+        self.sources = [*model_sources, *RUNTIME_SOURCES[fmi_version]]
+        self.folder = Path(tempfile.mkdtemp(prefix="nhbridge-fmu-"))
+        self.queue = CompileQueue(object_cache())
+        self.builds: list[LibraryBuild] = []
+        self._used = False
+        try:
+            src = self.folder / "sources"
+            src.mkdir()
+            for file in [*self.sources, *RUNTIME_HEADERS]:
+                shutil.copy(RUNTIME / file, src / file)
+            for header in (RUNTIME / "include" / f"fmi{fmi_version}").iterdir():
+                if header.name.endswith(".h"):
+                    shutil.copy(header, src / header.name)
+            self.builds = start_binaries(self.queue, self.folder, "model", ["-Wall", "-Wextra", f"-I{src}"],
+                                         fmi_version, self.tools, "the FMU runtime")
+            for build in self.builds:
+                build.add([src / s for s in self.sources])
+        except BaseException:
+            self.close(failed=True)
+            raise
+
+    def matches(self, fmi_version: int, tools: dict[Platform, str], model_sources: Iterable[str] = ()) -> bool:
+        """Tell whether this build compiles the runtime of an FMU of ``fmi_version`` for ``tools``."""
+        return (fmi_version == self.fmi_version and dict(tools) == self.tools
+                and [*model_sources, *RUNTIME_SOURCES[fmi_version]] == self.sources)
+
+    def close(self, failed: bool = False) -> None:
+        """Stop (``failed``) or wait for the compilers, then remove the objects and the folder."""
+        try:
+            if failed:
+                self.queue.abort()
+            for build in self.builds:
+                build.discard()
+            self.queue.close()
+        finally:
+            shutil.rmtree(self.folder, ignore_errors=True)
+
+    def __enter__(self) -> RuntimeBuild:
+        return self
+
+    def __exit__(self, exc_type, *exc) -> None:
+        self.close(failed=exc_type is not None)
+
+    def pack(self, path: Path, name: str, model_c_text: str | dict[str, str] | Callable[[], str | dict[str, str]],
+             description: Callable[[list[str]], bytes]) -> Path:
+        """Generate the model's C, compile and link it with the runtime and pack the FMU (:func:`pack_source_fmu`).
+
+        A runtime build packs one FMU.
+        """
+        if self._used:
+            raise ExportError("a runtime build packs one FMU; start another with start_runtime")
+        self._used = True
+        folder, src = self.folder, self.folder / "sources"
+        for p, build in zip(self.tools, self.builds, strict=True):
+            build.binary = folder / "binaries" / p.folder(self.fmi_version) / f"{name}{p.suffix}"
+            build.what = name if p.is_host and len(self.tools) == 1 else f"{name} for {p.name}"
+        try:
+            text = model_c_text() if callable(model_c_text) else model_c_text
+            generated = {"model.c": text} if isinstance(text, str) else text
+            for file, code in generated.items():
+                (src / file).write_text(code, encoding="utf-8")
+            for build in self.builds:
+                build.add([src / file for file in generated], urgency=1.0)
+            for build in self.builds:
+                build.link()  # the first failure is raised
+        except BaseException:
+            self.queue.abort()  # stop the running compilers before waiting for their jobs
+            raise
+        finally:
+            for build in self.builds:
+                build.discard()
+        c_files = [*generated, *self.sources]  # what an importer compiles to rebuild the binary (fmpy compile)
+        if self.fmi_version == 3:
+            (src / "buildDescription.xml").write_bytes(build_description(name, c_files))
+        (folder / "modelDescription.xml").write_bytes(description(c_files))
+        return pack_folder(path, folder)
+
+
+def start_runtime(fmi_version: int = 2, platforms: Iterable[str] | str | None = None) -> RuntimeBuild:
+    """Start compiling the runtime of a native FMU before its model is known, to hand to :func:`build_fmu`.
+
+    A command that derives the equations and then builds their FMU calls this first, so that the runtime's files
+    compile (or come from the object cache) while the system is loaded and derived.
+
+    Parameters
+    ----------
+    fmi_version : int
+        2 or 3.
+    platforms : str or iterable of str, optional
+        As :func:`build_fmu`'s.
+
+    Returns
+    -------
+    RuntimeBuild
+        A context manager: build in its block, ``build_fmu(eom, path, fmi_version, runtime=...)``.
+
+    Raises
+    ------
+    ExportError
+        A bad version or platform; :class:`~bridge.errors.CompilerNotFoundError` without a C compiler.
+    """
+    return RuntimeBuild(fmi_version, toolchains(platforms))
 
 
 def pack_source_fmu(path: Path, name: str, fmi_version: int,
                     model_c_text: str | dict[str, str] | Callable[[], str | dict[str, str]],
                     description: Callable[[list[str]], bytes], tools: dict[Platform, str],
-                    model_sources: Iterable[str] = ()) -> Path:
+                    model_sources: Iterable[str] = (), runtime: RuntimeBuild | None = None) -> Path:
     """Pack the source FMU ``path`` of a generated ``model.c`` beside the fixed runtime, atomically.
 
     The FMU holds ``sources/`` with ``model.c`` and the runtime's C files and headers, one binary per platform
@@ -284,39 +420,18 @@ def pack_source_fmu(path: Path, name: str, fmi_version: int,
     model_sources : iterable of str
         Fixed C files of the runtime that implement the model functions for the generated data of ``model.c``
         (the linear FMU's ``nhb_linear.c``).
+    runtime : RuntimeBuild, optional
+        The runtime already compiling (:func:`start_runtime`) for the same version, platforms and model sources;
+        it is used up and closed here. None: one is started here.
 
     Returns
     -------
     Path
         The FMU written.
     """
-    sources = [*model_sources, *RUNTIME_SOURCES[fmi_version]]
-    with tempfile.TemporaryDirectory(prefix="nhbridge-fmu-") as tmp, CompileQueue(object_cache()) as queue:
-        folder = Path(tmp)
-        src = folder / "sources"
-        src.mkdir()
-        for file in [*sources, *RUNTIME_HEADERS]:
-            shutil.copy(RUNTIME / file, src / file)
-        for header in (RUNTIME / "include" / f"fmi{fmi_version}").iterdir():
-            if header.name.endswith(".h"):
-                shutil.copy(header, src / header.name)
-        builds = start_binaries(queue, folder, name, ["-Wall", "-Wextra", f"-I{src}"], fmi_version, tools, name)
-        try:
-            for build in builds:
-                build.add([src / s for s in sources])
-            text = model_c_text() if callable(model_c_text) else model_c_text
-            generated = {"model.c": text} if isinstance(text, str) else text
-            for file, code in generated.items():
-                (src / file).write_text(code, encoding="utf-8")
-            for build in builds:
-                build.add([src / file for file in generated], urgency=1.0)
-            for build in builds:
-                build.link()  # the first failure is raised
-        finally:
-            for build in builds:
-                build.discard()
-        c_files = [*generated, *sources]  # what an importer compiles to rebuild the binary (fmpy compile)
-        if fmi_version == 3:
-            (src / "buildDescription.xml").write_bytes(build_description(name, c_files))
-        (folder / "modelDescription.xml").write_bytes(description(c_files))
-        return pack_folder(path, folder)
+    if runtime is not None and not runtime.matches(fmi_version, tools, model_sources):
+        runtime.close(failed=True)
+        raise ExportError(f"the runtime build started for FMI {runtime.fmi_version} on "
+                          f"{', '.join(p.name for p in runtime.tools)} does not fit the FMU {path} (FMI {fmi_version})")
+    with runtime if runtime is not None else RuntimeBuild(fmi_version, tools, model_sources) as build:
+        return build.pack(path, name, model_c_text, description)

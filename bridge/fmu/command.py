@@ -6,6 +6,7 @@ A command module ranks with :mod:`bridge.cli`: it loads, derives and builds thro
 from __future__ import annotations
 
 import argparse
+import contextlib
 import time
 
 from ..commandline import EXIT_OK, Command, Progress, add_method_options, budget, derive, load
@@ -34,9 +35,12 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Check the toolchain, derive, build the FMU and report what was built."""
-    from ..backends.fmu import build_openmodelica_fmu, build_rumoca_fmu
-    from .build import build_fmu, toolchains
+    """Check the toolchain, derive, build the FMU and report what was built.
+
+    The native backend's runtime starts compiling first, while the system is loaded and derived
+    (:class:`~.build.RuntimeBuild`); a failed load or derivation stops it and leaves nothing behind.
+    """
+    from .build import RuntimeBuild, toolchains
 
     if args.backend == "rumoca" and args.fmi_version != 2:
         raise BridgeError("the rumoca backend builds FMI 2.0 only; use --fmi-version 2 or --backend native")
@@ -46,6 +50,15 @@ def run(args: argparse.Namespace) -> int:
         from .platforms import parse_platforms
 
         tools = dict.fromkeys(parse_platforms(args.platform), "")
+    with RuntimeBuild(args.fmi_version, tools) if args.backend == "native" else contextlib.nullcontext() as runtime:
+        return _derive_and_build(args, tools, runtime)
+
+
+def _derive_and_build(args: argparse.Namespace, tools: dict, runtime) -> int:
+    """Load, derive, build (with the runtime already compiling for the native backend) and report."""
+    from ..backends.fmu import build_openmodelica_fmu, build_rumoca_fmu
+    from .build import build_fmu
+
     system = load(args, args.file)
     eom = derive(args, system)
     output = args.output or f"{system.name}.fmu"
@@ -58,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
             path = build_openmodelica_fmu(eom, output, args.fmi_version, platforms=args.platform)
         else:
             path = build_fmu(eom, output, args.fmi_version, "auto" if args.jacobian is None else args.jacobian,
-                             platforms=args.platform)
+                             platforms=args.platform, runtime=runtime)
     folders = ", ".join(p.folder(args.fmi_version) for p in tools)
     print(f"wrote {path} (FMI {args.fmi_version}.0, Model Exchange and Co-Simulation, method {eom.method}, "
           f"backend {args.backend}, binaries {folders}, built in {time.perf_counter() - t0:.2f} s)")

@@ -6,6 +6,8 @@ One :class:`FmuLayout` drives both the generated C (``NHB_VARIABLES``) and ``mod
 
 from __future__ import annotations
 
+import threading
+import weakref
 from dataclasses import dataclass
 
 from ..derivation.eom import EquationsOfMotion
@@ -132,14 +134,36 @@ def start_split(eom: EquationsOfMotion) -> tuple[int, ...]:
     ExportError
         No choice of independent velocities is regular at the start state.
     """
-    from ..errors import ExportError
-    from ..model.mechanics import Differentiator, choose_independent, independent_from_names, velocity_constraints
-
     system = eom.system
     if system.m == 0:
         return ()
     if eom.dependent:
         return tuple(sorted(eom.dependent_index))
+    with _SPLITS_LOCK:
+        known = _SPLITS.get(id(eom))
+    if known is not None and known[0]() is eom:
+        return known[1]
+    split, key = _chosen_split(eom), id(eom)
+    with _SPLITS_LOCK:  # the FMI 2 and FMI 3 builds of one set of equations (validate) choose it once
+        _SPLITS[key] = (weakref.ref(eom, lambda _: _forget_split(key)), split)
+    return split
+
+
+_SPLITS: dict[int, tuple[weakref.ref, tuple[int, ...]]] = {}
+_SPLITS_LOCK = threading.Lock()
+
+
+def _forget_split(key: int) -> None:
+    with _SPLITS_LOCK:
+        _SPLITS.pop(key, None)
+
+
+def _chosen_split(eom: EquationsOfMotion) -> tuple[int, ...]:
+    """Return the dependent coordinates of :func:`start_split` for a method without its own split."""
+    from ..errors import ExportError
+    from ..model.mechanics import Differentiator, choose_independent, independent_from_names, velocity_constraints
+
+    system = eom.system
     if system.independent:
         independent = independent_from_names(system, system.independent)
     else:

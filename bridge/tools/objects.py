@@ -21,6 +21,7 @@ import heapq
 import os
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
 import threading
@@ -55,7 +56,8 @@ class ObjectCache:
     """Compiled objects by key in ``folder`` (None: nothing cached), safe to share between threads.
 
     ``stats`` counts ``hit``, ``miss``, ``corrupt`` and ``stored`` (also ``unwritable`` where the folder
-    cannot be written: the build goes on uncached).
+    cannot be written: the build goes on uncached). Other entries (the generated C, :mod:`bridge.fmu.code_cache`)
+    share the folder and the format under their own suffix, counted under their kind's prefix (``code_hit``...).
     """
 
     def __init__(self, folder: Path | None):
@@ -67,36 +69,37 @@ class ObjectCache:
         with self._lock:
             self.stats[what] += 1
 
-    def entry(self, key: str) -> Path | None:
+    def entry(self, key: str, suffix: str = ".o") -> Path | None:
         """Return the entry file of ``key`` (None without a folder)."""
-        return None if self.folder is None else self.folder / key[:2] / f"{key}.o"
+        return None if self.folder is None else self.folder / key[:2] / f"{key}{suffix}"
 
-    def load(self, key: str, target: Path) -> bool:
-        """Write the cached object of ``key`` to ``target``; False when it is absent or corrupt (then removed)."""
-        path = self.entry(key)
+    def read(self, key: str, suffix: str = ".o", kind: str = "") -> bytes | None:
+        """Return the content of the entry ``key``; None when it is absent or corrupt (then removed).
+
+        ``kind`` prefixes the statistics' names (``""``: the objects' ``hit``, ``miss``, ``corrupt``).
+        """
+        path = self.entry(key, suffix)
         if path is None:
-            return False
+            return None
         try:
             data = path.read_bytes()
         except OSError:
-            self._count("miss")
-            return False
+            self._count(f"{kind}miss")
+            return None
         head, digest, body = data[:len(_MAGIC)], data[len(_MAGIC):len(_MAGIC) + _DIGEST], data[len(_MAGIC) + _DIGEST:]
         if head != _MAGIC or hashlib.sha256(body).digest() != digest:
-            self._count("corrupt")
+            self._count(f"{kind}corrupt")
             with contextlib.suppress(OSError):
                 path.unlink()
-            return False
-        target.write_bytes(body)
-        self._count("hit")
-        return True
+            return None
+        self._count(f"{kind}hit")
+        return body
 
-    def store(self, key: str, obj: Path) -> None:
-        """Cache the object file ``obj`` under ``key`` atomically (a folder that cannot be written is skipped)."""
-        path = self.entry(key)
+    def write(self, key: str, body: bytes, suffix: str = ".o", kind: str = "") -> None:
+        """Store ``body`` as the entry ``key`` atomically (a folder that cannot be written is skipped)."""
+        path = self.entry(key, suffix)
         if path is None:
             return
-        body = obj.read_bytes()
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=f".{key[:16]}-", suffix=".tmp", dir=path.parent)
@@ -108,9 +111,22 @@ class ObjectCache:
                 Path(tmp).unlink(missing_ok=True)
                 raise
         except OSError:
-            self._count("unwritable")
+            self._count(f"{kind}unwritable")
             return
-        self._count("stored")
+        self._count(f"{kind}stored")
+
+    def load(self, key: str, target: Path) -> bool:
+        """Write the cached object of ``key`` to ``target``; False when it is absent or corrupt (then removed)."""
+        body = self.read(key)
+        if body is None:
+            return False
+        target.write_bytes(body)
+        return True
+
+    def store(self, key: str, obj: Path) -> None:
+        """Cache the object file ``obj`` under ``key`` atomically (a folder that cannot be written is skipped)."""
+        if self.folder is not None:
+            self.write(key, obj.read_bytes())
 
 
 _CACHES: dict[Path | None, ObjectCache] = {}
@@ -220,12 +236,19 @@ def _too_large(stderr: str) -> bool:
     return any(t in stderr for t in ("integer constant is too large", "integer literal is too large"))
 
 
+def _run(cmd: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    """Run ``cmd`` in ``cwd``, its output captured as text."""
+    return subprocess.run(cmd, capture_output=True, text=True, cwd=cwd)
+
+
 def compile_object(cc: str, source: Path, obj: Path, flags: Sequence[str], what: str,
-                   cache: ObjectCache | None = None) -> None:
+                   cache: ObjectCache | None = None,
+                   run: Callable[[list[str], Path], subprocess.CompletedProcess] | None = None) -> None:
     """Compile ``source`` to ``obj`` (``cc -c``) with ``flags``, or take the object from ``cache``.
 
     The compiler runs in the source's folder, so the object names it alone. An integer constant too large for
-    its type is an error (a number of the equations would change silently).
+    its type is an error (a number of the equations would change silently). ``run(command, folder)`` runs the
+    compiler (default :func:`subprocess.run`; a :class:`CompileQueue` passes its own, which it can stop).
 
     Raises
     ------
@@ -237,11 +260,25 @@ def compile_object(cc: str, source: Path, obj: Path, flags: Sequence[str], what:
     if key and cache is not None and cache.load(key, obj):
         return
     cmd = [*cc.split(), *flags, "-c", source.name, "-o", str(obj.resolve())]
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=source.parent)
+    proc = (run or _run)(cmd, source.parent)
     if proc.returncode != 0 or _too_large(proc.stderr):
         raise ExportError(f"compiling {what} failed ({cmd[0]}, {source.name}): {proc.stderr.strip()[:2000]}")
     if key and cache is not None:
         cache.store(key, obj)
+
+
+#: a compiler runs in a process group of its own, so that stopping a build stops the driver and the programs it
+#: runs (cc1, as) together
+_OWN_GROUP: dict = {"process_group": 0} if os.name == "posix" else {}
+
+
+def _signal_group(proc: subprocess.Popen, signum: int) -> None:
+    """Send ``signum`` to the process group of the compiler ``proc`` (to ``proc`` alone where there are none)."""
+    with contextlib.suppress(OSError):
+        if _OWN_GROUP:
+            os.killpg(proc.pid, signum)
+        else:
+            proc.send_signal(signum)
 
 
 def usable_cores() -> int:
@@ -254,7 +291,9 @@ class CompileQueue:
 
     Files can be queued while the caller goes on (generating the C of other files): each compiler runs in its
     own process, so the compilers and the caller's Python share the cores. Queue the files of one library
-    through :meth:`library`. Leaving the ``with`` block cancels what has not started and waits for the rest.
+    through :meth:`library`. Leaving the ``with`` block cancels what has not started and waits for the rest;
+    leaving it by an exception (a failed build, Ctrl-C) also stops the compilers that are running
+    (:meth:`abort`), so no compiler outlives the build and no object of a stopped compiler is kept.
     """
 
     def __init__(self, cache: ObjectCache | None = None, workers: int | None = None):
@@ -263,6 +302,8 @@ class CompileQueue:
         self._pending: list[tuple[float, int, Callable[[], None], Future]] = []
         self._lock = threading.Lock()
         self._order = 0
+        self._running: set[subprocess.Popen] = set()
+        self._stopped = False
 
     def submit(self, job: Callable[[], None], priority: float) -> Future:
         """Queue ``job``; of the queued jobs the one with the highest ``priority`` (then the earliest) runs next."""
@@ -287,6 +328,27 @@ class CompileQueue:
         else:
             done.set_result(None)
 
+    def run(self, cmd: list[str], cwd: Path) -> subprocess.CompletedProcess:
+        """Run the compiler command ``cmd`` in ``cwd`` as a child that :meth:`abort` stops.
+
+        Raises
+        ------
+        ExportError
+            The queue was stopped.
+        """
+        with self._lock:
+            if self._stopped:
+                raise ExportError("the build was stopped")
+            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd,
+                                    **_OWN_GROUP)
+            self._running.add(proc)
+        try:
+            out, err = proc.communicate()
+        finally:
+            with self._lock:
+                self._running.discard(proc)
+        return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
     def library(self, cc: str, binary: Path, flags: Sequence[str], link_flags: Sequence[str], what: str,
                 unit_flags: Callable[[Path], Iterable[str]] | None = None) -> LibraryBuild:
         """Start the shared library ``binary``: its sources are queued with :meth:`LibraryBuild.add`."""
@@ -300,11 +362,31 @@ class CompileQueue:
             done.cancel()
         self._pool.shutdown(wait=True)
 
+    def abort(self) -> None:
+        """Cancel the jobs that have not started, kill the running compilers and wait for their threads.
+
+        A killed compiler's job fails (its object is neither used nor cached).
+        """
+        with self._lock:
+            self._stopped = True
+            running = list(self._running)
+        for proc in running:
+            _signal_group(proc, signal.SIGTERM)  # the compiler driver removes its temporary files
+        for proc in running:
+            try:
+                proc.wait(timeout=5.0)
+            except subprocess.TimeoutExpired:
+                _signal_group(proc, getattr(signal, "SIGKILL", signal.SIGTERM))
+        self.close()
+
     def __enter__(self) -> CompileQueue:
         return self
 
-    def __exit__(self, *exc) -> None:
-        self.close()
+    def __exit__(self, exc_type, *exc) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self.abort()
 
 
 class LibraryBuild:
@@ -327,13 +409,15 @@ class LibraryBuild:
             flags = [*self.flags, *(self.unit_flags(source) if self.unit_flags else [])]
 
             def job(source: Path = source, obj: Path = obj, flags: list[str] = flags) -> None:
-                compile_object(self.cc, source, obj, flags, self.what, self.queue.cache)
+                compile_object(self.cc, source, obj, flags, self.what, self.queue.cache, self.queue.run)
 
             size = source.stat().st_size
             self._objects.append((obj, self.queue.submit(job, urgency * 2.0**40 + size)))
 
     def link(self) -> None:
         """Wait for the objects (the first failure is raised) and link them with the C math library into ``binary``.
+
+        A failure (or Ctrl-C) stops the queue's other compilers (:meth:`CompileQueue.abort`).
 
         Raises
         ------
@@ -349,6 +433,9 @@ class LibraryBuild:
             proc = subprocess.run(cmd, capture_output=True, text=True)
             if proc.returncode != 0:
                 raise ExportError(f"linking {self.what} failed ({cmd[0]}): {proc.stderr.strip()[:2000]}")
+        except BaseException:
+            self.queue.abort()  # a failed object or Ctrl-C: stop the other compilers rather than wait for them
+            raise
         finally:
             self.discard()
 
