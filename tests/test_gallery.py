@@ -28,6 +28,10 @@ def load(name: str):
         spec = importlib.util.spec_from_file_location(f"gallery_{name}", GALLERY / f"{name}.py")
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
+        # the pages' nhbridge commands run in this process: a child interpreter would cost about 2 s of CPU each to
+        # start and import nhbridge (7 commands), and the pages check the figures, not the command's start-up
+        # (the CLI as a process is tested in test_cli_commands)
+        sys.modules["gallery"].IN_PROCESS = True
         return module
     finally:
         sys.path.remove(str(GALLERY))

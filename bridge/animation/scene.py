@@ -107,12 +107,19 @@ def quaternions(R: np.ndarray) -> np.ndarray:
 
 def _evaluate(exprs: Sequence[sp.Expr], symbols: Sequence[sp.Symbol], columns: Sequence[np.ndarray],
               values: Mapping[sp.Symbol, float]) -> np.ndarray:
-    """Evaluate expressions along the samples: one row per sample, one column per expression."""
-    exprs = [sp.sympify(e).subs(values) for e in exprs]
-    f = sp.lambdify(list(symbols), exprs, modules="numpy", cse=True)
-    out = f(*columns)
+    """Evaluate expressions along the samples: one row per sample, one column per expression.
+
+    The parameters are arguments with their values in every row (compiled once by :func:`compile_exprs`, no
+    symbolic substitution: substituting them into a bicycle's rotation matrices took sympy seconds per body).
+    """
+    from ..model.numeric import compile_exprs
+
     n = len(columns[0]) if columns else 1
-    return np.column_stack([np.broadcast_to(np.asarray(v, dtype=float), (n,)) for v in out])
+    args = [*symbols, *values]
+    table = np.column_stack([*(np.asarray(c, dtype=float) for c in columns),
+                             *(np.full(n, float(v)) for v in values.values())]) if args else np.zeros((n, 0))
+    f = compile_exprs(args, [sp.sympify(e) for e in exprs])
+    return np.asarray(f(table), dtype=float).reshape(n, len(exprs))
 
 
 def require_something(system, drawing: DrawingSpec) -> None:

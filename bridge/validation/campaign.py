@@ -46,6 +46,7 @@ from .runs import (
     native_run,
     pymoca_modelica_run,
     rumoca_modelica_run,
+    unpack_to,
 )
 from .settings import DEFAULT_STEP, REFERENCE_RTOL, Settings, parse_overrides
 from .shared import built_once, remembered, run_together
@@ -408,10 +409,15 @@ class _FmuRuns:
                 return built_once(self.workdir / f"{prefix}{version}{suffix}_{self.system.name}.fmu",
                                   lambda path: build(path, version))
 
+            def folder_for(path_for=path_for):  # unpacked once for the ME and CS runs, as it is built once
+                fmu = path_for()
+                return built_once(fmu.with_name(f"{fmu.name}.unpacked"), lambda folder: unpack_to(fmu, folder))
+
             for kind, short, ttype in (("ModelExchange", "me", "fmu-me"), ("CoSimulation", "cs", "fmu-cs")):
-                def run(kind=kind, path_for=path_for):
+                def run(kind=kind, path_for=path_for, folder_for=folder_for):
                     try:
-                        return fmu_run(path_for(), kind, stop, step, names, units, invalid_fails=validate_fails)
+                        return fmu_run(path_for(), kind, stop, step, names, units, invalid_fails=validate_fails,
+                                       unpacked=folder_for)
                     except RunFailure as exc:
                         if method == "lagrange" or exc.input:
                             raise

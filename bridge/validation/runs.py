@@ -149,15 +149,37 @@ def pymoca_modelica_run(eom: EquationsOfMotion, stop: float, step: float, rtol: 
 
 
 # -- FMUs ------------------------------------------------------------------------------------------
+def _file_key(path: str | Path) -> tuple:
+    """Return what identifies a file's content within a process: its resolved path, size and modification time."""
+    stat = Path(path).stat()
+    return str(Path(path).resolve()), stat.st_size, stat.st_mtime_ns
+
+
+_DESCRIBED: dict[tuple, object] = {}  # describe_fmu's model description by FMU file (_file_key)
+
+
 def describe_fmu(path: str | Path):
-    """Return fmpy's model description, or RunFailure(input=True) naming what is wrong with the file."""
+    """Return fmpy's model description, or RunFailure(input=True) naming what is wrong with the file.
+
+    Read once per file in a process (the Model Exchange and the Co-Simulation run of one FMU describe the same
+    file; a rewritten file is read anew); the description is shared, not to be changed.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise RunFailure(f"{path}: no such FMU file", input=True)
+    key = _file_key(path)
+    if key not in _DESCRIBED:
+        if len(_DESCRIBED) >= 64:  # a long campaign keeps the last files only
+            _DESCRIBED.clear()
+        _DESCRIBED[key] = _describe(path)
+    return _DESCRIBED[key]
+
+
+def _describe(path: Path):
     import fmpy
 
     from ..fmu.archive import ArchiveError, check_archive, check_identifiers
 
-    path = Path(path)
-    if not path.is_file():
-        raise RunFailure(f"{path}: no such FMU file", input=True)
     try:
         check_archive(path)  # sizes, ratios and names, before fmpy reads modelDescription.xml from it
     except ArchiveError as exc:
@@ -267,6 +289,25 @@ def simulate_isolated(path: str | Path, **kwargs) -> dict[str, np.ndarray]:
     return message[1]
 
 
+def unpack_to(path: str | Path, target: Path) -> Path:
+    """Return the FMU ``path`` unpacked (:func:`unpack`) into the new folder ``target``, whole or not at all.
+
+    It is unpacked beside ``target`` and renamed to it, so a folder found at ``target`` is complete: the runs of
+    one FMU (Model Exchange and Co-Simulation, in any process) unpack it once and run it from there.
+    """
+    import os
+    import tempfile
+
+    target = Path(target)
+    part = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
+    try:
+        unpack(path, part)
+        os.rename(part, target)
+    finally:
+        shutil.rmtree(part, ignore_errors=True)  # gone after the rename; what is left of a failure
+    return target
+
+
 def unpack(path: str | Path, folder: str | Path) -> Path:
     """Return the FMU unpacked into ``folder`` within the archive limits, its identifiers checked.
 
@@ -315,8 +356,7 @@ def validation_problems(path: str | Path) -> list[str]:
     """
     from fmpy.validation import validate_fmu
 
-    stat = Path(path).stat()
-    key = (str(Path(path).resolve()), stat.st_size, stat.st_mtime_ns)
+    key = _file_key(path)
     if key not in _VALIDATED:
         if len(_VALIDATED) >= 64:  # a long campaign keeps the last files only
             _VALIDATED.clear()
@@ -327,12 +367,14 @@ def validation_problems(path: str | Path) -> list[str]:
 def fmu_run(path: str | Path, kind: str, stop: float, step: float, names: Sequence[str], units: Mapping[str, str],
             rtol: float = 1e-10, start_values: Mapping[str, float] | None = None, validate: bool = True,
             strict_names: bool = True, invalid_fails: bool = False,
-            aliases: Mapping[str, str] | None = None) -> Trajectory:
+            aliases: Mapping[str, str] | None = None, unpacked: Callable[[], Path] | None = None) -> Trajectory:
     """Simulate an FMU with fmpy (ME: CVode; CS: its own integrator at communication step ``step``).
 
     Signals are looked up by name, or by ``aliases[name]`` (the FMU's name for our signal). Missing
     variables and differing units fail the run (``strict_names``); problems found by
-    ``fmpy.validation.validate_fmu`` fail it with ``invalid_fails`` and are otherwise noted.
+    ``fmpy.validation.validate_fmu`` fail it with ``invalid_fails`` and are otherwise noted. ``unpacked``
+    returns the FMU's folder unpacked by :func:`unpack_to` (shared by its runs); without it the FMU is unpacked
+    for this run.
     """
     md = describe_fmu(path)
     if kind not in fmu_interfaces(md):
@@ -357,7 +399,7 @@ def fmu_run(path: str | Path, kind: str, stop: float, step: float, names: Sequen
     if kind == "ModelExchange":
         kw["solver"] = "CVode"
     try:
-        data = simulate_isolated(path, **kw)
+        data = simulate_isolated(unpacked() if unpacked else path, **kw)
     except SimulationFailed as exc:
         raise RunFailure(f"the FMU failed during the run: {exc.reason}") from None
     signals = {ours[n]: data[n] for n in present if n in data}

@@ -75,13 +75,14 @@ def built_once(path: Path, build: Callable[[Path], Path]) -> Path:
     """Return the FMU ``path``, built by ``build(path)`` unless another run (any process) has built it already.
 
     ``build`` writes the file atomically (:func:`bridge.fmu.build.build_fmu`), so an existing file is whole. A
-    build that raises leaves no file: the next run tries again and reports its own failure.
+    build that raises leaves no file: the next run tries again and reports its own failure. The same holds for a
+    folder that ``build`` makes whole or not at all (an unpacked FMU: :func:`bridge.validation.runs.unpack_to`).
     """
     if fcntl is None:
-        return path if path.is_file() else build(path)
+        return path if path.exists() else build(path)
     with path.with_name(f"{path.name}.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file is closed
-        if path.is_file():
+        if path.exists():
             return path
         return build(path)
 

@@ -20,14 +20,42 @@ GALLERY = ROOT / "docs" / "gallery"
 EXAMPLES = ROOT / "examples"
 
 
+#: run ``nhbridge`` in this process instead of a child: set by tests/test_gallery.py, whose process has imported
+#: nhbridge already (a child interpreter costs about 2 s of CPU to start and import it; the pages do not differ)
+IN_PROCESS = False
+
+
 def nhbridge(*args: str | Path, cwd: Path | None = None) -> str:
-    """Run ``nhbridge ARGS`` in a child process (as a user would) and return its standard output."""
+    """Run ``nhbridge ARGS`` in a child process (as a user would) and return its standard output.
+
+    With :data:`IN_PROCESS` the command runs in this process (``bridge.cli.main``), its output captured the same.
+    """
+    if IN_PROCESS and cwd is None:
+        return _in_process(args)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     run = subprocess.run([sys.executable, "-m", "bridge.cli", *map(str, args)], capture_output=True, text=True,
                          cwd=cwd or ROOT, env=env, timeout=900)
     if run.returncode != 0:
         raise RuntimeError(f"nhbridge {' '.join(map(str, args))} exited with {run.returncode}:\n{run.stderr}")
     return run.stdout
+
+
+def _in_process(args: Sequence[str | Path]) -> str:
+    """``nhbridge ARGS`` run by ``bridge.cli.main`` here: its standard output; RuntimeError as a child's failure."""
+    import contextlib
+    import io
+
+    from bridge.cli import main as cli_main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = cli_main([*map(str, args)])
+        except SystemExit as exc:  # argparse refuses its arguments
+            code = exc.code if isinstance(exc.code, int) else 2
+    if code != 0:
+        raise RuntimeError(f"nhbridge {' '.join(map(str, args))} exited with {code}:\n{err.getvalue()}")
+    return out.getvalue()
 
 
 def pyplot():
