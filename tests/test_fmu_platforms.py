@@ -23,7 +23,7 @@ import bridge
 from bridge.cli import main
 from bridge.fmu.build import build_fmu
 
-from .platform_hosts import COMPILERS, WARNINGS, compile_host, missing, stop_wineserver
+from .platform_hosts import COMPILERS, WARNINGS, compile_host, missing, start_wineserver, stop_wineserver
 
 ROOT = Path(__file__).resolve().parent.parent
 PLATFORMS = ("linux64", "win64", "aarch64-linux")
@@ -39,6 +39,8 @@ def hosts(tmp_path_factory):
     for platform in PLATFORMS:
         why = missing(platform)
         out[platform] = why if why else compile_host(platform, folder)
+    if not isinstance(out["win64"], str):
+        start_wineserver()  # one server for the module's wine runs, not one per run
     yield out
     if not isinstance(out["win64"], str):
         stop_wineserver()
