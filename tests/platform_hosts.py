@@ -74,8 +74,11 @@ def start_wineserver() -> None:
     running for the prefix is left as it is (``wineserver -p`` then says so and exits).
     """
     server = wineserver()
+    env = wine_environment()
+    # the server needs its prefix folder; an empty one is filled by the first wine run (wineboot), as a new one is
+    Path(env["WINEPREFIX"]).mkdir(parents=True, exist_ok=True)
     if server:  # the server detaches itself (this returns once it is up) and keeps no pipe of ours open
-        subprocess.run([server, "-p30"], env=wine_environment(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        subprocess.run([server, "-p30"], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                        stderr=subprocess.DEVNULL, timeout=60)
 
 
