@@ -18,7 +18,12 @@ A batch that fails is run again module by module: the outcome reported is each m
 passes alone but failed in its batch is reported as needing isolation (a failure of the run: add it to
 ``ISOLATED``).
 
-``--jobs`` processes run at once (default: the number of cores), longest first (longest-processing-time
+``--jobs`` processes run at once (default: the number of cores), and one more (``--extra-jobs``) while the CPUs
+sit idle although every lane is busy: a module that waits (for wine, qemu, pip, a compiler's child process)
+leaves its core unused, and the next process fills it. The CPUs' idle time is read from the kernel
+(``/proc/stat``, the whole machine): the extra process starts only after the machine had a core's worth of idle
+time over two samples a second apart, so on a machine that other work keeps busy no extra process starts.
+Processes are started longest first (longest-processing-time
 scheduling) by the CPU seconds each module took when last measured (``tests/durations.json``; modules not
 measured yet start first, as if they were the longest), so that the lanes finish together. With ``-m "not slow"``
 (the fast subset) a module's figure is what it costs in the subset: its CPU less its tests and module fixtures
@@ -37,7 +42,7 @@ checkout is reused, and the folders are removed at the end.
 own), test and shared fixture (tests/conftest.py) and writes them into ``tests/durations.json``, which orders
 the next runs, forms the batches and sets the ``slow`` marker; the modules not run keep their entries.
 
-Usage: ``python3 scripts/run_tests.py [--jobs N] [--modules GLOB]... [--record-durations] [--no-batch]
+Usage: ``python3 scripts/run_tests.py [--jobs N] [--extra-jobs N] [--modules GLOB]... [--record-durations] [--no-batch]
 [--no-fork] [pytest options...]``; ``python3 scripts/run_tests.py --slowest 20`` lists the costliest tests and shared
 fixtures recorded (nothing is run).
 """
@@ -55,7 +60,8 @@ import sys
 import tempfile
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from collections import deque
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -196,6 +202,47 @@ def plugin_options(job: list[Path], extra: list[str]) -> list[str]:
     return options
 
 
+def cpu_times(stat: str) -> tuple[float, float] | None:
+    """(idle, total) jiffies of all CPUs from the text of ``/proc/stat`` (idle counts iowait too), or None."""
+    for line in stat.splitlines():
+        fields = line.split()
+        if fields and fields[0] == "cpu":
+            values = [float(v) for v in fields[1:9]]  # user nice system idle iowait irq softirq steal
+            return values[3] + values[4], sum(values)
+    return None
+
+
+class IdleCores:
+    """How many cores the whole machine left idle between two samples of ``/proc/stat``."""
+
+    def __init__(self, path: Path = Path("/proc/stat"), cores: int | None = None) -> None:
+        self.path = path
+        self.cores = cores or os.cpu_count() or 1
+        self.last = self._sample()
+        self.history: deque[float] = deque(maxlen=2)
+
+    def _sample(self) -> tuple[float, float] | None:
+        try:
+            return cpu_times(self.path.read_text())
+        except (OSError, ValueError, IndexError):
+            return None
+
+    def update(self) -> None:
+        """Take a sample: the idle cores since the previous one join the history."""
+        now = self._sample()
+        if now is not None and self.last is not None and now[1] > self.last[1]:
+            self.history.append(self.cores * (now[0] - self.last[0]) / (now[1] - self.last[1]))
+        self.last = now
+
+    def spare(self, threshold: float = 0.75) -> bool:
+        """Whether at least ``threshold`` of a core sat idle in each of the last two intervals."""
+        return len(self.history) == self.history.maxlen and min(self.history) >= threshold
+
+    def clear(self) -> None:
+        """Forget the history: a process just started, and the next samples must see what it does."""
+        self.history.clear()
+
+
 def run(job: list[Path], extra: list[str], env: dict[str, str], record: Path | None) -> ModuleRun:
     """Run one pytest process over ``job``; its CPU is read from the kernel's accounting of the process tree."""
     if record is not None:
@@ -332,6 +379,9 @@ def stop(signum: int, _frame) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="modules run at once")
+    parser.add_argument("--extra-jobs", type=int, default=1,
+                        help="processes started beyond --jobs while the CPUs sit idle (a running module waits); "
+                             "0: never (default 1; always 0 with --record-durations)")
     parser.add_argument("--modules", action="append",
                         help="which modules of tests/ (a glob; repeated: any of them); default test_*.py")
     parser.add_argument("--record-durations", action="store_true",
@@ -379,14 +429,26 @@ def main() -> int:
         if why_not:
             print(f"{why_not}; every module's process is started afresh", flush=True)
     server_cpu = 0.0
+    lanes = max(1, args.jobs)
+    spare = 0 if args.record_durations else max(0, args.extra_jobs)  # recorded figures: no more processes than lanes
+    idle = IdleCores()
+    admitted = 0  # processes started beyond the lanes because the CPUs sat idle
     try:
-        with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-            futures = [pool.submit(run_job, job, extra, env, records if args.record_durations else None)
-                       for job in jobs]
-            for future in as_completed(futures):
-                for result in future.result():
-                    report(result, totals, failed)
-                    finished.append(result)
+        with ThreadPoolExecutor(max_workers=lanes + spare) as pool:
+            pending = deque(jobs)
+            running: set[Future] = set()
+            while pending or running:
+                while pending and (len(running) < lanes or (len(running) < lanes + spare and idle.spare())):
+                    admitted += len(running) >= lanes
+                    running.add(pool.submit(run_job, pending.popleft(), extra, env,
+                                            records if args.record_durations else None))
+                    idle.clear()
+                done, running = wait(running, timeout=1.0, return_when=FIRST_COMPLETED)
+                idle.update()
+                for future in done:
+                    for result in future.result():
+                        report(result, totals, failed)
+                        finished.append(result)
         if args.record_durations:
             write_durations(merge_durations(durations, finished, records))
             print(f"\nrecorded the CPU of {len(finished)} module(s) in {DURATIONS.relative_to(ROOT)}")
@@ -405,8 +467,9 @@ def main() -> int:
         summary += f", {totals['deselected']} deselected"
     cpu = sum(r.cpu for r in finished) + server_cpu
     forked = f" (forked from one that imported the common libraries in {server_cpu:.1f} s CPU)" if server_cpu else ""
-    print(f"\n{len(found)} modules in {len(jobs)} processes{forked}, {time.monotonic() - started:.0f} s wall, "
-          f"{cpu:.0f} s CPU")
+    extra_note = f"; {admitted} started beyond {lanes} at once while the CPUs sat idle" if admitted else ""
+    print(f"\n{len(found)} modules in {len(jobs)} processes{forked}{extra_note}, {time.monotonic() - started:.0f} s "
+          f"wall, {cpu:.0f} s CPU")
     print(summary)
     return 1 if failed else 0
 

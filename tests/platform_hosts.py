@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -63,6 +64,24 @@ def wine_environment() -> dict[str, str]:
     return {**os.environ, "WINEDEBUG": "-all", "WINEPREFIX": prefix, "WINEDLLOVERRIDES": "mscoree,mshtml="}
 
 
+def start_wineserver() -> None:
+    """Start the wineserver of the tests' prefix, staying up until 30 s after its last wine process (or until
+    ``stop_wineserver``): a module that is killed leaves no server behind for longer.
+
+    Without it the server ends three seconds after its last wine process, and the next run pays the start
+    of the server and of the prefix's services again (about 2 s of wall time, almost no CPU): the module's
+    wine runs are spaced further apart than that by the Linux and qemu runs between them. A server already
+    running for the prefix is left as it is (``wineserver -p`` then says so and exits).
+    """
+    server = wineserver()
+    env = wine_environment()
+    # the server needs its prefix folder; an empty one is filled by the first wine run (wineboot), as a new one is
+    Path(env["WINEPREFIX"]).mkdir(parents=True, exist_ok=True)
+    if server:  # the server detaches itself (this returns once it is up) and keeps no pipe of ours open
+        subprocess.run([server, "-p30"], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, timeout=60)
+
+
 def stop_wineserver() -> None:
     """End the wineserver of the tests' prefix (it lingers a few seconds after the last wine process)."""
     server = wineserver()
@@ -93,9 +112,16 @@ class Host:
         """Run the FMU ``library`` and read the CSV: rows (time, the value references of ``items``)."""
         cmd, env = self.command([str(version), mode, self.path(library), token, repr(stop), repr(step),
                                  self.path(out), str(nx), str(nz), *items])
-        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+        # The host's output goes to a file, not a pipe: a wine run starts the prefix's session processes
+        # (services.exe, winedevice.exe), which inherit its standard streams and outlive it, so reading a pipe
+        # to its end would wait for them (seconds per run, for nothing) instead of for the host alone.
+        with tempfile.TemporaryFile("w+") as log:
+            proc = subprocess.run(cmd, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                  timeout=timeout)
+            log.seek(0)
+            text = log.read()
         if proc.returncode != 0:
-            raise AssertionError(f"{self.platform} host failed ({proc.returncode}): {proc.stderr[-2000:]}")
+            raise AssertionError(f"{self.platform} host failed ({proc.returncode}): {text[-2000:]}")
         return np.loadtxt(out, delimiter=",", skiprows=1, ndmin=2)
 
 

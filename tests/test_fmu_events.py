@@ -50,11 +50,11 @@ reaction = { expr = "-slide", unit = "N" }
 
 
 @pytest.fixture(scope="module")
-def fmus(tmp_path_factory):
+def fmus(tmp_path_factory, derivations):
     out = {}
     work = tmp_path_factory.mktemp("events")
     for key, source in (("belt", BELT), ("rectifier", RECTIFIER), ("relay", RELAY)):
-        eom = bridge.derive(bridge.load_system(source), "lagrange")
+        eom = derivations.eom(source, "lagrange")  # derived once per run, shared with the sanitizer test below
         for version in (2, 3):
             out[key, version] = build_fmu(eom, work / f"{key}{version}.fmu", version)
     return out
@@ -340,7 +340,7 @@ print(json.dumps({"runs": runs}))
 
 # Slow (about 23 s of CPU, marked by tests/durations.json): three event FMUs, FMI 2 and 3, compiled with
 # -fsanitize=address,undefined (no shared objects: other flags) and run under ASan; the instrumentation is the point.
-def test_event_fmus_under_the_sanitizers(tmp_path, monkeypatch):
+def test_event_fmus_under_the_sanitizers(tmp_path, monkeypatch, derivations):
     """The event code of the runtime (indicators, location on the dense output, Event Mode, early return, the
     modes in the FMU state) built with -fsanitize=address,undefined and driven by fmpy: no report."""
     import json
@@ -355,7 +355,7 @@ def test_event_fmus_under_the_sanitizers(tmp_path, monkeypatch):
     monkeypatch.setenv("CC", f"gcc {SANITIZE}")
     runs = []
     for key, source, stop, dt in (("belt", BELT, 10.0, 0.01), ("rectifier", RECTIFIER, 0.1, 1e-4)):
-        eom = bridge.derive(bridge.load_system(source), "lagrange")
+        eom = derivations.eom(source, "lagrange")
         for version in (2, 3):
             runs.append([str(build_fmu(eom, tmp_path / f"{key}{version}.fmu", version)), stop, dt, key])
     env = {**os.environ, "LD_PRELOAD": libasan, "ASAN_OPTIONS": "detect_leaks=0",

@@ -19,11 +19,10 @@ import fmpy
 import numpy as np
 import pytest
 
-import bridge
 from bridge.cli import main
 from bridge.fmu.build import build_fmu
 
-from .platform_hosts import COMPILERS, WARNINGS, compile_host, missing, stop_wineserver
+from .platform_hosts import COMPILERS, WARNINGS, compile_host, missing, start_wineserver, stop_wineserver
 
 ROOT = Path(__file__).resolve().parent.parent
 PLATFORMS = ("linux64", "win64", "aarch64-linux")
@@ -39,6 +38,8 @@ def hosts(tmp_path_factory):
     for platform in PLATFORMS:
         why = missing(platform)
         out[platform] = why if why else compile_host(platform, folder)
+    if not isinstance(out["win64"], str):
+        start_wineserver()  # one server for the module's wine runs, not one per run
     yield out
     if not isinstance(out["win64"], str):
         stop_wineserver()
@@ -60,15 +61,15 @@ def _need_cross() -> None:
 # Slow (about 18 s of CPU, once per module): the FMUs cross-compiled for every platform (MinGW-w64, aarch64 gcc),
 # whose binaries the tests run under wine and qemu; each platform is a distinct target.
 @pytest.fixture(scope="module")
-def fmus(tmp_path_factory):
+def fmus(tmp_path_factory, derivations):
     """name -> (FMU, items to set) of the FMUs with all three binaries; built once for the module."""
     _need_cross()
     folder = tmp_path_factory.mktemp("fmus")
     disk = folder / "disk2.fmu"  # the CLI, --platform repeated and as a comma list
     assert main(["fmu", str(ROOT / "examples" / "rolling_disk.toml"), "-o", str(disk), "-q",
                  "--platform", "linux64,win64", "--platform", "aarch64-linux"]) == 0
-    belt = build_fmu(bridge.derive(bridge.load_system(ROOT / "examples" / "nonsmooth" / "belt_friction.toml"),
-                                   "lagrange"), folder / "belt3.fmu", 3, platforms="all")
+    belt = build_fmu(derivations.eom(ROOT / "examples" / "nonsmooth" / "belt_friction.toml", "lagrange"),
+                     folder / "belt3.fmu", 3, platforms="all")  # the equations shared with test_fmu_events
     linear = folder / "linear2.fmu"  # the linear FMU about the pendulum's rest, started away from it
     assert main(["linearize", str(ROOT / "examples" / "simple_pendulum.toml"), "--set", "theta=0", "--set",
                  "der(theta)=0", "--fmu", str(linear), "--platform", "all", "-q"]) == 0

@@ -122,6 +122,36 @@ def test_fast_subset_is_recognised_and_costed():
     assert runner.fast_costs(durations, 1.0) == {"test_a": 4.0, "test_b": 1.0}
 
 
+def test_idle_cores_come_from_two_samples_of_proc_stat(tmp_path):
+    """The extra process's condition: a core's worth of idle time in each of two intervals, computed from the
+    kernel's counters (idle and iowait against all), on a made-up /proc/stat of a 2-core machine."""
+    runner = load("run_tests")
+    stat = tmp_path / "stat"
+
+    def sample(busy: int, idle: int, iowait: int = 0) -> None:  # cumulative jiffies, as the kernel counts them
+        stat.write_text(f"cpu  {busy} 0 0 {idle} {iowait} 0 0 0 0 0\ncpu0 1 0 0 1 0 0 0 0 0 0\nintr 5\n")
+
+    assert runner.cpu_times("cpu  100 20 30 400 50 0 0 0 0 0\n") == (450.0, 600.0)
+    assert runner.cpu_times("intr 1\n") is None
+    sample(0, 0)
+    idle = runner.IdleCores(stat, cores=2)
+    sample(150, 50)  # one interval: a quarter of the time idle, half a core
+    idle.update()
+    assert idle.history[-1] == 0.5 and not idle.spare()
+    sample(250, 100, iowait=50)  # half idle or waiting for I/O: one core
+    idle.update()
+    assert idle.history[-1] == 1.0 and not idle.spare()  # the first interval had only half a core
+    sample(350, 200, iowait=50)
+    idle.update()
+    assert idle.spare() and not idle.spare(threshold=1.5)
+    idle.clear()  # a process started: two fresh intervals are needed again
+    assert not idle.spare()
+    stat.unlink()  # no /proc/stat: never an extra process
+    idle.update()
+    idle.update()
+    assert not idle.spare()
+
+
 def test_stopping_the_server_stops_its_runs(tmp_path):
     """SIGTERM to the server (the runner's stop) ends the runs under way; their askers get an answer."""
     import threading
