@@ -79,8 +79,8 @@ def test_bicycle_minimal_state(bike, derivations):
     np.testing.assert_allclose(lin.C[1:], [[1, 0, 0, 0], [0, 1, 0, 0]], atol=1e-14)
 
 
-# Each speed is a row of the benchmark's Table 2 (a distinct reference). The first call to reach an operating point
-# of each method's linearizer builds its evaluators (about 20 s of CPU, recorded on whichever speed does it).
+# Each speed is a row of the benchmark's Table 2 (a distinct reference). The four speeds evaluate each method's
+# Jacobians by substitution (about 0.2 s per point and method); the tests below that need more points compile them.
 @pytest.mark.parametrize("speed", sorted(TABLE2))
 def test_bicycle_table2_every_method(bike, speed):
     """Table 2 of the benchmark to 1e-8 by every method, and the methods agree with each other to 1e-10."""
