@@ -39,9 +39,9 @@ def bike(derivations):
 
 
 @pytest.fixture(scope="module")
-def disk():
+def disk(derivations):
     system = bridge.load_system(DISK_FILE)
-    return system, {name: Linearizer(bridge.derive(system, name)) for name in _applicable(system)}
+    return system, {name: Linearizer(derivations.eom(DISK_FILE, name)) for name in _applicable(system)}
 
 
 def _same_spectrum(got, ref, tol: float, what: str = "") -> None:
@@ -222,12 +222,12 @@ def test_inputs_need_values_and_give_B_D(tmp_path, capsys):
 
 
 # -- bad input --------------------------------------------------------------------------------------------------
-def test_not_steady_reports_residuals(capsys):
+def test_not_steady_reports_residuals(capsys, derivations):
     assert main(["linearize", str(DISK_FILE), "--set", "theta=0.2"]) == 2
     err = capsys.readouterr().err
     assert "not steady" in err and "der(der(theta))" in err and "Traceback" not in err
     with pytest.raises(LinearizationError, match="der\\(phi\\) = 0.1"):
-        bridge.linearize(bridge.derive(bridge.load_system(BICYCLE_FILE), "lagrange"), at={"der(phi)": 0.1})
+        bridge.linearize(derivations.eom(BICYCLE_FILE, "lagrange"), at={"der(phi)": 0.1})
 
 
 @pytest.mark.parametrize("sweep, message", [
