@@ -144,8 +144,9 @@ def bicycle():
 
 
 @pytest.fixture(scope="module")
-def bicycle_energy():
-    return bridge.derive(bridge.load_system(ROOT / "examples" / "engineering" / "bicycle.toml"), "lagrange")
+def bicycle_energy(derivations):
+    # the run's derivations (conftest.py): the bicycle's and the bodies file's equations are shared with other modules
+    return derivations.eom(ROOT / "examples" / "engineering" / "bicycle.toml", "lagrange")
 
 
 @pytest.fixture(scope="module")
@@ -154,8 +155,8 @@ def bicycle_bodies():
 
 
 @pytest.fixture(scope="module")
-def bicycle_bodies_lagrange(bicycle_bodies):
-    return bridge.derive(bicycle_bodies, "lagrange")
+def bicycle_bodies_lagrange(derivations):
+    return derivations.eom(BICYCLE_BODIES, "lagrange")
 
 
 def test_bicycle_structure(bicycle_bodies, bicycle_energy):
@@ -170,9 +171,10 @@ def test_bicycle_structure(bicycle_bodies, bicycle_energy):
 
 
 @pytest.mark.parametrize("method", ["lagrange", "maggi", "kane"])
-def test_bicycle_matches_energy_file(bicycle, bicycle_bodies, bicycle_bodies_lagrange, bicycle_energy, method):
+def test_bicycle_matches_energy_file(bicycle, bicycle_bodies_lagrange, bicycle_energy, derivations, method):
     """q'' at random consistent states (rolled, steered, yawed, any wheel angles) equal to 1e-10."""
-    num = bridge.derive(bicycle_bodies, method).numeric if method != "lagrange" else bicycle_bodies_lagrange.numeric
+    num = (derivations.eom(BICYCLE_BODIES, method).numeric if method != "lagrange"
+           else bicycle_bodies_lagrange.numeric)
     ref = bicycle_energy.numeric
     rng = np.random.default_rng(11)
     for _ in range(4):

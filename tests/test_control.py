@@ -212,6 +212,8 @@ def test_controller_command_bad_input(tmp_path, capsys):
 
 
 # -- the gallery page's pictures ---------------------------------------------------------------------------------
+# About 4 s of CPU: the gallery script's own functions (linear models at three speeds, two matplotlib pictures) are
+# the subject; the runs are this module's shared fixtures.
 def test_gallery_pictures(bike, native, cosim, tmp_path):
     """docs/gallery/bicycle_lqr.py's functions on this module's runs: the gain designed at 3 m/s stabilises the
     bicycle where the open loop is unstable; both pictures are written."""

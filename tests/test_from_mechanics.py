@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import symengine as se
 import sympy as sp
 
 import bridge
@@ -35,6 +36,12 @@ def derived(name: str, method: str) -> bridge.EquationsOfMotion:
     return bridge.derive(model(name)[1], method)
 
 
+def _lambdify(args, matrix):
+    """``f(*values)`` -> the matrix's values (its shape), evaluated by symengine's Lambdify (lambda backend, CSE)."""
+    f = se.Lambdify([se.sympify(a) for a in args], list(matrix), backend="lambda", cse=True)
+    return lambda *values: np.asarray(f(np.asarray(values, dtype=float)), dtype=float).reshape(matrix.shape)
+
+
 class SympyReference:
     """u' from sympy's KanesMethod and u, u' from our q, q', q'' through sympy's kinematic equations."""
 
@@ -50,22 +57,24 @@ class SympyReference:
         self.plain = sp.symbols(f"Q0:{len(self.q)}"), sp.symbols(f"QD0:{len(self.q)}"), sp.symbols(
             f"QDD0:{len(self.q)}"), sp.symbols(f"U0:{len(self.u)}"), sp.symbols(f"UD0:{len(self.u)}")
         P, PD, PDD, U, UD = self.plain
-        # replace derivatives first (the functions inside them are replaced afterwards)
         rename = {**dict(zip(qdd, PDD)), **dict(zip(ud, UD)), **dict(zip(qd, PD)), **dict(zip(self.q, P)),
                   **dict(zip(self.u, U))}
         par = list(m.parameters)
         pv = [m.parameters[k] for k in par]
 
         def plain(e):
-            return sp.sympify(e).xreplace({k: v for k, v in rename.items() if k.is_Derivative}).xreplace(rename)
+            # one pass: xreplace matches a derivative as a whole before it would descend to the function inside
+            return se.sympify(sp.Matrix(e).xreplace(rename))
 
         args = [*P, *PD, *U, *par]
-        self.M = sp.lambdify(args, plain(km.mass_matrix), "numpy", cse=True)
-        self.F = sp.lambdify(args, plain(km.forcing), "numpy", cse=True)
+        # sympy's matrices evaluated by symengine's Lambdify (sympy's lambdify with CSE took about 3 s of CPU to print
+        # and compile the bicycle's; the same values): the expressions compared are still sympy's own
+        self.M = _lambdify(args, plain(km.mass_matrix))
+        self.F = _lambdify(args, plain(km.forcing))
         kde = sp.Matrix(km._k_ku_implicit * km.u + km._k_kqdot_implicit * sp.Matrix(qd) + km._f_k_implicit)
         kde_dot = kde.diff(t)
-        self.kde = sp.lambdify([*P, *PD, *U, *par], plain(kde), "numpy")
-        self.kde_dot = sp.lambdify([*P, *PD, *PDD, *U, *UD, *par], plain(kde_dot), "numpy")
+        self.kde = _lambdify([*P, *PD, *U, *par], plain(kde))
+        self.kde_dot = _lambdify([*P, *PD, *PDD, *U, *UD, *par], plain(kde_dot))
         self.pv = pv
         self.names = [bridge.symbols.base_name(s) for s in system.q]
 
@@ -119,8 +128,9 @@ def states(system, eom, count, seed=3):
 @pytest.mark.parametrize("name", ["rolling_disc", "rolling_disc_nonholonomic", "bicycle", "rolling_disc_system",
                                   "rolling_disc_constraint_forces"])
 def test_accelerations_match_sympy(name):
-    # slow for the bicycle (about 31 s of CPU): sympy's KanesMethod matrices of the Whipple bicycle, lambdified, are the
-    # independent reference; the five derivations are shared with the bicycle tests below (derived())
+    # slow for the bicycle (about 12 s of CPU): sympy's KanesMethod of the Whipple bicycle (3 s to form, shared through
+    # model()) and its matrices evaluated by symengine are the independent reference; the five derivations and their
+    # numeric models (compiled, about 1 s each) are shared with the bicycle tests below (derived())
     m, system = model(name)
     ref = SympyReference(m, system)
     eoms = {meth: derived(name, meth) for meth in METHODS}
@@ -141,7 +151,8 @@ BODY_EXAMPLES = sorted(p for p in (Path(__file__).parent.parent / "examples").rg
 
 
 # Every method is the subject of the comparison: derived through the run's cache (conftest.py), whose first caller
-# in the run derives each.
+# in the run derives each. Slow for bicycle_bodies (about 19 s of CPU alone): loading the bodies file and six
+# derivations with their compiled numeric models, all of them compared, none replaceable by a smaller system.
 @pytest.mark.parametrize("path", BODY_EXAMPLES, ids=lambda p: p.stem)
 def test_kane_agrees_on_body_examples(path, derivations):
     """Every body-based example file: kane against every other method at random consistent states."""
@@ -294,8 +305,7 @@ def test_unknown_start_symbol():
 
 
 def test_inconsistent_dependent_speed_start_is_refused_with_its_residual():
-    m = mm.bicycle
-    bike = m()
+    bike = model("bicycle")[0]  # sympy's bicycle of the tests above (KanesMethod took 3 s of CPU to form)
     u1 = bike.u[0]
     with pytest.raises(SystemFileError) as err:
         bridge.from_mechanics(bike.kane, parameters=bike.parameters, start={u1: 1.0})

@@ -39,9 +39,9 @@ def bike(derivations):
 
 
 @pytest.fixture(scope="module")
-def disk():
+def disk(derivations):
     system = bridge.load_system(DISK_FILE)
-    return system, {name: Linearizer(bridge.derive(system, name)) for name in _applicable(system)}
+    return system, {name: Linearizer(derivations.eom(DISK_FILE, name)) for name in _applicable(system)}
 
 
 def _same_spectrum(got, ref, tol: float, what: str = "") -> None:
@@ -79,8 +79,8 @@ def test_bicycle_minimal_state(bike, derivations):
     np.testing.assert_allclose(lin.C[1:], [[1, 0, 0, 0], [0, 1, 0, 0]], atol=1e-14)
 
 
-# Each speed is a row of the benchmark's Table 2 (a distinct reference). The first call to reach an operating point
-# of each method's linearizer builds its evaluators (about 20 s of CPU, recorded on whichever speed does it).
+# Each speed is a row of the benchmark's Table 2 (a distinct reference). The four speeds evaluate each method's
+# Jacobians by substitution (about 0.2 s per point and method); the tests below that need more points compile them.
 @pytest.mark.parametrize("speed", sorted(TABLE2))
 def test_bicycle_table2_every_method(bike, speed):
     """Table 2 of the benchmark to 1e-8 by every method, and the methods agree with each other to 1e-10."""
@@ -222,12 +222,12 @@ def test_inputs_need_values_and_give_B_D(tmp_path, capsys):
 
 
 # -- bad input --------------------------------------------------------------------------------------------------
-def test_not_steady_reports_residuals(capsys):
+def test_not_steady_reports_residuals(capsys, derivations):
     assert main(["linearize", str(DISK_FILE), "--set", "theta=0.2"]) == 2
     err = capsys.readouterr().err
     assert "not steady" in err and "der(der(theta))" in err and "Traceback" not in err
     with pytest.raises(LinearizationError, match="der\\(phi\\) = 0.1"):
-        bridge.linearize(bridge.derive(bridge.load_system(BICYCLE_FILE), "lagrange"), at={"der(phi)": 0.1})
+        bridge.linearize(derivations.eom(BICYCLE_FILE, "lagrange"), at={"der(phi)": 0.1})
 
 
 @pytest.mark.parametrize("sweep, message", [

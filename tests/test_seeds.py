@@ -43,28 +43,26 @@ def values_at_points(expr: sp.Expr, count: int = POINTS) -> list[complex] | None
     """``expr`` at ``count`` random rational points, or None where a point proves nothing.
 
     Every derivative, function of time and symbol becomes a variable (whole subtrees first, so
-    ``Derivative(q(t), t)`` is one variable), given a random value in [0.3, 1.7]; the expression is evaluated by
-    mpmath at a fixed ``DIGITS`` digits (sympy's adaptive evalf spends minutes chasing the digits of a value that
-    is zero). A pole, a complex value (a square root of a negative number, where a real identity may take another
-    branch) or anything not numeric makes the points inconclusive.
+    ``Derivative(q(t), t)`` is one variable), given a random value in [0.3, 1.7] as a ``DIGITS``-digit Float; the
+    substitution evaluates the expression in fixed precision as it is rebuilt (sympy's adaptive evalf spends
+    minutes chasing the digits of a value that is zero; printing the expressions for mpmath's lambdify took most
+    of this module's CPU). A pole, a complex value (a square root of a negative number, where a real identity may
+    take another branch) or anything not numeric makes the points inconclusive.
     """
-    import mpmath
-
     rng = random.Random(0)
     atoms = [*expr.atoms(sp.Derivative), *expr.atoms(AppliedUndef), *expr.free_symbols]
     variables = [sp.Dummy() for _ in atoms]
-    f = sp.lambdify(variables, expr.xreplace(dict(zip(atoms, variables, strict=True))), "mpmath")
+    plain = expr.xreplace(dict(zip(atoms, variables, strict=True)))
     values = []
-    with mpmath.workdps(DIGITS):
-        for _ in range(count):
-            point = [mpmath.mpf(rng.randint(300, 1700)) / 1000 for _ in atoms]
-            try:
-                value = complex(f(*point))
-            except (TypeError, ValueError, ZeroDivisionError):
-                return None
-            if not (math.isfinite(abs(value)) and abs(value.imag) <= VANISHES):
-                return None
-            values.append(value)
+    for _ in range(count):
+        point = {v: sp.Float(sp.Rational(rng.randint(300, 1700), 1000), DIGITS) for v in variables}
+        try:
+            value = complex(plain.xreplace(point))
+        except (TypeError, ValueError, ZeroDivisionError):
+            return None
+        if not (math.isfinite(abs(value)) and abs(value.imag) <= VANISHES):
+            return None
+        values.append(value)
     return values
 
 
