@@ -48,26 +48,11 @@ def jacobian_exprs(exprs: Sequence, variables: Sequence) -> list:
 SUBSTITUTIONS = 10
 
 
-def compile_quick(args: Sequence, exprs: Sequence):
-    """Return ``f(values)`` evaluating ``exprs`` at ``args = values``, compiled by LLVM without optimisation passes.
-
-    As :func:`bridge.model.numeric.compile_exprs` (one CSE pass, the arguments renamed to private symbols), but the
-    optimisation passes, which take longer than the CSE pass on large Jacobians, are skipped: a linear model
-    evaluates these expressions at a handful of points, where microseconds per evaluation do not matter.
-    """
-    if not exprs or not se.have_llvm:
-        return compile_exprs(args, exprs)
-    private = [se.Symbol(f"_nhb_arg{i}") for i in range(len(args))]
-    rename = {se.sympify(a): p for a, p in zip(args, private)}
-    return se.Lambdify(private, [se.sympify(e).xreplace(rename) for e in exprs], cse=True, real=True,
-                       backend="llvm", opt_level=0)
-
-
 class LazyCompiled:
     """``f(values)`` evaluating ``exprs`` at ``args = values``.
 
     By substitution for the first ``after`` calls (one linear model needs one call, a few points a few), then by
-    the callable of :func:`compile_quick` (sweeps, root finding); see ``SUBSTITUTIONS``.
+    the callable of :func:`~bridge.model.numeric.compile_exprs` (sweeps, root finding); see ``SUBSTITUTIONS``.
     """
 
     def __init__(self, args: Sequence, exprs: Sequence, after: int = SUBSTITUTIONS):
@@ -90,7 +75,7 @@ class LazyCompiled:
         """
         self.calls += 1
         if self.compiled is None and self.calls > self.after:
-            self.compiled = compile_quick(self.args, self.exprs)
+            self.compiled = compile_exprs(self.args, self.exprs)
         if self.compiled is not None:
             return np.asarray(self.compiled(np.asarray(values, dtype=float)), dtype=float).ravel()
         point = {a: se.Float(float(v)) for a, v in zip(self.args, values, strict=True)}
