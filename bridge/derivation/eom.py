@@ -21,6 +21,7 @@ derivatives) that K, M, F and the acceleration map contain. Every evaluator solv
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import time
 from collections.abc import Mapping
@@ -270,6 +271,11 @@ class EquationsOfMotion:
         """Return the dynamic equations ``(M [u', lambda])_i = F_i`` as sympy equalities."""
         lhs = self.mass_matrix * sp.Matrix(self.unknowns)
         return [sp.Eq(lhs[i], self.forcing[i]) for i in range(lhs.shape[0])]
+
+    def __getstate__(self) -> dict:
+        # pickled (sent to a Dask worker, kept in the run-wide test cache): the equations alone; what is computed
+        # and kept on the object (its compiled numeric model, cached runs) is computed again where it is needed
+        return {f.name: self.__dict__[f.name] for f in dataclasses.fields(self)}
 
     @functools.cached_property
     def numeric(self):
