@@ -23,8 +23,10 @@ from pathlib import Path
 
 import sympy as sp
 
+from ..codegen import c as codegen_c
 from ..tools.objects import object_cache
 from ..version import __version__
+from . import model_c
 from .model_c import model_data_c, model_files
 from .plan import CModelPlan
 
@@ -60,7 +62,8 @@ def generator_identity() -> bytes:
 def generation_digest(plan: CModelPlan) -> str:
     """Digest everything the generated C of ``plan`` (all its files but ``model_data.c``) is generated from.
 
-    The SHA-256 over :func:`generator_identity`, the layout's Jacobian flag, sizes and build-time split, and the
+    The SHA-256 over :func:`generator_identity`, the layout's Jacobian flag, sizes and build-time split, the part
+    sizes (``bridge.codegen.c.PART_STATEMENTS``, ``bridge.fmu.model_c.PARTS_PER_FILE``), and the
     equations of motion with their system walked field by field (sympy expressions by their tree, each shared
     subexpression once; floats exactly), without the values of ``model_data.c`` and the derivation's statistics.
 
@@ -77,6 +80,8 @@ def generation_digest(plan: CModelPlan) -> str:
     lay = plan.layout
     h = hashlib.sha256(generator_identity())
     h.update(repr((lay.nq, lay.nx, lay.jacobian, lay.dependent, lay.switched, lay.repartition)).encode())
+    # how the code is cut into part functions and files, read when the digest is taken (they may be set at run time)
+    h.update(repr((codegen_c.PART_STATEMENTS, model_c.PARTS_PER_FILE)).encode())
     h.update(_Walker().digest(plan.eom))
     return h.hexdigest()
 
