@@ -20,17 +20,14 @@ from __future__ import annotations
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ..lazy import attach
-
-if TYPE_CHECKING:
-    from .scene import Scene
+from .html import write_page
+from .scene import Scene, build_scene
+from .shapes import read_drawing
+from .signals import check_columns, read_csv_signals
 
 __all__ = ["Scene", "animate", "build_scene", "read_drawing", "scene_of"]
-#: imported on first use (:func:`bridge.lazy.attach`): the command line imports this package to add its
-#: subcommand, and the scene's modules load sympy, which ``nhbridge --help`` has no use for
-__getattr__ = attach(__name__, {"scene": ["Scene", "build_scene"], "shapes": ["read_drawing"]})
 
 
 def file_tables(system) -> Mapping[str, Any] | None:
@@ -45,10 +42,6 @@ def file_tables(system) -> Mapping[str, Any] | None:
 def scene_of(system, time, columns: Mapping[str, Any], fps: float = 100.0,
              tables: Mapping[str, Any] | None = None) -> Scene:
     """Return the :class:`Scene` of ``system`` along ``(time, columns)`` (``tables``: the file's, default read)."""
-    from .scene import build_scene
-    from .shapes import read_drawing
-    from .signals import check_columns
-
     check_columns(system, columns)
     drawing = read_drawing(system, tables if tables is not None else file_tables(system))
     return build_scene(system, drawing, time, columns, fps)
@@ -88,9 +81,6 @@ def animate(result=None, path: str | Path = "motion.html", *, system=None, csv: 
     SystemFileError
         Bad shapes or points, a CSV that does not belong to the system, nothing to draw.
     """
-    from .html import write_page
-    from .signals import read_csv_signals
-
     if result is not None:
         system = result.eom.system
         time, columns = result.time, result.columns()

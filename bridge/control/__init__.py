@@ -6,25 +6,15 @@ measured states and outputs the plant's inputs, so a co-simulation scenario conn
 name; :func:`closed_loop_system` closes the loop on the nonlinear system itself for native reference runs.
 """
 
-from __future__ import annotations
-
-from typing import TYPE_CHECKING
-
-from ..lazy import attach
-
-if TYPE_CHECKING:
-    from .feedback import (
-        StateFeedback,
-        closed_loop_system,
-        controller_fmu,
-        lqr,
-        measured_names,
-        read_gain,
-        read_weights,
-    )
+from .feedback import (
+    StateFeedback,
+    closed_loop_system,
+    controller_fmu,
+    lqr,
+    measured_names,
+    read_gain,
+    read_weights,
+)
 
 __all__ = ["StateFeedback", "closed_loop_system", "controller_fmu", "lqr", "measured_names", "read_gain",
            "read_weights"]
-#: imported on first use (:func:`bridge.lazy.attach`): python-control and sympy are not needed to add the
-#: subcommand to the command line
-__getattr__ = attach(__name__, {"feedback": __all__})

@@ -8,27 +8,13 @@ From the repository's root::
         result.write_csv("cosim.csv")
 """
 
-from __future__ import annotations
-
-from typing import TYPE_CHECKING
-
-from ..lazy import attach
-
-if TYPE_CHECKING:
-    from .checks import Plan, check_scenario
-    from .errors import CosimError, CosimInterrupted, CosimRunError
-    from .results import CosimResult
-    from .scenario import ComponentSpec, Connection, MasterSettings, Scenario, load_scenario, parse_scenario
-    from .session import Cosimulation, open_scenario, prepare
-    from .ssp import read_ssp, write_ssp
+from .checks import Plan, check_scenario
+from .errors import CosimError, CosimInterrupted, CosimRunError
+from .results import CosimResult
+from .scenario import ComponentSpec, Connection, MasterSettings, Scenario, load_scenario, parse_scenario
+from .session import Cosimulation, open_scenario, prepare
+from .ssp import read_ssp, write_ssp
 
 __all__ = ["ComponentSpec", "Connection", "CosimError", "CosimInterrupted", "CosimResult", "CosimRunError",
            "Cosimulation", "MasterSettings", "Plan", "Scenario", "check_scenario", "load_scenario", "open_scenario",
            "parse_scenario", "prepare", "read_ssp", "write_ssp"]
-#: imported on first use (:func:`bridge.lazy.attach`): the command line imports this package to add its
-#: subcommands, and the checks load the system files' modules (sympy)
-__getattr__ = attach(__name__, {
-    "checks": ["Plan", "check_scenario"], "errors": ["CosimError", "CosimInterrupted", "CosimRunError"],
-    "results": ["CosimResult"],
-    "scenario": ["ComponentSpec", "Connection", "MasterSettings", "Scenario", "load_scenario", "parse_scenario"],
-    "session": ["Cosimulation", "open_scenario", "prepare"], "ssp": ["read_ssp", "write_ssp"]})

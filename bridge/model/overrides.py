@@ -19,6 +19,7 @@ from dataclasses import replace
 from typing import Any
 
 import numpy as np
+import scipy.linalg
 import sympy as sp
 
 from ..errors import ProblemCollector, SystemFileError
@@ -235,8 +236,6 @@ def _split(system: System, A: np.ndarray, given: list[int]) -> tuple[int, ...] |
     free = [i for i in range(system.n) if i not in keep]  # dependent ones among the others, by pivoted QR
     if len(free) < system.m:
         return None
-    import scipy.linalg  # here: a system file is loaded without scipy
-
     _, _, piv = scipy.linalg.qr(A[:, free], pivoting=True, mode="economic")
     dep = {free[p] for p in piv[: system.m]}
     chosen = tuple(i for i in range(system.n) if i not in dep)
