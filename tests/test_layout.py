@@ -21,7 +21,8 @@ PACKAGE = Path(__file__).resolve().parent.parent / "bridge"
 # modelica/ and fmu/, which call tools/ to compile; backends/ gives the exported Modelica to the other compilers
 # (their simulations and FMUs); validation/ compares those runs with the native simulation. A stage's command
 # module (``bridge.<stage>.command``) may use every stage, as the CLI does.
-RANK = {"bridge.errors": 0, "bridge.atomic": 0, "bridge.version": 0, "bridge.tools": 1, "bridge.model": 2,
+RANK = {"bridge.errors": 0, "bridge.atomic": 0, "bridge.version": 0, "bridge.kept": 0,
+        "bridge.tools": 1, "bridge.model": 2,
         "bridge.derivation": 3, "bridge.simulation": 4, "bridge.codegen": 5, "bridge.modelica": 6, "bridge.fmu": 7,
         "bridge.backends": 8, "bridge.linearization": 8, "bridge.validation": 9, "bridge.cosim": 9,
         "bridge.control": 9, "bridge.animation": 9, "bridge.sweeps": 10, "bridge.commandline": 11, "bridge.cli": 11,

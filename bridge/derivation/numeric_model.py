@@ -17,6 +17,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from ..errors import SimulationError
+from ..kept import kept
 from ..model import symbols as S
 from ..model.mechanics import split_health
 from ..model.numeric import compile_exprs
@@ -82,17 +83,9 @@ class CompiledParts:
         return compile_exprs(self.full, symengine_forms(eom.constraint_jacobian))
 
 
-#: id(equations) -> their compiled parts (kept while the equations object lives)
-_COMPILED: dict[int, CompiledParts] = {}
-
-
 def compiled_parts(eom) -> CompiledParts:
     """Return the compiled callables of ``eom``, compiled once per equations object (the object is immutable)."""
-    parts = _COMPILED.get(id(eom))
-    if parts is None or parts.equations is not eom:
-        parts = _COMPILED[id(eom)] = CompiledParts(eom)
-        weakref.finalize(eom, _COMPILED.pop, id(eom), None)
-    return parts
+    return kept(eom, "compiled_parts", lambda: CompiledParts(eom))
 
 
 class NumericModel:

@@ -6,11 +6,10 @@ One :class:`FmuLayout` drives both the generated C (``NHB_VARIABLES``) and ``mod
 
 from __future__ import annotations
 
-import threading
-import weakref
 from dataclasses import dataclass
 
 from ..derivation.eom import EquationsOfMotion
+from ..kept import kept
 from ..model import symbols as S
 from .features import jacobian_enabled, outputs_use_efforts
 
@@ -139,23 +138,8 @@ def start_split(eom: EquationsOfMotion) -> tuple[int, ...]:
         return ()
     if eom.dependent:
         return tuple(sorted(eom.dependent_index))
-    with _SPLITS_LOCK:
-        known = _SPLITS.get(id(eom))
-    if known is not None and known[0]() is eom:
-        return known[1]
-    split, key = _chosen_split(eom), id(eom)
-    with _SPLITS_LOCK:  # the FMI 2 and FMI 3 builds of one set of equations (validate) choose it once
-        _SPLITS[key] = (weakref.ref(eom, lambda _: _forget_split(key)), split)
-    return split
-
-
-_SPLITS: dict[int, tuple[weakref.ref, tuple[int, ...]]] = {}
-_SPLITS_LOCK = threading.Lock()
-
-
-def _forget_split(key: int) -> None:
-    with _SPLITS_LOCK:
-        _SPLITS.pop(key, None)
+    # the FMI 2 and FMI 3 builds of one set of equations (validate) choose it once
+    return kept(eom, "start_split", lambda: _chosen_split(eom))
 
 
 def _chosen_split(eom: EquationsOfMotion) -> tuple[int, ...]:

@@ -16,6 +16,7 @@ from typing import Any
 
 import sympy as sp
 
+from ..kept import without_kept
 from . import symbols as S
 from .efforts import Diode, Dynamic, Effort, Friction
 from .multibody import Multibody
@@ -205,6 +206,11 @@ class System:
     rtol: float | None = None  # [simulation] relative tolerance (default: the simulator's)
     atol: float | None = None  # [simulation] absolute tolerance (default: the simulator's)
     ports: Mapping[str, str] = field(default_factory=dict)  # [ports] coordinate -> kind (bridge.model.ports)
+
+    def __getstate__(self) -> dict:
+        # pickled (with equations sent to a Dask worker): without the values kept on it (bridge.kept), which are
+        # computed again where they are needed
+        return without_kept(self)
 
     def __repr__(self) -> str:
         extra = f", {len(self.inputs)} inputs" if self.inputs else ""

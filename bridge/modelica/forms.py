@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import itertools
 import re
-import weakref
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -38,6 +37,7 @@ import sympy as sp
 from ..derivation.eom import AuxiliaryStage, EquationsOfMotion
 from ..derivation.split_free import repartitions, split_free_form
 from ..errors import ExportError
+from ..kept import kept
 from .switched import elements as _switched_elements
 
 
@@ -292,15 +292,15 @@ def regular_horizon(eom: EquationsOfMotion, stop: float, tool: str | None = None
     """
     if tool is not None and target_form(eom, tool) == "repartition":
         return stop
-    from ..simulation.simulate import simulate
-
     if not eom.auxiliary:
         return stop
-    key = (id(eom), float(stop))  # one native run per equations object and stop (the equations are immutable)
-    known = _HORIZONS.get(key)
-    if known is not None and known[0]() is eom:
-        return known[1]
+    # one native run per equations object and stop (the equations are immutable)
+    return kept(eom, ("regular_horizon", float(stop)), lambda: _regular_horizon(eom, stop))
+
+
+def _regular_horizon(eom: EquationsOfMotion, stop: float) -> float:
     from ..errors import SplitLimitError
+    from ..simulation.simulate import simulate
 
     try:
         native = simulate(eom, stop, interval=stop / 500)
@@ -312,13 +312,7 @@ def regular_horizon(eom: EquationsOfMotion, stop: float, tool: str | None = None
     else:
         singular = split_singular_time(eom, native.time, native.q)
         horizon = stop if singular is None else 0.9 * singular
-    _HORIZONS[key] = (weakref.ref(eom), horizon)
-    weakref.finalize(eom, _HORIZONS.pop, key, None)
     return horizon
-
-
-#: :func:`regular_horizon`'s results by (id of the equations, stop), with a weak reference to the equations
-_HORIZONS: dict[tuple, tuple[weakref.ref, float]] = {}
 
 
 #: the largest growth factor :func:`normal_growth` for which the split is exported as normal equations: the

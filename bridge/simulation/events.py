@@ -44,6 +44,7 @@ from ..derivation.efforts import OFF, ON, SLIP_NEG, SLIP_POS, STICK, switched, s
 from ..derivation.eom import EquationsOfMotion
 from ..derivation.numeric_model import NumericModel
 from ..errors import SimulationError
+from ..kept import kept
 from ..model import symbols as S
 from ..model.efforts import NEGATIVE_NORMAL_HINT, Diode
 from ..model.numeric import compile_exprs
@@ -80,16 +81,8 @@ class _SwitchFunctions:
         return self._modes[modes]
 
 
-#: id(equations) -> their _SwitchFunctions (kept while the equations object lives)
-_SWITCH_FUNCTIONS: dict[int, _SwitchFunctions] = {}
-
-
 def _switch_functions(eom: EquationsOfMotion) -> _SwitchFunctions:
-    kept = _SWITCH_FUNCTIONS.get(id(eom))
-    if kept is None or kept._eom() is not eom:
-        kept = _SWITCH_FUNCTIONS[id(eom)] = _SwitchFunctions(eom)
-        weakref.finalize(eom, _SWITCH_FUNCTIONS.pop, id(eom), None)
-    return kept
+    return kept(eom, "switch_functions", lambda: _SwitchFunctions(eom))
 
 
 ZENO_EVENTS = 50

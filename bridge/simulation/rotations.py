@@ -8,12 +8,12 @@ compiled once per system), so it costs far less than the integration.
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Mapping
 
 import numpy as np
 
 from ..errors import SimulationError
+from ..kept import kept
 from ..model import symbols as S
 from ..model.numeric import compile_exprs
 from ..model.system import System
@@ -54,17 +54,8 @@ def check_rotations(system: System, time: np.ndarray, q: np.ndarray,
         "about the frame's axes) so that it stays a rotation")
 
 
-#: id(system) -> the compiled entries of its watched matrices (kept while the system lives)
-_COMPILED: dict[int, tuple[weakref.ref, object]] = {}
-
-
 def _watch_function(system: System):
     """Return the compiled 9 entries per watched matrix from ``[t, q, parameters]``, compiled once per system."""
-    kept = _COMPILED.get(id(system))
-    if kept is not None and kept[0]() is system:
-        return kept[1]
     args = [S.t, *system.q, *[p.symbol for p in system.parameters]]
-    f = compile_exprs(args, [x for _, C in system.multibody.rotation_watch for x in C])
-    _COMPILED[id(system)] = (weakref.ref(system), f)
-    weakref.finalize(system, _COMPILED.pop, id(system), None)
-    return f
+    return kept(system, "rotation_watch",
+                lambda: compile_exprs(args, [x for _, C in system.multibody.rotation_watch for x in C]))

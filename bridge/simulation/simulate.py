@@ -10,7 +10,6 @@ the split, or the method admits no other split — the run stops with an error n
 from __future__ import annotations
 
 import warnings
-import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +23,7 @@ from ..derivation.eom import EquationsOfMotion
 from ..derivation.numeric_model import NumericModel
 from ..derivation.stage_chain import finite
 from ..errors import BridgeError, SimulationError, SplitLimitError
+from ..kept import kept
 from ..model.mechanics import split_health
 from ..model.system import System
 from .budget import MAX_EVALUATIONS, EvaluationBudget
@@ -196,22 +196,13 @@ def _check_settings(T: float, rtol: float, atol: float) -> None:
         raise SimulationError("tolerances must be positive")
 
 
-#: id(equations) -> the equations derived for the other splits a native run of them changed to (kept while the
-#: equations object lives: later runs of the same equations, a sweep, change splits without deriving again)
-_DERIVED_SPLITS: dict[int, dict[tuple[str, ...], EquationsOfMotion]] = {}
-
-
 def derived_splits(eom: EquationsOfMotion) -> dict[tuple[str, ...], EquationsOfMotion]:
     """Return the equations of every split derived so far from ``eom`` (itself included), by independent names.
 
     Runs of the same equations share it: a split is derived (and its numeric model compiled) once per equations
     object, whichever run first changes to it.
     """
-    models = _DERIVED_SPLITS.get(id(eom))
-    if models is None:
-        models = _DERIVED_SPLITS[id(eom)] = {eom.independent: eom}
-        weakref.finalize(eom, _DERIVED_SPLITS.pop, id(eom), None)
-    return models
+    return kept(eom, "derived_splits", lambda: {eom.independent: eom})
 
 
 class _Splits:

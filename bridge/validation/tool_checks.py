@@ -21,6 +21,7 @@ from ..backends.pymoca import simulate_switched_pymoca
 from ..backends.rumoca import simulate_rumoca
 from ..derivation.eom import EquationsOfMotion
 from ..errors import ExportError, ValidationError
+from ..kept import kept
 from ..modelica.export import model_source
 from ..modelica.forms import FORMS, choose_form, in_form, regular_horizon, require_expressible
 from ..modelica.ports import library_files
@@ -94,14 +95,8 @@ def native_reference(eom: EquationsOfMotion, stop_time: float, interval: float, 
     immutable; the runs are kept on them (a run refers to its equations, so a table outside them would keep both
     alive) and go with them.
     """
-    runs = eom.__dict__.get("_native_references")
-    if runs is None:
-        runs = {}
-        object.__setattr__(eom, "_native_references", runs)
-    key = (float(stop_time), float(interval), float(rtol))
-    if key not in runs:
-        runs[key] = simulate(eom, stop_time, interval=interval, rtol=rtol, atol=rtol * 1e-2)
-    return runs[key]
+    return kept(eom, ("native_reference", float(stop_time), float(interval), float(rtol)),
+                lambda: simulate(eom, stop_time, interval=interval, rtol=rtol, atol=rtol * 1e-2))
 
 
 def _relative_errors(eom: EquationsOfMotion, time_tool: np.ndarray, signal, native) -> dict[str, float]:
